@@ -1,0 +1,160 @@
+"""The whole ctxengine exception tree, drawn once.
+
+::
+
+    CtxEngineError
+    ├── ConfigError                 invalid configuration (reserve larger than the window, …)
+    ├── TranscriptError             a transcript file cannot be read (names file, line/JSON path)
+    │   └── UnsupportedFormatError  a recognised format that has no importer yet
+    ├── StoreError                  the session store failed or was asked for something missing
+    │   └── SessionNotFound
+    ├── CompactionError             a compaction could not be carried out
+    │   ├── NothingToCompact        no valid cut point leaves anything to summarize
+    │   ├── SummaryRejected         a summary failed validation (never stored)
+    │   └── CompactionLoopError     consecutive failures tripped the circuit breaker
+    ├── ProviderError               a model provider call failed
+    │   └── ContextOverflow         the request did not fit the model's window
+    └── InvalidRequest              a rendered request breaks a provider protocol
+
+Every error carries its numbers as attributes, so callers never parse messages.
+"""
+
+from __future__ import annotations
+
+
+class CtxEngineError(Exception):
+    """Base class of every error raised by ctxengine."""
+
+
+class ConfigError(CtxEngineError):
+    """Configuration that can never work, e.g. a reserve at least as large as the window."""
+
+
+class TranscriptError(CtxEngineError):
+    """A transcript file could not be imported.
+
+    Attributes:
+        path: the file (as given).
+        line: 1-based line number for line-oriented formats, else ``None``.
+        json_path: JSON path (``$.messages[3].content``) for document formats, else ``None``.
+        expected: what the importer expected to find there.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        expected: str,
+        *,
+        line: int | None = None,
+        json_path: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.json_path = json_path
+        self.expected = expected
+        where = path
+        if line is not None:
+            where += f":{line}"
+        if json_path is not None:
+            where += f" at {json_path}"
+        super().__init__(f"{where}: {expected}")
+
+
+class UnsupportedFormatError(TranscriptError):
+    """The file is in a known agent format that ctxengine does not import yet."""
+
+    def __init__(self, path: str, format_name: str) -> None:
+        self.format_name = format_name
+        super().__init__(path, f"format not supported yet: {format_name}")
+
+
+class StoreError(CtxEngineError):
+    """The session store failed (I/O, schema) or was asked for something it lacks."""
+
+
+class SessionNotFound(StoreError):
+    """No session with this id (or unique id prefix) is stored."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"no stored session matches {session_id!r}")
+
+
+class CompactionError(CtxEngineError):
+    """A compaction could not be carried out; history is unchanged."""
+
+
+class NothingToCompact(CompactionError):
+    """No valid cut point leaves a non-empty prefix to summarize."""
+
+
+class SummaryRejected(CompactionError):
+    """A summary failed validation and was not stored.
+
+    Attributes:
+        reason: short machine-readable reason (``"empty"``, ``"inflated"``, ``"length"`` …).
+        tokens_before / tokens_after: context sizes in tokens, when known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        detail: str = "",
+        *,
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+    ) -> None:
+        self.reason = reason
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
+        msg = f"summary rejected: {reason}"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+class CompactionLoopError(CompactionError):
+    """``failures`` consecutive compactions freed nothing; the circuit breaker is open."""
+
+    def __init__(self, failures: int, tokens: int, threshold: int) -> None:
+        self.failures = failures
+        self.tokens = tokens
+        self.threshold = threshold
+        super().__init__(
+            f"{failures} consecutive compactions failed to bring the context "
+            f"({tokens} tokens) under the trigger ({threshold} tokens)"
+        )
+
+
+class ProviderError(CtxEngineError):
+    """A model provider call failed."""
+
+
+class ContextOverflow(ProviderError):
+    """The request does not fit the model's context window.
+
+    Attributes:
+        tokens: the request size in tokens (reported or estimated).
+        limit: the usable window in tokens.
+    """
+
+    def __init__(self, tokens: int, limit: int, detail: str = "") -> None:
+        self.tokens = tokens
+        self.limit = limit
+        msg = f"context overflow: {tokens} tokens > limit {limit}"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+class InvalidRequest(CtxEngineError):
+    """A rendered request body breaks the provider protocol.
+
+    Attributes:
+        problems: one human-readable line per violated invariant.
+    """
+
+    def __init__(self, provider: str, problems: list[str]) -> None:
+        self.provider = provider
+        self.problems = problems
+        super().__init__(f"invalid {provider} request: " + "; ".join(problems[:5]))

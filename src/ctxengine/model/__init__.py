@@ -1,0 +1,60 @@
+"""Value types of ctxengine: parts, messages, usage, ledgers, entries. No I/O, no imports of
+other ctxengine packages."""
+
+from ctxengine.model.entries import (
+    Body,
+    CompactionRecord,
+    Entry,
+    EntryKind,
+    PinRecord,
+    PruneRecord,
+)
+from ctxengine.model.ledgers import Ledgers
+from ctxengine.model.messages import (
+    ROLES,
+    Message,
+    Role,
+    assistant,
+    system,
+    tool_result,
+    user,
+)
+from ctxengine.model.parts import (
+    PART_KINDS,
+    DocumentPart,
+    ImagePart,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.model.usage import Usage
+
+__all__ = [
+    "PART_KINDS",
+    "ROLES",
+    "Body",
+    "CompactionRecord",
+    "DocumentPart",
+    "Entry",
+    "EntryKind",
+    "ImagePart",
+    "Ledgers",
+    "Message",
+    "NativeCompactionPart",
+    "Part",
+    "PinRecord",
+    "PruneRecord",
+    "ReasoningPart",
+    "Role",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "Usage",
+    "assistant",
+    "system",
+    "tool_result",
+    "user",
+]

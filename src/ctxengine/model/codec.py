@@ -1,0 +1,185 @@
+"""Wire form of entries: plain dicts and canonical JSON, and content hashes.
+
+The canonical JSON of a value is ``orjson`` with sorted keys and no extra whitespace; the
+content hash is ``"b2:" + blake2b-128(canonical JSON)``. The prefix names the algorithm so a
+later change is detectable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import orjson
+
+from ctxengine.model.entries import Body, CompactionRecord, Entry, PinRecord, PruneRecord
+from ctxengine.model.ledgers import Ledgers
+from ctxengine.model.messages import Message
+from ctxengine.model.parts import (
+    DocumentPart,
+    ImagePart,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.model.usage import Usage
+
+HASH_PREFIX = "b2:"
+
+_PART_TYPES: dict[str, type[Any]] = {
+    "text": TextPart,
+    "image": ImagePart,
+    "document": DocumentPart,
+    "tool_call": ToolCallPart,
+    "tool_result": ToolResultPart,
+    "reasoning": ReasoningPart,
+    "native_compaction": NativeCompactionPart,
+}
+_RECORD_TYPES: dict[str, type[Any]] = {
+    "compaction": CompactionRecord,
+    "prune": PruneRecord,
+    "pin": PinRecord,
+}
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in fields(value):
+            v = getattr(value, f.name)
+            if v is None or (f.name == "meta" and not v):
+                continue
+            out[f.name] = _plain(v)
+        return out
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def part_to_dict(part: Part) -> dict[str, Any]:
+    """A part as a plain dict tagged by ``kind``; ``None`` fields and empty meta omitted."""
+    result: dict[str, Any] = _plain(part)
+    return result
+
+
+def part_from_dict(data: dict[str, Any]) -> Part:
+    """Inverse of :func:`part_to_dict`. Raises ``ValueError`` on an unknown ``kind``."""
+    kind = data.get("kind")
+    cls = _PART_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown part kind {kind!r}")
+    kwargs = dict(data)
+    if cls is ToolResultPart:
+        kwargs["content"] = tuple(part_from_dict(p) for p in kwargs.get("content", ()))
+    result: Part = cls(**kwargs)
+    return result
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as a plain dict (``kind: "message"``)."""
+    out: dict[str, Any] = {
+        "kind": "message",
+        "role": message.role,
+        "parts": [part_to_dict(p) for p in message.parts],
+    }
+    if message.usage is not None:
+        out["usage"] = _plain(message.usage)
+    if message.model is not None:
+        out["model"] = message.model
+    if message.stop_reason is not None:
+        out["stop_reason"] = message.stop_reason
+    if message.meta:
+        out["meta"] = dict(message.meta)
+    return out
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    """Inverse of :func:`message_to_dict`."""
+    usage = data.get("usage")
+    return Message(
+        role=data["role"],
+        parts=tuple(part_from_dict(p) for p in data.get("parts", ())),
+        usage=Usage(**usage) if usage else None,
+        model=data.get("model"),
+        stop_reason=data.get("stop_reason"),
+        meta=data.get("meta") or {},
+    )
+
+
+def body_to_dict(body: Body) -> dict[str, Any]:
+    """An entry body (message or record) as a plain dict tagged by ``kind``."""
+    if isinstance(body, Message):
+        return message_to_dict(body)
+    result: dict[str, Any] = _plain(body)
+    return result
+
+
+def body_from_dict(data: dict[str, Any]) -> Body:
+    """Inverse of :func:`body_to_dict`. Raises ``ValueError`` on an unknown ``kind``."""
+    kind = data.get("kind")
+    if kind == "message":
+        return message_from_dict(data)
+    cls = _RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown entry kind {kind!r}")
+    kwargs = dict(data)
+    if cls is CompactionRecord:
+        raw: dict[str, Any] = {
+            k: (tuple(v) if isinstance(v, list) else v)
+            for k, v in kwargs.get("ledgers", {}).items()
+        }
+        kwargs["ledgers"] = Ledgers(**raw)
+    if cls is PruneRecord:
+        kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
+    result: Body = cls(**kwargs)
+    return result
+
+
+def entry_to_dict(entry: Entry) -> dict[str, Any]:
+    """An entry as a plain dict: ``id, session_id, seq, parent_id, created_at, body, meta``."""
+    out: dict[str, Any] = {
+        "id": entry.id,
+        "session_id": entry.session_id,
+        "seq": entry.seq,
+        "parent_id": entry.parent_id,
+        "created_at": entry.created_at,
+        "body": body_to_dict(entry.body),
+    }
+    if entry.meta:
+        out["meta"] = dict(entry.meta)
+    return out
+
+
+def entry_from_dict(data: dict[str, Any]) -> Entry:
+    """Inverse of :func:`entry_to_dict`."""
+    return Entry(
+        id=data["id"],
+        session_id=data["session_id"],
+        seq=data["seq"],
+        body=body_from_dict(data["body"]),
+        parent_id=data.get("parent_id"),
+        created_at=data.get("created_at"),
+        meta=data.get("meta") or {},
+    )
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, compact separators, UTF-8."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def content_hash(value: Any) -> str:
+    """``"b2:"`` + hex blake2b (16-byte digest) of the canonical JSON of ``value``."""
+    return HASH_PREFIX + hashlib.blake2b(canonical_json(value), digest_size=16).hexdigest()
+
+
+def body_hash(body: Body, parent_id: str | None = None) -> str:
+    """Content address of an entry body chained to its parent (same body after a different
+    parent gets a different id, so repeated identical messages stay distinct)."""
+    return content_hash({"parent": parent_id, "body": body_to_dict(body)})

@@ -1,0 +1,105 @@
+"""Entries: the immutable records of a session log (history)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from ctxengine.model.ledgers import Ledgers
+from ctxengine.model.messages import Message
+from ctxengine.model.parts import Meta, _no_meta
+
+EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRecord:
+    """A compaction: the old prefix is replaced by continuation state in every later projection.
+
+    Attributes:
+        summary: the continuation-state text shown to the model (ledgers already rendered in).
+        first_kept_id: id of the first message entry kept verbatim; ``None`` keeps no tail
+            (only entries appended after this record are shown).
+        tokens_before / tokens_after: context size in tokens before and after (estimated).
+        policy: name of the policy that ran it.
+        summarizer: ``"extractive"``, ``"llm"``, ``"hybrid"`` or ``"imported"``.
+        reason: ``"threshold"``, ``"overflow"``, ``"manual"`` or ``"imported"``.
+        ledgers: cumulative ledgers after this compaction.
+        splits_turn: the cut fell inside a turn (at an assistant boundary).
+        truncate_tokens: per-tool-result cap (tokens) applied to every later projection of
+            this epoch, when the compaction had to tighten it; ``None`` keeps the policy cap.
+    """
+
+    summary: str
+    first_kept_id: str | None
+    tokens_before: int
+    tokens_after: int
+    policy: str
+    summarizer: str
+    reason: str = "threshold"
+    ledgers: Ledgers = field(default_factory=Ledgers)
+    splits_turn: bool = False
+    truncate_tokens: int | None = None
+    kind: Literal["compaction"] = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class PruneRecord:
+    """A batched prune: these tool results are shown as one-line placeholders from now on.
+
+    Attributes:
+        call_ids: ids of the tool calls whose results are pruned.
+        tokens_saved: estimated tokens freed.
+        policy: name of the policy that ran it.
+    """
+
+    call_ids: tuple[str, ...]
+    tokens_saved: int
+    policy: str
+    kind: Literal["prune"] = "prune"
+
+
+@dataclass(frozen=True, slots=True)
+class PinRecord:
+    """An item that every later continuation state must carry (ledger ``pinned``)."""
+
+    text: str
+    kind: Literal["pin"] = "pin"
+
+
+Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One immutable record of a session log.
+
+    Attributes:
+        id: unique within the session: the source's own id when it has one, else a content hash.
+        session_id: the session this entry belongs to.
+        seq: 0-based position in the session log (append order).
+        parent_id: id of the previous entry on this branch, or ``None`` for the first.
+        created_at: ISO-8601 time from the source, or ``None``.
+        body: a :class:`Message` or a record.
+        meta: source fields we do not model.
+    """
+
+    id: str
+    session_id: str
+    seq: int
+    body: Body
+    parent_id: str | None = None
+    created_at: str | None = None
+    meta: Meta = field(default_factory=_no_meta, compare=False)
+
+    @property
+    def kind(self) -> EntryKind:
+        """``"message"`` for messages, else the record's kind."""
+        if isinstance(self.body, Message):
+            return "message"
+        return self.body.kind
+
+    @property
+    def message(self) -> Message | None:
+        """The message, or ``None`` for records."""
+        return self.body if isinstance(self.body, Message) else None

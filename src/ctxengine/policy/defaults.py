@@ -1,0 +1,60 @@
+"""Every default of the compaction ladder, with where it comes from. The single source:
+nothing else in ctxengine repeats these literals.
+
+Units: tokens unless the name says ``_CHARS``.
+"""
+
+from __future__ import annotations
+
+#: Compact when the context reaches this share of the window (Codex ``(cw*9)/10``; Cline
+#: ``COMPACTION_TRIGGER_RATIO=0.9``).
+DEFAULT_TRIGGER_RATIO = 0.9
+
+#: Tokens kept free below the window for the next output and the estimate error, when the
+#: caller gives no reserve: Claude Code reserves ``min(max_output, 20_000)`` plus a
+#: ``13_000`` buffer (about 83 % of a 200k window). pi reserves ``16_384``.
+DEFAULT_RESERVE_OUTPUT_TOKENS = 20_000
+DEFAULT_SAFETY_BUFFER_TOKENS = 13_000
+#: Ceiling of the automatic reserve as a share of the window, so small windows stay usable.
+DEFAULT_RESERVE_MAX_RATIO = 0.2
+
+#: Tokens of newest history kept verbatim after a compaction (pi ``keepRecentTokens``,
+#: Cline ``DEFAULT_PRESERVE_RECENT_TOKENS``), and its ceiling as a share of the window
+#: (OpenCode keeps at most 25 % of the usable window).
+DEFAULT_KEEP_RECENT_TOKENS = 20_000
+DEFAULT_KEEP_RECENT_MAX_RATIO = 0.25
+
+#: Truncate at source: a tool result longer than this is shown as head + tail. 2,000 chars is
+#: what pi, OpenCode and Cline send the summarizer; in the live context we allow more.
+DEFAULT_TRUNCATE_MAX_CHARS = 32_000
+#: A single tool result never takes more than this share of the window (so a newest result
+#: larger than the window is truncated rather than failing).
+DEFAULT_TRUNCATE_MAX_WINDOW_RATIO = 0.2
+#: Share of the kept characters taken from the head (the rest from the tail).
+DEFAULT_TRUNCATE_HEAD_RATIO = 0.6
+
+#: Prune: protect the newest tool output tokens and the last user turns; prune only when it
+#: frees at least the minimum (OpenCode ``PRUNE_PROTECT=40_000``, ``PRUNE_MINIMUM=20_000``,
+#: last 2 user turns protected).
+DEFAULT_PRUNE_PROTECT_TOKENS = 40_000
+DEFAULT_PRUNE_MINIMUM_TOKENS = 20_000
+DEFAULT_PRUNE_PROTECT_TURNS = 2
+#: Ceiling of protect/minimum as a share of the window (so pruning still helps small windows).
+DEFAULT_PRUNE_PROTECT_MAX_RATIO = 0.2
+DEFAULT_PRUNE_MINIMUM_MAX_RATIO = 0.1
+#: Tools whose results are never pruned (skills and plans carry instructions: OpenCode
+#: ``PRUNE_PROTECTED_TOOLS=["skill"]``; Gemini CLI exempts skill, ask-user and plan tools).
+DEFAULT_PRUNE_EXEMPT_TOOLS: tuple[str, ...] = ("skill", "Skill", "update_plan", "TodoWrite")
+
+#: Continuation state budget: the whole summary text, and the verbatim user messages in it.
+DEFAULT_SUMMARY_MAX_TOKENS = 8_000
+DEFAULT_SUMMARY_MAX_RATIO = 0.15
+DEFAULT_USER_MESSAGES_BUDGET_TOKENS = 4_000
+
+#: Consecutive failed compactions before the circuit breaker opens (Claude Code
+#: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
+
+#: Fixed image cost when the pixel size is unknown (Gemini CLI counts 3,000 per image;
+#: pi counts 4,800 chars = 1,200 tokens). We take the conservative one.
+DEFAULT_IMAGE_TOKENS = 3_000

@@ -1,0 +1,119 @@
+"""``Policy``: the ladder's configuration as data. Named presets are values of this model."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxengine.errors import ConfigError
+from ctxengine.policy import defaults as d
+
+
+class Policy(BaseModel):
+    """How and when to compact. Immutable; unknown fields are rejected.
+
+    ============================  ==========================================================
+    field                         meaning
+    ============================  ==========================================================
+    ``name``                      recorded on every compaction/prune entry
+    ``trigger_ratio``             compact at this share of the window (0 < r ≤ 1)
+    ``reserve_tokens``            tokens kept free below the window; ``None`` = automatic:
+                                  ``min(20_000 + 13_000, 20 % of window)``
+    ``max_context_tokens``        optional absolute trigger cap (tokens); ``None`` = none
+    ``keep_recent_tokens``        verbatim tail after a compaction (capped at 25 % of window)
+    ``split_turn``                a cut may fall inside one oversized turn
+    ``truncate_max_chars``        per tool result, in the live context
+    ``prune_*``                   prune tier (see :mod:`ctxengine.policy.defaults`)
+    ``summarizer``                ``"extractive"`` (default), ``"llm"``, ``"hybrid"``
+    ``summary_max_tokens``        continuation-state budget (capped at 15 % of window)
+    ============================  ==========================================================
+
+    Raises:
+        ConfigError: from :meth:`resolve` when the reserve leaves no room in the window.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "default"
+    trigger_ratio: float = Field(d.DEFAULT_TRIGGER_RATIO, gt=0, le=1)
+    reserve_tokens: int | None = Field(None, ge=0)
+    max_context_tokens: int | None = Field(None, gt=0)
+    keep_recent_tokens: int = Field(d.DEFAULT_KEEP_RECENT_TOKENS, ge=0)
+    keep_recent_max_ratio: float = Field(d.DEFAULT_KEEP_RECENT_MAX_RATIO, gt=0, le=1)
+    split_turn: bool = True
+    truncate_max_chars: int = Field(d.DEFAULT_TRUNCATE_MAX_CHARS, gt=0)
+    truncate_max_window_ratio: float = Field(d.DEFAULT_TRUNCATE_MAX_WINDOW_RATIO, gt=0, le=1)
+    truncate_head_ratio: float = Field(d.DEFAULT_TRUNCATE_HEAD_RATIO, gt=0, lt=1)
+    prune_enabled: bool = True
+    prune_protect_tokens: int = Field(d.DEFAULT_PRUNE_PROTECT_TOKENS, ge=0)
+    prune_minimum_tokens: int = Field(d.DEFAULT_PRUNE_MINIMUM_TOKENS, ge=0)
+    prune_protect_turns: int = Field(d.DEFAULT_PRUNE_PROTECT_TURNS, ge=0)
+    prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
+    summarizer: str = "extractive"
+    summary_max_tokens: int = Field(d.DEFAULT_SUMMARY_MAX_TOKENS, gt=0)
+    user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
+    max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
+
+    def resolve(self, window: int) -> Budget:
+        """Turn ratios into token counts for a model window of ``window`` tokens.
+
+        Raises:
+            ConfigError: ``window`` ≤ 0, or a reserve ≥ the window.
+        """
+        if window <= 0:
+            raise ConfigError(f"context window must be positive, got {window}")
+        if self.reserve_tokens is None:
+            reserve = min(
+                d.DEFAULT_RESERVE_OUTPUT_TOKENS + d.DEFAULT_SAFETY_BUFFER_TOKENS,
+                int(window * d.DEFAULT_RESERVE_MAX_RATIO),
+            )
+        else:
+            reserve = self.reserve_tokens
+        if reserve >= window:
+            raise ConfigError(
+                f"reserve of {reserve} tokens leaves no room in a {window}-token window"
+            )
+        trigger = min(window - reserve, int(window * self.trigger_ratio))
+        if self.max_context_tokens is not None:
+            trigger = min(trigger, self.max_context_tokens)
+        return Budget(
+            window=window,
+            reserve=reserve,
+            trigger=trigger,
+            keep_recent=min(self.keep_recent_tokens, int(window * self.keep_recent_max_ratio)),
+            truncate_tokens=max(1, int(window * self.truncate_max_window_ratio)),
+            prune_protect=min(
+                self.prune_protect_tokens, int(window * d.DEFAULT_PRUNE_PROTECT_MAX_RATIO)
+            ),
+            prune_minimum=min(
+                self.prune_minimum_tokens, int(window * d.DEFAULT_PRUNE_MINIMUM_MAX_RATIO)
+            ),
+            summary_max=min(self.summary_max_tokens, int(window * d.DEFAULT_SUMMARY_MAX_RATIO)),
+        )
+
+
+class Budget(BaseModel):
+    """A policy resolved against one window. All values in tokens.
+
+    Attributes:
+        window: the model's context window.
+        reserve: kept free below the window.
+        trigger: compact when the context reaches this.
+        keep_recent: verbatim tail after a compaction.
+        truncate_tokens: largest single tool result in the live context.
+        prune_protect / prune_minimum: newest tool output protected; smallest saving worth a prune.
+        summary_max: continuation-state budget.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    window: int
+    reserve: int
+    trigger: int
+    keep_recent: int
+    truncate_tokens: int
+    prune_protect: int
+    prune_minimum: int
+    summary_max: int
+
+
+DEFAULT_POLICY = Policy()

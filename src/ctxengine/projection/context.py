@@ -1,0 +1,83 @@
+"""``Context``: the messages sent on one model call, with provenance and a report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxengine.model import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """One tool result shown as head + tail.
+
+    Attributes:
+        call_id: the tool call whose result was truncated.
+        entry_id: the history entry holding the full text.
+        omitted_chars: characters left out.
+        omitted_tokens: estimated tokens left out.
+    """
+
+    call_id: str
+    entry_id: str | None
+    omitted_chars: int
+    omitted_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class SanitizeReport:
+    """What the sanitizer repaired in the projection (history itself is never changed).
+
+    Attributes:
+        synthetic_results: call ids that got a synthetic error result (result never arrived).
+        dropped_results: call ids of results dropped because their call is not in the context.
+        duplicate_results: call ids of repeated results dropped (only the first is kept).
+        dropped_reasoning: count of signed reasoning parts dropped from older assistant messages.
+    """
+
+    synthetic_results: tuple[str, ...] = ()
+    dropped_results: tuple[str, ...] = ()
+    duplicate_results: tuple[str, ...] = ()
+    dropped_reasoning: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything was repaired."""
+        return bool(
+            self.synthetic_results
+            or self.dropped_results
+            or self.duplicate_results
+            or self.dropped_reasoning
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The projection of a session log for one model call.
+
+    Attributes:
+        messages: system/developer messages first, then continuation state (if any), then the
+            kept tail and everything after it.
+        sources: per message, the id of the history entry it came from (``None`` for
+            synthetic messages such as the continuation state).
+        tools: tool schemas sent with the request (provider-neutral: name, description,
+            parameters JSON schema).
+        tokens: estimated size of the whole request in tokens (messages + tools).
+        epoch: number of compactions applied so far (0 = never compacted).
+        compaction_id: id of the compaction entry in force, or ``None``.
+        truncations: tool results shown as head + tail.
+        pruned: call ids whose results are shown as placeholders.
+        sanitize: repairs made by the sanitizer.
+    """
+
+    messages: tuple[Message, ...]
+    sources: tuple[str | None, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
+    tokens: int = 0
+    epoch: int = 0
+    compaction_id: str | None = None
+    truncations: tuple[Truncation, ...] = ()
+    pruned: tuple[str, ...] = ()
+    sanitize: SanitizeReport = field(default_factory=SanitizeReport)
