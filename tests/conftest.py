@@ -1,0 +1,1 @@
+"""Test configuration: this directory is on ``sys.path`` so tests can ``import corpus``."""
