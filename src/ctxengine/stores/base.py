@@ -1,0 +1,170 @@
+"""The ``Store`` protocol: an append-only home for session logs, and its values.
+
+A store holds sessions and their entries. It can add a session and append entries; it has no
+way to change or remove a stored entry (DESIGN invariant 1). Entries are keyed twice: by
+``(session_id, seq)``, their position in the log, and by ``(session_id, id)``, their source
+id or content address. Appending an entry whose id is already stored skips it, so importing
+the same transcript twice adds nothing, and re-importing a transcript that grew adds only its
+new tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from ctxengine.model import Entry
+
+
+def _no_meta() -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A stored session (without its entries).
+
+    Attributes:
+        id: the session id (the source's own id, or a content hash of the file).
+        format: importer name (``"claude-code"``, ``"codex"`` …) or ``"live"`` for a session
+            built by the engine.
+        source_path: the transcript file it was imported from, or ``None``.
+        title: a short human label, or ``None``.
+        created_at: ISO-8601 time: the first entry's time when the source has one, else the
+            time the session was stored (UTC).
+        entry_count: number of stored entries (ignored by :meth:`Store.create_session`).
+        meta: source facts kept with the session (model, cwd, version …).
+    """
+
+    id: str
+    format: str
+    source_path: str | None = None
+    title: str | None = None
+    created_at: str | None = None
+    entry_count: int = 0
+    meta: Mapping[str, Any] = field(default_factory=_no_meta, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What one :meth:`Store.import_session` call did.
+
+    Attributes:
+        session_id: the session written to.
+        added: entries newly stored.
+        skipped: entries already stored (same session and id), left as they were.
+    """
+
+    session_id: str
+    added: int
+    skipped: int
+
+
+class ImportedLog(Protocol):
+    """What :meth:`Store.import_session` reads from an imported transcript.
+
+    ``ctxengine.importers.ImportedSession`` has this shape; stores do not import importers.
+    """
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def format(self) -> str: ...
+
+    @property
+    def source_path(self) -> str: ...
+
+    @property
+    def entries(self) -> tuple[Entry, ...]: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+
+
+class Store(Protocol):
+    """An append-only store of session logs. There is no update or delete.
+
+    Every method raises ``StoreError`` (with the store location and the operation) when the
+    underlying storage fails. Stores are context managers: leaving the ``with`` block closes
+    them.
+    """
+
+    def create_session(self, info: SessionInfo) -> bool:
+        """Store a new, empty session. Returns ``False`` (and changes nothing) when a session
+        with ``info.id`` already exists. ``info.entry_count`` is ignored."""
+        ...
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+        """Append ``entries`` to the session's log in one transaction.
+
+        Entries whose id is already stored in the session are skipped. The others must belong
+        to ``session_id`` and carry consecutive seqs that continue the log (the first one is
+        :meth:`last_seq` + 1); the store never renumbers them.
+
+        Returns:
+            the number of entries added.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+            StoreError: a seq does not continue the log, an id repeats within ``entries``, an
+                entry belongs to another session, or an entry cannot be serialised. Nothing of
+                the call is stored.
+        """
+        ...
+
+    def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
+        """The session's entries in seq order; only those with ``seq > after_seq`` when given.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        ...
+
+    def last_seq(self, session_id: str) -> int:
+        """Seq of the session's newest entry, ``-1`` when it has none.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        ...
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every stored session with its entry count, in the order they were first stored."""
+        ...
+
+    def session(self, session_id: str) -> SessionInfo:
+        """The session with this id, or with the only id starting with this prefix.
+
+        Raises:
+            SessionNotFound: nothing matches.
+            StoreError: the prefix matches several sessions (the message lists them).
+        """
+        ...
+
+    def import_session(self, imported: ImportedLog) -> ImportResult:
+        """Store an imported transcript in one transaction: the session (when new) and every
+        entry not stored yet. Importing the same file twice adds nothing.
+
+        Raises:
+            StoreError: as :meth:`append`; nothing of the import is stored.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the store; further calls raise ``StoreError``. Closing twice is allowed."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

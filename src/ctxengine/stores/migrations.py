@@ -1,0 +1,150 @@
+"""Numbered schema migrations of the SQLite store.
+
+Each migration is a function ``mNNN_what(conn)`` registered with :func:`migration`, in the
+order it must run. :func:`migrate` applies the missing ones, each in its own transaction,
+records each name in ``schema_migrations(name, applied_at)`` and sets ``PRAGMA user_version``
+to the number of applied migrations. Migrating an up-to-date database does nothing.
+
+A migration is never edited once released: a schema change is a new migration. Statements run
+one by one through ``conn.execute`` (``executescript`` would commit the open transaction).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from ctxengine.errors import StoreError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+#: Every migration, in application order. Append with :func:`migration`.
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration; its ``__name__`` is its recorded name."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+_APPEND_ONLY = "entries are append-only"
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Sessions, entries and the triggers that make entries append-only.
+
+    ``entries`` holds each entry body as the orjson bytes of ``codec.body_to_dict``. The
+    insert trigger keeps every session log gap-free from seq 0 and refuses a stored id, so
+    ``INSERT OR REPLACE`` cannot overwrite an entry; update and delete triggers refuse any
+    change to a stored entry.
+    """
+    statements = (
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            source_path TEXT,
+            title TEXT,
+            created_at TEXT,
+            meta BLOB
+        )""",
+        """CREATE TABLE entries (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            id TEXT NOT NULL,
+            parent_id TEXT,
+            kind TEXT NOT NULL,
+            created_at TEXT,
+            body BLOB NOT NULL,
+            meta BLOB,
+            PRIMARY KEY (session_id, seq),
+            UNIQUE (session_id, id)
+        )""",
+        f"""CREATE TRIGGER entries_append_only_insert BEFORE INSERT ON entries
+            WHEN NEW.seq <> (SELECT COALESCE(MAX(seq), -1) + 1 FROM entries
+                             WHERE session_id = NEW.session_id)
+              OR EXISTS (SELECT 1 FROM entries
+                         WHERE session_id = NEW.session_id AND id = NEW.id)
+            BEGIN SELECT RAISE(ABORT,
+                '{_APPEND_ONLY}: an insert must continue the log with a new id'); END""",
+        f"""CREATE TRIGGER entries_append_only_update BEFORE UPDATE ON entries
+            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END""",
+        f"""CREATE TRIGGER entries_append_only_delete BEFORE DELETE ON entries
+            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END""",
+    )
+    for sql in statements:
+        conn.execute(sql)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """``PRAGMA user_version``: the number of migrations applied to this database."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every registered migration not yet recorded in ``schema_migrations``.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``) with no open transaction.
+    Each migration runs in its own ``BEGIN IMMEDIATE`` transaction, so two processes opening
+    the same new database do not both apply it.
+
+    Returns:
+        the names applied by this call, in order (``[]`` when already up to date).
+
+    Raises:
+        StoreError: the database records migrations this version does not know (it was
+            written by a newer ctxengine), or a migration failed (it is rolled back).
+        sqlite3.Error: the connection itself failed; callers wrap it with their context.
+    """
+    if conn.in_transaction:
+        raise StoreError("migrate() needs a connection with no open transaction")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    _refuse_newer(_applied(conn))
+    done: list[str] = []
+    for fn in MIGRATIONS:
+        if _apply(conn, fn):
+            done.append(fn.__name__)
+    return done
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def _refuse_newer(applied: set[str]) -> None:
+    unknown = sorted(applied - {fn.__name__ for fn in MIGRATIONS})
+    if unknown:
+        raise StoreError(
+            f"database schema is newer than this ctxengine (unknown migrations: "
+            f"{', '.join(unknown)}); upgrade ctxengine to open it"
+        )
+
+
+def _apply(conn: sqlite3.Connection, fn: Migration) -> bool:
+    """Run ``fn`` in its own transaction unless already recorded; True when it ran."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        applied = _applied(conn)
+        if fn.__name__ in applied:
+            conn.execute("ROLLBACK")
+            return False
+        fn(conn)
+        conn.execute(
+            "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+            (fn.__name__, datetime.now(UTC).isoformat(timespec="seconds")),
+        )
+        conn.execute(f"PRAGMA user_version = {len(applied) + 1}")
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"migration {fn.__name__} failed: {exc}") from exc
+        raise
+    return True
