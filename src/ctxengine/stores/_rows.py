@@ -1,0 +1,112 @@
+"""Rows of the SQLite store: entries and sessions to and from table rows.
+
+An entry row is ``(session_id, seq, id, parent_id, kind, created_at, body, meta)``: ``body``
+holds the orjson bytes of ``codec.body_to_dict``, ``meta`` the orjson bytes of the entry meta
+(``NULL`` when empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+import orjson
+
+from ctxengine.errors import StoreError
+from ctxengine.model import Entry
+from ctxengine.model.codec import body_from_dict, body_to_dict
+from ctxengine.stores.base import SessionInfo
+
+EntryRow: TypeAlias = tuple[str, int, str, str | None, str, str | None, bytes, bytes | None]
+
+ENTRY_COLUMNS = "session_id, seq, id, parent_id, kind, created_at, body, meta"
+SESSION_COLUMNS = "id, format, source_path, title, created_at, meta"
+
+
+def dump_meta(meta: Mapping[str, Any]) -> bytes | None:
+    """orjson bytes of ``meta``, or ``None`` when empty. Raises ``TypeError`` when a value
+    is not JSON-serialisable."""
+    return orjson.dumps(dict(meta)) if meta else None
+
+
+def load_meta(raw: bytes | None) -> dict[str, Any]:
+    """Inverse of :func:`dump_meta`."""
+    if raw is None:
+        return {}
+    value: dict[str, Any] = orjson.loads(raw)
+    return value
+
+
+def entry_row(entry: Entry, where: str) -> EntryRow:
+    """The table row of ``entry``.
+
+    Raises:
+        StoreError: the body or meta cannot be serialised (``where`` names store and call).
+    """
+    try:
+        body = orjson.dumps(body_to_dict(entry.body))
+        meta = dump_meta(entry.meta)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"{where}: entry {entry.id!r} (seq {entry.seq}) cannot be serialised: {exc}"
+        ) from exc
+    return (
+        entry.session_id,
+        entry.seq,
+        entry.id,
+        entry.parent_id,
+        entry.kind,
+        entry.created_at,
+        body,
+        meta,
+    )
+
+
+def row_entry(row: tuple[Any, ...], where: str) -> Entry:
+    """The entry of a table row (columns in :data:`ENTRY_COLUMNS` order).
+
+    Raises:
+        StoreError: the stored body is not a valid entry body.
+    """
+    session_id, seq, entry_id, parent_id, _kind, created_at, body, meta = row
+    try:
+        return Entry(
+            id=entry_id,
+            session_id=session_id,
+            seq=seq,
+            body=body_from_dict(orjson.loads(body)),
+            parent_id=parent_id,
+            created_at=created_at,
+            meta=load_meta(meta),
+        )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StoreError(
+            f"{where}: stored entry {entry_id!r} (seq {seq}) is corrupt: {exc}"
+        ) from exc
+
+
+def session_row(info: SessionInfo, where: str) -> tuple[Any, ...]:
+    """The ``sessions`` row of ``info`` (columns in :data:`SESSION_COLUMNS` order).
+
+    Raises:
+        StoreError: ``info.meta`` cannot be serialised.
+    """
+    try:
+        meta = dump_meta(info.meta)
+    except TypeError as exc:
+        raise StoreError(f"{where}: session meta cannot be serialised: {exc}") from exc
+    return (info.id, info.format, info.source_path, info.title, info.created_at, meta)
+
+
+def row_session(row: tuple[Any, ...]) -> SessionInfo:
+    """The session of a row: :data:`SESSION_COLUMNS` followed by the entry count."""
+    sid, fmt, source_path, title, created_at, meta, count = row
+    return SessionInfo(
+        id=sid,
+        format=fmt,
+        source_path=source_path,
+        title=title,
+        created_at=created_at,
+        entry_count=count,
+        meta=load_meta(meta),
+    )

@@ -1,0 +1,297 @@
+"""The SQLite store: one database file (stdlib ``sqlite3``, WAL) holding every session log.
+
+The file lives at :func:`default_db_path` unless a path is given; ``":memory:"`` gives a
+private in-memory database (tests). Opening a store applies missing migrations. Writes run in
+``BEGIN IMMEDIATE`` transactions, so a whole import or append is stored completely or not at
+all, and readers (other connections, other processes) see only committed data.
+
+Append-only is enforced twice: this class has no statement that updates or deletes an entry,
+and triggers in the schema refuse ``UPDATE``/``DELETE`` on ``entries`` and any insert that
+does not continue a session's log with a new id.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import platformdirs
+
+from ctxengine.errors import SessionNotFound, StoreError
+from ctxengine.model import Entry
+from ctxengine.stores import _rows
+from ctxengine.stores.base import ImportedLog, ImportResult, SessionInfo
+from ctxengine.stores.migrations import migrate
+
+#: Environment variable that overrides the default database path.
+DB_ENV_VAR = "CTXENGINE_DB"
+#: Seconds a write waits for another connection's write lock before failing.
+BUSY_TIMEOUT_S = 5.0
+#: Ids per ``IN (…)`` query when looking up which entries are already stored.
+_ID_CHUNK = 500
+
+_COUNT = "(SELECT COALESCE(MAX(seq), -1) + 1 FROM entries e WHERE e.session_id = s.id)"
+_SELECT_SESSIONS = f"SELECT {_rows.SESSION_COLUMNS}, {_COUNT} FROM sessions s"
+
+
+def default_db_path() -> Path:
+    """The database used when none is given: ``$CTXENGINE_DB`` when set, else
+    ``ctxengine.db`` in the platform's user data directory (``platformdirs``; on Linux
+    ``~/.local/share/ctxengine/ctxengine.db``). Creates the parent directory.
+
+    Raises:
+        StoreError: the directory cannot be created.
+    """
+    env = os.environ.get(DB_ENV_VAR)
+    if env == ":memory:":
+        return Path(env)
+    if env:
+        path = Path(env).expanduser()
+    else:
+        path = Path(platformdirs.user_data_dir("ctxengine", appauthor=False)) / "ctxengine.db"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the directory of {path}: {exc.strerror}") from exc
+    return path
+
+
+class SQLiteStore:
+    """A :class:`~ctxengine.stores.base.Store` in one SQLite database.
+
+    Args:
+        path: database file, or ``":memory:"``; ``None`` means :func:`default_db_path`.
+            The parent directory of an explicit path must exist.
+
+    Raises:
+        StoreError: the file cannot be opened, is not a SQLite database, or holds a schema
+            newer than this version of ctxengine.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = str(default_db_path() if path is None else path)
+        with self._errors("open"):
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            with self._errors("open"):
+                self._configure()
+                migrate(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _configure(self) -> None:
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != ":memory:":
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal":
+                raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self, operation: str) -> Iterator[None]:
+        """Re-raise ``sqlite3`` errors as ``StoreError`` naming this store and ``operation``."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite store {self.path}: {operation} failed: {exc}") from exc
+
+    @contextmanager
+    def _write(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block ends, rolled back on any error."""
+        with self._errors(operation):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _where(self, operation: str) -> str:
+        return f"sqlite store {self.path}: {operation}"
+
+    def _require(self, session_id: str) -> None:
+        row = self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFound(session_id)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def create_session(self, info: SessionInfo) -> bool:
+        """Store a new, empty session; ``False`` when ``info.id`` already exists.
+
+        ``created_at`` defaults to now (UTC) when ``info.created_at`` is ``None``.
+        """
+        operation = f"create session {info.id!r}"
+        with self._write(operation) as conn:
+            return self._insert_session(conn, info, operation)
+
+    def _insert_session(self, conn: sqlite3.Connection, info: SessionInfo, operation: str) -> bool:
+        if info.created_at is None:
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            info = replace(info, created_at=now)
+        cursor = conn.execute(
+            f"INSERT INTO sessions ({_rows.SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO NOTHING",
+            _rows.session_row(info, self._where(operation)),
+        )
+        return cursor.rowcount == 1
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+        """Append ``entries`` in one transaction, skipping ids already stored; see
+        :meth:`ctxengine.stores.base.Store.append`. Returns the number added."""
+        operation = f"append to session {session_id!r}"
+        with self._write(operation) as conn:
+            return self._append(conn, session_id, entries, operation)
+
+    def import_session(self, imported: ImportedLog) -> ImportResult:
+        """Store an imported transcript (session row when new, then its new entries) in one
+        transaction. Returns how many entries were added and skipped."""
+        sid = imported.session_id
+        operation = f"import session {sid!r} from {imported.source_path}"
+        first = imported.entries[0].created_at if imported.entries else None
+        info = SessionInfo(
+            sid, imported.format, imported.source_path, imported.title, first, 0, imported.meta
+        )
+        with self._write(operation) as conn:
+            self._insert_session(conn, info, operation)
+            added = self._append(conn, sid, imported.entries, operation)
+        return ImportResult(sid, added, len(imported.entries) - added)
+
+    def _append(
+        self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], operation: str
+    ) -> int:
+        self._require(session_id)
+        where = self._where(operation)
+        stored = self._stored_ids(conn, session_id, [e.id for e in entries])
+        fresh = [e for e in entries if e.id not in stored]
+        _check_continues(fresh, session_id, self._last_seq(session_id) + 1, where)
+        conn.executemany(
+            f"INSERT INTO entries ({_rows.ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (_rows.entry_row(e, where) for e in fresh),
+        )
+        return len(fresh)
+
+    @staticmethod
+    def _stored_ids(conn: sqlite3.Connection, session_id: str, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[start : start + _ID_CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT id FROM entries WHERE session_id = ? AND id IN ({marks})",
+                (session_id, *chunk),
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
+        """The session's entries in seq order (only ``seq > after_seq`` when given)."""
+        operation = f"read entries of session {session_id!r}"
+        with self._errors(operation):
+            self._require(session_id)
+            rows = self._conn.execute(
+                f"SELECT {_rows.ENTRY_COLUMNS} FROM entries "
+                "WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, -1 if after_seq is None else after_seq),
+            ).fetchall()
+        where = self._where(operation)
+        return [_rows.row_entry(row, where) for row in rows]
+
+    def last_seq(self, session_id: str) -> int:
+        """Seq of the newest entry, ``-1`` when the session has none."""
+        with self._errors(f"read last seq of session {session_id!r}"):
+            self._require(session_id)
+            return self._last_seq(session_id)
+
+    def _last_seq(self, session_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return -1 if row[0] is None else int(row[0])
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session with its entry count, in the order they were first stored."""
+        with self._errors("list sessions"):
+            rows = self._conn.execute(f"{_SELECT_SESSIONS} ORDER BY s.rowid").fetchall()
+        return [_rows.row_session(row) for row in rows]
+
+    def session(self, session_id: str) -> SessionInfo:
+        """The session with this id, or with the only id that starts with this prefix.
+
+        Raises:
+            SessionNotFound: nothing matches (or the prefix is empty).
+            StoreError: the prefix is ambiguous; the message lists the matching ids.
+        """
+        with self._errors(f"look up session {session_id!r}"):
+            rows = self._conn.execute(f"{_SELECT_SESSIONS} WHERE s.id = ?", (session_id,))
+            exact = rows.fetchone()
+            if exact is not None:
+                return _rows.row_session(exact)
+            if not session_id:
+                raise SessionNotFound(session_id)
+            rows = self._conn.execute(
+                f"{_SELECT_SESSIONS} WHERE substr(s.id, 1, ?) = ? ORDER BY s.id",
+                (len(session_id), session_id),
+            )
+            matches = rows.fetchall()
+        if not matches:
+            raise SessionNotFound(session_id)
+        if len(matches) > 1:
+            raise StoreError(_ambiguous(session_id, [row[0] for row in matches]))
+        return _rows.row_session(matches[0])
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection; later calls raise ``StoreError``. Idempotent."""
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+
+def _check_continues(fresh: list[Entry], session_id: str, next_seq: int, where: str) -> None:
+    """Raise ``StoreError`` unless ``fresh`` belong to ``session_id`` and carry the seqs
+    ``next_seq, next_seq + 1, …``."""
+    for offset, entry in enumerate(fresh):
+        if entry.session_id != session_id:
+            raise StoreError(f"{where}: entry {entry.id!r} belongs to session {entry.session_id!r}")
+        if entry.seq != next_seq + offset:
+            raise StoreError(
+                f"{where}: entry {entry.id!r} has seq {entry.seq}, expected "
+                f"{next_seq + offset}: new entries must continue the log without gaps"
+            )
+
+
+def _ambiguous(prefix: str, ids: list[Any]) -> str:
+    shown = ", ".join(str(i) for i in ids[:5])
+    more = f", … ({len(ids) - 5} more)" if len(ids) > 5 else ""
+    return (
+        f"session prefix {prefix!r} is ambiguous: it matches {len(ids)} sessions "
+        f"({shown}{more}); give more characters"
+    )

@@ -1,0 +1,96 @@
+"""Schema migrations: numbered, recorded, each in its own transaction, idempotent."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ctxengine.errors import StoreError
+from ctxengine.stores import SQLiteStore
+from ctxengine.stores import migrations as mig
+from ctxengine.stores.migrations import MIGRATIONS, m001_initial, migrate, schema_version
+
+
+def schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")
+    return [tuple(r) for r in rows]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+class TestMigrate:
+    def test_a_new_database_gets_every_migration_and_a_version(self, tmp_path: Path) -> None:
+        conn = connect(tmp_path / "ctx.db")
+        assert migrate(conn) == ["m001_initial"]
+        assert schema_version(conn) == len(MIGRATIONS) == 1
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
+        assert names == ["m001_initial"]
+        objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
+        assert objects == [
+            ("table", "entries"),
+            ("table", "schema_migrations"),
+            ("table", "sessions"),
+            ("trigger", "entries_append_only_delete"),
+            ("trigger", "entries_append_only_insert"),
+            ("trigger", "entries_append_only_update"),
+        ]
+
+    def test_migrating_twice_applies_nothing_and_leaves_the_schema_alone(
+        self, tmp_path: Path
+    ) -> None:
+        conn = connect(tmp_path / "ctx.db")
+        migrate(conn)
+        before = schema(conn)
+        assert migrate(conn) == []
+        assert schema(conn) == before
+        assert schema_version(conn) == 1
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+
+    def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
+        SQLiteStore(tmp_path / "ctx.db").close()
+        conn = connect(tmp_path / "ctx.db")
+        before = schema(conn)
+        SQLiteStore(tmp_path / "ctx.db").close()
+        assert schema(conn) == before
+        assert migrate(conn) == []
+
+    def test_a_failing_migration_is_rolled_back_alone(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def m002_broken(conn: sqlite3.Connection) -> None:
+            conn.execute("CREATE TABLE half_done (x INTEGER)")
+            conn.execute("ALTER TABLE no_such_table ADD COLUMN y TEXT")
+
+        monkeypatch.setattr(mig, "MIGRATIONS", [m001_initial, m002_broken])
+        conn = connect(tmp_path / "ctx.db")
+        with pytest.raises(StoreError) as info:
+            migrate(conn)
+        assert str(info.value) == "migration m002_broken failed: no such table: no_such_table"
+        names = [r[1] for r in schema(conn)]
+        assert "half_done" not in names
+        assert "entries" in names
+        assert schema_version(conn) == 1
+        assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == [
+            "m001_initial"
+        ]
+
+    def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
+        conn = connect(tmp_path / "ctx.db")
+        migrate(conn)
+        conn.execute("INSERT INTO schema_migrations VALUES ('m099_future', '2030-01-01')")
+        with pytest.raises(StoreError) as info:
+            SQLiteStore(tmp_path / "ctx.db")
+        assert str(info.value) == (
+            "database schema is newer than this ctxengine (unknown migrations: m099_future); "
+            "upgrade ctxengine to open it"
+        )
+
+    def test_migrate_refuses_a_connection_inside_a_transaction(self) -> None:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.execute("BEGIN")
+        with pytest.raises(StoreError, match="no open transaction"):
+            migrate(conn)

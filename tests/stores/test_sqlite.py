@@ -1,0 +1,372 @@
+"""The SQLite store: round trips, dedup on re-import, append-only, atomicity, isolation."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxengine.errors import SessionNotFound, StoreError
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import (
+    CompactionRecord,
+    DocumentPart,
+    Entry,
+    ImagePart,
+    Ledgers,
+    Message,
+    NativeCompactionPart,
+    PinRecord,
+    PruneRecord,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from ctxengine.model.codec import entry_to_dict
+from ctxengine.model.entries import Body
+from ctxengine.stores import DB_ENV_VAR, SessionInfo, SQLiteStore, Store, default_db_path
+
+BODIES: tuple[Body, ...] = (
+    Message("system", (TextPart("You are terse."),)),
+    Message("user", (TextPart("fix it"), ImagePart("image/png", data="AAAA", width=8, height=4))),
+    Message(
+        "assistant",
+        (
+            ReasoningPart("look first", signature="sig==", meta={"k": 1}),
+            TextPart("reading"),
+            ToolCallPart("c1", "read", '{"path": "a.py"}'),
+            ToolCallPart("c2", "bash", '{"cmd": "ls"}'),
+        ),
+        usage=Usage(10, 5, 100, 3),
+        model="m-1",
+        stop_reason="tool_use",
+    ),
+    Message(
+        "tool",
+        (
+            ToolResultPart("c1", (TextPart("print(1)"),), name="read"),
+            ToolResultPart("c2", (DocumentPart("text/plain", text="a.py"),), is_error=True),
+        ),
+    ),
+    Message("assistant", (ReasoningPart("", signature="x", redacted=True),)),
+    Message("assistant", (NativeCompactionPart("openai", '{"type": "compaction"}'),)),
+    CompactionRecord(
+        "state", "e3", 900, 120, "default", "extractive", ledgers=Ledgers(goal="fix it")
+    ),
+    PruneRecord(("c1", "c2"), 400, "default"),
+    PinRecord("keep a.py"),
+)
+
+
+def make_log(session_id: str, n: int, *, start: int = 0) -> list[Entry]:
+    """Entries ``e{start}`` … with seq = index, cycling through every body kind."""
+    return [
+        Entry(
+            f"e{i}",
+            session_id,
+            i,
+            BODIES[i % len(BODIES)],
+            parent_id=f"e{i - 1}" if i else None,
+            created_at=f"2026-01-01T00:00:{i % 60:02d}Z",
+            meta={"line": i + 1},
+        )
+        for i in range(start, n)
+    ]
+
+
+def imported(session_id: str, entries: list[Entry], path: str = "log.jsonl") -> ImportedSession:
+    return ImportedSession(session_id, "test", path, tuple(entries), "fix it", {"cwd": "/w"})
+
+
+def stored_keys(path: Path) -> list[tuple[Any, ...]]:
+    """Every (session_id, seq, id) and session id, read by a second, independent connection."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT session_id, seq, id FROM entries ORDER BY 1, 2").fetchall()
+        sessions = conn.execute("SELECT id FROM sessions ORDER BY id").fetchall()
+    return rows + sessions
+
+
+@pytest.fixture(params=["file", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+    location = str(tmp_path / "ctx.db") if request.param == "file" else ":memory:"
+    with SQLiteStore(location) as s:
+        yield s
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "ctx.db"
+
+
+class TestRoundTrip:
+    def test_entries_of_every_body_kind_come_back_equal(self, store: SQLiteStore) -> None:
+        log = make_log("s1", len(BODIES))
+        store.import_session(imported("s1", log))
+        back = store.entries("s1")
+        assert back == log
+        assert [entry_to_dict(e) for e in back] == [entry_to_dict(e) for e in log]
+        assert [e.kind for e in back] == ["message"] * 6 + ["compaction", "prune", "pin"]
+
+    def test_after_seq_returns_only_later_entries_in_order(self, store: SQLiteStore) -> None:
+        store.import_session(imported("s1", make_log("s1", 12)))
+        assert [e.seq for e in store.entries("s1", after_seq=8)] == [9, 10, 11]
+        assert store.entries("s1", after_seq=11) == []
+        assert store.last_seq("s1") == 11
+
+    def test_imported_session_is_listed_with_its_count_and_source(self, store: SQLiteStore) -> None:
+        store.import_session(imported("s1", make_log("s1", 5)))
+        store.create_session(SessionInfo("live-1", "live", created_at="2026-02-02T00:00:00Z"))
+        assert store.sessions() == [
+            SessionInfo("s1", "test", "log.jsonl", "fix it", "2026-01-01T00:00:00Z", 5),
+            SessionInfo("live-1", "live", None, None, "2026-02-02T00:00:00Z", 0),
+        ]
+        assert store.session("s1").meta == {"cwd": "/w"}
+        assert store.last_seq("live-1") == -1
+
+    def test_the_store_satisfies_the_store_protocol(self, store: SQLiteStore) -> None:
+        as_protocol: Store = store
+        assert as_protocol.create_session(SessionInfo("s9", "live")) is True
+        assert as_protocol.create_session(SessionInfo("s9", "other")) is False
+        assert as_protocol.session("s9").format == "live"
+
+
+class TestDedup:
+    def test_importing_the_same_log_twice_adds_nothing(self, store: SQLiteStore) -> None:
+        log = make_log("s1", 9)
+        first = store.import_session(imported("s1", log))
+        second = store.import_session(imported("s1", log))
+        assert (first.added, first.skipped) == (9, 0)
+        assert (second.session_id, second.added, second.skipped) == ("s1", 0, 9)
+        assert store.session("s1").entry_count == 9
+
+    def test_reimporting_a_grown_log_appends_only_the_new_tail(self, store: SQLiteStore) -> None:
+        store.import_session(imported("s1", make_log("s1", 4)))
+        result = store.import_session(imported("s1", make_log("s1", 7)))
+        assert (result.added, result.skipped) == (3, 4)
+        assert store.entries("s1") == make_log("s1", 7)
+
+    def test_append_continues_the_log_and_skips_stored_ids(self, store: SQLiteStore) -> None:
+        store.create_session(SessionInfo("s1", "live"))
+        assert store.append("s1", make_log("s1", 3)) == 3
+        assert store.append("s1", make_log("s1", 5)) == 2
+        assert store.append("s1", []) == 0
+        assert store.last_seq("s1") == 4
+
+
+class TestSeqContinuity:
+    def test_a_gap_in_seq_is_refused(self, store: SQLiteStore) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        with pytest.raises(StoreError) as info:
+            store.append("s1", make_log("s1", 6, start=4))
+        assert str(info.value) == (
+            f"sqlite store {store.path}: append to session 's1': entry 'e4' has seq 4, "
+            "expected 3: new entries must continue the log without gaps"
+        )
+        assert store.last_seq("s1") == 2
+
+    def test_an_entry_of_another_session_is_refused(self, store: SQLiteStore) -> None:
+        store.create_session(SessionInfo("s1", "live"))
+        with pytest.raises(StoreError, match="entry 'e0' belongs to session 's2'"):
+            store.append("s1", make_log("s2", 1))
+
+    def test_unknown_session_raises_session_not_found(self, store: SQLiteStore) -> None:
+        for call in (
+            lambda: store.append("nope", make_log("nope", 1)),
+            lambda: store.entries("nope"),
+            lambda: store.last_seq("nope"),
+        ):
+            with pytest.raises(SessionNotFound) as info:
+                call()
+            assert info.value.session_id == "nope"
+
+
+class TestSessionLookup:
+    @pytest.fixture
+    def filled(self, store: SQLiteStore) -> SQLiteStore:
+        for sid in ("abc123", "abd456", "xyz789", "xyz"):
+            store.create_session(SessionInfo(sid, "live"))
+        return store
+
+    def test_a_unique_prefix_finds_the_session(self, filled: SQLiteStore) -> None:
+        assert filled.session("abc").id == "abc123"
+        assert filled.session("abd456").id == "abd456"
+
+    def test_an_exact_id_wins_over_longer_ids_it_prefixes(self, filled: SQLiteStore) -> None:
+        assert filled.session("xyz").id == "xyz"
+
+    def test_an_ambiguous_prefix_names_the_candidates(self, filled: SQLiteStore) -> None:
+        with pytest.raises(StoreError) as info:
+            filled.session("ab")
+        assert not isinstance(info.value, SessionNotFound)
+        assert str(info.value) == (
+            "session prefix 'ab' is ambiguous: it matches 2 sessions (abc123, abd456); "
+            "give more characters"
+        )
+
+    def test_no_match_or_an_empty_prefix_is_not_found(self, filled: SQLiteStore) -> None:
+        for prefix in ("q", "", "%", "ab_"):
+            with pytest.raises(SessionNotFound):
+                filled.session(prefix)
+
+
+class TestAppendOnly:
+    def test_the_store_has_no_method_that_changes_or_removes_entries(self) -> None:
+        words = ("update", "delete", "remove", "replace", "edit", "set_", "truncate")
+        assert [n for n in dir(SQLiteStore) if any(w in n.lower() for w in words)] == []
+
+    @pytest.mark.parametrize(
+        ("sql", "message"),
+        [
+            ("UPDATE entries SET kind = 'pin' WHERE seq = 1", "entries are append-only"),
+            ("DELETE FROM entries WHERE seq = 2", "entries are append-only"),
+            (
+                "INSERT OR REPLACE INTO entries SELECT session_id, 3, 'e0', NULL, kind, "
+                "created_at, body, meta FROM entries WHERE seq = 0",
+                "entries are append-only: an insert must continue the log with a new id",
+            ),
+        ],
+    )
+    def test_raw_sql_cannot_change_a_stored_entry(self, db: Path, sql: str, message: str) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("s1", make_log("s1", 3)))
+        before = stored_keys(db)
+        conn = sqlite3.connect(db)
+        with pytest.raises(sqlite3.IntegrityError) as info:
+            conn.execute(sql)
+        conn.close()
+        assert str(info.value) == message
+        assert stored_keys(db) == before
+        with SQLiteStore(db) as store:
+            assert store.entries("s1") == make_log("s1", 3)
+
+
+class TestAtomicity:
+    def test_a_failing_fifth_insert_leaves_the_database_as_it_was(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("s1", make_log("s1", 3)))
+            before = stored_keys(db)
+            batch = make_log("s1", 10, start=3)
+            batch[4] = Entry("e4", "s1", 7, batch[4].body)  # the id of the 2nd, a fresh seq
+            with pytest.raises(StoreError) as info:
+                store.append("s1", batch)
+            assert stored_keys(db) == before
+            assert store.last_seq("s1") == 2
+        assert str(info.value) == (
+            f"sqlite store {db}: append to session 's1' failed: entries are append-only: "
+            "an insert must continue the log with a new id"
+        )
+        assert isinstance(info.value.__cause__, sqlite3.IntegrityError)
+
+    def test_an_unserialisable_meta_aborts_the_whole_import(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("s1", make_log("s1", 3)))
+            before = stored_keys(db)
+            log = make_log("s2", 8)
+            log[4] = Entry("e4", "s2", 4, log[4].body, meta={"handle": object()})
+            with pytest.raises(StoreError) as info:
+                store.import_session(imported("s2", log, path="new.jsonl"))
+            assert stored_keys(db) == before
+            assert [s.id for s in store.sessions()] == ["s1"]
+        assert str(info.value) == (
+            f"sqlite store {db}: import session 's2' from new.jsonl: entry 'e4' (seq 4) "
+            "cannot be serialised: Type is not JSON serializable: object"
+        )
+
+    def test_a_duplicate_seq_in_a_grown_log_stores_none_of_the_tail(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("s1", make_log("s1", 3)))
+            before = stored_keys(db)
+            grown = make_log("s1", 9)
+            grown[7] = Entry("e7", "s1", 6, grown[7].body)
+            with pytest.raises(StoreError, match="entry 'e7' has seq 6, expected 7"):
+                store.import_session(imported("s1", grown))
+            assert stored_keys(db) == before
+
+
+class TestIsolation:
+    def test_a_reader_sees_only_committed_writes(self, db: Path) -> None:
+        with SQLiteStore(db) as writer, SQLiteStore(db) as reader:
+            writer.import_session(imported("s1", make_log("s1", 2)))
+            raw = sqlite3.connect(db, isolation_level=None)
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute(
+                "INSERT INTO entries SELECT session_id, 2, 'e2', 'e1', kind, created_at, "
+                "body, meta FROM entries WHERE seq = 0"
+            )
+            raw.execute("INSERT INTO sessions (id, format) VALUES ('s2', 'live')")
+            assert reader.last_seq("s1") == 1
+            assert [(s.id, s.entry_count) for s in reader.sessions()] == [("s1", 2)]
+            raw.execute("COMMIT")
+            raw.close()
+            assert [e.id for e in reader.entries("s1")] == ["e0", "e1", "e2"]
+            assert [(s.id, s.entry_count) for s in reader.sessions()] == [("s1", 3), ("s2", 0)]
+
+    def test_a_second_store_sees_an_import_once_it_returns(self, db: Path) -> None:
+        with SQLiteStore(db) as writer, SQLiteStore(db) as reader:
+            assert reader.sessions() == []
+            writer.import_session(imported("s1", make_log("s1", 4)))
+            assert reader.entries("s1") == make_log("s1", 4)
+
+
+class TestDatabaseFile:
+    def test_a_file_database_uses_wal_normal_sync_and_foreign_keys(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            pragmas = [
+                store._conn.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("journal_mode", "synchronous", "foreign_keys")
+            ]
+        assert pragmas == ["wal", 1, 1]
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+    def test_an_in_memory_database_keeps_its_own_journal(self) -> None:
+        with SQLiteStore(":memory:") as store:
+            assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+
+    def test_a_file_that_is_not_a_database_is_a_store_error(self, tmp_path: Path) -> None:
+        path = tmp_path / "notes.db"
+        path.write_text("not sqlite at all, just some text that is long enough" * 40)
+        with pytest.raises(StoreError) as info:
+            SQLiteStore(path)
+        assert str(info.value) == f"sqlite store {path}: open failed: file is not a database"
+
+    def test_a_missing_directory_is_a_store_error(self, tmp_path: Path) -> None:
+        path = tmp_path / "absent" / "ctx.db"
+        with pytest.raises(StoreError) as info:
+            SQLiteStore(path)
+        assert str(info.value) == (
+            f"sqlite store {path}: open failed: unable to open database file"
+        )
+
+    def test_a_closed_store_raises_store_error(self, db: Path) -> None:
+        store = SQLiteStore(db)
+        store.close()
+        store.close()
+        with pytest.raises(StoreError, match="list sessions failed: Cannot operate on a closed"):
+            store.sessions()
+
+
+class TestDefaultPath:
+    def test_the_environment_variable_wins(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(DB_ENV_VAR, str(tmp_path / "sub" / "my.db"))
+        assert default_db_path() == tmp_path / "sub" / "my.db"
+        assert (tmp_path / "sub").is_dir()
+
+    @pytest.mark.skipif(sys.platform != "linux", reason="XDG_DATA_HOME is read on Linux only")
+    def test_otherwise_the_user_data_directory_is_used(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.delenv(DB_ENV_VAR, raising=False)
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+        assert default_db_path() == tmp_path / "data" / "ctxengine" / "ctxengine.db"
+        with SQLiteStore() as store:
+            assert store.path == str(tmp_path / "data" / "ctxengine" / "ctxengine.db")
+        assert (tmp_path / "data" / "ctxengine" / "ctxengine.db").is_file()
