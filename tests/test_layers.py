@@ -23,6 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"model", "tokens", "boundaries", "projection", "summarizers", "ladder",
                "policy", "stores", "errors", "providers"},
     "presets": {"policy", "errors"},
+    "analysis": {"model", "tokens", "errors"},
+    "replay": {"engine", "model", "policy", "projection", "tokens", "errors"},
     "cli": {"*"},
     "testing": {"*"},
     "__init__": {"*"},
