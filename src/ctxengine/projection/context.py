@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxengine.boundaries.sanitize import SanitizeReport
 from ctxengine.model import Message
+
+__all__ = ["Context", "SanitizeReport", "Truncation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,33 +27,6 @@ class Truncation:
     entry_id: str | None
     omitted_chars: int
     omitted_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class SanitizeReport:
-    """What the sanitizer repaired in the projection (history itself is never changed).
-
-    Attributes:
-        synthetic_results: call ids that got a synthetic error result (result never arrived).
-        dropped_results: call ids of results dropped because their call is not in the context.
-        duplicate_results: call ids of repeated results dropped (only the first is kept).
-        dropped_reasoning: count of signed reasoning parts dropped from older assistant messages.
-    """
-
-    synthetic_results: tuple[str, ...] = ()
-    dropped_results: tuple[str, ...] = ()
-    duplicate_results: tuple[str, ...] = ()
-    dropped_reasoning: int = 0
-
-    @property
-    def changed(self) -> bool:
-        """True when anything was repaired."""
-        return bool(
-            self.synthetic_results
-            or self.dropped_results
-            or self.duplicate_results
-            or self.dropped_reasoning
-        )
 
 
 @dataclass(frozen=True, slots=True)
