@@ -1,0 +1,43 @@
+"""``ProjectionSettings``: the few numbers ``project()`` needs, independent of ``Policy``.
+
+The engine resolves a policy against the model's window and passes the result here; the
+projection layer never imports the policy layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxengine.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionSettings:
+    """Truncate-at-source settings of one projection.
+
+    Attributes:
+        truncate_tokens: a tool result estimated above this many tokens is shown as
+            head + tail (``Budget.truncate_tokens``). A compaction record's own
+            ``truncate_tokens`` overrides it for the epoch it opens.
+        truncate_max_chars: a tool result longer than this many characters is shown as
+            head + tail, whatever its token estimate (``Policy.truncate_max_chars``).
+        truncate_head_ratio: share of the kept characters taken from the head of the text;
+            the rest comes from its tail (``Policy.truncate_head_ratio``).
+
+    Raises:
+        ConfigError: a cap below 1, or a head ratio outside ``(0, 1)``.
+    """
+
+    truncate_tokens: int
+    truncate_max_chars: int
+    truncate_head_ratio: float
+
+    def __post_init__(self) -> None:
+        if self.truncate_tokens < 1:
+            raise ConfigError(f"truncate_tokens must be ≥ 1, got {self.truncate_tokens}")
+        if self.truncate_max_chars < 1:
+            raise ConfigError(f"truncate_max_chars must be ≥ 1, got {self.truncate_max_chars}")
+        if not 0 < self.truncate_head_ratio < 1:
+            raise ConfigError(
+                f"truncate_head_ratio must be in (0, 1), got {self.truncate_head_ratio}"
+            )

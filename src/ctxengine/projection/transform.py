@@ -1,0 +1,216 @@
+"""Per-message steps of the projection: prune placeholders, truncate at source, and
+signed-reasoning hygiene. Each is pure and changes only the projected copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.projection.context import Truncation
+from ctxengine.tokens.base import Estimator
+
+#: One-line stand-in for a pruned tool result.
+PRUNE_PLACEHOLDER = (
+    "[pruned: {tool_name}({short_args}) → {n_chars} chars, ~{n_tokens} tokens; "
+    "full output kept in history as entry {entry_id}]"
+)
+#: Marker between the head and the tail of a truncated tool result.
+TRUNCATION_MARKER = (
+    "\n[… truncated: {omitted_chars} chars (~{omitted_tokens} tokens) omitted; "
+    "full output kept in history as entry {entry_id} …]\n"
+)
+#: Longest argument summary in a prune placeholder, in characters.
+SHORT_ARGS_MAX_CHARS = 80
+#: Rounds of shrinking the kept text when its token density is above the average.
+_FIT_ROUNDS = 4
+
+
+def short_args(arguments: str, limit: int = SHORT_ARGS_MAX_CHARS) -> str:
+    """Tool-call arguments in at most ``limit`` characters: JSON re-dumped without spaces
+    (keys in their original order, non-ASCII kept), other text with whitespace collapsed;
+    cut to ``limit - 1`` characters plus ``…`` when longer."""
+    try:
+        compact = json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        compact = " ".join(arguments.split())
+    if len(compact) > limit:
+        return compact[: limit - 1] + "…"
+    return compact
+
+
+def prune_placeholder(
+    result: ToolResultPart, call: ToolCallPart | None, entry_id: str, estimator: Estimator
+) -> ToolResultPart:
+    """``result`` with its content replaced by the one-line :data:`PRUNE_PLACEHOLDER`.
+
+    The size is that of the full result: ``n_chars`` its text length, ``n_tokens``
+    ``estimator.part(result)``. The tool name comes from the call, else from the result,
+    else ``"tool"``; the arguments from the call (empty when the call is unknown).
+    """
+    name = call.name if call is not None else (result.name or "tool")
+    text = PRUNE_PLACEHOLDER.format(
+        tool_name=name,
+        short_args=short_args(call.arguments) if call is not None else "",
+        n_chars=len(result.text),
+        n_tokens=estimator.part(result),
+        entry_id=entry_id,
+    )
+    return dataclasses.replace(result, content=(TextPart(text),))
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateCap:
+    """The truncate-at-source cap in force: ``tokens`` (estimated) and ``chars``; the share
+    ``head_ratio`` of kept characters comes from the head."""
+
+    tokens: int
+    chars: int
+    head_ratio: float
+
+
+def truncate_text(
+    text: str, cap: TruncateCap, estimator: Estimator, entry_id: str
+) -> tuple[str, int, int] | None:
+    """Head + marker + tail of ``text`` when it exceeds the cap, else ``None``.
+
+    ``text`` exceeds the cap when ``estimator.text(text) > cap.tokens`` or
+    ``len(text) > cap.chars``. The kept length starts at
+    ``min(cap.chars, len(text) * cap.tokens // estimator.text(text))`` characters (the
+    text's own characters-per-token ratio) and shrinks, for at most four rounds, while
+    the kept head and tail are estimated above ``cap.tokens``.
+
+    Returns:
+        ``(new_text, omitted_chars, omitted_tokens)``.
+    """
+    tokens = estimator.text(text)
+    if tokens <= cap.tokens and len(text) <= cap.chars:
+        return None
+    keep = min(cap.chars, len(text) * cap.tokens // max(tokens, 1), len(text) - 1)
+    head_n = tail_n = 0
+    for _ in range(_FIT_ROUNDS):
+        head_n = int(keep * cap.head_ratio)
+        tail_n = keep - head_n
+        kept_tokens = estimator.text(text[:head_n] + text[len(text) - tail_n :]) if keep else 0
+        if kept_tokens <= cap.tokens:
+            break
+        keep = min(keep - 1, keep * cap.tokens // kept_tokens)
+    else:
+        head_n = int(keep * cap.head_ratio)
+        tail_n = keep - head_n
+    omitted = text[head_n : len(text) - tail_n]
+    omitted_tokens = estimator.text(omitted)
+    marker = TRUNCATION_MARKER.format(
+        omitted_chars=len(omitted), omitted_tokens=omitted_tokens, entry_id=entry_id
+    )
+    return text[:head_n] + marker + text[len(text) - tail_n :], len(omitted), omitted_tokens
+
+
+def truncate_result(
+    result: ToolResultPart, cap: TruncateCap, estimator: Estimator, entry_id: str
+) -> tuple[ToolResultPart, Truncation] | None:
+    """``result`` shown as head + tail when its text exceeds the cap, else ``None``.
+
+    Several text parts are joined by newlines and truncated as one text, placed where the
+    first text part was; images and documents stay in place.
+    """
+    texts = [p for p in result.content if isinstance(p, TextPart)]
+    if not texts:
+        return None
+    cut = truncate_text(result.text, cap, estimator, entry_id)
+    if cut is None:
+        return None
+    new_text, omitted_chars, omitted_tokens = cut
+    content: list[TextPart | ImagePart | DocumentPart] = []
+    for p in result.content:
+        if p is texts[0]:
+            content.append(TextPart(new_text))
+        elif not isinstance(p, TextPart):
+            content.append(p)
+    record = Truncation(result.call_id, entry_id, omitted_chars, omitted_tokens)
+    return dataclasses.replace(result, content=tuple(content)), record
+
+
+def rewrite_results(
+    message: Message,
+    entry_id: str,
+    *,
+    pruned: frozenset[str],
+    calls: Mapping[str, ToolCallPart],
+    cap: TruncateCap,
+    estimator: Estimator,
+    truncations: list[Truncation],
+    pruned_out: list[str],
+) -> Message:
+    """``message`` with its pruned results as placeholders and its long results truncated.
+
+    Appends what it did to ``truncations`` and ``pruned_out``. Returns ``message`` itself
+    when nothing changed (so unchanged messages stay identical objects).
+    """
+    parts = list(message.parts)
+    changed = False
+    for k, part in enumerate(parts):
+        if not isinstance(part, ToolResultPart):
+            continue
+        if part.call_id in pruned:
+            parts[k] = prune_placeholder(part, calls.get(part.call_id), entry_id, estimator)
+            pruned_out.append(part.call_id)
+            changed = True
+            continue
+        cut = truncate_result(part, cap, estimator, entry_id)
+        if cut is not None:
+            parts[k], record = cut
+            truncations.append(record)
+            changed = True
+    return dataclasses.replace(message, parts=tuple(parts)) if changed else message
+
+
+def _is_signed(part: object) -> bool:
+    return isinstance(part, ReasoningPart) and (part.signature is not None or part.redacted)
+
+
+def drop_old_signed_reasoning(
+    messages: Sequence[Message], sources: Sequence[str | None]
+) -> tuple[list[Message], list[str | None], int]:
+    """Keep signed reasoning only in the newest assistant response.
+
+    The newest response is the last run of consecutive assistant messages (one reply written
+    in pieces counts once). Its reasoning parts are kept byte-exact. From every older
+    assistant message each signed or redacted reasoning part is dropped whole, never
+    emptied; a message left with no parts is dropped (it held no tool calls, so no pairing
+    breaks). Unsigned reasoning is kept everywhere (renderers decide whether to send it).
+
+    Returns:
+        ``(messages, sources, dropped_parts)``.
+    """
+    newest = len(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            newest = i
+            while newest > 0 and messages[newest - 1].role == "assistant":
+                newest -= 1
+            break
+    out: list[Message] = []
+    out_sources: list[str | None] = []
+    dropped = 0
+    for i, msg in enumerate(messages):
+        if i < newest and msg.role == "assistant" and any(_is_signed(p) for p in msg.parts):
+            kept = tuple(p for p in msg.parts if not _is_signed(p))
+            dropped += len(msg.parts) - len(kept)
+            if not kept:
+                continue
+            msg = dataclasses.replace(msg, parts=kept)
+        out.append(msg)
+        out_sources.append(sources[i])
+    return out, out_sources, dropped
