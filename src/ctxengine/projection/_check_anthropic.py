@@ -1,0 +1,200 @@
+"""Protocol checks of an Anthropic Messages request body (used by ``validate``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
+_ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use", "compaction"})
+_RESULT_BLOCKS = frozenset({"text", "image", "document"})
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+
+
+def _nonblank(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _check_source(at: str, block: Mapping[str, Any], problems: list[str]) -> None:
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    if kind == "base64" or kind == "text":
+        assert isinstance(source, Mapping)
+        if not isinstance(source.get("data"), str) or not _nonblank(source.get("media_type")):
+            problems.append(f"{at}: {kind} source needs media_type and data")
+    elif kind == "url":
+        assert isinstance(source, Mapping)
+        if not _nonblank(source.get("url")):
+            problems.append(f"{at}: url source needs a url")
+    else:
+        problems.append(f"{at}: source type {kind!r} not allowed")
+
+
+def _check_block(at: str, block: Mapping[str, Any], problems: list[str]) -> None:
+    """Field checks of one block whose type is already known to be allowed."""
+    kind = block["type"]
+    if kind == "text" and not _nonblank(block.get("text")):
+        problems.append(f"{at}: empty text block")
+    elif kind in ("image", "document"):
+        _check_source(at, block, problems)
+    elif kind == "thinking":
+        if not _nonblank(block.get("signature")):
+            problems.append(f"{at}: thinking block without a signature")
+        if not isinstance(block.get("thinking"), str):
+            problems.append(f"{at}: thinking must be a string")
+    elif kind == "redacted_thinking" and not _nonblank(block.get("data")):
+        problems.append(f"{at}: redacted_thinking block without data")
+    elif kind == "tool_use":
+        if not _nonblank(block.get("id")) or not _nonblank(block.get("name")):
+            problems.append(f"{at}: tool_use needs an id and a name")
+        if not isinstance(block.get("input"), Mapping):
+            problems.append(f"{at}: tool_use input must be an object")
+    elif kind == "tool_result":
+        _check_result(at, block, problems)
+
+
+def _check_result(at: str, block: Mapping[str, Any], problems: list[str]) -> None:
+    if not _nonblank(block.get("tool_use_id")):
+        problems.append(f"{at}: tool_result needs a tool_use_id")
+    if "is_error" in block and not isinstance(block["is_error"], bool):
+        problems.append(f"{at}: is_error must be a boolean")
+    content = block.get("content")
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        problems.append(f"{at}: tool_result content must be a string or a list")
+        return
+    for k, inner in enumerate(content):
+        kind = inner.get("type") if isinstance(inner, Mapping) else None
+        if kind not in _RESULT_BLOCKS or not isinstance(inner, Mapping):
+            problems.append(f"{at}.content[{k}]: block type {kind!r} not allowed in tool_result")
+        else:
+            _check_block(f"{at}.content[{k}]", inner, problems)
+
+
+def _blocks(where: str, content: Any, problems: list[str]) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        if not content.strip():
+            problems.append(f"{where}: empty content")
+        return []
+    if not isinstance(content, list) or not content:
+        problems.append(f"{where}: content must be a non-blank string or a non-empty list")
+        return []
+    out: list[Mapping[str, Any]] = []
+    for k, block in enumerate(content):
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            problems.append(f"{where}.content[{k}]: block without a type")
+        else:
+            out.append(block)
+    return out
+
+
+def _check_message(
+    where: str, role: str, blocks: list[Mapping[str, Any]], problems: list[str]
+) -> None:
+    allowed = _ASSISTANT_BLOCKS if role == "assistant" else _USER_BLOCKS
+    seen_other = False
+    for k, block in enumerate(blocks):
+        at = f"{where}.content[{k}]"
+        kind = block["type"]
+        if kind not in allowed:
+            problems.append(f"{at}: {kind} block not allowed in a {role} message")
+            continue
+        lead = kind in _THINKING if role == "assistant" else kind == "tool_result"
+        if lead and seen_other:
+            what = "thinking blocks" if role == "assistant" else "tool_result blocks"
+            problems.append(f"{at}: {what} must come before every other block")
+        seen_other = seen_other or not lead
+        _check_block(at, block, problems)
+
+
+def _check_pairing(
+    where: str, blocks: list[Mapping[str, Any]], open_uses: list[str], problems: list[str]
+) -> None:
+    """Results in this user message must answer exactly the previous message's tool_use ids."""
+    seen: set[str] = set()
+    for k, block in enumerate(blocks):
+        if block["type"] != "tool_result":
+            continue
+        uid = block.get("tool_use_id")
+        if not isinstance(uid, str):
+            continue
+        if uid in seen:
+            problems.append(f"{where}.content[{k}]: duplicate tool_result for {uid!r}")
+        elif uid not in open_uses:
+            problems.append(f"{where}.content[{k}]: orphan tool_result for {uid!r}")
+        seen.add(uid)
+    missing = [uid for uid in open_uses if uid not in seen]
+    if missing:
+        problems.append(f"{where}: tool_use {missing} of the previous message not answered")
+
+
+def check_anthropic(body: Any) -> list[str]:
+    """Problems of a Messages API body; see :func:`ctxengine.projection.validate.validate`."""
+    if not isinstance(body, Mapping):
+        return ["body is not a JSON object"]
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ["messages must be a non-empty list"]
+    problems: list[str] = []
+    _check_system(body.get("system"), problems)
+    use_ids: set[str] = set()
+    open_uses: list[str] = []
+    prev_role: Any = None
+    for i, msg in enumerate(messages):
+        where = f"messages[{i}]"
+        role = msg.get("role") if isinstance(msg, Mapping) else None
+        if role not in ("user", "assistant") or not isinstance(msg, Mapping):
+            problems.append(f"{where}: invalid role {role!r} (system goes in the top-level field)")
+            prev_role, open_uses = role, []
+            continue
+        if i == 0 and role != "user":
+            problems.append(f"{where}: the first message must be a user message")
+        if role == prev_role:
+            problems.append(f"{where}: two {role} messages in a row (roles must alternate)")
+        blocks = _blocks(where, msg.get("content"), problems)
+        _check_message(where, role, blocks, problems)
+        if role == "user":
+            _check_pairing(where, blocks, open_uses, problems)
+        elif open_uses:
+            problems.append(f"messages[{i - 1}]: tool_use {open_uses} not answered")
+        open_uses = []
+        if role == "assistant":
+            for block in blocks:
+                uid = block.get("id")
+                if block["type"] == "tool_use" and isinstance(uid, str):
+                    if uid in use_ids:
+                        problems.append(f"{where}: tool_use id {uid!r} used twice in the request")
+                    use_ids.add(uid)
+                    open_uses.append(uid)
+        prev_role = role
+    if open_uses:
+        problems.append(f"messages[{len(messages) - 1}]: tool_use {open_uses} not answered")
+    _check_tools(body.get("tools"), problems)
+    return problems
+
+
+def _check_system(system: Any, problems: list[str]) -> None:
+    if system is None or isinstance(system, str):
+        return
+    if not isinstance(system, list):
+        problems.append("system must be a string or a list of text blocks")
+        return
+    for k, block in enumerate(system):
+        if not isinstance(block, Mapping) or block.get("type") != "text":
+            problems.append(f"system[{k}]: only text blocks are allowed")
+        elif not _nonblank(block.get("text")):
+            problems.append(f"system[{k}]: empty text block")
+
+
+def _check_tools(tools: Any, problems: list[str]) -> None:
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        problems.append("tools must be a list")
+        return
+    for k, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) or not _nonblank(tool.get("name")):
+            problems.append(f"tools[{k}]: name must be a non-empty string")
+        elif "type" not in tool and not isinstance(tool.get("input_schema"), Mapping):
+            problems.append(f"tools[{k}]: input_schema must be an object")

@@ -1,0 +1,71 @@
+"""Helpers shared by the renderers: tool schemas, arguments, image and document stand-ins."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ctxengine.model import DocumentPart, ImagePart
+
+#: User message put first when a context would otherwise open with an assistant message.
+CONTINUING_TEXT = "(continuing)"
+
+
+def tool_schema(schema: Mapping[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+    """``(name, description, parameters)`` of a tool schema in any of the accepted shapes:
+    neutral ``{name, description, parameters}``, OpenAI ``{type: "function", function: {…}}``
+    or Anthropic ``{name, description, input_schema}``. Missing parameters become an empty
+    object schema."""
+    inner = schema.get("function")
+    if schema.get("type") == "function" and isinstance(inner, Mapping):
+        schema = inner
+    params = schema.get("parameters", schema.get("input_schema"))
+    if not isinstance(params, Mapping):
+        params = {"type": "object", "properties": {}}
+    description = schema.get("description")
+    return (
+        str(schema.get("name", "")),
+        description if isinstance(description, str) else None,
+        dict(params),
+    )
+
+
+def parse_arguments(arguments: str) -> dict[str, Any]:
+    """Tool-call arguments as a JSON object: blank text is ``{}``, a JSON object is itself,
+    anything else (invalid JSON, a list, a number) is kept as ``{"_raw": arguments}``."""
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {"_raw": arguments}
+    return value if isinstance(value, dict) else {"_raw": arguments}
+
+
+def image_stand_in(image: ImagePart) -> str:
+    """Text shown instead of an image where the target cannot carry one."""
+    size = f", {image.width}×{image.height}" if image.width and image.height else ""
+    return f"[image: {image.media_type}{size}]"
+
+
+def document_text(doc: DocumentPart) -> str | None:
+    """A document's inline text with its title as a first line, or ``None`` when the
+    document has no inline text."""
+    if doc.text is None:
+        return None
+    return f"{doc.title}\n{doc.text}" if doc.title else doc.text
+
+
+def document_stand_in(doc: DocumentPart) -> str:
+    """Text shown instead of a document the target cannot carry."""
+    where = f" {doc.url}" if doc.url else ""
+    title = f" {doc.title!r}" if doc.title else ""
+    return f"[document{title}: {doc.media_type}{where}]"
+
+
+def data_url(image: ImagePart) -> str | None:
+    """``data:`` URL of an inline image, its remote URL, or ``None`` when it has neither."""
+    if image.data is not None:
+        return f"data:{image.media_type};base64,{image.data}"
+    return image.url

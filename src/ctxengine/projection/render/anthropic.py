@@ -1,0 +1,241 @@
+"""Render a :class:`Context` as an Anthropic Messages request body.
+
+Mapping, part by part (every part kind is handled):
+
+=====================  ===============================================================
+part                   Anthropic Messages
+=====================  ===============================================================
+text                   ``{"type": "text"}`` block; blank text is skipped (the API
+                       rejects it)
+image                  ``{"type": "image", "source": base64 | url}`` in user messages and
+                       tool results; a text stand-in elsewhere
+document               inline text: ``document`` block with a ``text`` source; PDF data:
+                       ``base64`` source; URL: ``url`` source; else a text stand-in
+tool_call              ``tool_use`` block; arguments parsed to an object (see
+                       :func:`~ctxengine.projection.render._common.parse_arguments`)
+tool_result            ``tool_result`` block in the user message right after the call,
+                       before any other block of that message; ``is_error`` when set
+reasoning              signed: ``thinking`` block with its ``signature``; redacted:
+                       ``redacted_thinking`` with ``data``; both byte-exact and first in
+                       the assistant content. Unsigned reasoning, and reasoning whose
+                       ``meta["provider"]`` names another provider, is dropped (the API
+                       accepts only its own signatures)
+native_compaction      Anthropic's own: the payload passed through as a content block;
+                       another provider's: dropped
+=====================  ===============================================================
+
+Roles: every system and developer message, wherever it stands, goes into the top-level
+``system`` string (joined by blank lines, in order); Anthropic has no system role inside
+``messages``. Tool messages become user messages. Consecutive messages of the same role are
+merged into one, since roles must alternate. When the first message would be an assistant
+message, a user message ``"(continuing)"`` is put first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, assert_never
+
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.projection.context import Context
+from ctxengine.projection.render._common import (
+    CONTINUING_TEXT,
+    document_stand_in,
+    document_text,
+    image_stand_in,
+    parse_arguments,
+    tool_schema,
+)
+
+Json = dict[str, Any]
+PROVIDER = "anthropic"
+#: Block types that must open a message of each role (stable order otherwise kept).
+_LEADING = {"assistant": ("thinking", "redacted_thinking"), "user": ("tool_result",)}
+
+
+def _text(text: str) -> Json:
+    return {"type": "text", "text": text}
+
+
+def _image(image: ImagePart, *, media: bool) -> Json:
+    if media and image.data is not None:
+        source: Json = {"type": "base64", "media_type": image.media_type, "data": image.data}
+        return {"type": "image", "source": source}
+    if media and image.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": image.url}}
+    return _text(image_stand_in(image))
+
+
+def _document(doc: DocumentPart, *, media: bool) -> Json:
+    source: Json | None = None
+    if media and doc.text is not None:
+        source = {"type": "text", "media_type": "text/plain", "data": doc.text}
+    elif media and doc.data is not None and doc.media_type == "application/pdf":
+        source = {"type": "base64", "media_type": doc.media_type, "data": doc.data}
+    elif media and doc.url is not None:
+        source = {"type": "url", "url": doc.url}
+    if source is None:
+        text = document_text(doc)
+        return _text(text if text is not None and text.strip() else document_stand_in(doc))
+    block: Json = {"type": "document", "source": source}
+    if doc.title:
+        block["title"] = doc.title
+    return block
+
+
+def _reasoning(part: ReasoningPart) -> Json | None:
+    if part.meta.get("provider", PROVIDER) != PROVIDER or part.signature is None:
+        return None
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.signature}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+
+
+def _native(part: NativeCompactionPart) -> Json | None:
+    if part.provider != PROVIDER:
+        return None
+    try:
+        block = json.loads(part.payload)
+    except ValueError:
+        return None
+    return block if isinstance(block, dict) else None
+
+
+def _blocks(parts: Sequence[Part], *, assistant: bool) -> list[Json]:
+    """Blocks of a user (``assistant=False``) or assistant message."""
+    out: list[Json] = []
+    for part in parts:
+        block: Json | None = None
+        match part:
+            case TextPart():
+                block = _text(part.text) if part.text.strip() else None
+            case ImagePart():
+                block = _image(part, media=not assistant)
+            case DocumentPart():
+                block = _document(part, media=not assistant)
+            case ToolCallPart():
+                if assistant:
+                    input_ = parse_arguments(part.arguments)
+                    block = {"type": "tool_use", "id": part.id, "name": part.name, "input": input_}
+            case ReasoningPart():
+                block = _reasoning(part) if assistant else None
+            case NativeCompactionPart():
+                block = _native(part)
+            case ToolResultPart():
+                block = None
+            case _:
+                assert_never(part)
+        if block is not None:
+            out.append(block)
+    return out
+
+
+def _tool_result(result: ToolResultPart) -> Json:
+    content: list[Json] = []
+    for item in result.content:
+        match item:
+            case TextPart():
+                if item.text.strip():
+                    content.append(_text(item.text))
+            case ImagePart():
+                content.append(_image(item, media=True))
+            case DocumentPart():
+                content.append(_document(item, media=True))
+            case _:
+                assert_never(item)
+    block: Json = {"type": "tool_result", "tool_use_id": result.call_id}
+    if content:
+        block["content"] = content
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _system_text(msg: Message) -> str:
+    lines: list[str] = []
+    for part in msg.parts:
+        if isinstance(part, TextPart) and part.text:
+            lines.append(part.text)
+        elif isinstance(part, DocumentPart):
+            lines.append(document_text(part) or document_stand_in(part))
+        elif isinstance(part, ImagePart):
+            lines.append(image_stand_in(part))
+    return "\n".join(lines)
+
+
+def _turns(messages: Sequence[Message]) -> tuple[list[str], list[Json]]:
+    system: list[str] = []
+    turns: list[Json] = []
+    for msg in messages:
+        if msg.role in ("system", "developer"):
+            text = _system_text(msg)
+            if text:
+                system.append(text)
+            continue
+        if msg.role == "tool":
+            role, blocks = "user", [_tool_result(r) for r in msg.tool_results]
+        else:
+            role = "assistant" if msg.role == "assistant" else "user"
+            blocks = _blocks(msg.parts, assistant=role == "assistant")
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    for turn in turns:
+        lead = _LEADING[turn["role"]]
+        turn["content"].sort(key=lambda block: 0 if block["type"] in lead else 1)
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [_text(CONTINUING_TEXT)]})
+    return system, turns
+
+
+def render_anthropic(
+    context: Context, *, model: str | None = None, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """The Messages API request body for ``context`` (see the module docstring).
+
+    Args:
+        context: the projected context.
+        model: ``model`` field; omitted when ``None``.
+        max_tokens: output cap in tokens. The API requires it; it is omitted when ``None``
+            so the caller (the provider) can set it.
+
+    Returns:
+        ``{"model"?, "max_tokens"?, "system"?, "messages", "tools"?}`` as plain JSON values.
+        Message content is always a list of blocks. Tools are
+        ``{name, description?, input_schema}``.
+    """
+    system, turns = _turns(context.messages)
+    body: dict[str, Any] = {}
+    if model is not None:
+        body["model"] = model
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if system:
+        body["system"] = "\n\n".join(system)
+    body["messages"] = turns
+    if context.tools:
+        body["tools"] = [_tool_def(schema) for schema in context.tools]
+    return body
+
+
+def _tool_def(schema: Any) -> Json:
+    name, description, params = tool_schema(schema)
+    out: Json = {"name": name}
+    if description is not None:
+        out["description"] = description
+    out["input_schema"] = params
+    return out

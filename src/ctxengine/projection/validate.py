@@ -1,0 +1,73 @@
+"""``validate(body, provider)``: every protocol invariant of a rendered request body.
+
+OpenAI Chat Completions (``"openai"``):
+  - roles are ``system``, ``developer``, ``user``, ``assistant`` or ``tool``; at least one
+    user message;
+  - every ``tool`` message answers a call of the nearest preceding assistant message with
+    ``tool_calls``, with only tool messages in between; no orphan and no duplicate result;
+  - every call of such a message is answered before the next non-tool message (or the end);
+  - ``tool_calls`` entries are ``{id, type: "function", function: {name, arguments}}`` with
+    string arguments and distinct ids; an assistant message has content or tool calls;
+  - content is a string or a non-empty list of parts allowed for the role.
+
+Anthropic Messages (``"anthropic"``):
+  - only ``user`` and ``assistant`` roles (no ``system`` inside ``messages``); the first
+    message is a user message; roles alternate;
+  - no empty content and no blank text block;
+  - every ``tool_use`` is answered by a ``tool_result`` in the immediately following user
+    message, where ``tool_result`` blocks come before every other block; no orphan or
+    duplicate ``tool_result``; ``tool_use`` ids are unique in the request and inputs are
+    objects;
+  - ``thinking`` and ``redacted_thinking`` blocks appear only in assistant messages, before
+    every other block, a thinking block always with a signature, a redacted one with data;
+  - image and document blocks have a valid source.
+
+Both check the ``tools`` list's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ctxengine.errors import InvalidRequest
+from ctxengine.projection._check_anthropic import check_anthropic
+from ctxengine.projection._check_openai import check_openai
+
+PROVIDERS: dict[str, Callable[[Any], list[str]]] = {
+    "openai": check_openai,
+    "anthropic": check_anthropic,
+}
+
+
+def validate(body: Any, provider: str) -> list[str]:
+    """Check a request body against the protocol of ``provider``.
+
+    Args:
+        body: the request body as plain JSON values (``render_openai`` /
+            ``render_anthropic`` output, or any hand-made body).
+        provider: ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages).
+
+    Returns:
+        One line per violated invariant, naming where (``messages[3].content[0]: …``);
+        an empty list when the body is valid.
+
+    Raises:
+        ValueError: unknown ``provider``.
+    """
+    check = PROVIDERS.get(provider)
+    if check is None:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(PROVIDERS)}")
+    return check(body)
+
+
+def ensure_valid(body: Any, provider: str) -> None:
+    """Like :func:`validate`, but raise when anything is wrong.
+
+    Raises:
+        InvalidRequest: the body breaks the protocol (``.problems`` lists every violation).
+        ValueError: unknown ``provider``.
+    """
+    problems = validate(body, provider)
+    if problems:
+        raise InvalidRequest(provider, problems)
