@@ -5,4 +5,8 @@ nears the window a cheapest-first ladder (truncate, prune, summarize, recover) c
 records every step as data.
 """
 
+from ctxengine.projection.validate import validate
+
 __version__ = "0.1.0"
+
+__all__ = ["validate"]

@@ -1,0 +1,199 @@
+"""``validate``: one exact problem line per violated protocol invariant."""
+
+from typing import Any
+
+import pytest
+
+import ctxengine
+from ctxengine.errors import InvalidRequest
+from ctxengine.projection.validate import ensure_valid, validate
+
+
+def fn_call(cid: str, args: Any = "{}") -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": "bash", "arguments": args}}
+
+
+def tool_msg(cid: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": cid, "content": "ok"}
+
+
+USER = {"role": "user", "content": "go"}
+
+
+class TestOpenAIRules:
+    def test_a_valid_body_has_no_problems(self) -> None:
+        body = {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("a"), fn_call("b")]},
+                tool_msg("b"),
+                tool_msg("a"),
+                {"role": "assistant", "content": "done"},
+            ]
+        }
+        assert validate(body, "openai") == []
+
+    def test_a_duplicate_result_and_an_orphan_result_are_reported(self) -> None:
+        body = {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("a")]},
+                tool_msg("a"),
+                tool_msg("a"),
+                tool_msg("zz"),
+            ]
+        }
+        assert validate(body, "openai") == [
+            "messages[3]: duplicate result for 'a'",
+            "messages[4]: orphan result for 'zz' (no such call in messages[1])",
+        ]
+
+    def test_an_unanswered_call_before_a_user_message_and_at_the_end_is_reported(self) -> None:
+        body = {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("a"), fn_call("b")]},
+                tool_msg("a"),
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("c")]},
+            ]
+        }
+        assert validate(body, "openai") == [
+            "messages[1]: tool calls ['b'] not answered before messages[3] (user)",
+            "messages[4]: tool calls ['c'] not answered (the request ends)",
+        ]
+
+    def test_a_result_after_a_user_message_follows_no_call(self) -> None:
+        body = {"messages": [USER, tool_msg("a")]}
+        assert validate(body, "openai") == [
+            "messages[1]: result for 'a' does not follow an assistant message with tool_calls"
+        ]
+
+    def test_roles_arguments_and_the_missing_user_message_are_reported(self) -> None:
+        body = {
+            "messages": [
+                {"role": "system", "content": "s"},
+                {"role": "bot", "content": "x"},
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("a", {"x": 1})]},
+                tool_msg("a"),
+                {"role": "assistant", "content": None},
+            ]
+        }
+        assert validate(body, "openai") == [
+            "messages[1]: invalid role 'bot'",
+            "messages[2].tool_calls[0]: function.arguments must be a string",
+            "messages[4]: assistant message has neither content nor tool_calls",
+            "no user message",
+        ]
+
+
+def thinking(signature: str | None = "sig") -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "thinking", "thinking": "hm"}
+    if signature is not None:
+        block["signature"] = signature
+    return block
+
+
+def use(uid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": "bash", "input": {}}
+
+
+def res(uid: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": uid, "content": "ok"}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+class TestAnthropicRules:
+    def test_a_valid_body_has_no_problems(self) -> None:
+        body = {
+            "system": "s",
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [thinking(), use("a"), use("b")]},
+                {"role": "user", "content": [res("b"), res("a"), text("and?")]},
+            ],
+        }
+        assert validate(body, "anthropic") == []
+
+    def test_roles_must_alternate_start_with_user_and_never_be_system(self) -> None:
+        body = {
+            "messages": [
+                {"role": "assistant", "content": "hi"},
+                {"role": "assistant", "content": "again"},
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": ""},
+            ]
+        }
+        assert validate(body, "anthropic") == [
+            "messages[0]: the first message must be a user message",
+            "messages[1]: two assistant messages in a row (roles must alternate)",
+            "messages[2]: invalid role 'system' (system goes in the top-level field)",
+            "messages[3]: empty content",
+        ]
+
+    def test_every_tool_use_needs_a_result_in_the_next_message_with_results_first(self) -> None:
+        body = {
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [use("a"), use("b")]},
+                {"role": "user", "content": [text("wait"), res("a"), res("a"), res("x")]},
+                {"role": "assistant", "content": [use("a")]},
+            ]
+        }
+        assert validate(body, "anthropic") == [
+            "messages[2].content[1]: tool_result blocks must come before every other block",
+            "messages[2].content[2]: tool_result blocks must come before every other block",
+            "messages[2].content[3]: tool_result blocks must come before every other block",
+            "messages[2].content[2]: duplicate tool_result for 'a'",
+            "messages[2].content[3]: orphan tool_result for 'x'",
+            "messages[2]: tool_use ['b'] of the previous message not answered",
+            "messages[3]: tool_use id 'a' used twice in the request",
+            "messages[3]: tool_use ['a'] not answered",
+        ]
+
+    def test_thinking_needs_a_signature_leads_the_reply_and_never_appears_in_user_turns(
+        self,
+    ) -> None:
+        body = {
+            "messages": [
+                {"role": "user", "content": [thinking()]},
+                {"role": "assistant", "content": [text("x"), thinking(None)]},
+                {"role": "user", "content": [text("")]},
+            ]
+        }
+        assert validate(body, "anthropic") == [
+            "messages[0].content[0]: thinking block not allowed in a user message",
+            "messages[1].content[1]: thinking blocks must come before every other block",
+            "messages[1].content[1]: thinking block without a signature",
+            "messages[2].content[0]: empty text block",
+        ]
+
+    def test_an_unanswered_tool_use_before_an_assistant_turn_is_reported(self) -> None:
+        body = {
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [use("a")]},
+                {"role": "assistant", "content": "done"},
+            ]
+        }
+        assert validate(body, "anthropic") == [
+            "messages[2]: two assistant messages in a row (roles must alternate)",
+            "messages[1]: tool_use ['a'] not answered",
+        ]
+
+
+class TestEntryPoints:
+    def test_validate_is_public_and_refuses_an_unknown_provider(self) -> None:
+        assert ctxengine.validate is validate
+        with pytest.raises(ValueError, match="unknown provider 'gemini'"):
+            validate({}, "gemini")
+
+    def test_ensure_valid_raises_with_every_problem(self) -> None:
+        with pytest.raises(InvalidRequest) as info:
+            ensure_valid({"messages": []}, "anthropic")
+        assert info.value.problems == ["messages must be a non-empty list"]
+        assert info.value.provider == "anthropic"
+        ensure_valid({"messages": [USER]}, "openai")
