@@ -1,0 +1,337 @@
+"""Claude Code session JSONL importer: corpus counts, merging, compaction, malformed input."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import require_corpus
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import detect, read_transcript
+from ctxengine.importers.claude_code import IMPORTER
+from ctxengine.model import CompactionRecord, Message, ReasoningPart
+
+FILES = (
+    "spotter-long-a0y-main.jsonl",
+    "spotter-long-a0y-agent-acompact.jsonl",
+    "spotter-long-dov-agent-acompact.jsonl",
+    "spotter-long-dov-subagent-a2898e3.jsonl",
+    "spotter-short.jsonl",
+    "spotter-tool-heavy.jsonl",
+)
+
+
+def raw_counts(path: Path) -> dict[str, int]:
+    """Counts made straight from the JSON lines, by the rules the importer documents."""
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    records = [o for o in lines if o["type"] in ("user", "assistant")]
+    side = bool(records[0].get("isSidechain"))
+    calls: dict[str, set[str]] = defaultdict(set)
+    n = {"user": 0, "tool": 0, "results": 0, "compaction": 0}
+    for o in lines:
+        if o["type"] == "system" and o.get("subtype") == "compact_boundary":
+            n["compaction"] += 1
+        if o["type"] not in ("user", "assistant") or bool(o.get("isSidechain")) != side:
+            continue
+        content = o["message"]["content"]
+        if o["type"] == "assistant":
+            calls[o["message"]["id"]].update(b["id"] for b in content if b["type"] == "tool_use")
+        elif o.get("isCompactSummary"):
+            continue
+        elif isinstance(content, str):
+            n["user"] += 1
+        else:
+            results = sum(1 for b in content if b["type"] == "tool_result")
+            n["results"] += results
+            n["tool"] += 1 if results else 0
+            n["user"] += any(b["type"] in ("text", "image", "document") for b in content)
+    n["assistant"] = len(calls)
+    n["calls"] = sum(len(c) for c in calls.values())
+    n["parallel"] = sum(1 for c in calls.values() if len(c) > 1)
+    return n
+
+
+def imported_counts(entries: Any) -> dict[str, int]:
+    n = dict.fromkeys(
+        ("user", "tool", "results", "compaction", "assistant", "calls", "parallel"), 0
+    )
+    for entry in entries:
+        body = entry.body
+        if isinstance(body, CompactionRecord):
+            n["compaction"] += 1
+            continue
+        assert isinstance(body, Message)
+        n[body.role] += 1
+        n["calls"] += len(body.tool_calls)
+        n["results"] += len(body.tool_results)
+        n["parallel"] += len(body.tool_calls) > 1
+    return n
+
+
+def write(tmp_path: Path, *records: dict[str, Any] | str) -> Path:
+    """A JSONL file of ``records``; a string record is written as is, and when it is the last
+    one the file gets no final newline (a line cut off mid-write)."""
+    path = tmp_path / "session.jsonl"
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    end = "" if isinstance(records[-1], str) else "\n"
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def user(uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": uuid,
+        "message": {"role": "user", "content": content},
+        **extra,
+    }
+
+
+def assistant(uuid: str, msg_id: str, *blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    message = {
+        "id": msg_id,
+        "role": "assistant",
+        "model": "claude-x",
+        "content": list(blocks),
+        "stop_reason": None,
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 7,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 20,
+        },
+    }
+    return {"type": "assistant", "sessionId": "s1", "uuid": uuid, "message": message, **extra}
+
+
+def call(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": "a.ex"}}
+
+
+def result(call_id: str, text: str = "ok") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": text}
+
+
+class TestCorpus:
+    @pytest.mark.parametrize("name", FILES)
+    def test_counts_match_an_independent_count_of_the_raw_lines(self, name: str) -> None:
+        path = require_corpus("claude-code", name)
+        session = read_transcript(path)
+        assert session.format == "claude-code"
+        assert imported_counts(session.entries) == raw_counts(path)
+
+    def test_long_session_has_exact_counts(self) -> None:
+        path = require_corpus("claude-code", "spotter-long-a0y-main.jsonl")
+        session = IMPORTER.read(path)
+        assert imported_counts(session.entries) == {
+            "user": 3,
+            "tool": 197,
+            "results": 197,
+            "compaction": 1,
+            "assistant": 157,
+            "calls": 197,
+            "parallel": 31,
+        }
+        assert session.session_id == "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+        assert session.meta["skipped"] == {
+            "file-history-snapshot": 27,
+            "progress": 1332,
+            "queue-operation": 1,
+            "system:stop_hook_summary": 3,
+            "system:turn_duration": 2,
+        }
+
+    def test_every_result_follows_its_call(self) -> None:
+        session = IMPORTER.read(require_corpus("claude-code", "spotter-long-a0y-main.jsonl"))
+        seen: set[str] = set()
+        for entry in session.entries:
+            msg = entry.message
+            if msg is not None:
+                seen.update(c.id for c in msg.tool_calls)
+                assert all(r.call_id in seen for r in msg.tool_results)
+
+    def test_compact_boundary_becomes_a_compaction_record_with_the_summary(self) -> None:
+        path = require_corpus("claude-code", "spotter-long-a0y-main.jsonl")
+        raw = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+        summary = next(o for o in raw if o.get("isCompactSummary"))["message"]["content"]
+        session = IMPORTER.read(path)
+        [entry] = [e for e in session.entries if e.kind == "compaction"]
+        record = entry.body
+        assert isinstance(record, CompactionRecord)
+        assert entry.id == "7b6887e9-15c3-485b-98c7-eb986f5abc7f"
+        assert record.summary == summary
+        assert record.summary.startswith("This session is being continued from a previous")
+        assert (record.tokens_before, record.first_kept_id) == (167117, None)
+        assert (record.summarizer, record.reason, record.policy) == (
+            "imported",
+            "imported",
+            "claude-code",
+        )
+        assert entry.meta == {
+            "trigger": "auto",
+            "summary_uuid": "7bf19bfa-9a71-402e-9a81-2dad042e663f",
+        }
+        after = session.entries[entry.seq + 1].message
+        assert after is not None and after.meta["message_id"] == "msg_01FeiYiJqMGMrRenE9aYYYJW"
+
+    def test_thinking_signature_is_byte_exact(self) -> None:
+        path = require_corpus("claude-code", "spotter-short.jsonl")
+        raw = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+        block = next(
+            b
+            for o in raw
+            if o["type"] == "assistant"
+            for b in o["message"]["content"]
+            if b["type"] == "thinking"
+        )
+        msg = IMPORTER.read(path).entries[1].message
+        assert msg is not None
+        [part] = msg.reasoning
+        assert part == ReasoningPart(block["thinking"], signature=block["signature"])
+
+    def test_merged_assistant_message_keeps_block_order_usage_and_line_ids(self) -> None:
+        session = IMPORTER.read(require_corpus("claude-code", "spotter-short.jsonl"))
+        msg = session.entries[1].message
+        assert msg is not None
+        assert [p.kind for p in msg.parts] == ["reasoning", "text", "tool_call", "tool_call"]
+        assert [c.id for c in msg.tool_calls] == [
+            "toolu_0116Hyi5v8ut7Ffb7d8qV1Sc",
+            "toolu_01FdQ8qTyVyZjE3Kw4dguQGx",
+        ]
+        assert (
+            msg.tool_calls[0].arguments
+            == '{"command":"mix phx.server 2>&1 | head -80","timeout":30000}'
+        )
+        assert (msg.usage.input_tokens, msg.usage.cache_read_tokens) == (3, 11515)  # type: ignore[union-attr]
+        assert (msg.stop_reason, msg.model) == ("tool_use", "claude-opus-4-6")
+        assert session.entries[1].id == "1b7d717f-d6a2-46a6-8575-fa4f937450ea"
+        assert len(msg.meta["merged_uuids"]) == 4
+
+    def test_sidechain_file_gets_its_own_session_id(self) -> None:
+        path = require_corpus("claude-code", "spotter-long-dov-subagent-a2898e3.jsonl")
+        session = IMPORTER.read(path)
+        assert session.session_id == "4d5611e5-241a-462a-8d15-5122611a9569:agent-a2898e3"
+        assert session.meta["sidechain"] is True
+
+    def test_compaction_subagent_keeps_hook_reminders_as_marked_user_messages(self) -> None:
+        path = require_corpus("claude-code", "spotter-long-dov-agent-acompact.jsonl")
+        session = IMPORTER.read(path)
+        marks = [
+            e.body.meta.get("synthetic") for e in session.entries if isinstance(e.body, Message)
+        ]
+        assert marks == ["isMeta", "isMeta", "isMeta", None, None]
+        assert session.title == (
+            "Your task is to create a detailed summary of the conversation so far, paying cl…"
+        )
+
+    def test_import_is_deterministic(self) -> None:
+        path = require_corpus("claude-code", "spotter-tool-heavy.jsonl")
+        first, second = IMPORTER.read(path), IMPORTER.read(path)
+        assert [e.id for e in first.entries] == [e.id for e in second.entries]
+        assert first.entries == second.entries
+
+    def test_detection_picks_claude_code_for_every_file(self) -> None:
+        for name in FILES:
+            assert detect(require_corpus("claude-code", name)).name == "claude-code"
+
+
+class TestMapping:
+    def test_streaming_lines_merge_and_a_repeated_block_is_kept_once(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "read both"),
+            assistant("a1", "m1", call("t1")),
+            user("r1", [result("t1", "one")]),
+            assistant("a2", "m1", call("t2")),
+            assistant("a3", "m1", call("t2")),
+            user("r2", [result("t2", "two")]),
+        )
+        entries = IMPORTER.read(path).entries
+        assert [(e.id, e.body.role) for e in entries] == [  # type: ignore[union-attr]
+            ("u1", "user"),
+            ("a1", "assistant"),
+            ("r1", "tool"),
+            ("r2", "tool"),
+        ]
+        msg = entries[1].message
+        assert msg is not None and [c.id for c in msg.tool_calls] == ["t1", "t2"]
+        assert msg.meta["merged_uuids"] == ["a2", "a3"]
+
+    def test_user_text_next_to_results_becomes_a_following_user_message(
+        self, tmp_path: Path
+    ) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", call("t1")),
+            user("r1", [result("t1"), {"type": "text", "text": "also check b.ex"}]),
+        )
+        entries = IMPORTER.read(path).entries
+        assert [e.id for e in entries] == ["u1", "a1", "r1", "r1#text"]
+        assert entries[3].message is not None and entries[3].message.text == "also check b.ex"
+
+    def test_usage_stop_reason_and_redacted_thinking(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "hi"),
+            assistant(
+                "a1",
+                "m1",
+                {"type": "redacted_thinking", "data": "EnC0ded=="},
+                {"type": "text", "text": "\n\n"},
+                {"type": "text", "text": "hello"},
+            ),
+            assistant("a2", "m1", stop_reason="x"),
+        )
+        msg = IMPORTER.read(path).entries[1].message
+        assert msg is not None
+        assert msg.parts[0] == ReasoningPart("", signature="EnC0ded==", redacted=True)
+        assert msg.text == "hello"
+        assert msg.usage is not None and msg.usage.prompt_tokens == 123
+        assert msg.stop_reason is None
+
+    def test_sidechain_lines_in_a_main_file_are_skipped(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "main"),
+            user("u2", "sub task", isSidechain=True),
+            {"type": "progress", "sessionId": "s1", "uuid": "p1", "data": {}},
+        )
+        session = IMPORTER.read(path)
+        assert [e.id for e in session.entries] == ["u1"]
+        assert session.meta["skipped"] == {"progress": 1, "sidechain": 1}
+
+
+class TestMalformed:
+    def test_truncated_last_line_names_the_line(self, tmp_path: Path) -> None:
+        path = write(tmp_path, user("u1", "hi"), '{"type": "user", "mess')
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == (
+            f"{path}:2: expected a JSON object, got invalid JSON "
+            "(unexpected end of data: line 1 column 23 (char 22))"
+        )
+        assert info.value.line == 2
+
+    def test_message_without_role(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "hi"),
+            {"type": "assistant", "uuid": "a1", "message": {"content": []}},
+        )
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == (
+            f"{path}:2: expected a `message` object with `role` and `content` (a string or a list)"
+        )
+
+    def test_tool_use_without_id(self, tmp_path: Path) -> None:
+        path = write(tmp_path, assistant("a1", "m1", {"type": "tool_use", "name": "Read"}))
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == f"{path}:1: expected a string `id` on a tool_use block"
