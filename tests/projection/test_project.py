@@ -4,6 +4,7 @@ from projection_helpers import EST, LOOSE, call, log, result, tool
 
 from ctxengine.model import (
     CompactionRecord,
+    Entry,
     Message,
     PinRecord,
     PruneRecord,
@@ -233,39 +234,70 @@ SIG_NEW = "c2lnLW5ldw==\n"
 
 
 class TestSignedReasoning:
-    def test_signed_reasoning_is_kept_byte_exact_in_the_newest_reply_and_dropped_whole_before(
-        self,
-    ) -> None:
-        old_thought = ReasoningPart("let me look", signature=SIG_OLD)
-        redacted = ReasoningPart("", signature="ENCRYPTED", redacted=True)
-        plain = ReasoningPart("unsigned musing")
-        new_thought = ReasoningPart(" trailing space kept ", signature=SIG_NEW)
-        entries = log(
+    OLD = ReasoningPart("let me look", signature=SIG_OLD)
+    REDACTED = ReasoningPart("", signature="ENCRYPTED", redacted=True)
+    PLAIN = ReasoningPart("unsigned musing")
+    NEW = ReasoningPart(" trailing space kept ", signature=SIG_NEW)
+
+    def entries(self, *after: Message) -> list[Entry]:
+        return log(
+            user("old request"),
             user("go"),
-            Message("assistant", (old_thought, redacted, plain, call("a"))),
+            Message("assistant", (self.OLD, self.REDACTED, self.PLAIN, call("a"))),
             tool(result("a", "A")),
             Message("assistant", (ReasoningPart("only thinking", signature=SIG_OLD),)),
             user("continue"),
-            Message("assistant", (new_thought,)),
-            Message("assistant", (TextPart("done"), call("b"))),
+            Message("assistant", (self.NEW,)),
+            Message("assistant", (TextPart("checking"), call("b"))),
+            tool(result("b", "B")),
+            compaction("e1"),
+            *after,
         )
-        ctx = project(entries, LOOSE, EST)
-        assert ctx.messages == (
+
+    def test_kept_pre_compaction_replies_lose_signed_reasoning_whole_and_the_newest_keeps_it(
+        self,
+    ) -> None:
+        ctx = project(self.entries(), LOOSE, EST)
+        assert ctx.messages[1:] == (
             user("go"),
-            Message("assistant", (plain, call("a"))),
+            Message("assistant", (self.PLAIN, call("a"))),
             tool(result("a", "A")),
             user("continue"),
-            Message("assistant", (new_thought,)),
-            Message("assistant", (TextPart("done"), call("b"))),
+            Message("assistant", (self.NEW,)),
+            Message("assistant", (TextPart("checking"), call("b"))),
+            tool(result("b", "B")),
         )
-        assert ctx.sources == ("e0", "e1", "e2", "e4", "e5", "e6")
+        assert ctx.sources[1:] == ("e1", "e2", "e3", "e5", "e6", "e7", "e8")
         assert ctx.sanitize == SanitizeReport(dropped_reasoning=3)
-        thinking = render_anthropic(ctx)["messages"][-1]["content"][0]
-        assert thinking == {
-            "type": "thinking",
-            "thinking": " trailing space kept ",
-            "signature": SIG_NEW,
+        reply = render_anthropic(ctx)["messages"][-2]
+        assert reply == {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": " trailing space kept ", "signature": SIG_NEW},
+                {"type": "text", "text": "checking"},
+                {"type": "tool_use", "id": "b", "name": "bash", "input": {"cmd": "ls"}},
+            ],
         }
+
+    def test_later_replies_keep_their_reasoning_and_the_epoch_only_grows_at_its_tail(
+        self,
+    ) -> None:
+        later = Message("assistant", (ReasoningPart("next", signature="s3"), TextPart("done")))
+        before = project(self.entries(), LOOSE, EST)
+        after = project(self.entries(later, user("more")), LOOSE, EST)
+        assert after.messages[: len(before.messages)] == before.messages
+        assert after.messages[len(before.messages) :] == (later, user("more"))
+
+    def test_without_a_compaction_no_reasoning_is_dropped(self) -> None:
+        entries = log(
+            user("go"),
+            Message("assistant", (self.OLD, call("a"))),
+            tool(result("a", "A")),
+            Message("assistant", (self.NEW, TextPart("done"))),
+        )
+        ctx = project(entries, LOOSE, EST)
+        assert ctx.messages == tuple(e.body for e in entries)
+        assert ctx.sanitize.dropped_reasoning == 0
 
 
 class TestReportedFailures:

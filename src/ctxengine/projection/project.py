@@ -9,8 +9,8 @@ Layout of the result::
                   whole log without a compaction), in log order
 
 Then, on the tail only: pruned tool results become one-line placeholders, long tool results
-are truncated at source (head + marker + tail), signed reasoning survives only in the newest
-assistant response, and the sanitizer repairs broken call/result pairing.
+are truncated at source (head + marker + tail), stale signed reasoning is dropped from the
+messages kept across the compaction, and the sanitizer repairs broken call/result pairing.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import (
     TruncateCap,
-    drop_old_signed_reasoning,
+    drop_stale_signed_reasoning,
     rewrite_results,
 )
 from ctxengine.tokens.base import Estimator
@@ -131,7 +131,9 @@ def project(
     pruned_out: list[str] = []
     calls: dict[str, ToolCallPart] = {}
     prune_set = frozenset(pruned)
-    for entry in entries[start:]:
+    tail_at = pre_end = len(messages)
+    for index in range(start, len(entries)):
+        entry = entries[index]
         msg = entry.message
         if msg is None or entry.id in head_ids:
             continue
@@ -151,8 +153,12 @@ def project(
             )
         messages.append(msg)
         sources.append(entry.id)
+        if index < comp_index:
+            pre_end = len(messages)
 
-    kept, kept_sources, dropped_reasoning = drop_old_signed_reasoning(messages, sources)
+    kept, kept_sources, dropped_reasoning = drop_stale_signed_reasoning(
+        messages, sources, tail_at, pre_end
+    )
     final, final_sources, report = sanitize(kept, kept_sources)
     report = dataclasses.replace(report, dropped_reasoning=dropped_reasoning)
     tokens = sum(estimator.message(m) for m in final)

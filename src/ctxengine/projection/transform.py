@@ -180,32 +180,36 @@ def _is_signed(part: object) -> bool:
     return isinstance(part, ReasoningPart) and (part.signature is not None or part.redacted)
 
 
-def drop_old_signed_reasoning(
-    messages: Sequence[Message], sources: Sequence[str | None]
+def drop_stale_signed_reasoning(
+    messages: Sequence[Message], sources: Sequence[str | None], start: int, end: int
 ) -> tuple[list[Message], list[str | None], int]:
-    """Keep signed reasoning only in the newest assistant response.
+    """Drop signed reasoning from the assistant messages kept across a compaction.
 
-    The newest response is the last run of consecutive assistant messages (one reply written
-    in pieces counts once). Its reasoning parts are kept byte-exact. From every older
-    assistant message each signed or redacted reasoning part is dropped whole, never
-    emptied; a message left with no parts is dropped (it held no tool calls, so no pairing
-    breaks). Unsigned reasoning is kept everywhere (renderers decide whether to send it).
+    ``messages[start:end]`` are the kept messages written before the compaction entry.
+    Their signed or redacted reasoning is stale (pi#9391): each such part is dropped
+    whole, never emptied or edited, except in the last assistant response of that range
+    (the newest reply when the compaction ran, possibly written as several consecutive
+    assistant messages), which stays byte-exact because a tool loop in progress must echo
+    it. Messages after the compaction keep everything, so the context of one epoch only
+    grows at its tail. A message left with no parts is dropped (it held no tool calls, so
+    no pairing breaks). Unsigned reasoning is kept (renderers decide whether to send it).
 
     Returns:
         ``(messages, sources, dropped_parts)``.
     """
-    newest = len(messages)
-    for i in range(len(messages) - 1, -1, -1):
+    last = end
+    for i in range(end - 1, start - 1, -1):
         if messages[i].role == "assistant":
-            newest = i
-            while newest > 0 and messages[newest - 1].role == "assistant":
-                newest -= 1
+            last = i
+            while last > start and messages[last - 1].role == "assistant":
+                last -= 1
             break
-    out: list[Message] = []
-    out_sources: list[str | None] = []
+    out: list[Message] = list(messages[:start])
+    out_sources: list[str | None] = list(sources[:start])
     dropped = 0
-    for i, msg in enumerate(messages):
-        if i < newest and msg.role == "assistant" and any(_is_signed(p) for p in msg.parts):
+    for i in range(start, len(messages)):
+        msg = messages[i]
+        if i < last and msg.role == "assistant" and any(_is_signed(p) for p in msg.parts):
             kept = tuple(p for p in msg.parts if not _is_signed(p))
             dropped += len(msg.parts) - len(kept)
             if not kept:
