@@ -1,0 +1,25 @@
+"""Token estimates and context size: the :class:`Estimator` protocol, the default
+:class:`HeuristicEstimator`, image costs, and the usage anchor."""
+
+from ctxengine.tokens.accounting import ContextSize, context_size, find_anchor, is_usable_anchor
+from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.estimate import HeuristicEstimator
+from ctxengine.tokens.images import (
+    estimate_tokens_for_image,
+    image_part_from_provider_block,
+    image_size,
+    image_size_from_base64,
+)
+
+__all__ = [
+    "ContextSize",
+    "Estimator",
+    "HeuristicEstimator",
+    "context_size",
+    "estimate_tokens_for_image",
+    "find_anchor",
+    "image_part_from_provider_block",
+    "image_size",
+    "image_size_from_base64",
+    "is_usable_anchor",
+]

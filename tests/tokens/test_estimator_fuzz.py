@@ -1,0 +1,118 @@
+"""The estimator never raises and never returns 0 for non-empty content (hypothesis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.tokens import HeuristicEstimator
+
+EST = HeuristicEstimator()
+B64 = st.text(
+    alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_", max_size=300
+)
+TEXTS = st.one_of(
+    st.text(max_size=300), B64, st.builds(lambda a, b: a + b, st.text(max_size=50), B64)
+)
+SIZES = st.one_of(st.none(), st.integers(-10, 100_000))
+
+text_parts = st.builds(TextPart, TEXTS)
+images = st.builds(
+    ImagePart,
+    st.text(max_size=20),
+    data=st.one_of(st.none(), TEXTS),
+    url=st.one_of(st.none(), st.text(max_size=30)),
+    byte_size=SIZES,
+    width=SIZES,
+    height=SIZES,
+)
+documents = st.builds(
+    DocumentPart,
+    st.sampled_from(["application/pdf", "text/plain", ""]),
+    title=st.one_of(st.none(), st.text(max_size=20)),
+    text=st.one_of(st.none(), TEXTS),
+    data=st.one_of(st.none(), B64),
+    byte_size=SIZES,
+)
+content = st.one_of(text_parts, images, documents)
+parts: st.SearchStrategy[Part] = st.one_of(
+    text_parts,
+    images,
+    documents,
+    st.builds(ToolCallPart, st.text(max_size=10), st.text(max_size=20), TEXTS),
+    st.builds(
+        ToolResultPart,
+        st.text(max_size=10),
+        st.lists(content, max_size=3).map(tuple),
+        is_error=st.booleans(),
+    ),
+    st.builds(
+        ReasoningPart,
+        TEXTS,
+        signature=st.one_of(st.none(), B64),
+        redacted=st.booleans(),
+    ),
+    st.builds(NativeCompactionPart, st.text(max_size=10), TEXTS),
+)
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=30)),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def non_empty(part: Part) -> bool:
+    return not (isinstance(part, TextPart) and part.text == "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_text_is_positive_for_non_empty_strings(text: str) -> None:
+    n = EST.text(text)
+    assert isinstance(n, int)
+    assert (n >= 1) if text else (n == 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts)
+def test_every_non_empty_part_costs_at_least_one(part: Part) -> None:
+    n = EST.part(part)
+    assert isinstance(n, int)
+    assert n >= 1 if non_empty(part) else n == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["system", "developer", "user", "assistant", "tool"]),
+    st.lists(parts, max_size=4),
+)
+def test_messages_cost_overhead_plus_parts(role: Any, items: list[Part]) -> None:
+    msg = Message(role, tuple(items))
+    assert EST.message(msg) == 4 + sum(EST.part(p) for p in items)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=8), json_values, max_size=5), max_size=4))
+def test_tool_schemas_never_raise(schemas: list[dict[str, Any]]) -> None:
+    n = EST.tools(schemas)
+    assert n == 0 if not schemas else n >= 300 + 8 * len(schemas)
+
+
+def test_text_of_wrong_type_does_not_raise() -> None:
+    assert EST.text(12345) == 2  # type: ignore[arg-type]
+    assert EST.part("not a part") == 3  # type: ignore[arg-type]

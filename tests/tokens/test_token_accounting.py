@@ -1,0 +1,78 @@
+"""Context size: usage anchor plus estimate of the messages after it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ctxengine.model import Message, Usage, assistant, system, tool_result, user
+from ctxengine.model.parts import ToolCallPart
+from ctxengine.tokens import ContextSize, HeuristicEstimator, context_size, find_anchor
+
+EST = HeuristicEstimator()
+CALL = ToolCallPart("c1", "read", '{"path":"a.py"}')
+
+
+def reply(usage: Usage | None, stop: str | None = None) -> Message:
+    return dataclasses.replace(assistant("done", usage=usage), stop_reason=stop)
+
+
+def history() -> list[Message]:
+    return [
+        system("You are a coding agent."),  # 0: 10
+        user("Fix the failing test."),  # 1: 10
+        assistant("Reading it.", CALL, usage=Usage(1_000, 50, 2_000, 0)),  # 2: anchor
+        tool_result("c1", "x = 1\n" * 40),  # 3: 88
+        user("Also run the linter."),  # 4: 10
+    ]
+
+
+class TestAnchor:
+    def test_total_is_anchor_usage_plus_estimate_after_it(self) -> None:
+        msgs = history()
+        after = [EST.message(m) for m in msgs[3:]]
+        assert after == [88, 10]
+        assert context_size(msgs, EST) == ContextSize(3_050 + 98, 3_050, 98, 2)
+
+    def test_anchor_counts_prompt_cache_and_output(self) -> None:
+        assert Usage(1_000, 50, 2_000, 0).context_tokens == 3_050
+
+    def test_aborted_errored_and_empty_usage_are_skipped(self) -> None:
+        msgs = [*history(), reply(Usage(9_000, 10), "aborted"), reply(Usage(9_000, 10), "error")]
+        msgs += [reply(Usage()), reply(Usage(0, 30))]  # all-zero, output-only
+        size = context_size(msgs, EST)
+        assert size.anchor_index == 2
+        assert size.anchored == 3_050
+        assert size.estimated == 88 + 10 + 4 * 5  # each skipped reply: 4 + "done" (1)
+
+    def test_latest_usable_anchor_wins(self) -> None:
+        msgs = [*history(), reply(Usage(4_000, 100))]
+        assert context_size(msgs, EST) == ContextSize(4_100, 4_100, 0, 5)
+
+    def test_usage_before_the_latest_compaction_is_stale(self) -> None:
+        msgs = history()
+        size = context_size(msgs, EST, fresh_from=3, extra_tokens=500)
+        full = sum(EST.message(m) for m in msgs)
+        assert full == 10 + 10 + 22 + 88 + 10
+        assert size == ContextSize(full + 500, 0, full + 500, None)
+
+    def test_no_usage_falls_back_to_the_full_estimate_plus_tools(self) -> None:
+        msgs = [system("rules"), user("hello")]
+        assert context_size(msgs, EST, extra_tokens=300) == ContextSize(312, 0, 312, None)
+        assert context_size([], EST) == ContextSize(0, 0, 0, None)
+
+    def test_cached_estimates_are_used_instead_of_the_estimator(self) -> None:
+        msgs = history()
+        size = context_size(msgs, EST, per_message=[1, 2, 3, 40, 500])
+        assert size == ContextSize(3_590, 3_050, 540, 2)
+
+    def test_cached_estimates_of_the_wrong_length_are_rejected(self) -> None:
+        with pytest.raises(ValueError, match="4 estimates for 5 messages"):
+            context_size(history(), EST, per_message=[1, 2, 3, 4])
+
+    def test_find_anchor_scans_back_only_to_fresh_from(self) -> None:
+        msgs = [*history(), user("more")]
+        assert find_anchor(msgs) == 2
+        assert find_anchor(msgs, fresh_from=2) == 2
+        assert find_anchor(msgs, fresh_from=3) is None
