@@ -60,6 +60,11 @@ class TestCodecRoundTrip:
         assert back == entry
         assert back.kind == "compaction"
 
+    def test_compaction_record_without_a_kept_tail_round_trips(self) -> None:
+        rec = CompactionRecord("state", None, 1000, 200, "default", "extractive")
+        entry = Entry("c", "s1", 9, rec)
+        assert entry_from_dict(entry_to_dict(entry)) == entry
+
 
 class TestBodyHash:
     def test_same_body_after_different_parent_gets_different_id(self) -> None:

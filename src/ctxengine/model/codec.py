@@ -135,6 +135,7 @@ def body_from_dict(data: dict[str, Any]) -> Body:
             for k, v in kwargs.get("ledgers", {}).items()
         }
         kwargs["ledgers"] = Ledgers(**raw)
+        kwargs.setdefault("first_kept_id", None)  # the wire form omits it when None
     if cls is PruneRecord:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
     result: Body = cls(**kwargs)
