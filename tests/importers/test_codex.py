@@ -1,0 +1,310 @@
+"""Codex CLI rollout importer: corpus counts, response grouping, usage, resume, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import require_corpus
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import detect, read_transcript
+from ctxengine.importers.codex import IMPORTER, tool_output_is_error
+from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+
+FILES = (
+    "codex-cpolar-connect-2025-09-16-a.jsonl",
+    "codex-cpolar-connect-2025-09-16-b.jsonl",
+    "codex-openprintkit-2025-10-31-long.jsonl",
+)
+ASSISTANT_SIDE = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+
+
+def raw_counts(path: Path) -> dict[str, int]:
+    """Counts straight from the rollout lines: a run of assistant-side response items with no
+    other response item between them is one assistant message."""
+    n = {"user": 0, "developer": 0, "assistant": 0, "tool": 0, "calls": 0, "parallel": 0}
+    run_calls: int | None = None
+    for text in path.read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        if line["type"] != "response_item":
+            continue
+        item = line["payload"]
+        kind = item["type"]
+        if kind in ASSISTANT_SIDE or (kind == "message" and item["role"] == "assistant"):
+            if run_calls is None:
+                n["assistant"] += 1
+                run_calls = 0
+            if kind in ASSISTANT_SIDE - {"reasoning"}:
+                n["calls"] += 1
+                run_calls += 1
+                n["parallel"] += run_calls == 2
+            continue
+        run_calls = None
+        if kind == "message":
+            n[item["role"]] += 1
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            n["tool"] += 1
+    return n
+
+
+def imported_counts(entries: Any) -> dict[str, int]:
+    n = {"user": 0, "developer": 0, "assistant": 0, "tool": 0, "calls": 0, "parallel": 0}
+    for entry in entries:
+        msg = entry.body
+        assert isinstance(msg, Message)
+        n[msg.role] += 1
+        n["calls"] += len(msg.tool_calls)
+        n["parallel"] += len(msg.tool_calls) > 1
+    return n
+
+
+def messages(entries: Any) -> list[Message]:
+    """The message bodies of ``entries`` (every entry of these files is a message)."""
+    found = [e.body for e in entries if isinstance(e.body, Message)]
+    assert len(found) == len(entries)
+    return found
+
+
+def write(tmp_path: Path, *records: dict[str, Any] | str) -> Path:
+    path = tmp_path / "rollout.jsonl"
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    end = "" if isinstance(records[-1], str) else "\n"
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def meta(sid: str = "sess-1") -> dict[str, Any]:
+    return {"type": "session_meta", "payload": {"id": sid, "cwd": "/w", "cli_version": "0.50.0"}}
+
+
+def item(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2025-10-01T00:00:00Z", "type": "response_item", "payload": payload}
+
+
+def msg(role: str, text: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return item({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+
+def fcall(call_id: str, name: str = "shell") -> dict[str, Any]:
+    args = '{"command":["bash","-lc","ls"]}'
+    return item({"type": "function_call", "name": name, "arguments": args, "call_id": call_id})
+
+
+def fout(call_id: str, output: str = "ok") -> dict[str, Any]:
+    return item({"type": "function_call_output", "call_id": call_id, "output": output})
+
+
+def tokens(inp: int, cached: int, out: int) -> dict[str, Any]:
+    last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out}
+    info = {"last_token_usage": last, "model_context_window": 272000}
+    return {"type": "event_msg", "payload": {"type": "token_count", "info": info}}
+
+
+class TestCorpus:
+    @pytest.mark.parametrize("name", FILES)
+    def test_counts_match_an_independent_count_of_the_raw_lines(self, name: str) -> None:
+        path = require_corpus("codex", name)
+        session = read_transcript(path)
+        assert session.format == "codex"
+        assert imported_counts(session.entries) == raw_counts(path)
+
+    def test_long_session_has_exact_counts_and_usage_on_every_reply(self) -> None:
+        session = IMPORTER.read(require_corpus("codex", "codex-openprintkit-2025-10-31-long.jsonl"))
+        assert imported_counts(session.entries) == {
+            "user": 64,
+            "developer": 0,
+            "assistant": 456,
+            "tool": 400,
+            "calls": 400,
+            "parallel": 0,
+        }
+        replies = [m for m in messages(session.entries) if m.role == "assistant"]
+        assert all(m.usage is not None for m in replies)
+        assert replies[0].usage == Usage(6247, 268, 0, 0)
+        errors = sum(r.is_error for m in messages(session.entries) for r in m.tool_results)
+        assert errors == 38
+
+    def test_usage_subtracts_cached_input(self) -> None:
+        session = IMPORTER.read(require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl"))
+        first = next(m for m in messages(session.entries) if m.role == "assistant")
+        assert first.usage == Usage(9831 - 4736, 587, 4736, 0)
+        assert first.model == "gpt-5-codex"
+
+    def test_encrypted_reasoning_is_kept_byte_exact(self) -> None:
+        path = require_corpus("codex", "codex-openprintkit-2025-10-31-long.jsonl")
+        raw = next(
+            json.loads(x)["payload"]
+            for x in path.read_text(encoding="utf-8").splitlines()
+            if '"type":"reasoning"' in x.replace(" ", "")
+        )
+        session = IMPORTER.read(path)
+        first = next(m for m in messages(session.entries) if m.role == "assistant")
+        assert first.reasoning[0].signature == raw["encrypted_content"]
+        assert first.reasoning[0].text == ""
+
+    def test_resumed_rollout_lists_both_session_ids_and_keeps_the_first(self) -> None:
+        session = IMPORTER.read(require_corpus("codex", "codex-cpolar-connect-2025-09-16-b.jsonl"))
+        assert session.session_id == "613a9a68-8816-40b2-a2d4-041ade599da6"
+        assert session.meta["session_ids"] == [
+            "613a9a68-8816-40b2-a2d4-041ade599da6",
+            "9cd28a74-da7e-4458-a91a-fffec2be9d7a",
+        ]
+
+    def test_environment_context_is_marked_synthetic(self) -> None:
+        session = IMPORTER.read(require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl"))
+        marks = [m.meta.get("synthetic") for m in messages(session.entries) if m.role == "user"]
+        assert marks == [
+            "environment_context",
+            None,
+            None,
+            None,
+            None,
+            "environment_context",
+            None,
+            None,
+        ]
+        assert session.title == "检查目前项目的设计"
+
+    def test_import_is_deterministic_and_ids_are_content_hashes(self) -> None:
+        path = require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl")
+        first, second = IMPORTER.read(path), IMPORTER.read(path)
+        assert [e.id for e in first.entries] == [e.id for e in second.entries]
+        assert all(e.id.startswith("b2:") for e in first.entries)
+        assert len({e.id for e in first.entries}) == len(first.entries)
+
+    def test_detection_picks_codex_for_every_file(self) -> None:
+        for name in FILES:
+            assert detect(require_corpus("codex", name)).name == "codex"
+
+
+class TestMapping:
+    def test_parallel_calls_form_one_message_and_usage_after_items_attaches(
+        self, tmp_path: Path
+    ) -> None:
+        reasoning = {
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": "gAAA==",
+        }
+        path = write(
+            tmp_path,
+            meta(),
+            msg("user", "list files"),
+            item(reasoning),
+            fcall("c1"),
+            fcall("c2"),
+            tokens(1000, 400, 50),
+            fout("c1"),
+            fout("c2", "Exit code: 2\nboom"),
+            msg("assistant", "done"),
+        )
+        found = messages(IMPORTER.read(path).entries)
+        assert [m.role for m in found] == ["user", "assistant", "tool", "tool", "assistant"]
+        reply = found[1]
+        assert reply.parts[0] == ReasoningPart("plan", signature="gAAA==")
+        assert [c.id for c in reply.tool_calls] == ["c1", "c2"]
+        assert (reply.usage, reply.stop_reason) == (Usage(600, 50, 400, 0), "tool_use")
+        assert [r.is_error for m in found[2:4] for r in m.tool_results] == [False, True]
+        assert found[4].stop_reason == "stop"
+
+    def test_reused_call_id_is_disambiguated_and_results_pair(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), fcall("c1"), fout("c1"), fcall("c1"), fout("c1"))
+        found = messages(IMPORTER.read(path).entries)
+        calls = [c.id for m in found for c in m.tool_calls]
+        results = [r.call_id for m in found for r in m.tool_results]
+        assert (calls, results) == (["c1", "c1#2"], ["c1", "c1#2"])
+
+    def test_custom_and_local_shell_calls(self, tmp_path: Path) -> None:
+        patch = "*** Begin Patch\n*** End Patch"
+        path = write(
+            tmp_path,
+            meta(),
+            item(
+                {"type": "custom_tool_call", "call_id": "p1", "name": "apply_patch", "input": patch}
+            ),
+            item({"type": "custom_tool_call_output", "call_id": "p1", "output": "Done!"}),
+            item(
+                {
+                    "type": "local_shell_call",
+                    "call_id": "s1",
+                    "status": "completed",
+                    "action": {"type": "exec", "command": ["ls"]},
+                }
+            ),
+            fout("s1"),
+        )
+        found = messages(IMPORTER.read(path).entries)
+        first, second = found[0].tool_calls[0], found[2].tool_calls[0]
+        assert (first.name, first.arguments, first.meta) == (
+            "apply_patch",
+            patch,
+            {"freeform": True},
+        )
+        assert (second.name, second.arguments) == (
+            "local_shell",
+            '{"type":"exec","command":["ls"]}',
+        )
+        assert found[3].tool_results[0].name == "local_shell"
+
+    def test_turn_aborted_marks_the_open_reply(self, tmp_path: Path) -> None:
+        aborted = {
+            "type": "event_msg",
+            "payload": {"type": "turn_aborted", "reason": "interrupted"},
+        }
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), aborted)
+        assert messages(IMPORTER.read(path).entries)[1].stop_reason == "aborted"
+
+    def test_compacted_line_becomes_a_compaction_record(self, tmp_path: Path) -> None:
+        compacted = {"type": "compacted", "payload": {"message": "state so far"}}
+        path = write(tmp_path, meta(), msg("user", "go"), compacted, msg("user", "more"))
+        entries = IMPORTER.read(path).entries
+        assert [e.kind for e in entries] == ["message", "compaction", "message"]
+        record = entries[1].body
+        assert isinstance(record, CompactionRecord)
+        assert (record.summary, record.first_kept_id) == ("state so far", None)
+
+
+class TestToolOutputErrors:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ('{"output":"x","metadata":{"exit_code":1,"duration_seconds":0.1}}', True),
+            ('{"output":"x","metadata":{"exit_code":0,"duration_seconds":0.1}}', False),
+            ("Exit code: 0\nWall time: 1s\nOutput:\nok", False),
+            ("Exit code: 127\nWall time: 0s\nOutput:\nnot found", True),
+            ("failed in sandbox LinuxSeccomp with execution error: denied", True),
+            ("error: Failed to find expected lines in a.py", True),
+            ("Plan updated", False),
+        ],
+    )
+    def test_classification(self, text: str, expected: bool) -> None:
+        assert tool_output_is_error(text) is expected
+
+
+class TestMalformed:
+    def test_truncated_last_line_names_the_line(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), '{"timestamp":"x","type":"respo')
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == (
+            f"{path}:2: expected a JSON object, got invalid JSON "
+            "(unexpected end of data: line 1 column 31 (char 30))"
+        )
+
+    def test_line_without_payload(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), {"type": "response_item"})
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == (
+            f"{path}:2: expected a rollout line with a string `type` and a `payload` object"
+        )
+
+    def test_function_call_without_call_id(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), item({"type": "function_call", "name": "shell"}))
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert str(info.value) == f"{path}:2: expected a string `call_id` on a function_call item"
