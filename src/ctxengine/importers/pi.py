@@ -1,0 +1,188 @@
+"""pi coding-agent session JSONL (``~/.pi/agent/sessions/<dir>/<time>_<id>.jsonl``).
+
+The first line is the ``session`` header. Version 1 files (no ``version`` key) are linear and
+their entries carry no ids; from version 2 every entry has ``id`` / ``parentId`` and the file
+is a tree (a user can go back and branch). Mapping:
+
+* Which entries: like pi's own ``buildSessionContext``, the active branch is the path from
+  the last entry of the file back to the root; entries on abandoned branches are not
+  imported (their count is ``meta["off_branch"]``). Version 1 files are imported in file
+  order. Entry ids are pi's ``id`` (content hashes for version 1).
+* ``message`` entries by role: ``user``, ``assistant`` (text, thinking with its signature kept
+  byte-exact, ``redacted`` thinking, tool calls, usage, ``stopReason`` normalised,
+  ``errorMessage`` in meta), ``toolResult`` (one ``tool`` message each), ``bashExecution``
+  (a command the user ran with ``!``): pi sends it to the model as a user message, so it
+  becomes a user message with the same text pi builds (``bashExecutionToText``), marked
+  ``meta["synthetic"] = "bashExecution"``; ``excludeFromContext`` ones (``!!``) are skipped.
+  ``custom`` / ``hookMessage`` messages and ``custom_message`` entries become user messages
+  (pi ``convertToLlm``); ``branch_summary`` entries become a user message with the summary.
+* ``compaction`` entries become :class:`CompactionRecord` (``summarizer`` and ``reason``
+  ``"imported"``, ``tokens_before`` = ``tokensBefore``); ``first_kept_id`` is the entry made
+  from ``firstKeptEntryId`` (version 1: ``firstKeptEntryIndex``, an index into the file's
+  entries counting the header), or from the first message after it when that entry is not a
+  message.
+* ``model_change``, ``thinking_level_change``, ``custom``, ``label`` and ``session_info``
+  entries are metadata, counted in ``meta["skipped"]``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxengine.errors import TranscriptError
+from ctxengine.importers._build import CallIds, LogBuilder, iter_jsonl
+from ctxengine.importers._parts import SYNTHETIC, count, opt_int, opt_str, title_of
+from ctxengine.importers._pi_messages import PiMessages
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import CompactionRecord, Message, TextPart
+
+_HEADER_KEYS = ("cwd", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession")
+_METADATA = frozenset({"model_change", "thinking_level_change", "custom", "label", "session_info"})
+
+Row = tuple[int, dict[str, Any]]
+
+
+class PiImporter:
+    """Importer for pi session JSONL (see the module docstring for the mapping)."""
+
+    name = "pi"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True when the first line is a pi ``{"type": "session", "id": …}`` header."""
+        first = head.split(b"\n", 1)[0].strip()
+        return (
+            first.startswith(b"{")
+            and b'"type":"session"' in first.replace(b" ", b"")
+            and b'"id"' in first
+            and b'"sessionId"' not in first
+        )
+
+    def read(self, path: Path) -> ImportedSession:
+        """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed entries."""
+        rows = list(iter_jsonl(path))
+        if not rows or rows[0][1].get("type") != "session" or not opt_str(rows[0][1], "id"):
+            line = rows[0][0] if rows else 1
+            raise TranscriptError(
+                str(path),
+                "expected a pi session header line with `type` session and an `id`",
+                line=line,
+            )
+        header = rows[0][1]
+        version = header.get("version", 1)
+        tree = isinstance(version, int) and version >= 2
+        path_rows = _active_branch(path, rows[1:]) if tree else rows[1:]
+        return _Reader(path, header, rows, path_rows, tree).run()
+
+
+def _active_branch(path: Path, rows: list[Row]) -> list[Row]:
+    """The rows from the root to the last entry, following ``parentId`` (pi's default leaf)."""
+    by_id: dict[str, Row] = {}
+    for line, obj in rows:
+        entry_id = opt_str(obj, "id")
+        if entry_id is None:
+            raise TranscriptError(str(path), "expected a string `id` on a session entry", line=line)
+        by_id[entry_id] = (line, obj)
+    branch: list[Row] = []
+    seen: set[str] = set()
+    current = rows[-1] if rows else None
+    while current is not None:
+        branch.append(current)
+        entry_id = current[1]["id"]
+        seen.add(entry_id)
+        parent = opt_str(current[1], "parentId")
+        if parent in seen:
+            raise TranscriptError(
+                str(path),
+                f"expected `parentId` links without a cycle (at {parent})",
+                line=current[0],
+            )
+        current = by_id.get(parent) if parent else None
+    branch.reverse()
+    return branch
+
+
+class _Reader:
+    def __init__(
+        self, path: Path, header: dict[str, Any], rows: list[Row], branch: list[Row], tree: bool
+    ) -> None:
+        self.path = path
+        self.header = header
+        self.rows = rows
+        self.branch = branch
+        self.tree = tree
+        self.session_id: str = header["id"]
+        self.builder = LogBuilder(self.session_id)
+        self.messages = PiMessages(path, CallIds())
+        self.skipped: dict[str, int] = {}
+        #: id of the message entry made from each branch position (``None``: none).
+        self.made: list[str | None] = []
+        self.position: dict[int, int] = {line: i for i, (line, _) in enumerate(branch)}
+
+    def run(self) -> ImportedSession:
+        for line, obj in self.branch:
+            self.made.append(self._entry(line, obj))
+        meta: dict[str, Any] = {k: self.header[k] for k in _HEADER_KEYS if k in self.header}
+        meta["version"] = self.header.get("version", 1)
+        off = len(self.rows) - 1 - len(self.branch)
+        if off:
+            meta["off_branch"] = off
+        if self.skipped:
+            meta["skipped"] = dict(sorted(self.skipped.items()))
+        entries = tuple(self.builder.entries)
+        return ImportedSession(
+            self.session_id, "pi", str(self.path), entries, title_of(entries), meta
+        )
+
+    def _entry(self, line: int, obj: dict[str, Any]) -> str | None:
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            raise TranscriptError(str(self.path), "expected a string `type`", line=line)
+        source_id = opt_str(obj, "id")
+        created = opt_str(obj, "timestamp")
+        body: Message | CompactionRecord | None = None
+        if kind == "message":
+            body = self.messages.convert(line, obj.get("message"))
+            if body is None:
+                count(self.skipped, "excluded_bash")
+        elif kind == "custom_message":
+            body = self.messages.custom(line, obj)
+        elif kind == "branch_summary":
+            text = opt_str(obj, "summary") or ""
+            body = Message("user", (TextPart(text),), meta={SYNTHETIC: "branch_summary"})
+        elif kind == "compaction":
+            body = self._compaction(line, obj)
+        else:
+            count(self.skipped, kind if kind in _METADATA else f"unknown:{kind}")
+        if body is None:
+            return None
+        entry = self.builder.add(body, source_id=source_id, created_at=created)
+        return entry.id if isinstance(body, Message) else None
+
+    def _compaction(self, line: int, obj: dict[str, Any]) -> CompactionRecord:
+        here = len(self.made)
+        start: int | None = None
+        if self.tree:
+            target = opt_str(obj, "firstKeptEntryId")
+            start = next(
+                (i for i, (_, o) in enumerate(self.branch[:here]) if o.get("id") == target), None
+            )
+        elif isinstance(obj.get("firstKeptEntryIndex"), int):
+            index = obj["firstKeptEntryIndex"]
+            if 0 < index < len(self.rows):
+                start = self.position.get(self.rows[index][0])
+        first_kept = None
+        if start is not None:
+            first_kept = next((m for m in self.made[start:here] if m is not None), None)
+        return CompactionRecord(
+            summary=opt_str(obj, "summary") or "",
+            first_kept_id=first_kept,
+            tokens_before=opt_int(obj, "tokensBefore"),
+            tokens_after=0,
+            policy="pi",
+            summarizer="imported",
+            reason="imported",
+        )
+
+
+IMPORTER = PiImporter()
