@@ -1,0 +1,32 @@
+"""Boundaries: turns and tool exchanges, one module per protocol invariant, valid cut points
+and the cut for a keep-recent budget."""
+
+from ctxengine.boundaries.cut import (
+    MIN_TURN_START_KEPT_RATIO,
+    SAFE_INDEX_RULES,
+    CutPoint,
+    find_cut,
+    valid_cut_points,
+)
+from ctxengine.boundaries.turns import (
+    ToolExchange,
+    Turn,
+    is_turn_start,
+    segment_turns,
+    tool_exchanges,
+    turn_starts,
+)
+
+__all__ = [
+    "MIN_TURN_START_KEPT_RATIO",
+    "SAFE_INDEX_RULES",
+    "CutPoint",
+    "ToolExchange",
+    "Turn",
+    "find_cut",
+    "is_turn_start",
+    "segment_turns",
+    "tool_exchanges",
+    "turn_starts",
+    "valid_cut_points",
+]
