@@ -1,0 +1,286 @@
+"""What a shell command or a patch does to files, read from its text alone (no execution).
+
+Used by the ledgers: ``cat``/``sed -n``/``head`` read a file; ``sed -i``, ``> file``, ``tee``,
+``mv``/``cp``/``rm``/``touch`` change one; Codex ``apply_patch`` patches name their files in
+``*** Update File:`` lines; SWE-agent's ``open``/``create``/``edit N:M`` act on files too. Paths
+are kept exactly as written (never normalised), so a later literal search for them succeeds.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+Action: TypeAlias = Literal["read", "edited", "created", "wrote", "deleted", "moved", "copied"]
+
+#: Placeholder path: the file currently open in SWE-agent (``edit 3:5`` names no file).
+CURRENT_FILE = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileEffect:
+    """One effect of a command on one path.
+
+    Attributes:
+        action: ``read`` or a modifying verb (past tense, used verbatim in the done ledger).
+        path: the path as written; :data:`CURRENT_FILE` for SWE-agent's open file.
+        other: ``moved``: the destination; ``copied``: the destination (``path`` is the source).
+    """
+
+    action: Action
+    path: str
+    other: str | None = None
+
+    @property
+    def modified(self) -> tuple[str, ...]:
+        """Paths this effect changes (empty for reads)."""
+        if self.action == "read":
+            return ()
+        if self.action == "moved":
+            return (self.path, self.other) if self.other else (self.path,)
+        if self.action == "copied":
+            return (self.other,) if self.other else ()
+        return (self.path,)
+
+
+_PATCH_LINE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$")
+_PATCH_VERB: dict[str, Action] = {"Update": "edited", "Add": "created", "Delete": "deleted"}
+
+
+def patch_effects(patch: str) -> tuple[FileEffect, ...]:
+    """Effects of a Codex ``apply_patch`` patch: ``*** Update File: p`` → edited, ``*** Add
+    File:`` → created, ``*** Delete File:`` → deleted, ``*** Move to: q`` → the updated file
+    moved to ``q``."""
+    out: list[FileEffect] = []
+    for line in patch.splitlines():
+        m = _PATCH_LINE.match(line)
+        if m is None:
+            continue
+        if m.group(3) is not None:
+            if out and out[-1].action == "edited":
+                out[-1] = FileEffect("moved", out[-1].path, m.group(3))
+            else:
+                out.append(FileEffect("created", m.group(3)))
+        else:
+            out.append(FileEffect(_PATCH_VERB[m.group(1)], m.group(2)))
+    return tuple(out)
+
+
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+_SWE_EDIT = re.compile(r"^\s*(edit\s+\d+:\d+|insert\s+\d+|append)\s*$")
+_SEPARATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "{", "}"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_OTHER_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", ">&", "<&", "<>"})
+_WRAPPERS = frozenset({"sudo", "time", "env", "nohup", "command", "exec", "nice", "stdbuf"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_READERS = frozenset({"cat", "less", "more", "head", "tail", "nl", "bat", "batcat", "view"})
+_HEAD_OPTS = frozenset({"-n", "-c", "--lines", "--bytes"})
+_SED_OPTS = frozenset({"-e", "-f", "-l", "--expression", "--file"})
+_SED_IN_PLACE = re.compile(r"^(-[nErsuz]*i|--in-place)")
+_SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")
+
+
+def _logical_lines(text: str) -> tuple[list[str], bool]:
+    """Command lines with heredoc bodies and SWE-agent edit bodies removed, backslash
+    continuations joined. The flag tells whether a SWE-agent edit command was seen."""
+    raw = text.replace("\\\n", " ").split("\n")
+    out: list[str] = []
+    swe_edit = False
+    i = 0
+    while i < len(raw):
+        line = raw[i]
+        i += 1
+        if _SWE_EDIT.match(line):
+            swe_edit = True
+            while i < len(raw) and raw[i].strip() != "end_of_edit":
+                i += 1
+            i += 1
+            continue
+        out.append(line)
+        for m in _HEREDOC.finditer(line):
+            delim = m.group(3)
+            while i < len(raw) and raw[i].strip() != delim:
+                i += 1
+            i += 1
+    return out, swe_edit
+
+
+def _separate_lines(text: str) -> str:
+    """Newlines outside quotes become ``;`` so each line is its own command."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\n":
+            ch = " ; "
+        out.append(ch)
+    return "".join(out)
+
+
+def _tokens(text: str) -> list[str]:
+    """Shell tokens; a text with unbalanced quotes gives only its lines that parse."""
+    try:
+        return _lex(_separate_lines(text))
+    except ValueError:
+        tokens: list[str] = []
+        for line in text.split("\n"):
+            try:
+                tokens += [*_lex(line), ";"]
+            except ValueError:
+                continue
+        return tokens
+
+
+def _lex(text: str) -> list[str]:
+    lex = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    return list(lex)
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    segs: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok in _SEPARATORS:
+            segs.append([])
+        else:
+            segs[-1].append(tok)
+    return [s for s in segs if s]
+
+
+def _is_path(token: str) -> bool:
+    return (
+        bool(token)
+        and not token.startswith(("-", "$", "&"))
+        and not any(c in token for c in "*?`{}")
+    )
+
+
+def _strip_redirects(seg: list[str]) -> tuple[list[str], list[str]]:
+    """(arguments without redirections, paths written by ``>``/``>>``/``&>``)."""
+    args: list[str] = []
+    written: list[str] = []
+    i = 0
+    while i < len(seg):
+        tok = seg[i]
+        if tok in _WRITE_REDIRECTS or tok in _OTHER_REDIRECTS:
+            if args and args[-1].isdigit():
+                args.pop()
+            target = seg[i + 1] if i + 1 < len(seg) else ""
+            if tok in _WRITE_REDIRECTS and _is_path(target) and not target.startswith("/dev/"):
+                written.append(target)
+            i += 2
+            continue
+        args.append(tok)
+        i += 1
+    return args, written
+
+
+def _operands(args: list[str], value_opts: frozenset[str] = frozenset()) -> list[str]:
+    """Non-option arguments, skipping the values of options that take one."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--":
+            continue
+        elif a.startswith("-"):
+            skip = a in value_opts
+        else:
+            out.append(a)
+    return out
+
+
+def _sed(args: list[str]) -> list[FileEffect]:
+    in_place = any(_SED_IN_PLACE.match(a) for a in args)
+    has_script_opt = any(a in _SED_OPTS and a != "-l" for a in args)
+    operands = _operands(args, _SED_OPTS)
+    files = operands if has_script_opt else operands[1:]
+    action: Action = "edited" if in_place else "read"
+    return [FileEffect(action, f) for f in files if _is_path(f)]
+
+
+def _command_effects(argv: list[str]) -> list[FileEffect]:
+    while argv and (("=" in argv[0] and not argv[0].startswith("=")) or argv[0] in _WRAPPERS):
+        argv = argv[1:]
+    if not argv:
+        return []
+    name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if name in _SHELLS:
+        scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if _SHELL_C.match(a)]
+        return [e for s in scripts for e in shell_effects(s)]
+    operands = [a for a in _operands(args) if _is_path(a)]
+    if name in _READERS:
+        files = _operands(args, _HEAD_OPTS if name in ("head", "tail") else frozenset())
+        return [FileEffect("read", p) for p in files if _is_path(p) and not p.isdigit()]
+    if name == "open":  # SWE-agent: open <path> [line]
+        return [FileEffect("read", operands[0])] if operands else []
+    if name == "create":  # SWE-agent: create <path>
+        return [FileEffect("created", operands[0])] if operands else []
+    if name == "sed":
+        return _sed(args)
+    if name == "perl" and any(a.startswith("-") and "i" in a for a in args):
+        return [FileEffect("edited", p) for p in operands[1:]]
+    if name == "tee":
+        return [FileEffect("wrote", p) for p in operands]
+    if name == "touch":
+        return [FileEffect("created", p) for p in operands]
+    if name == "rm" or (name == "git" and args[:1] == ["rm"]):
+        return [FileEffect("deleted", p) for p in (operands[1:] if name == "git" else operands)]
+    if name in ("mv", "cp") or (name == "git" and args[:1] == ["mv"]):
+        ops = operands[1:] if name == "git" else operands
+        if len(ops) < 2:
+            return []
+        verb: Action = "copied" if name == "cp" else "moved"
+        return [FileEffect(verb, src, ops[-1]) for src in ops[:-1]]
+    return []
+
+
+def shell_effects(command: str) -> tuple[FileEffect, ...]:
+    """Effects of a shell command line (possibly several lines, pipes, ``&&`` chains,
+    heredocs, ``bash -lc '…'`` wrappers).
+
+    Reads: ``cat``, ``less``, ``more``, ``head``, ``tail``, ``nl``, ``bat``, ``sed`` without
+    ``-i``, SWE-agent ``open``. Changes: ``> f``/``>> f``/``&> f`` (never ``/dev/*``), ``tee``,
+    ``sed -i``, ``perl -i``, ``touch``, ``rm``, ``mv``, ``cp``, ``git rm``/``git mv``, SWE-agent
+    ``create`` and ``edit N:M``/``insert N``/``append`` (on :data:`CURRENT_FILE`), and any
+    ``apply_patch`` patch in the text. Arguments with globs or variables are skipped.
+    """
+    if "*** Begin Patch" in command:
+        return patch_effects(command)
+    lines, swe_edit = _logical_lines(command)
+    out: list[FileEffect] = []
+    for seg in _segments(_tokens("\n".join(lines))):
+        args, written = _strip_redirects(seg)
+        out.extend(_command_effects(args))
+        out.extend(FileEffect("wrote", p) for p in written)
+    if swe_edit:
+        out.append(FileEffect("edited", CURRENT_FILE))
+    return tuple(out)
+
+
+_CHECK = re.compile(
+    r"(^|[\s/;&|(])("
+    r"pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|tsc|tsgo|mypy|"
+    r"ruff|eslint|pyright|make|cmake\s+--build|mvn|gradle|gradlew|"
+    r"(npm|pnpm|yarn|bun)\s+(run\s+)?(test|build|lint|check|typecheck)|"
+    r"cargo\s+(test|build|check|clippy)|go\s+(test|build|vet)|mix\s+(test|compile)|"
+    r"dotnet\s+(build|test)|git\s+commit|git\s+push"
+    r")\b"
+)
+
+
+def looks_like_check(command: str) -> bool:
+    """True for commands worth recording as done when they succeed: test runners, builds,
+    linters and type checkers, ``git commit``/``git push``."""
+    return _CHECK.search(command) is not None

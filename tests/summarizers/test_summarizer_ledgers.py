@@ -1,0 +1,209 @@
+"""Ledgers from each agent's tool vocabulary: exact files, steps, errors and commands."""
+
+from __future__ import annotations
+
+from summarizer_helpers import (
+    call,
+    calls,
+    claude_code_history,
+    codex_history,
+    openhands_history,
+    pi_history,
+    results,
+    swe_agent_history,
+)
+
+from ctxengine.model import Ledgers, user
+from ctxengine.summarizers.ledgers import extract_ledgers, shell_command
+
+
+def test_claude_code() -> None:
+    assert extract_ledgers(claude_code_history(), "goal") == Ledgers(
+        goal="goal",
+        files_read=(),
+        files_modified=("/repo/src/auth.py", "/repo/tests/test_auth.py"),
+        constraints=("Don't touch the database schema.",),
+        errors=("<tool_use_error>String to replace not found in file.",),
+        commands=("pytest -q tests/test_auth.py",),
+        done=(
+            "edited /repo/src/auth.py",
+            "created /repo/tests/test_auth.py",
+            "ran `pytest -q tests/test_auth.py` (succeeded)",
+        ),
+    )
+
+
+def test_codex_shell_and_apply_patch() -> None:
+    assert extract_ledgers(codex_history()) == Ledgers(
+        files_read=(),
+        files_modified=("src/tool/cli.py", "tests/test_cli.py"),
+        constraints=("Only change cli.py and its tests.",),
+        errors=(
+            "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, "
+            "exit code: 1, stdout: F.",
+            "FAILED tests/test_cli.py::test_verbose - AssertionError: assert 0 == 1",
+            "1 failed, 1 passed in 0.05s",
+        ),
+        commands=("sed -n '1,120p' src/tool/cli.py", "pytest -q"),
+        done=("edited src/tool/cli.py", "created tests/test_cli.py", "ran `pytest -q` (succeeded)"),
+    )
+
+
+def test_pi() -> None:
+    assert extract_ledgers(pi_history()) == Ledgers(
+        files_read=("src/theme/theme.ts",),
+        files_modified=("src/theme/loader.ts", "src/tui/app.ts"),
+        constraints=("Never use chalk directly; always go through theme.ts.",),
+        errors=(
+            "Could not find the exact text in src/tui/app.ts.",
+            "src/tui/app.ts(3,1): error TS2304: Cannot find name 'chalk'.",
+            "Command exited with code 2",
+        ),
+        commands=("npm run check",),
+        done=(
+            "wrote src/theme/loader.ts",
+            "edited src/tui/app.ts",
+            "ran `npm run check` (succeeded)",
+        ),
+    )
+
+
+def test_openhands() -> None:
+    assert extract_ledgers(openhands_history()) == Ledgers(
+        files_read=(),
+        files_modified=("/workspace/game.py",),
+        constraints=("Make sure it runs without a display.",),
+        errors=(
+            "Traceback (most recent call last):",
+            "ModuleNotFoundError: No module named 'keyboard'",
+            "[Command finished with exit code 1]",
+        ),
+        commands=("python3 /workspace/game.py --headless", "python3 -m pytest -q /workspace"),
+        done=(
+            "created /workspace/game.py",
+            "edited /workspace/game.py",
+            "ran `python3 -m pytest -q /workspace` (succeeded)",
+        ),
+    )
+
+
+def test_swe_agent_edits_the_open_file() -> None:
+    assert extract_ledgers(swe_agent_history()) == Ledgers(
+        files_read=(),
+        files_modified=("reproduce.py", "src/marshmallow/fields.py"),
+        constraints=("You must not change the public API.",),
+        errors=("- E999 IndentationError: unexpected indent",),
+        commands=("python reproduce.py", "rm reproduce.py"),
+        done=(
+            "created reproduce.py",
+            "edited reproduce.py",
+            "edited src/marshmallow/fields.py",
+            "deleted reproduce.py",
+        ),
+    )
+
+
+def test_swe_agent_text_commands_through_a_shell_tool() -> None:
+    msgs = (
+        calls(call("a", "bash", command="open tests/missing_colon.py\n")),
+        results(("a", "[File: /repo/tests/missing_colon.py (10 lines total)]")),
+        calls(call("b", "bash", command="edit 3:3\n    def x():\nend_of_edit\n")),
+        results(("b", "[File: /repo/tests/missing_colon.py (10 lines total)]\n3:    def x():")),
+    )
+    ledgers = extract_ledgers(msgs)
+    assert ledgers.files_modified == ("tests/missing_colon.py",)
+    assert ledgers.done == ("edited tests/missing_colon.py",)
+    assert ledgers.files_read == ()
+
+
+def test_an_edit_of_an_unknown_open_file_takes_the_path_from_the_result_header() -> None:
+    msgs = (
+        calls(call("b", "edit", search="a", replace="b")),
+        results(("b", "[File: /repo/x.py (10 lines total)]\n3: b")),
+    )
+    assert extract_ledgers(msgs).files_modified == ("/repo/x.py",)
+
+
+class TestOnlySuccessfulStepsCount:
+    def test_a_failed_edit_is_neither_modified_nor_done(self) -> None:
+        msgs = (
+            calls(call("e1", "Edit", file_path="a.py", old_string="x", new_string="y")),
+            results(("e1", "<tool_use_error>File has not been read yet.</tool_use_error>", True)),
+        )
+        ledgers = extract_ledgers(msgs)
+        assert ledgers.files_modified == ()
+        assert ledgers.done == ()
+        assert ledgers.errors == ("<tool_use_error>File has not been read yet.</tool_use_error>",)
+
+    def test_a_call_without_a_result_counts_as_not_done(self) -> None:
+        msgs = (calls(call("e1", "Write", file_path="a.py", content="x")),)
+        assert extract_ledgers(msgs) == Ledgers()
+
+    def test_a_failed_read_is_not_a_read(self) -> None:
+        msgs = (
+            calls(call("r1", "Read", file_path="missing.py")),
+            results(("r1", "File does not exist.", True)),
+        )
+        ledgers = extract_ledgers(msgs)
+        assert ledgers.files_read == ()
+        assert ledgers.errors == ("File does not exist.",)
+
+    def test_a_failing_test_run_is_an_error_not_a_done_step(self) -> None:
+        msgs = (
+            calls(call("b1", "bash", command="python -m pytest -q")),
+            results(("b1", "F\nFAILED t.py::test_x - assert 1 == 2\n1 failed in 0.01s")),
+        )
+        ledgers = extract_ledgers(msgs)
+        assert ledgers.done == ()
+        assert ledgers.errors == ("FAILED t.py::test_x - assert 1 == 2", "1 failed in 0.01s")
+
+
+def test_reads_exclude_modified_paths_and_search_tools_are_not_reads() -> None:
+    msgs = (
+        user("go"),
+        calls(
+            call("a", "Read", file_path="a.py"),
+            call("b", "Glob", pattern="**/*.py"),
+            call("c", "Bash", command="cat b.py c.py && grep -rn x ."),
+        ),
+        results(("a", "x"), ("b", "a.py\nb.py"), ("c", "x")),
+        calls(call("d", "Bash", command="sed -i 's/x/y/' b.py")),
+        results(("d", "")),
+    )
+    ledgers = extract_ledgers(msgs)
+    assert ledgers.files_read == ("a.py", "c.py")
+    assert ledgers.files_modified == ("b.py",)
+    assert ledgers.done == ("edited b.py",)
+
+
+def test_long_commands_are_capped_and_patches_are_not_commands() -> None:
+    long = "echo " + "x" * 300
+    msgs = (
+        calls(call("a", "Bash", command=long)),
+        results(("a", "x")),
+        calls(
+            call(
+                "b",
+                "shell",
+                command=[
+                    "bash",
+                    "-lc",
+                    "apply_patch <<'P'\n*** Begin Patch\n"
+                    "*** Add File: n.txt\n+hi\n*** End Patch\nP",
+                ],
+            )
+        ),
+        results(("b", "Done")),
+    )
+    ledgers = extract_ledgers(msgs)
+    assert ledgers.commands == (long[:199] + "…",)
+    assert ledgers.files_modified == ("n.txt",)
+
+
+def test_shell_command_forms() -> None:
+    assert shell_command(call("a", "shell", command=["bash", "-lc", "ls -la"])) == "ls -la"
+    assert shell_command(call("a", "shell", command=["git", "commit", "-m", "two words"])) == (
+        "git commit -m 'two words'"
+    )
+    assert shell_command(call("a", "exec_command", cmd="make")) == "make"
+    assert shell_command(call("a", "Read", file_path="x")) is None
