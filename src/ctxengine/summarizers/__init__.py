@@ -1,0 +1,38 @@
+"""Summarizers: turn the old prefix of a session into continuation state.
+
+:class:`Summarizer` is the protocol; :class:`ExtractiveSummarizer` is the deterministic default
+(no LLM). :func:`extract_ledgers` and :func:`serialize_transcript` are shared with the LLM
+summarizers.
+"""
+
+from ctxengine.summarizers.base import Summarizer, Summary, SummaryRequest
+from ctxengine.summarizers.constraints import (
+    constraint_sentences,
+    is_real_user_message,
+    real_user_texts,
+)
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.ledgers import call_effects, extract_ledgers, shell_command
+from ctxengine.summarizers.transcript import (
+    TRANSCRIPT_MODES,
+    TranscriptMode,
+    head_tail,
+    serialize_transcript,
+)
+
+__all__ = [
+    "TRANSCRIPT_MODES",
+    "ExtractiveSummarizer",
+    "Summarizer",
+    "Summary",
+    "SummaryRequest",
+    "TranscriptMode",
+    "call_effects",
+    "constraint_sentences",
+    "extract_ledgers",
+    "head_tail",
+    "is_real_user_message",
+    "real_user_texts",
+    "serialize_transcript",
+    "shell_command",
+]

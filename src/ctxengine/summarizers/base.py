@@ -1,0 +1,99 @@
+"""The summarizer seam: what a summarizer is given (:class:`SummaryRequest`), what it returns
+(:class:`Summary`), and the :class:`Summarizer` protocol every implementation follows.
+
+A summarizer turns the old prefix of a session (plus the previous continuation state, its
+anchor) into new continuation state that fits a token budget. It never touches history: it
+returns a value or raises :class:`~ctxengine.errors.SummaryRejected`, and the caller decides
+what to store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from ctxengine.model import CompactionRecord, Ledgers, Message
+from ctxengine.tokens.base import Estimator
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """Everything a summarizer needs for one compaction. All token counts are tokens.
+
+    Attributes:
+        messages: the old prefix to summarize, oldest first: from the previous compaction's
+            first kept entry (or the start of the session) up to the cut, or up to the start
+            of the split turn when ``turn_prefix`` is given.
+        previous: the previous compaction (its summary and ledgers are the anchor), or ``None``.
+        goal: the session's first real user request, verbatim, found by the caller in the whole
+            log (it may lie before ``messages``).
+        budget_tokens: the most tokens the continuation-state text may take (> 0).
+        focus: optional text from the user on what to keep (``compact --focus``).
+        turn_prefix: when the cut splits a turn, the part of that turn before the cut (it is
+            not in ``messages``); summarized into a "turn context" section.
+        prior_user_messages: texts of the real user messages that come before ``messages``
+            (oldest first, verbatim), collected by the caller from the log, so that recent user
+            messages carry over from one compaction to the next; may be empty.
+        pinned: texts of pin entries up to the cut (they are carried in ``Ledgers.pinned``).
+    """
+
+    messages: tuple[Message, ...]
+    previous: CompactionRecord | None
+    goal: str
+    budget_tokens: int
+    focus: str | None = None
+    turn_prefix: tuple[Message, ...] = ()
+    prior_user_messages: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.budget_tokens <= 0:
+            raise ValueError(f"budget_tokens must be positive, got {self.budget_tokens}")
+
+    @property
+    def all_messages(self) -> tuple[Message, ...]:
+        """``messages`` followed by ``turn_prefix``: everything that leaves the context."""
+        return self.messages + self.turn_prefix
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """New continuation state.
+
+    Attributes:
+        text: the continuation-state text (ledgers already rendered in).
+        ledgers: cumulative ledgers: the previous ones merged with this range's (only grow).
+        summarizer: name of the summarizer that wrote it (``"extractive"``, ``"llm"`` …).
+        tokens: estimated tokens of ``text`` (by the estimator passed to ``summarize``).
+        notes: what was shortened to meet the budget, one line each (for reports).
+    """
+
+    text: str
+    ledgers: Ledgers
+    summarizer: str
+    tokens: int
+    notes: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes continuation state.
+
+    ``summarize`` is synchronous; the LLM summarizer may add an ``async`` variant next to it
+    (``asummarize``) as an optional ability, so callers that only need the extractive one stay
+    synchronous.
+    """
+
+    @property
+    def name(self) -> str:
+        """Recorded on the compaction entry: ``"extractive"``, ``"llm"``, ``"hybrid"``."""
+        ...
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        """Summarize ``request`` within ``request.budget_tokens`` (measured by ``estimator``).
+
+        Raises:
+            SummaryRejected: nothing to summarize (``reason="empty"``), a result that cannot
+                fit the budget (``"over_budget"``), or any other validation failure.
+        """
+        ...

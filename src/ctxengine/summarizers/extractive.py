@@ -1,0 +1,200 @@
+"""The extractive summarizer: deterministic continuation state, no LLM.
+
+The text is a fixed sequence of headed sections (empty ones are left out)::
+
+    ## Goal                          the first real user request, verbatim
+    ## User messages (newest first)  later user messages, verbatim, within a token budget
+    ## Constraints                   user sentences stating rules (ledger)
+    ## Done                          completed steps, past tense (ledger)
+    ## Files modified / ## Files read
+    ## Errors                        exact error lines from failed tool results (ledger)
+    ## Commands run                  shell commands (ledger)
+    ## Current work                  the last assistant text before the cut
+    ## Next step                     the latest user request
+    ## Turn context                  what the split turn did before the cut
+    ## Pinned                        pinned items (ledger)
+    ## Focus                         the focus text given to this compaction
+
+Anchor: the previous compaction's ledgers are merged with this range's (they only grow), so a
+path or constraint from compaction k is still listed after compaction k+1 even when it is not
+in the new range. User messages carry over through ``SummaryRequest.prior_user_messages``:
+the caller passes the real user messages that precede the range, so the newest ones of the
+whole session are chosen each time (no text of the previous summary is parsed back).
+
+Budget: the user messages are first chosen newest-first within ``user_messages_budget`` tokens
+(the first one that does not fit is cut to the tokens left, as Codex does); then sections
+shrink in the fixed order of :mod:`ctxengine.summarizers.sections` until the whole text fits
+``budget_tokens``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxengine.errors import SummaryRejected
+from ctxengine.model import Ledgers, Message
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.summarizers.constraints import is_real_user_message, real_user_texts
+from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.sections import Section, render, shrink
+from ctxengine.summarizers.transcript import head_tail
+from ctxengine.tokens.base import Estimator
+
+#: Longest "current work" text before any budget cut, in characters (head and tail kept).
+CURRENT_WORK_MAX_CHARS = 1_200
+#: Done steps of the split turn listed in the turn-context section, at most.
+TURN_CONTEXT_MAX_STEPS = 10
+
+
+def _fit_tokens(text: str, tokens: int, estimator: Estimator) -> str:
+    """The longest prefix of ``text`` estimated at most ``tokens`` tokens."""
+    if estimator.text(text) <= tokens:
+        return text
+    lo, hi, best = 0, len(text), 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if estimator.text(text[:mid]) <= tokens:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return text[:best]
+
+
+def choose_user_messages(
+    texts: tuple[str, ...], budget: int, estimator: Estimator
+) -> tuple[tuple[str, ...], int]:
+    """Newest first, verbatim, within ``budget`` tokens: returns (chosen, number left out).
+    The first message that does not fit is cut to the tokens left and ends with a marker."""
+    chosen: list[str] = []
+    left = budget
+    for text in reversed(texts):
+        cost = estimator.text(text)
+        if cost <= left:
+            chosen.append(text)
+            left -= cost
+            continue
+        room = left - estimator.text(_cut_marker(text, ""))
+        part = _fit_tokens(text, room, estimator) if room > 0 else ""
+        if part and estimator.text(part + _cut_marker(text, part)) <= left:
+            chosen.append(part + _cut_marker(text, part))
+        break
+    return tuple(chosen), len(texts) - len(chosen)
+
+
+def _cut_marker(full: str, part: str) -> str:
+    return f" [… {len(full) - len(part):,} more characters]"
+
+
+def _last_assistant_text(messages: tuple[Message, ...]) -> str:
+    for message in reversed(messages):
+        if message.role == "assistant" and message.text.strip():
+            return head_tail(message.text.strip(), CURRENT_WORK_MAX_CHARS)
+    return ""
+
+
+def _turn_context(request: SummaryRequest) -> str:
+    prefix = request.turn_prefix
+    if not prefix:
+        return ""
+    lines = ["The verbatim messages after this summary continue a turn that began before it."]
+    if any(is_real_user_message(m) for m in prefix):
+        lines.append("That turn answers the request under Next step.")
+    done = extract_ledgers(prefix).done
+    if done:
+        shown = done[-TURN_CONTEXT_MAX_STEPS:]
+        lines.append("Already done in that turn: " + "; ".join(shown) + ".")
+    return "\n".join(lines)
+
+
+def _drop_first(texts: list[str], value: str) -> None:
+    if value in texts:
+        texts.remove(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveSummarizer:
+    """Deterministic continuation state from the ledgers and verbatim user text.
+
+    Args:
+        user_messages_budget: tokens for the "User messages" section (the caller passes
+            ``Policy.user_messages_budget_tokens``).
+    """
+
+    user_messages_budget: int
+
+    @property
+    def name(self) -> str:
+        """``"extractive"``."""
+        return "extractive"
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        """Write continuation state for ``request`` within ``request.budget_tokens``.
+
+        Raises:
+            SummaryRejected: ``"empty"`` when ``messages`` and ``turn_prefix`` hold nothing;
+                ``"over_budget"`` when the goal's first 500 characters, the constraints and the
+                modified paths cannot fit even after every shrink step.
+        """
+        messages = request.all_messages
+        if not any(m.parts for m in messages):
+            raise SummaryRejected("empty", "nothing to summarize")
+        anchor = request.previous.ledgers if request.previous else Ledgers()
+        new = extract_ledgers(messages, request.goal)
+        ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
+        sections = self._sections(request, ledgers, estimator)
+        budget = request.budget_tokens
+
+        def fits(candidate: tuple[Section, ...]) -> bool:
+            return estimator.text(render(candidate)) <= budget
+
+        sections, notes = shrink(sections, fits)
+        text = render(sections)
+        tokens = estimator.text(text)
+        if tokens > budget:
+            raise SummaryRejected(
+                "over_budget",
+                f"required sections need {tokens} tokens, budget {budget}",
+                tokens_after=tokens,
+            )
+        return Summary(text, ledgers, self.name, tokens, tuple(notes))
+
+    def _sections(
+        self, request: SummaryRequest, ledgers: Ledgers, estimator: Estimator
+    ) -> tuple[Section, ...]:
+        texts = list(request.prior_user_messages) + list(real_user_texts(request.all_messages))
+        goal = ledgers.goal or (texts[0] if texts else "")
+        _drop_first(texts, goal)
+        next_step = ""
+        if texts:
+            next_step = texts.pop()
+        elif goal:
+            next_step = "No later request: continue with the goal above."
+        chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
+        return (
+            Section("goal", "Goal", "text", (goal,)),
+            Section(
+                "user_messages",
+                "User messages (newest first)",
+                "list",
+                chosen,
+                "messages",
+                left_out,
+                newest_first=True,
+            ),
+            Section("constraints", "Constraints", "list", ledgers.constraints, "constraints"),
+            Section("done", "Done", "list", ledgers.done, "steps"),
+            Section("files_modified", "Files modified", "paths", ledgers.files_modified, "files"),
+            Section("files_read", "Files read", "paths", ledgers.files_read, "files"),
+            Section("errors", "Errors", "list", ledgers.errors, "errors"),
+            Section("commands", "Commands run", "list", ledgers.commands, "commands"),
+            Section(
+                "current_work",
+                "Current work",
+                "text",
+                (_last_assistant_text(request.all_messages),),
+            ),
+            Section("next_step", "Next step", "text", (next_step,)),
+            Section("turn_context", "Turn context", "text", (_turn_context(request),)),
+            Section("pinned", "Pinned", "list", ledgers.pinned, "pins"),
+            Section("focus", "Focus", "text", (request.focus or "",)),
+        )
