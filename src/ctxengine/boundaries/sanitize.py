@@ -19,8 +19,10 @@ Rules, in the order they apply:
    another assistant message directly is the same response written in pieces.)
 4. A call that never got a result, and is followed by more messages, gets a synthetic error
    result with :data:`SYNTHETIC_RESULT_TEXT`, placed after the message's other results.
-5. Calls of the last assistant message that are followed by nothing but tool messages are
+5. Calls of the last assistant message, when nothing but tool messages follows it, are
    pending (running, or awaiting a human confirmation): they are left without a result.
+   Calls of an earlier piece of the same reply are not pending: the piece after them
+   already needs their results in front of it.
 
 After ``sanitize`` every assistant message with calls is immediately followed by tool
 messages holding exactly one result per call (pending calls of the newest message aside),
@@ -122,7 +124,8 @@ def _scan(messages: Sequence[Message]) -> _Scan:
 
 
 def _pending_index(messages: Sequence[Message]) -> int:
-    """Index of the last assistant message if only tool messages follow it, else -1."""
+    """Index of the last message if it is an assistant message followed only by tool
+    messages, else -1."""
     for i in range(len(messages) - 1, -1, -1):
         role = messages[i].role
         if role == "assistant":
