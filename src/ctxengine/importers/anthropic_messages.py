@@ -1,0 +1,282 @@
+"""Anthropic Messages JSON: ``{"system": str | [blocks], "messages": [...], "tools": …}``
+(a request body, or a saved conversation).
+
+Mapping: ``system`` → one system message; ``text`` → text; ``image``/``document`` (base64,
+URL or plain-text source) → image (byte and pixel size) / document; ``thinking`` → reasoning
+with its signature kept byte-exact; ``redacted_thinking`` → redacted reasoning (``data`` as
+signature); ``tool_use`` → tool call (input serialised as JSON, reused ids made unique);
+``compaction`` → an opaque native-compaction part. A user message's ``tool_result`` blocks
+become one ``tool`` message; the other blocks of that user message (text the user typed
+alongside) follow as a separate user message. Optional ``usage``, ``model`` and
+``stop_reason`` on assistant messages are kept. Block fields we do not model
+(``cache_control``, ``citations`` …) go to the part's meta. The session id is the file's
+``session_id`` when present, else a hash of the file bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxengine.importers._build import CallIds, LogBuilder, file_digest, load_json
+from ctxengine.importers._chat import ChatReader, json_text, title_from
+from ctxengine.importers._images import image_from_base64, image_from_url
+from ctxengine.importers._peek import peek
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from ctxengine.model.codec import canonical_json
+
+#: Anthropic ``stop_reason`` → our normalised stop reason.
+STOP_REASONS: Mapping[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_use",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "error",
+}
+#: Block types found only in Anthropic content (used by the sniffer).
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+#: Top-level fields kept in the session meta.
+_TOP_KEYS = ("model", "max_tokens", "tools", "tool_choice", "thinking")
+
+Content = TextPart | ImagePart | DocumentPart
+
+
+def _anthropic_blocks(m: dict[str, Any]) -> bool:
+    content = m.get("content")
+    if not isinstance(content, list):
+        return False
+    for b in content:
+        kind = b.get("type") if isinstance(b, dict) else None
+        if kind in _ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in b):
+            return True
+    return False
+
+
+class _Blocks(ChatReader):
+    """Converts Anthropic content blocks, raising ``TranscriptError`` at a JSON path."""
+
+    def block_content(self, value: Any, jp: str) -> list[Content]:
+        """``content`` of a user message or a ``tool_result``: a string or text/image/
+        document blocks."""
+        if isinstance(value, str):
+            return [TextPart(value)] if value else []
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(jp, "expected `content` to be a string or a list of blocks")
+        out: list[Content] = []
+        for i, block in enumerate(value):
+            part = self.block(block, f"{jp}[{i}]")
+            if not isinstance(part, TextPart | ImagePart | DocumentPart):
+                raise self.fail(f"{jp}[{i}].type", "expected a text, image or document block")
+            out.append(part)
+        return out
+
+    def block(self, block: Any, jp: str) -> Part:
+        """One content block as a part (``tool_result`` is handled by the caller)."""
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise self.fail(jp, "expected a content block object with a string `type`")
+        kind = block["type"]
+        if kind == "text":
+            return TextPart(self.string(block, "text", jp), meta=_rest(block, "text"))
+        if kind == "image":
+            return self._image(block, jp)
+        if kind == "document":
+            return self._document(block, jp)
+        if kind == "thinking":
+            sig = block.get("signature")
+            text = self.string(block, "thinking", jp)
+            return ReasoningPart(text, signature=sig if isinstance(sig, str) else None)
+        if kind == "redacted_thinking":
+            return ReasoningPart("", signature=self.string(block, "data", jp), redacted=True)
+        if kind == "tool_use":
+            call_id = self.calls.call(self.string(block, "id", jp))
+            name = self.string(block, "name", jp)
+            meta = _rest(block, "id", "name", "input")
+            return ToolCallPart(call_id, name, json_text(block.get("input", {})), meta)
+        if kind == "compaction":
+            return NativeCompactionPart("anthropic", canonical_json(block).decode())
+        raise self.fail(
+            f"{jp}.type",
+            "expected one of text, image, document, thinking, redacted_thinking, tool_use, "
+            f"tool_result, compaction; got {kind!r}",
+        )
+
+    def _source(self, block: dict[str, Any], jp: str) -> dict[str, Any]:
+        source = block.get("source")
+        if not isinstance(source, dict) or not isinstance(source.get("type"), str):
+            raise self.fail(f"{jp}.source", "expected a source object with a string `type`")
+        result: dict[str, Any] = source
+        return result
+
+    def _image(self, block: dict[str, Any], jp: str) -> ImagePart:
+        src = self._source(block, jp)
+        meta = _rest(block, "source")
+        if src["type"] == "base64":
+            media = src.get("media_type")
+            data = self.string(src, "data", f"{jp}.source")
+            return image_from_base64(media if isinstance(media, str) else None, data, meta)
+        if src["type"] == "url":
+            return image_from_url(self.string(src, "url", f"{jp}.source"), meta)
+        raise self.fail(f"{jp}.source.type", "expected an image source of type base64 or url")
+
+    def _document(self, block: dict[str, Any], jp: str) -> DocumentPart:
+        src = self._source(block, jp)
+        title = block.get("title") if isinstance(block.get("title"), str) else None
+        meta = _rest(block, "source", "title")
+        media = src.get("media_type") if isinstance(src.get("media_type"), str) else None
+        sjp = f"{jp}.source"
+        if src["type"] == "base64":
+            data = self.string(src, "data", sjp)
+            kind = media or "application/pdf"
+            return DocumentPart(kind, title, data=data, byte_size=len(data) * 3 // 4, meta=meta)
+        if src["type"] == "text":
+            text = self.string(src, "data", sjp)
+            size = len(text.encode())
+            return DocumentPart(media or "text/plain", title, text=text, byte_size=size, meta=meta)
+        if src["type"] == "url":
+            url = self.string(src, "url", sjp)
+            return DocumentPart(media or "application/pdf", title, url=url, meta=meta)
+        raise self.fail(f"{sjp}.type", "expected a document source of type base64, text or url")
+
+    def tool_result(self, block: dict[str, Any], jp: str) -> ToolResultPart:
+        """A ``tool_result`` block, paired with its (possibly renamed) call."""
+        call_id = self.calls.result(self.string(block, "tool_use_id", jp))
+        content = tuple(self.block_content(block.get("content"), f"{jp}.content"))
+        meta = _rest(block, "tool_use_id", "content", "is_error")
+        return ToolResultPart(
+            call_id, content or (TextPart(""),), is_error=block.get("is_error") is True, meta=meta
+        )
+
+
+def _rest(block: Mapping[str, Any], *modeled: str) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k != "type" and k not in modeled}
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def n(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) else 0
+
+    return Usage(
+        n("input_tokens"),
+        n("output_tokens"),
+        n("cache_read_input_tokens"),
+        n("cache_creation_input_tokens"),
+    )
+
+
+class AnthropicMessagesImporter:
+    """Importer for Anthropic Messages JSON (see the module docstring)."""
+
+    name = "anthropic-messages"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True for an object with ``messages`` whose roles are only ``user``/``assistant``
+        and that has a top-level ``system`` or an Anthropic-only block (``tool_use``,
+        ``tool_result``, ``thinking``, an image or document with a ``source``)."""
+        p = peek(head)
+        if p.kind != "object" or "messages" not in p.keys:
+            return False
+        records = p.records("messages")
+        if records is None or any(m.get("role") not in ("user", "assistant") for m in records):
+            return False
+        return "system" in p.keys or any(_anthropic_blocks(m) for m in records)
+
+    def read(self, path: Path) -> ImportedSession:
+        """Import the whole file.
+
+        Raises:
+            TranscriptError: not an object with a ``messages`` list, or a malformed message
+                or block (with its JSON path, e.g. ``$.messages[2].content[0].type``).
+        """
+        data = load_json(path)
+        blocks = _Blocks(path, CallIds())
+        if not isinstance(data, dict):
+            raise blocks.fail("$", "expected an object with `messages`")
+        messages = data.get("messages")
+        if not isinstance(messages, list):
+            raise blocks.fail("$.messages", "expected a list of messages")
+        sid = data.get("session_id")
+        builder = LogBuilder(sid if isinstance(sid, str) and sid else file_digest(path))
+        out: list[Message] = []
+        if "system" in data:
+            system = blocks.block_content(data["system"], "$.system")
+            out.append(Message("system", tuple(system)))
+        for i, m in enumerate(messages):
+            out.extend(_message(blocks, m, f"$.messages[{i}]"))
+        for msg in out:
+            builder.add(msg)
+        return ImportedSession(
+            session_id=builder.session_id,
+            format=self.name,
+            source_path=str(path),
+            entries=tuple(builder.entries),
+            title=title_from(out),
+            meta={k: data[k] for k in _TOP_KEYS if k in data},
+        )
+
+
+def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
+    """One source message as one message, or (user with tool results) a tool message
+    followed by a user message with the remaining blocks."""
+    if not isinstance(m, dict):
+        raise blocks.fail(jp, "expected a message object")
+    role = m.get("role")
+    if role not in ("user", "assistant"):
+        raise blocks.fail(f"{jp}.role", 'expected "user" or "assistant"')
+    meta = {k: v for k, v in m.items() if k not in ("role", "content", "usage", "stop_reason")}
+    content = m.get("content")
+    if isinstance(content, str) or content is None:
+        parts: list[Part] = list(blocks.block_content(content, f"{jp}.content"))
+        results: list[ToolResultPart] = []
+    elif isinstance(content, list):
+        parts, results = [], []
+        for i, block in enumerate(content):
+            bjp = f"{jp}.content[{i}]"
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                if role != "user":
+                    raise blocks.fail(f"{bjp}.type", "expected tool_result only in user messages")
+                results.append(blocks.tool_result(block, bjp))
+            else:
+                parts.append(blocks.block(block, bjp))
+    else:
+        raise blocks.fail(f"{jp}.content", "expected `content` to be a string or a list of blocks")
+    if role == "user":
+        out = [Message("tool", tuple(results), meta=meta)] if results else []
+        if parts or not results:
+            out.append(Message("user", tuple(parts), meta=meta))
+        return out
+    stop = m.get("stop_reason")
+    model = meta.pop("model", None)
+    return [
+        Message(
+            "assistant",
+            tuple(parts),
+            usage=_usage(m.get("usage")),
+            model=model if isinstance(model, str) else None,
+            stop_reason=STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None,
+            meta=meta,
+        )
+    ]
+
+
+IMPORTER = AnthropicMessagesImporter()

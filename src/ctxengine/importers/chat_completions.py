@@ -1,0 +1,134 @@
+"""OpenAI chat-completions messages JSON: a list of messages, or an object with ``messages``
+(a request body, or a mini-swe-agent trajectory ``{"info": …, "messages": […]}``).
+
+Message mapping is in :mod:`ctxengine.importers._chat`. Records that are not chat messages
+are skipped and counted in ``meta["skipped"]``: mini-swe-agent ends a run with a
+``{"role": "exit"}`` record whose ``exit_status`` and exception text go to the session meta.
+The session id is the file's ``session_id`` when it has one, else a hash of the file bytes
+(mini-swe-agent's ``instance_id`` names a task, not a run, and is kept in meta).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._chat import CHAT_ROLES, ChatReader, as_object, iso_time, title_from
+from ctxengine.importers._peek import peek
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import Message
+
+#: Non-chat records skipped on import (mini-swe-agent's final ``exit`` record).
+SKIPPED_ROLES: frozenset[str] = frozenset({"exit"})
+
+#: ``info`` fields of a mini-swe-agent trajectory kept in the session meta.
+_INFO_KEYS = ("exit_status", "mini_version", "model_stats")
+
+
+def _is_chat_message(m: dict[str, Any]) -> bool:
+    role = m.get("role")
+    if role in SKIPPED_ROLES:
+        return True
+    if role not in CHAT_ROLES:
+        return False
+    content = m.get("content")
+    if content is None:
+        return "content" in m or "tool_calls" in m or "function_call" in m
+    if isinstance(content, list):
+        return all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in content)
+    return isinstance(content, str)
+
+
+class ChatCompletionsImporter:
+    """Importer for chat-completions message lists (see the module docstring)."""
+
+    name = "chat-completions"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True when the head is a list of chat messages or an object whose ``messages``
+        are chat messages (``role`` and ``content`` of the shapes the API accepts). Objects
+        with SWE-agent keys (``history``, ``trajectory``) and event lists are rejected."""
+        p = peek(head)
+        if p.kind == "array":
+            key = ""
+        elif p.kind == "object" and "messages" in p.keys:
+            if "history" in p.keys or "trajectory" in p.keys:
+                return False
+            key = "messages"
+        else:
+            return False
+        records = p.records(key)
+        if records is None:
+            return False
+        if records:
+            return all(_is_chat_message(m) for m in records)
+        snippet = "".join(p.snippets.get(key, "").split())
+        return snippet.startswith(tuple(f'[{{"role":"{r}"' for r in CHAT_ROLES))
+
+    def read(self, path: Path) -> ImportedSession:
+        """Import the whole file.
+
+        Raises:
+            TranscriptError: not a list / ``messages`` list, or a malformed message (with its
+                JSON path, e.g. ``$.messages[3].role``).
+        """
+        data = load_json(path)
+        top: dict[str, Any] = data if isinstance(data, dict) else {}
+        reader = ChatReader(path)
+        if isinstance(data, list):
+            messages, base = data, "$"
+        elif isinstance(top.get("messages"), list):
+            messages, base = top["messages"], "$.messages"
+        elif isinstance(data, dict):
+            raise reader.fail("$.messages", "expected a list of messages")
+        else:
+            raise reader.fail("$", "expected a list of messages or an object with `messages`")
+        sid = top.get("session_id")
+        builder = LogBuilder(sid if isinstance(sid, str) and sid else file_digest(path))
+        meta = _session_meta(top)
+        imported: list[Message] = []
+        for i, m in enumerate(messages):
+            if isinstance(m, dict) and m.get("role") in SKIPPED_ROLES:
+                _note_skipped(meta, m)
+                continue
+            msg = reader.message(m, f"{base}[{i}]")
+            extra = as_object(m.get("extra"))
+            builder.add(msg, created_at=iso_time(extra.get("timestamp")))
+            imported.append(msg)
+        instance = top.get("instance_id")
+        return ImportedSession(
+            session_id=builder.session_id,
+            format=self.name,
+            source_path=str(path),
+            entries=tuple(builder.entries),
+            title=instance if isinstance(instance, str) else title_from(imported),
+            meta=meta,
+        )
+
+
+def _session_meta(top: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for key in ("instance_id", "trajectory_format", "model"):
+        if isinstance(top.get(key), str):
+            meta[key] = top[key]
+    if isinstance(top.get("tools"), list):
+        meta["tools"] = top["tools"]
+    info = top.get("info")
+    if isinstance(info, dict):
+        meta.update({k: info[k] for k in _INFO_KEYS if k in info})
+    return meta
+
+
+def _note_skipped(meta: dict[str, Any], record: dict[str, Any]) -> None:
+    skipped: dict[str, int] = meta.setdefault("skipped", {})
+    role = str(record.get("role"))
+    skipped[role] = skipped.get(role, 0) + 1
+    extra = record.get("extra")
+    if isinstance(extra, dict):
+        for key in ("exit_status", "exception_str"):
+            if isinstance(extra.get(key), str) and extra[key]:
+                meta[key] = extra[key]
+
+
+IMPORTER = ChatCompletionsImporter()

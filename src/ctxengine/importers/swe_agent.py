@@ -1,0 +1,194 @@
+"""SWE-agent ``.traj`` files: ``{"trajectory": [steps], "history": [chat messages], "info": …}``.
+
+The ``history`` (what the model saw) is imported; the ``trajectory`` steps are used only when
+a file has no history. Two variants exist:
+
+- **function calling** (assistant ``tool_calls``, ``tool`` messages with ``tool_call_ids``):
+  mapped like chat-completions (:mod:`ctxengine.importers._chat`). Demonstration replays reuse
+  call ids across turns; :class:`~ctxengine.importers._build.CallIds` renames the repeats
+  (``call_x``, ``call_x#2`` …) and pairs each result with its own call.
+- **actions in text** (the model writes a thought and a fenced command; the next user message
+  is the observation): each assistant message becomes its ``thought`` as text plus one tool
+  call ``bash`` with ``{"command": <action>}`` (id ``"action-<history index>"``); the user
+  message right after it becomes that call's result. SWE-agent runs every action, its own
+  commands (``open``, ``edit`` …) included, in its shell, so ``bash`` is what ran. The original
+  ``content`` is kept in the message meta. An action with no following observation (the final
+  ``submit``) stays an unanswered call, as in the source.
+
+Without history, each trajectory step gives an assistant message (``thought`` + the action
+as a ``bash`` call ``"step-<index>"``) and a tool message with its ``observation``.
+The session id is a hash of the file bytes (``.traj`` files carry no run id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._chat import ChatReader, title_from
+from ctxengine.importers._peek import peek
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import Message, Part, TextPart, ToolCallPart, ToolResultPart
+
+#: ``info`` fields kept in the session meta.
+_INFO_KEYS = ("exit_status", "model_stats", "swe_agent_version", "swe_agent_hash")
+#: Roles in a SWE-agent history.
+_ROLES = ("system", "user", "assistant", "tool")
+#: Keys that mark a history message as SWE-agent's (besides the chat keys).
+_HISTORY_MARKS = ("agent", "message_type")
+#: Keys of a trajectory step besides ``action``.
+_STEP_MARKS = ("observation", "thought", "response")
+
+
+def _bash(call_id: str, action: str) -> ToolCallPart:
+    return ToolCallPart(call_id, "bash", orjson.dumps({"command": action}).decode())
+
+
+class SweAgentImporter:
+    """Importer for SWE-agent trajectories (see the module docstring)."""
+
+    name = "swe-agent"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True for an object whose ``history`` messages carry SWE-agent's ``agent`` or
+        ``message_type`` keys, or whose ``trajectory`` steps have an ``action`` and an
+        ``observation``/``thought``/``response``."""
+        p = peek(head)
+        if p.kind != "object":
+            return False
+        history = p.records("history") or ()
+        if any("role" in m and any(k in m for k in _HISTORY_MARKS) for m in history):
+            return True
+        steps = p.records("trajectory") or ()
+        if any("action" in s and any(k in s for k in _STEP_MARKS) for s in steps):
+            return True
+        snippet = "".join(p.snippets.get("trajectory", "").split())
+        return snippet.startswith(tuple(f'[{{"{k}":' for k in ("action", *_STEP_MARKS)))
+
+    def read(self, path: Path) -> ImportedSession:
+        """Import the whole file.
+
+        Raises:
+            TranscriptError: not an object, no ``history``/``trajectory`` list, or a
+                malformed message or step (with its JSON path).
+        """
+        data = load_json(path)
+        reader = ChatReader(path)
+        if not isinstance(data, dict):
+            raise reader.fail("$", "expected a SWE-agent trajectory object")
+        builder = LogBuilder(file_digest(path))
+        history = data.get("history")
+        steps = data.get("trajectory")
+        meta: dict[str, Any] = {}
+        if isinstance(history, list) and history:
+            fc = any(_is_fc(m) for m in history)
+            meta["function_calling"] = fc
+            read_history = _read_fc if fc else _read_actions
+            messages = read_history(reader, history)
+        elif isinstance(steps, list) and steps:
+            messages = _read_steps(reader, steps)
+        else:
+            raise reader.fail("$.history", "expected a non-empty `history` or `trajectory` list")
+        for msg in messages:
+            builder.add(msg)
+        info = data.get("info")
+        if isinstance(info, dict):
+            meta.update({k: info[k] for k in _INFO_KEYS if k in info})
+        return ImportedSession(
+            session_id=builder.session_id,
+            format=self.name,
+            source_path=str(path),
+            entries=tuple(builder.entries),
+            title=title_from([m for m in messages if not m.meta.get("is_demo")]),
+            meta=meta,
+        )
+
+
+def _is_fc(m: Any) -> bool:
+    return isinstance(m, dict) and (bool(m.get("tool_calls")) or m.get("role") == "tool")
+
+
+def _checked(reader: ChatReader, m: Any, jp: str) -> dict[str, Any]:
+    if not isinstance(m, dict):
+        raise reader.fail(jp, "expected a message object")
+    if m.get("role") not in _ROLES:
+        raise reader.fail(f"{jp}.role", "expected one of " + ", ".join(_ROLES))
+    result: dict[str, Any] = m
+    return result
+
+
+def _read_fc(reader: ChatReader, history: list[Any]) -> list[Message]:
+    """Function-calling history: chat messages whose tool messages list ``tool_call_ids``."""
+    out: list[Message] = []
+    for i, raw in enumerate(history):
+        jp = f"$.history[{i}]"
+        m = _checked(reader, raw, jp)
+        if m["role"] != "tool":
+            out.append(reader.message(m, jp))
+            continue
+        ids = m.get("tool_call_ids")
+        if ids is None and isinstance(m.get("tool_call_id"), str):
+            ids = [m["tool_call_id"]]
+        if not (isinstance(ids, list) and ids and all(isinstance(x, str) for x in ids)):
+            raise reader.fail(f"{jp}.tool_call_ids", "expected a non-empty list of call ids")
+        meta = {k: v for k, v in m.items() if k not in ("role", "content", "tool_call_ids")}
+        parts: list[Part] = []
+        for source_id in ids:
+            parts.extend(reader.result(reader.calls.result(source_id), m, jp, {}, {}).parts)
+        out.append(Message("tool", tuple(parts), meta=meta))
+    return out
+
+
+def _read_actions(reader: ChatReader, history: list[Any]) -> list[Message]:
+    """History with actions in assistant text: thought + synthetic ``bash`` call; the next
+    user message is the call's result."""
+    out: list[Message] = []
+    pending: str | None = None
+    for i, raw in enumerate(history):
+        jp = f"$.history[{i}]"
+        m = _checked(reader, raw, jp)
+        role = m["role"]
+        meta = {k: v for k, v in m.items() if k not in ("role", "content", "thought", "action")}
+        content = reader.content(m.get("content"), f"{jp}.content")
+        if role == "user" and pending is not None:
+            result = ToolResultPart(pending, tuple(content) or (TextPart(""),))
+            out.append(Message("tool", (result,), meta={**meta, "source_role": "user"}))
+            pending = None
+            continue
+        action = m.get("action")
+        if role != "assistant" or not isinstance(action, str) or not action.strip():
+            out.append(Message(role, tuple(content), meta=meta))
+            continue
+        thought = m.get("thought")
+        parts: list[Part] = [TextPart(thought)] if isinstance(thought, str) and thought else []
+        pending = f"action-{i}"
+        parts.append(_bash(pending, action))
+        meta["content"] = m.get("content")
+        out.append(Message("assistant", tuple(parts), meta=meta))
+    return out
+
+
+def _read_steps(reader: ChatReader, steps: list[Any]) -> list[Message]:
+    """Trajectory steps (no history): assistant thought + ``bash`` call, then the observation."""
+    out: list[Message] = []
+    for j, step in enumerate(steps):
+        jp = f"$.trajectory[{j}]"
+        if not isinstance(step, dict):
+            raise reader.fail(jp, "expected a trajectory step object")
+        action = reader.string(step, "action", jp)
+        observation = step.get("observation")
+        if not isinstance(observation, str):
+            raise reader.fail(f"{jp}.observation", "expected a string `observation`")
+        thought = step.get("thought") or step.get("response")
+        parts: list[Part] = [TextPart(thought)] if isinstance(thought, str) and thought else []
+        call_id = f"step-{j}"
+        parts.append(_bash(call_id, action))
+        out.append(Message("assistant", tuple(parts)))
+        out.append(Message("tool", (ToolResultPart(call_id, (TextPart(observation),)),)))
+    return out
+
+
+IMPORTER = SweAgentImporter()

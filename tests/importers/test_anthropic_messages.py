@@ -1,0 +1,298 @@
+"""Anthropic Messages JSON importer: a realistic conversation, sniffing, errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import CORPUS, require_corpus
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import detect
+from ctxengine.importers.anthropic_messages import IMPORTER
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+
+SIG = "EqMDCkYIBxgCKkD7dGhpbmtpbmcgc2lnbmF0dXJlIGJ5dGVzAAEC/+8=\n"
+
+
+def png_base64(width: int, height: int) -> str:
+    """A PNG signature and IHDR chunk (plus 100 filler bytes), base64: 133 bytes."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    chunk = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + chunk + b"\x00" * 100).decode()
+
+
+SHOT = png_base64(1280, 800)
+
+
+def conversation() -> dict[str, Any]:
+    """A saved Messages API conversation: system blocks, image, signed thinking, two
+    parallel tool calls, an error result, user text next to tool results, a reused id,
+    redacted thinking, a text document and per-reply usage."""
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 8192,
+        "system": [
+            {
+                "type": "text",
+                "text": "You are a coding agent.",
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
+        "tools": [{"name": "read_file", "input_schema": {"type": "object"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "The login page looks broken, see screenshot. Fix it.",
+                    },
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": SHOT},
+                    },
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "thinking",
+                        "thinking": "Check the template and the CSS.",
+                        "signature": SIG,
+                    },
+                    {"type": "text", "text": "I'll read both files."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01",
+                        "name": "read_file",
+                        "input": {"path": "templates/login.html"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_02",
+                        "name": "read_file",
+                        "input": {"path": "static/login.css"},
+                    },
+                ],
+                "usage": {
+                    "input_tokens": 12,
+                    "output_tokens": 140,
+                    "cache_read_input_tokens": 2048,
+                    "cache_creation_input_tokens": 512,
+                },
+                "stop_reason": "tool_use",
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01", "content": "<form>…</form>"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_02",
+                        "is_error": True,
+                        "content": [{"type": "text", "text": "ENOENT: static/login.css"}],
+                    },
+                    {"type": "text", "text": "The CSS lives in assets/, and don't push."},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "redacted_thinking", "data": "EmwKAhgBEgy3"},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01",
+                        "name": "read_file",
+                        "input": {"path": "assets/login.css"},
+                    },
+                ],
+                "stop_reason": "tool_use",
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_01",
+                        "content": [{"type": "text", "text": ".login { display: none }"}],
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "document",
+                        "title": "notes.txt",
+                        "source": {
+                            "type": "text",
+                            "media_type": "text/plain",
+                            "data": "Keep IDs stable.",
+                        },
+                    },
+                    {"type": "text", "text": "Also read my notes."},
+                ],
+            },
+            {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": "The form is hidden by CSS; fixed.",
+                "usage": {"input_tokens": 30, "output_tokens": 20},
+                "stop_reason": "end_turn",
+            },
+        ],
+    }
+
+
+def write(tmp_path: Path, value: Any) -> Path:
+    path = tmp_path / "conversation.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def messages_of(path: Path) -> list[Message]:
+    return [e.body for e in IMPORTER.read(path).entries if isinstance(e.body, Message)]
+
+
+class TestConversation:
+    def test_roles_and_split_of_tool_results_from_user_text(self, tmp_path: Path) -> None:
+        path = write(tmp_path, conversation())
+        assert detect(path).name == "anthropic-messages"
+        msgs = messages_of(path)
+        assert [m.role for m in msgs] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+        ]
+        assert msgs[4].parts == (TextPart("The CSS lives in assets/, and don't push."),)
+
+    def test_system_blocks_keep_cache_control_in_meta(self, tmp_path: Path) -> None:
+        system = messages_of(write(tmp_path, conversation()))[0]
+        assert system.parts == (TextPart("You are a coding agent."),)
+        assert system.parts[0].meta == {"cache_control": {"type": "ephemeral"}}
+
+    def test_image_gets_byte_and_pixel_size(self, tmp_path: Path) -> None:
+        image = messages_of(write(tmp_path, conversation()))[1].parts[1]
+        assert image == ImagePart("image/png", data=SHOT, byte_size=133, width=1280, height=800)
+
+    def test_thinking_signature_is_byte_exact_and_calls_are_parallel(self, tmp_path: Path) -> None:
+        reply = messages_of(write(tmp_path, conversation()))[2]
+        assert reply.parts == (
+            ReasoningPart("Check the template and the CSS.", signature=SIG),
+            TextPart("I'll read both files."),
+            ToolCallPart("toolu_01", "read_file", '{"path":"templates/login.html"}'),
+            ToolCallPart("toolu_02", "read_file", '{"path":"static/login.css"}'),
+        )
+        assert reply.usage == Usage(12, 140, 2048, 512)
+        assert reply.stop_reason == "tool_use"
+
+    def test_results_pair_with_calls_and_keep_is_error(self, tmp_path: Path) -> None:
+        msgs = messages_of(write(tmp_path, conversation()))
+        assert msgs[3].parts == (
+            ToolResultPart("toolu_01", (TextPart("<form>…</form>"),)),
+            ToolResultPart("toolu_02", (TextPart("ENOENT: static/login.css"),), is_error=True),
+        )
+
+    def test_reused_id_is_renamed_and_its_result_follows(self, tmp_path: Path) -> None:
+        msgs = messages_of(write(tmp_path, conversation()))
+        assert msgs[5].parts == (
+            ReasoningPart("", signature="EmwKAhgBEgy3", redacted=True),
+            ToolCallPart("toolu_01#2", "read_file", '{"path":"assets/login.css"}'),
+        )
+        assert msgs[6].tool_results[0].call_id == "toolu_01#2"
+        assert msgs[6].tool_results[0].text == ".login { display: none }"
+
+    def test_document_string_content_usage_and_session_meta(self, tmp_path: Path) -> None:
+        path = write(tmp_path, conversation())
+        session = IMPORTER.read(path)
+        msgs = [e.body for e in session.entries if isinstance(e.body, Message)]
+        assert msgs[7].parts[0] == DocumentPart(
+            "text/plain", title="notes.txt", text="Keep IDs stable.", byte_size=16
+        )
+        last = msgs[8]
+        assert (last.text, last.model, last.stop_reason) == (
+            "The form is hidden by CSS; fixed.",
+            "claude-sonnet-4-5",
+            "stop",
+        )
+        assert last.usage == Usage(30, 20)
+        assert session.meta["model"] == "claude-sonnet-4-5"
+        assert session.meta["tools"] == [{"name": "read_file", "input_schema": {"type": "object"}}]
+        assert session.title == "The login page looks broken, see screenshot. Fix it."
+        assert session.session_id.startswith("f:")
+        assert len(session.entries) == 9
+
+
+class TestSniff:
+    def test_chat_completions_body_is_not_anthropic(self, tmp_path: Path) -> None:
+        path = write(tmp_path, {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
+        assert IMPORTER.sniff(path, path.read_bytes()) is False
+        assert detect(path).name == "chat-completions"
+
+    def test_system_and_plain_messages_are_anthropic(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path, {"system": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}
+        )
+        assert IMPORTER.sniff(path, path.read_bytes()) is True
+
+    def test_no_corpus_file_is_sniffed_as_anthropic(self) -> None:
+        require_corpus()
+        paths = sorted(CORPUS.glob("*/*"))
+        assert [p.name for p in paths if IMPORTER.sniff(p, p.read_bytes()[:65536])] == []
+
+
+class TestErrors:
+    def error(self, tmp_path: Path, messages: list[Any]) -> str:
+        path = write(tmp_path, {"system": "s", "messages": messages})
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        return str(info.value).removeprefix(f"{path} at ")
+
+    def test_system_role_inside_messages(self, tmp_path: Path) -> None:
+        msg = self.error(tmp_path, [{"role": "system", "content": "x"}])
+        assert msg == '$.messages[0].role: expected "user" or "assistant"'
+
+    def test_unknown_block_type(self, tmp_path: Path) -> None:
+        msg = self.error(tmp_path, [{"role": "user", "content": [{"type": "audio", "data": ""}]}])
+        assert msg == (
+            "$.messages[0].content[0].type: expected one of text, image, document, thinking, "
+            "redacted_thinking, tool_use, tool_result, compaction; got 'audio'"
+        )
+
+    def test_tool_result_in_assistant_message(self, tmp_path: Path) -> None:
+        block = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
+        msg = self.error(tmp_path, [{"role": "assistant", "content": [block]}])
+        assert msg == "$.messages[0].content[0].type: expected tool_result only in user messages"
+
+    def test_tool_use_without_id(self, tmp_path: Path) -> None:
+        block = {"type": "tool_use", "name": "ls", "input": {}}
+        msg = self.error(tmp_path, [{"role": "assistant", "content": [block]}])
+        assert msg == "$.messages[0].content[0].id: expected a string `id`"
+
+    def test_image_with_unknown_source(self, tmp_path: Path) -> None:
+        block = {"type": "image", "source": {"type": "file", "file_id": "f1"}}
+        msg = self.error(tmp_path, [{"role": "user", "content": [block]}])
+        expected = "expected an image source of type base64 or url"
+        assert msg == f"$.messages[0].content[0].source.type: {expected}"

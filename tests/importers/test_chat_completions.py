@@ -1,0 +1,317 @@
+"""Chat-completions importer: corpus counts, usage, reasoning, images, legacy calls, errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import CORPUS, require_corpus
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import detect, read_transcript
+from ctxengine.importers.chat_completions import IMPORTER
+from ctxengine.model import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, Usage
+
+DJANGO = "mini-swe-agent-deepseek-chat-django-13265.traj.json"
+PVLIB = "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json"
+
+
+def png_base64(width: int, height: int) -> str:
+    """A PNG signature and IHDR chunk (plus 100 filler bytes), base64: 133 bytes."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + chunk + b"\x00" * 100).decode()
+
+
+def write(tmp_path: Path, value: Any, name: str = "chat.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def messages_of(path: Path) -> list[Message]:
+    return [e.body for e in IMPORTER.read(path).entries if isinstance(e.body, Message)]
+
+
+def raw_counts(path: Path) -> dict[str, int]:
+    """Counts straight from the JSON: every record except ``role: exit`` is a message."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    records = data["messages"] if isinstance(data, dict) else data
+    chat = [m for m in records if m["role"] != "exit"]
+    return {
+        "messages": len(chat),
+        "calls": sum(len(m.get("tool_calls") or []) for m in chat),
+        "results": sum(1 for m in chat if m["role"] == "tool"),
+        "parallel": sum(1 for m in chat if len(m.get("tool_calls") or []) > 1),
+        "failed": sum(1 for m in chat if m["role"] == "tool" and m["extra"]["returncode"] != 0),
+    }
+
+
+class TestCorpus:
+    @pytest.mark.parametrize("name", [DJANGO, PVLIB])
+    def test_counts_match_the_raw_json(self, name: str) -> None:
+        path = require_corpus("openai-messages", name)
+        session = read_transcript(path)
+        msgs = [e.body for e in session.entries if isinstance(e.body, Message)]
+        raw = raw_counts(path)
+        assert session.format == "chat-completions"
+        assert len(session.entries) == raw["messages"]
+        assert sum(len(m.tool_calls) for m in msgs) == raw["calls"]
+        assert sum(len(m.tool_results) for m in msgs) == raw["results"]
+        assert sum(1 for m in msgs if len(m.tool_calls) > 1) == raw["parallel"]
+        assert sum(r.is_error for m in msgs for r in m.tool_results) == raw["failed"]
+        assert session.meta["skipped"] == {"exit": 1}
+
+    def test_django_counts_are_exact(self) -> None:
+        path = require_corpus("openai-messages", DJANGO)
+        msgs = messages_of(path)
+        assert (len(msgs), raw_counts(path)["parallel"]) == (313, 0)
+        assert sum(len(m.tool_calls) for m in msgs) == 156
+        assert sum(len(m.tool_results) for m in msgs) == 155
+        assert sum(r.is_error for m in msgs for r in m.tool_results) == 19
+
+    def test_every_result_answers_an_earlier_call_and_the_last_call_is_pending(self) -> None:
+        msgs = messages_of(require_corpus("openai-messages", DJANGO))
+        seen: list[str] = []
+        for m in msgs:
+            seen.extend(c.id for c in m.tool_calls)
+            for r in m.tool_results:
+                assert r.call_id == seen[-1]
+        answered = {r.call_id for m in msgs for r in m.tool_results}
+        assert [c for c in seen if c not in answered] == ["call_00_rTMxF5EBqc40to812L8JSb9t"]
+
+    def test_usage_subtracts_cached_tokens_and_keeps_model_and_stop(self) -> None:
+        msgs = messages_of(require_corpus("openai-messages", DJANGO))
+        first = msgs[2]
+        # prompt_tokens 1835, cached_tokens 320, completion_tokens 141
+        assert first.usage == Usage(input_tokens=1515, output_tokens=141, cache_read_tokens=320)
+        assert (first.model, first.stop_reason) == ("deepseek-chat", "tool_use")
+        assert first.meta["response_id"] == "c69a4eee-29c8-48b8-a99a-8f2070d253bd"
+        assert sum(1 for m in msgs if m.usage is not None) == 156
+
+    def test_reasoning_content_is_a_reasoning_part_first(self) -> None:
+        session = IMPORTER.read(require_corpus("openai-messages", PVLIB))
+        first = session.entries[2].body
+        assert isinstance(first, Message)
+        assert first.parts[0] == ReasoningPart(
+            "I'll start by exploring the current directory to understand the codebase "
+            "structure. Let's first see what's in /testbed."
+        )
+        assert [p.kind for p in first.parts] == ["reasoning", "tool_call"]
+        assert session.entries[2].created_at == "2026-04-13T10:20:47.150651+00:00"
+        assert session.meta["exit_status"] == "InternalServerError"
+        assert session.title == "pvlib__pvlib-python-1606"
+
+    def test_same_file_gives_same_session_and_entry_ids(self) -> None:
+        path = require_corpus("openai-messages", PVLIB)
+        a, b = IMPORTER.read(path), IMPORTER.read(path)
+        assert a.session_id == b.session_id
+        assert a.session_id.startswith("f:")
+        assert [e.id for e in a.entries] == [e.id for e in b.entries]
+
+    def test_no_other_corpus_file_is_sniffed_as_chat_completions(self) -> None:
+        require_corpus()
+        sniffed = []
+        for path in sorted(CORPUS.glob("*/*")):
+            head = path.read_bytes()[: 64 * 1024]
+            if IMPORTER.sniff(path, head):
+                sniffed.append(path.name)
+        assert sniffed == [DJANGO, PVLIB]
+
+    def test_openhands_event_list_is_not_chat_completions(self) -> None:
+        path = require_corpus("openhands", "openhands-traj-basic.json")
+        assert IMPORTER.sniff(path, path.read_bytes()) is False
+
+
+class TestMapping:
+    def test_list_with_image_parallel_calls_and_results(self, tmp_path: Path) -> None:
+        data = png_base64(1920, 1080)
+        path = write(
+            tmp_path,
+            [
+                {"role": "developer", "content": "Be brief."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "What is in this screenshot?"},
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": f"data:image/png;base64,{data}", "detail": "high"},
+                        },
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "read", "arguments": '{"path": "a.py"}'},
+                        },
+                        {
+                            "id": "c2",
+                            "type": "function",
+                            "function": {"name": "read", "arguments": {"path": "b.py"}},
+                        },
+                    ],
+                    "usage": {
+                        "prompt_tokens": 900,
+                        "completion_tokens": 40,
+                        "prompt_tokens_details": {"cached_tokens": 512},
+                    },
+                    "finish_reason": "tool_calls",
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "print('a')"},
+                {
+                    "role": "tool",
+                    "tool_call_id": "c2",
+                    "name": "read",
+                    "content": [{"type": "text", "text": "print('b')"}],
+                },
+                {"role": "assistant", "content": "Both files print one letter."},
+            ],
+        )
+        assert detect(path).name == "chat-completions"
+        msgs = messages_of(path)
+        assert [m.role for m in msgs] == [
+            "developer",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+        ]
+        image = msgs[1].parts[1]
+        assert image == ImagePart("image/png", data=data, byte_size=133, width=1920, height=1080)
+        assert image.meta == {"detail": "high"}
+        assert msgs[2].parts == (
+            ToolCallPart("c1", "read", '{"path": "a.py"}'),
+            ToolCallPart("c2", "read", '{"path":"b.py"}'),
+        )
+        assert msgs[2].usage == Usage(input_tokens=388, output_tokens=40, cache_read_tokens=512)
+        assert msgs[2].stop_reason == "tool_use"
+        results = [r for m in msgs for r in m.tool_results]
+        assert [(r.call_id, r.text, r.name, r.is_error) for r in results] == [
+            ("c1", "print('a')", None, False),
+            ("c2", "print('b')", "read", False),
+        ]
+
+    def test_reused_call_ids_are_renamed_and_paired(self, tmp_path: Path) -> None:
+        call = {"id": "x", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        turn = [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "x", "content": "ok"},
+        ]
+        msgs = messages_of(
+            write(tmp_path, {"messages": [{"role": "user", "content": "go"}, *turn, *turn]})
+        )
+        assert [c.id for m in msgs for c in m.tool_calls] == ["x", "x#2"]
+        assert [r.call_id for m in msgs for r in m.tool_results] == ["x", "x#2"]
+
+    def test_legacy_function_call_and_function_role(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            [
+                {"role": "user", "content": "Weather in Paris?"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                },
+                {"role": "function", "name": "get_weather", "content": "18C, cloudy"},
+            ],
+        )
+        msgs = messages_of(path)
+        assert msgs[1].tool_calls == (
+            ToolCallPart("function-1", "get_weather", '{"city": "Paris"}'),
+        )
+        result = msgs[2].tool_results[0]
+        assert (result.call_id, result.name, result.text) == (
+            "function-1",
+            "get_weather",
+            "18C, cloudy",
+        )
+
+    def test_thinking_blocks_keep_signatures(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": "Hello.",
+                    "reasoning_content": "greet",
+                    "thinking_blocks": [
+                        {"type": "thinking", "thinking": "greet", "signature": "EqQBCkYIBx=="},
+                        {"type": "redacted_thinking", "data": "EmwKAhgB"},
+                    ],
+                },
+            ],
+        )
+        parts = messages_of(path)[1].parts
+        assert parts == (
+            ReasoningPart("greet", signature="EqQBCkYIBx=="),
+            ReasoningPart("", signature="EmwKAhgB", redacted=True),
+            TextPart("Hello."),
+        )
+
+
+class TestErrors:
+    def error(self, tmp_path: Path, value: Any) -> str:
+        path = write(tmp_path, value)
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        return str(info.value).removeprefix(f"{path} at ")
+
+    def test_unknown_role(self, tmp_path: Path) -> None:
+        msg = self.error(
+            tmp_path, [{"role": "user", "content": "a"}, {"role": "robot", "content": "x"}]
+        )
+        assert (
+            msg == "$[1].role: expected one of system, developer, user, assistant, tool, function"
+        )
+
+    def test_messages_not_a_list(self, tmp_path: Path) -> None:
+        assert (
+            self.error(tmp_path, {"messages": {"a": 1}})
+            == "$.messages: expected a list of messages"
+        )
+
+    def test_not_a_list_or_object(self, tmp_path: Path) -> None:
+        expected = "$: expected a list of messages or an object with `messages`"
+        assert self.error(tmp_path, 3) == expected
+
+    def test_tool_call_without_function(self, tmp_path: Path) -> None:
+        bad = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function"}],
+        }
+        msg = self.error(tmp_path, {"messages": [{"role": "user", "content": "a"}, bad]})
+        assert msg == (
+            "$.messages[1].tool_calls[0].function: expected a function object {name, arguments}"
+        )
+
+    def test_tool_message_without_call_id(self, tmp_path: Path) -> None:
+        msg = self.error(tmp_path, [{"role": "tool", "content": "x"}])
+        assert msg == "$[0].tool_call_id: expected a string `tool_call_id`"
+
+    def test_unknown_content_part(self, tmp_path: Path) -> None:
+        value = [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]
+        assert self.error(tmp_path, value) == (
+            "$[0].content[0].type: expected a text, image_url or file part, got 'input_audio'"
+        )
+
+    def test_invalid_json_names_the_file(self, tmp_path: Path) -> None:
+        path = tmp_path / "broken.json"
+        path.write_text('{"messages": [', encoding="utf-8")
+        with pytest.raises(TranscriptError) as info:
+            IMPORTER.read(path)
+        assert info.value.path == str(path)
+        assert info.value.expected.startswith("expected a JSON document")
