@@ -13,7 +13,7 @@ from corpus import require_corpus
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.claude_code import IMPORTER
-from ctxengine.model import CompactionRecord, Message, ReasoningPart
+from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
 
 FILES = (
     "spotter-long-a0y-main.jsonl",
@@ -207,7 +207,7 @@ class TestCorpus:
             msg.tool_calls[0].arguments
             == '{"command":"mix phx.server 2>&1 | head -80","timeout":30000}'
         )
-        assert (msg.usage.input_tokens, msg.usage.cache_read_tokens) == (3, 11515)  # type: ignore[union-attr]
+        assert msg.usage == Usage(3, 13, 11515, 13835)
         assert (msg.stop_reason, msg.model) == ("tool_use", "claude-opus-4-6")
         assert session.entries[1].id == "1b7d717f-d6a2-46a6-8575-fa4f937450ea"
         assert len(msg.meta["merged_uuids"]) == 4
@@ -252,7 +252,7 @@ class TestMapping:
             user("r2", [result("t2", "two")]),
         )
         entries = IMPORTER.read(path).entries
-        assert [(e.id, e.body.role) for e in entries] == [  # type: ignore[union-attr]
+        assert [(e.id, e.message.role if e.message else None) for e in entries] == [
             ("u1", "user"),
             ("a1", "assistant"),
             ("r1", "tool"),

@@ -248,9 +248,8 @@ class _Reader:
         elif stop is None and any(p.kind == "tool_call" for p in parts):
             stop = "tool_use"
         meta: dict[str, Any] = {"message_id": item.message_id}
-        for key in ("request_id",):
-            if key in item.raw:
-                meta[key] = item.raw[key]
+        if "request_id" in item.raw:
+            meta["request_id"] = item.raw["request_id"]
         if item.uuids:
             meta["merged_uuids"] = list(item.uuids)
         if other:
