@@ -1,8 +1,8 @@
-"""Pixel size of an image from its first bytes: PNG, JPEG, GIF and WebP headers.
+"""Image parts for importers: pixel size read from PNG, JPEG, GIF and WebP headers.
 
-Only the header is parsed; nothing is decoded. Used by importers to fill
-:attr:`ctxengine.model.ImagePart.width` / ``height`` so the token estimate of an image does not
-fall back to a fixed cost.
+Only the first bytes of the base64 payload are decoded and only the header is read; no pixels
+are decoded. The pixel size fills :attr:`ctxengine.model.ImagePart.width` / ``height`` so the
+token estimate of an image does not fall back to a fixed cost.
 """
 
 from __future__ import annotations
