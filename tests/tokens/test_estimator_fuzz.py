@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from ctxengine.model import (
     ToolResultPart,
 )
 from ctxengine.tokens import HeuristicEstimator
+from ctxengine.tokens.estimate import _blob_spans
 
 EST = HeuristicEstimator()
 B64 = st.text(
@@ -116,3 +118,34 @@ def test_tool_schemas_never_raise(schemas: list[dict[str, Any]]) -> None:
 def test_text_of_wrong_type_does_not_raise() -> None:
     assert EST.text(12345) == 2  # type: ignore[arg-type]
     assert EST.part("not a part") == 3  # type: ignore[arg-type]
+
+
+_RUN = re.compile(r"[A-Za-z0-9+/_=-]+")
+
+
+def reference_spans(text: str) -> list[tuple[int, int]]:
+    """Blob spans by a plain regex over the string (slow, obviously right)."""
+    spans = set()
+    for m in _RUN.finditer(text):
+        s, e = m.span()
+        run = m.group()
+        after_data_url = text[:s].endswith(";base64,")
+        mixed = bool(
+            re.search("[A-Z]", run) and re.search("[a-z]", run) and re.search("[0-9]", run)
+        )
+        if after_data_url or (e - s >= 64 and mixed):
+            spans.add((s, e))
+    return sorted(spans)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            B64, st.text(max_size=20), st.just(";base64,"), st.just("data:image/png;base64,")
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_blob_search_matches_a_plain_regex(text: str) -> None:
+    assert _blob_spans(text) == reference_spans(text)

@@ -7,11 +7,11 @@ Not plain ``chars / 4``. One pass of C-level string operations classifies the ch
 - **Non-ASCII** is counted from the UTF-8 and UTF-16 lengths of the text: characters of 3-byte
   scripts (CJK, kana, hangul, Thai, Indic …) cost 1 token each, 2-byte scripts (Latin accents,
   Greek, Cyrillic, Hebrew, Arabic) ½ token, characters beyond the BMP (emoji) 2 tokens.
-- **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _``, ``=``
-  padding) that mixes upper case, lower case and digits, or any run right after ``;base64,``
-  (a ``data:`` URL payload), is never priced as text: it costs :data:`BASE64_BLOB_TOKENS`.
-  Lower-case hex digests stay text. A ``data:`` URL payload shorter than 64 characters is
-  priced as text (a few tokens).
+- **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _ =``)
+  that mixes upper case, lower case and digits, or any run right after ``;base64,`` (a
+  ``data:`` URL payload), is never priced as text: it costs :data:`BASE64_BLOB_TOKENS`.
+  Lower-case hex digests stay text. Strings shorter than 64 characters are not searched
+  (a tiny ``data:`` URL is priced as text: a few tokens).
 
 Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`),
 else the fixed ``image_tokens``; documents by text, else PDFs by byte size
@@ -67,10 +67,6 @@ from ctxengine.tokens.constants import (
 )
 from ctxengine.tokens.images import estimate_tokens_for_image, image_size_from_base64
 
-_B64_RUN = re.compile(
-    rf"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{{{BASE64_MIN_CHARS},}}={{0,2}}(?![A-Za-z0-9+/_=-])"
-)
-_DATA_URL_RUN = re.compile(r";base64,([A-Za-z0-9+/_-]+=*)")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 _DIGIT = re.compile(r"[0-9]")
@@ -89,22 +85,45 @@ def _is_base64(text: str, start: int, end: int) -> bool:
     )
 
 
+def _blob_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the base64 blobs of ``text``: ``data:`` URL payloads and long mixed runs.
+
+    Runs are found on a one-byte-per-character image of the text (non-Latin-1 characters
+    become ``?``, which breaks a run) mapped to ``a`` (base64 alphabet) or space, so the
+    search is ``bytes.find`` rather than a regex over every position."""
+    src = text.encode("ascii") if text.isascii() else text.encode("latin-1", "replace")
+    mask = src.translate(_B64_MASK)
+    n = len(mask)
+    spans: list[tuple[int, int]] = []
+    starts: set[int] = set()
+    pos = src.find(b";base64,")
+    while pos >= 0:
+        start = pos + len(b";base64,")
+        end = mask.find(b" ", start)
+        end = n if end < 0 else end
+        if end > start:
+            spans.append((start, end))
+            starts.add(start)
+        pos = src.find(b";base64,", end)
+    pos = mask.find(_B64_NEEDLE)
+    while pos >= 0:
+        end = mask.find(b" ", pos)
+        end = n if end < 0 else end
+        if pos not in starts and _is_base64(text, pos, end):
+            spans.append((pos, end))
+        pos = mask.find(_B64_NEEDLE, end)
+    return sorted(spans)
+
+
 def _strip_base64(text: str) -> tuple[str, int]:
     """``text`` without its base64 blobs, and the number of blobs removed."""
-    spans: list[tuple[int, int]] = []
-    if ";base64," in text:
-        spans.extend(m.span(1) for m in _DATA_URL_RUN.finditer(text))
-    for m in _B64_RUN.finditer(text):
-        s, e = m.span()
-        if _is_base64(text, s, e) and not any(a <= s < b for a, b in spans):
-            spans.append((s, e))
+    spans = _blob_spans(text)
     if not spans:
         return text, 0
-    spans.sort()
     pieces, pos = [], 0
     for s, e in spans:
         pieces.append(text[pos:s])
-        pos = max(pos, e)
+        pos = e
     pieces.append(text[pos:])
     return "".join(pieces), len(spans)
 
@@ -125,16 +144,10 @@ def _ascii_of(text: str) -> bytes:
     return text.encode("ascii") if text.isascii() else text.encode("ascii", "ignore")
 
 
-def _may_hold_base64(raw: bytes) -> bool:
-    """Cheap screen on the ASCII bytes: a run of 64 base64-alphabet bytes, or a data URL.
-    Dropping non-ASCII characters can only merge runs, so the screen never misses one."""
-    return raw.translate(_B64_MASK).find(_B64_NEEDLE) >= 0 or b";base64," in raw
-
-
 def _text_tokens(text: str) -> float:
     raw = _ascii_of(text)
     blobs = 0
-    if len(raw) >= BASE64_MIN_CHARS and _may_hold_base64(raw):
+    if len(raw) >= BASE64_MIN_CHARS:
         text, blobs = _strip_base64(text)
         raw = _ascii_of(text)
     tokens = _ascii_tokens(raw) + blobs * BASE64_BLOB_TOKENS

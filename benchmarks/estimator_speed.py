@@ -1,0 +1,58 @@
+"""Speed of the heuristic estimator on 1 MB of mixed text (not a test).
+
+Run: ``python benchmarks/estimator_speed.py``. Prints characters per second of
+``HeuristicEstimator.text`` on ASCII prose, on a mix of prose, code, JSON, CJK and a base64
+``data:`` URL, and of ``message`` on a tool result of that mix.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable
+
+from ctxengine.model import tool_result
+from ctxengine.tokens import HeuristicEstimator
+
+SIZE = 1_000_000
+PROSE = (
+    "The agent reads the failing test before it edits any file. When the build breaks, it "
+    "runs the linter and reports the exact error line. Every change is small and reviewed. "
+)
+CODE = "def add(a: int, b: int) -> int:\n    return a + b\n\n"
+JSON = json.dumps([{"id": i, "path": f"src/m{i}.py", "ok": True} for i in range(40)])
+CJK = "我们需要在不改变历史记录的前提下压缩上下文，并且保证每一个工具调用都有对应的结果。"
+BLOB = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 40).decode()
+
+
+def fill(*pieces: str) -> str:
+    unit = "\n".join(pieces) + "\n"
+    return (unit * (SIZE // len(unit) + 1))[:SIZE]
+
+
+def rate(fn: Callable[[], int], chars: int, repeat: int = 20) -> tuple[float, int]:
+    fn()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        tokens = fn()
+    seconds = (time.perf_counter() - start) / repeat
+    return chars / seconds, tokens
+
+
+def main() -> None:
+    est = HeuristicEstimator()
+    prose = fill(PROSE)
+    mixed = fill(PROSE * 20, CODE * 20, JSON, CJK * 10, BLOB)
+    message = tool_result("c1", mixed)
+    for name, fn in (
+        ("text, ASCII prose", lambda: est.text(prose)),
+        ("text, mixed", lambda: est.text(mixed)),
+        ("message, mixed tool result", lambda: est.message(message)),
+    ):
+        speed, tokens = rate(fn, SIZE)
+        print(f"{name:28s} {speed / 1e6:7.1f} M chars/s  ({tokens:,} tokens per 1 MB)")
+
+
+if __name__ == "__main__":
+    main()
