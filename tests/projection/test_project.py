@@ -325,3 +325,21 @@ class TestReportedFailures:
             "assistant",
             "tool",
         ]
+
+
+class TestReportOnlyShown:
+    def test_truncations_and_prunes_of_dropped_results_are_not_reported(self) -> None:
+        long = "q" * 2_000
+        entries = log(
+            user("go"),
+            tool(result("ghost", long)),
+            assistant("", call("a"), call("b")),
+            tool(result("a", long), result("b", "B")),
+            tool(result("a", long), result("b", "B")),
+            PruneRecord(("b", "ghost"), 10, "default"),
+        )
+        ctx = project(entries, ProjectionSettings(100, 100_000, 0.5), EST)
+        assert ctx.truncations == (Truncation("a", "e3", 1_601, 401),)
+        assert ctx.pruned == ("b",)
+        assert ctx.sanitize.dropped_results == ("ghost",)
+        assert ctx.sanitize.duplicate_results == ("a", "b")

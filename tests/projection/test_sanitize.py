@@ -155,3 +155,11 @@ class TestSanitize:
     def test_sources_of_a_different_length_are_refused(self) -> None:
         with pytest.raises(ValueError, match="2 messages but 1 sources"):
             sanitize([user("a"), user("b")], ["e0"])
+
+
+class TestPendingCalls:
+    def test_only_the_last_piece_of_a_reply_can_hold_pending_calls(self) -> None:
+        msgs = [user("go"), assistant("", call("a")), assistant("", call("b"))]
+        out, _, report = sanitize(msgs, ids(3))
+        assert out == (msgs[0], msgs[1], synthetic("a"), msgs[2])
+        assert report == SanitizeReport(synthetic_results=("a",))

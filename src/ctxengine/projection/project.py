@@ -67,6 +67,21 @@ def _tail_start(entries: Sequence[Entry], comp_index: int, record: CompactionRec
     return comp_index + 1
 
 
+def _shown_only(
+    messages: Sequence[Message], truncations: list[Truncation], pruned: list[str]
+) -> tuple[list[Truncation], list[str]]:
+    """Truncations and pruned ids of results still shown after sanitizing, once each."""
+    shown = {r.call_id for m in messages for r in m.tool_results}
+    seen: set[str] = set()
+    kept_truncations: list[Truncation] = []
+    for t in truncations:
+        if t.call_id in shown and t.call_id not in seen:
+            seen.add(t.call_id)
+            kept_truncations.append(t)
+    kept_pruned = list(dict.fromkeys(cid for cid in pruned if cid in shown))
+    return kept_truncations, kept_pruned
+
+
 def project(
     entries: Sequence[Entry],
     settings: ProjectionSettings,
@@ -161,6 +176,8 @@ def project(
     )
     final, final_sources, report = sanitize(kept, kept_sources)
     report = dataclasses.replace(report, dropped_reasoning=dropped_reasoning)
+    if report.dropped_results or report.duplicate_results:
+        truncations, pruned_out = _shown_only(final, truncations, pruned_out)
     tokens = sum(estimator.message(m) for m in final)
     if tools:
         tokens += estimator.tools(tools)
