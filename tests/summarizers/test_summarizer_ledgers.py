@@ -207,3 +207,21 @@ def test_shell_command_forms() -> None:
     )
     assert shell_command(call("a", "exec_command", cmd="make")) == "make"
     assert shell_command(call("a", "Read", file_path="x")) is None
+
+
+def test_a_check_named_only_inside_a_heredoc_body_is_not_a_check_and_done_shows_line_one() -> None:
+    patch_then_ls = (
+        "apply_patch <<'P'\n*** Begin Patch\n*** Add File: t.py\n+import pytest\n"
+        "*** End Patch\nP\nls"
+    )
+    commit = "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\""
+    msgs = (
+        calls(call("a", "Bash", command=patch_then_ls)),
+        results(("a", "ok")),
+        calls(call("b", "Bash", command=commit)),
+        results(("b", "[main 1a2b3c] fix: x")),
+    )
+    assert extract_ledgers(msgs).done == (
+        "created t.py",
+        "ran `git commit -m \"$(cat <<'EOF' …` (succeeded)",
+    )

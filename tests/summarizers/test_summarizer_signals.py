@@ -90,3 +90,11 @@ def test_without_a_telling_line_the_first_line_is_kept_and_long_lines_are_capped
 def test_successful_output_does_not_look_failed() -> None:
     assert looks_failed("3 passed in 0.20s") is False
     assert looks_failed("def raise_error():\n    raise ValueError('x')") is False
+
+
+def test_a_bare_exit_code_is_joined_by_the_last_line() -> None:
+    text = "Exit code 1\nCompiling 3 files\n** (CompileError) lib/a.ex:3: undefined function foo/0"
+    assert error_lines(text) == (
+        "Exit code 1",
+        "** (CompileError) lib/a.ex:3: undefined function foo/0",
+    )

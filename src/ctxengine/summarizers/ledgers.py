@@ -26,6 +26,7 @@ from ctxengine.summarizers.shell import (
     looks_like_check,
     patch_effects,
     shell_effects,
+    strip_bodies,
 )
 from ctxengine.summarizers.signals import error_lines, looks_failed, result_failed, result_text
 
@@ -165,6 +166,13 @@ def call_effects(call: ToolCallPart) -> tuple[FileEffect, ...]:
     return (FileEffect(action, path),)
 
 
+def _first_line(command: str) -> str:
+    """The command's first line without heredoc bodies, capped; "…" marks a cut."""
+    lines = strip_bodies(command).splitlines() or [""]
+    first = lines[0] + (" …" if len(lines) > 1 else "")
+    return _cap(first)
+
+
 def _done_line(effect: FileEffect) -> str:
     if effect.other is not None:
         return f"{effect.action} {effect.path} to {effect.other}"
@@ -224,7 +232,7 @@ class _Walk:
         if looks_failed(text):
             self.errors.extend(error_lines(text))
         elif command is not None and looks_like_check(command):
-            self.done.append(f"ran `{_cap(command)}` (succeeded)")
+            self.done.append(f"ran `{_first_line(command)}` (succeeded)")
 
 
 def _dedup(items: Iterable[str]) -> tuple[str, ...]:

@@ -280,7 +280,13 @@ _CHECK = re.compile(
 )
 
 
+def strip_bodies(command: str) -> str:
+    """The command without heredoc bodies and SWE-agent edit bodies (the text the shell runs
+    as commands)."""
+    return "\n".join(_logical_lines(command)[0]).strip()
+
+
 def looks_like_check(command: str) -> bool:
     """True for commands worth recording as done when they succeed: test runners, builds,
-    linters and type checkers, ``git commit``/``git push``."""
-    return _CHECK.search(command) is not None
+    linters and type checkers, ``git commit``/``git push`` (heredoc bodies are ignored)."""
+    return _CHECK.search(strip_bodies(command)) is not None

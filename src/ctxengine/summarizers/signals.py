@@ -112,7 +112,8 @@ def error_lines(text: str, limit: int = ERROR_LINES_PER_RESULT) -> tuple[str, ..
 
     Lines are scored by the rules above (exception and ``error:`` lines first, then ``FAILED``
     and "not found" lines, then exit codes); ties go to the later line (the end of output
-    usually sums up). When no line matches, the first non-empty line is returned.
+    usually sums up). When only an exit code or a traceback header matches, the last non-empty
+    line is added. When no line matches, the first non-empty line is returned.
     """
     scored: list[tuple[int, int, str]] = []
     seen: set[str] = set()
@@ -129,4 +130,9 @@ def error_lines(text: str, limit: int = ERROR_LINES_PER_RESULT) -> tuple[str, ..
         first = next((ln.strip() for ln in lines if ln.strip()), "")
         return (_cap(first),) if first else ()
     best = sorted(scored, key=lambda t: (-t[0], -t[1]))[:limit]
+    if best[0][0] < 2 and len(best) < limit:
+        # Only an exit code or a traceback header: the last line usually says what went wrong.
+        last_index = max(i for i, ln in enumerate(lines) if ln.strip())
+        if all(i != last_index for _, i, _ in best):
+            best.append((0, last_index, lines[last_index].strip()))
     return tuple(_cap(line) for _, _, line in sorted(best, key=lambda t: t[1]))
