@@ -13,7 +13,13 @@
     │   ├── SummaryRejected         a summary failed validation (never stored)
     │   └── CompactionLoopError     consecutive failures tripped the circuit breaker
     ├── ProviderError               a model provider call failed
-    │   └── ContextOverflow         the request did not fit the model's window
+    │   ├── ContextOverflow         the request did not fit the model's window
+    │   │   └── ProviderOverflow    the provider rejected a request as too large (its numbers)
+    │   ├── TransientProviderError  5xx, timeout or connection failure (retried, then raised)
+    │   │   └── RateLimited         429: too many requests (carries retry-after seconds)
+    │   ├── ProviderAuthError       401/403: missing or rejected credentials
+    │   ├── ProviderRequestError    any other rejected request (4xx), not worth retrying
+    │   └── Cancelled               the caller cancelled the call (stream closed)
     └── InvalidRequest              a rendered request breaks a provider protocol
 
 Every error carries its numbers as attributes, so callers never parse messages.
@@ -158,3 +164,100 @@ class InvalidRequest(CtxEngineError):
         self.provider = provider
         self.problems = problems
         super().__init__(f"invalid {provider} request: " + "; ".join(problems[:5]))
+
+
+class ProviderOverflow(ContextOverflow):
+    """A provider rejected the request as larger than its window (or its payload limit).
+
+    ``tokens`` and ``limit`` are what the provider reported, or 0 when its message carried no
+    numbers (``reported`` tells which). The engine may re-raise with its own estimate.
+
+    Attributes:
+        status: HTTP status (400, 413, …) or ``None``.
+        provider_message: the provider's error text, verbatim.
+        reported: True when both numbers came from the provider's message.
+    """
+
+    def __init__(
+        self,
+        tokens: int | None,
+        limit: int | None,
+        *,
+        status: int | None = None,
+        provider_message: str = "",
+    ) -> None:
+        self.status = status
+        self.provider_message = provider_message
+        self.reported = tokens is not None and limit is not None
+        super().__init__(tokens or 0, limit or 0, provider_message[:300])
+
+    def __str__(self) -> str:
+        if self.reported:
+            return super().__str__()
+        status = f"HTTP {self.status}: " if self.status is not None else ""
+        return f"context overflow (sizes not reported): {status}{self.provider_message[:300]}"
+
+
+class TransientProviderError(ProviderError):
+    """A call failed in a way that may pass on retry (5xx, timeout, connection reset).
+
+    Attributes:
+        status: HTTP status, or ``None`` for timeouts and connection errors.
+        attempts: attempts made before giving up (set by the retry loop; 1 before it).
+        retry_after: seconds the provider asked us to wait (``retry-after``), else ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.attempts = attempts
+        self.retry_after = retry_after
+        self.detail = message
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f"HTTP {self.status}" if self.status is not None else "no response"
+        return f"provider call failed after {self.attempts} attempt(s) ({where}): {self.detail}"
+
+
+class RateLimited(TransientProviderError):
+    """HTTP 429. ``retry_after`` is the provider's requested wait in seconds, if it sent one."""
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, attempts: int = 1
+    ) -> None:
+        super().__init__(message, status=429, attempts=attempts, retry_after=retry_after)
+
+
+class ProviderAuthError(ProviderError):
+    """HTTP 401/403: the API key is missing, wrong or lacks access. Set the provider's key
+    variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``) or pass ``api_key``."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class ProviderRequestError(ProviderError):
+    """The provider rejected the request (4xx other than overflow, auth and rate limits) or
+    failed in a way a retry will not fix.
+
+    Attributes:
+        status: HTTP status, or ``None``.
+        kind: ``"bad_request"`` or ``"other"``.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str = "other") -> None:
+        self.status = status
+        self.kind = kind
+        super().__init__(message)
+
+
+class Cancelled(ProviderError):
+    """The caller cancelled the call; the stream was closed and nothing was returned."""
