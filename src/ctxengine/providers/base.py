@@ -1,0 +1,187 @@
+"""The provider seam: one request shape, one reply shape, one small protocol.
+
+A :class:`Provider` completes a :class:`CompletionRequest` and returns a :class:`Completion`
+(text, tool calls, a normalised finish reason, usage), raising only
+:class:`~ctxengine.errors.ProviderError` subclasses. Implementations live in
+:mod:`ctxengine.providers.openai` and :mod:`ctxengine.providers.anthropic` (optional extras).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from ctxengine.errors import InvalidRequest
+from ctxengine.model import Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
+from ctxengine.providers.classify import ErrorClass
+
+FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "error", "content_filter"]
+
+#: Attempts per call, counting the first (so 2 retries). Claude Code and the SDKs retry 2–10
+#: times; a summary call is cheap to give up on because the extractive fallback exists.
+DEFAULT_MAX_ATTEMPTS = 3
+#: Exponential backoff when the provider sends no ``retry-after``: 1 s, 2 s, 4 s … capped.
+DEFAULT_INITIAL_WAIT_S = 1.0
+DEFAULT_MAX_WAIT_S = 30.0
+#: A ``retry-after`` longer than this is not waited for: the call fails at once with
+#: :class:`~ctxengine.errors.RateLimited` carrying the wait, and the caller decides.
+DEFAULT_MAX_RETRY_AFTER_S = 60.0
+#: Whole-request timeout handed to the SDK clients (seconds). Summaries of long histories take
+#: a while; streaming calls are also bounded between chunks by the same value.
+DEFAULT_TIMEOUT_S = 300.0
+#: Output budget when the request gives none (tokens).
+DEFAULT_MAX_OUTPUT_TOKENS = 4_096
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    """How a provider retries rate limits and transient failures (tenacity underneath).
+
+    Attributes:
+        max_attempts: attempts per call including the first (1 disables retries).
+        initial_wait_s: first backoff wait in seconds when no ``retry-after`` is given.
+        max_wait_s: ceiling of the exponential backoff in seconds.
+        max_retry_after_s: longest ``retry-after`` honoured; longer ones fail at once.
+    """
+
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    initial_wait_s: float = DEFAULT_INITIAL_WAIT_S
+    max_wait_s: float = DEFAULT_MAX_WAIT_S
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based) without a
+        ``retry-after``: ``initial * 2 ** (attempt - 1)``, capped at ``max_wait_s``."""
+        return float(min(self.max_wait_s, self.initial_wait_s * 2 ** (attempt - 1)))
+
+
+def _no_tools() -> tuple[Mapping[str, Any], ...]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRequest:
+    """One model call.
+
+    Either ``messages`` (our values; the provider renders them to its wire format, a minimal
+    mapping meant for summary requests) or ``body`` (a request body already rendered for this
+    provider's API, e.g. by :mod:`ctxengine.projection.render`, sent as it is apart from the
+    fields below) must be given.
+
+    Attributes:
+        system: system prompt (ignored when ``body`` is given).
+        messages: the conversation, oldest first.
+        body: a prebuilt provider request body.
+        model: model id; ``None`` uses the provider's default model.
+        max_output_tokens: output budget in tokens (``max_tokens`` /
+            ``max_completion_tokens`` / ``max_output_tokens``); set on ``body`` only when the
+            body has none.
+        temperature: sampling temperature, or ``None`` to leave the provider default.
+        cache: ``False`` asks the provider not to write its prefix cache. Anthropic: every
+            ``cache_control`` marker is removed from the body. OpenAI caches prefixes
+            automatically and offers no switch, so nothing changes there.
+        tools: tool schemas (``name``, ``description``, ``parameters`` JSON schema). None by
+            default: a summary request offers no tools.
+        stream: consume the reply as a stream (always so when a cancel event is given).
+    """
+
+    system: str = ""
+    messages: tuple[Message, ...] = ()
+    body: Mapping[str, Any] | None = None
+    model: str | None = None
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    temperature: float | None = None
+    cache: bool = False
+    tools: tuple[Mapping[str, Any], ...] = field(default_factory=_no_tools)
+    stream: bool = False
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if self.body is None and not self.messages:
+            problems.append("a request needs messages or a prebuilt body")
+        if self.body is not None and self.messages:
+            problems.append("give messages or a prebuilt body, not both")
+        if self.max_output_tokens <= 0:
+            problems.append(f"max_output_tokens must be positive, got {self.max_output_tokens}")
+        if problems:
+            raise InvalidRequest("completion", problems)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A finished model reply.
+
+    Attributes:
+        text: the reply text (all text blocks joined).
+        tool_calls: tool calls the model made (a summary reply must have none).
+        finish_reason: ``stop`` (natural end), ``length`` (output limit), ``tool_calls``,
+            ``content_filter`` (refusal / filtered) or ``error`` (failed, cut or unknown).
+        usage: tokens; ``input_tokens`` excludes cache reads and writes.
+        model: model id the provider reports.
+        request_id: the provider's request id header, when sent.
+        response_id: id of the reply object.
+        raw_finish_reason: the provider's own finish/stop reason string.
+        reasoning: reasoning parts returned with the reply (signed thinking kept byte-exact).
+    """
+
+    text: str
+    tool_calls: tuple[ToolCallPart, ...] = ()
+    finish_reason: FinishReason = "stop"
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    request_id: str | None = None
+    response_id: str | None = None
+    raw_finish_reason: str | None = None
+    reasoning: tuple[ReasoningPart, ...] = ()
+
+    def to_message(self) -> Message:
+        """The reply as an assistant :class:`~ctxengine.model.Message` (reasoning, text, tool
+        calls; ``stop_reason`` ``stop``/``tool_use``/``length``/``error``)."""
+        parts: list[Part] = list(self.reasoning)
+        if self.text:
+            parts.append(TextPart(self.text))
+        parts.extend(self.tool_calls)
+        stop = {"tool_calls": "tool_use", "content_filter": "stop"}.get(
+            self.finish_reason, self.finish_reason
+        )
+        return Message("assistant", tuple(parts), self.usage, self.model, stop)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model provider.
+
+    Attributes:
+        name: ``"openai"`` (Chat Completions), ``"openai-responses"`` or ``"anthropic"``.
+        model: default model id used when a request names none.
+    """
+
+    name: str
+    model: str
+
+    def complete(
+        self, request: CompletionRequest, *, cancel: threading.Event | None = None
+    ) -> Completion:
+        """Run one call with bounded retries.
+
+        Args:
+            request: what to send.
+            cancel: when given, the reply is streamed and the call stops as soon as the event
+                is set: the stream is closed and :class:`~ctxengine.errors.Cancelled` raised.
+
+        Raises:
+            ProviderOverflow: the request is larger than the window (never retried).
+            RateLimited / TransientProviderError: retries exhausted.
+            ProviderAuthError, ProviderRequestError, Cancelled.
+        """
+        ...
+
+    async def acomplete(self, request: CompletionRequest) -> Completion:
+        """:meth:`complete` for asyncio; cancelling the awaiting task cancels the call."""
+        ...
+
+    def classify_error(self, exc: BaseException) -> ErrorClass:
+        """Classify a failure of this provider (see :mod:`ctxengine.providers.classify`)."""
+        ...
