@@ -22,8 +22,10 @@ from ctxengine.summarizers import (
     ExtractiveSummarizer,
     Summarizer,
     SummaryRequest,
+    ledger_sections,
     real_user_texts,
 )
+from ctxengine.summarizers.sections import render
 
 EST = QuarterEstimator()
 SUMMARIZER = ExtractiveSummarizer(user_messages_budget=200)
@@ -344,3 +346,10 @@ class TestOtherSections:
     def test_a_non_positive_budget_is_refused(self) -> None:
         with pytest.raises(ValueError, match="budget_tokens"):
             SummaryRequest((), None, "", 0)
+
+
+def test_ledger_sections_render_alone_for_the_hybrid_summarizer() -> None:
+    ledgers = Ledgers(files_modified=("a.py",), errors=("boom",), pinned=("keep me",))
+    assert render(ledger_sections(ledgers)) == (
+        "## Files modified\n- a.py\n\n## Errors\n- boom\n\n## Pinned\n- keep me"
+    )

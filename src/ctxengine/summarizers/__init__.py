@@ -11,7 +11,7 @@ from ctxengine.summarizers.constraints import (
     is_real_user_message,
     real_user_texts,
 )
-from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_sections
 from ctxengine.summarizers.ledgers import call_effects, extract_ledgers, shell_command
 from ctxengine.summarizers.transcript import (
     TRANSCRIPT_MODES,
@@ -32,6 +32,7 @@ __all__ = [
     "extract_ledgers",
     "head_tail",
     "is_real_user_message",
+    "ledger_sections",
     "real_user_texts",
     "serialize_transcript",
     "shell_command",

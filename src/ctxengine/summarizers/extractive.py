@@ -106,6 +106,23 @@ def _turn_context(request: SummaryRequest) -> str:
     return "\n".join(lines)
 
 
+def ledger_sections(ledgers: Ledgers) -> tuple[Section, ...]:
+    """The ledger sections in their fixed order (constraints, done, files modified, files
+    read, errors, commands, pinned); render them with
+    :func:`~ctxengine.summarizers.sections.render` and fit them with
+    :func:`~ctxengine.summarizers.sections.shrink`. The hybrid summarizer appends these to
+    its narrative."""
+    return (
+        Section("constraints", "Constraints", "list", ledgers.constraints, "constraints"),
+        Section("done", "Done", "list", ledgers.done, "steps"),
+        Section("files_modified", "Files modified", "paths", ledgers.files_modified, "files"),
+        Section("files_read", "Files read", "paths", ledgers.files_read, "files"),
+        Section("errors", "Errors", "list", ledgers.errors, "errors"),
+        Section("commands", "Commands run", "list", ledgers.commands, "commands"),
+        Section("pinned", "Pinned", "list", ledgers.pinned, "pins"),
+    )
+
+
 def _drop_first(texts: list[str], value: str) -> None:
     if value in texts:
         texts.remove(value)
@@ -170,6 +187,7 @@ class ExtractiveSummarizer:
         elif goal:
             next_step = "No later request: continue with the goal above."
         chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
+        ledger = {s.key: s for s in ledger_sections(ledgers)}
         return (
             Section("goal", "Goal", "text", (goal,)),
             Section(
@@ -181,12 +199,12 @@ class ExtractiveSummarizer:
                 left_out,
                 newest_first=True,
             ),
-            Section("constraints", "Constraints", "list", ledgers.constraints, "constraints"),
-            Section("done", "Done", "list", ledgers.done, "steps"),
-            Section("files_modified", "Files modified", "paths", ledgers.files_modified, "files"),
-            Section("files_read", "Files read", "paths", ledgers.files_read, "files"),
-            Section("errors", "Errors", "list", ledgers.errors, "errors"),
-            Section("commands", "Commands run", "list", ledgers.commands, "commands"),
+            ledger["constraints"],
+            ledger["done"],
+            ledger["files_modified"],
+            ledger["files_read"],
+            ledger["errors"],
+            ledger["commands"],
             Section(
                 "current_work",
                 "Current work",
@@ -195,6 +213,6 @@ class ExtractiveSummarizer:
             ),
             Section("next_step", "Next step", "text", (next_step,)),
             Section("turn_context", "Turn context", "text", (_turn_context(request),)),
-            Section("pinned", "Pinned", "list", ledgers.pinned, "pins"),
+            ledger["pinned"],
             Section("focus", "Focus", "text", (request.focus or "",)),
         )
