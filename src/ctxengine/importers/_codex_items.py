@@ -116,7 +116,9 @@ class Items:
             for c in payload.get("content") or ()
             if isinstance(c, dict) and isinstance(c.get("text"), str)
         ]
-        meta = {"content": "\n\n".join(raw)} if raw else {}
+        meta: dict[str, str] = {"provider": "openai"}
+        if raw:
+            meta["content"] = "\n\n".join(raw)
         signature = opt_str(payload, "encrypted_content") or None
         return ReasoningPart("\n\n".join(texts), signature=signature, meta=meta)
 

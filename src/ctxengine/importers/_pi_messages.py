@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,17 @@ class PiMessages:
         if not isinstance(content, list):
             raise self._fail(line, "expected `content` to be a list of blocks")
         parts = tuple(self._block(line, block) for block in content)
+        api = opt_str(msg, "api") or ""
+        if api and not api.startswith("anthropic"):
+            # Signatures from another provider's API (an OpenAI reasoning item stored as
+            # ``thinkingSignature``) must never be echoed to Anthropic.
+            source = "openai" if api.startswith("openai") else api
+            parts = tuple(
+                replace(p, meta={**p.meta, "provider": source})
+                if isinstance(p, ReasoningPart)
+                else p
+                for p in parts
+            )
         raw = opt_dict(msg, "usage")
         usage = None
         if raw:

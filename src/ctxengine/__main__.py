@@ -1,0 +1,5 @@
+"""``python -m ctxengine`` runs the CLI."""
+
+from ctxengine.cli import run
+
+run()

@@ -1,0 +1,302 @@
+"""The typer application: one function per command, parsing and printing only."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ctxengine.analysis import breakdown
+from ctxengine.cli.load import load_target, open_store
+from ctxengine.cli.views import show_breakdown, show_events, show_replay
+from ctxengine.engine import Session
+from ctxengine.errors import NothingToCompact
+from ctxengine.importers import read_transcript
+from ctxengine.model.codec import entry_to_dict
+from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.projection.validate import validate
+from ctxengine.replay import RENDERERS, replay
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+#: Window assumed when ``--window`` is not given, in tokens.
+DEFAULT_WINDOW = 128_000
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Inspect, compact, replay and export LLM agent sessions.",
+)
+out = Console()
+err = Console(stderr=True)
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", envvar="CTXENGINE_DB", help="SQLite store (default: user data dir)."),
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
+]
+WindowOpt = Annotated[int, typer.Option("--window", min=1, help="Model context window in tokens.")]
+
+
+def _policy(keep_recent: int | None = None) -> Policy:
+    if keep_recent is None:
+        return DEFAULT_POLICY
+    return DEFAULT_POLICY.model_copy(update={"keep_recent_tokens": keep_recent})
+
+
+def _dump(data: Any, path: str | None) -> None:
+    raw = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    if path is None or path == "-":
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
+    else:
+        Path(path).write_bytes(raw)
+
+
+@app.command("import")
+def import_(
+    files: Annotated[list[Path], typer.Argument(help="Transcript files to import.")],
+    db: DbOpt = None,
+    format: FormatOpt = None,
+) -> None:
+    """Import transcript files into the store (importing a file twice adds nothing)."""
+    store = open_store(db)
+    with store:
+        for f in files:
+            imported = read_transcript(f, format)
+            res = store.import_session(imported)
+            out.print(
+                f"{f}: session {res.session_id} ({imported.format}): "
+                f"{res.added} entries added, {res.skipped} already stored"
+            )
+
+
+@app.command()
+def sessions(db: DbOpt = None) -> None:
+    """List stored sessions."""
+    from rich.table import Table
+
+    with open_store(db) as store:
+        table = Table("id", "format", "entries", "title", "source")
+        for s in store.sessions():
+            table.add_row(
+                s.id, s.format or "", str(s.entry_count), (s.title or "")[:60], s.source_path or ""
+            )
+        out.print(table)
+
+
+@app.command()
+def inspect(
+    target: Annotated[str, typer.Argument(help="Transcript file or stored session id.")],
+    db: DbOpt = None,
+    format: FormatOpt = None,
+    top: Annotated[int, typer.Option(help="Largest entries to list.")] = 10,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead.")] = False,
+) -> None:
+    """Token breakdown by role, by tool, top consumers and epochs."""
+    t = load_target(target, db=db, format=format)
+    b = breakdown(t.entries, HeuristicEstimator(), top=top)
+    if json_out:
+        _dump(asdict(b), None)
+    else:
+        show_breakdown(out, t.label, b)
+
+
+@app.command()
+def compact(
+    target: Annotated[str, typer.Argument(help="Transcript file or stored session id.")],
+    window: WindowOpt = DEFAULT_WINDOW,
+    keep_recent: Annotated[
+        int | None, typer.Option("--keep-recent", min=0, help="Keep-recent budget in tokens.")
+    ] = None,
+    provider: Annotated[str, typer.Option(help="openai or anthropic")] = "openai",
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", help="Write the request body here (- for stdout)."),
+    ] = None,
+    report_json: Annotated[
+        bool, typer.Option("--report-json", help="Print the report as JSON.")
+    ] = False,
+    focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
+    db: DbOpt = None,
+    format: FormatOpt = None,
+) -> None:
+    """Compact a session now and write the provider request body; print what was kept,
+    truncated, pruned and summarized. A stored session gets the compaction appended; a file
+    is compacted in memory."""
+    if provider not in RENDERERS:
+        raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
+    t = load_target(target, db=db, format=format)
+    session = Session(
+        window,
+        policy=_policy(keep_recent),
+        store=t.store,
+        session_id=t.session_id,
+        entries=() if t.store else t.entries,
+    )
+    before_ctx = session.project()
+    before = session.context_tokens(before_ctx)
+    note = ""
+    try:
+        outcome = session.compact(focus)
+        ctx = outcome.context
+    except NothingToCompact as exc:
+        note = str(exc)
+        ctx = before_ctx
+    body = RENDERERS[provider](ctx)
+    problems = validate(body, provider)
+    if problems:
+        raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
+    report = _compact_report(session, t.label, provider, before, ctx.tokens, note)
+    if output is not None:
+        _dump(body, output)
+    if report_json:
+        _dump(report, None)
+    elif output != "-":
+        _print_compact_report(report)
+        show_events(out, session.events)
+
+
+def _compact_report(
+    session: Session, label: str, provider: str, before: int, after: int, note: str
+) -> dict[str, Any]:
+    ctx = session.project()
+    comp = next((e for e in reversed(session.entries) if e.kind == "compaction"), None)
+    rep: dict[str, Any] = {
+        "source": label,
+        "session_id": session.session_id,
+        "window": session.budget.window,
+        "trigger": session.budget.trigger,
+        "provider": provider,
+        "tokens_before": before,
+        "tokens_after": after,
+        "messages": len(ctx.messages),
+        "truncated": [asdict(t) for t in ctx.truncations],
+        "pruned": list(ctx.pruned),
+        "sanitized": asdict(ctx.sanitize),
+        "note": note,
+    }
+    if comp is not None and comp.kind == "compaction":
+        rec = comp.body
+        rep["compaction"] = entry_to_dict(comp)["body"]
+        rep["cut"] = {
+            "first_kept_id": getattr(rec, "first_kept_id", None),
+            "splits_turn": getattr(rec, "splits_turn", False),
+        }
+        rep["summarized_events"] = [asdict(e) for e in session.events]
+    return rep
+
+
+def _print_compact_report(rep: dict[str, Any]) -> None:
+    out.print(
+        f"[bold]{rep['source']}[/bold] → {rep['provider']} request, "
+        f"window {rep['window']:,} (trigger {rep['trigger']:,})"
+    )
+    out.print(
+        f"tokens: {rep['tokens_before']:,} → {rep['tokens_after']:,} ({rep['messages']} messages)"
+    )
+    if rep["note"]:
+        out.print(f"nothing compacted: {rep['note']}")
+    if "cut" in rep:
+        cut = rep["cut"]
+        led = rep["compaction"].get("ledgers", {})
+        out.print(
+            f"cut point: first kept entry {cut['first_kept_id']}"
+            + (" (inside a turn)" if cut["splits_turn"] else "")
+        )
+        out.print(
+            f"summarized by {rep['compaction']['summarizer']}: "
+            f"{len(led.get('files_modified', []))} files modified, "
+            f"{len(led.get('files_read', []))} read, "
+            f"{len(led.get('constraints', []))} constraints, "
+            f"{len(led.get('errors', []))} errors, "
+            f"{len(led.get('commands', []))} commands carried in the ledgers"
+        )
+    out.print(
+        f"truncated tool results: {len(rep['truncated'])}; "
+        f"pruned tool results: {len(rep['pruned'])}"
+    )
+
+
+@app.command("replay")
+def replay_cmd(
+    target: Annotated[str, typer.Argument(help="Transcript file or stored session id.")],
+    window: WindowOpt = DEFAULT_WINDOW,
+    keep_recent: Annotated[
+        int | None, typer.Option("--keep-recent", min=0, help="Keep-recent budget in tokens.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the timeline as JSON.")] = False,
+    db: DbOpt = None,
+    format: FormatOpt = None,
+) -> None:
+    """Re-play a session as a live agent would: prepare() before every assistant message,
+    validate each request for both providers, and print the timeline."""
+    t = load_target(target, db=db, format=format)
+    total = sum(1 for e in t.entries if e.message is not None and e.message.role == "assistant")
+    with Progress(
+        TextColumn("replaying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=total < 200 or json_out,
+    ) as progress:
+        task = progress.add_task("calls", total=total)
+        result = replay(
+            t.entries,
+            window=window,
+            policy=_policy(keep_recent),
+            on_step=lambda _s: progress.advance(task),
+        )
+    if json_out:
+        _dump(
+            {
+                "source": t.label,
+                "window": window,
+                "calls": len(result.steps),
+                "compactions": result.compactions,
+                "prunes": result.prunes,
+                "invalid": result.invalid,
+                "max_tokens": result.max_tokens,
+                "steps": [asdict(s) for s in result.steps],
+            },
+            None,
+        )
+    else:
+        show_replay(out, t.label, result)
+    if result.invalid:
+        raise RuntimeError(f"{result.invalid} replayed requests failed validation")
+
+
+@app.command()
+def export(
+    target: Annotated[str, typer.Argument(help="Stored session id or transcript file.")],
+    format: Annotated[
+        str, typer.Option("--format", help="jsonl (the log), openai or anthropic (request body)")
+    ] = "jsonl",
+    window: WindowOpt = DEFAULT_WINDOW,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="Output file.")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Export a session: its whole log as ctxengine JSONL, or its current projection as a
+    provider request body."""
+    t = load_target(target, db=db, format=None)
+    if format == "jsonl":
+        lines = b"".join(orjson.dumps(entry_to_dict(e)) + b"\n" for e in t.entries)
+        if output:
+            Path(output).write_bytes(lines)
+        else:
+            sys.stdout.buffer.write(lines)
+        return
+    if format not in RENDERERS:
+        raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
+    session = Session(window, entries=t.entries)
+    _dump(RENDERERS[format](session.project()), output)

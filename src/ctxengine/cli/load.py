@@ -1,0 +1,51 @@
+"""Resolve a CLI target (a transcript file or a stored session id) to a session log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxengine.importers import read_transcript
+from ctxengine.model import Entry
+from ctxengine.stores.sqlite import SQLiteStore
+
+
+@dataclass(slots=True)
+class Target:
+    """A loaded session.
+
+    Attributes:
+        label: what to call it in reports (file path or session id).
+        session_id: the session id.
+        entries: its log.
+        store: the store it came from (``None`` for a file read in memory).
+        format: transcript format, when known.
+    """
+
+    label: str
+    session_id: str
+    entries: tuple[Entry, ...]
+    store: SQLiteStore | None
+    format: str | None
+
+
+def open_store(db: str | None) -> SQLiteStore:
+    """The store at ``db`` (else ``CTXENGINE_DB``, else the default location)."""
+    return SQLiteStore(db) if db else SQLiteStore()
+
+
+def load_target(target: str, *, db: str | None, format: str | None) -> Target:
+    """A file path is imported in memory (nothing written); anything else is looked up as a
+    stored session id (or unique prefix).
+
+    Raises:
+        TranscriptError: the file is malformed or in an unknown format.
+        SessionNotFound: no stored session matches.
+    """
+    path = Path(target)
+    if path.exists():
+        imported = read_transcript(path, format)
+        return Target(str(path), imported.session_id, imported.entries, None, imported.format)
+    store = open_store(db)
+    info = store.session(target)
+    return Target(info.id, info.id, tuple(store.entries(info.id)), store, info.format)

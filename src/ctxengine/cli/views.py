@@ -1,0 +1,91 @@
+"""Rich renderings of reports. Printing only; no computation beyond formatting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from ctxengine.analysis import Breakdown
+from ctxengine.engine import LadderEvent
+from ctxengine.replay import ReplayResult
+
+
+def _n(v: int) -> str:
+    return f"{v:,}"
+
+
+def show_breakdown(console: Console, label: str, b: Breakdown) -> None:
+    """Print an ``inspect`` report."""
+    console.print(
+        f"[bold]{label}[/bold]: {_n(b.total)} tokens (estimated) in "
+        f"{_n(b.counts.get('message', 0))} messages, "
+        f"{_n(b.counts.get('tool_calls', 0))} tool calls, "
+        f"{_n(b.counts.get('tool_results', 0))} tool results"
+    )
+    roles = Table("role", "tokens", "share", title="By role")
+    for role, toks in sorted(b.by_role.items(), key=lambda kv: -kv[1]):
+        roles.add_row(role, _n(toks), f"{100 * toks / max(b.total, 1):.1f} %")
+    console.print(roles)
+    tools = Table("tool", "calls", "result tokens", title="By tool")
+    for name, (calls, toks) in sorted(b.by_tool.items(), key=lambda kv: -kv[1][1]):
+        tools.add_row(name, _n(calls), _n(toks))
+    console.print(tools)
+    top = Table("seq", "role", "tool", "tokens", "preview", title="Top consumers")
+    for c in b.top:
+        top.add_row(str(c.seq), c.role, c.tool or "", _n(c.tokens), c.preview)
+    console.print(top)
+    epochs = Table("epoch", "entries", "messages", "tokens", "closed by", title="Epochs")
+    for ep in b.epochs:
+        closed = (
+            ""
+            if ep.compaction is None
+            else (f"{ep.compaction.summarizer} compaction ({ep.compaction.reason})")
+        )
+        epochs.add_row(
+            str(ep.index), f"{ep.start_seq}–{ep.end_seq}", _n(ep.messages), _n(ep.tokens), closed
+        )
+    console.print(epochs)
+
+
+def show_events(console: Console, events: Sequence[LadderEvent]) -> None:
+    """Print ladder events as a table."""
+    table = Table("step", "at entry", "tokens before", "tokens after", "detail")
+    for e in events:
+        table.add_row(e.step, _n(e.at_entry), _n(e.tokens_before), _n(e.tokens_after), e.detail)
+    console.print(table)
+
+
+def show_replay(console: Console, label: str, r: ReplayResult, *, rows: int = 40) -> None:
+    """Print a replay timeline (calls with ladder events, plus an evenly spaced sample)."""
+    steps = r.steps
+    every = max(1, len(steps) // rows)
+    table = Table(
+        "call",
+        "entries",
+        "context tokens",
+        "messages",
+        "epoch",
+        "ladder",
+        "valid",
+        title=f"Replay of {label} under a {_n(r.window)}-token window",
+    )
+    for s in steps:
+        if s.events or s.call % every == 0 or s.call == len(steps):
+            ladder = "; ".join(
+                f"{e.step} {_n(e.tokens_before)}→{_n(e.tokens_after)}" for e in s.events
+            )
+            ok = (
+                "yes"
+                if not any(s.problems.values())
+                else "NO: " + "; ".join(f"{p}: {v[0]}" for p, v in s.problems.items() if v)
+            )
+            table.add_row(
+                str(s.call), _n(s.entries), _n(s.tokens), _n(s.messages), str(s.epoch), ladder, ok
+            )
+    console.print(table)
+    console.print(
+        f"{len(steps)} calls, {r.compactions} compactions, {r.prunes} prunes, "
+        f"largest context {_n(r.max_tokens)} tokens, {r.invalid} invalid requests"
+    )

@@ -1,0 +1,511 @@
+"""``Session``: the one orchestrator. Append history, ``prepare()`` the context before each
+model call (checking the trigger and running the ladder), ``record()`` replies, ``compact()``.
+
+History is append-only: the ladder adds ``prune`` and ``compaction`` entries; the context is
+always ``project()`` of the log. Per call the work is proportional to the current epoch (the
+entries since the last compaction's first kept entry), never to the whole history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from ctxengine.errors import (
+    CompactionError,
+    CompactionLoopError,
+    ConfigError,
+    NothingToCompact,
+    ProviderError,
+    SummaryRejected,
+)
+from ctxengine.ladder.prune import plan_prune
+from ctxengine.ladder.summarize import plan_compaction
+from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, PruneRecord, Usage
+from ctxengine.model.codec import body_hash
+from ctxengine.model.entries import Body
+from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
+from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
+from ctxengine.projection import ProjectionSettings, project
+from ctxengine.projection.context import Context
+from ctxengine.stores.base import SessionInfo, Store
+from ctxengine.summarizers.base import Summarizer, SummaryRequest
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+Reason = Literal["threshold", "overflow", "manual"]
+
+
+@dataclass(frozen=True, slots=True)
+class LadderEvent:
+    """One step the ladder took (or tried), for reports and replay timelines.
+
+    Attributes:
+        step: ``"prune"``, ``"compaction"`` or ``"failure"``.
+        entry_id: the entry recorded (``None`` for a failure).
+        tokens_before / tokens_after: context size in tokens around the step.
+        detail: human-readable detail (the failure reason, the cut, …).
+        at_entry: number of history entries when the step ran.
+    """
+
+    step: str
+    entry_id: str | None
+    tokens_before: int
+    tokens_after: int
+    detail: str
+    at_entry: int
+
+
+def _is_request(m: Message) -> bool:
+    """A real user request: user text typed by the human (not tool results, not synthetic)."""
+    return (
+        m.role == "user"
+        and not m.tool_results
+        and not m.meta.get("synthetic")
+        and bool(m.text.strip())
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Session:
+    """A live session log with a compaction ladder.
+
+    Args:
+        window: the model's context window in tokens.
+        policy: ladder configuration (:class:`~ctxengine.policy.Policy`).
+        estimator: token estimator (default :class:`HeuristicEstimator`).
+        summarizer: continuation-state writer (default extractive).
+        store: persist every entry here (``None`` keeps the log in memory only).
+        session_id: the session to open or create in ``store``.
+        entries: an existing log to start from (e.g. an imported transcript).
+        tools: tool schemas sent with every request (counted in the context size).
+
+    Raises:
+        ConfigError: the policy's reserve leaves no room in ``window``.
+    """
+
+    def __init__(
+        self,
+        window: int,
+        *,
+        policy: Policy = DEFAULT_POLICY,
+        estimator: Estimator | None = None,
+        summarizer: Summarizer | None = None,
+        store: Store | None = None,
+        session_id: str = "session",
+        entries: Iterable[Entry] = (),
+        tools: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self.policy = policy
+        self.budget: Budget = policy.resolve(window)
+        self.estimator: Estimator = estimator or HeuristicEstimator(
+            image_tokens=DEFAULT_IMAGE_TOKENS
+        )
+        self.summarizer: Summarizer = summarizer or ExtractiveSummarizer(
+            user_messages_budget=policy.user_messages_budget_tokens
+        )
+        self.store = store
+        self.session_id = session_id
+        self.tools: tuple[Mapping[str, Any], ...] = tuple(tools)
+        self.events: list[LadderEvent] = []
+        self.failures = 0
+        self._entries: list[Entry] = []
+        self._index: dict[str, int] = {}
+        self._prunes: list[int] = []
+        self._pruned: set[str] = set()
+        self._compaction: int | None = None
+        self._compactions = 0
+        self._epoch_start = 0
+        self._goal: str | None = None
+        self._head_end = 0
+        self._last_ladder_at = -1
+        self._last: Context | None = None
+        self._last_key: tuple[str | None, int] | None = None
+        for e in entries:
+            self._adopt(e)
+        if store is not None:
+            store.create_session(SessionInfo(id=session_id, format="ctxengine"))
+            for e in store.entries(session_id):
+                if e.id not in self._index:
+                    self._adopt(e)
+
+    # ------------------------------------------------------------------ history
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """The whole history, in append order."""
+        return tuple(self._entries)
+
+    def append(
+        self,
+        body: Body,
+        *,
+        entry_id: str | None = None,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append a message (or record) to history and persist it.
+
+        Args:
+            body: a :class:`Message` (or a record).
+            entry_id: id to use; default is the content hash chained to the parent.
+            created_at: ISO-8601 time; default now (UTC).
+            meta: extra fields kept with the entry.
+
+        Returns:
+            The new entry.
+        """
+        parent = self._entries[-1].id if self._entries else None
+        eid = entry_id or body_hash(body, parent)
+        if eid in self._index:
+            n = 2
+            while f"{eid}#{n}" in self._index:
+                n += 1
+            eid = f"{eid}#{n}"
+        entry = Entry(
+            id=eid,
+            session_id=self.session_id,
+            seq=len(self._entries),
+            body=body,
+            parent_id=parent,
+            created_at=created_at or _now(),
+            meta=dict(meta) if meta else {},
+        )
+        if self.store is not None:
+            self.store.append(self.session_id, [entry])
+        self._adopt(entry)
+        return entry
+
+    def record(self, reply: Message) -> Entry:
+        """Record an assistant reply (with its provider usage, when known).
+
+        Raises:
+            ValueError: ``reply`` is not an assistant message.
+        """
+        if reply.role != "assistant":
+            raise ValueError(f"record() takes an assistant message, got role {reply.role!r}")
+        return self.append(reply)
+
+    def _adopt(self, entry: Entry) -> None:
+        i = len(self._entries)
+        self._entries.append(entry)
+        self._index[entry.id] = i
+        body = entry.body
+        if isinstance(body, Message):
+            if self._head_end == i and body.role in ("system", "developer"):
+                self._head_end = i + 1
+            if self._goal is None and _is_request(body):
+                self._goal = body.text
+        elif isinstance(body, PruneRecord):
+            self._prunes.append(i)
+            self._pruned.update(body.call_ids)
+        elif isinstance(body, CompactionRecord):
+            self._compaction = i
+            self._compactions += 1
+            first = body.first_kept_id
+            self._epoch_start = self._index.get(first, i) if first is not None else i
+
+    # ------------------------------------------------------------------ projection
+
+    def _settings(self, truncate_tokens: int | None = None) -> ProjectionSettings:
+        return ProjectionSettings(
+            truncate_tokens=truncate_tokens or self.budget.truncate_tokens,
+            truncate_max_chars=self.policy.truncate_max_chars,
+            truncate_head_ratio=self.policy.truncate_head_ratio,
+        )
+
+    def _epoch_entries(self, extra: Sequence[Entry] = ()) -> list[Entry]:
+        """Head + prune records + the epoch (+ ``extra`` records), in seq order."""
+        start = max(self._epoch_start, self._head_end)
+        picked = self._entries[: self._head_end]
+        picked += [self._entries[i] for i in self._prunes if i < start]
+        if self._compaction is not None and self._compaction < start:
+            picked.append(self._entries[self._compaction])
+        picked += self._entries[start:]
+        picked += list(extra)
+        return picked
+
+    def project(self, extra: Sequence[Entry] = ()) -> Context:
+        """The current context (no ladder run). ``extra`` records are projected as if
+        appended (used to measure a tentative compaction)."""
+        ctx = project(
+            self._epoch_entries(extra),
+            self._settings(),
+            self.estimator,
+            tools=self.tools,
+        )
+        epoch = self._compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
+        return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
+
+    def context_tokens(self, ctx: Context) -> int:
+        """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer
+        than the latest compaction and prune) plus the estimate of what follows it; the full
+        estimate when there is no usable anchor."""
+        floor = max([self._compaction or -1, *(self._prunes[-1:] or [-1])])
+        anchor: tuple[int, Usage] | None = None
+        for pos in range(len(ctx.messages) - 1, -1, -1):
+            m = ctx.messages[pos]
+            src = ctx.sources[pos]
+            if m.role != "assistant" or src is None:
+                continue
+            idx = self._index.get(src, -1)
+            if idx <= floor:
+                break
+            if m.usage is not None and not m.usage.is_zero and not m.aborted:
+                anchor = (pos, m.usage)
+                break
+        if anchor is None:
+            return ctx.tokens
+        pos, usage = anchor
+        tail = sum(self.estimator.message(m) for m in ctx.messages[pos + 1 :])
+        return usage.context_tokens + tail
+
+    # ------------------------------------------------------------------ ladder
+
+    def prepare(self, *, tools: Sequence[Mapping[str, Any]] | None = None) -> Context:
+        """The context for the next model call, after running the ladder when the context
+        has reached the trigger (prune, then summarize).
+
+        Within an epoch successive results only grow at the tail (asserted).
+
+        Raises:
+            CompactionLoopError: ``policy.max_consecutive_failures`` compactions in a row
+                failed to bring the context under the trigger.
+        """
+        if tools is not None:
+            self.tools = tuple(tools)
+        ctx = self.project()
+        tokens = self.context_tokens(ctx)
+        if tokens >= self.budget.trigger and self._last_ladder_at < len(self._entries):
+            self._last_ladder_at = len(self._entries)
+            ctx = self._run_ladder(ctx, tokens, "threshold")
+        self._check_tail_growth(ctx)
+        return ctx
+
+    def _check_tail_growth(self, ctx: Context) -> None:
+        key = (ctx.compaction_id, len(self._prunes))
+        last = self._last
+        if last is not None and self._last_key == key:
+            n = len(last.messages)
+            ok = len(ctx.messages) >= n and all(
+                a is b or a == b for a, b in zip(last.messages, ctx.messages[:n], strict=False)
+            )
+            assert ok, "projection changed before its tail within one epoch"
+        self._last, self._last_key = ctx, key
+
+    def _run_ladder(self, ctx: Context, tokens: int, reason: Reason) -> Context:
+        before = tokens
+        if self.policy.prune_enabled:
+            plan = plan_prune(
+                ctx.messages,
+                self.estimator,
+                protect_tokens=self.budget.prune_protect,
+                minimum_tokens=self.budget.prune_minimum,
+                protect_turns=self.policy.prune_protect_turns,
+                exempt_tools=self.policy.prune_exempt_tools,
+                already_pruned=self._pruned,
+            )
+            if plan is not None:
+                entry = self.append(PruneRecord(plan.call_ids, plan.tokens_saved, self.policy.name))
+                ctx = self.project()
+                tokens = self.context_tokens(ctx)
+                self.events.append(
+                    LadderEvent(
+                        "prune",
+                        entry.id,
+                        before,
+                        tokens,
+                        f"{len(plan.call_ids)} tool results",
+                        len(self._entries),
+                    )
+                )
+                if tokens < self.budget.trigger:
+                    self.failures = 0
+                    return ctx
+        try:
+            return self._compact(ctx, tokens, reason=reason, focus=None).context
+        except CompactionLoopError:
+            raise
+        except (CompactionError, ProviderError) as exc:
+            self._fail(tokens, str(exc))
+            return ctx
+
+    def _fail(self, tokens: int, detail: str) -> None:
+        self.failures += 1
+        self.events.append(LadderEvent("failure", None, tokens, tokens, detail, len(self._entries)))
+        if self.failures >= self.policy.max_consecutive_failures:
+            raise CompactionLoopError(self.failures, tokens, self.budget.trigger)
+
+    def compact(self, focus: str | None = None, *, reason: Reason = "manual") -> CompactionOutcome:
+        """Compact now (``/compact``), whatever the context size.
+
+        Raises:
+            NothingToCompact: no new entries since the last compaction, or no valid cut.
+            SummaryRejected: the summarizer failed; history is unchanged.
+        """
+        ctx = self.project()
+        return self._compact(ctx, self.context_tokens(ctx), reason=reason, focus=focus)
+
+    def _compact(
+        self, ctx: Context, tokens: int, *, reason: Reason, focus: str | None
+    ) -> CompactionOutcome:
+        if self._compaction is not None and self._compaction == len(self._entries) - 1:
+            raise NothingToCompact("already compacted: no new entries since the last compaction")
+        start = 0
+        while start < len(ctx.messages) and ctx.messages[start].role in ("system", "developer"):
+            start += 1
+        if ctx.compaction_id is not None:
+            start += 1  # the continuation-state message
+        conversation = ctx.messages[start:]
+        sources = ctx.sources[start:]
+        prev = self._entries[self._compaction].body if self._compaction is not None else None
+        previous = prev if isinstance(prev, CompactionRecord) else None
+        keep = self.budget.keep_recent
+        cap: int | None = previous.truncate_tokens if previous else None
+        best: tuple[Entry, Context, int] | None = None
+        last_error = "no valid cut point leaves anything to summarize"
+        for attempt in range(4):
+            plan = plan_compaction(
+                conversation,
+                sources,
+                self.estimator,
+                keep_recent_tokens=keep,
+                allow_split_turn=self.policy.split_turn,
+            )
+            if plan is not None:
+                n_sum = len(plan.to_summarize)
+                request = SummaryRequest(
+                    messages=self._originals(plan.to_summarize, sources[:n_sum]),
+                    previous=previous,
+                    goal=self._goal or "",
+                    budget_tokens=self.budget.summary_max,
+                    focus=focus,
+                    turn_prefix=self._originals(
+                        plan.turn_prefix, sources[n_sum : n_sum + len(plan.turn_prefix)]
+                    ),
+                    prior_user_messages=self._prior_user_messages(),
+                    pinned=self._pins(),
+                )
+                summary = self.summarizer.summarize(request, self.estimator)
+                record = CompactionRecord(
+                    summary=summary.text,
+                    first_kept_id=plan.first_kept_id,
+                    tokens_before=tokens,
+                    tokens_after=0,
+                    policy=self.policy.name,
+                    summarizer=summary.summarizer,
+                    reason=reason,
+                    ledgers=summary.ledgers,
+                    splits_turn=plan.splits_turn,
+                    truncate_tokens=cap,
+                )
+                tentative = self._tentative(record)
+                after_ctx = self._project_with(tentative, cap)
+                after = after_ctx.tokens
+                if best is None or after < best[2]:
+                    best = (tentative, after_ctx, after)
+                if after < self.budget.trigger and (after < tokens or reason == "overflow"):
+                    break
+                last_error = f"context still {after} tokens after compaction"
+            keep //= 2
+            if attempt >= 1:
+                cap = max(64, (cap or self.budget.truncate_tokens) // 2)
+        if best is None:
+            raise NothingToCompact(last_error)
+        tentative, after_ctx, after = best
+        if after >= tokens and reason != "overflow":
+            raise SummaryRejected("inflated", tokens_before=tokens, tokens_after=after)
+        body = tentative.body
+        assert isinstance(body, CompactionRecord)
+        entry = self.append(replace(body, tokens_after=after), entry_id=tentative.id)
+        final = self.project()
+        self.events.append(
+            LadderEvent(
+                "compaction",
+                entry.id,
+                tokens,
+                final.tokens,
+                f"first kept {body.first_kept_id}",
+                len(self._entries),
+            )
+        )
+        if final.tokens >= self.budget.trigger:
+            self._fail(final.tokens, f"context still {final.tokens} tokens after compaction")
+        else:
+            self.failures = 0
+        return CompactionOutcome(entry, final, tokens, final.tokens)
+
+    def _tentative(self, record: CompactionRecord) -> Entry:
+        parent = self._entries[-1].id if self._entries else None
+        return Entry(
+            id=body_hash(record, parent),
+            session_id=self.session_id,
+            seq=len(self._entries),
+            body=record,
+            parent_id=parent,
+        )
+
+    def _project_with(self, tentative: Entry, cap: int | None) -> Context:
+        body = tentative.body
+        assert isinstance(body, CompactionRecord)
+        first = body.first_kept_id
+        start = self._index[first] if first is not None else len(self._entries)
+        picked = self._entries[: self._head_end]
+        picked += [self._entries[i] for i in self._prunes]
+        picked += self._entries[max(start, self._head_end) :]
+        picked.append(tentative)
+        return project(picked, self._settings(cap), self.estimator, tools=self.tools)
+
+    def _prior_user_messages(self) -> tuple[str, ...]:
+        """Real user messages before the current epoch (oldest first, verbatim)."""
+        out: list[str] = []
+        for e in self._entries[: self._epoch_start]:
+            m = e.message
+            if (
+                m is not None
+                and m.role == "user"
+                and not m.tool_results
+                and not m.meta.get("synthetic")
+                and m.text.strip()
+            ):
+                out.append(m.text)
+        return tuple(out)
+
+    def _pins(self) -> tuple[str, ...]:
+        return tuple(e.body.text for e in self._entries if isinstance(e.body, PinRecord))
+
+    def _originals(
+        self, messages: Sequence[Message], sources: Sequence[str | None]
+    ) -> tuple[Message, ...]:
+        """The full history messages behind projected ones (untruncated, unpruned)."""
+        out: list[Message] = []
+        for m, src in zip(messages, sources, strict=True):
+            idx = self._index.get(src) if src is not None else None
+            body = self._entries[idx].body if idx is not None else None
+            out.append(body if isinstance(body, Message) else m)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOutcome:
+    """Result of a compaction.
+
+    Attributes:
+        entry: the ``compaction`` entry appended.
+        context: the context after it.
+        tokens_before / tokens_after: context size in tokens.
+    """
+
+    entry: Entry
+    context: Context
+    tokens_before: int
+    tokens_after: int
+
+
+__all__ = ["CompactionOutcome", "ConfigError", "LadderEvent", "Session"]
