@@ -353,3 +353,15 @@ def test_ledger_sections_render_alone_for_the_hybrid_summarizer() -> None:
     assert render(ledger_sections(ledgers)) == (
         "## Files modified\n- a.py\n\n## Errors\n- boom\n\n## Pinned\n- keep me"
     )
+
+
+def test_an_injected_block_passed_as_goal_or_prior_message_is_ignored() -> None:
+    env = "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"
+    msgs = (user("Add a flag."), assistant("Added."))
+    request = SummaryRequest(msgs, None, env, 500, prior_user_messages=(env,))
+    summary = SUMMARIZER.summarize(request, EST)
+    assert summary.ledgers.goal == "Add a flag."
+    assert summary.text == (
+        "## Goal\nAdd a flag.\n\n## Current work\nAdded.\n\n"
+        "## Next step\nNo later request: continue with the goal above."
+    )

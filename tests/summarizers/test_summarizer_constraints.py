@@ -6,6 +6,7 @@ from ctxengine.model import Message, TextPart, assistant, tool_result, user
 from ctxengine.summarizers.constraints import (
     constraint_sentences,
     constraints_of,
+    is_injected_text,
     is_real_user_message,
     real_user_texts,
 )
@@ -26,6 +27,11 @@ class TestRealUserMessages:
             "   ",
         ):
             assert is_real_user_message(user(text)) is False, text
+
+    def test_injected_text_is_recognised_without_a_message(self) -> None:
+        assert is_injected_text("  <environment_context>x</environment_context>") is True
+        assert is_injected_text(" \n") is True
+        assert is_injected_text("fix it") is False
 
     def test_meta_flags_and_other_roles_are_not(self) -> None:
         flagged = Message("user", (TextPart("summary"),), meta={"isCompactSummary": True})

@@ -8,6 +8,7 @@ summarizers.
 from ctxengine.summarizers.base import Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.constraints import (
     constraint_sentences,
+    is_injected_text,
     is_real_user_message,
     real_user_texts,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "constraint_sentences",
     "extract_ledgers",
     "head_tail",
+    "is_injected_text",
     "is_real_user_message",
     "ledger_sections",
     "real_user_texts",

@@ -36,14 +36,19 @@ _INJECTED_PREFIXES: tuple[str, ...] = (
 _META_FLAGS: tuple[str, ...] = ("synthetic", "isMeta", "isCompactSummary")
 
 
+def is_injected_text(text: str) -> bool:
+    """True for text agents inject in the user role (or blank text): see the module docstring."""
+    stripped = text.strip()
+    return not stripped or stripped.startswith(_INJECTED_PREFIXES)
+
+
 def is_real_user_message(message: Message) -> bool:
     """True for a user message a person wrote (see the module docstring for what is not)."""
     if message.role != "user" or message.tool_results:
         return False
     if any(message.meta.get(flag) for flag in _META_FLAGS):
         return False
-    text = message.text.strip()
-    return bool(text) and not text.startswith(_INJECTED_PREFIXES)
+    return not is_injected_text(message.text)
 
 
 def user_text(message: Message) -> str:

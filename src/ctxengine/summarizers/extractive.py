@@ -29,12 +29,16 @@ shrink in the fixed order of :mod:`ctxengine.summarizers.sections` until the who
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.constraints import is_real_user_message, real_user_texts
+from ctxengine.summarizers.constraints import (
+    is_injected_text,
+    is_real_user_message,
+    real_user_texts,
+)
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.summarizers.transcript import head_tail
@@ -123,6 +127,13 @@ def ledger_sections(ledgers: Ledgers) -> tuple[Section, ...]:
     )
 
 
+def _user_texts(request: SummaryRequest) -> tuple[str, ...]:
+    """Real user texts of the whole session up to the cut, oldest first: the caller's prior
+    ones (injected blocks dropped), then those of the range."""
+    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
+    return prior + real_user_texts(request.all_messages)
+
+
 def _drop_first(texts: list[str], value: str) -> None:
     if value in texts:
         texts.remove(value)
@@ -156,9 +167,13 @@ class ExtractiveSummarizer:
         if not any(m.parts for m in messages):
             raise SummaryRejected("empty", "nothing to summarize")
         anchor = request.previous.ledgers if request.previous else Ledgers()
-        new = extract_ledgers(messages, request.goal)
+        texts = _user_texts(request)
+        candidates = (anchor.goal, request.goal, *texts[:1])
+        goal = next((g for g in candidates if not is_injected_text(g)), "")
+        new = extract_ledgers(messages, goal)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
-        sections = self._sections(request, ledgers, estimator)
+        ledgers = replace(ledgers, goal=goal)
+        sections = self._sections(request, ledgers, texts, estimator)
         budget = request.budget_tokens
 
         def fits(candidate: tuple[Section, ...]) -> bool:
@@ -176,10 +191,14 @@ class ExtractiveSummarizer:
         return Summary(text, ledgers, self.name, tokens, tuple(notes))
 
     def _sections(
-        self, request: SummaryRequest, ledgers: Ledgers, estimator: Estimator
+        self,
+        request: SummaryRequest,
+        ledgers: Ledgers,
+        user_texts: tuple[str, ...],
+        estimator: Estimator,
     ) -> tuple[Section, ...]:
-        texts = list(request.prior_user_messages) + list(real_user_texts(request.all_messages))
-        goal = ledgers.goal or (texts[0] if texts else "")
+        texts = list(user_texts)
+        goal = ledgers.goal
         _drop_first(texts, goal)
         next_step = ""
         if texts:
