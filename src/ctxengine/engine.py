@@ -30,10 +30,12 @@ from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
 from ctxengine.projection import ProjectionSettings, project
 from ctxengine.projection.context import Context
+from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.stores.base import SessionInfo, Store
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.cache import CachingEstimator
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 Reason = Literal["threshold", "overflow", "manual"]
@@ -104,9 +106,10 @@ class Session:
     ) -> None:
         self.policy = policy
         self.budget: Budget = policy.resolve(window)
-        self.estimator: Estimator = estimator or HeuristicEstimator(
-            image_tokens=DEFAULT_IMAGE_TOKENS
+        self.estimator: Estimator = CachingEstimator(
+            estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS)
         )
+        self._memo = ProjectionMemo()
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer(
             user_messages_budget=policy.user_messages_budget_tokens
         )
@@ -239,6 +242,7 @@ class Session:
             self._settings(),
             self.estimator,
             tools=self.tools,
+            memo=self._memo,
         )
         epoch = self._compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
         return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
@@ -460,7 +464,9 @@ class Session:
         picked += [self._entries[i] for i in self._prunes]
         picked += self._entries[max(start, self._head_end) :]
         picked.append(tentative)
-        return project(picked, self._settings(cap), self.estimator, tools=self.tools)
+        return project(
+            picked, self._settings(cap), self.estimator, tools=self.tools, memo=self._memo
+        )
 
     def _prior_user_messages(self) -> tuple[str, ...]:
         """Real user messages before the current epoch (oldest first, verbatim)."""

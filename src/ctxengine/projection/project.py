@@ -22,6 +22,7 @@ from typing import Any
 from ctxengine.boundaries.sanitize import sanitize
 from ctxengine.model import CompactionRecord, Entry, Message, PruneRecord, TextPart, ToolCallPart
 from ctxengine.projection.context import Context, Truncation
+from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import (
     TruncateCap,
@@ -82,6 +83,52 @@ def _shown_only(
     return kept_truncations, kept_pruned
 
 
+def _rewrite(
+    msg: Message,
+    entry_id: str,
+    prune_set: frozenset[str],
+    calls: Mapping[str, ToolCallPart],
+    cap: TruncateCap,
+    estimator: Estimator,
+    memo: ProjectionMemo | None,
+    truncations: list[Truncation],
+    pruned_out: list[str],
+) -> Message:
+    """:func:`rewrite_results`, reusing the memo's result for the same entry and caps."""
+    if memo is None:
+        return rewrite_results(
+            msg,
+            entry_id,
+            pruned=prune_set,
+            calls=calls,
+            cap=cap,
+            estimator=estimator,
+            truncations=truncations,
+            pruned_out=pruned_out,
+        )
+    here = tuple(r.call_id for r in msg.tool_results if r.call_id in prune_set)
+    key = (entry_id, cap.tokens, cap.chars, cap.head_ratio, here)
+    hit = memo.rewrites.get(key)
+    if hit is None:
+        t_list: list[Truncation] = []
+        p_list: list[str] = []
+        out = rewrite_results(
+            msg,
+            entry_id,
+            pruned=prune_set,
+            calls=calls,
+            cap=cap,
+            estimator=estimator,
+            truncations=t_list,
+            pruned_out=p_list,
+        )
+        memo.trim()
+        hit = memo.rewrites[key] = (out, tuple(t_list), tuple(p_list))
+    truncations.extend(hit[1])
+    pruned_out.extend(hit[2])
+    return hit[0]
+
+
 def project(
     entries: Sequence[Entry],
     settings: ProjectionSettings,
@@ -89,6 +136,7 @@ def project(
     *,
     tools: Sequence[Mapping[str, Any]] = (),
     durable: Sequence[Message] = (),
+    memo: ProjectionMemo | None = None,
 ) -> Context:
     """Project a session log into the context of one model call. Pure and deterministic:
     equal inputs give an equal :class:`Context`.
@@ -102,6 +150,8 @@ def project(
         tools: tool schemas sent with the request (counted in ``Context.tokens``).
         durable: re-injected durable state, placed after the continuation state (after
             the head when there is no compaction). Shown as given.
+        memo: optional cache of per-entry work, reused across calls by one caller; the
+            result is the same with or without it.
 
     Returns:
         The :class:`Context`. ``epoch`` is the number of compaction records in ``entries``;
@@ -133,7 +183,12 @@ def project(
         assert isinstance(comp.body, CompactionRecord)
         record = comp.body
         start = _tail_start(entries, comp_index, record)
-        messages.append(continuation_message(record.summary))
+        cont = memo.continuations.get(record.summary) if memo is not None else None
+        if cont is None:
+            cont = continuation_message(record.summary)
+            if memo is not None:
+                memo.continuations[record.summary] = cont
+        messages.append(cont)
         sources.append(None)
     messages.extend(durable)
     sources.extend([None] * len(durable))
@@ -156,15 +211,8 @@ def project(
             for call in msg.tool_calls:
                 calls[call.id] = call
         elif msg.tool_results:
-            msg = rewrite_results(
-                msg,
-                entry.id,
-                pruned=prune_set,
-                calls=calls,
-                cap=cap,
-                estimator=estimator,
-                truncations=truncations,
-                pruned_out=pruned_out,
+            msg = _rewrite(
+                msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
             )
         messages.append(msg)
         sources.append(entry.id)
