@@ -365,3 +365,17 @@ def test_an_injected_block_passed_as_goal_or_prior_message_is_ignored() -> None:
         "## Goal\nAdd a flag.\n\n## Current work\nAdded.\n\n"
         "## Next step\nNo later request: continue with the goal above."
     )
+
+
+@pytest.mark.parametrize("budget", [80, 120, 200, 400])
+def test_the_default_estimator_budget_is_respected(budget: int) -> None:
+    from ctxengine.tokens import HeuristicEstimator
+
+    estimator = HeuristicEstimator()
+    msgs = codex_history() + pi_history()
+    request = SummaryRequest(msgs, None, real_user_texts(msgs)[0], budget)
+    summary = SUMMARIZER.summarize(request, estimator)
+    assert summary.tokens == estimator.text(summary.text)
+    assert summary.tokens <= budget
+    for path in ("src/tool/cli.py", "tests/test_cli.py", "src/theme/loader.ts", "src/tui/app.ts"):
+        assert path in summary.text
