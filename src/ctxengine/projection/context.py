@@ -21,12 +21,16 @@ class Truncation:
         entry_id: the history entry holding the full text.
         omitted_chars: characters left out.
         omitted_tokens: estimated tokens left out.
+        part: ``"tool_result"``; ``"tool_call"`` for truncated call arguments; or the role
+            (``"user"``/``"assistant"``) of a message whose own text was truncated (then
+            ``call_id`` is ``""``).
     """
 
     call_id: str
     entry_id: str | None
     omitted_chars: int
     omitted_tokens: int
+    part: str = "tool_result"
 
 
 @dataclass(frozen=True, slots=True)

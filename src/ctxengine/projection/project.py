@@ -72,11 +72,11 @@ def _shown_only(
     messages: Sequence[Message], truncations: list[Truncation], pruned: list[str]
 ) -> tuple[list[Truncation], list[str]]:
     """Truncations and pruned ids of results still shown after sanitizing, once each."""
-    shown = {r.call_id for m in messages for r in m.tool_results}
+    shown = {r.call_id for m in messages for r in m.tool_results} | {""}
     seen: set[str] = set()
     kept_truncations: list[Truncation] = []
     for t in truncations:
-        if t.call_id in shown and t.call_id not in seen:
+        if t.call_id in shown and (t.call_id not in seen or not t.call_id):
             seen.add(t.call_id)
             kept_truncations.append(t)
     kept_pruned = list(dict.fromkeys(cid for cid in pruned if cid in shown))
@@ -210,7 +210,11 @@ def project(
         if msg.role == "assistant":
             for call in msg.tool_calls:
                 calls[call.id] = call
-        elif msg.tool_results:
+            if any(isinstance(p, TextPart | ToolCallPart) for p in msg.parts):
+                msg = _rewrite(
+                    msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
+                )
+        elif msg.tool_results or msg.role == "user":
             msg = _rewrite(
                 msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
             )

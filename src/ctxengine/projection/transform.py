@@ -142,6 +142,47 @@ def truncate_result(
     return dataclasses.replace(result, content=tuple(content)), record
 
 
+#: String argument values shorter than this (characters) are never truncated.
+_ARG_MIN_CHARS = 200
+
+
+def truncate_arguments(
+    arguments: str, cap: TruncateCap, estimator: Estimator, entry_id: str
+) -> tuple[str, int, int] | None:
+    """Tool-call ``arguments`` (a JSON string) cut to the cap, still valid JSON when they
+    were: each long top-level string value (a file body being written, say) is shown as
+    head + marker + tail, sharing the cap equally. Non-JSON arguments are truncated as text.
+
+    Returns:
+        ``(new_arguments, omitted_chars, omitted_tokens)``, or ``None`` when under the cap.
+    """
+    if len(arguments) <= cap.chars and estimator.text(arguments) <= cap.tokens:
+        return None
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return truncate_text(arguments, cap, estimator, entry_id)
+    if not isinstance(value, dict):
+        return truncate_text(arguments, cap, estimator, entry_id)
+    long_keys = [k for k, v in value.items() if isinstance(v, str) and len(v) >= _ARG_MIN_CHARS]
+    if not long_keys:
+        return None
+    share = TruncateCap(
+        max(1, cap.tokens // len(long_keys)), max(1, cap.chars // len(long_keys)), cap.head_ratio
+    )
+    omitted_chars = omitted_tokens = 0
+    out = dict(value)
+    for key in long_keys:
+        cut = truncate_text(value[key], share, estimator, entry_id)
+        if cut is not None:
+            out[key] = cut[0]
+            omitted_chars += cut[1]
+            omitted_tokens += cut[2]
+    if not omitted_chars:
+        return None
+    return json.dumps(out, ensure_ascii=False), omitted_chars, omitted_tokens
+
+
 def rewrite_results(
     message: Message,
     entry_id: str,
@@ -153,7 +194,10 @@ def rewrite_results(
     truncations: list[Truncation],
     pruned_out: list[str],
 ) -> Message:
-    """``message`` with its pruned results as placeholders and its long results truncated.
+    """``message`` with its pruned results as placeholders and its long results truncated;
+    an over-cap text part of a user or assistant message (a pasted log, say) is truncated
+    the same way (its :class:`Truncation` has ``part`` = the role and no call id), and so
+    are over-cap tool-call arguments (:func:`truncate_arguments`, ``part="tool_call"``).
 
     Appends what it did to ``truncations`` and ``pruned_out``. Returns ``message`` itself
     when nothing changed (so unchanged messages stay identical objects).
@@ -161,6 +205,24 @@ def rewrite_results(
     parts = list(message.parts)
     changed = False
     for k, part in enumerate(parts):
+        if isinstance(part, ToolCallPart):
+            arg_cut = truncate_arguments(part.arguments, cap, estimator, entry_id)
+            if arg_cut is not None:
+                parts[k] = dataclasses.replace(part, arguments=arg_cut[0])
+                truncations.append(
+                    Truncation(part.id, entry_id, arg_cut[1], arg_cut[2], part="tool_call")
+                )
+                changed = True
+            continue
+        if isinstance(part, TextPart) and message.role in ("user", "assistant"):
+            text_cut = truncate_text(part.text, cap, estimator, entry_id)
+            if text_cut is not None:
+                parts[k] = TextPart(text_cut[0])
+                truncations.append(
+                    Truncation("", entry_id, text_cut[1], text_cut[2], part=message.role)
+                )
+                changed = True
+            continue
         if not isinstance(part, ToolResultPart):
             continue
         if part.call_id in pruned:

@@ -1,0 +1,61 @@
+"""Over-cap user text and tool-call arguments are truncated in the projection only."""
+
+from __future__ import annotations
+
+import json
+
+from ctxengine.model import Entry, Message, TextPart, ToolCallPart, ToolResultPart
+from ctxengine.projection import ProjectionSettings, project
+from ctxengine.projection.transform import TruncateCap, truncate_arguments
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+EST = HeuristicEstimator()
+SETTINGS = ProjectionSettings(truncate_tokens=100, truncate_max_chars=400, truncate_head_ratio=0.5)
+
+
+def _entries(*bodies: Message) -> list[Entry]:
+    return [Entry(f"e{i}", "s", i, b) for i, b in enumerate(bodies)]
+
+
+def test_long_write_arguments_stay_valid_json_with_a_marker() -> None:
+    body = "x = 1\n" * 500
+    args = json.dumps({"path": "src/app.py", "content": body})
+    cut = truncate_arguments(args, TruncateCap(100, 400, 0.5), EST, "e1")
+    assert cut is not None
+    new_args, omitted_chars, omitted_tokens = cut
+    value = json.loads(new_args)
+    assert value["path"] == "src/app.py"
+    assert value["content"].startswith("x = 1\n")
+    assert "truncated: " in value["content"]
+    assert "full output kept in history as entry e1" in value["content"]
+    assert len(value["content"]) - len(body) + omitted_chars > 0
+    assert omitted_chars == len(body) - len(value["content"].split("\n[…")[0]) - len(
+        value["content"].split("…]\n")[-1]
+    )
+    assert omitted_tokens == EST.text(
+        body[
+            len(value["content"].split("\n[…")[0]) : len(body)
+            - len(value["content"].split("…]\n")[-1])
+        ]
+    )
+
+
+def test_short_arguments_are_left_alone() -> None:
+    assert truncate_arguments('{"path": "a.py"}', TruncateCap(100, 400, 0.5), EST, "e1") is None
+
+
+def test_projection_truncates_a_pasted_user_log_and_a_huge_write_and_history_is_unchanged() -> None:
+    paste = "ERROR line\n" * 800
+    call = ToolCallPart("c1", "write", json.dumps({"path": "a.py", "content": "y\n" * 3000}))
+    log = _entries(
+        Message("user", (TextPart(paste),)),
+        Message("assistant", (call,)),
+        Message("tool", (ToolResultPart("c1", (TextPart("ok"),)),)),
+    )
+    ctx = project(log, SETTINGS, EST)
+    kinds = [(t.part, t.call_id, t.entry_id) for t in ctx.truncations]
+    assert kinds == [("user", "", "e0"), ("tool_call", "c1", "e1")]
+    assert len(ctx.messages[0].text) <= 400 + 200
+    assert json.loads(ctx.messages[1].tool_calls[0].arguments)["path"] == "a.py"
+    assert log[0].body == Message("user", (TextPart(paste),))
+    assert log[1].body.tool_calls[0] is call  # type: ignore[union-attr]
