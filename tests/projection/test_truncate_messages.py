@@ -59,3 +59,15 @@ def test_projection_truncates_a_pasted_user_log_and_a_huge_write_and_history_is_
     assert json.loads(ctx.messages[1].tool_calls[0].arguments)["path"] == "a.py"
     assert log[0].body == Message("user", (TextPart(paste),))
     assert log[1].body.tool_calls[0] is call  # type: ignore[union-attr]
+
+
+def test_a_patch_nested_in_a_shell_command_list_is_truncated_and_stays_a_list() -> None:
+    patch = "*** Begin Patch\n" + "+line\n" * 600 + "*** End Patch"
+    args = json.dumps({"command": ["bash", "-lc", f"apply_patch <<'EOF'\n{patch}\nEOF"]})
+    cut = truncate_arguments(args, TruncateCap(100, 400, 0.5), EST, "e7")
+    assert cut is not None
+    value = json.loads(cut[0])
+    assert value["command"][:2] == ["bash", "-lc"]
+    assert value["command"][2].startswith("apply_patch <<'EOF'\n*** Begin Patch")
+    assert value["command"][2].endswith("*** End Patch\nEOF")
+    assert "as entry e7" in value["command"][2]

@@ -150,8 +150,9 @@ def truncate_arguments(
     arguments: str, cap: TruncateCap, estimator: Estimator, entry_id: str
 ) -> tuple[str, int, int] | None:
     """Tool-call ``arguments`` (a JSON string) cut to the cap, still valid JSON when they
-    were: each long top-level string value (a file body being written, say) is shown as
-    head + marker + tail, sharing the cap equally. Non-JSON arguments are truncated as text.
+    were: each long string value at any depth (a file body being written, a patch inside a
+    shell command list) is shown as head + marker + tail, sharing the cap equally.
+    Non-JSON arguments are truncated as text.
 
     Returns:
         ``(new_arguments, omitted_chars, omitted_tokens)``, or ``None`` when under the cap.
@@ -162,25 +163,48 @@ def truncate_arguments(
         value = json.loads(arguments)
     except ValueError:
         return truncate_text(arguments, cap, estimator, entry_id)
-    if not isinstance(value, dict):
+    if not isinstance(value, dict | list):
         return truncate_text(arguments, cap, estimator, entry_id)
-    long_keys = [k for k, v in value.items() if isinstance(v, str) and len(v) >= _ARG_MIN_CHARS]
-    if not long_keys:
+    n_long = _count_long_strings(value)
+    if not n_long:
         return None
-    share = TruncateCap(
-        max(1, cap.tokens // len(long_keys)), max(1, cap.chars // len(long_keys)), cap.head_ratio
-    )
-    omitted_chars = omitted_tokens = 0
-    out = dict(value)
-    for key in long_keys:
-        cut = truncate_text(value[key], share, estimator, entry_id)
-        if cut is not None:
-            out[key] = cut[0]
-            omitted_chars += cut[1]
-            omitted_tokens += cut[2]
-    if not omitted_chars:
+    share = TruncateCap(max(1, cap.tokens // n_long), max(1, cap.chars // n_long), cap.head_ratio)
+    totals = [0, 0]
+    out = _truncate_strings(value, share, estimator, entry_id, totals)
+    if not totals[0]:
         return None
-    return json.dumps(out, ensure_ascii=False), omitted_chars, omitted_tokens
+    return json.dumps(out, ensure_ascii=False), totals[0], totals[1]
+
+
+def _count_long_strings(value: object) -> int:
+    if isinstance(value, str):
+        return int(len(value) >= _ARG_MIN_CHARS)
+    if isinstance(value, dict):
+        return sum(_count_long_strings(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_long_strings(v) for v in value)
+    return 0
+
+
+def _truncate_strings(
+    value: object, cap: TruncateCap, estimator: Estimator, entry_id: str, totals: list[int]
+) -> object:
+    """``value`` with every long string (at any depth) cut by :func:`truncate_text`;
+    adds omitted chars and tokens to ``totals``."""
+    if isinstance(value, str):
+        if len(value) < _ARG_MIN_CHARS:
+            return value
+        cut = truncate_text(value, cap, estimator, entry_id)
+        if cut is None:
+            return value
+        totals[0] += cut[1]
+        totals[1] += cut[2]
+        return cut[0]
+    if isinstance(value, dict):
+        return {k: _truncate_strings(v, cap, estimator, entry_id, totals) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_truncate_strings(v, cap, estimator, entry_id, totals) for v in value]
+    return value
 
 
 def rewrite_results(
