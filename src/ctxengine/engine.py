@@ -71,6 +71,20 @@ def _is_request(m: Message) -> bool:
     )
 
 
+def _without_stand_ins(
+    messages: Sequence[Message], sources: Sequence[str | None], pending: frozenset[str]
+) -> tuple[tuple[Message, ...], tuple[str | None, ...]]:
+    """``messages`` without the synthetic results the sanitizer gave to ``pending`` calls
+    (an earlier piece of the newest reply needs a result in front of the next piece): the
+    cut must see those calls unanswered, so that it keeps them in the tail."""
+    shown = [
+        k
+        for k, (m, src) in enumerate(zip(messages, sources, strict=True))
+        if not (src is None and m.tool_results and {r.call_id for r in m.tool_results} <= pending)
+    ]
+    return tuple(messages[k] for k in shown), tuple(sources[k] for k in shown)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -287,8 +301,12 @@ class Session:
         ctx = self.project()
         tokens = self.context_tokens(ctx)
         if tokens >= self.budget.trigger and self._last_ladder_at < len(self._entries):
-            self._last_ladder_at = len(self._entries)
-            ctx = self._run_ladder(ctx, tokens, "threshold")
+            try:
+                ctx = self._run_ladder(ctx, tokens, "threshold")
+            finally:
+                # The ladder's own prune/compaction entries are not new history: the next
+                # run waits for an entry appended after them.
+                self._last_ladder_at = len(self._entries)
         self._check_tail_growth(ctx)
         return ctx
 
@@ -301,7 +319,36 @@ class Session:
                 a is b or a == b for a, b in zip(last.messages, ctx.messages[:n], strict=False)
             )
             assert ok, "projection changed before its tail within one epoch"
-        self._last, self._last_key = ctx, key
+        if not self._pending_call_ids():
+            # A context prepared while calls still await their results is provisional (a
+            # result arriving later takes the place of its synthetic stand-in): it is not
+            # the baseline of the next check.
+            self._last, self._last_key = ctx, key
+
+    def _pending_call_ids(self) -> frozenset[str]:
+        """Calls of the newest reply (all its assistant messages) that no later message
+        answers while only tool results follow it: running, or awaiting a human
+        confirmation. O(size of the newest reply)."""
+        answered: set[str] = set()
+        calls: set[str] = set()
+        i = len(self._entries) - 1
+        while i >= 0:
+            m = self._entries[i].message
+            if m is not None and m.role == "assistant":
+                break
+            if m is not None and not m.tool_results:
+                return frozenset()
+            if m is not None:
+                answered.update(r.call_id for r in m.tool_results)
+            i -= 1
+        while i >= 0:
+            m = self._entries[i].message
+            if m is not None and m.role != "assistant":
+                break
+            if m is not None:
+                calls.update(c.id for c in m.tool_calls)
+            i -= 1
+        return frozenset(calls - answered)
 
     def _run_ladder(self, ctx: Context, tokens: int, reason: Reason) -> Context:
         before = tokens
@@ -339,6 +386,14 @@ class Session:
         except (CompactionError, ProviderError) as exc:
             self._fail(tokens, str(exc))
             return ctx
+        except Exception as exc:
+            # An unexpected summarizer error propagates, but still counts towards the
+            # breaker: a caller that retries must not loop past it.
+            try:
+                self._fail(tokens, f"{type(exc).__name__}: {exc}")
+            except CompactionLoopError as loop:
+                raise loop from exc
+            raise
 
     def _fail(self, tokens: int, detail: str) -> None:
         self.failures += 1
@@ -368,6 +423,9 @@ class Session:
             start += 1  # the continuation-state message
         conversation = ctx.messages[start:]
         sources = ctx.sources[start:]
+        pending = self._pending_call_ids()
+        if pending:
+            conversation, sources = _without_stand_ins(conversation, sources, pending)
         prev = self._entries[self._compaction].body if self._compaction is not None else None
         previous = prev if isinstance(prev, CompactionRecord) else None
         keep = self.budget.keep_recent
