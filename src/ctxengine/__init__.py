@@ -3,10 +3,46 @@
 The whole history is an append-only log; the context is a projection of it; when the context
 nears the window a cheapest-first ladder (truncate, prune, summarize, recover) compacts it and
 records every step as data.
+
+The names below are the public surface; everything else is importable from its module.
 """
 
-from ctxengine.projection.validate import validate
+from ctxengine.engine import CompactionOutcome, LadderEvent, Session
+from ctxengine.errors import (
+    CompactionLoopError,
+    ConfigError,
+    ContextOverflow,
+    CtxEngineError,
+    SummaryRejected,
+    TranscriptError,
+    UnsupportedFormatError,
+)
+from ctxengine.importers import read_transcript
+from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.projection.context import Context
+from ctxengine.projection.render.anthropic import render_anthropic
+from ctxengine.projection.render.openai import render_openai
+from ctxengine.projection.validate import ensure_valid, validate
 
 __version__ = "0.1.0"
 
-__all__ = ["validate"]
+__all__ = [
+    "DEFAULT_POLICY",
+    "CompactionLoopError",
+    "CompactionOutcome",
+    "ConfigError",
+    "Context",
+    "ContextOverflow",
+    "CtxEngineError",
+    "LadderEvent",
+    "Policy",
+    "Session",
+    "SummaryRejected",
+    "TranscriptError",
+    "UnsupportedFormatError",
+    "ensure_valid",
+    "read_transcript",
+    "render_anthropic",
+    "render_openai",
+    "validate",
+]
