@@ -8,20 +8,24 @@ entries since the last compaction's first kept entry), never to the whole histor
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ctxengine.errors import (
+    Cancelled,
     CompactionError,
     CompactionLoopError,
     ConfigError,
+    ContextOverflow,
     NothingToCompact,
     ProviderError,
     SummaryRejected,
 )
 from ctxengine.ladder.prune import plan_prune
+from ctxengine.ladder.recover import OverflowLatch, SummarizerBreaker, check_room
 from ctxengine.ladder.summarize import plan_compaction
 from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, PruneRecord, Usage
 from ctxengine.model.codec import body_hash
@@ -31,9 +35,20 @@ from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
 from ctxengine.projection import ProjectionSettings, project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
+from ctxengine.projection.render.anthropic import render_anthropic
+from ctxengine.projection.render.openai import render_openai
+from ctxengine.providers import classify_error, to_provider_error
+from ctxengine.providers.base import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    Completion,
+    CompletionRequest,
+    Provider,
+)
+from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
 from ctxengine.stores.base import SessionInfo, Store
-from ctxengine.summarizers.base import Summarizer, SummaryRequest
+from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.llm import ModelSummarizer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -96,7 +111,11 @@ class Session:
         window: the model's context window in tokens.
         policy: ladder configuration (:class:`~ctxengine.policy.Policy`).
         estimator: token estimator (default :class:`HeuristicEstimator`).
-        summarizer: continuation-state writer (default extractive).
+        summarizer: continuation-state writer (default extractive). A model summarizer
+            (:class:`~ctxengine.summarizers.llm.ModelSummarizer`: ``llm``, ``hybrid``) runs
+            behind a circuit breaker: after ``policy.max_consecutive_failures`` failures in a
+            row the extractive summarizer is used until a manual :meth:`compact` or a
+            successful model summary.
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
         entries: an existing log to start from (e.g. an imported transcript).
@@ -132,6 +151,13 @@ class Session:
         self.tools: tuple[Mapping[str, Any], ...] = tuple(tools)
         self.events: list[LadderEvent] = []
         self.failures = 0
+        self.breaker = SummarizerBreaker(policy.max_consecutive_failures)
+        self._fallback = ExtractiveSummarizer(
+            user_messages_budget=policy.user_messages_budget_tokens
+        )
+        self._overflow = OverflowLatch()
+        self._live: tuple[tuple[str | None, int], int, LiveRequest] | None = None
+        self._cancel: threading.Event | None = None
         self._entries: list[Entry] = []
         self._index: dict[str, int] = {}
         self._prunes: list[int] = []
@@ -207,6 +233,7 @@ class Session:
         """
         if reply.role != "assistant":
             raise ValueError(f"record() takes an assistant message, got role {reply.role!r}")
+        self._overflow.clear()
         return self.append(reply)
 
     def _adopt(self, entry: Entry) -> None:
@@ -381,7 +408,7 @@ class Session:
                     return ctx
         try:
             return self._compact(ctx, tokens, reason=reason, focus=None).context
-        except CompactionLoopError:
+        except (CompactionLoopError, Cancelled):
             raise
         except (CompactionError, ProviderError) as exc:
             self._fail(tokens, str(exc))
@@ -453,8 +480,9 @@ class Session:
                     ),
                     prior_user_messages=self._prior_user_messages(),
                     pinned=self._pins(),
+                    live_request=self._live_request(ctx, start + n_sum + len(plan.turn_prefix)),
                 )
-                summary = self.summarizer.summarize(request, self.estimator)
+                summary = self._summarize(request, tokens, manual=reason == "manual")
                 record = CompactionRecord(
                     summary=summary.text,
                     first_kept_id=plan.first_kept_id,
@@ -502,6 +530,192 @@ class Session:
         else:
             self.failures = 0
         return CompactionOutcome(entry, final, tokens, final.tokens)
+
+    # ------------------------------------------------------------------ summarizer
+
+    def _summarize(self, request: SummaryRequest, tokens: int, *, manual: bool) -> Summary:
+        """Run the summarizer. A model summarizer goes through the breaker: a manual
+        compaction closes it, and once it is open the extractive summarizer is used."""
+        model = self.summarizer
+        if not isinstance(model, ModelSummarizer):
+            return self.summarizer.summarize(request, self.estimator)
+        if manual:
+            self.breaker.reset()
+        if self.breaker.open:
+            return self._fallback.summarize(request, self.estimator)
+        self._cancel = cancel = threading.Event()
+        try:
+            summary = model.summarize(request, self.estimator, cancel=cancel)
+        except Cancelled:
+            raise
+        except (SummaryRejected, ProviderError) as exc:
+            if not self.breaker.failure(str(exc)):
+                raise
+            detail = (
+                f"{model.name} summarizer failed {self.breaker.failures} times in a row (last: "
+                f"{exc}); using the extractive summarizer until a manual compact or a "
+                "successful model summary"
+            )
+            self.events.append(
+                LadderEvent("fallback", None, tokens, tokens, detail, len(self._entries))
+            )
+            return self._fallback.summarize(request, self.estimator)
+        finally:
+            self._cancel = None
+        self.breaker.success()
+        return summary
+
+    def abort(self) -> None:
+        """Cancel the summary call in flight, from any thread: its stream is closed, the
+        compaction raises :class:`~ctxengine.errors.Cancelled` and history is unchanged (no
+        failure is counted). Does nothing when no summary call runs."""
+        cancel = self._cancel
+        if cancel is not None:
+            cancel.set()
+
+    def _live_request(self, ctx: Context, covered: int) -> LiveRequest | None:
+        """The latest request sent through :meth:`complete`, when it was rendered from this
+        epoch's context and holds the first ``covered`` messages of ``ctx``."""
+        if self._live is None:
+            return None
+        key, sent, live = self._live
+        if key != (ctx.compaction_id, len(self._prunes)) or sent < covered:
+            return None
+        return live
+
+    # ------------------------------------------------------------------ model calls
+
+    def complete(
+        self,
+        provider: Provider,
+        *,
+        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+        temperature: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        """One model call of the agent: :meth:`prepare` the context, send it through
+        ``provider`` (rendered for its API), :meth:`record` the reply and return it.
+
+        An overflow (an error matching the provider pattern table, 413, more input reported
+        than the window holds, or a length stop with no output on a full window) compacts the
+        session once (reason ``"overflow"``) and retries; the overflowing reply is not
+        recorded.
+
+        Args:
+            provider: the agent's model.
+            max_output_tokens: output budget of the call, in tokens.
+            temperature: sampling temperature, or ``None`` for the provider default.
+            cancel: setting it aborts the call (``Cancelled``).
+
+        Raises:
+            ContextOverflow: a second overflow after the recovery, with the provider's
+                numbers when it gave them (else our estimate and the window).
+            ConfigError: the system prompt and tools plus ``max_output_tokens`` leave no room
+                for history.
+            ProviderError: any other provider failure, after its retries.
+            CompactionLoopError: the ladder failed repeatedly.
+        """
+        self._overflow.clear()
+        while True:
+            ctx = self.prepare()
+            check_room(self.budget.window, self._fixed_tokens(ctx), max_output_tokens)
+            request, live = self._request(ctx, provider, max_output_tokens, temperature)
+            try:
+                reply = provider.complete(request, cancel=cancel)
+            except ContextOverflow as exc:
+                overflow: ContextOverflow = exc
+            else:
+                if live is not None:
+                    key = (ctx.compaction_id, len(self._prunes))
+                    self._live = (key, len(ctx.messages), live)
+                found = self.overflow_of(reply)
+                if found is None:
+                    self.record(reply.to_message())
+                    return reply
+                overflow = found
+            self.on_overflow(overflow, max_output_tokens=max_output_tokens)
+
+    def overflow_of(self, outcome: Completion | BaseException) -> ContextOverflow | None:
+        """The overflow a model call signals, else ``None``: a failed call classified as
+        overflow, a reply reporting more input than the window (silent overflow), or a reply
+        stopped by the output limit with no output on a full window."""
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, ContextOverflow):
+                return outcome
+            if classify_error(outcome).kind != "overflow":
+                return None
+            error = to_provider_error(outcome)
+            return error if isinstance(error, ContextOverflow) else None
+        window, usage = self.budget.window, outcome.usage
+        if is_silent_overflow(usage, window):
+            detail = "silent overflow: the reply reports more input than the window holds"
+            return ContextOverflow(usage.prompt_tokens, window, detail)
+        stop, out, prompt = outcome.finish_reason, usage.output_tokens, usage.prompt_tokens
+        if is_length_stop_on_full_window(stop, out, prompt, window):
+            detail = "the reply hit the output limit with no output on a full window"
+            return ContextOverflow(prompt, window, detail)
+        return None
+
+    def on_overflow(
+        self, overflow: ContextOverflow, *, max_output_tokens: int | None = None
+    ) -> CompactionOutcome:
+        """React to an overflow of a model call (see :meth:`overflow_of`): compact now, with
+        reason ``"overflow"`` and no benefit check, so the caller can retry once. A second
+        overflow before the next recorded reply is final.
+
+        Raises:
+            ContextOverflow: a second overflow, or a compaction that could not run; carries
+                the provider's numbers when it gave them, else our estimate and the window.
+            ConfigError: the system prompt and tools plus the output budget (default: the
+                policy's reserve) leave no room for history: compaction cannot fix that.
+        """
+        ctx = self.project()
+        tokens = self.context_tokens(ctx)
+        reserve = max_output_tokens if max_output_tokens is not None else self.budget.reserve
+        check_room(self.budget.window, self._fixed_tokens(ctx), reserve)
+        if not self._overflow.try_recover():
+            raise self._final_overflow(overflow, tokens, "still too large after one compaction")
+        try:
+            return self._compact(ctx, tokens, reason="overflow", focus=None)
+        except Cancelled:
+            raise
+        except (NothingToCompact, SummaryRejected, ProviderError) as exc:
+            raise self._final_overflow(overflow, tokens, f"compaction failed: {exc}") from exc
+
+    def _final_overflow(self, overflow: ContextOverflow, tokens: int, why: str) -> ContextOverflow:
+        used = overflow.tokens or tokens
+        limit = overflow.limit or self.budget.window
+        return ContextOverflow(used, limit, f"{why}; the provider said: {overflow}")
+
+    def _fixed_tokens(self, ctx: Context) -> int:
+        """Tokens every request carries whatever the history: head messages and tools."""
+        fixed = self.estimator.tools(ctx.tools) if ctx.tools else 0
+        for m in ctx.messages:
+            if m.role not in ("system", "developer"):
+                break
+            fixed += self.estimator.message(m)
+        return fixed
+
+    @staticmethod
+    def _request(
+        ctx: Context, provider: Provider, max_output: int, temperature: float | None
+    ) -> tuple[CompletionRequest, LiveRequest | None]:
+        renderers = {"openai": render_openai, "anthropic": render_anthropic}
+        render = renderers.get(provider.name)
+        if render is None:  # Responses: the provider maps the messages itself
+            request = CompletionRequest(
+                messages=ctx.messages,
+                tools=ctx.tools,
+                max_output_tokens=max_output,
+                temperature=temperature,
+                cache=True,
+            )
+            return request, None
+        body = render(ctx)
+        request = CompletionRequest(
+            body=body, max_output_tokens=max_output, temperature=temperature, cache=True
+        )
+        return request, LiveRequest(provider.name, body, ctx.tokens)
 
     def _tentative(self, record: CompactionRecord) -> Entry:
         parent = self._entries[-1].id if self._entries else None

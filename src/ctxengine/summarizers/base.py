@@ -9,11 +9,30 @@ what to store.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ctxengine.model import CompactionRecord, Ledgers, Message
 from ctxengine.tokens.base import Estimator
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRequest:
+    """The latest request body sent to the agent's model, for a summarizer that appends its
+    instruction to it so the provider's prefix cache is reused (cache-reuse mode).
+
+    Attributes:
+        provider: the provider it was rendered for (``"openai"``, ``"openai-responses"``,
+            ``"anthropic"``).
+        body: the request body exactly as sent (without the output budget field, which the
+            provider adds).
+        tokens: its estimated size in tokens.
+    """
+
+    provider: str
+    body: Mapping[str, Any]
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +54,8 @@ class SummaryRequest:
             (oldest first, verbatim), collected by the caller from the log, so that recent user
             messages carry over from one compaction to the next; may be empty.
         pinned: texts of pin entries up to the cut (they are carried in ``Ledgers.pinned``).
+        live_request: the latest request sent to the agent's model when it covers every
+            message to summarize (cache-reuse mode), else ``None``.
     """
 
     messages: tuple[Message, ...]
@@ -45,6 +66,7 @@ class SummaryRequest:
     turn_prefix: tuple[Message, ...] = ()
     prior_user_messages: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
+    live_request: LiveRequest | None = None
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

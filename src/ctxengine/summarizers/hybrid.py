@@ -1,0 +1,140 @@
+"""The hybrid summarizer: the model's narrative followed by the deterministic ledgers of the
+extractive summarizer, appended verbatim (pi appends its read/modified file lists in code the
+same way). The default when a summary model is configured.
+
+Budget: the ledger block is rendered first and shrunk (in the extractive summarizer's fixed
+order) to at most ``ledger_share`` of the continuation-state budget; the narrative gets the
+rest. The ledgers are exact and cumulative, so a path, constraint or error line survives even
+when the narrative leaves it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+
+from ctxengine.errors import SummaryRejected
+from ctxengine.model import Ledgers, Usage
+from ctxengine.providers.base import Provider
+from ctxengine.summarizers import validate
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.summarizers.extractive import ledger_sections
+from ctxengine.summarizers.llm import (
+    LLMSummarizer,
+    SummaryCall,
+    cumulative_ledgers,
+    replaced_tokens,
+)
+from ctxengine.summarizers.sections import Section, render, shrink
+from ctxengine.tokens.base import Estimator
+
+#: Largest share of the continuation-state budget the ledger block may take.
+DEFAULT_LEDGER_SHARE = 0.4
+#: Smallest narrative budget worth a model call, in tokens.
+MIN_NARRATIVE_TOKENS = 300
+#: Line separating the narrative from the ledgers.
+LEDGER_INTRO = (
+    "---\nThe lists below were extracted from the history by ctxengine, verbatim and "
+    "cumulative across compactions."
+)
+
+
+@dataclass(slots=True)
+class HybridSummarizer:
+    """LLM narrative + verbatim ledgers.
+
+    Args:
+        llm: the model summarizer that writes the narrative.
+        ledger_share: largest share of the budget for the ledger block (0 < share < 1).
+    """
+
+    llm: LLMSummarizer
+    ledger_share: float = DEFAULT_LEDGER_SHARE
+
+    @property
+    def name(self) -> str:
+        """``"hybrid"``."""
+        return "hybrid"
+
+    @property
+    def provider(self) -> Provider:
+        """The summary model's provider."""
+        return self.llm.provider
+
+    @property
+    def calls(self) -> list[SummaryCall]:
+        """The model calls made so far (shared with :attr:`llm`)."""
+        return self.llm.calls
+
+    @property
+    def usage(self) -> Usage:
+        """Total provider-reported usage of the summary calls."""
+        return self.llm.usage
+
+    def summarize(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> Summary:
+        """Narrative from the model, then the ledger block; both within
+        ``request.budget_tokens``.
+
+        Raises:
+            SummaryRejected: as :meth:`LLMSummarizer.summarize`; ``over_budget`` when the
+                ledgers leave less than :data:`MIN_NARRATIVE_TOKENS` for the narrative.
+            ProviderError, ConfigError: as :meth:`LLMSummarizer.summarize`.
+        """
+        if not any(m.parts for m in request.all_messages):
+            raise SummaryRejected("empty", "nothing to summarize")
+        ledgers = cumulative_ledgers(request)
+        budget = request.budget_tokens
+        block, notes = self._ledger_block(ledgers.goal, ledgers, budget, estimator)
+        target = budget - estimator.text(block) - 2 if block else budget
+        if target < MIN_NARRATIVE_TOKENS:
+            raise SummaryRejected(
+                "over_budget", f"the ledgers leave {target} tokens for the narrative"
+            )
+        first = len(self.llm.calls)
+        narrative, more = self.llm.narrative(
+            request, estimator, target_tokens=target, cancel=cancel
+        )
+        text = f"{narrative}\n\n{block}" if block else narrative
+        tokens = estimator.text(text)
+        validate.check_size(
+            tokens, replaced_tokens=replaced_tokens(request, estimator), target_tokens=budget
+        )
+        notes = [*more, *notes, self.llm.calls_note(first).replace("llm", "hybrid", 1)]
+        return Summary(text, ledgers, self.name, tokens, tuple(notes))
+
+    async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        """:meth:`summarize` for asyncio; cancelling the awaiting task cancels the call."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.summarize, request, estimator, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+
+    def _ledger_block(
+        self, goal: str, ledgers: Ledgers, budget: int, estimator: Estimator
+    ) -> tuple[str, list[str]]:
+        sections: tuple[Section, ...] = (
+            Section("goal", "First user request (verbatim)", "text", (goal,)),
+            *ledger_sections(ledgers),
+        )
+        limit = int(budget * self.ledger_share)
+
+        def fits(candidate: tuple[Section, ...]) -> bool:
+            return estimator.text(f"{LEDGER_INTRO}\n\n{render(candidate)}") <= limit
+
+        sections, notes = shrink(sections, fits)
+        body = render(sections)
+        if not body:
+            return "", notes
+        return f"{LEDGER_INTRO}\n\n{body}", [f"ledgers: {n}" for n in notes]
+
+
+__all__ = ["DEFAULT_LEDGER_SHARE", "HybridSummarizer"]

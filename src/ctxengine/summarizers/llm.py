@@ -1,0 +1,558 @@
+"""The LLM summarizer: a model writes the continuation state from a labelled transcript.
+
+One compaction, step by step:
+
+1. Cache-reuse mode (opt-in, ``cache_reuse=True``): when the engine passes the live request
+   (:class:`~ctxengine.summarizers.base.LiveRequest`) and it fits the window, the instruction
+   is appended to it and sent with the cache on. Any failure falls back to step 2.
+2. Transcript mode: the input budget is computed first (window − max output − prompt −
+   margin), the transcript is degraded or chunked to fit (:mod:`ctxengine.summarizers.fit`),
+   and each request goes out without prefix-cache writes (``cache=False``). A context-length
+   error shrinks the next try to 85/70/50/35 % of the rejected size.
+3. Every reply is validated (:mod:`ctxengine.summarizers.validate`); a reply missing required
+   headings gets one nudge retry; the optional verification pass asks for a corrected version.
+
+Summary calls are accounted on the summarizer (:attr:`LLMSummarizer.calls`,
+:attr:`LLMSummarizer.usage`), never in the session's history or usage anchor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+from ctxengine.errors import Cancelled, ConfigError, ContextOverflow, ProviderError, SummaryRejected
+from ctxengine.model import Ledgers, Message, Usage, assistant, user
+from ctxengine.providers.base import Completion, CompletionRequest, Provider
+from ctxengine.summarizers import prompts, validate
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.summarizers.cache_reuse import NotReusable, append_to_body
+from ctxengine.summarizers.constraints import is_injected_text, real_user_texts
+from ctxengine.summarizers.fit import InputPlan, Piece, input_budget, plan_input, shrink_budget
+from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.transcript import TOOL_RESULT_MAX_CHARS
+from ctxengine.tokens.base import Estimator
+
+#: Output budget of a summary call when none is given (tokens): room for the default
+#: 8,000-token continuation state plus overshoot before validation (pi: 0.8 × 16,384).
+DEFAULT_SUMMARY_OUTPUT_TOKENS = 12_000
+#: Share of the summary model's window kept free for estimate error (tokens = window × ratio),
+#: at least :data:`MIN_MARGIN_TOKENS`.
+MARGIN_RATIO = 0.05
+MIN_MARGIN_TOKENS = 512
+#: Per-message framing the estimator does not see in a plain prompt string (tokens).
+_FRAMING_TOKENS = 16
+
+Purpose: TypeAlias = Literal["summary", "chunk", "nudge", "verify", "cache_reuse"]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryCall:
+    """One model call made by a summarizer (for accounting and reports).
+
+    Attributes:
+        purpose: ``summary``, ``chunk`` (one part of a chunked history), ``nudge`` (retry
+            for missing headings), ``verify`` or ``cache_reuse``.
+        mode: transcript mode (``full`` …) or ``append`` in cache-reuse mode.
+        input_tokens: our estimate of the request's input, in tokens.
+        input_chars: characters of the prompt text we wrote (transcript and instructions).
+        usage: what the provider reported (zero when the call failed).
+        outcome: the finish reason of the reply, or the error class name.
+    """
+
+    purpose: Purpose
+    mode: str
+    input_tokens: int
+    input_chars: int
+    usage: Usage
+    outcome: str
+
+
+@runtime_checkable
+class ModelSummarizer(Protocol):
+    """A summarizer that calls a model: it can be cancelled and accounts its calls."""
+
+    provider: Provider
+    calls: list[SummaryCall]
+
+    @property
+    def name(self) -> str:
+        """Recorded on the compaction entry."""
+        ...
+
+    def summarize(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> Summary:
+        """Summarize; setting ``cancel`` aborts the call in flight (raises ``Cancelled``)."""
+        ...
+
+
+def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
+    """The previous compaction's ledgers merged with those of the range (only grow), the
+    pinned items added and the goal fixed (first real user request of the session)."""
+    anchor = request.previous.ledgers if request.previous else Ledgers()
+    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
+    texts = prior + real_user_texts(request.all_messages)
+    candidates = (anchor.goal, request.goal, *texts[:1])
+    goal = next((g for g in candidates if g and not is_injected_text(g)), "")
+    new = extract_ledgers(request.all_messages, goal)
+    merged = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
+    return replace(merged, goal=goal)
+
+
+def replaced_tokens(request: SummaryRequest, estimator: Estimator) -> int:
+    """Tokens the summary replaces: the messages leaving the context plus the previous
+    continuation state."""
+    total = sum(estimator.message(m) for m in request.all_messages)
+    if request.previous is not None:
+        total += estimator.text(request.previous.summary)
+    return total
+
+
+class _PieceOverflow(Exception):
+    def __init__(self, piece: Piece, error: ContextOverflow) -> None:
+        super().__init__(str(error))
+        self.piece = piece
+        self.error = error
+
+
+@dataclass(slots=True)
+class LLMSummarizer:
+    """Continuation state written by a model (see the module docstring).
+
+    Args:
+        provider: the summary model's provider.
+        max_output_tokens: output budget of each summary call, in tokens.
+        window: the summary model's context window in tokens (requests never exceed it).
+        verify: run a second verification pass (Gemini CLI always does; off by default).
+        cache_reuse: append to the live request when one is given (see module docstring).
+        instructions: project compact instructions (AGENTS.md / CLAUDE.md section), given
+            priority in every prompt.
+        margin_tokens: tokens kept free for estimate error; default 5 % of ``window``.
+        tool_result_max_chars: per tool result cap in the full transcript, in characters.
+        max_chunks: preferred largest number of chunks for an oversized history.
+        temperature: sampling temperature, or ``None`` for the provider default.
+
+    Raises:
+        ConfigError: ``max_output_tokens`` leaves no room in ``window``.
+    """
+
+    provider: Provider
+    max_output_tokens: int
+    window: int
+    verify: bool = False
+    cache_reuse: bool = False
+    instructions: str | None = None
+    margin_tokens: int | None = None
+    tool_result_max_chars: int = TOOL_RESULT_MAX_CHARS
+    max_chunks: int = 8
+    temperature: float | None = None
+    calls: list[SummaryCall] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.margin_tokens is None:
+            self.margin_tokens = max(MIN_MARGIN_TOKENS, int(self.window * MARGIN_RATIO))
+        if (
+            self.max_output_tokens <= 0
+            or self.max_output_tokens + self.margin_tokens >= self.window
+        ):
+            raise ConfigError(
+                f"summary output of {self.max_output_tokens} tokens plus a margin of "
+                f"{self.margin_tokens} leaves no room in a {self.window}-token window"
+            )
+
+    @property
+    def name(self) -> str:
+        """``"llm"``."""
+        return "llm"
+
+    @property
+    def usage(self) -> Usage:
+        """Total provider-reported usage of every summary call so far."""
+        total = Usage()
+        for c in self.calls:
+            u = c.usage
+            total = Usage(
+                total.input_tokens + u.input_tokens,
+                total.output_tokens + u.output_tokens,
+                total.cache_read_tokens + u.cache_read_tokens,
+                total.cache_write_tokens + u.cache_write_tokens,
+            )
+        return total
+
+    def summarize(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> Summary:
+        """Write continuation state for ``request`` within ``request.budget_tokens``.
+
+        Raises:
+            SummaryRejected: nothing to summarize (``empty``), no transcript left to send
+                (``empty_input``), still too large after every shrink (``overflow``), or a
+                failed validation (see :mod:`ctxengine.summarizers.validate`).
+            ProviderError: the provider failed after its retries (``Cancelled`` on cancel).
+            ConfigError: the window leaves no room for a transcript.
+        """
+        pinned = ""
+        if request.pinned:
+            pinned = "## Pinned\n" + "\n".join(f"- {p}" for p in request.pinned)
+        target = request.budget_tokens - (estimator.text(pinned) if pinned else 0)
+        if target <= 0:
+            raise SummaryRejected("over_budget", "pinned items fill the whole budget")
+        first = len(self.calls)
+        text, notes = self.narrative(request, estimator, target_tokens=target, cancel=cancel)
+        if pinned:
+            text = f"{text}\n\n{pinned}"
+        tokens = estimator.text(text)
+        validate.check_size(
+            tokens,
+            replaced_tokens=replaced_tokens(request, estimator),
+            target_tokens=request.budget_tokens,
+        )
+        notes.append(self.calls_note(first))
+        return Summary(text, cumulative_ledgers(request), self.name, tokens, tuple(notes))
+
+    async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        """:meth:`summarize` for asyncio; cancelling the awaiting task cancels the call."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.summarize, request, estimator, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+
+    def calls_note(self, since: int) -> str:
+        """One line on the calls made since index ``since`` (count, tokens)."""
+        made = self.calls[since:]
+        inp = sum(c.usage.prompt_tokens for c in made)
+        out = sum(c.usage.output_tokens for c in made)
+        return (
+            f"{self.name} summary: {len(made)} model call(s), "
+            f"{inp:,} input and {out:,} output tokens"
+        )
+
+    def narrative(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        *,
+        target_tokens: int,
+        cancel: threading.Event | None = None,
+    ) -> tuple[str, list[str]]:
+        """The model-written summary text (validated, at most ``target_tokens``) and notes on
+        what was done to get it (fallbacks, degradation, chunking). Raises as
+        :meth:`summarize`."""
+        if not any(m.parts for m in request.all_messages):
+            raise SummaryRejected("empty", "nothing to summarize")
+        notes: list[str] = []
+        replaced = replaced_tokens(request, estimator)
+        if self.cache_reuse:
+            try:
+                text = self._append_mode(request, estimator, target_tokens, notes, cancel)
+            except Cancelled:
+                raise
+            except (SummaryRejected, ProviderError, NotReusable) as exc:
+                notes.append(f"cache reuse failed ({exc}); summarized a transcript instead")
+            else:
+                if text is not None:
+                    validate.check_size(
+                        estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens
+                    )
+                    return text, notes
+        text = self._transcript_mode(request, estimator, target_tokens, notes, cancel)
+        validate.check_size(
+            estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens
+        )
+        return text, notes
+
+    # ------------------------------------------------------------------ cache reuse
+
+    def _append_mode(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        target: int,
+        notes: list[str],
+        cancel: threading.Event | None,
+    ) -> str | None:
+        live = request.live_request
+        if live is None or live.provider != self.provider.name:
+            notes.append("cache reuse: no live request from this provider; used a transcript")
+            return None
+        last = request.all_messages[-1]
+        instruction = prompts.append_instruction(
+            last.text or validate_last_text(last),
+            target_tokens=target,
+            previous=request.previous.summary if request.previous else None,
+            focus=request.focus,
+            instructions=self.instructions,
+        )
+        tokens = live.tokens + estimator.text(instruction) + _FRAMING_TOKENS
+        if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
+            notes.append(f"cache reuse: the live request ({tokens:,} tokens) does not fit")
+            return None
+        body = append_to_body(live.body, live.provider, instruction)
+        call = CompletionRequest(
+            body=body, max_output_tokens=self.max_output_tokens, cache=True, stream=False
+        )
+        completion = self._call(call, "cache_reuse", "append", tokens, len(instruction), cancel)
+        text = validate.check_reply(completion)
+        validate.check_headings(text)
+        return text
+
+    # ------------------------------------------------------------------ transcript mode
+
+    def _skeleton(self, request: SummaryRequest, target: int, previous: str | None) -> str:
+        return prompts.summary_prompt(
+            "",
+            target_tokens=target,
+            previous=previous,
+            goal=self._goal_outside(request),
+            focus=request.focus,
+            instructions=self.instructions,
+            continues_turn=bool(request.turn_prefix),
+            part=(1, 2),
+        )
+
+    @staticmethod
+    def _goal_outside(request: SummaryRequest) -> str | None:
+        goal = request.goal.strip()
+        if not goal or any(goal in t for t in real_user_texts(request.all_messages)):
+            return None
+        return goal
+
+    def _budget(self, estimator: Estimator, skeleton: str) -> int:
+        fixed = estimator.text(prompts.SYSTEM_PROMPT) + estimator.text(skeleton)
+        fixed += (
+            estimator.text(prompts.nudge_prompt(prompts.REQUIRED_HEADINGS)) + 3 * _FRAMING_TOKENS
+        )
+        margin = self.margin_tokens or 0
+        return input_budget(self.window, self.max_output_tokens, fixed, margin)
+
+    def _transcript_mode(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        target: int,
+        notes: list[str],
+        cancel: threading.Event | None,
+    ) -> str:
+        previous = request.previous.summary if request.previous else None
+        budget = self._budget(estimator, self._skeleton(request, target, previous))
+        plan = self._plan(request, estimator, budget, target, previous)
+        for step in range(5):
+            if plan is None:
+                raise SummaryRejected(
+                    "empty_input", "the summary input was trimmed to nothing; nothing was sent"
+                )
+            self._note_plan(plan, notes)
+            try:
+                return self._run(plan, request, estimator, target, previous, cancel)
+            except _PieceOverflow as over:
+                err = over.error
+                reported = getattr(err, "reported", False)
+                smaller = shrink_budget(
+                    over.piece.tokens,
+                    step,
+                    reported_tokens=err.tokens if reported else None,
+                    reported_limit=err.limit if reported else None,
+                )
+                if smaller is None:
+                    raise SummaryRejected("overflow", str(err)) from err
+                notes.append(
+                    f"a summary request of ~{over.piece.tokens:,} transcript tokens was too "
+                    f"large for the model; retried at {smaller:,}"
+                )
+                plan = self._plan(request, estimator, smaller, target, previous)
+                if plan is None:
+                    raise SummaryRejected("overflow", str(err)) from err
+        raise AssertionError("unreachable: shrink steps are bounded")  # pragma: no cover
+
+    def _plan(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        budget: int,
+        target: int,
+        previous: str | None,
+    ) -> InputPlan | None:
+        cap = self.tool_result_max_chars
+        plan = plan_input(
+            request.all_messages, estimator, budget, cap=cap, max_chunks=self.max_chunks
+        )
+        anchor_room = target - (estimator.text(previous) if previous else 0)
+        if plan is not None and plan.chunked and anchor_room > 0:
+            # later chunks carry a running summary of up to ``target`` tokens as their anchor
+            plan = plan_input(
+                request.all_messages,
+                estimator,
+                budget - anchor_room,
+                cap=cap,
+                max_chunks=self.max_chunks,
+            )
+        return plan
+
+    @staticmethod
+    def _note_plan(plan: InputPlan, notes: list[str]) -> None:
+        modes = sorted({p.mode for p in plan.pieces})
+        if plan.chunked:
+            notes.append(f"history summarized in {len(plan.pieces)} chunks ({', '.join(modes)})")
+        elif modes != ["full"]:
+            notes.append(f"summary transcript degraded to {modes[0]}")
+        cut = sum(p.cut_chars for p in plan.pieces)
+        if cut:
+            notes.append(f"{cut:,} characters of oversized exchanges left out of the transcript")
+
+    def _run(
+        self,
+        plan: InputPlan,
+        request: SummaryRequest,
+        estimator: Estimator,
+        target: int,
+        previous: str | None,
+        cancel: threading.Event | None,
+    ) -> str:
+        anchor = previous
+        n = len(plan.pieces)
+        for k, piece in enumerate(plan.pieces, start=1):
+            prompt = prompts.summary_prompt(
+                piece.text,
+                target_tokens=target,
+                previous=anchor,
+                goal=self._goal_outside(request),
+                focus=request.focus,
+                instructions=self.instructions,
+                continues_turn=bool(request.turn_prefix) and k == n,
+                part=(k, n) if n > 1 else None,
+            )
+            purpose: Purpose = "chunk" if n > 1 else "summary"
+            try:
+                anchor = self._ask(prompt, piece, estimator, purpose, cancel, final=k == n)
+            except ContextOverflow as exc:
+                raise _PieceOverflow(piece, exc) from exc
+        assert anchor is not None
+        return anchor
+
+    def _ask(
+        self,
+        prompt: str,
+        piece: Piece,
+        estimator: Estimator,
+        purpose: Purpose,
+        cancel: threading.Event | None,
+        *,
+        final: bool = True,
+    ) -> str:
+        """One validated summary for ``prompt``: a reply missing headings is retried once with
+        a reminder; the verification pass runs when enabled (on the final piece only)."""
+        base = estimator.text(prompts.SYSTEM_PROMPT) + estimator.text(prompt) + 2 * _FRAMING_TOKENS
+        completion = self._send((user(prompt),), base, len(prompt), purpose, piece.mode, cancel)
+        text = validate.check_reply(completion)
+        missing = validate.missing_headings(text)
+        if missing:
+            nudged = f"{prompt}\n\n{prompts.nudge_prompt(missing)}"
+            tokens = base + estimator.text(prompts.nudge_prompt(missing))
+            completion = self._send(
+                (user(nudged),), tokens, len(nudged), "nudge", piece.mode, cancel
+            )
+            text = validate.check_reply(completion)
+            validate.check_headings(text)
+        if self.verify and final:
+            text = self._verified(prompt, text, base, estimator, piece, cancel)
+        return text
+
+    def _verified(
+        self,
+        prompt: str,
+        draft: str,
+        base: int,
+        estimator: Estimator,
+        piece: Piece,
+        cancel: threading.Event | None,
+    ) -> str:
+        tokens = base + estimator.text(draft) + estimator.text(prompts.VERIFY) + 2 * _FRAMING_TOKENS
+        if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
+            return draft
+        messages: tuple[Message, ...] = (user(prompt), assistant(draft), user(prompts.VERIFY))
+        chars = len(prompt) + len(draft) + len(prompts.VERIFY)
+        try:
+            completion = self._send(messages, tokens, chars, "verify", piece.mode, cancel)
+            text = validate.check_reply(completion)
+            validate.check_headings(text)
+        except Cancelled:
+            raise
+        except (SummaryRejected, ProviderError):
+            return draft
+        return text
+
+    def _send(
+        self,
+        messages: tuple[Message, ...],
+        tokens: int,
+        chars: int,
+        purpose: Purpose,
+        mode: str,
+        cancel: threading.Event | None,
+    ) -> Completion:
+        if tokens + self.max_output_tokens > self.window:  # never send more than the window
+            raise SummaryRejected(
+                "too_large", f"a {tokens}-token summary request does not fit {self.window}"
+            )
+        request = CompletionRequest(
+            system=prompts.SYSTEM_PROMPT,
+            messages=messages,
+            max_output_tokens=self.max_output_tokens,
+            temperature=self.temperature,
+            cache=False,
+        )
+        return self._call(request, purpose, mode, tokens, chars, cancel)
+
+    def _call(
+        self,
+        request: CompletionRequest,
+        purpose: Purpose,
+        mode: str,
+        tokens: int,
+        chars: int,
+        cancel: threading.Event | None,
+    ) -> Completion:
+        try:
+            completion = self.provider.complete(request, cancel=cancel)
+        except ProviderError as exc:
+            self.calls.append(
+                SummaryCall(purpose, mode, tokens, chars, Usage(), type(exc).__name__)
+            )
+            raise
+        self.calls.append(
+            SummaryCall(purpose, mode, tokens, chars, completion.usage, completion.finish_reason)
+        )
+        return completion
+
+
+def validate_last_text(message: Message) -> str:
+    """Text quoted to mark the last summarized message in cache-reuse mode: its text, else
+    its tool results' text, else its tool calls' names."""
+    if message.tool_results:
+        return "\n".join(r.text for r in message.tool_results)
+    if message.tool_calls:
+        return ", ".join(c.name for c in message.tool_calls)
+    return message.text
+
+
+__all__ = [
+    "DEFAULT_SUMMARY_OUTPUT_TOKENS",
+    "LLMSummarizer",
+    "ModelSummarizer",
+    "SummaryCall",
+    "cumulative_ledgers",
+    "replaced_tokens",
+]
