@@ -15,6 +15,9 @@ a file has no history. Two variants exist:
   ``content`` is kept in the message meta. An action with no following observation (the final
   ``submit``) stays an unanswered call, as in the source.
 
+Demonstrations (history messages with ``is_demo``) are kept, marked
+``meta["synthetic"] = "is_demo"``: they are examples, never the user's request.
+
 Without history, each trajectory step gives an assistant message (``thought`` + the action
 as a ``bash`` call ``"step-<index>"``) and a tool message with its ``observation``.
 The session id is a hash of the file bytes (``.traj`` files carry no run id).
@@ -22,6 +25,7 @@ The session id is a hash of the file bytes (``.traj`` files carry no run id).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ import orjson
 
 from ctxengine.importers._build import LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import ChatReader, title_from
+from ctxengine.importers._parts import SYNTHETIC
 from ctxengine.importers._peek import peek
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import Message, Part, TextPart, ToolCallPart, ToolResultPart
@@ -92,6 +97,7 @@ class SweAgentImporter:
             messages = _read_steps(reader, steps)
         else:
             raise reader.fail("$.history", "expected a non-empty `history` or `trajectory` list")
+        messages = [_mark_demo(m) for m in messages]
         for msg in messages:
             builder.add(msg)
         info = data.get("info")
@@ -105,6 +111,14 @@ class SweAgentImporter:
             title=title_from([m for m in messages if not m.meta.get("is_demo")]),
             meta=meta,
         )
+
+
+def _mark_demo(m: Message) -> Message:
+    """A demonstration (``is_demo``) is an example SWE-agent puts before the task, not a
+    request: mark it synthetic so that it is never taken for the user's goal."""
+    if m.meta.get("is_demo") and SYNTHETIC not in m.meta:
+        return replace(m, meta={**m.meta, SYNTHETIC: "is_demo"})
+    return m
 
 
 def _is_fc(m: Any) -> bool:

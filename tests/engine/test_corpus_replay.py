@@ -1,0 +1,144 @@
+"""Replay every corpus transcript under a window small enough to force compactions.
+
+For each file whose format imports, the window is a quarter of the file's estimated size
+(never below :data:`MIN_WINDOW`), so a big file crosses the trigger several times. Checked:
+
+- every request prepared during the replay validates for OpenAI and Anthropic;
+- the file is compacted at least twice (or, for a few tiny files, the number their size
+  and number of model calls allow: see :data:`FEWER_COMPACTIONS`);
+- the final projected request, rendered for each provider, still holds the first 500
+  characters of the first user request and every path the source modified, both read
+  from the raw file by :mod:`corpus_facts` (not by our importers).
+
+Files of formats without an importer yet must fail with ``UnsupportedFormatError``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from corpus_facts import READERS, raw_facts
+
+from corpus import CORPUS, require_corpus
+from ctxengine.engine import Session
+from ctxengine.errors import UnsupportedFormatError
+from ctxengine.importers import read_transcript
+from ctxengine.model import CompactionRecord
+from ctxengine.replay import RENDERERS, ReplayResult, replay
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+#: Smallest window replayed, in tokens: its continuation-state budget (15 %, 600 tokens)
+#: still holds a 500-character request and a list of paths.
+MIN_WINDOW = 4_000
+#: Formats with no importer yet (a later issue).
+UNSUPPORTED_DIRS = frozenset({"openhands", "gemini-cli", "aider"})
+#: Windows chosen by hand (tokens) for files too small for the quarter-of-the-file rule.
+WINDOWS: dict[str, int] = {
+    "spotter-tool-heavy.jsonl": 1_000,
+    "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": 1_500,
+    "swe-agent-test-repo-i1-gpt4.traj": 3_000,
+}
+#: Files that cannot be compacted twice: the exact number of compactions, and why. A replay
+#: prepares one request per model call and runs the ladder at most once per request.
+FEWER_COMPACTIONS: dict[str, tuple[int, str]] = {
+    "spotter-long-a0y-agent-acompact.jsonl": (
+        1,
+        "one model call (14 user messages, then the only reply)",
+    ),
+    "spotter-long-dov-agent-acompact.jsonl": (
+        0,
+        "one model call; each of its 4 user messages is truncated to 20 % of the window, "
+        "so that request stays under the 80 % trigger",
+    ),
+    "spotter-short.jsonl": (0, "297 tokens in all"),
+    "spotter-tool-heavy.jsonl": (
+        1,
+        "2,998 tokens and 4 calls: only the request of the last call is large enough",
+    ),
+    "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": (
+        1,
+        "4 calls: the 3,530-token task is the bulk; only the last request crosses the trigger",
+    ),
+    "swe-agent-function-calling-simple.traj": (
+        0,
+        "2,123 tokens: under the trigger at 4,000; below 1,500 tokens of window its "
+        "1,117-token task is truncated at source past its first 500 characters",
+    ),
+}
+
+
+def _data_files() -> list[str]:
+    if not CORPUS.exists():
+        return ["(corpus missing)"]
+    return sorted(
+        str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
+    ) + sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("gemini-cli/*.md"))
+
+
+def _window(name: str, entries: tuple[object, ...], estimator: HeuristicEstimator) -> int:
+    if name in WINDOWS:
+        return WINDOWS[name]
+    total = sum(
+        estimator.message(e.message)  # type: ignore[attr-defined]
+        for e in entries
+        if e.message is not None  # type: ignore[attr-defined]
+    )
+    return max(MIN_WINDOW, total // 4)
+
+
+def _in_json(needle: str, body: dict[str, object]) -> bool:
+    """``needle`` occurs in the JSON text of ``body`` (both encoded the same way)."""
+    text = json.dumps(body, ensure_ascii=False)
+    return json.dumps(needle, ensure_ascii=False)[1:-1] in text
+
+
+@pytest.mark.parametrize("name", _data_files())
+def test_every_corpus_transcript_replays_into_valid_requests_that_keep_the_task(
+    name: str,
+) -> None:
+    path = require_corpus(name)
+    if path.parent.name in UNSUPPORTED_DIRS:
+        with pytest.raises(UnsupportedFormatError, match="not supported yet"):
+            read_transcript(path)
+        return
+    assert path.parent.name in READERS
+    imported = read_transcript(path)
+    window = _window(path.name, imported.entries, HeuristicEstimator())
+    result = replay(imported.entries, window=window)
+    _check(name, path, result)
+
+
+def _check(name: str, path: Path, result: ReplayResult) -> None:
+    assert result.invalid == 0, [s.problems for s in result.steps if any(s.problems.values())]
+    assert result.max_tokens <= result.window, (name, result.window, result.max_tokens)
+    if path.name in FEWER_COMPACTIONS:
+        expected, _why = FEWER_COMPACTIONS[path.name]
+        assert result.compactions == expected, (name, result.window, result.compactions)
+    else:
+        assert result.compactions >= 2, (name, result.window, result.compactions)
+    assert result.session is not None
+    final = result.session.project()
+    first, modified = raw_facts(path)
+    assert first.strip()
+    for provider, render in RENDERERS.items():
+        body = render(final)
+        assert _in_json(first[:500], body), (provider, first[:500])
+        missing = [p for p in modified if not _in_json(p, body)]
+        assert missing == [], (provider, missing)
+
+
+def test_a_swe_agent_demonstration_is_never_taken_for_the_goal() -> None:
+    path = require_corpus("swe-agent", "swe-agent-pydicom-1458-gpt4.traj")
+    imported = read_transcript(path)
+    demo = imported.entries[1].message
+    assert demo is not None and demo.meta["synthetic"] == "is_demo"
+    assert demo.text.startswith("Here is a demonstration of how to correctly accomplish")
+    outcome = Session(32_000, entries=imported.entries).compact()
+    record = outcome.entry.body
+    assert isinstance(record, CompactionRecord)
+    first, _ = raw_facts(path)
+    assert first.startswith("We're currently solving the following issue within our repository.")
+    assert record.ledgers.goal == first
+    assert record.summary.startswith("## Goal\n" + first[:500])
