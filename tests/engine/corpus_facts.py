@@ -1,8 +1,9 @@
 """Facts read straight from the raw corpus files, without ctxengine's importers: the first
-user request and the files the session modified, per format. The replay tests compare the
-engine's output against these.
+user request and the files the session modified. The replay tests compare the engine's
+output against these.
 
-"Modified" means named as the target of a file-editing tool call:
+A file counts as modified when a tool call names it as the target of a change and the
+call's result does not report failure (``is_error``/``isError``, a non-zero exit code):
 
 - Claude Code: ``Edit``/``MultiEdit``/``Write``/``NotebookEdit`` ``file_path``;
 - Codex: ``*** Add/Update/Delete File:`` and ``*** Move to:`` headers of ``apply_patch``;
@@ -10,10 +11,9 @@ engine's output against these.
 - SWE-agent: ``create`` (``create <path>`` or the function's ``filename``), ``edit`` and
   ``insert`` (on the file of the latest ``open``/``create``), and ``str_replace_editor``
   ``create``/``str_replace``/``insert`` ``path``;
-- chat-completions logs (mini-swe-agent, shell only): redirect targets (``> f``, ``>> f``)
-  and ``sed -i`` operands.
-
-A call whose result reports failure (``is_error``/``isError``) modifies nothing.
+- any shell command of any format: redirect targets (``> f``, ``>> f``), ``sed -i``
+  operands and ``apply_patch`` headers (heredoc bodies, quoted strings, variables and
+  globs are not looked into).
 """
 
 from __future__ import annotations
@@ -21,18 +21,31 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_CLAUDE_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _PATCH_HEADER = re.compile(
     r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M
 )
-_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*([^\s;&|<>()]+)")
-_HEREDOC = re.compile(r"<<-?\s*'?\"?(\w+)'?\"?[^\n]*\n.*?\n\1\s*(?:\n|$)", re.S)
+_REDIRECT = re.compile(r"(?<![0-9&<>=-])>>?\s*([^\s;&|<>()]+)")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n.*?(?:\n\1[ \t]*(?=\n|$)|\Z)", re.S)
 _QUOTED = re.compile(r"'[^']*'|" + r'"(?:[^"\\]|\\.)*"', re.S)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_EXIT_CODE = re.compile(r"(?:Exit code|exit code|Process exited with code)[: ]+(-?\d+)")
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+_SHELL_KEYS = ("command", "cmd")
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call as the raw file records it."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    failed: bool = False
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -50,35 +63,44 @@ def _text_of(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> s
     )
 
 
-# ------------------------------------------------------------------ Claude Code
+def _loads(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        out = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return out if isinstance(out, dict) else {}
 
 
-def _claude(path: Path) -> tuple[str, list[str]]:
+def _code_failed(text: str) -> bool:
+    m = _RETURNCODE.search(text) or _EXIT_CODE.search(text[:300])
+    return m is not None and int(m.group(1)) != 0
+
+
+# ------------------------------------------------------------------ per format
+
+
+def _claude(path: Path) -> tuple[str, list[Call]]:
     first = ""
-    calls: dict[str, str] = {}
-    failed: set[str] = set()
+    calls: dict[str, Call] = {}
     for d in _jsonl(path):
         msg = d.get("message") or {}
+        content = msg.get("content")
         if d.get("type") == "user" and not (d.get("isMeta") or d.get("isCompactSummary")):
-            content = msg.get("content")
-            has_result = isinstance(content, list) and any(
-                c.get("type") == "tool_result" for c in content if isinstance(c, dict)
-            )
-            for c in content if isinstance(content, list) else []:
-                if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("is_error"):
-                    failed.add(c.get("tool_use_id", ""))
+            blocks = content if isinstance(content, list) else []
+            results = [c for c in blocks if isinstance(c, dict) and c.get("type") == "tool_result"]
+            for r in results:
+                if r.get("is_error") and r.get("tool_use_id") in calls:
+                    calls[r["tool_use_id"]].failed = True
             text = _text_of(content)
-            if not first and not has_result and text.strip() and not _claude_injected(text):
+            if not first and not results and text.strip() and not _claude_injected(text):
                 first = text
-        if d.get("type") == "assistant":
-            for c in msg.get("content") or []:
-                if c.get("type") == "tool_use" and c.get("name") in _CLAUDE_EDIT_TOOLS:
-                    fp = (c.get("input") or {}).get("file_path") or (c.get("input") or {}).get(
-                        "notebook_path"
-                    )
-                    if fp:
-                        calls[c["id"]] = fp
-    return first, _ordered(p for cid, p in calls.items() if cid not in failed)
+        elif d.get("type") == "assistant":
+            for c in content or []:
+                if isinstance(c, dict) and c.get("type") == "tool_use":
+                    calls[c["id"]] = Call(c["id"], c.get("name", ""), c.get("input") or {})
+    return first, list(calls.values())
 
 
 def _claude_injected(text: str) -> bool:
@@ -88,13 +110,9 @@ def _claude_injected(text: str) -> bool:
     )
 
 
-# ------------------------------------------------------------------ Codex
-
-
-def _codex(path: Path) -> tuple[str, list[str]]:
+def _codex(path: Path) -> tuple[str, list[Call]]:
     first = ""
-    patches: dict[str, list[str]] = {}
-    ok: set[str] = set()
+    calls: dict[str, Call] = {}
     for d in _jsonl(path):
         if d.get("type") != "response_item":
             continue
@@ -104,45 +122,34 @@ def _codex(path: Path) -> tuple[str, list[str]]:
             text = _text_of(p.get("content"))
             if not first and text.strip() and not text.lstrip().startswith(_INJECTED):
                 first = text
-        elif kind in ("function_call", "custom_tool_call"):
-            raw = p.get("arguments") if kind == "function_call" else p.get("input")
-            text = raw if isinstance(raw, str) else json.dumps(raw)
-            if kind == "function_call":
-                try:
-                    args = json.loads(text)
-                    cmd = args.get("command") if isinstance(args, dict) else None
-                    text = "\n".join(cmd) if isinstance(cmd, list) else text
-                except ValueError:
-                    pass
-            paths = [a or b for a, b in _PATCH_HEADER.findall(text)]
-            if paths:
-                patches[p.get("call_id", "")] = [x.strip() for x in paths]
+        elif kind == "function_call":
+            args = _loads(p.get("arguments"))
+            command = args.get("command")
+            if isinstance(command, list):  # ["bash", "-lc", script] or ["apply_patch", patch]
+                args = {"command": command[-1] if command else ""}
+            calls[p.get("call_id", "")] = Call(p.get("call_id", ""), p.get("name", ""), args)
+        elif kind == "custom_tool_call":
+            args = {"command": str(p.get("input") or "")}
+            calls[p.get("call_id", "")] = Call(p.get("call_id", ""), p.get("name", ""), args)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            out = p.get("output")
-            if _codex_ok(out):
-                ok.add(p.get("call_id", ""))
-    return first, _ordered(x for cid, ps in patches.items() if cid in ok for x in ps)
+            call = calls.get(p.get("call_id", ""))
+            if call is not None:
+                call.failed = _codex_failed(p.get("output"))
+    return first, list(calls.values())
 
 
-def _codex_ok(output: Any) -> bool:
+def _codex_failed(output: Any) -> bool:
     text = output if isinstance(output, str) else json.dumps(output)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return "Success" in text or "exit code: 0" in text.lower()
-    if isinstance(data, dict):
-        code = (data.get("metadata") or {}).get("exit_code")
-        return code == 0
-    return True
+    data = _loads(text)
+    code = (data.get("metadata") or {}).get("exit_code") if data else None
+    if isinstance(code, int):
+        return code != 0
+    return _code_failed(text)
 
 
-# ------------------------------------------------------------------ pi
-
-
-def _pi(path: Path) -> tuple[str, list[str]]:
+def _pi(path: Path) -> tuple[str, list[Call]]:
     first = ""
-    calls: dict[str, str] = {}
-    failed: set[str] = set()
+    calls: dict[str, Call] = {}
     for d in _jsonl(path):
         if d.get("type") != "message":
             continue
@@ -152,21 +159,15 @@ def _pi(path: Path) -> tuple[str, list[str]]:
             first = _text_of(m.get("content"))
         elif role == "assistant":
             for c in m.get("content") or []:
-                if c.get("type") == "toolCall" and c.get("name") in ("edit", "write"):
-                    target = (c.get("arguments") or {}).get("path")
-                    if target:
-                        calls[c["id"]] = target
-        elif role == "toolResult" and m.get("isError"):
-            failed.add(m.get("toolCallId", ""))
-    return first, _ordered(p for cid, p in calls.items() if cid not in failed)
+                if isinstance(c, dict) and c.get("type") == "toolCall":
+                    calls[c["id"]] = Call(c["id"], c.get("name", ""), c.get("arguments") or {})
+        elif role == "toolResult" and m.get("toolCallId") in calls:
+            calls[m["toolCallId"]].failed = bool(m.get("isError"))
+    return first, list(calls.values())
 
 
-# ------------------------------------------------------------------ SWE-agent
-
-
-def _swe_agent(path: Path) -> tuple[str, list[str]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    history = data.get("history") or []
+def _swe_agent(path: Path) -> tuple[str, list[Call]]:
+    history = json.loads(path.read_text(encoding="utf-8")).get("history") or []
     first = next(
         (
             _text_of(m.get("content"))
@@ -175,83 +176,105 @@ def _swe_agent(path: Path) -> tuple[str, list[str]]:
         ),
         "",
     )
-    modified: list[str] = []
-    current: str | None = None
-    for m in history:
+    calls: list[Call] = []
+    for i, m in enumerate(history):
         if m.get("role") != "assistant" or m.get("is_demo"):
             continue
         for tc in m.get("tool_calls") or []:
             fn = tc.get("function") or {}
-            args = _loads(fn.get("arguments"))
-            name = fn.get("name")
-            if name == "str_replace_editor":
-                if args.get("command") in ("create", "str_replace", "insert") and args.get("path"):
-                    modified.append(args["path"])
-            elif name == "open" and args.get("path"):
-                current = args["path"]
-            elif name == "create" and args.get("filename"):
-                current = args["filename"]
-                modified.append(current)
-            elif name in ("edit", "insert") and current is not None:
-                modified.append(current)
-            elif name == "bash":
-                current = _swe_action(str(args.get("command") or ""), current, modified)
-        if not m.get("tool_calls"):
-            current = _swe_action(str(m.get("action") or ""), current, modified)
-    return first, _ordered(modified)
+            calls.append(Call(tc.get("id", ""), fn.get("name", ""), _loads(fn.get("arguments"))))
+        if not m.get("tool_calls") and isinstance(m.get("action"), str):
+            calls.append(Call(f"action-{i}", "bash", {"command": m["action"]}))
+    return first, calls
 
 
-def _swe_action(action: str, current: str | None, modified: list[str]) -> str | None:
-    words = action.strip().split(maxsplit=2)
-    if not words:
-        return current
-    if words[0] == "open" and len(words) > 1:
-        return words[1].strip("\"'")
-    if words[0] == "create" and len(words) > 1:
-        modified.append(words[1].strip("\"'"))
-        return words[1].strip("\"'")
-    if words[0] == "edit" and current is not None:
-        modified.append(current)
-    return current
-
-
-def _loads(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        out = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return out if isinstance(out, dict) else {}
-
-
-# ------------------------------------------------------------------ chat completions
-
-
-def _chat(path: Path) -> tuple[str, list[str]]:
+def _chat(path: Path) -> tuple[str, list[Call]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     messages = data["messages"] if isinstance(data, dict) else data
     first = next((_text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
-    modified: list[str] = []
+    calls: dict[str, Call] = {}
     for m in messages:
         for tc in m.get("tool_calls") or []:
-            cmd = _loads((tc.get("function") or {}).get("arguments")).get("command")
-            if isinstance(cmd, str):
-                modified.extend(shell_writes(cmd))
-    return first, _ordered(modified)
+            fn = tc.get("function") or {}
+            calls[tc.get("id", "")] = Call(
+                tc.get("id", ""), fn.get("name", ""), _loads(fn.get("arguments"))
+            )
+        if m.get("role") == "tool" and m.get("tool_call_id") in calls:
+            calls[m["tool_call_id"]].failed = _code_failed(_text_of(m.get("content")))
+    return first, list(calls.values())
+
+
+# ------------------------------------------------------------------ modified files
+
+
+def modified_paths(calls: Iterable[Call]) -> list[str]:
+    """Paths changed by successful ``calls``, in first-seen order (rules in the module
+    docstring)."""
+    out: list[str] = []
+    current: str | None = None  # SWE-agent's open file
+    for c in calls:
+        a = c.args
+        changed: list[str] = []
+        if c.name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+            changed.append(str(a.get("file_path") or a.get("notebook_path") or ""))
+        elif c.name in ("edit", "write") and "path" in a:  # pi
+            changed.append(str(a["path"]))
+        elif c.name == "str_replace_editor":
+            if a.get("command") in ("create", "str_replace", "insert"):
+                changed.append(str(a.get("path") or ""))
+        elif c.name == "open" and a.get("path"):
+            current = str(a["path"])
+        elif c.name == "create" and a.get("filename"):
+            current = str(a["filename"])
+            changed.append(current)
+        elif c.name in ("edit", "insert") and current is not None:
+            changed.append(current)
+        command = next((a[k] for k in _SHELL_KEYS if isinstance(a.get(k), str)), None)
+        if command is not None and c.name not in ("edit", "write"):
+            current, shell = _swe_action(command, current)
+            changed.extend(shell)
+        if not c.failed:
+            out.extend(changed)
+    return list(dict.fromkeys(p for p in out if p))
+
+
+def _swe_action(command: str, current: str | None) -> tuple[str | None, list[str]]:
+    """SWE-agent's own commands (``open``, ``create``, ``edit``), else a plain shell line."""
+    words = command.strip().split(maxsplit=2)
+    head = words[0] if words else ""
+    if head == "open" and len(words) > 1:
+        return words[1].strip("\"'"), []
+    if head == "create" and len(words) > 1:
+        path = words[1].strip("\"'")
+        return path, [path]
+    if head in ("edit", "insert") and current is not None:
+        return current, [current]
+    return current, shell_writes(command)
 
 
 def shell_writes(command: str) -> list[str]:
-    """Files a shell command writes: redirect targets and ``sed -i`` operands (heredoc
-    bodies and quoted strings are not looked into)."""
-    bare = _QUOTED.sub("''", _HEREDOC.sub("\n", command))
+    """Files a shell command writes: ``apply_patch`` headers, redirect targets and
+    ``sed -i`` operands."""
+    if "*** Begin Patch" in command:
+        return [(a or b).strip() for a, b in _PATCH_HEADER.findall(command)]
+    bare = _QUOTED.sub(_placeholder, _HEREDOC.sub("\n", command))
     out: list[str] = []
-    for segment in re.split(r"&&|\|\||;|\n", bare):
+    for segment in re.split(r"&&|\|\||;|\||\n", bare):
         for target in _REDIRECT.findall(segment):
-            if not target.startswith(("/dev/", "&")) and target != "''":
-                out.append(target)
+            out.append(target)
         out.extend(_sed_targets(segment))
-    return out
+    return [p for p in out if _plain_path(p)]
+
+
+def _placeholder(m: re.Match[str]) -> str:
+    """A quoted string becomes ``''`` when empty, else ``'q'`` (its text is not parsed)."""
+    return "''" if len(m.group(0)) == 2 else "'q'"
+
+
+def _plain_path(p: str) -> bool:
+    return (
+        bool(p) and not p.startswith(("'", "/dev/", "&", "$")) and not any(ch in p for ch in "*?")
+    )
 
 
 def _sed_targets(segment: str) -> list[str]:
@@ -262,32 +285,26 @@ def _sed_targets(segment: str) -> list[str]:
     if "sed" not in words:
         return []
     words = words[words.index("sed") + 1 :]
-    if not any(w == "-i" or w.startswith("-i") for w in words):
+    flags = [w for w in words if w.startswith("-")]
+    if not any(w.startswith("-i") for w in flags):
         return []
     operands: list[str] = []
-    script_seen = False
+    script_given = any(w in ("-e", "-f") for w in flags)
     skip = False
-    for w in words:
+    for k, w in enumerate(words):
         if skip:
             skip = False
-            continue
-        if w in ("-e", "-f"):
-            script_seen, skip = True, True
-            continue
-        if w.startswith("-"):
-            continue
-        if not script_seen:
-            script_seen = True
-            continue
-        operands.append(w)
-    return [w for w in operands if not set(w) & set("|<>")]
+        elif w in ("-e", "-f"):
+            skip = True
+        elif w == "-i" and k + 1 < len(words) and words[k + 1] == "":
+            skip = True  # BSD sed: -i '' (no backup suffix)
+        elif not w.startswith("-"):
+            operands.append(w)
+    files = operands if script_given else operands[1:]
+    return [f for f in files if f != "q" and not set(f) & set("<>&|")]
 
 
 # ------------------------------------------------------------------
-
-
-def _ordered(paths: Iterator[str] | list[str]) -> list[str]:
-    return list(dict.fromkeys(p for p in paths if p))
 
 
 READERS = {
@@ -302,4 +319,5 @@ READERS = {
 def raw_facts(path: Path) -> tuple[str, list[str]]:
     """``(first user request, modified paths in first-seen order)`` of a corpus file, read
     from its raw JSON by the reader of its corpus directory."""
-    return READERS[path.parent.name](path)
+    first, calls = READERS[path.parent.name](path)
+    return first, modified_paths(calls)

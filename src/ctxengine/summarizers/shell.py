@@ -108,11 +108,17 @@ def _logical_lines(text: str) -> tuple[list[str], bool]:
 
 
 def _separate_lines(text: str) -> str:
-    """Newlines outside quotes become ``;`` so each line is its own command."""
+    """Newlines outside quotes become ``;`` so each line is its own command; ``#`` comments
+    end at their line (left in, one would swallow every later line)."""
     out: list[str] = []
     quote = ""
     escaped = False
+    comment = False
     for ch in text:
+        if comment:
+            if ch != "\n":
+                continue
+            comment = False
         if escaped:
             escaped = False
         elif ch == "\\" and quote != "'":
@@ -121,6 +127,9 @@ def _separate_lines(text: str) -> str:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
+        elif ch == "#" and (not out or out[-1][-1:].isspace() or out[-1] == ";"):
+            comment = True
+            continue
         elif ch == "\n":
             ch = " ; "
         out.append(ch)
@@ -144,6 +153,7 @@ def _tokens(text: str) -> list[str]:
 def _lex(text: str) -> list[str]:
     lex = shlex.shlex(text, posix=True, punctuation_chars=True)
     lex.whitespace_split = True
+    lex.commenters = ""  # comments are removed line by line by _separate_lines
     return list(lex)
 
 
@@ -202,6 +212,8 @@ def _operands(args: list[str], value_opts: frozenset[str] = frozenset()) -> list
 
 
 def _sed(args: list[str]) -> list[FileEffect]:
+    # BSD sed (macOS) writes ``-i ''``: the empty backup suffix is its own argument.
+    args = [a for k, a in enumerate(args) if a or k == 0 or args[k - 1] != "-i"]
     in_place = any(_SED_IN_PLACE.match(a) for a in args)
     has_script_opt = any(a in _SED_OPTS and a != "-l" for a in args)
     operands = _operands(args, _SED_OPTS)
