@@ -589,7 +589,7 @@ class Session:
         self,
         provider: Provider,
         *,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+        max_output_tokens: int | None = None,
         temperature: float | None = None,
         cancel: threading.Event | None = None,
     ) -> Completion:
@@ -603,7 +603,8 @@ class Session:
 
         Args:
             provider: the agent's model.
-            max_output_tokens: output budget of the call, in tokens.
+            max_output_tokens: output budget of the call, in tokens; default
+                ``min(4096, the policy's reserve)``.
             temperature: sampling temperature, or ``None`` for the provider default.
             cancel: setting it aborts the call (``Cancelled``).
 
@@ -616,10 +617,11 @@ class Session:
             CompactionLoopError: the ladder failed repeatedly.
         """
         self._overflow.clear()
+        out = max_output_tokens or min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
         while True:
             ctx = self.prepare()
-            check_room(self.budget.window, self._fixed_tokens(ctx), max_output_tokens)
-            request, live = self._request(ctx, provider, max_output_tokens, temperature)
+            check_room(self.budget.window, self._fixed_tokens(ctx), out)
+            request, live = self._request(ctx, provider, out, temperature)
             try:
                 reply = provider.complete(request, cancel=cancel)
             except ContextOverflow as exc:
@@ -633,7 +635,7 @@ class Session:
                     self.record(reply.to_message())
                     return reply
                 overflow = found
-            self.on_overflow(overflow, max_output_tokens=max_output_tokens)
+            self.on_overflow(overflow, max_output_tokens=out)
 
     def overflow_of(self, outcome: Completion | BaseException) -> ContextOverflow | None:
         """The overflow a model call signals, else ``None``: a failed call classified as
