@@ -14,9 +14,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ctxengine.analysis import breakdown
 from ctxengine.cli.load import load_target, open_store
+from ctxengine.cli.summary import choose_summarizer, summary_report
 from ctxengine.cli.views import show_breakdown, show_events, show_replay
 from ctxengine.engine import Session
-from ctxengine.errors import NothingToCompact
+from ctxengine.errors import NothingToCompact, ProviderError, SummaryRejected
 from ctxengine.importers import read_transcript
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
@@ -84,7 +85,12 @@ def sessions(db: DbOpt = None) -> None:
     from rich.table import Table
 
     with open_store(db) as store:
-        table = Table("id", "format", "entries", "title", "source")
+        table = Table()
+        table.add_column("id", no_wrap=True)  # shown whole: other commands take it
+        table.add_column("format", no_wrap=True)
+        table.add_column("entries", no_wrap=True, justify="right")
+        table.add_column("title")
+        table.add_column("source")
         for s in store.sessions():
             table.add_row(
                 s.id, s.format or "", str(s.entry_count), (s.title or "")[:60], s.source_path or ""
@@ -125,28 +131,69 @@ def compact(
         bool, typer.Option("--report-json", help="Print the report as JSON.")
     ] = False,
     focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
+    summarizer: Annotated[
+        str | None,
+        typer.Option(
+            help="extractive, llm or hybrid (default: hybrid when a summary model is set)."
+        ),
+    ] = None,
+    summary_model: Annotated[
+        str | None,
+        typer.Option(
+            "--summary-model",
+            help="provider:model, e.g. openai:gpt-4o-mini (default: CTXENGINE_SUMMARY_MODEL).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Summary model base URL (else SDK env).")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", help="Summary model API key (else SDK env).")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify-summary", help="Second pass checking the summary.")
+    ] = False,
     db: DbOpt = None,
     format: FormatOpt = None,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
     truncated, pruned and summarized. A stored session gets the compaction appended; a file
-    is compacted in memory."""
+    is compacted in memory. A model summarizer gets the "Compact instructions" section of
+    AGENTS.md / CLAUDE.md in the current directory as priority instructions."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
+    if summarizer not in (None, "extractive", "llm", "hybrid"):
+        raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
+    policy = _policy(keep_recent)
+    choice = choose_summarizer(
+        summarizer, summary_model, policy=policy, base_url=base_url, api_key=api_key, verify=verify
+    )
+    for warning in choice.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     t = load_target(target, db=db, format=format)
     session = Session(
         window,
-        policy=_policy(keep_recent),
+        policy=policy,
         store=t.store,
         session_id=t.session_id,
         entries=() if t.store else t.entries,
+        summarizer=choice.summarizer,
     )
     before_ctx = session.project()
-    before = session.context_tokens(before_ctx)
+    # Both sides as ctxengine estimates them: an imported session's provider usage measured
+    # the source agent's own requests (its system prompt and tool schemas are not in the log).
+    before = before_ctx.tokens
     note = ""
+    fallback: str | None = None
     try:
-        outcome = session.compact(focus)
-        ctx = outcome.context
+        try:
+            ctx = session.compact(focus).context
+        except (SummaryRejected, ProviderError) as exc:
+            if choice.kind == "extractive":
+                raise
+            fallback = f"the {choice.kind} summary failed ({exc}); used the extractive one"
+            session.summarizer = choose_summarizer("extractive", None, policy=policy).summarizer
+            ctx = session.compact(focus).context
     except NothingToCompact as exc:
         note = str(exc)
         ctx = before_ctx
@@ -155,6 +202,7 @@ def compact(
     if problems:
         raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
     report = _compact_report(session, t.label, provider, before, ctx.tokens, note)
+    report["summarizer"] = summary_report(choice, fallback)
     if output is not None:
         _dump(body, output)
     if report_json:
@@ -204,6 +252,19 @@ def _print_compact_report(rep: dict[str, Any]) -> None:
     )
     if rep["note"]:
         out.print(f"nothing compacted: {rep['note']}")
+    summ = rep.get("summarizer") or {}
+    if summ.get("model"):
+        out.print(
+            f"summary model {summ['model']}: {summ['calls']} call(s), "
+            f"{summ['input_tokens']:,} input and {summ['output_tokens']:,} output tokens"
+            + (
+                f"; instructions from {', '.join(summ['instructions_from'])}"
+                if summ["instructions_from"]
+                else ""
+            )
+        )
+    if summ.get("fallback"):
+        out.print(f"[yellow]{summ['fallback']}[/yellow]", highlight=False)
     if "cut" in rep:
         cut = rep["cut"]
         led = rep["compaction"].get("ledgers", {})
