@@ -24,6 +24,8 @@ _CHAT_FINISH: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 _STATUS_FOR_CODE = {"rate_limit_exceeded": 429, "server_error": 500, "internal_error": 500}
+#: Reasoning from OpenAI-style APIs is marked so it is never echoed as Anthropic thinking.
+_OPENAI = {"provider": "openai"}
 
 
 def _int(value: object) -> int:
@@ -89,7 +91,7 @@ def parse_chat_completion(data: Mapping[str, Any], request_id: str | None) -> Co
         request_id=request_id,
         response_id=data.get("id"),
         raw_finish_reason=raw,
-        reasoning=(ReasoningPart(reasoning),) if reasoning else (),
+        reasoning=(ReasoningPart(reasoning, meta=_OPENAI),) if reasoning else (),
     )
 
 
@@ -144,7 +146,7 @@ class ChatStreamAccumulator:
             request_id=request_id,
             response_id=self._id,
             raw_finish_reason=self._finish,
-            reasoning=(ReasoningPart(reasoning),) if reasoning else (),
+            reasoning=(ReasoningPart(reasoning, meta=_OPENAI),) if reasoning else (),
         )
 
 
@@ -195,7 +197,7 @@ def parse_response(data: Mapping[str, Any], request_id: str | None) -> Completio
             )
         elif kind == "reasoning":
             summary = "\n".join(str(s.get("text") or "") for s in item.get("summary") or ())
-            reasoning.append(ReasoningPart(summary, item.get("encrypted_content")))
+            reasoning.append(ReasoningPart(summary, item.get("encrypted_content"), meta=_OPENAI))
     status = data.get("status")
     return Completion(
         text="".join(texts),

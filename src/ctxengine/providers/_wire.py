@@ -86,28 +86,56 @@ def openai_chat_messages(system: str, messages: Sequence[Message]) -> list[dict[
     return out
 
 
+def _reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
+    """An OpenAI reasoning item for stateless replay (no id), or ``None`` for reasoning that
+    is not OpenAI's encrypted reasoning."""
+    if part.redacted or not part.signature or part.meta.get("provider") != "openai":
+        return None
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    return {"type": "reasoning", "summary": summary, "encrypted_content": part.signature}
+
+
+def _responses_assistant(msg: Message) -> list[dict[str, Any]]:
+    """Items of one assistant message in part order. An OpenAI reasoning item is kept only
+    when an output item of the same message follows it (the API rejects a reasoning item
+    with nothing after it); other providers' reasoning is left out."""
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    texts: list[str] = []
+
+    def flush_text() -> None:
+        if texts:
+            content = [{"type": "output_text", "text": "".join(texts)}]
+            out.append({"type": "message", "role": "assistant", "content": content})
+            texts.clear()
+
+    for part in msg.parts:
+        if isinstance(part, ReasoningPart):
+            item = _reasoning_item(part)
+            if item is not None:
+                flush_text()
+                pending.append(item)
+        elif isinstance(part, TextPart) and part.text:
+            out.extend(pending)
+            pending.clear()
+            texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            flush_text()
+            out.extend(pending)
+            pending.clear()
+            call = {"call_id": part.id, "name": part.name, "arguments": part.arguments}
+            out.append({"type": "function_call", **call})
+    flush_text()
+    return out
+
+
 def openai_responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Responses ``input`` items (stateless: no item ids, reasoning left out)."""
+    """Responses ``input`` items for stateless replay: no item ids; OpenAI reasoning items
+    (encrypted) only directly before the item that follows them; other reasoning left out."""
     out: list[dict[str, Any]] = []
     for msg in messages:
         if msg.role == "assistant":
-            if msg.text:
-                out.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": msg.text}],
-                    }
-                )
-            for c in msg.tool_calls:
-                out.append(
-                    {
-                        "type": "function_call",
-                        "call_id": c.id,
-                        "name": c.name,
-                        "arguments": c.arguments,
-                    }
-                )
+            out.extend(_responses_assistant(msg))
         elif msg.role == "tool":
             for res in msg.tool_results:
                 out.append(
