@@ -2,10 +2,13 @@
 
 :class:`Summarizer` is the protocol; :class:`ExtractiveSummarizer` is the deterministic default
 (no LLM). :func:`extract_ledgers` and :func:`serialize_transcript` are shared with the LLM
-summarizers.
+summarizers. :class:`LLMSummarizer` has a model write the continuation state;
+:class:`HybridSummarizer` appends the extractive ledgers to that narrative;
+:func:`make_summarizer` builds one by name.
 """
 
-from ctxengine.summarizers.base import Summarizer, Summary, SummaryRequest
+from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
+from ctxengine.summarizers.calls import ModelSummarizer, SummaryCall
 from ctxengine.summarizers.constraints import (
     constraint_sentences,
     is_injected_text,
@@ -13,7 +16,10 @@ from ctxengine.summarizers.constraints import (
     real_user_texts,
 )
 from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_sections
+from ctxengine.summarizers.factory import compact_instructions, make_summarizer
+from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.ledgers import call_effects, extract_ledgers, shell_command
+from ctxengine.summarizers.llm import LLMSummarizer
 from ctxengine.summarizers.transcript import (
     TRANSCRIPT_MODES,
     TranscriptMode,
@@ -24,17 +30,24 @@ from ctxengine.summarizers.transcript import (
 __all__ = [
     "TRANSCRIPT_MODES",
     "ExtractiveSummarizer",
+    "HybridSummarizer",
+    "LLMSummarizer",
+    "LiveRequest",
+    "ModelSummarizer",
     "Summarizer",
     "Summary",
+    "SummaryCall",
     "SummaryRequest",
     "TranscriptMode",
     "call_effects",
+    "compact_instructions",
     "constraint_sentences",
     "extract_ledgers",
     "head_tail",
     "is_injected_text",
     "is_real_user_message",
     "ledger_sections",
+    "make_summarizer",
     "real_user_texts",
     "serialize_transcript",
     "shell_command",
