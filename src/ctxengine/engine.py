@@ -459,6 +459,8 @@ class Session:
         cap: int | None = previous.truncate_tokens if previous else None
         best: tuple[Entry, Context, int] | None = None
         last_error = "no valid cut point leaves anything to summarize"
+        # a model summary of a cut already tried is reused, not bought again
+        written: dict[tuple[str, bool], Summary] = {}
         for attempt in range(4):
             plan = plan_compaction(
                 conversation,
@@ -482,7 +484,12 @@ class Session:
                     pinned=self._pins(),
                     live_request=self._live_request(ctx, start + n_sum + len(plan.turn_prefix)),
                 )
-                summary = self._summarize(request, tokens, manual=reason == "manual")
+                key = (plan.first_kept_id, plan.splits_turn)
+                summary = written.get(key) or self._summarize(
+                    request, tokens, manual=reason == "manual"
+                )
+                if isinstance(self.summarizer, ModelSummarizer):
+                    written[key] = summary
                 record = CompactionRecord(
                     summary=summary.text,
                     first_kept_id=plan.first_kept_id,
