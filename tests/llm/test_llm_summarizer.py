@@ -316,3 +316,36 @@ class TestRecovery:
             Usage(100, 20),
             "stop",
         )
+
+
+class TestAnchor:
+    def test_a_hybrid_previous_summary_is_sent_without_its_ledger_block(
+        self, server: ScriptedServer, sleeps: SleepRecorder
+    ) -> None:
+        server.push(Step(body=chat_reply(GOOD)))
+        previous = CompactionRecord(
+            f"{GOOD}\n\n{prompts.LEDGER_INTRO}\n\n## Files read\n- src/x.py",
+            "e9",
+            9_000,
+            2_000,
+            "default",
+            "hybrid",
+        )
+        req = SummaryRequest(work(4_000), previous, TASK, 1_000)
+        openai_summarizer(server, sleeps).summarize(req, EST)
+        prompt = user_prompt(server.received[0].body)
+        assert f"<previous-summary>\n{GOOD}\n</previous-summary>" in prompt
+        assert prompts.LEDGER_INTRO not in prompt
+
+    def test_an_anchor_that_fills_the_window_is_no_room_and_nothing_is_sent(
+        self, server: ScriptedServer, sleeps: SleepRecorder
+    ) -> None:
+        previous = CompactionRecord("word " * 6_000, "e9", 9_000, 2_000, "default", "llm")
+        s = openai_summarizer(server, sleeps, window=8_000, max_output_tokens=2_000)
+        with pytest.raises(SummaryRejected) as info:
+            s.summarize(SummaryRequest(work(), previous, TASK, 1_000), EST)
+        assert info.value.reason == "no_room"
+        assert str(info.value).startswith(
+            "summary rejected: no_room (the summary model's 8000-token window leaves -"
+        )
+        assert server.received == []

@@ -29,8 +29,9 @@ from ctxengine import validate
 from ctxengine.errors import Cancelled, SummaryRejected
 from ctxengine.model import CompactionRecord, Message, TextPart, ToolCallPart, user
 from ctxengine.summarizers import prompts
-from ctxengine.summarizers.hybrid import LEDGER_INTRO, HybridSummarizer
+from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import LLMSummarizer
+from ctxengine.summarizers.prompts import LEDGER_INTRO
 
 TASK = "Task A: migrate module X. Never push to main."
 #: The sanitizer's stand-in result for a call whose result never arrived.
@@ -256,3 +257,20 @@ class TestWhatTheModelIsSent:
         assert "stop, don't deploy again" not in history_text(server.received[1].body)
         assert "Deploy to staging after each change (superseded" in two.summary
         assert "deploy" not in two.summary.split("## Next step")[1].lower()
+
+
+class TestCost:
+    def test_a_retried_cut_reuses_the_model_summary_instead_of_buying_it_again(
+        self, server: ScriptedServer, sleeps: SleepRecorder
+    ) -> None:
+        reads = [call(f"p{i}", "Read", file_path=f"src/p{i}.py") for i in range(5)]
+        outputs = [result(f"p{i}", f"row {i}\n" * 1_000) for i in range(5)]
+        turn = [user("now read all five"), calls(*reads, text="Reading five files."), *outputs]
+        server.push(stream(GOOD))
+        s = new_session(openai_summarizer(server, sleeps), messages=work_history(TASK, 2) + turn)
+        s.prepare()
+        [record] = compactions(s)
+        # the first try left the context over the trigger; the second tightened the
+        # truncation cap (800 → 400 tokens) at the same cut and reused the summary
+        assert (record.truncate_tokens, record.summary) == (400, GOOD)
+        assert len(server.received) == 1

@@ -26,6 +26,7 @@ from ctxengine.summarizers.llm import (
     cumulative_ledgers,
     replaced_tokens,
 )
+from ctxengine.summarizers.prompts import LEDGER_INTRO
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.tokens.base import Estimator
 
@@ -33,11 +34,6 @@ from ctxengine.tokens.base import Estimator
 DEFAULT_LEDGER_SHARE = 0.4
 #: Smallest narrative budget worth a model call, in tokens.
 MIN_NARRATIVE_TOKENS = 300
-#: Line separating the narrative from the ledgers.
-LEDGER_INTRO = (
-    "---\nThe lists below were extracted from the history by ctxengine, verbatim and "
-    "cumulative across compactions."
-)
 
 
 @dataclass(slots=True)

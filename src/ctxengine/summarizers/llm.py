@@ -38,7 +38,14 @@ from ctxengine.summarizers.calls import (
     replaced_tokens,
 )
 from ctxengine.summarizers.constraints import real_user_texts
-from ctxengine.summarizers.fit import InputPlan, Piece, input_budget, plan_input, shrink_budget
+from ctxengine.summarizers.fit import (
+    MIN_INPUT_TOKENS,
+    InputPlan,
+    Piece,
+    input_budget,
+    plan_input,
+    shrink_budget,
+)
 from ctxengine.summarizers.transcript import TOOL_RESULT_MAX_CHARS
 from ctxengine.tokens.base import Estimator
 
@@ -258,9 +265,15 @@ class LLMSummarizer(ModelCaller):
         notes: list[str],
         cancel: threading.Event | None,
     ) -> str:
-        previous = request.previous.summary if request.previous else None
+        previous = prompts.narrative_of(request.previous.summary) if request.previous else None
         budget = self._budget(estimator, self._skeleton(request, target, previous))
-        plan = self._plan(request, estimator, budget, target, previous)
+        if budget < MIN_INPUT_TOKENS:
+            raise SummaryRejected(
+                "no_room",
+                f"the summary model's {self.window}-token window leaves {budget} tokens for "
+                f"history after {self.max_output_tokens} output tokens and the prompt",
+            )
+        plan, running = self._plan(request, estimator, budget, target, previous)
         for step in range(5):
             if plan is None:
                 raise SummaryRejected(
@@ -268,7 +281,7 @@ class LLMSummarizer(ModelCaller):
                 )
             self._note_plan(plan, notes)
             try:
-                return self._run(plan, request, estimator, target, previous, cancel)
+                return self._run(plan, request, estimator, (running, target), previous, cancel)
             except _PieceOverflow as over:
                 err = over.error
                 reported = getattr(err, "reported", False)
@@ -284,7 +297,7 @@ class LLMSummarizer(ModelCaller):
                     f"a summary request of ~{over.piece.tokens:,} transcript tokens was too "
                     f"large for the model; retried at {smaller:,}"
                 )
-                plan = self._plan(request, estimator, smaller, target, previous)
+                plan, running = self._plan(request, estimator, smaller, target, previous)
                 if plan is None:
                     raise SummaryRejected("overflow", str(err)) from err
         raise AssertionError("unreachable: shrink steps are bounded")  # pragma: no cover
@@ -296,22 +309,28 @@ class LLMSummarizer(ModelCaller):
         budget: int,
         target: int,
         previous: str | None,
-    ) -> InputPlan | None:
+    ) -> tuple[InputPlan | None, int]:
+        """The plan for ``budget`` transcript tokens and the target of the running summary
+        between chunks (``target`` when not chunked). Chunks after the first carry the
+        running summary as their anchor, so a chunked plan leaves room for it: at most half
+        the budget beyond the previous summary's own size."""
         cap = self.tool_result_max_chars
-        plan = plan_input(
-            request.all_messages, estimator, budget, cap=cap, max_chunks=self.max_chunks
-        )
-        anchor_room = target - (estimator.text(previous) if previous else 0)
-        if plan is not None and plan.chunked and anchor_room > 0:
-            # later chunks carry a running summary of up to ``target`` tokens as their anchor
+        messages = request.all_messages
+        plan = plan_input(messages, estimator, budget, cap=cap, max_chunks=self.max_chunks)
+        if plan is None or not plan.chunked:
+            return plan, target
+        prev = estimator.text(previous) if previous else 0
+        running = max(prev, min(target, budget // 2))
+        room = running - prev
+        if room > 0:
+            if budget - room < MIN_INPUT_TOKENS:
+                raise SummaryRejected(
+                    "no_room", f"{budget} transcript tokens leave no room for chunking"
+                )
             plan = plan_input(
-                request.all_messages,
-                estimator,
-                budget - anchor_room,
-                cap=cap,
-                max_chunks=self.max_chunks,
+                messages, estimator, budget - room, cap=cap, max_chunks=self.max_chunks
             )
-        return plan
+        return plan, running
 
     @staticmethod
     def _note_plan(plan: InputPlan, notes: list[str]) -> None:
@@ -329,16 +348,18 @@ class LLMSummarizer(ModelCaller):
         plan: InputPlan,
         request: SummaryRequest,
         estimator: Estimator,
-        target: int,
+        targets: tuple[int, int],
         previous: str | None,
         cancel: threading.Event | None,
     ) -> str:
+        """Send the plan's pieces in order, each summary the anchor of the next; ``targets``
+        is (running summary target, final target) in tokens."""
         anchor = previous
         n = len(plan.pieces)
         for k, piece in enumerate(plan.pieces, start=1):
             prompt = prompts.summary_prompt(
                 piece.text,
-                target_tokens=target,
+                target_tokens=targets[1] if k == n else targets[0],
                 previous=anchor,
                 goal=self._goal_outside(request),
                 focus=request.focus,

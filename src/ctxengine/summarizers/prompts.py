@@ -128,6 +128,18 @@ Use exactly this template:
 
 #: Longest excerpt of the last summarized message quoted in cache-reuse mode, in characters.
 EXCERPT_CHARS = 400
+#: Line separating a hybrid summary's narrative from its ledger block.
+LEDGER_INTRO = (
+    "---\nThe lists below were extracted from the history by ctxengine, verbatim and "
+    "cumulative across compactions."
+)
+
+
+def narrative_of(summary: str) -> str:
+    """A previous continuation state without its ledger block (the ledgers are carried as
+    data and appended again, so the model's anchor needs only the narrative)."""
+    head, sep, _ = summary.partition(f"\n\n{LEDGER_INTRO}")
+    return head if sep else summary
 
 
 def priority_block(focus: str | None, instructions: str | None) -> str:
