@@ -644,10 +644,12 @@ class Session:
                 overflow = found
             self.on_overflow(overflow, max_output_tokens=out)
 
-    def overflow_of(self, outcome: Completion | BaseException) -> ContextOverflow | None:
+    def overflow_of(self, outcome: Completion | Usage | BaseException) -> ContextOverflow | None:
         """The overflow a model call signals, else ``None``: a failed call classified as
-        overflow, a reply reporting more input than the window (silent overflow), or a reply
-        stopped by the output limit with no output on a full window."""
+        overflow, a reply (or its usage) reporting more input than the window (silent
+        overflow), or a reply stopped by the output limit with no output on a full window."""
+        if isinstance(outcome, Usage):
+            outcome = Completion("", usage=outcome)
         if isinstance(outcome, BaseException):
             if isinstance(outcome, ContextOverflow):
                 return outcome
@@ -666,18 +668,29 @@ class Session:
         return None
 
     def on_overflow(
-        self, overflow: ContextOverflow, *, max_output_tokens: int | None = None
+        self,
+        signal: Completion | Usage | BaseException,
+        *,
+        max_output_tokens: int | None = None,
     ) -> CompactionOutcome:
-        """React to an overflow of a model call (see :meth:`overflow_of`): compact now, with
-        reason ``"overflow"`` and no benefit check, so the caller can retry once. A second
-        overflow before the next recorded reply is final.
+        """React to an overflow of a model call made by the caller: compact now, with reason
+        ``"overflow"`` and no benefit check, so the caller can retry once. A second overflow
+        before the next :meth:`record` is final.
+
+        Args:
+            signal: the provider error, the reply, or its usage (see :meth:`overflow_of`).
+            max_output_tokens: the call's output budget (default: the policy's reserve).
 
         Raises:
+            ValueError: ``signal`` is not an overflow.
             ContextOverflow: a second overflow, or a compaction that could not run; carries
                 the provider's numbers when it gave them, else our estimate and the window.
             ConfigError: the system prompt and tools plus the output budget (default: the
                 policy's reserve) leave no room for history: compaction cannot fix that.
         """
+        overflow = self.overflow_of(signal)
+        if overflow is None:
+            raise ValueError(f"not a context overflow: {signal!r}"[:300])
         ctx = self.project()
         tokens = self.context_tokens(ctx)
         reserve = max_output_tokens if max_output_tokens is not None else self.budget.reserve

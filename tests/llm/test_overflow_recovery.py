@@ -248,3 +248,37 @@ class TestCacheReuse:
         assert transcript["messages"][0]["content"][0]["text"].startswith("<history>")
         assert "cache_control" not in str(transcript)
         assert records(s)[0].summary == GOOD
+
+
+class TestOnOverflow:
+    def test_a_caller_reports_silent_overflow_by_usage_and_a_second_one_is_final(self) -> None:
+        from ctxengine.model import Usage
+
+        s = new_session(messages=work_history(TASK, 10))
+        outcome = s.on_overflow(Usage(input_tokens=4_800, output_tokens=10))
+        assert outcome.entry.body.reason == "overflow"  # type: ignore[union-attr]
+        s.append(user("one more thing"))
+        with pytest.raises(ContextOverflow) as info:
+            s.on_overflow(ProviderOverflow(4_450, 4_000, status=400))
+        assert (info.value.tokens, info.value.limit) == (4_450, 4_000)
+        assert len(records(s)) == 1
+
+    def test_a_recorded_reply_rearms_the_recovery(self) -> None:
+        s = new_session(messages=work_history(TASK, 10))
+        s.on_overflow(ProviderOverflow(None, None, status=413))
+        s.record(calls(text="Recovered."))
+        for m in work_history("", 8, first=40):
+            s.append(m)
+        s.on_overflow(ProviderOverflow(None, None, status=413))
+        assert [r.reason for r in records(s)] == ["overflow", "overflow"]
+
+    def test_something_that_is_not_an_overflow_is_a_value_error(self) -> None:
+        from ctxengine.errors import RateLimited
+        from ctxengine.model import Usage
+
+        s = new_session(messages=work_history(TASK, 2))
+        with pytest.raises(ValueError, match="not a context overflow"):
+            s.on_overflow(Usage(input_tokens=100))
+        with pytest.raises(ValueError, match="not a context overflow"):
+            s.on_overflow(RateLimited("slow down"))
+        assert records(s) == []

@@ -27,7 +27,7 @@ from servers import ScriptedServer, SleepRecorder, Step, anthropic_stream, chat_
 
 from ctxengine import validate
 from ctxengine.errors import Cancelled, SummaryRejected
-from ctxengine.model import CompactionRecord, Message, TextPart, ToolCallPart, user
+from ctxengine.model import CompactionRecord, Message, TextPart, ToolCallPart, Usage, user
 from ctxengine.summarizers import prompts
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import LLMSummarizer
@@ -274,3 +274,7 @@ class TestCost:
         # truncation cap (800 → 400 tokens) at the same cut and reused the summary
         assert (record.truncate_tokens, record.summary) == (400, GOOD)
         assert len(server.received) == 1
+        # the summary call is accounted on the summarizer, never in the session's usage
+        pieces = len(range(0, len(GOOD), 40))
+        assert s.summarizer.usage == Usage(900, pieces, 0, 0)
+        assert [e for e in s.entries if isinstance(e.body, Message) and e.body.usage] == []
