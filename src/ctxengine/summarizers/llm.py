@@ -126,10 +126,11 @@ class LLMSummarizer(ModelCaller):
 
         Raises:
             SummaryRejected: nothing to summarize (``empty``), no transcript left to send
-                (``empty_input``), still too large after every shrink (``overflow``), or a
-                failed validation (see :mod:`ctxengine.summarizers.validate`).
+                (``empty_input``), a window too small for the prompt and the output
+                (``no_room``), still too large after every shrink (``overflow``), or a failed
+                validation (see :mod:`ctxengine.summarizers.validate`). Nothing is sent in the
+                first three cases.
             ProviderError: the provider failed after its retries (``Cancelled`` on cancel).
-            ConfigError: the window leaves no room for a transcript.
         """
         pinned = ""
         if request.pinned:
@@ -177,16 +178,14 @@ class LLMSummarizer(ModelCaller):
         if self.cache_reuse:
             try:
                 text = self._append_mode(request, estimator, target_tokens, notes, cancel)
+                if text is not None:
+                    size = estimator.text(text)
+                    validate.check_size(size, replaced_tokens=replaced, target_tokens=target_tokens)
+                    return text, notes
             except Cancelled:
                 raise
             except (SummaryRejected, ProviderError, NotReusable) as exc:
                 notes.append(f"cache reuse failed ({exc}); summarized a transcript instead")
-            else:
-                if text is not None:
-                    validate.check_size(
-                        estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens
-                    )
-                    return text, notes
         text = self._transcript_mode(request, estimator, target_tokens, notes, cancel)
         validate.check_size(
             estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens

@@ -3,20 +3,20 @@
 Every failed check raises :class:`~ctxengine.errors.SummaryRejected` with one of these
 ``reason`` values (history is never touched here):
 
-==================  ===================================================================
-reason              when
-==================  ===================================================================
-``length``          the reply was cut by the output limit (finish reason ``length``)
-``error``           the reply ended without a finish reason (stream cut, failed reply)
-``refused``         the provider filtered the reply (finish reason ``content_filter``)
-``tool_calls``      the reply called a tool
-``empty``           no text, or only whitespace / wrapper tags
-``refusal``         a generic refusal or a request for the conversation instead of a summary
-``template_only``   every section is empty, ``(none)`` or the template's own description
-``missing_headings``required headings are absent (the caller nudges once, then rejects)
-``inflated``        the summary is at least as large as what it replaces
-``over_budget``     the summary is larger than its target size
-==================  ===================================================================
+====================  ======================================================================
+reason                when
+====================  ======================================================================
+``length``            the reply was cut by the output limit (finish reason ``length``)
+``error``             the reply ended without a finish reason (stream cut, failed reply)
+``refused``           the provider filtered the reply (finish reason ``content_filter``)
+``tool_calls``        the reply called a tool
+``empty``             no text, or only whitespace / wrapper tags
+``refusal``           a generic refusal or a request for the conversation instead of a summary
+``template_only``     every section is empty, ``(none)`` or the template's own description
+``missing_headings``  required headings are absent (the caller nudges once, then rejects)
+``inflated``          the summary is at least as large as what it replaces
+``over_budget``       the summary is larger than its target size
+====================  ======================================================================
 
 Pure functions; no I/O.
 """
