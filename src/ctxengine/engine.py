@@ -158,6 +158,7 @@ class Session:
         self._overflow = OverflowLatch()
         self._live: tuple[tuple[str | None, int], int, LiveRequest] | None = None
         self._cancel: threading.Event | None = None
+        self._outer_cancel: threading.Event | None = None
         self._entries: list[Entry] = []
         self._index: dict[str, int] = {}
         self._prunes: list[int] = []
@@ -550,7 +551,7 @@ class Session:
             self.breaker.reset()
         if self.breaker.open:
             return self._fallback.summarize(request, self.estimator)
-        self._cancel = cancel = threading.Event()
+        self._cancel = cancel = self._outer_cancel or threading.Event()
         try:
             summary = model.summarize(request, self.estimator, cancel=cancel)
         except Cancelled:
@@ -613,7 +614,8 @@ class Session:
             max_output_tokens: output budget of the call, in tokens; default
                 ``min(4096, the policy's reserve)``.
             temperature: sampling temperature, or ``None`` for the provider default.
-            cancel: setting it aborts the call (``Cancelled``).
+            cancel: setting it aborts the call, and a summary call of a compaction run by
+                this call (``Cancelled``; history unchanged).
 
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
@@ -624,6 +626,19 @@ class Session:
             CompactionLoopError: the ladder failed repeatedly.
         """
         self._overflow.clear()
+        self._outer_cancel = cancel
+        try:
+            return self._complete(provider, max_output_tokens, temperature, cancel)
+        finally:
+            self._outer_cancel = None
+
+    def _complete(
+        self,
+        provider: Provider,
+        max_output_tokens: int | None,
+        temperature: float | None,
+        cancel: threading.Event | None,
+    ) -> Completion:
         out = max_output_tokens or min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
         while True:
             ctx = self.prepare()
@@ -634,11 +649,11 @@ class Session:
             except ContextOverflow as exc:
                 overflow: ContextOverflow = exc
             else:
-                if live is not None:
-                    key = (ctx.compaction_id, len(self._prunes))
-                    self._live = (key, len(ctx.messages), live)
                 found = self.overflow_of(reply)
                 if found is None:
+                    if live is not None:
+                        key = (ctx.compaction_id, len(self._prunes))
+                        self._live = (key, len(ctx.messages), live)
                     self.record(reply.to_message())
                     return reply
                 overflow = found

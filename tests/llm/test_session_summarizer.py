@@ -10,6 +10,7 @@ import time
 import pytest
 from llm_helpers import (
     GOOD,
+    ONE_ATTEMPT,
     anthropic_provider,
     call,
     calls,
@@ -28,6 +29,7 @@ from servers import ScriptedServer, SleepRecorder, Step, anthropic_stream, chat_
 from ctxengine import validate
 from ctxengine.errors import Cancelled, SummaryRejected
 from ctxengine.model import CompactionRecord, Message, TextPart, ToolCallPart, Usage, user
+from ctxengine.providers import OpenAIProvider
 from ctxengine.summarizers import prompts
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import LLMSummarizer
@@ -137,6 +139,21 @@ class TestAbort:
 
         server.push(stream(GOOD))
         assert s.compact().entry.body.summary == GOOD  # type: ignore[union-attr]
+
+    def test_the_cancel_event_of_complete_also_cancels_its_compaction(
+        self, server: ScriptedServer, sleeps: SleepRecorder
+    ) -> None:
+        pieces = [GOOD[i : i + 10] for i in range(0, len(GOOD), 10)]
+        server.push(Step(events=chat_stream(pieces), delay_s=0.2))
+        s = new_session(openai_summarizer(server, sleeps), messages=work_history(TASK, 12))
+        agent = OpenAIProvider("gpt-test", base_url=server.url + "/v1", retry=ONE_ATTEMPT)
+        before = s.entries
+        cancel = threading.Event()
+        threading.Timer(0.5, cancel.set).start()
+        with pytest.raises(Cancelled):
+            s.complete(agent, cancel=cancel)
+        assert s.entries == before and len(server.received) == 1
+        assert (s.failures, s.breaker.failures) == (0, 0)
 
 
 class TestWhatTheModelIsSent:
