@@ -1,0 +1,91 @@
+"""Helpers shared by the benchmark scripts: the corpus location, percentiles, tables.
+
+Not a benchmark itself. The scripts import it as ``_common`` (Python puts the script's own
+folder first on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import detect
+
+#: ``../shared/corpus`` next to the repository (``/work/shared/corpus`` from ``/work/main``).
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+
+
+def require_corpus() -> Path:
+    """The corpus folder; exits with status 2 and a one-line message when it is missing."""
+    if not CORPUS.is_dir():
+        _fail(f"corpus not found at {CORPUS}: these benchmarks read ../shared/corpus/")
+    return CORPUS
+
+
+def require_file(relative: str) -> Path:
+    """A corpus file by its path inside the corpus; exits with status 2 when missing."""
+    path = require_corpus() / relative
+    if not path.is_file():
+        _fail(f"corpus file missing: {path}")
+    return path
+
+
+def _fail(message: str) -> None:
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
+def largest_per_format(corpus: Path) -> dict[str, Path]:
+    """The largest file of each format ctxengine imports, by format name (files of
+    formats recognised but not imported yet, and unrecognised files, are skipped)."""
+    best: dict[str, Path] = {}
+    for path in sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix != ".md"):
+        try:
+            name = detect(path).name
+        except TranscriptError:
+            continue
+        if name == "unsupported":
+            continue
+        if name not in best or path.stat().st_size > best[name].stat().st_size:
+            best[name] = path
+    return best
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of ``values``; ``nan`` when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    """Median of ``values`` (mean of the middle two for an even count); ``nan`` when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def pct(part: int, whole: int) -> str:
+    """``part / whole`` as a percentage with one decimal (``"-"`` when ``whole`` is 0)."""
+    return "-" if whole == 0 else f"{100 * part / whole:.1f}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: str = "") -> None:
+    """Print a Markdown table (columns padded for reading in a terminal)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    if title:
+        print(f"\n{title}\n")
+    for n, row in enumerate(cells):
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if n == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -1,0 +1,126 @@
+"""The peers measurement of ``../shared/reference/peers-measured.md`` §3–§5, repeated on
+ctxengine (not a test).
+
+Run: ``.venv/bin/python benchmarks/peers_measure.py [--no-stateless] [--profile]``.
+
+Inputs (§3): the same three transcripts, imported with ``read_transcript`` (provider usage
+dropped, as ``ctxengine replay`` does): mini-swe-agent django-13265, mini-swe-agent pvlib-1606
+(aborted) and SWE-agent marshmallow-1867. One request per assistant turn: request i is
+``messages[:i]`` where message i is an assistant message; for the aborted pvlib run also the
+final in-flight request (every message). Budgets B = 4,000 … 64,000 tokens. That gives
+174 requests × 5 budgets = 870 calls per variant.
+
+Two ways to run ctxengine, each over every (transcript, B):
+
+- **live**: one ``Session(window=B)`` per (transcript, B); messages are appended in order and
+  ``prepare()`` is called before each assistant message, as an agent uses it (the peers'
+  "per-turn loop" settings);
+- **stateless**: a fresh ``Session(window=B)`` over ``messages[:i]`` for each request, then one
+  ``prepare()`` (the peers' "stateless" settings).
+
+Per output, as in §4: valid for OpenAI (``ctxengine.validate(render_openai(ctx), "openai")``,
+the peers' yardstick) and for Anthropic; output tokens, by ctxengine's own estimator
+(``ctx.tokens``) and by :func:`approx_tokens`, a re-implementation of LangChain's
+``count_tokens_approximately`` applied to the OpenAI body, the counter of the peers' tables;
+task kept (the first user message's text appears verbatim in some output message); last input
+kept (the text of message i−1 appears verbatim); system kept; wall time of ``prepare()`` alone
+(``time.perf_counter_ns``; imports, rendering and checks are not timed). "history > B" means
+the untouched request is over B by the approximate counter (§5.1).
+
+The peers' rows are quoted from peers-measured.md (see ``_peers.py``), not re-measured.
+Every output missing a target is listed, grouped by transcript, B and reason; ``--profile``
+adds a cProfile of the ``prepare()`` calls of each variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import time
+from collections.abc import Callable
+
+from _outcome import BUDGETS, CREATED, TRANSCRIPTS, Outcome, Transcript, load, score
+from _peers_report import (
+    print_failures,
+    print_inputs,
+    print_profile,
+    print_slowest,
+    print_tables,
+    print_targets,
+)
+
+from ctxengine.engine import Session
+from ctxengine.projection.context import Context
+
+Profiler = cProfile.Profile | None
+
+
+def _timed_prepare(session: Session, profiler: Profiler) -> tuple[Context, float, bool]:
+    events = len(session.events)
+    if profiler is not None:
+        profiler.enable()
+    start = time.perf_counter_ns()
+    ctx = session.prepare()
+    ms = (time.perf_counter_ns() - start) / 1e6
+    if profiler is not None:
+        profiler.disable()
+    compacted = any(e.step == "compaction" for e in session.events[events:])
+    return ctx, ms, compacted
+
+
+def run_live(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
+    """One session per (transcript, B), ``prepare()`` before every assistant message."""
+    session = Session(budget)
+    wanted = set(t.requests)
+    out = []
+    for i in range(len(t.messages) + 1):
+        if i in wanted:
+            ctx, ms, compacted = _timed_prepare(session, profiler)
+            out.append(score(t, budget, i, ctx, ms, compacted))
+        if i < len(t.messages):
+            session.append(t.messages[i], created_at=CREATED)
+    return out
+
+
+def run_stateless(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
+    """A fresh session over ``messages[:i]`` for each request, one ``prepare()`` each."""
+    out = []
+    for i in t.requests:
+        session = Session(budget, entries=t.entries[:i])
+        ctx, ms, compacted = _timed_prepare(session, profiler)
+        out.append(score(t, budget, i, ctx, ms, compacted))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-stateless", action="store_true", help="live sessions only")
+    parser.add_argument("--profile", action="store_true", help="cProfile the prepare() calls")
+    args = parser.parse_args()
+    transcripts = [load(*spec) for spec in TRANSCRIPTS]
+    print_inputs(transcripts)
+    variants: dict[str, Callable[[Transcript, int, Profiler], list[Outcome]]] = {"live": run_live}
+    if not args.no_stateless:
+        variants["stateless"] = run_stateless
+    results: dict[str, list[Outcome]] = {}
+    profiles: dict[str, cProfile.Profile] = {}
+    for name, fn in variants.items():
+        label = f"ctxengine / {name}"
+        profiler = cProfile.Profile() if args.profile else None
+        start = time.perf_counter()
+        results[label] = [o for t in transcripts for b in BUDGETS for o in fn(t, b, profiler)]
+        seconds = time.perf_counter() - start
+        print(f"{label}: {len(results[label])} calls, {seconds:.1f} s with scoring")
+        if profiler is not None:
+            profiles[label] = profiler
+    print_tables(results)
+    print_targets(results)
+    for label, out in results.items():
+        print_failures(label, out)
+        print_slowest(label, out)
+        if label in profiles:
+            print_profile(label, profiles[label], out)
+
+
+if __name__ == "__main__":
+    main()
