@@ -76,6 +76,10 @@ class LadderEvent:
     at_entry: int
 
 
+#: Tokens of the continuation-state message around the summary text (prefix and tags).
+_CONTINUATION_OVERHEAD = 48
+
+
 def _is_request(m: Message) -> bool:
     """A real user request: user text typed by the human (not tool results, not synthetic)."""
     return (
@@ -442,8 +446,21 @@ class Session:
     def _compact(
         self, ctx: Context, tokens: int, *, reason: Reason, focus: str | None
     ) -> CompactionOutcome:
-        if self._compaction is not None and self._compaction == len(self._entries) - 1:
+        if (
+            self._compaction is not None
+            and self._compaction == len(self._entries) - 1
+            and ctx.tokens < self.budget.trigger
+        ):
+            # A second compaction without new entries is allowed only when the context no
+            # longer fits (the window shrank since the last one).
             raise NothingToCompact("already compacted: no new entries since the last compaction")
+        before = ctx.tokens
+        n_head = 0
+        while n_head < len(ctx.messages) and ctx.messages[n_head].role in ("system", "developer"):
+            n_head += 1
+        fixed = sum(self.estimator.message(m) for m in ctx.messages[:n_head])
+        if self.tools:
+            fixed += self.estimator.tools(self.tools)
         start = 0
         while start < len(ctx.messages) and ctx.messages[start].role in ("system", "developer"):
             start += 1
@@ -460,6 +477,7 @@ class Session:
         cap: int | None = previous.truncate_tokens if previous else None
         best: tuple[Entry, Context, int] | None = None
         last_error = "no valid cut point leaves anything to summarize"
+        rejected: SummaryRejected | None = None
         # a model summary of a cut already tried is reused, not bought again
         written: dict[tuple[str, bool], Summary] = {}
         for attempt in range(4):
@@ -486,15 +504,24 @@ class Session:
                     live_request=self._live_request(ctx, start + n_sum + len(plan.turn_prefix)),
                 )
                 key = (plan.first_kept_id, plan.splits_turn)
-                summary = written.get(key) or self._summarize(
-                    request, tokens, manual=reason == "manual"
-                )
+                room = self.budget.trigger - fixed - plan.kept_tokens - _CONTINUATION_OVERHEAD
+                try:
+                    summary = written.get(key) or self._summarize_within(
+                        request, room, tokens, manual=reason == "manual"
+                    )
+                except SummaryRejected as exc:
+                    if exc.reason != "over_budget":
+                        raise
+                    rejected = exc
+                    last_error = str(exc)
+                    keep //= 2
+                    continue
                 if isinstance(self.summarizer, ModelSummarizer):
                     written[key] = summary
                 record = CompactionRecord(
                     summary=summary.text,
                     first_kept_id=plan.first_kept_id,
-                    tokens_before=tokens,
+                    tokens_before=before,
                     tokens_after=0,
                     policy=self.policy.name,
                     summarizer=summary.summarizer,
@@ -508,17 +535,19 @@ class Session:
                 after = after_ctx.tokens
                 if best is None or after < best[2]:
                     best = (tentative, after_ctx, after)
-                if after < self.budget.trigger and (after < tokens or reason == "overflow"):
+                if after < self.budget.trigger and (after < before or reason == "overflow"):
                     break
                 last_error = f"context still {after} tokens after compaction"
             keep //= 2
             if attempt >= 1:
                 cap = max(64, (cap or self.budget.truncate_tokens) // 2)
         if best is None:
+            if rejected is not None:
+                raise rejected
             raise NothingToCompact(last_error)
         tentative, after_ctx, after = best
-        if after >= tokens and reason != "overflow":
-            raise SummaryRejected("inflated", tokens_before=tokens, tokens_after=after)
+        if after >= before and reason != "overflow":
+            raise SummaryRejected("inflated", tokens_before=before, tokens_after=after)
         body = tentative.body
         assert isinstance(body, CompactionRecord)
         entry = self.append(replace(body, tokens_after=after), entry_id=tentative.id)
@@ -527,7 +556,7 @@ class Session:
             LadderEvent(
                 "compaction",
                 entry.id,
-                tokens,
+                before,
                 final.tokens,
                 f"first kept {body.first_kept_id}",
                 len(self._entries),
@@ -537,9 +566,23 @@ class Session:
             self._fail(final.tokens, f"context still {final.tokens} tokens after compaction")
         else:
             self.failures = 0
-        return CompactionOutcome(entry, final, tokens, final.tokens)
+        return CompactionOutcome(entry, final, before, final.tokens)
 
     # ------------------------------------------------------------------ summarizer
+
+    def _summarize_within(
+        self, request: SummaryRequest, room: int, tokens: int, *, manual: bool
+    ) -> Summary:
+        """:meth:`_summarize`; when the required content alone exceeds the summary budget
+        (``over_budget``) but fits ``room`` (the tokens left under the trigger beside the
+        head and the kept tail), summarize again with the budget it asked for."""
+        try:
+            return self._summarize(request, tokens, manual=manual)
+        except SummaryRejected as exc:
+            needed = exc.tokens_after
+            if exc.reason != "over_budget" or needed is None or needed > room:
+                raise
+            return self._summarize(replace(request, budget_tokens=needed), tokens, manual=manual)
 
     def _summarize(self, request: SummaryRequest, tokens: int, *, manual: bool) -> Summary:
         """Run the summarizer. A model summarizer goes through the breaker: a manual

@@ -1,14 +1,15 @@
 """Command-line interface (typer + rich). ``main(argv) -> int`` is the entry point.
 
 Exit codes: 0 ok, 2 bad input (malformed transcript, unknown session, bad option or
-configuration), 1 internal error.
+configuration, an output file that cannot be written, a session that cannot be compacted into
+the given window), 1 internal error.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ctxengine.errors import ConfigError, StoreError, TranscriptError
+from ctxengine.errors import CompactionError, ConfigError, StoreError, TranscriptError
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -32,6 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     except (TranscriptError, ConfigError, StoreError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.print(f"[red]error:[/red] {message}", highlight=False)
+        return EXIT_BAD_INPUT
+    except CompactionError as exc:
+        err.print(f"[red]cannot compact:[/red] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        err.print(f"[red]error:[/red] cannot write{where}: {exc.strerror or exc}", highlight=False)
         return EXIT_BAD_INPUT
     except Exception as exc:
         show = getattr(exc, "show", None)

@@ -12,15 +12,20 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ctxengine import __version__
 from ctxengine.analysis import breakdown
 from ctxengine.cli.load import load_target, open_store
 from ctxengine.cli.summary import choose_summarizer, summary_report
 from ctxengine.cli.views import show_breakdown, show_events, show_replay
 from ctxengine.engine import Session
-from ctxengine.errors import NothingToCompact, ProviderError, SummaryRejected
+from ctxengine.errors import CompactionError, NothingToCompact, ProviderError, SummaryRejected
 from ctxengine.importers import read_transcript
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.projection.context import Context
+from ctxengine.projection.handoff import close_pending
+from ctxengine.projection.render.anthropic import render_anthropic
+from ctxengine.projection.render.openai import render_openai
 from ctxengine.projection.validate import validate
 from ctxengine.replay import RENDERERS, replay
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -36,6 +41,22 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
+def _show_version(value: bool) -> None:
+    if value:
+        out.print(f"ctxengine {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Inspect, compact, replay and export LLM agent sessions."""
+
+
 DbOpt = Annotated[
     str | None,
     typer.Option("--db", envvar="CTXENGINE_DB", help="SQLite store (default: user data dir)."),
@@ -43,18 +64,32 @@ DbOpt = Annotated[
 FormatOpt = Annotated[
     str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
 ]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="Model name written into the request body.")
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, help="Output budget written into the request body."),
+]
 WindowOpt = Annotated[int, typer.Option("--window", min=1, help="Model context window in tokens.")]
 
 
 def _policy(keep_recent: int | None = None) -> Policy:
+    """The default policy; an explicit ``--keep-recent`` is taken as given (not capped at a
+    share of the window; a budget that leaves nothing to compact is a ConfigError)."""
     if keep_recent is None:
         return DEFAULT_POLICY
-    return DEFAULT_POLICY.model_copy(update={"keep_recent_tokens": keep_recent})
+    return DEFAULT_POLICY.model_copy(
+        update={"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
+    )
 
 
-def _dump(data: Any, path: str | None) -> None:
+def _dump(data: Any, path: str | None, *, to_stderr: bool = False) -> None:
     raw = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
-    if path is None or path == "-":
+    if to_stderr:
+        sys.stderr.buffer.write(raw)
+        sys.stderr.flush()
+    elif path is None or path == "-":
         sys.stdout.buffer.write(raw)
         sys.stdout.flush()
     else:
@@ -153,6 +188,8 @@ def compact(
     verify: Annotated[
         bool, typer.Option("--verify-summary", help="Second pass checking the summary.")
     ] = False,
+    model: ModelOpt = None,
+    max_tokens: MaxTokensOpt = None,
     db: DbOpt = None,
     format: FormatOpt = None,
 ) -> None:
@@ -171,12 +208,13 @@ def compact(
     for warning in choice.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     t = load_target(target, db=db, format=format)
+    # Compacted in memory; a stored session gets the new entries only after the request
+    # was written, in one transaction (a failed run leaves the store as it was).
     session = Session(
         window,
         policy=policy,
-        store=t.store,
         session_id=t.session_id,
-        entries=() if t.store else t.entries,
+        entries=t.entries,
         summarizer=choice.summarizer,
     )
     before_ctx = session.project()
@@ -197,19 +235,41 @@ def compact(
     except NothingToCompact as exc:
         note = str(exc)
         ctx = before_ctx
-    body = RENDERERS[provider](ctx)
-    problems = validate(body, provider)
-    if problems:
-        raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
+    except SummaryRejected as exc:
+        if exc.reason != "inflated":
+            raise
+        note = f"a continuation state would not make this session smaller ({exc})"
+        ctx = before_ctx
+    ctx, closed = close_pending(ctx, session.estimator)
+    body = _render(ctx, provider, model, max_tokens)
     report = _compact_report(session, t.label, provider, before, ctx.tokens, note)
+    report["messages"] = len(body.get("messages", ()))
+    report["closed_pending_calls"] = list(closed)
     report["summarizer"] = summary_report(choice, fallback)
     if output is not None:
         _dump(body, output)
+    if t.store is not None:
+        t.store.append(t.session_id, list(session.entries[len(t.entries) :]))
     if report_json:
-        _dump(report, None)
+        _dump(report, None, to_stderr=output == "-")
     elif output != "-":
         _print_compact_report(report)
         show_events(out, session.events)
+    if ctx.tokens > window:
+        raise CompactionError(
+            f"the compacted request still needs about {ctx.tokens:,} tokens, more than the "
+            f"{window:,}-token window (the system prompt and the newest turn alone may not fit)"
+        )
+
+
+def _render(ctx: Context, provider: str, model: str | None, max_tokens: int | None) -> Any:
+    """Render a hand-off body and check it; an invalid body is an internal error."""
+    render = render_openai if provider == "openai" else render_anthropic
+    body = render(ctx, model=model, max_tokens=max_tokens)
+    problems = validate(body, provider)
+    if problems:
+        raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
+    return body
 
 
 def _compact_report(
@@ -345,10 +405,12 @@ def export(
     ] = "jsonl",
     window: WindowOpt = DEFAULT_WINDOW,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Output file.")] = None,
+    model: ModelOpt = None,
+    max_tokens: MaxTokensOpt = None,
     db: DbOpt = None,
 ) -> None:
-    """Export a session: its whole log as ctxengine JSONL, or its current projection as a
-    provider request body."""
+    """Export a session: its whole log as ctxengine JSONL, or the request body for its next
+    call (the ladder run for --window, unanswered calls closed)."""
     t = load_target(target, db=db, format=None)
     if format == "jsonl":
         lines = b"".join(orjson.dumps(entry_to_dict(e)) + b"\n" for e in t.entries)
@@ -359,5 +421,6 @@ def export(
         return
     if format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
-    session = Session(window, entries=t.entries)
-    _dump(RENDERERS[format](session.project()), output)
+    session = Session(window, session_id=t.session_id, entries=t.entries)
+    ctx, _closed = close_pending(session.prepare(), session.estimator)
+    _dump(_render(ctx, format, model, max_tokens), output)

@@ -6,6 +6,10 @@ Units: tokens unless the name says ``_CHARS``.
 
 from __future__ import annotations
 
+#: Smallest model window ctxengine accepts, in tokens: below it a system prompt, a
+#: continuation state and one turn cannot fit together.
+MIN_WINDOW_TOKENS = 1_000
+
 #: Compact when the context reaches this share of the window (Codex ``(cw*9)/10``; Cline
 #: ``COMPACTION_TRIGGER_RATIO=0.9``).
 DEFAULT_TRIGGER_RATIO = 0.9

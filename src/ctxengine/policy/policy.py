@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import defaults as d
@@ -33,6 +35,12 @@ class Policy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid policy: {exc}") from None
+
     name: str = "default"
     trigger_ratio: float = Field(d.DEFAULT_TRIGGER_RATIO, gt=0, le=1)
     reserve_tokens: int | None = Field(None, ge=0)
@@ -57,10 +65,14 @@ class Policy(BaseModel):
         """Turn ratios into token counts for a model window of ``window`` tokens.
 
         Raises:
-            ConfigError: ``window`` ≤ 0, or a reserve ≥ the window.
+            ConfigError: ``window`` below :data:`~ctxengine.policy.defaults.MIN_WINDOW_TOKENS`,
+                a reserve ≥ the window, or a keep-recent budget ≥ the trigger.
         """
-        if window <= 0:
-            raise ConfigError(f"context window must be positive, got {window}")
+        if window < d.MIN_WINDOW_TOKENS:
+            raise ConfigError(
+                f"a context window of {window} tokens is too small: "
+                f"ctxengine needs at least {d.MIN_WINDOW_TOKENS}"
+            )
         if self.reserve_tokens is None:
             reserve = min(
                 d.DEFAULT_RESERVE_OUTPUT_TOKENS + d.DEFAULT_SAFETY_BUFFER_TOKENS,
@@ -75,11 +87,17 @@ class Policy(BaseModel):
         trigger = min(window - reserve, int(window * self.trigger_ratio))
         if self.max_context_tokens is not None:
             trigger = min(trigger, self.max_context_tokens)
+        keep_recent = min(self.keep_recent_tokens, int(window * self.keep_recent_max_ratio))
+        if keep_recent >= trigger:
+            raise ConfigError(
+                f"a keep-recent budget of {keep_recent} tokens leaves nothing to compact under "
+                f"the trigger of {trigger} tokens (window {window}, reserve {reserve})"
+            )
         return Budget(
             window=window,
             reserve=reserve,
             trigger=trigger,
-            keep_recent=min(self.keep_recent_tokens, int(window * self.keep_recent_max_ratio)),
+            keep_recent=keep_recent,
             truncate_tokens=max(1, int(window * self.truncate_max_window_ratio)),
             prune_protect=min(
                 self.prune_protect_tokens, int(window * d.DEFAULT_PRUNE_PROTECT_MAX_RATIO)

@@ -1,0 +1,44 @@
+"""Closing a context for hand-off: a session that ended (or was exported) while tool calls
+were still unanswered cannot be sent as is. ``close_pending`` gives every unanswered call of
+the newest reply a synthetic error result, in the projection only."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ctxengine.model import Message, TextPart, ToolResultPart
+from ctxengine.projection.context import Context
+from ctxengine.tokens.base import Estimator
+
+#: Text of the synthetic result given to a call the session never answered.
+SESSION_ENDED_RESULT = "[no result recorded: the session ended before this tool call returned]"
+
+
+def close_pending(ctx: Context, estimator: Estimator) -> tuple[Context, tuple[str, ...]]:
+    """``ctx`` with the unanswered calls of its newest reply answered by
+    :data:`SESSION_ENDED_RESULT` (``is_error=True``), appended as one tool message.
+
+    Returns:
+        ``(context, closed_call_ids)``; ``ctx`` itself when nothing was pending.
+    """
+    answered: set[str] = set()
+    i = len(ctx.messages) - 1
+    while i >= 0 and ctx.messages[i].role == "tool":
+        answered.update(r.call_id for r in ctx.messages[i].tool_results)
+        i -= 1
+    if i < 0 or ctx.messages[i].role != "assistant":
+        return ctx, ()
+    pending = tuple(c.id for c in ctx.messages[i].tool_calls if c.id not in answered)
+    if not pending:
+        return ctx, ()
+    results = tuple(
+        ToolResultPart(cid, (TextPart(SESSION_ENDED_RESULT),), is_error=True) for cid in pending
+    )
+    closing = Message("tool", results, meta={"synthetic": "session_ended"})
+    closed = dataclasses.replace(
+        ctx,
+        messages=(*ctx.messages, closing),
+        sources=(*ctx.sources, None),
+        tokens=ctx.tokens + estimator.message(closing),
+    )
+    return closed, pending
