@@ -32,7 +32,9 @@ class Consumer:
 
 @dataclass(frozen=True, slots=True)
 class Epoch:
-    """The span between two compactions.
+    """The span of history one context was projected from: from the previous compaction's
+    first kept entry (the start of the log for the first epoch) to the compaction that
+    closed it. Epochs overlap by the tail each compaction kept.
 
     Attributes:
         index: 0 for the span before the first compaction.
@@ -83,22 +85,29 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
     out = Breakdown()
     names: dict[str, str] = {}
     consumers: list[Consumer] = []
-    epoch_start, epoch_msgs, epoch_tokens = 0, 0, 0
+    seq_of = {e.id: e.seq for e in entries}
+    sizes: list[tuple[int, int]] = []  # (seq, tokens) of message entries
+    epoch_start = 0
+
+    def close(end_seq: int, record: CompactionRecord | None) -> None:
+        inside = [t for seq, t in sizes if epoch_start <= seq <= end_seq]
+        out.epochs.append(
+            Epoch(len(out.epochs), epoch_start, end_seq, len(inside), sum(inside), record)
+        )
+
     for e in entries:
         out.counts[e.kind] = out.counts.get(e.kind, 0) + 1
         body = e.body
         if isinstance(body, CompactionRecord):
-            out.epochs.append(
-                Epoch(len(out.epochs), epoch_start, e.seq, epoch_msgs, epoch_tokens, body)
-            )
-            epoch_start, epoch_msgs, epoch_tokens = e.seq + 1, 0, 0
+            close(e.seq, body)
+            first = body.first_kept_id
+            epoch_start = seq_of.get(first, e.seq + 1) if first is not None else e.seq + 1
             continue
         if isinstance(body, PruneRecord) or not isinstance(body, Message):
             continue
         tokens = estimator.message(body)
         out.total += tokens
-        epoch_msgs += 1
-        epoch_tokens += tokens
+        sizes.append((e.seq, tokens))
         out.by_role[body.role] = out.by_role.get(body.role, 0) + tokens
         tool: str | None = None
         for call in body.tool_calls:
@@ -113,8 +122,7 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
                 out.by_tool[tool] = (calls, toks + estimator.part(part))
                 out.counts["tool_results"] = out.counts.get("tool_results", 0) + 1
         consumers.append(Consumer(e.id, e.seq, body.role, tool, tokens, _preview(body)))
-    last_seq = entries[-1].seq if entries else 0
-    out.epochs.append(Epoch(len(out.epochs), epoch_start, last_seq, epoch_msgs, epoch_tokens, None))
+    close(entries[-1].seq if entries else 0, None)
     consumers.sort(key=lambda c: (-c.tokens, c.seq))
     out.top = consumers[:top]
     return out
