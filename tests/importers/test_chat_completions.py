@@ -6,6 +6,7 @@ import base64
 import json
 import struct
 import zlib
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,15 @@ from corpus import CORPUS, require_corpus
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.chat_completions import IMPORTER
-from ctxengine.model import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, Usage
+from ctxengine.model import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
 
 DJANGO = "mini-swe-agent-deepseek-chat-django-13265.traj.json"
 PVLIB = "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json"
@@ -39,14 +48,20 @@ def messages_of(path: Path) -> list[Message]:
 
 
 def raw_counts(path: Path) -> dict[str, int]:
-    """Counts straight from the JSON: every record except ``role: exit`` is a message."""
+    """Counts straight from the JSON: every record except ``role: exit`` is a message; an
+    ``exit`` record with a submission right after an assistant message is also its result."""
     data = json.loads(path.read_text(encoding="utf-8"))
     records = data["messages"] if isinstance(data, dict) else data
     chat = [m for m in records if m["role"] != "exit"]
+    submitted = sum(
+        1
+        for prev, m in pairwise(records)
+        if m["role"] == "exit" and prev["role"] == "assistant" and m["extra"].get("submission")
+    )
     return {
-        "messages": len(chat),
+        "messages": len(chat) + submitted,
         "calls": sum(len(m.get("tool_calls") or []) for m in chat),
-        "results": sum(1 for m in chat if m["role"] == "tool"),
+        "results": sum(1 for m in chat if m["role"] == "tool") + submitted,
         "parallel": sum(1 for m in chat if len(m.get("tool_calls") or []) > 1),
         "failed": sum(1 for m in chat if m["role"] == "tool" and m["extra"]["returncode"] != 0),
     }
@@ -65,25 +80,35 @@ class TestCorpus:
         assert sum(len(m.tool_results) for m in msgs) == raw["results"]
         assert sum(1 for m in msgs if len(m.tool_calls) > 1) == raw["parallel"]
         assert sum(r.is_error for m in msgs for r in m.tool_results) == raw["failed"]
-        assert session.meta["skipped"] == {"exit": 1}
+        assert session.meta.get("skipped") == (None if name == DJANGO else {"exit": 1})
 
     def test_django_counts_are_exact(self) -> None:
         path = require_corpus("openai-messages", DJANGO)
         msgs = messages_of(path)
-        assert (len(msgs), raw_counts(path)["parallel"]) == (313, 0)
+        assert (len(msgs), raw_counts(path)["parallel"]) == (314, 0)
         assert sum(len(m.tool_calls) for m in msgs) == 156
-        assert sum(len(m.tool_results) for m in msgs) == 155
+        assert sum(len(m.tool_results) for m in msgs) == 156
         assert sum(r.is_error for m in msgs for r in m.tool_results) == 19
 
-    def test_every_result_answers_an_earlier_call_and_the_last_call_is_pending(self) -> None:
-        msgs = messages_of(require_corpus("openai-messages", DJANGO))
+    def test_every_call_is_answered_and_the_submission_answers_the_last(self) -> None:
+        path = require_corpus("openai-messages", DJANGO)
+        session = IMPORTER.read(path)
+        msgs = [e.body for e in session.entries if isinstance(e.body, Message)]
         seen: list[str] = []
         for m in msgs:
             seen.extend(c.id for c in m.tool_calls)
             for r in m.tool_results:
                 assert r.call_id == seen[-1]
         answered = {r.call_id for m in msgs for r in m.tool_results}
-        assert [c for c in seen if c not in answered] == ["call_00_rTMxF5EBqc40to812L8JSb9t"]
+        assert [c for c in seen if c not in answered] == []
+        final = msgs[-1]
+        assert (final.role, final.meta) == ("tool", {"source": "exit"})
+        result = final.tool_results[0]
+        assert (result.call_id, result.is_error) == ("call_00_rTMxF5EBqc40to812L8JSb9t", False)
+        submission = json.loads(path.read_text(encoding="utf-8"))["info"]["submission"]
+        assert result.text == submission
+        assert result.text.startswith("diff --git a/django/db/migrations/autodetector.py ")
+        assert session.meta["exit_status"] == "Submitted"
 
     def test_usage_subtracts_cached_tokens_and_keeps_model_and_stop(self) -> None:
         msgs = messages_of(require_corpus("openai-messages", DJANGO))
@@ -260,6 +285,51 @@ class TestMapping:
             ReasoningPart("", signature="EmwKAhgB", redacted=True),
             TextPart("Hello."),
         )
+
+
+EXIT_CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+
+
+class TestExitRecord:
+    def records(self, exit_extra: dict[str, Any], *, answered: bool) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "submit", "tool_calls": [EXIT_CALL]},
+        ]
+        if answered:
+            messages.append({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+        messages.append({"role": "exit", "content": "patch text", "extra": exit_extra})
+        return {"info": {}, "messages": messages}
+
+    def test_a_submission_answers_the_pending_final_call(self, tmp_path: Path) -> None:
+        extra = {"exit_status": "Submitted", "submission": "diff --git a/x b/x\n"}
+        session = IMPORTER.read(write(tmp_path, self.records(extra, answered=False)))
+        msgs = [e.body for e in session.entries]
+        assert msgs[-1] == Message(
+            "tool",
+            (ToolResultPart("c1", (TextPart("diff --git a/x b/x\n"),)),),
+            meta={"source": "exit"},
+        )
+        assert (len(msgs), session.meta["exit_status"]) == (3, "Submitted")
+        assert "skipped" not in session.meta
+
+    def test_without_a_submission_the_content_is_used(self, tmp_path: Path) -> None:
+        extra = {"exit_status": "Submitted"}
+        session = IMPORTER.read(write(tmp_path, self.records(extra, answered=False)))
+        assert [r.text for e in session.entries for r in e.body.tool_results] == ["patch text"]
+
+    def test_an_exit_without_submission_is_skipped(self, tmp_path: Path) -> None:
+        extra = {"exit_status": "LimitsExceeded"}
+        session = IMPORTER.read(write(tmp_path, self.records(extra, answered=False)))
+        assert len(session.entries) == 2
+        assert session.meta["skipped"] == {"exit": 1}
+
+    def test_an_exit_after_a_result_is_skipped(self, tmp_path: Path) -> None:
+        extra = {"exit_status": "LimitsExceeded", "submission": ""}
+        session = IMPORTER.read(write(tmp_path, self.records(extra, answered=True)))
+        assert len(session.entries) == 3
+        assert session.meta["skipped"] == {"exit": 1}
+        assert session.meta["exit_status"] == "LimitsExceeded"
 
 
 class TestErrors:

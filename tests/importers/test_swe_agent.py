@@ -13,7 +13,7 @@ from corpus import CORPUS, require_corpus
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers.swe_agent import IMPORTER
-from ctxengine.model import Message, TextPart, ToolCallPart
+from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
 
 FILES = (
     "swe-agent-ctf-web-i-got-id.traj",
@@ -32,8 +32,11 @@ def messages_of(path: Path) -> list[Message]:
 def raw_counts(path: Path) -> dict[str, int]:
     """Counts straight from ``history``. Function calling: ``tool_calls`` and
     ``tool_call_ids``. Actions in text: one call per assistant ``action``, one result per
-    user message right after such an assistant message."""
-    history = json.loads(path.read_text(encoding="utf-8"))["history"]
+    user message right after such an assistant message. A history that ends with an action
+    gets one more message and result: the last trajectory step's observation."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    history = data["history"]
+    closed = int(history[-1]["role"] == "assistant" and bool(data.get("trajectory")))
     if any("tool_calls" in m for m in history):
         calls = sum(len(m.get("tool_calls") or []) for m in history)
         results = sum(len(m["tool_call_ids"]) for m in history if m["role"] == "tool")
@@ -44,7 +47,7 @@ def raw_counts(path: Path) -> dict[str, int]:
             for prev, m in pairwise(history)
             if m["role"] == "user" and prev["role"] == "assistant" and prev["action"].strip()
         )
-    return {"messages": len(history), "calls": calls, "results": results}
+    return {"messages": len(history) + closed, "calls": calls, "results": results + closed}
 
 
 class TestCorpus:
@@ -62,11 +65,11 @@ class TestCorpus:
     @pytest.mark.parametrize(
         ("name", "counts"),
         [
-            ("swe-agent-ctf-web-i-got-id.traj", (43, 21, 20)),
+            ("swe-agent-ctf-web-i-got-id.traj", (44, 21, 21)),
             ("swe-agent-function-calling-simple.traj", (12, 5, 5)),
             (MARSHMALLOW, (28, 13, 13)),
-            ("swe-agent-pydicom-1458-gpt4.traj", (26, 12, 11)),
-            ("swe-agent-test-repo-i1-gpt4.traj", (12, 5, 4)),
+            ("swe-agent-pydicom-1458-gpt4.traj", (27, 12, 12)),
+            ("swe-agent-test-repo-i1-gpt4.traj", (13, 5, 5)),
         ],
     )
     def test_exact_counts(self, name: str, counts: tuple[int, int, int]) -> None:
@@ -122,10 +125,19 @@ class TestCorpus:
         assert first.meta["content"].endswith("```\ncreate reproduce_bug.py\n```")
         assert msgs[4].tool_results[0].call_id == "action-3"
         assert msgs[4].tool_results[0].text.startswith("[File: /pydicom__pydicom/reproduce_bug.py")
-        # the final submit got no observation in the history: it stays unanswered
-        assert msgs[-1].tool_calls == (
+        # the final submit has no observation in the history: the trajectory's last step
+        # gives it (the submitted diff)
+        assert msgs[-2].tool_calls == (
             ToolCallPart("action-25", "bash", '{"command":"submit\\n"}'),
         )
+        final = msgs[-1]
+        assert (final.role, final.meta) == ("tool", {"source": "trajectory"})
+        assert final.tool_results[0].call_id == "action-25"
+        assert final.tool_results[0].text.startswith(
+            "\ndiff --git a/pydicom/pixel_data_handlers/numpy_handler.py "
+            "b/pydicom/pixel_data_handlers/numpy_handler.py\n"
+        )
+        assert len(final.tool_results[0].text) == 803
         assert session.meta["function_calling"] is False
         assert session.meta["exit_status"] == "submitted"
 
@@ -162,6 +174,66 @@ class TestTrajectoryOnly:
             ("step-0", "a.py\n"),
             ("step-1", "print(1)\n"),
         ]
+
+
+FINAL_HISTORY: list[dict[str, Any]] = [
+    {"role": "system", "content": "s", "agent": "main"},
+    {"role": "user", "content": "fix it", "agent": "main"},
+    {"role": "assistant", "content": "t\n```\nls\n```", "thought": "t", "action": "ls\n"},
+    {"role": "user", "content": "a.py", "agent": "main"},
+    {
+        "role": "assistant",
+        "content": "d\n```\nsubmit\n```",
+        "thought": "d",
+        "action": "submit\n",
+    },
+]
+FINAL_STEPS: list[dict[str, Any]] = [
+    {"action": "ls\n", "observation": "a.py", "thought": "t"},
+    {"action": "submit\n", "observation": "diff --git a/a.py b/a.py\n", "thought": "d"},
+]
+
+
+class TestFinalObservation:
+    def test_the_last_step_answers_the_final_action(self, tmp_path: Path) -> None:
+        path = write(tmp_path, {"history": FINAL_HISTORY, "trajectory": FINAL_STEPS})
+        msgs = messages_of(path)
+        assert [m.role for m in msgs] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+        ]
+        assert msgs[5] == Message(
+            "tool",
+            (ToolResultPart("action-4", (TextPart("diff --git a/a.py b/a.py\n"),)),),
+            meta={"source": "trajectory"},
+        )
+
+    def test_a_last_step_with_another_action_is_not_used(self, tmp_path: Path) -> None:
+        steps = [FINAL_STEPS[0], {**FINAL_STEPS[1], "action": "exit_cost"}]
+        msgs = messages_of(write(tmp_path, {"history": FINAL_HISTORY, "trajectory": steps}))
+        assert [m.role for m in msgs][-2:] == ["tool", "assistant"]
+        assert msgs[-1].tool_calls == (ToolCallPart("action-4", "bash", '{"command":"submit\\n"}'),)
+
+    def test_function_calling_matches_on_the_action_meta(self, tmp_path: Path) -> None:
+        call = {
+            "id": "call_s",
+            "type": "function",
+            "function": {"name": "submit", "arguments": "{}"},
+        }
+        history = [
+            {"role": "user", "content": "fix it", "agent": "main"},
+            {"role": "assistant", "content": "done", "action": "submit", "tool_calls": [call]},
+        ]
+        steps = [{"action": "submit", "observation": "the diff", "thought": "done"}]
+        msgs = messages_of(write(tmp_path, {"history": history, "trajectory": steps}))
+        assert [(r.call_id, r.text) for m in msgs for r in m.tool_results] == [
+            ("call_s", "the diff")
+        ]
+        assert msgs[-1].meta == {"source": "trajectory"}
 
 
 class TestErrors:

@@ -4,6 +4,12 @@
 Message mapping is in :mod:`ctxengine.importers._chat`. Records that are not chat messages
 are skipped and counted in ``meta["skipped"]``: mini-swe-agent ends a run with a
 ``{"role": "exit"}`` record whose ``exit_status`` and exception text go to the session meta.
+When the run was submitted, the final command's output (the submission, after the marker line)
+appears only in that record: if the record follows an assistant message whose single call
+is unanswered and carries a submission (``extra.submission``, else the ``content`` of a record
+whose ``exit_status`` is ``Submitted``), it becomes
+that call's result (a ``tool`` message with ``meta["source"] = "exit"``) instead of being
+skipped.
 The session id is the file's ``session_id`` when it has one, else a hash of the file bytes
 (mini-swe-agent's ``instance_id`` names a task, not a run, and is kept in meta).
 """
@@ -17,7 +23,7 @@ from ctxengine.importers._build import LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import CHAT_ROLES, ChatReader, as_object, iso_time, title_from
 from ctxengine.importers._peek import peek
 from ctxengine.importers.base import ImportedSession
-from ctxengine.model import Message
+from ctxengine.model import Message, TextPart, ToolResultPart
 
 #: Non-chat records skipped on import (mini-swe-agent's final ``exit`` record).
 SKIPPED_ROLES: frozenset[str] = frozenset({"exit"})
@@ -90,7 +96,13 @@ class ChatCompletionsImporter:
         imported: list[Message] = []
         for i, m in enumerate(messages):
             if isinstance(m, dict) and m.get("role") in SKIPPED_ROLES:
-                _note_skipped(meta, m)
+                final = _submission_result(imported, m)
+                if final is None:
+                    _note_skipped(meta, m)
+                    continue
+                _note_exit(meta, m)
+                builder.add(final, created_at=iso_time(as_object(m.get("extra")).get("timestamp")))
+                imported.append(final)
                 continue
             msg = reader.message(m, f"{base}[{i}]")
             extra = as_object(m.get("extra"))
@@ -120,10 +132,29 @@ def _session_meta(top: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def _submission_result(imported: list[Message], record: dict[str, Any]) -> Message | None:
+    """The submission of a mini-swe-agent ``exit`` record as the result of the final call,
+    when the last imported message is an assistant message with one (unanswered) call."""
+    if not imported or imported[-1].role != "assistant" or len(imported[-1].tool_calls) != 1:
+        return None
+    extra = as_object(record.get("extra"))
+    submission = extra.get("submission")
+    if submission is None and extra.get("exit_status") == "Submitted":
+        submission = record.get("content")
+    if not isinstance(submission, str) or not submission:
+        return None
+    result = ToolResultPart(imported[-1].tool_calls[0].id, (TextPart(submission),))
+    return Message("tool", (result,), meta={"source": "exit"})
+
+
 def _note_skipped(meta: dict[str, Any], record: dict[str, Any]) -> None:
     skipped: dict[str, int] = meta.setdefault("skipped", {})
     role = str(record.get("role"))
     skipped[role] = skipped.get(role, 0) + 1
+    _note_exit(meta, record)
+
+
+def _note_exit(meta: dict[str, Any], record: dict[str, Any]) -> None:
     extra = record.get("extra")
     if isinstance(extra, dict):
         for key in ("exit_status", "exception_str"):

@@ -12,8 +12,13 @@ a file has no history. Two variants exist:
   call ``bash`` with ``{"command": <action>}`` (id ``"action-<history index>"``); the user
   message right after it becomes that call's result. SWE-agent runs every action, its own
   commands (``open``, ``edit`` …) included, in its shell, so ``bash`` is what ran. The original
-  ``content`` is kept in the message meta. An action with no following observation (the final
-  ``submit``) stays an unanswered call, as in the source.
+  ``content`` is kept in the message meta.
+
+The history of both variants often ends with the final action (``submit``) and no
+observation; the trajectory's last step holds it (the submitted diff). When the history ends
+with an assistant message whose one call is unanswered and the last step's ``action`` is that
+call's action, the step's ``observation`` becomes the call's result (a ``tool`` message with
+``meta["source"] = "trajectory"``). Otherwise the call stays unanswered, as in the source.
 
 Demonstrations (history messages with ``is_demo``) are kept, marked
 ``meta["synthetic"] = "is_demo"``: they are examples, never the user's request.
@@ -93,6 +98,9 @@ class SweAgentImporter:
             meta["function_calling"] = fc
             read_history = _read_fc if fc else _read_actions
             messages = read_history(reader, history)
+            final = _final_observation(messages, steps)
+            if final is not None:
+                messages.append(final)
         elif isinstance(steps, list) and steps:
             messages = _read_steps(reader, steps)
         else:
@@ -111,6 +119,41 @@ class SweAgentImporter:
             title=title_from([m for m in messages if not m.meta.get("is_demo")]),
             meta=meta,
         )
+
+
+def _action_of(m: Message) -> str | None:
+    """The source action of an assistant message: its ``action`` meta (function calling), else
+    the command of its synthetic ``bash`` call (actions in text)."""
+    action = m.meta.get("action")
+    if isinstance(action, str):
+        return action
+    calls = m.tool_calls
+    if len(calls) == 1 and calls[0].name == "bash":
+        try:
+            args = orjson.loads(calls[0].arguments)
+        except orjson.JSONDecodeError:
+            return None
+        command = args.get("command") if isinstance(args, dict) else None
+        return command if isinstance(command, str) else None
+    return None
+
+
+def _final_observation(messages: list[Message], steps: Any) -> Message | None:
+    """The last trajectory step's observation as the result of the history's final call, when
+    the history ends with an assistant message whose single call is that step's action."""
+    if not messages or not isinstance(steps, list) or not steps:
+        return None
+    last, step = messages[-1], steps[-1]
+    if last.role != "assistant" or len(last.tool_calls) != 1 or not isinstance(step, dict):
+        return None
+    action, observation = step.get("action"), step.get("observation")
+    if not isinstance(action, str) or not isinstance(observation, str):
+        return None
+    source = _action_of(last)
+    if source is None or source.strip() != action.strip():
+        return None
+    result = ToolResultPart(last.tool_calls[0].id, (TextPart(observation),))
+    return Message("tool", (result,), meta={"source": "trajectory"})
 
 
 def _mark_demo(m: Message) -> Message:
