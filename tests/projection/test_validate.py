@@ -197,3 +197,125 @@ class TestEntryPoints:
         assert info.value.problems == ["messages must be a non-empty list"]
         assert info.value.provider == "anthropic"
         ensure_valid({"messages": [USER]}, "openai")
+
+
+LONG = "fc_68a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607"
+NAME_RULE = "must match ^[a-zA-Z0-9_-]{1,64}$"
+
+
+class TestIdsAndNames:
+    def test_anthropic_ids_and_names_must_match_the_patterns(self) -> None:
+        body = {
+            "max_tokens": 0,
+            "messages": [
+                {"role": "user", "content": "go"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "t.1:x", "name": "my.tool", "input": {}}
+                    ],
+                },
+                {"role": "user", "content": [res("t.1:x")]},
+            ],
+            "tools": [
+                {"name": "my.tool", "input_schema": {"type": "object"}},
+                {"name": "my.tool", "input_schema": {"type": "object"}},
+            ],
+        }
+        assert validate(body, "anthropic") == [
+            "messages[1].content[0]: tool_use id 't.1:x' must match ^[a-zA-Z0-9_-]+$",
+            f"messages[1].content[0]: tool name 'my.tool' {NAME_RULE}",
+            "messages[2].content[0]: tool_use_id 't.1:x' must match ^[a-zA-Z0-9_-]+$",
+            f"tools[0]: name 'my.tool' {NAME_RULE}",
+            f"tools[1]: name 'my.tool' {NAME_RULE}",
+            "tools[1]: tool name 'my.tool' declared twice",
+            "max_tokens must be a positive integer",
+        ]
+
+    def test_openai_ids_are_at_most_40_characters_and_names_match_the_pattern(self) -> None:
+        call = {"id": LONG, "type": "function", "function": {"name": "a" * 65, "arguments": "{}"}}
+        tools = [{"type": "function", "function": {"name": "x/y"}}]
+        body = {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                tool_msg(LONG),
+            ],
+            "tools": tools,
+        }
+        assert validate(body, "openai") == [
+            "messages[1].tool_calls[0]: id "
+            "'fc_68a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607' is 51 characters long "
+            "(at most 40)",
+            f"messages[1].tool_calls[0]: function.name '{'a' * 65}' {NAME_RULE}",
+            "messages[2]: tool_call_id "
+            "'fc_68a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607' is 51 characters long "
+            "(at most 40)",
+            f"tools[0]: function.name 'x/y' {NAME_RULE}",
+        ]
+
+
+def schema(name: str) -> dict[str, Any]:
+    return {"name": name, "input_schema": {"type": "object"}}
+
+
+TOOL_TURNS = [
+    {"role": "user", "content": "go"},
+    {"role": "assistant", "content": [use("a"), use("b")]},
+    {"role": "user", "content": [res("a"), res("b")]},
+]
+
+
+class TestStrict:
+    def test_anthropic_needs_model_max_tokens_and_tools_when_tool_blocks_are_present(
+        self,
+    ) -> None:
+        body = {"messages": TOOL_TURNS}
+        assert validate(body, "anthropic") == []
+        assert validate(body, "anthropic", strict=True) == [
+            "max_tokens is missing (required)",
+            "model must be a non-empty string (required)",
+            "tools must be a non-empty list when messages hold tool_use or tool_result blocks",
+        ]
+
+    def test_anthropic_needs_every_used_tool_declared_once_reported_at_first_use(self) -> None:
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "messages": TOOL_TURNS,
+            "tools": [schema("read")],
+        }
+        assert validate(body, "anthropic", strict=True) == [
+            "messages[1].content[0]: tool 'bash' is not declared in tools"
+        ]
+        body["tools"] = [schema("read"), schema("bash")]
+        assert validate(body, "anthropic", strict=True) == []
+        plain = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]}
+        assert validate(plain, "anthropic", strict=True) == []
+
+    def test_openai_needs_model_and_every_called_function_declared(self) -> None:
+        body: dict[str, Any] = {
+            "messages": [
+                USER,
+                {"role": "assistant", "content": None, "tool_calls": [fn_call("a")]},
+                tool_msg("a"),
+            ]
+        }
+        assert validate(body, "openai") == []
+        assert validate(body, "openai", strict=True) == [
+            "model must be a non-empty string (required)",
+            "tools must be a non-empty list when messages hold tool_calls",
+        ]
+        body["model"] = "gpt-4.1"
+        body["tools"] = [{"type": "function", "function": {"name": "read"}}]
+        assert validate(body, "openai", strict=True) == [
+            "messages[1].tool_calls[0]: tool 'bash' is not declared in tools"
+        ]
+        body["tools"].append({"type": "function", "function": {"name": "bash"}})
+        assert validate(body, "openai", strict=True) == []
+        assert validate({"model": "gpt-4.1", "messages": [USER]}, "openai", strict=True) == []
+
+    def test_ensure_valid_passes_strict_on(self) -> None:
+        with pytest.raises(InvalidRequest) as info:
+            ensure_valid({"messages": [USER]}, "openai", strict=True)
+        assert info.value.problems == ["model must be a non-empty string (required)"]

@@ -5,10 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxengine.projection._check_common import (
+    check_declared,
+    check_id,
+    check_model,
+    check_name,
+    check_unique_names,
+)
+
+P = "anthropic"
+
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use", "compaction"})
 _RESULT_BLOCKS = frozenset({"text", "image", "document"})
 _THINKING = frozenset({"thinking", "redacted_thinking"})
+_TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})
 
 
 def _nonblank(value: Any) -> bool:
@@ -45,8 +56,13 @@ def _check_block(at: str, block: Mapping[str, Any], problems: list[str]) -> None
     elif kind == "redacted_thinking" and not _nonblank(block.get("data")):
         problems.append(f"{at}: redacted_thinking block without data")
     elif kind == "tool_use":
-        if not _nonblank(block.get("id")) or not _nonblank(block.get("name")):
+        uid, name = block.get("id"), block.get("name")
+        if not _nonblank(uid) or not _nonblank(name):
             problems.append(f"{at}: tool_use needs an id and a name")
+        if isinstance(uid, str) and uid:
+            check_id(at, "tool_use id", uid, P, problems)
+        if isinstance(name, str) and name:
+            check_name(at, "tool name", name, P, problems)
         if not isinstance(block.get("input"), Mapping):
             problems.append(f"{at}: tool_use input must be an object")
     elif kind == "tool_result":
@@ -54,8 +70,11 @@ def _check_block(at: str, block: Mapping[str, Any], problems: list[str]) -> None
 
 
 def _check_result(at: str, block: Mapping[str, Any], problems: list[str]) -> None:
-    if not _nonblank(block.get("tool_use_id")):
+    uid = block.get("tool_use_id")
+    if not _nonblank(uid):
         problems.append(f"{at}: tool_result needs a tool_use_id")
+    if isinstance(uid, str) and uid:
+        check_id(at, "tool_use_id", uid, P, problems)
     if "is_error" in block and not isinstance(block["is_error"], bool):
         problems.append(f"{at}: is_error must be a boolean")
     content = block.get("content")
@@ -129,7 +148,7 @@ def _check_pairing(
         problems.append(f"{where}: tool_use {missing} of the previous message not answered")
 
 
-def check_anthropic(body: Any) -> list[str]:
+def check_anthropic(body: Any, strict: bool = False) -> list[str]:
     """Problems of a Messages API body; see :func:`ctxengine.projection.validate.validate`."""
     if not isinstance(body, Mapping):
         return ["body is not a JSON object"]
@@ -139,6 +158,8 @@ def check_anthropic(body: Any) -> list[str]:
     problems: list[str] = []
     _check_system(body.get("system"), problems)
     use_ids: set[str] = set()
+    used: list[tuple[str, str]] = []
+    tool_blocks = False
     open_uses: list[str] = []
     prev_role: Any = None
     for i, msg in enumerate(messages):
@@ -159,9 +180,12 @@ def check_anthropic(body: Any) -> list[str]:
         elif open_uses:
             problems.append(f"messages[{i - 1}]: tool_use {open_uses} not answered")
         open_uses = []
+        tool_blocks = tool_blocks or any(b["type"] in _TOOL_BLOCKS for b in blocks)
         if role == "assistant":
-            for block in blocks:
-                uid = block.get("id")
+            for k, block in enumerate(blocks):
+                uid, name = block.get("id"), block.get("name")
+                if block["type"] == "tool_use" and isinstance(name, str):
+                    used.append((f"{where}.content[{k}]", name))
                 if block["type"] == "tool_use" and isinstance(uid, str):
                     if uid in use_ids:
                         problems.append(f"{where}: tool_use id {uid!r} used twice in the request")
@@ -170,8 +194,22 @@ def check_anthropic(body: Any) -> list[str]:
         prev_role = role
     if open_uses:
         problems.append(f"messages[{len(messages) - 1}]: tool_use {open_uses} not answered")
-    _check_tools(body.get("tools"), problems)
+    declared = _check_tools(body.get("tools"), problems)
+    _check_max_tokens(body, problems, required=strict)
+    if strict:
+        check_model(body, problems)
+        what = "tool_use or tool_result blocks"
+        check_declared(used, declared, problems, needs_tools=tool_blocks, what=what)
     return problems
+
+
+def _check_max_tokens(body: Mapping[str, Any], problems: list[str], *, required: bool) -> None:
+    value = body.get("max_tokens")
+    if value is None:
+        if required:
+            problems.append("max_tokens is missing (required)")
+    elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        problems.append("max_tokens must be a positive integer")
 
 
 def _check_system(system: Any, problems: list[str]) -> None:
@@ -187,14 +225,21 @@ def _check_system(system: Any, problems: list[str]) -> None:
             problems.append(f"system[{k}]: empty text block")
 
 
-def _check_tools(tools: Any, problems: list[str]) -> None:
+def _check_tools(tools: Any, problems: list[str]) -> set[str] | None:
+    """Check the tools list; return the names it declares (``None`` without a list)."""
     if tools is None:
-        return
+        return None
     if not isinstance(tools, list):
         problems.append("tools must be a list")
-        return
+        return None
+    names: list[tuple[int, str]] = []
     for k, tool in enumerate(tools):
         if not isinstance(tool, Mapping) or not _nonblank(tool.get("name")):
             problems.append(f"tools[{k}]: name must be a non-empty string")
-        elif "type" not in tool and not isinstance(tool.get("input_schema"), Mapping):
+            continue
+        names.append((k, tool["name"]))
+        check_name(f"tools[{k}]", "name", tool["name"], P, problems)
+        if "type" not in tool and not isinstance(tool.get("input_schema"), Mapping):
             problems.append(f"tools[{k}]: input_schema must be an object")
+    check_unique_names(names, problems)
+    return {name for _, name in names}

@@ -5,6 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxengine.projection._check_common import (
+    check_declared,
+    check_id,
+    check_model,
+    check_name,
+    check_unique_names,
+)
+
+P = "openai"
+
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _USER_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
 _TEXT_PARTS = frozenset({"text"})
@@ -37,8 +47,10 @@ def _check_content(
     return True
 
 
-def _check_calls(where: str, calls: Any, problems: list[str]) -> list[str]:
-    """Check ``tool_calls``; return their ids."""
+def _check_calls(
+    where: str, calls: Any, problems: list[str], used: list[tuple[str, str]]
+) -> list[str]:
+    """Check ``tool_calls``; return their ids and add ``(where, name)`` of each to ``used``."""
     if not isinstance(calls, list) or not calls:
         problems.append(f"{where}: tool_calls must be a non-empty list")
         return []
@@ -54,6 +66,7 @@ def _check_calls(where: str, calls: Any, problems: list[str]) -> list[str]:
         elif cid in ids:
             problems.append(f"{at}: duplicate tool call id {cid!r}")
         else:
+            check_id(at, "id", cid, P, problems)
             ids.append(cid)
         if call.get("type") != "function":
             problems.append(f"{at}: type must be 'function'")
@@ -61,8 +74,12 @@ def _check_calls(where: str, calls: Any, problems: list[str]) -> list[str]:
         if not isinstance(fn, Mapping):
             problems.append(f"{at}: function must be an object")
             continue
-        if not isinstance(fn.get("name"), str) or not fn.get("name"):
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
             problems.append(f"{at}: function.name must be a non-empty string")
+        else:
+            check_name(at, "function.name", name, P, problems)
+            used.append((at, name))
         if not isinstance(fn.get("arguments"), str):
             problems.append(f"{at}: function.arguments must be a string")
     return ids
@@ -84,9 +101,16 @@ class _Calls:
 
 def _check_tool(where: str, msg: Mapping[str, Any], calls: _Calls, problems: list[str]) -> None:
     cid = msg.get("tool_call_id")
-    if not isinstance(cid, str) or not cid:
+    if isinstance(cid, str) and cid:
+        check_id(where, "tool_call_id", cid, P, problems)
+        _answer(where, cid, calls, problems)
+    else:
         problems.append(f"{where}: tool_call_id must be a non-empty string")
-    elif calls.at < 0:
+    _check_content(where, msg.get("content"), _TEXT_PARTS, problems, optional=False)
+
+
+def _answer(where: str, cid: str, calls: _Calls, problems: list[str]) -> None:
+    if calls.at < 0:
         problems.append(
             f"{where}: result for {cid!r} does not follow an assistant message with tool_calls"
         )
@@ -98,10 +122,9 @@ def _check_tool(where: str, msg: Mapping[str, Any], calls: _Calls, problems: lis
         problems.append(f"{where}: duplicate result for {cid!r}")
     else:
         calls.answered[cid] = True
-    _check_content(where, msg.get("content"), _TEXT_PARTS, problems, optional=False)
 
 
-def check_openai(body: Any) -> list[str]:
+def check_openai(body: Any, strict: bool = False) -> list[str]:
     """Problems of a Chat Completions body; see :func:`ctxengine.projection.validate.validate`."""
     if not isinstance(body, Mapping):
         return ["body is not a JSON object"]
@@ -110,6 +133,7 @@ def check_openai(body: Any) -> list[str]:
         return ["messages must be a non-empty list"]
     problems: list[str] = []
     calls = _Calls()
+    used: list[tuple[str, str]] = []
     users = 0
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
@@ -128,7 +152,7 @@ def check_openai(body: Any) -> list[str]:
             if msg.get("tool_calls") is not None:
                 calls.at = i
                 calls.answered = dict.fromkeys(
-                    _check_calls(where, msg["tool_calls"], problems), False
+                    _check_calls(where, msg["tool_calls"], problems, used), False
                 )
             elif not has:
                 problems.append(f"{where}: assistant message has neither content nor tool_calls")
@@ -140,19 +164,30 @@ def check_openai(body: Any) -> list[str]:
         calls.close(problems, "(the request ends)")
     if not users:
         problems.append("no user message")
-    _check_tools(body.get("tools"), problems)
+    declared = _check_tools(body.get("tools"), problems)
+    if strict:
+        check_model(body, problems)
+        check_declared(used, declared, problems, needs_tools=False, what="tool_calls")
     return problems
 
 
-def _check_tools(tools: Any, problems: list[str]) -> None:
+def _check_tools(tools: Any, problems: list[str]) -> set[str] | None:
+    """Check the tools list; return the function names it declares (``None`` without a
+    list)."""
     if tools is None:
-        return
+        return None
     if not isinstance(tools, list):
         problems.append("tools must be a list")
-        return
+        return None
+    names: list[tuple[int, str]] = []
     for k, tool in enumerate(tools):
         fn = tool.get("function") if isinstance(tool, Mapping) else None
         if not isinstance(tool, Mapping) or tool.get("type") != "function":
             problems.append(f"tools[{k}]: type must be 'function'")
         elif not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
             problems.append(f"tools[{k}]: function.name must be a non-empty string")
+        else:
+            names.append((k, fn["name"]))
+            check_name(f"tools[{k}]", "function.name", fn["name"], P, problems)
+    check_unique_names(names, problems)
+    return {name for _, name in names}

@@ -1,4 +1,5 @@
-"""``validate(body, provider)``: every protocol invariant of a rendered request body.
+"""``validate(body, provider, strict=False)``: every protocol invariant of a rendered
+request body.
 
 OpenAI Chat Completions (``"openai"``):
   - roles are ``system``, ``developer``, ``user``, ``assistant`` or ``tool``; at least one
@@ -8,6 +9,8 @@ OpenAI Chat Completions (``"openai"``):
   - every call of such a message is answered before the next non-tool message (or the end);
   - ``tool_calls`` entries are ``{id, type: "function", function: {name, arguments}}`` with
     string arguments and distinct ids; an assistant message has content or tool calls;
+  - tool-call ids (in ``tool_calls`` and ``tool_call_id``) are at most 40 characters; tool
+    names (called and declared) match ``^[a-zA-Z0-9_-]{1,64}$``;
   - content is a string or a non-empty list of parts allowed for the role.
 
 Anthropic Messages (``"anthropic"``):
@@ -18,11 +21,19 @@ Anthropic Messages (``"anthropic"``):
     message, where ``tool_result`` blocks come before every other block; no orphan or
     duplicate ``tool_result``; ``tool_use`` ids are unique in the request and inputs are
     objects;
+  - ids (``tool_use.id``, ``tool_use_id``) match ``^[a-zA-Z0-9_-]+$``; tool names (used and
+    declared) match ``^[a-zA-Z0-9_-]{1,64}$``; ``max_tokens``, when present, is a positive
+    integer;
   - ``thinking`` and ``redacted_thinking`` blocks appear only in assistant messages, before
     every other block, a thinking block always with a signature, a redacted one with data;
   - image and document blocks have a valid source.
 
-Both check the ``tools`` list's shape.
+Both check the ``tools`` list's shape and that no name is declared twice. The limits are
+those of :mod:`ctxengine.projection.render.ids`.
+
+``strict=True`` adds what a body needs to be sent as is: a ``model``; for Anthropic a
+``max_tokens``; and a ``tools`` list declaring every tool the messages call (Anthropic
+also rejects ``tool_result`` blocks without a ``tools`` list).
 """
 
 from __future__ import annotations
@@ -34,19 +45,23 @@ from ctxengine.errors import InvalidRequest
 from ctxengine.projection._check_anthropic import check_anthropic
 from ctxengine.projection._check_openai import check_openai
 
-PROVIDERS: dict[str, Callable[[Any], list[str]]] = {
+PROVIDERS: dict[str, Callable[[Any, bool], list[str]]] = {
     "openai": check_openai,
     "anthropic": check_anthropic,
 }
 
 
-def validate(body: Any, provider: str) -> list[str]:
+def validate(body: Any, provider: str, *, strict: bool = False) -> list[str]:
     """Check a request body against the protocol of ``provider``.
 
     Args:
         body: the request body as plain JSON values (``render_openai`` /
             ``render_anthropic`` output, or any hand-made body).
         provider: ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages).
+        strict: also require the fields a body needs to be sent as is: ``model``,
+            ``max_tokens`` (Anthropic) and a ``tools`` list declaring every tool called.
+            Without it, only the messages' protocol (ids and names included) and the shape
+            of the fields present are checked.
 
     Returns:
         One line per violated invariant, naming where (``messages[3].content[0]: …``);
@@ -58,16 +73,16 @@ def validate(body: Any, provider: str) -> list[str]:
     check = PROVIDERS.get(provider)
     if check is None:
         raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(PROVIDERS)}")
-    return check(body)
+    return check(body, strict)
 
 
-def ensure_valid(body: Any, provider: str) -> None:
+def ensure_valid(body: Any, provider: str, *, strict: bool = False) -> None:
     """Like :func:`validate`, but raise when anything is wrong.
 
     Raises:
         InvalidRequest: the body breaks the protocol (``.problems`` lists every violation).
         ValueError: unknown ``provider``.
     """
-    problems = validate(body, provider)
+    problems = validate(body, provider, strict=strict)
     if problems:
         raise InvalidRequest(provider, problems)
