@@ -269,3 +269,181 @@ class TestAnthropic:
         native = NativeCompactionPart("openai", '{"type": "compaction"}')
         body = render_anthropic(context(user("go"), Message("assistant", (native, TextPart("x")))))
         assert body["messages"][1]["content"] == [{"type": "text", "text": "x"}]
+
+
+REUSED = "call_5iDdbOYybq7L19vqXmR0DPaU#2"
+LONG = "fc_68a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f607"
+ODD = {"name": "my.tool/v2", "parameters": {"type": "object"}}
+#: A reused id (importers add ``#n``), a source id with ``.`` and ``:``, an id over 40
+#: characters and a tool name with ``.`` and ``/``; "bash" is called but never declared.
+ODD_IDS = context(
+    user("go"),
+    assistant("", call(REUSED, "my.tool/v2", "{}"), call("t.1:x"), call(LONG)),
+    tool(result(REUSED, "a"), result("t.1:x", "b")),
+    Message("tool", (ToolResultPart(LONG, (PNG,)),)),
+    tools=(ODD, ODD),
+)
+
+
+class TestIdsAndNames:
+    def test_anthropic_gets_valid_ids_and_names_the_same_in_calls_results_and_tools(
+        self,
+    ) -> None:
+        body = render_anthropic(ODD_IDS)
+        reused = "call_5iDdbOYybq7L19vqXmR0DPaU_2_c90a0b5062"
+        assert body["messages"][1:] == [
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": reused,
+                        "name": "my_tool_v2_9fb9626a25",
+                        "input": {},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t_1_x_704f315ccc",
+                        "name": "bash",
+                        "input": {"cmd": "ls"},
+                    },
+                    {"type": "tool_use", "id": LONG, "name": "bash", "input": {"cmd": "ls"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": reused,
+                        "content": [{"type": "text", "text": "a"}],
+                    },
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t_1_x_704f315ccc",
+                        "content": [{"type": "text", "text": "b"}],
+                    },
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": LONG,
+                        "content": [
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": "iVBORw0KGgo=",
+                                },
+                            }
+                        ],
+                    },
+                ],
+            },
+        ]
+        assert body["tools"] == [
+            {"name": "my_tool_v2_9fb9626a25", "input_schema": {"type": "object"}}
+        ]
+        assert validate(body, "anthropic") == []
+
+    def test_openai_cuts_the_long_id_everywhere_and_keeps_the_others(self) -> None:
+        body = render_openai(ODD_IDS)
+        cut = "fc_68a1b2c3d4e5f60718293a4b5c_e8b7aa8455"
+        assert body["messages"][1:] == [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": REUSED,
+                        "type": "function",
+                        "function": {"name": "my_tool_v2_9fb9626a25", "arguments": "{}"},
+                    },
+                    {
+                        "id": "t.1:x",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"cmd": "ls"}'},
+                    },
+                    {
+                        "id": cut,
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"cmd": "ls"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": REUSED, "content": "a"},
+            {"role": "tool", "tool_call_id": "t.1:x", "content": "b"},
+            {"role": "tool", "tool_call_id": cut, "content": "[image: image/png, 1920×1080]"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Images returned by tool call {cut}:"},
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="},
+                    },
+                ],
+            },
+        ]
+        assert body["tools"] == [
+            {
+                "type": "function",
+                "function": {"name": "my_tool_v2_9fb9626a25", "parameters": {"type": "object"}},
+            }
+        ]
+        assert validate(body, "openai") == []
+
+
+class TestDeclareTools:
+    def test_anthropic_declares_each_called_but_undeclared_tool_once_after_the_schemas(
+        self,
+    ) -> None:
+        body = render_anthropic(
+            ODD_IDS, model="claude-sonnet-4-5", max_tokens=64, declare_tools=True
+        )
+        assert body["tools"] == [
+            {"name": "my_tool_v2_9fb9626a25", "input_schema": {"type": "object"}},
+            {
+                "name": "bash",
+                "description": "(schema not recorded in the transcript)",
+                "input_schema": {"type": "object"},
+            },
+        ]
+        assert validate(body, "anthropic", strict=True) == []
+
+    def test_openai_declares_the_undeclared_function(self) -> None:
+        body = render_openai(EXCHANGE, model="gpt-4.1", declare_tools=True)
+        assert body["tools"] == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read",
+                    "description": "Read a file",
+                    "parameters": {"type": "object"},
+                },
+            },
+            {
+                "type": "function",
+                "function": {
+                    "name": "bash",
+                    "description": "(schema not recorded in the transcript)",
+                    "parameters": {"type": "object"},
+                },
+            },
+        ]
+        assert validate(body, "openai", strict=True) == []
+
+    def test_without_it_the_body_is_valid_but_not_ready_to_send(self) -> None:
+        assert "tools" not in render_anthropic(context(user("go"), assistant("", call("a"))))
+        assert validate(
+            render_anthropic(EXCHANGE, model="claude-sonnet-4-5"), "anthropic", strict=True
+        ) == [
+            "max_tokens is missing (required)",
+            "messages[1].content[3]: tool 'bash' is not declared in tools",
+        ]
+        assert validate(render_openai(EXCHANGE), "openai", strict=True) == [
+            "model must be a non-empty string (required)",
+            "messages[2].tool_calls[1]: tool 'bash' is not declared in tools",
+        ]
+        assert render_openai(context(user("hi")), declare_tools=True) == {
+            "messages": [{"role": "user", "content": "hi"}]
+        }

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxengine.model import DocumentPart, ImagePart
+from ctxengine.model import DocumentPart, ImagePart, Message
+from ctxengine.projection.render.ids import wire_name
 
 #: User message put first when a context would otherwise open with an assistant message.
 CONTINUING_TEXT = "(continuing)"
+#: Description of a tool declared only because the transcript calls it
+#: (``declare_tools=True``).
+UNDECLARED_TOOL_DESCRIPTION = "(schema not recorded in the transcript)"
 
 
 def tool_schema(schema: Mapping[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
@@ -29,6 +33,36 @@ def tool_schema(schema: Mapping[str, Any]) -> tuple[str, str | None, dict[str, A
         description if isinstance(description, str) else None,
         dict(params),
     )
+
+
+def tool_declarations(
+    schemas: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
+    provider: str,
+    *,
+    declare_tools: bool,
+) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """``(name, description, parameters)`` of every tool to declare, names as sent to
+    ``provider`` (see :func:`~ctxengine.projection.render.ids.wire_name`).
+
+    The schemas come first, in order; a later schema with an already declared name is
+    dropped (the APIs reject duplicate names). With ``declare_tools``, every tool an
+    assistant message calls that no schema declares follows, in order of first call, with
+    :data:`UNDECLARED_TOOL_DESCRIPTION` and an empty object schema ``{"type": "object"}``.
+    """
+    out: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
+    for schema in schemas:
+        name, description, params = tool_schema(schema)
+        name = wire_name(name, provider)
+        out.setdefault(name, (name, description, params))
+    if declare_tools:
+        for msg in messages:
+            if msg.role != "assistant":
+                continue
+            for call in msg.tool_calls:
+                name = wire_name(call.name, provider)
+                out.setdefault(name, (name, UNDECLARED_TOOL_DESCRIPTION, {"type": "object"}))
+    return list(out.values())
 
 
 def parse_arguments(arguments: str) -> dict[str, Any]:

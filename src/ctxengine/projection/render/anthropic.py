@@ -24,6 +24,10 @@ native_compaction      Anthropic's own: the payload passed through as a content 
                        another provider's: dropped
 =====================  ===============================================================
 
+Ids and names: tool-call ids and tool names the API would reject (``call_1#2``,
+``my.tool/v2``) are replaced the same way wherever they appear, in ``tool_use``,
+``tool_result`` and ``tools`` (see :mod:`ctxengine.projection.render.ids`).
+
 Roles: every system and developer message, wherever it stands, goes into the top-level
 ``system`` string (joined by blank lines, in order); Anthropic has no system role inside
 ``messages``. Tool messages become user messages. Consecutive messages of the same role are
@@ -55,8 +59,9 @@ from ctxengine.projection.render._common import (
     document_text,
     image_stand_in,
     parse_arguments,
-    tool_schema,
+    tool_declarations,
 )
+from ctxengine.projection.render.ids import wire_id, wire_name
 
 Json = dict[str, Any]
 PROVIDER = "anthropic"
@@ -126,8 +131,12 @@ def _blocks(parts: Sequence[Part], *, assistant: bool) -> list[Json]:
                 block = _document(part, media=not assistant)
             case ToolCallPart():
                 if assistant:
-                    input_ = parse_arguments(part.arguments)
-                    block = {"type": "tool_use", "id": part.id, "name": part.name, "input": input_}
+                    block = {
+                        "type": "tool_use",
+                        "id": wire_id(part.id, PROVIDER),
+                        "name": wire_name(part.name, PROVIDER),
+                        "input": parse_arguments(part.arguments),
+                    }
             case ReasoningPart():
                 block = _reasoning(part) if assistant else None
             case NativeCompactionPart():
@@ -154,7 +163,7 @@ def _tool_result(result: ToolResultPart) -> Json:
                 content.append(_document(item, media=True))
             case _:
                 assert_never(item)
-    block: Json = {"type": "tool_result", "tool_use_id": result.call_id}
+    block: Json = {"type": "tool_result", "tool_use_id": wire_id(result.call_id, PROVIDER)}
     if content:
         block["content"] = content
     if result.is_error:
@@ -203,7 +212,11 @@ def _turns(messages: Sequence[Message]) -> tuple[list[str], list[Json]]:
 
 
 def render_anthropic(
-    context: Context, *, model: str | None = None, max_tokens: int | None = None
+    context: Context,
+    *,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    declare_tools: bool = False,
 ) -> dict[str, Any]:
     """The Messages API request body for ``context`` (see the module docstring).
 
@@ -212,11 +225,17 @@ def render_anthropic(
         model: ``model`` field; omitted when ``None``.
         max_tokens: output cap in tokens. The API requires it; it is omitted when ``None``
             so the caller (the provider) can set it.
+        declare_tools: also declare every tool the messages call that ``context.tools``
+            lacks, as ``{name, description: "(schema not recorded in the transcript)",
+            input_schema: {"type": "object"}}``: the API rejects ``tool_use`` blocks of
+            undeclared tools, so a transcript without its tool schemas can be sent as is.
 
     Returns:
         ``{"model"?, "max_tokens"?, "system"?, "messages", "tools"?}`` as plain JSON values.
         Message content is always a list of blocks. Tools are
-        ``{name, description?, input_schema}``.
+        ``{name, description?, input_schema}``, one per name (the first schema of a name
+        wins); ``tools`` is omitted when there are none. With ``model``, ``max_tokens`` and
+        ``declare_tools=True`` the body passes ``validate(body, "anthropic", strict=True)``.
     """
     system, turns = _turns(context.messages)
     body: dict[str, Any] = {}
@@ -227,13 +246,15 @@ def render_anthropic(
     if system:
         body["system"] = "\n\n".join(system)
     body["messages"] = turns
-    if context.tools:
-        body["tools"] = [_tool_def(schema) for schema in context.tools]
+    tools = tool_declarations(
+        context.tools, context.messages, PROVIDER, declare_tools=declare_tools
+    )
+    if tools:
+        body["tools"] = [_tool_def(*tool) for tool in tools]
     return body
 
 
-def _tool_def(schema: Any) -> Json:
-    name, description, params = tool_schema(schema)
+def _tool_def(name: str, description: str | None, params: Json) -> Json:
     out: Json = {"name": name}
     if description is not None:
         out["description"] = description

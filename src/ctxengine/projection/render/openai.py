@@ -21,6 +21,10 @@ reasoning              dropped (Chat Completions takes no reasoning input)
 native_compaction      dropped (OpenAI's compaction items exist only in the Responses API)
 =====================  ===============================================================
 
+Ids and names: a tool-call id over 40 characters and a tool name the API would reject
+(``my.tool/v2``) are replaced the same way wherever they appear, in ``tool_calls``, tool
+messages and ``tools`` (see :mod:`ctxengine.projection.render.ids`).
+
 A message left with nothing to send is skipped. When the first message after the system
 messages is not a user message, a user message ``"(continuing)"`` is put before it, so the
 request always holds a user message.
@@ -49,10 +53,12 @@ from ctxengine.projection.render._common import (
     document_stand_in,
     document_text,
     image_stand_in,
-    tool_schema,
+    tool_declarations,
 )
+from ctxengine.projection.render.ids import wire_id, wire_name
 
 Json = dict[str, Any]
+PROVIDER = "openai"
 
 
 def _text(text: str) -> Json:
@@ -107,7 +113,11 @@ def _collapse(parts: list[Json]) -> str | list[Json]:
 def _assistant(msg: Message) -> Json | None:
     content = _content_parts(msg.parts, media=False)
     calls = [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        {
+            "id": wire_id(c.id, PROVIDER),
+            "type": "function",
+            "function": {"name": wire_name(c.name, PROVIDER), "arguments": c.arguments},
+        }
         for c in msg.tool_calls
     ]
     if not content and not calls:
@@ -119,6 +129,7 @@ def _assistant(msg: Message) -> Json | None:
 
 
 def _tool(result: ToolResultPart, images: list[Json]) -> Json:
+    call_id = wire_id(result.call_id, PROVIDER)
     parts: list[Json] = []
     own_images = 0
     for item in result.content:
@@ -137,11 +148,9 @@ def _tool(result: ToolResultPart, images: list[Json]) -> Json:
             case _:
                 assert_never(item)
     if own_images:
-        images.insert(
-            len(images) - own_images, _text(f"Images returned by tool call {result.call_id}:")
-        )
+        images.insert(len(images) - own_images, _text(f"Images returned by tool call {call_id}:"))
     content: str | list[Json] = _collapse(parts) if parts else ""
-    return {"role": "tool", "tool_call_id": result.call_id, "content": content}
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def _messages(messages: Sequence[Message]) -> list[Json]:
@@ -177,7 +186,11 @@ def _ensure_user_first(messages: list[Json]) -> None:
 
 
 def render_openai(
-    context: Context, *, model: str | None = None, max_tokens: int | None = None
+    context: Context,
+    *,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    declare_tools: bool = False,
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``context`` (see the module docstring).
 
@@ -186,10 +199,18 @@ def render_openai(
         model: ``model`` field; omitted when ``None``.
         max_tokens: output cap in tokens, sent as ``max_completion_tokens`` (the field
             current OpenAI models accept); omitted when ``None``.
+        declare_tools: also declare every function the messages call that
+            ``context.tools`` lacks, as ``{"type": "function", "function": {name,
+            description: "(schema not recorded in the transcript)", parameters:
+            {"type": "object"}}}``, so a transcript without its tool schemas can be sent
+            as is.
 
     Returns:
         ``{"model"?, "messages", "tools"?, "max_completion_tokens"?}`` as plain JSON values.
-        Tools are ``{"type": "function", "function": {name, description?, parameters}}``.
+        Tools are ``{"type": "function", "function": {name, description?, parameters}}``,
+        one per name (the first schema of a name wins); ``tools`` is omitted when there are
+        none. With ``model`` and ``declare_tools=True`` the body passes
+        ``validate(body, "openai", strict=True)``.
     """
     body: dict[str, Any] = {}
     if model is not None:
@@ -197,15 +218,17 @@ def render_openai(
     messages = _messages(context.messages)
     _ensure_user_first(messages)
     body["messages"] = messages
-    if context.tools:
-        body["tools"] = [_tool_def(schema) for schema in context.tools]
+    tools = tool_declarations(
+        context.tools, context.messages, PROVIDER, declare_tools=declare_tools
+    )
+    if tools:
+        body["tools"] = [_tool_def(*tool) for tool in tools]
     if max_tokens is not None:
         body["max_completion_tokens"] = max_tokens
     return body
 
 
-def _tool_def(schema: Any) -> Json:
-    name, description, params = tool_schema(schema)
+def _tool_def(name: str, description: str | None, params: Json) -> Json:
     function: Json = {"name": name}
     if description is not None:
         function["description"] = description
