@@ -80,7 +80,7 @@ class Outcome:
     (only the first :data:`TASK_HEAD_CHARS` characters found) or ``"lost"``; ``task_where``
     says where the task (or its head) was found: ``"message"`` (the user message itself),
     ``"summary"`` (the continuation state) or ``""``. ``shape``: the output's messages as role
-    letters with token sizes (``Σ`` = continuation state, ``✂`` = truncated result).
+    letters with token sizes (``Σ`` = continuation state, ``✂`` = truncated at source).
     """
 
     transcript: str
@@ -96,7 +96,7 @@ class Outcome:
     task: str
     task_where: str
     last_kept: bool
-    last_truncated: bool
+    last_role: str
     system_kept: bool
     shape: str
 
@@ -128,11 +128,11 @@ def _input_text(m: Message) -> str:
 
 def _shape(ctx: Context, est: HeuristicEstimator) -> str:
     letters = {"system": "S", "developer": "D", "user": "U", "assistant": "A", "tool": "T"}
-    cut = {t.call_id for t in ctx.truncations}
+    cut = {t.entry_id for t in ctx.truncations}
     out = []
     for m, src in zip(ctx.messages, ctx.sources, strict=True):
         tag = letters[m.role] if src is not None else "Σ"
-        if any(r.call_id in cut for r in m.tool_results):
+        if src is not None and src in cut:
             tag += "✂"
         out.append(f"{tag}{est.message(m)}")
     return " ".join(out)
@@ -154,7 +154,6 @@ def score(t: Transcript, budget: int, i: int, ctx: Context, ms: float, compacted
     ctx_texts = [_input_text(m) if m.role == "tool" else m.text for m in ctx.messages]
     last = t.messages[i - 1]
     last_text = _input_text(last)
-    cut = {tr.call_id for tr in ctx.truncations}
     task, where = _task(t.task, ctx, ctx_texts)
     if task == "verbatim" and not any(t.task in x for x in texts):
         task, where = "lost", "not rendered"
@@ -172,7 +171,7 @@ def score(t: Transcript, budget: int, i: int, ctx: Context, ms: float, compacted
         task=task,
         task_where=where,
         last_kept=any(last_text in x for x in texts),
-        last_truncated=any(r.call_id in cut for r in last.tool_results),
+        last_role=last.role,
         system_kept=any(
             m["role"] == "system" and t.system in x
             for m, x in zip(body["messages"], texts, strict=True)

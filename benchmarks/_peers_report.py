@@ -63,7 +63,8 @@ def detail_row(label: str, out: Sequence[Outcome]) -> tuple[str, ...]:
         _ratio_stats([o.tokens_approx / o.budget for o in over]),
         _ratio_stats([o.tokens_ours / o.budget for o in over]),
         pct(sum(o.task != "lost" for o in out), len(out)),
-        f"{sum(o.last_truncated for o in out)}",
+        f"{sum(not o.last_kept and o.last_role == 'tool' for o in out)} / "
+        f"{sum(not o.last_kept and o.last_role != 'tool' for o in out)}",
         f"{sum(o.compacted for o in out)}",
     )
 
@@ -250,7 +251,7 @@ def print_tables(results: dict[str, list[Outcome]]) -> None:
             "out/B approx, history > B (median / p95 / max)",
             "out/B ours, history > B (median / p95 / max)",
             "task or its first 500 chars kept %",
-            "newest result truncated",
+            "newest input not verbatim: tool result / user message",
             "calls that compacted",
         ),
         [detail_row(k, v) for k, v in ours],
