@@ -41,6 +41,7 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
+
 def _show_version(value: bool) -> None:
     if value:
         out.print(f"ctxengine {__version__}")
@@ -262,11 +263,25 @@ def compact(
         )
 
 
+#: Output budget written into an Anthropic body when --max-tokens is not given (the
+#: Messages API requires one).
+DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
+
+
 def _render(ctx: Context, provider: str, model: str | None, max_tokens: int | None) -> Any:
-    """Render a hand-off body and check it; an invalid body is an internal error."""
-    render = render_openai if provider == "openai" else render_anthropic
-    body = render(ctx, model=model, max_tokens=max_tokens)
-    problems = validate(body, provider)
+    """Render a hand-off body: every tool it calls declared (transcripts rarely record the
+    schemas), Anthropic's required ``max_tokens`` filled in; with ``--model`` the body must
+    pass the strict check (it can be POSTed as is). An invalid body is an internal error."""
+    if provider == "anthropic":
+        body = render_anthropic(
+            ctx,
+            model=model,
+            max_tokens=max_tokens or DEFAULT_ANTHROPIC_MAX_TOKENS,
+            declare_tools=True,
+        )
+    else:
+        body = render_openai(ctx, model=model, max_tokens=max_tokens, declare_tools=True)
+    problems = validate(body, provider, strict=model is not None)
     if problems:
         raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
     return body
