@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,41 @@ class TestDedup:
         assert (result.added, result.skipped) == (3, 4)
         assert store.entries("s1") == make_log("s1", 7)
 
+    def test_a_grown_transcript_follows_entries_the_engine_appended(
+        self, store: SQLiteStore
+    ) -> None:
+        full = make_log("s1", 60)
+        store.import_session(imported("s1", full[:40]))
+        record = Entry(
+            "compaction-1",
+            "s1",
+            40,
+            CompactionRecord("state", "e30", 9000, 1200, "default", "extractive"),
+            parent_id="e39",
+            created_at="2026-01-02T00:00:00Z",
+        )
+        assert store.append("s1", [record]) == 1
+        before = store.entries("s1")
+        result = store.import_session(imported("s1", full))
+        assert (result.session_id, result.added, result.skipped) == ("s1", 20, 40)
+        after = store.entries("s1")
+        assert after[:41] == before
+        assert after[40] == record
+        assert [e.seq for e in after[41:]] == list(range(41, 61))
+        assert [e.id for e in after[41:]] == [f"e{i}" for i in range(40, 60)]
+        assert after[41:] == [replace(e, seq=e.seq + 1) for e in full[40:]]
+        assert after[41].parent_id == "e39"
+        assert store.session("s1").entry_count == 61
+        again = store.import_session(imported("s1", full))
+        assert (again.added, again.skipped) == (0, 60)
+        assert store.entries("s1") == after
+
+    def test_an_import_ignores_the_seqs_of_the_file(self, store: SQLiteStore) -> None:
+        log = [replace(e, seq=100 + 2 * e.seq) for e in make_log("s1", 3)]
+        result = store.import_session(imported("s1", log))
+        assert (result.added, result.skipped) == (3, 0)
+        assert store.entries("s1") == make_log("s1", 3)
+
     def test_append_continues_the_log_and_skips_stored_ids(self, store: SQLiteStore) -> None:
         store.create_session(SessionInfo("s1", "live"))
         assert store.append("s1", make_log("s1", 3)) == 3
@@ -278,13 +314,26 @@ class TestAtomicity:
             "cannot be serialised: Type is not JSON serializable: object"
         )
 
-    def test_a_duplicate_seq_in_a_grown_log_stores_none_of_the_tail(self, db: Path) -> None:
+    def test_a_repeated_id_in_a_grown_log_stores_none_of_the_tail(self, db: Path) -> None:
         with SQLiteStore(db) as store:
             store.import_session(imported("s1", make_log("s1", 3)))
             before = stored_keys(db)
             grown = make_log("s1", 9)
-            grown[7] = Entry("e7", "s1", 6, grown[7].body)
-            with pytest.raises(StoreError, match="entry 'e7' has seq 6, expected 7"):
+            grown[7] = Entry("e5", "s1", 7, grown[7].body)
+            with pytest.raises(StoreError) as info:
+                store.import_session(imported("s1", grown))
+            assert stored_keys(db) == before
+        assert str(info.value) == (
+            f"sqlite store {db}: import session 's1' from log.jsonl: entry id 'e5' occurs twice"
+        )
+
+    def test_an_entry_of_another_session_aborts_the_import(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("s1", make_log("s1", 3)))
+            before = stored_keys(db)
+            grown = make_log("s1", 6)
+            grown[4] = Entry("e4", "s2", 4, grown[4].body)
+            with pytest.raises(StoreError, match="entry 'e4' belongs to session 's2'"):
                 store.import_session(imported("s1", grown))
             assert stored_keys(db) == before
 

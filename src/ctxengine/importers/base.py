@@ -22,7 +22,8 @@ class ImportedSession:
             of the file (so importing the same file twice yields the same id).
         format: importer name (``"claude-code"``, ``"codex"`` …).
         source_path: the file as given.
-        entries: the session log, ``seq`` 0..n-1, parent-linked, in source order.
+        entries: the session log, ``seq`` 0..n-1, parent-linked, in source order (a store
+            gives new entries the seqs that continue its stored log instead).
         title: a short human label (first user request, cut to 80 chars) or ``None``.
         meta: source facts we keep (model, cwd, version …).
     """

@@ -5,7 +5,7 @@ way to change or remove a stored entry (DESIGN invariant 1). Entries are keyed t
 ``(session_id, seq)``, their position in the log, and by ``(session_id, id)``, their source
 id or content address. Appending an entry whose id is already stored skips it, so importing
 the same transcript twice adds nothing, and re-importing a transcript that grew adds only its
-new tail.
+new tail (numbered after whatever the log already holds).
 """
 
 from __future__ import annotations
@@ -151,8 +151,16 @@ class Store(Protocol):
         """Store an imported transcript in one transaction: the session (when new) and every
         entry not stored yet. Importing the same file twice adds nothing.
 
+        Entries whose id is already stored in the session are skipped. The others are
+        appended in file order with seqs that continue the stored log (:meth:`last_seq` + 1,
+        + 2 …): a stored seq is the position in the stored log, not in the file. So a
+        transcript that grew can be re-imported after the engine appended its own entries
+        (a compaction record) to the imported session; the file's new tail follows them.
+        Ids, parents, bodies and meta are stored as the importer gave them.
+
         Raises:
-            StoreError: as :meth:`append`; nothing of the import is stored.
+            StoreError: an id repeats within ``imported.entries``, an entry belongs to another
+                session or cannot be serialised; nothing of the import is stored.
         """
         ...
 

@@ -157,7 +157,9 @@ class SQLiteStore:
 
     def import_session(self, imported: ImportedLog) -> ImportResult:
         """Store an imported transcript (session row when new, then its new entries) in one
-        transaction. Returns how many entries were added and skipped."""
+        transaction; see :meth:`ctxengine.stores.base.Store.import_session`. New entries get
+        the seqs that continue the stored log, whatever seqs the file gave them. Returns how
+        many entries were added and skipped."""
         sid = imported.session_id
         operation = f"import session {sid!r} from {imported.source_path}"
         first = imported.entries[0].created_at if imported.entries else None
@@ -166,22 +168,38 @@ class SQLiteStore:
         )
         with self._write(operation) as conn:
             self._insert_session(conn, info, operation)
-            added = self._append(conn, sid, imported.entries, operation)
-        return ImportResult(sid, added, len(imported.entries) - added)
+            stored = self._stored_ids(conn, sid, [e.id for e in imported.entries])
+            fresh = [e for e in imported.entries if e.id not in stored]
+            _check_unique(fresh, self._where(operation))
+            start = self._last_seq(sid) + 1
+            renumbered = [replace(e, seq=start + i) for i, e in enumerate(fresh)]
+            self._insert(conn, sid, renumbered, start, operation)
+        return ImportResult(sid, len(fresh), len(imported.entries) - len(fresh))
 
     def _append(
         self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], operation: str
     ) -> int:
         self._require(session_id)
-        where = self._where(operation)
         stored = self._stored_ids(conn, session_id, [e.id for e in entries])
         fresh = [e for e in entries if e.id not in stored]
-        _check_continues(fresh, session_id, self._last_seq(session_id) + 1, where)
+        self._insert(conn, session_id, fresh, self._last_seq(session_id) + 1, operation)
+        return len(fresh)
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        fresh: Sequence[Entry],
+        next_seq: int,
+        operation: str,
+    ) -> None:
+        """Insert ``fresh`` (none stored yet), which must carry seqs ``next_seq`` …"""
+        where = self._where(operation)
+        _check_continues(fresh, session_id, next_seq, where)
         conn.executemany(
             f"INSERT INTO entries ({_rows.ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (_rows.entry_row(e, where) for e in fresh),
         )
-        return len(fresh)
 
     @staticmethod
     def _stored_ids(conn: sqlite3.Connection, session_id: str, ids: list[str]) -> set[str]:
@@ -275,7 +293,7 @@ class SQLiteStore:
         return f"SQLiteStore({self.path!r})"
 
 
-def _check_continues(fresh: list[Entry], session_id: str, next_seq: int, where: str) -> None:
+def _check_continues(fresh: Sequence[Entry], session_id: str, next_seq: int, where: str) -> None:
     """Raise ``StoreError`` unless ``fresh`` belong to ``session_id`` and carry the seqs
     ``next_seq, next_seq + 1, …``."""
     for offset, entry in enumerate(fresh):
@@ -286,6 +304,15 @@ def _check_continues(fresh: list[Entry], session_id: str, next_seq: int, where: 
                 f"{where}: entry {entry.id!r} has seq {entry.seq}, expected "
                 f"{next_seq + offset}: new entries must continue the log without gaps"
             )
+
+
+def _check_unique(entries: list[Entry], where: str) -> None:
+    """Raise ``StoreError`` when an id occurs twice in ``entries``."""
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.id in seen:
+            raise StoreError(f"{where}: entry id {entry.id!r} occurs twice")
+        seen.add(entry.id)
 
 
 def _ambiguous(prefix: str, ids: list[Any]) -> str:
