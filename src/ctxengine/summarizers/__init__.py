@@ -11,8 +11,10 @@ from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, Summary
 from ctxengine.summarizers.calls import ModelSummarizer, SummaryCall
 from ctxengine.summarizers.constraints import (
     constraint_sentences,
+    is_goal_candidate,
     is_injected_text,
     is_real_user_message,
+    is_slash_command,
     real_user_texts,
 )
 from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_sections
@@ -44,8 +46,10 @@ __all__ = [
     "constraint_sentences",
     "extract_ledgers",
     "head_tail",
+    "is_goal_candidate",
     "is_injected_text",
     "is_real_user_message",
+    "is_slash_command",
     "ledger_sections",
     "make_summarizer",
     "real_user_texts",

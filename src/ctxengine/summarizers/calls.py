@@ -9,17 +9,16 @@ Summary calls are accounted here, never in the session's history or its usage an
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from ctxengine.errors import Cancelled, ProviderError, SummaryRejected
-from ctxengine.model import Ledgers, Message, Usage, assistant, user
+from ctxengine.model import Message, Usage, assistant, user
 from ctxengine.providers.base import Completion, CompletionRequest, Provider
 from ctxengine.summarizers import prompts, validate
+from ctxengine.summarizers.anchor import cumulative_ledgers
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.constraints import is_injected_text, real_user_texts
 from ctxengine.summarizers.fit import Piece
-from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.tokens.base import Estimator
 
 #: Per-message framing the estimator does not see in a plain prompt string (tokens).
@@ -71,19 +70,6 @@ class ModelSummarizer(Protocol):
     ) -> Summary:
         """Summarize; setting ``cancel`` aborts the call in flight (raises ``Cancelled``)."""
         ...
-
-
-def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
-    """The previous compaction's ledgers merged with those of the range (only grow), the
-    pinned items added and the goal fixed (first real user request of the session)."""
-    anchor = request.previous.ledgers if request.previous else Ledgers()
-    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
-    texts = prior + real_user_texts(request.all_messages)
-    candidates = (anchor.goal, request.goal, *texts[:1])
-    goal = next((g for g in candidates if g and not is_injected_text(g)), "")
-    new = extract_ledgers(request.all_messages, goal)
-    merged = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
-    return replace(merged, goal=goal)
 
 
 def replaced_tokens(request: SummaryRequest, estimator: Estimator) -> int:

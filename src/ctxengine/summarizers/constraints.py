@@ -5,6 +5,10 @@ messages agents inject in the user role (Codex ``<environment_context>`` and AGE
 Claude Code ``<command-name>``/``<local-command-stdout>``/``<system-reminder>`` blocks, task
 notifications, "[Request interrupted by user]", a continued-session summary), nor a message
 whose ``meta`` marks it ``synthetic``, ``isMeta`` or ``isCompactSummary``.
+
+A *goal candidate* is a real user message that is not a bare slash command (``/mode``,
+``/model gpt-4o``): the session's goal is the first goal candidate, since a command typed to
+the agent's own interface says nothing about the task.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ _INJECTED_PREFIXES: tuple[str, ...] = (
     "This session is being continued from a previous conversation",
 )
 _META_FLAGS: tuple[str, ...] = ("synthetic", "isMeta", "isCompactSummary")
+#: Longest text, in characters (after stripping), still taken for a bare slash command.
+SLASH_COMMAND_MAX_CHARS = 40
+#: ``/`` then a command name without ``/`` or ``.`` (so ``/home/u/a.py …`` is a path, not a
+#: command), then optional arguments on the same line.
+_SLASH_COMMAND = re.compile(r"/[\w:-]*(?:[ \t][^\n]*)?")
 
 
 def is_injected_text(text: str) -> bool:
@@ -49,6 +58,31 @@ def is_real_user_message(message: Message) -> bool:
     if any(message.meta.get(flag) for flag in _META_FLAGS):
         return False
     return not is_injected_text(message.text)
+
+
+def is_slash_command(text: str) -> bool:
+    """True for text that is only a slash command typed to the agent's interface: one line of
+    at most :data:`SLASH_COMMAND_MAX_CHARS` characters (surrounding whitespace ignored) that
+    starts with ``/`` and a command name holding no ``/`` or ``.`` (``/mode``, ``/``,
+    ``/model gpt-4o``; not ``/home/u/a.py is broken``), optionally followed by arguments."""
+    stripped = text.strip()
+    return (
+        len(stripped) <= SLASH_COMMAND_MAX_CHARS and _SLASH_COMMAND.fullmatch(stripped) is not None
+    )
+
+
+def is_goal_candidate(message: Message) -> bool:
+    """True for a message that may be the session's goal: a real user message
+    (:func:`is_real_user_message`) that is not a bare slash command (:func:`is_slash_command`).
+    The goal is the first such message of the session (pi: a session opening with ``/mode``
+    has its goal in the next message)."""
+    return is_real_user_message(message) and not is_slash_command(message.text)
+
+
+def is_goal_text(text: str) -> bool:
+    """:func:`is_goal_candidate` for a text already known to be a user's: neither injected
+    (:func:`is_injected_text`) nor a bare slash command."""
+    return not is_injected_text(text) and not is_slash_command(text)
 
 
 def user_text(message: Message) -> str:

@@ -3,6 +3,7 @@
 The text is a fixed sequence of headed sections (empty ones are left out)::
 
     ## Goal                          the first real user request, verbatim
+    ## Earlier summary (carried over) the previous compaction's text, when it is not ours
     ## User messages (newest first)  later user messages, verbatim, within a token budget
     ## Constraints                   user sentences stating rules (ledger)
     ## Done                          completed steps, past tense (ledger)
@@ -10,7 +11,7 @@ The text is a fixed sequence of headed sections (empty ones are left out)::
     ## Errors                        exact error lines from failed tool results (ledger)
     ## Commands run                  shell commands (ledger)
     ## Current work                  the last assistant text before the cut
-    ## Next step                     the latest user request
+    ## Next step                     the latest user request (not a bare slash command)
     ## Turn context                  what the split turn did before the cut
     ## Pinned                        pinned items (ledger)
     ## Focus                         the focus text given to this compaction
@@ -19,7 +20,10 @@ Anchor: the previous compaction's ledgers are merged with this range's (they onl
 path or constraint from compaction k is still listed after compaction k+1 even when it is not
 in the new range. User messages carry over through ``SummaryRequest.prior_user_messages``:
 the caller passes the real user messages that precede the range, so the newest ones of the
-whole session are chosen each time (no text of the previous summary is parsed back).
+whole session are chosen each time. The previous compaction's text is carried only when it
+holds what no ledger does (an imported summary, a model's narrative, or an earlier summary
+our text carried itself): see :mod:`ctxengine.summarizers.anchor`. The goal is the first
+real user message that is not a bare slash command (``/mode``).
 
 Budget: the user messages are first chosen newest-first within ``user_messages_budget`` tokens
 (the first one that does not fit is cut to the tokens left, as Codex does); then sections
@@ -33,12 +37,16 @@ from dataclasses import dataclass, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
-from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.constraints import (
-    is_injected_text,
-    is_real_user_message,
-    real_user_texts,
+from ctxengine.summarizers.anchor import (
+    CARRIED_HEADING,
+    CARRIED_TAG,
+    anchor_ledgers,
+    carried_summary,
+    choose_goal,
+    user_texts,
 )
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.summarizers.constraints import is_real_user_message, is_slash_command
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.summarizers.transcript import head_tail
@@ -127,13 +135,6 @@ def ledger_sections(ledgers: Ledgers) -> tuple[Section, ...]:
     )
 
 
-def _user_texts(request: SummaryRequest) -> tuple[str, ...]:
-    """Real user texts of the whole session up to the cut, oldest first: the caller's prior
-    ones (injected blocks dropped), then those of the range."""
-    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
-    return prior + real_user_texts(request.all_messages)
-
-
 def _drop_first(texts: list[str], value: str) -> None:
     if value in texts:
         texts.remove(value)
@@ -166,10 +167,9 @@ class ExtractiveSummarizer:
         messages = request.all_messages
         if not any(m.parts for m in messages):
             raise SummaryRejected("empty", "nothing to summarize")
-        anchor = request.previous.ledgers if request.previous else Ledgers()
-        texts = _user_texts(request)
-        candidates = (anchor.goal, request.goal, *texts[:1])
-        goal = next((g for g in candidates if not is_injected_text(g)), "")
+        anchor = anchor_ledgers(request.previous)
+        texts = user_texts(request)
+        goal = choose_goal(request, texts)
         new = extract_ledgers(messages, goal)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
@@ -200,15 +200,23 @@ class ExtractiveSummarizer:
         texts = list(user_texts)
         goal = ledgers.goal
         _drop_first(texts, goal)
-        next_step = ""
-        if texts:
-            next_step = texts.pop()
-        elif goal:
+        latest = [i for i, t in enumerate(texts) if not is_slash_command(t)]
+        next_step = texts.pop(latest[-1]) if latest else ""
+        if not next_step and goal:
             next_step = "No later request: continue with the goal above."
         chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
         ledger = {s.key: s for s in ledger_sections(ledgers)}
+        carried, cut = carried_summary(request.previous)
         return (
             Section("goal", "Goal", "text", (goal,)),
+            Section(
+                "earlier_summary",
+                CARRIED_HEADING,
+                "text",
+                (carried,),
+                omitted=cut if carried else 0,
+                tag=CARRIED_TAG,
+            ),
             Section(
                 "user_messages",
                 "User messages (newest first)",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ctxengine.errors import Cancelled, ConfigError, ContextOverflow, ProviderError, SummaryRejected
 from ctxengine.providers.base import CompletionRequest, Provider
 from ctxengine.summarizers import prompts, validate
+from ctxengine.summarizers.anchor import choose_goal
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.cache_reuse import NotReusable, append_to_body
 from ctxengine.summarizers.calls import (
@@ -243,7 +244,7 @@ class LLMSummarizer(ModelCaller):
 
     @staticmethod
     def _goal_outside(request: SummaryRequest) -> str | None:
-        goal = request.goal.strip()
+        goal = choose_goal(request).strip()
         if not goal or any(goal in t for t in real_user_texts(request.all_messages)):
             return None
         return goal

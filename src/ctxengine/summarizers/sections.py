@@ -2,7 +2,8 @@
 in which they shrink until the whole text fits its token budget.
 
 Shrink order (first applied first; each step stops as soon as the text fits). Optional
-sections go first, then what the continuation cannot do without:
+sections go first, then the earlier summary down to its head, then what the continuation
+cannot do without:
 
  1. commands: keep the newest ones;
  2. files read: group by directory, then keep the newest;
@@ -12,10 +13,14 @@ sections go first, then what the continuation cannot do without:
  6. turn context: cut, down to nothing;
  7. done: keep the newest;
  8. focus: cut, down to nothing;
- 9. next step, then goal: cut down to their first :data:`KEEP_CHARS` characters;
-10. next step: cut down to nothing;
-11. commands, files read, errors, user messages, done: left out, omission notes too;
-12. only when the required sections alone are too big: constraints cut to
+ 9. earlier summary (carried over): cut from its end down to its first
+    :data:`CARRIED_KEEP_CHARS` characters (it holds the only record of the history before
+    a compaction another system wrote, so it outranks the optional sections above);
+10. next step, then goal: cut down to their first :data:`KEEP_CHARS` characters;
+11. next step: cut down to nothing;
+12. commands, files read, errors, user messages, done: left out, omission notes too;
+13. earlier summary: cut down to nothing;
+14. only when the required sections alone are too big: constraints cut to
     :data:`SHORT_CONSTRAINT_CHARS` characters each, pinned items and then constraints keep the
     newest, and last the modified paths are grouped by directory (``dir/: a.py, b.py``).
 
@@ -33,6 +38,9 @@ from typing import Literal, TypeAlias
 
 #: Characters of the goal (and of the latest request) that always survive.
 KEEP_CHARS = 500
+#: Characters of the carried earlier summary kept (its head) until only required sections
+#: are left to shrink: about 500 tokens of prose.
+CARRIED_KEEP_CHARS = 2_000
 #: Length each constraint is cut to when constraints alone overflow the budget.
 SHORT_CONSTRAINT_CHARS = 120
 
@@ -53,6 +61,8 @@ class Section:
         omitted: items dropped (lists) or characters cut (text).
         grouped: paths shown grouped by directory.
         newest_first: items are ordered newest first.
+        tag: for a ``text`` section, wrap the block (and its cut note) in ``<tag>`` …
+            ``</tag>`` lines, so that quoted text with headings of its own stays delimited.
     """
 
     key: str
@@ -63,6 +73,7 @@ class Section:
     omitted: int = 0
     grouped: bool = False
     newest_first: bool = False
+    tag: str = ""
 
 
 def group_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -89,6 +100,8 @@ def render_section(section: Section) -> str:
             return ""
         if section.omitted:
             body += f"\n[… {section.omitted:,} more characters not shown]"
+        if section.tag:
+            body = f"<{section.tag}>\n{body}\n</{section.tag}>"
         return f"## {section.heading}\n{body}"
     items = group_paths(section.items) if section.grouped else section.items
     if not items and not section.omitted:
@@ -191,6 +204,7 @@ SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
     ("turn_context", cut_text(0)),
     ("done", keep_newest),
     ("focus", cut_text(0)),
+    ("earlier_summary", cut_text(CARRIED_KEEP_CHARS)),
     ("next_step", cut_text(KEEP_CHARS)),
     ("goal", cut_text(KEEP_CHARS)),
     ("next_step", cut_text(0)),
@@ -199,6 +213,7 @@ SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
     ("errors", hide),
     ("user_messages", hide),
     ("done", hide),
+    ("earlier_summary", cut_text(0)),
     ("constraints", shorten_items(SHORT_CONSTRAINT_CHARS)),
     ("pinned", keep_newest),
     ("constraints", keep_newest),

@@ -1,0 +1,133 @@
+"""The anchor of a compaction: what carries over from the previous one, and the goal.
+
+Ledgers carry over as data. The previous compaction's *text* carries over too when that text
+holds what no ledger does:
+
+- written by another system (``summarizer == "imported"``: a Claude Code ``compact_boundary``,
+  a pi or Codex compaction): its ledgers are empty, and its summary is the only record of the
+  history before it;
+- written by a model (``"llm"``, or the narrative of ``"hybrid"`` without its ledger block):
+  the narrative is more than the ledgers, and an extractive fallback must not drop it;
+- written by the extractive summarizer: only the earlier summary it carried itself (found
+  between the ``<earlier-summary>`` tags), with the count of characters already cut from it.
+
+Paths an imported summary names as created or modified are added to the modified-files
+ledger (:func:`modified_paths_in`): only those with an explicit verb right next to them, so a
+path the summary merely mentions (read, a plan, a reference) is never listed as modified.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ctxengine.model import CompactionRecord, Ledgers
+from ctxengine.summarizers.base import SummaryRequest
+from ctxengine.summarizers.constraints import is_goal_text, is_injected_text, real_user_texts
+from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.prompts import narrative_of
+
+#: Heading of the carried earlier summary in the extractive continuation state.
+CARRIED_HEADING = "Earlier summary (carried over)"
+#: Tag around the carried text, so that a later compaction finds it again.
+CARRIED_TAG = "earlier-summary"
+#: Summarizers whose ledgers are ours; anything else (``"imported"``) is foreign.
+OWN_SUMMARIZERS = frozenset({"extractive", "llm", "hybrid"})
+
+_CUT_NOTE = re.compile(r"\n\[… ([\d,]+) more characters not shown\]$")
+_PATH = (
+    r"(?<![\w./@+:-])((?:~?/|\.\.?/)?(?:[\w@+-][\w.@+-]*/)+"
+    r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/@+-])(?!\.\w)"
+)
+_QUOTE = r"[`'\"*]*"
+_VERBS = r"(?:created|modified|edited|updated|changed|wrote|rewrote|rewritten|written)"
+_VERB_THEN_PATH = re.compile(rf"\b{_VERBS}[ \t]+{_QUOTE}{_PATH}", re.IGNORECASE)
+_PATH_THEN_NOTE = re.compile(rf"{_PATH}{_QUOTE}[ \t]*\([ \t]*(?:{_VERBS}|new)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bbe|\bwill|\bto|\bshould|\bmust)[ \t]*$", re.I)
+
+
+def user_texts(request: SummaryRequest) -> tuple[str, ...]:
+    """Real user texts of the whole session up to the cut, oldest first: the caller's prior
+    ones (injected blocks dropped), then those of the range."""
+    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
+    return prior + real_user_texts(request.all_messages)
+
+
+def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> str:
+    """The session's goal, verbatim: the first of the previous goal, the caller's goal and the
+    user ``texts`` (default :func:`user_texts`) that is a goal text (neither injected nor a
+    bare slash command, :func:`~ctxengine.summarizers.constraints.is_goal_text`); when none
+    is, the first that is not injected (a session of slash commands only); else ``""``."""
+    texts = user_texts(request) if texts is None else texts
+    previous = request.previous.ledgers.goal if request.previous else ""
+    candidates = (previous, request.goal, *texts)
+    found = next((g for g in candidates if g and is_goal_text(g)), None)
+    if found is not None:
+        return found
+    return next((g for g in (previous, request.goal, *texts[:1]) if not is_injected_text(g)), "")
+
+
+def is_foreign(previous: CompactionRecord | None) -> bool:
+    """True when ``previous`` was written by another system (not one of
+    :data:`OWN_SUMMARIZERS`)."""
+    return previous is not None and previous.summarizer not in OWN_SUMMARIZERS
+
+
+def carried_summary(previous: CompactionRecord | None) -> tuple[str, int]:
+    """The earlier summary to carry forward and the characters already cut from it (see the
+    module docstring): ``("", 0)`` when there is none."""
+    if previous is None:
+        return "", 0
+    if previous.summarizer != "extractive":
+        return narrative_of(previous.summary).strip(), 0
+    return _own_carried(previous.summary)
+
+
+def _own_carried(summary: str) -> tuple[str, int]:
+    head = f"## {CARRIED_HEADING}\n<{CARRIED_TAG}>\n"
+    start = summary.find(head)
+    if start < 0 or (start > 0 and not summary[:start].endswith("\n\n")):
+        return "", 0
+    body_start = start + len(head)
+    end = summary.find(f"\n</{CARRIED_TAG}>", body_start)
+    if end < 0:
+        return "", 0
+    body = summary[body_start:end]
+    cut = _CUT_NOTE.search(body)
+    if cut is None:
+        return body, 0
+    return body[: cut.start()], int(cut.group(1).replace(",", ""))
+
+
+def modified_paths_in(text: str) -> tuple[str, ...]:
+    """Paths (with a ``/`` and an extension) that ``text`` states were created or modified, in
+    first-seen order: a verb right before the path (``Created `src/a.py```, ``edited
+    lib/b.ex``) or a parenthesized note right after it (```src/a.py` (MODIFIED - task 1)``,
+    ``(new)``). A verb preceded by a negation or a modal (``not``, ``never``, ``will``,
+    ``to`` …) does not count. Matching is case-insensitive."""
+    found: list[tuple[int, str]] = []
+    for match in _VERB_THEN_PATH.finditer(text):
+        if not _NEGATED.search(text, max(0, match.start() - 12), match.start()):
+            found.append((match.start(1), match.group(1)))
+    found.extend((m.start(1), m.group(1)) for m in _PATH_THEN_NOTE.finditer(text))
+    return tuple(dict.fromkeys(path for _, path in sorted(found)))
+
+
+def anchor_ledgers(previous: CompactionRecord | None) -> Ledgers:
+    """The previous compaction's ledgers; for a foreign one, plus the modified paths its
+    summary names (:func:`modified_paths_in`)."""
+    if previous is None:
+        return Ledgers()
+    if not is_foreign(previous):
+        return previous.ledgers
+    mined = Ledgers(files_modified=modified_paths_in(previous.summary))
+    return previous.ledgers.merge(mined)
+
+
+def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
+    """The anchor ledgers (:func:`anchor_ledgers`) merged with those of the range (only
+    grow), the pinned items added and the goal fixed (:func:`choose_goal`)."""
+    goal = choose_goal(request)
+    new = extract_ledgers(request.all_messages, goal)
+    merged = anchor_ledgers(request.previous).merge(new).merge(Ledgers(pinned=request.pinned))
+    return replace(merged, goal=goal)

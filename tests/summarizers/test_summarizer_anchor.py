@@ -1,0 +1,286 @@
+"""What carries over from the previous compaction (an imported summary, a model's narrative,
+an earlier summary carried before), the modified paths read from an imported summary, and
+the goal (the first real user message that is not a bare slash command)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from summarizer_helpers import QuarterEstimator, call, calls, results
+
+from corpus import require_corpus
+from ctxengine.engine import Session
+from ctxengine.importers import read_transcript
+from ctxengine.model import CompactionRecord, Ledgers, Message, assistant, user
+from ctxengine.replay import RENDERERS
+from ctxengine.summarizers import (
+    ExtractiveSummarizer,
+    SummaryRequest,
+    is_goal_candidate,
+    is_slash_command,
+)
+from ctxengine.summarizers.anchor import (
+    anchor_ledgers,
+    carried_summary,
+    choose_goal,
+    cumulative_ledgers,
+    modified_paths_in,
+)
+from ctxengine.summarizers.prompts import LEDGER_INTRO
+
+EST = QuarterEstimator()
+SUMMARIZER = ExtractiveSummarizer(user_messages_budget=200)
+
+IMPORTED_SUMMARY = (
+    "This session is being continued from a previous conversation.\n\n"
+    "1. Task a0y.1 (COMPLETED): created `lib/app/registry.ex` and "
+    "`test/app/registry_test.exs`.\n"
+    "2. Task a0y.2 (IN PROGRESS): edited lib/app/sync.ex; read lib/app/config.ex."
+)
+
+
+def _imported(summary: str = IMPORTED_SUMMARY) -> CompactionRecord:
+    return CompactionRecord(summary, None, 9_000, 0, "claude-code", "imported", "imported")
+
+
+def _later() -> tuple[Message, ...]:
+    return (
+        user("Now wire the tail worker."),
+        calls(call("t1", "Edit", file_path="lib/app/tail.ex", old_string="a", new_string="b")),
+        results(("t1", "ok")),
+        assistant("Wired."),
+    )
+
+
+def _request(previous: CompactionRecord | None, budget: int = 2_000) -> SummaryRequest:
+    return SummaryRequest(_later(), previous, "Work on bead a0y.", budget)
+
+
+class TestSlashCommands:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("/mode", True),
+            ("/", True),
+            ("  /model gpt-4o \n", True),
+            ("/compact keep the storage details", True),
+            ("/mode " + "x" * 34, True),  # 40 characters
+            ("/mode " + "x" * 35, False),  # 41 characters
+            ("/mode\nport the theme", False),
+            ("/home/u/a.py is broken", False),
+            ("/etc/hosts", False),
+            ("/README.md", False),
+            ("fix /etc/hosts", False),
+            ("", False),
+        ],
+    )
+    def test_only_a_short_single_line_command_counts(self, text: str, expected: bool) -> None:
+        assert is_slash_command(text) is expected
+
+    def test_a_goal_candidate_is_a_real_user_message_that_is_not_a_command(self) -> None:
+        assert is_goal_candidate(user("/mode")) is False
+        assert is_goal_candidate(user("port the theme")) is True
+        assert is_goal_candidate(user("<system-reminder>x</system-reminder>")) is False
+        assert is_goal_candidate(assistant("port the theme")) is False
+
+    def test_the_goal_skips_a_leading_command_even_when_the_caller_passes_it(self) -> None:
+        messages = (user("/mode"), user("Port the theme to the selectors."), assistant("ok"))
+        request = SummaryRequest(messages, None, "/mode", 2_000)
+        assert choose_goal(request) == "Port the theme to the selectors."
+        text = SUMMARIZER.summarize(request, EST).text
+        assert text == (
+            "## Goal\nPort the theme to the selectors.\n\n"
+            "## User messages (newest first)\n- /mode\n\n"
+            "## Current work\nok\n\n"
+            "## Next step\nNo later request: continue with the goal above."
+        )
+
+    def test_a_goal_found_in_prior_messages_wins_over_a_command(self) -> None:
+        request = SummaryRequest(
+            (user("/them"), assistant("ok")),
+            None,
+            "/mode",
+            2_000,
+            prior_user_messages=("/mode", "Read theme.md in full."),
+        )
+        assert choose_goal(request) == "Read theme.md in full."
+
+    def test_a_session_of_commands_only_keeps_the_first_command_as_goal(self) -> None:
+        request = SummaryRequest((user("/mode"), assistant("ok")), None, "/mode", 2_000)
+        assert choose_goal(request) == "/mode"
+
+
+class TestModifiedPathsInAnImportedSummary:
+    def test_a_verb_before_or_a_note_after_the_path(self) -> None:
+        text = (
+            "- `lib/a/registry.ex` (CREATED - task 1)\n"
+            "- `hooks/hooks.json` (MODIFIED - tasks 1, 2)\n"
+            "- Created `priv/scripts/tail_wrapper.sh`\n"
+            "- edited lib/a/sync.ex and then ran the tests\n"
+            "- src/new_thing.py (new)\n"
+        )
+        assert modified_paths_in(text) == (
+            "lib/a/registry.ex",
+            "hooks/hooks.json",
+            "priv/scripts/tail_wrapper.sh",
+            "lib/a/sync.ex",
+            "src/new_thing.py",
+        )
+
+    def test_mentions_without_an_adjacent_verb_are_not_modified_paths(self) -> None:
+        text = (
+            "Read lib/a/config.ex and lib/a/session.ex.\n"
+            "Found CSS at priv/static/app.css.\n"
+            "**Reference files:** `/home/u/src/main.ts` (~1100 lines)\n"
+            "Test files created:\n- `test/a/registry_test.exs` (14 tests)\n"
+            "Read the full transcript at: /home/u/.claude/projects/x/abc.jsonl\n"
+            "Updated `hooks.json` with a Stop event\n"
+            "Added `sync_session_by_id/2` and route `POST /api/hooks/session-end`\n"
+            "See https://example.com/docs/guide.html\n"
+            "Keep lib/a/old.ex (unchanged)\n"
+        )
+        assert modified_paths_in(text) == ()
+
+    def test_a_negated_or_planned_edit_is_not_a_modified_path(self) -> None:
+        text = (
+            "lib/a/x.ex was not modified; never edited lib/a/y.ex.\n"
+            "Next: will be created lib/a/z.ex; needs to be updated src/w.ts.\n"
+            "Then edited lib/a/done.ex."
+        )
+        assert modified_paths_in(text) == ("lib/a/done.ex",)
+
+    def test_only_a_foreign_compaction_is_mined(self) -> None:
+        assert anchor_ledgers(_imported()).files_modified == (
+            "lib/app/registry.ex",
+            "lib/app/sync.ex",
+        )
+        ours = CompactionRecord(IMPORTED_SUMMARY, "e1", 9_000, 0, "default", "llm")
+        assert anchor_ledgers(ours) == Ledgers()
+        assert anchor_ledgers(None) == Ledgers()
+
+
+class TestCarriedSummary:
+    def test_an_imported_summary_is_carried_verbatim_and_its_paths_are_listed(self) -> None:
+        summary = SUMMARIZER.summarize(_request(_imported()), EST)
+        assert summary.text == (
+            "## Goal\nWork on bead a0y.\n\n"
+            "## Earlier summary (carried over)\n<earlier-summary>\n"
+            f"{IMPORTED_SUMMARY}\n</earlier-summary>\n\n"
+            "## Done\n- edited lib/app/tail.ex\n\n"
+            "## Files modified\n- lib/app/registry.ex\n- lib/app/sync.ex\n- lib/app/tail.ex\n\n"
+            "## Current work\nWired.\n\n"
+            "## Next step\nNow wire the tail worker."
+        )
+        assert summary.ledgers.files_modified == (
+            "lib/app/registry.ex",
+            "lib/app/sync.ex",
+            "lib/app/tail.ex",
+        )
+
+    def test_it_survives_a_second_extractive_compaction(self) -> None:
+        first = SUMMARIZER.summarize(_request(_imported()), EST)
+        record = CompactionRecord(
+            first.text, "e9", 5_000, 0, "default", "extractive", ledgers=first.ledgers
+        )
+        assert carried_summary(record) == (IMPORTED_SUMMARY, 0)
+        second = SUMMARIZER.summarize(
+            SummaryRequest((user("Add tests."), assistant("Added.")), record, "", 2_000), EST
+        )
+        assert f"<earlier-summary>\n{IMPORTED_SUMMARY}\n</earlier-summary>" in second.text
+        assert second.text.count("## Earlier summary (carried over)") == 1
+        assert second.ledgers.files_modified == first.ledgers.files_modified
+
+    def test_a_cut_summary_keeps_its_head_and_the_count_adds_up_across_compactions(
+        self,
+    ) -> None:
+        # 7,016 characters once stripped of the trailing space
+        long = "Task a0y.1 done. " + "detail " * 1_000
+        first = SUMMARIZER.summarize(_request(_imported(long), budget=700), EST)
+        # optional sections go first; then the summary is cut to the 2,800 characters left
+        assert first.notes == (
+            "current_work: 6 characters cut",
+            "done: 1 step not shown",
+            "earlier_summary: 4,465 characters cut",
+        )
+        assert (len(first.text), first.tokens) == (2_800, 700)
+        assert "\n[… 4,465 more characters not shown]\n</earlier-summary>\n\n" in first.text
+        record = CompactionRecord(first.text, "e9", 5_000, 0, "d", "extractive")
+        assert carried_summary(record) == (long[:2_551], 4_465)
+        second = SUMMARIZER.summarize(
+            SummaryRequest((user("Go on."), assistant("Done.")), record, "", 400), EST
+        )
+        assert "earlier_summary: 5,539 characters cut" in second.notes
+        again = CompactionRecord(second.text, "e10", 5_000, 0, "d", "extractive")
+        assert carried_summary(again) == (long[:1_477], 7_016 - 1_477)
+
+    def test_it_keeps_its_first_2000_characters_while_next_step_and_goal_shrink(
+        self,
+    ) -> None:
+        long = "Task a0y.1 done. " + "detail " * 1_000
+        later = (user("Go on. " + "z" * 1_500), assistant("Done."))
+        request = SummaryRequest(later, _imported(long), "Work on bead a0y.", 700)
+        summary = SUMMARIZER.summarize(request, EST)
+        assert summary.notes == (
+            "current_work: 5 characters cut",
+            "earlier_summary: 5,016 characters cut",
+            "next_step: 890 characters cut",
+        )
+        record = CompactionRecord(summary.text, "e9", 5_000, 0, "d", "extractive")
+        assert carried_summary(record) == (long[:2_000], 5_016)
+
+    def test_it_goes_before_the_required_sections(self) -> None:
+        summary = SUMMARIZER.summarize(_request(_imported("x" * 3_000), budget=16), EST)
+        assert summary.text == "## Goal\nWork on bead a0y.\n\n## Files modified\n- lib/app/tail.ex"
+        assert "earlier_summary: 3,000 characters cut" in summary.notes
+
+    def test_a_hybrid_narrative_is_carried_without_its_ledger_block(self) -> None:
+        text = f"## Goal\nShip it.\n## Next step\nTest.\n\n{LEDGER_INTRO}\n\n## Done\n- x"
+        record = CompactionRecord(text, "e1", 9_000, 0, "d", "hybrid", ledgers=Ledgers("g"))
+        assert carried_summary(record) == ("## Goal\nShip it.\n## Next step\nTest.", 0)
+        assert carried_summary(None) == ("", 0)
+
+    def test_the_model_summarizers_ledgers_get_the_imported_paths(self) -> None:
+        ledgers = cumulative_ledgers(_request(_imported()))
+        assert ledgers.goal == "Work on bead a0y."
+        assert ledgers.files_modified == (
+            "lib/app/registry.ex",
+            "lib/app/sync.ex",
+            "lib/app/tail.ex",
+        )
+
+
+def test_compacting_a_claude_code_session_keeps_its_imported_summary() -> None:
+    path = require_corpus("claude-code", "spotter-long-a0y-main.jsonl")
+    imported = read_transcript(path)
+    source = next(e.body for e in imported.entries if isinstance(e.body, CompactionRecord))
+    for task in ("spotter-a0y.1", "spotter-a0y.2", "spotter-a0y.3"):
+        assert task in source.summary
+    session = Session(16_000, session_id=imported.session_id, entries=imported.entries)
+    ctx = session.compact().context
+    body = json.dumps(RENDERERS["openai"](ctx), ensure_ascii=False)
+    for task in ("spotter-a0y.1", "spotter-a0y.2", "spotter-a0y.3"):
+        assert task in body
+    record = session.entries[-1].body
+    assert isinstance(record, CompactionRecord)
+    assert record.ledgers.files_modified[:19] == (
+        "priv/scripts/tail_wrapper.sh",
+        "lib/spotter/services/active_session_registry.ex",
+        "spotter-plugin/scripts/notify-session-end.sh",
+        "spotter-plugin/hooks/hooks.json",
+        "lib/spotter_web/router.ex",
+        "lib/spotter_web/controllers/session_hook_controller.ex",
+        "lib/spotter_web/controllers/hooks_controller.ex",
+        "lib/spotter/application.ex",
+        "lib/spotter/transcripts/message.ex",
+        "lib/spotter/transcripts/session.ex",
+        "lib/spotter/transcripts/jobs/sync_transcripts.ex",
+        "lib/spotter_web/live/session_live.ex",
+        "lib/spotter/services/transcript_tail_adapter.ex",
+        "lib/spotter/services/transcript_tail_adapter/tail_f.ex",
+        "lib/spotter/services/transcript_tail_worker.ex",
+        "lib/spotter/services/transcript_tail_supervisor.ex",
+        "lib/spotter_web/live/pane_list_live.ex",
+        "priv/static/assets/spotter.css",
+        "priv/repo/migrations/20260212155510_add_message_upsert_identity.exs",
+    )
