@@ -29,3 +29,10 @@ class TestPeek:
         p = peek(b'{"history": [{"role": "system"}, {"role": "user"}]}')
         assert p.records("history") == ({"role": "system"}, {"role": "user"})
         assert p.records("missing") == ()
+
+    def test_too_deep_or_too_long_values_stop_decoding_like_a_cut(self) -> None:
+        deep = b"[" * 100_000 + b"]" * 100_000
+        assert peek(deep) == Peek("array", lists={"": ()}, snippets={"": "[" * 200})
+        p = peek(b'{"n": 1, "messages": [{"role": "user"}, ' + b"9" * 5000 + b"]}")
+        assert (p.keys, p.values) == (("n", "messages"), {"n": 1})
+        assert p.items("messages") == ({"role": "user"},)

@@ -95,7 +95,7 @@ class TestForced:
         path = tmp_path / "notes.txt"
         path.write_text("just some notes\n", encoding="utf-8")
         with pytest.raises(TranscriptError) as info:
-            read_transcript(path, format="unsupported")
+            IMPORTER.read(path)
         assert not isinstance(info.value, UnsupportedFormatError)
         assert str(info.value) == (
             f"{path}: expected one of: OpenHands events, Gemini CLI chat share (Markdown), "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,49 @@ from ctxengine.model import Entry
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 
+#: A UTF-8 byte order mark; accepted (and dropped) at the start of a file.
+BOM = b"\xef\xbb\xbf"
+#: Start of the ``ValueError`` Python raises for an integer string over its digit limit.
+INT_LIMIT = "Exceeds the limit"
+
+
+def too_complex(path: Path, exc: BaseException, *, line: int | None = None) -> TranscriptError:
+    """The error for a value ctxengine cannot process, naming ``path`` and ``line``: nesting
+    too deep (``RecursionError``, orjson's recursion limit) or an integer too long to convert
+    (``ValueError`` "Exceeds the limit …")."""
+    text = str(exc)
+    if isinstance(exc, RecursionError) or "Recursion limit" in text:
+        expected = "expected JSON nested less deeply (too deep to process)"
+    elif text.startswith(INT_LIMIT):
+        expected = f"expected shorter integers ({text.split('; ', 1)[0]})"
+    else:
+        expected = f"expected JSON values that can be encoded again ({text})"
+    return TranscriptError(str(path), expected, line=line)
+
+
+@contextmanager
+def located(path: Path, line: int | None = None) -> Iterator[None]:
+    """Turn a too deeply nested value or a too long integer met inside the block into
+    :func:`too_complex`'s ``TranscriptError``."""
+    try:
+        yield
+    except RecursionError as exc:
+        raise too_complex(path, exc, line=line) from None
+    except orjson.JSONEncodeError as exc:
+        raise too_complex(path, exc, line=line) from None
+    except ValueError as exc:
+        if str(exc).startswith(INT_LIMIT):
+            raise too_complex(path, exc, line=line) from None
+        raise
+
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based).
+    A UTF-8 byte order mark before the first line is dropped.
 
     Raises:
-        TranscriptError: a line is not valid JSON or not a JSON object (names the line).
+        TranscriptError: a line is not valid JSON, too deeply nested, or not a JSON object
+            (names the line).
     """
     try:
         fh = path.open("rb")
@@ -28,10 +66,13 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     with fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1:
+                raw = raw.removeprefix(BOM)
             if not raw.strip():
                 continue
             try:
-                value = orjson.loads(raw)
+                with located(path, number):
+                    value = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
                 raise TranscriptError(
                     str(path), f"expected a JSON object, got invalid JSON ({exc})", line=number
@@ -44,17 +85,18 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def load_json(path: Path) -> Any:
-    """Parse a whole JSON file.
+    """Parse a whole JSON file (a leading UTF-8 byte order mark is dropped).
 
     Raises:
-        TranscriptError: unreadable or invalid JSON.
+        TranscriptError: unreadable, invalid or too deeply nested JSON.
     """
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     try:
-        return orjson.loads(data)
+        with located(path):
+            return orjson.loads(data.removeprefix(BOM))
     except orjson.JSONDecodeError as exc:
         raise TranscriptError(str(path), f"expected a JSON document ({exc})") from None
 

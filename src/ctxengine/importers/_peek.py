@@ -16,6 +16,10 @@ from functools import lru_cache
 from typing import Any, Literal
 
 _DECODER = json.JSONDecoder()
+#: What decoding a head can raise besides a cut document: nesting too deep for the stdlib
+#: decoder (``RecursionError``) and integers too long to convert (``ValueError``, of which
+#: ``JSONDecodeError`` is a subclass). Decoding stops there, as at a cut.
+_UNDECODABLE = (ValueError, RecursionError)
 _WS = " \t\r\n"
 #: Characters kept of the raw text at the start of each list (for lists whose first element
 #: does not fit in the head).
@@ -67,7 +71,7 @@ def _list_items(text: str, pos: int) -> tuple[Any, ...]:
     while pos < len(text) and text[pos] != "]":
         try:
             value, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             break
         found.append(value)
         pos = _skip(text, pos)
@@ -85,7 +89,7 @@ def _object(text: str, pos: int) -> Peek:
     while pos < len(text) and text[pos] == '"':
         try:
             key, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             break
         pos = _skip(text, pos)
         if pos >= len(text) or text[pos] != ":":
@@ -97,7 +101,7 @@ def _object(text: str, pos: int) -> Peek:
             snippets[key] = text[pos : pos + _SNIPPET_CHARS]
         try:
             value, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             if is_list:
                 lists[key] = _list_items(text, pos)
             break

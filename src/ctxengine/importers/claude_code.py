@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl
+from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl, located
 from ctxengine.importers._claude_blocks import STOP_REASONS, Blocks, usage_of
 from ctxengine.importers._parts import SYNTHETIC, count, opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession
@@ -99,7 +99,8 @@ class ClaudeCodeImporter:
         """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed records."""
         reader = _Reader(path)
         for number, obj in iter_jsonl(path):
-            reader.feed(number, obj)
+            with located(path, number):
+                reader.feed(number, obj)
         return reader.finish()
 
 

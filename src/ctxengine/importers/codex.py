@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl
+from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl, located
 from ctxengine.importers._codex_items import Items, tool_output_is_error
 from ctxengine.importers._parts import count, opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession
@@ -66,7 +66,8 @@ class CodexImporter:
         """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed items."""
         reader = _Reader(path)
         for number, obj in iter_jsonl(path):
-            reader.feed(number, obj)
+            with located(path, number):
+                reader.feed(number, obj)
         return reader.finish()
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxengine.errors import TranscriptError
+from ctxengine.importers._build import BOM, located
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, Importer
+from ctxengine.model import Message
 
 #: Importers in sniffing order (most specific first). Each module exposes ``IMPORTER``.
 _MODULES: tuple[str, ...] = (
+    "ctxengine.importers.native",
     "ctxengine.importers.claude_code",
     "ctxengine.importers.codex",
     "ctxengine.importers.pi",
@@ -36,42 +39,62 @@ def _load() -> tuple[Importer, ...]:
 
 IMPORTERS: tuple[Importer, ...] = _load()
 
+#: The importer that only recognises formats without an importer; sniffing uses it, users
+#: cannot choose it.
+_UNSUPPORTED = "unsupported"
+
+
+def formats() -> tuple[str, ...]:
+    """Names a user can pass as ``format`` (every importer but the unsupported-format one)."""
+    return tuple(i.name for i in IMPORTERS if i.name != _UNSUPPORTED)
+
 
 def get_importer(name: str) -> Importer:
-    """The importer named ``name``. Raises ``KeyError`` listing the known names."""
+    """The importer named ``name`` (one of :func:`formats`).
+
+    Raises:
+        KeyError: no such format; the message lists :func:`formats`.
+    """
     for imp in IMPORTERS:
-        if imp.name == name:
+        if imp.name == name and name != _UNSUPPORTED:
             return imp
-    known = ", ".join(i.name for i in IMPORTERS)
-    raise KeyError(f"unknown format {name!r}; known formats: {known}")
+    raise KeyError(f"unknown format {name!r}; known formats: {', '.join(formats())}")
 
 
 def detect(path: Path) -> Importer:
-    """Sniff ``path`` and return its importer.
+    """Sniff ``path`` (its first :data:`SNIFF_BYTES`, without a UTF-8 byte order mark) and
+    return its importer.
 
     Raises:
         TranscriptError: the file cannot be read or matches no known format.
     """
     try:
         with path.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+            head = fh.read(SNIFF_BYTES).removeprefix(BOM)
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     for imp in IMPORTERS:
         if imp.sniff(path, head):
             return imp
-    known = ", ".join(i.name for i in IMPORTERS if i.name != "unsupported")
-    raise TranscriptError(str(path), f"unrecognised transcript format (known: {known})")
+    raise TranscriptError(
+        str(path), f"unrecognised transcript format (known: {', '.join(formats())})"
+    )
 
 
 def read_transcript(path: Path | str, format: str | None = None) -> ImportedSession:
     """Import one transcript file, sniffing its format unless ``format`` is given.
 
     Raises:
-        TranscriptError: unreadable, malformed or unrecognised input.
+        TranscriptError: unreadable, malformed or unrecognised input; JSON nested too deeply
+            or an integer too long to process; or a file that yields no message
+            (``"no messages found; is this a <format> file?"``).
         UnsupportedFormatError: a recognised format with no importer yet.
         KeyError: ``format`` names no importer.
     """
     p = Path(path)
     imp = get_importer(format) if format else detect(p)
-    return imp.read(p)
+    with located(p):
+        session = imp.read(p)
+    if not any(isinstance(e.body, Message) for e in session.entries):
+        raise TranscriptError(str(p), f"no messages found; is this a {imp.name} file?")
+    return session

@@ -1,0 +1,184 @@
+"""The registry: formats a user can choose, files without messages, byte order marks, and
+JSON too deep or integers too long for Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import require_corpus
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
+from ctxengine.importers.registry import formats
+
+KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-completions"
+CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
+
+
+def error_of(path: Path, format: str | None = None) -> TranscriptError:
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path, format)
+    return info.value
+
+
+class TestFormats:
+    def test_the_native_importer_is_sniffed_first(self) -> None:
+        assert IMPORTERS[0].name == "ctxengine"
+        assert ", ".join(formats()) == KNOWN
+
+    def test_unsupported_is_not_a_format_a_user_can_choose(self) -> None:
+        with pytest.raises(KeyError) as info:
+            get_importer("unsupported")
+        assert info.value.args[0] == f"unknown format 'unsupported'; known formats: {KNOWN}"
+
+    def test_an_unknown_format_lists_the_choosable_ones(self) -> None:
+        with pytest.raises(KeyError) as info:
+            read_transcript("whatever.jsonl", "aider")
+        assert info.value.args[0] == f"unknown format 'aider'; known formats: {KNOWN}"
+
+    def test_an_unrecognised_file_lists_them_too(self, tmp_path: Path) -> None:
+        path = tmp_path / "notes.txt"
+        path.write_text("just notes\n", encoding="utf-8")
+        assert str(error_of(path)) == f"{path}: unrecognised transcript format (known: {KNOWN})"
+
+
+class TestNoMessages:
+    def test_an_empty_file_forced_as_claude_code(self, tmp_path: Path) -> None:
+        path = tmp_path / "empty.jsonl"
+        path.write_bytes(b"")
+        err = error_of(path, "claude-code")
+        assert str(err) == f"{path}: no messages found; is this a claude-code file?"
+        assert (err.path, err.line, err.json_path) == (str(path), None, None)
+
+    def test_a_codex_file_forced_as_claude_code(self) -> None:
+        path = require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl")
+        err = error_of(path, "claude-code")
+        assert str(err) == f"{path}: no messages found; is this a claude-code file?"
+
+    @pytest.mark.parametrize(
+        ("name", "format", "data"),
+        [
+            ("empty.json", "chat-completions", b"[]"),
+            ("only-records.jsonl", "ctxengine", b""),
+        ],
+    )
+    def test_other_formats_say_the_same(
+        self, tmp_path: Path, name: str, format: str, data: bytes
+    ) -> None:
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert str(error_of(path, format)) == (
+            f"{path}: no messages found; is this a {format} file?"
+        )
+
+
+class TestByteOrderMark:
+    def test_a_jsonl_file_with_a_bom_imports_like_without(self, tmp_path: Path) -> None:
+        source = require_corpus("claude-code", "spotter-short.jsonl")
+        path = tmp_path / "bom.jsonl"
+        path.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+        assert detect(path).name == "claude-code"
+        with_bom, plain = read_transcript(path), read_transcript(source)
+        assert with_bom.session_id == plain.session_id == "55604662-cf2a-4331-851a-ec234028f8ca"
+        assert with_bom.entries == plain.entries
+        assert len(with_bom.entries) == 5
+
+    def test_a_json_file_with_a_bom_is_sniffed_and_read(self, tmp_path: Path) -> None:
+        path = tmp_path / "chat.json"
+        path.write_bytes(b"\xef\xbb\xbf" + json.dumps(CHAT).encode())
+        session = read_transcript(path)
+        assert session.format == "chat-completions"
+        assert [e.message.text for e in session.entries if e.message] == ["fix the build", "ok"]
+
+
+def codex_rollout(output: str) -> str:
+    records: list[dict[str, Any]] = [
+        {"type": "session_meta", "payload": {"id": "sess-1", "cwd": "/w"}},
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "run it"}
+            ]},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell", "arguments": "{}",
+                        "call_id": "c1"},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": output},
+        },
+    ]  # fmt: skip
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+class TestTooComplex:
+    def test_deeply_nested_json_is_not_recognised_instead_of_crashing(self, tmp_path: Path) -> None:
+        path = tmp_path / "deep.json"
+        path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        assert str(error_of(path)) == f"{path}: unrecognised transcript format (known: {KNOWN})"
+
+    def test_deeply_nested_json_forced_names_the_depth_limit(self, tmp_path: Path) -> None:
+        path = tmp_path / "deep.json"
+        path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        assert str(error_of(path, "chat-completions")) == (
+            f"{path}: expected a JSON document (depth limit exceeded: line 1 column 1026 "
+            "(char 1025))"
+        )
+
+    def test_a_deep_value_inside_messages_is_a_transcript_error(self, tmp_path: Path) -> None:
+        path = tmp_path / "chat.json"
+        deep = "[" * 1000 + "]" * 1000
+        path.write_text(
+            '{"messages": [{"role": "user", "content": "hi", "x": ' + deep + "}]}",
+            encoding="utf-8",
+        )
+        err = error_of(path)
+        assert str(err) == f"{path}: expected JSON nested less deeply (too deep to process)"
+
+    def test_a_deep_tool_input_names_the_file(self, tmp_path: Path) -> None:
+        user = {
+            "type": "user",
+            "sessionId": "s-1",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "hi"},
+        }
+        reply = {
+            "type": "assistant", "sessionId": "s-1", "uuid": "a1", "parentUuid": "u1",
+            "message": {"id": "m1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"x": "DEEP"}}
+            ]},
+        }  # fmt: skip
+        line = json.dumps(reply).replace('"DEEP"', "[" * 300 + "]" * 300)
+        path = tmp_path / "deep.jsonl"
+        path.write_text(json.dumps(user) + "\n" + line + "\n", encoding="utf-8")
+        assert detect(path).name == "claude-code"
+        assert str(error_of(path)) == (
+            f"{path}: expected JSON nested less deeply (too deep to process)"
+        )
+
+    def test_an_integer_too_long_for_python_names_the_file_and_line(self, tmp_path: Path) -> None:
+        path = tmp_path / "rollout.jsonl"
+        path.write_text(codex_rollout("Exit code: " + "9" * 5000 + "\nboom"), encoding="utf-8")
+        err = error_of(path)
+        assert (err.path, err.line) == (str(path), 4)
+        assert str(err) == (
+            f"{path}:4: expected shorter integers (Exceeds the limit (4300 digits) for "
+            "integer string conversion: value has 5000 digits)"
+        )
+
+    def test_an_integer_too_long_in_a_json_head_is_not_a_crash(self, tmp_path: Path) -> None:
+        path = tmp_path / "chat.json"
+        path.write_text(
+            '{"messages": [{"role": "user", "content": "hi", "n": ' + "9" * 5000 + "}]}",
+            encoding="utf-8",
+        )
+        assert str(error_of(path)) == (
+            f"{path}: expected a JSON document (number is infinity when parsed as double: "
+            "line 1 column 54 (char 53))"
+        )
