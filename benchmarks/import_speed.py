@@ -1,6 +1,6 @@
 """Import speed (MB/s) on the largest corpus transcript of each supported format (not a test).
 
-Run: ``.venv/bin/python benchmarks/import_speed.py [--runs N]`` (default 5 runs).
+Run: ``.venv/bin/python benchmarks/import_speed.py [--runs N]`` (default 9 runs).
 
 Every file under ``../shared/corpus/`` is sniffed; files of formats that ctxengine does not
 import yet are skipped. For the largest file of each imported format it times, ``N`` times
@@ -54,7 +54,7 @@ def time_parse_store(path: Path, runs: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
+    parser.add_argument("--runs", type=int, default=9, help="runs per measurement (median)")
     args = parser.parse_args()
     corpus = require_corpus()
     files = largest_per_format(corpus)
