@@ -18,8 +18,15 @@ from ctxengine.cli.load import load_target, open_store
 from ctxengine.cli.summary import choose_summarizer, summary_report
 from ctxengine.cli.views import show_breakdown, show_events, show_replay
 from ctxengine.engine import Session
-from ctxengine.errors import CompactionError, NothingToCompact, ProviderError, SummaryRejected
-from ctxengine.importers import read_transcript
+from ctxengine.errors import (
+    CompactionError,
+    NothingToCompact,
+    ProviderError,
+    StoreError,
+    SummaryRejected,
+    TranscriptError,
+)
+from ctxengine.importers import get_importer, read_transcript
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
@@ -103,16 +110,48 @@ def import_(
     db: DbOpt = None,
     format: FormatOpt = None,
 ) -> None:
-    """Import transcript files into the store (importing a file twice adds nothing)."""
-    store = open_store(db)
-    with store:
+    """Import transcript files into the store (importing a file twice adds nothing).
+
+    Every file is tried: one line per file (what was stored, or the error); exit 2 at the end
+    when any file failed."""
+    if format is not None:
+        get_importer(format)  # an unknown format fails every file: refuse it once
+    failed = 0
+    with open_store(db) as store:
         for f in files:
-            imported = read_transcript(f, format)
-            res = store.import_session(imported)
+            try:
+                imported = read_transcript(f, format)
+                res = store.import_session(imported)
+            except (TranscriptError, StoreError) as exc:
+                failed += 1
+                err.print(f"[red]error:[/red] {exc}", highlight=False)
+                continue
             out.print(
                 f"{f}: session {res.session_id} ({imported.format}): "
                 f"{res.added} entries added, {res.skipped} already stored"
             )
+    if failed:
+        raise ImportFailed(failed, len(files))
+
+
+class ImportFailed(Exception):
+    """``failed`` of ``total`` files of an ``import`` failed (each reported on its own line).
+    Like a click usage error it has ``show()`` and ``exit_code`` 2, so
+    :func:`ctxengine.cli.main` shows it and exits 2 (a ``typer.Exit`` code is dropped when the
+    app runs outside standalone mode)."""
+
+    exit_code = 2
+
+    def __init__(self, failed: int, total: int) -> None:
+        super().__init__(f"{failed} of {total} files not imported")
+        self.failed = failed
+        self.total = total
+
+    def show(self) -> None:
+        """Print the summary line to stderr (only after several files: one file's error
+        line says it all)."""
+        if self.total > 1:
+            err.print(f"[red]error:[/red] {self}", highlight=False)
 
 
 @app.command()

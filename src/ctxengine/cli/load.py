@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.model import Entry
 from ctxengine.stores.sqlite import SQLiteStore
@@ -34,15 +36,32 @@ def open_store(db: str | None) -> SQLiteStore:
     return SQLiteStore(db) if db else SQLiteStore()
 
 
+#: Endings that mark a target as a transcript file rather than a session id.
+FILE_SUFFIXES = (".jsonl", ".json", ".traj", ".md")
+
+
+def looks_like_path(target: str) -> bool:
+    """True when ``target`` names a file: it contains a path separator or ends in one of
+    :data:`FILE_SUFFIXES`."""
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return any(s in target for s in separators) or target.lower().endswith(FILE_SUFFIXES)
+
+
 def load_target(target: str, *, db: str | None, format: str | None) -> Target:
     """A file path is imported in memory (nothing written); anything else is looked up as a
     stored session id (or unique prefix).
 
     Raises:
-        TranscriptError: the file is malformed or in an unknown format.
+        TranscriptError: the file is malformed or in an unknown format; ``"file not found"``
+            for a missing file that looks like a path (:func:`looks_like_path`); ``"expected a
+            file path or a session id"`` for an empty target.
         SessionNotFound: no stored session matches.
     """
+    if not target:
+        raise TranscriptError("", "expected a file path or a session id")
     path = Path(target)
+    if not path.exists() and looks_like_path(target):
+        raise TranscriptError(target, "file not found")
     if path.exists():
         imported = read_transcript(path, format)
         return Target(str(path), imported.session_id, imported.entries, None, imported.format)
