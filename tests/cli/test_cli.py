@@ -206,7 +206,7 @@ class TestStoreCommands:
             )
             for title in ("By role", "By tool", "Top consumers", "Epochs"):
                 assert title in text
-            assert "│ Read │ 1 │ 1,054 │" in text
+            assert "│ Read │ 1 │ 1,085 │" in text
 
     def test_replay_prints_a_timeline(self, capsys: pytest.CaptureFixture[str]) -> None:
         path = require_corpus(*SMALL)
@@ -215,7 +215,7 @@ class TestStoreCommands:
         text = words(stdout)
         assert "Replay of" in text and "1,000-token window" in text
         assert text.endswith(
-            "4 calls, 1 compactions, 0 prunes, largest context 577 tokens, 0 invalid requests"
+            "4 calls, 1 compactions, 0 prunes, largest context 590 tokens, 0 invalid requests"
         )
         code, stdout, _ = run(capsys, "replay", str(path), "--window", "1000", "--json")
         data = json.loads(stdout)

@@ -367,7 +367,7 @@ def test_an_injected_block_passed_as_goal_or_prior_message_is_ignored() -> None:
     )
 
 
-@pytest.mark.parametrize("budget", [80, 120, 200, 400])
+@pytest.mark.parametrize("budget", [89, 120, 200, 400])
 def test_the_default_estimator_budget_is_respected(budget: int) -> None:
     from ctxengine.tokens import HeuristicEstimator
 
@@ -379,3 +379,13 @@ def test_the_default_estimator_budget_is_respected(budget: int) -> None:
     assert summary.tokens <= budget
     for path in ("src/tool/cli.py", "tests/test_cli.py", "src/theme/loader.ts", "src/tui/app.ts"):
         assert path in summary.text
+
+
+def test_under_the_default_estimator_the_required_sections_need_89_tokens() -> None:
+    from ctxengine.tokens import HeuristicEstimator
+
+    msgs = codex_history() + pi_history()
+    request = SummaryRequest(msgs, None, real_user_texts(msgs)[0], 88)
+    with pytest.raises(SummaryRejected) as info:
+        SUMMARIZER.summarize(request, HeuristicEstimator())
+    assert (info.value.reason, info.value.tokens_after) == ("over_budget", 89)

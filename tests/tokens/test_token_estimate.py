@@ -82,9 +82,38 @@ class TestText:
         assert 3000 / 1.5 <= EST.text(text) <= 3000 * 1.5
 
     def test_json_runs_at_three_chars_per_token(self) -> None:
+        doc = json.dumps([{"name": "alpha", "kind": "beta", "ok": True}] * 30)
+        assert (len(doc), EST.text(doc)) == (1_410, 470)
+
+    def test_json_with_paths_and_numbers(self) -> None:
         doc = json.dumps({"files": [{"path": f"src/m{i}.py", "lines": i} for i in range(50)]})
-        assert len(doc) == 1_841
-        assert EST.text(doc) == 614
+        # 1,841 chars, 180 of them digits (½ token each); 100 path separators among 1,641
+        # non-space chars (6.1 %) move the code rate 3 a sixth of the way to 2.5 (2.92):
+        # 1,661 / 2.922 + 90 = 658.5
+        assert (len(doc), EST.text(doc)) == (1_841, 659)
+
+    def test_digits_cost_half_a_token_each(self) -> None:
+        assert EST.text("1234567890" * 100) == 500
+        text = "The build took 1500 ms and used 2048 MB. " * 10
+        assert (len(text), EST.text(text)) == (410, 123)  # 330 chars at 4 + 80 digits / 2
+
+    def test_path_lists_run_at_two_and_a_half_chars_per_token(self) -> None:
+        files = "".join(
+            f"src/ctxengine/{module}/{name}.py\n"
+            for module in ("tokens", "model", "engine", "summarizers")
+            for name in ("base", "estimate", "codec", "anchor", "sections")
+        )
+        # 80 separators among 624 non-space chars: 12.8 %, at or above 12 %
+        assert (len(files), EST.text(files)) == (644, 258)
+
+    def test_path_separator_share_between_interpolates(self) -> None:
+        text = (
+            "## Files modified\n- src/auth/login.py\n- src/auth/session.py\n\n"
+            "## Next step\nRun the tests and fix the remaining failure in the login flow.\n"
+        )
+        # punctuation 13 of 114 (11.4 %): 3.36 chars/token; separators 9 of 114 (7.9 %) move
+        # it 41 % of the way to 2.5: 3.004, and 137 / 3.004 = 45.6
+        assert (len(text), EST.text(text)) == (137, 46)
 
     def test_code_runs_at_three_chars_per_token(self) -> None:
         code = "def add(a: int, b: int) -> int:\n    return a + b\n\n" * 20
@@ -120,8 +149,8 @@ class TestBase64:
 
     def test_hex_digests_and_long_words_stay_text(self) -> None:
         digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-        assert EST.text(digest) == 16  # 64 chars at 4 chars/token, priced as text
-        assert EST.text(digest * 4) == 64
+        assert EST.text(digest) == 26  # priced as text: 26 letters at 4 + 38 digits at 2
+        assert EST.text(digest * 4) == 102
         assert EST.text("a" * 400) == 100
 
 
@@ -170,7 +199,8 @@ class TestMessagesAndTools:
         assert EST.message(user(PROSE)) == 97
         assert EST.message(Message("assistant", ())) == 4
         call = ToolCallPart("c1", "read", '{"path":"a.py"}')
-        assert EST.message(assistant("ok", call)) == 4 + 1 + 8 + 1 + 5
+        # the arguments: 15 chars at 2.88 (code rate, one separator in 15 non-space chars)
+        assert EST.message(assistant("ok", call)) == 4 + 1 + 8 + 1 + 6
 
     def test_26k_tokens_of_tool_schemas_are_counted(self) -> None:
         schemas = [shell_tool(i) for i in range(124)]

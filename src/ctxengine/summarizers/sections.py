@@ -24,6 +24,8 @@ cannot do without:
     :data:`SHORT_CONSTRAINT_CHARS` characters each, pinned items and then constraints keep the
     newest, and last the modified paths are grouped by directory (``dir/: a.py, b.py``).
 
+Grouping paths is skipped when it would not shorten the section.
+
 Goal's first :data:`KEEP_CHARS` characters and every modified path (its directory and file
 name) are never dropped; when even they do not fit, the summarizer rejects the summary.
 Every cut is stated in the text (``[… N more characters not shown]``, ``(N earlier commands
@@ -174,8 +176,11 @@ def cut_text(floor: int) -> Step:
 
 
 def group(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-    """Show paths grouped by directory."""
-    return replace(section, grouped=True)
+    """Show paths grouped by directory, unless that is no shorter (one file per directory)."""
+    grouped = replace(section, grouped=True)
+    if len(render_section(grouped)) >= len(render_section(section)):
+        return section
+    return grouped
 
 
 def hide(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:

@@ -4,6 +4,11 @@ Not plain ``chars / 4``. One pass of C-level string operations classifies the ch
 
 - **ASCII** runs at 4 chars/token for prose and 3 for code and JSON; the rate is interpolated
   on the share of punctuation among non-space characters (≤ 5 % → prose, ≥ 15 % → code).
+  Path-like text runs at 2.5: the rate moves on toward it as the share of path separators
+  (``/ . _ -``) among non-space characters grows from 5 % to 12 % (file lists, continuation
+  states listing paths, dotted and snake_case identifiers, URLs).
+- **Digits** cost ½ token each, whatever the rate of the text around them (BPE vocabularies
+  split a digit run into groups of two or three, and a short number costs a whole token).
 - **Non-ASCII** is counted from the UTF-8 and UTF-16 lengths of the text: characters of 3-byte
   scripts (CJK, kana, hangul, Thai, Indic …) cost 1 token each, 2-byte scripts (Latin accents,
   Greek, Cyrillic, Hebrew, Arabic) ½ token, characters beyond the BMP (emoji) 2 tokens.
@@ -49,11 +54,15 @@ from ctxengine.tokens.constants import (
     CODE_CHARS_PER_TOKEN,
     CODE_PUNCT_SHARE,
     DEFAULT_DOCUMENT_TOKENS,
+    DIGIT_TOKENS_PER_CHAR,
     ENCRYPTED_CHARS_PER_TOKEN,
     MAX_IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
     NARROW_SCRIPT_TOKENS_PER_CHAR,
     PART_OVERHEAD_TOKENS,
+    PATH_CHARS_PER_TOKEN,
+    PATH_SEP_SHARE_HIGH,
+    PATH_SEP_SHARE_LOW,
     PDF_BYTES_PER_TOKEN,
     PROSE_CHARS_PER_TOKEN,
     PROSE_PUNCT_SHARE,
@@ -70,8 +79,25 @@ from ctxengine.tokens.images import estimate_tokens_for_image, image_size_from_b
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 _DIGIT = re.compile(r"[0-9]")
-_PUNCT = string.punctuation.encode("ascii")
-_SPACE = string.whitespace.encode("ascii")
+_PATH_SEPS = b"/._-"
+
+
+def _class_of(byte: int) -> int:
+    char = chr(byte)
+    if char in string.whitespace:
+        return ord(" ")
+    if byte in _PATH_SEPS:
+        return ord("/")
+    if char in string.punctuation:
+        return ord("!")
+    if char in string.digits:
+        return ord("0")
+    return ord("a")
+
+
+#: Each byte mapped to its class: `` `` whitespace, ``/`` path separator, ``!`` other
+#: punctuation, ``0`` digit, ``a`` anything else; counted with ``bytes.count``.
+_CLASSES = bytes(_class_of(b) for b in range(256))
 _B64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=")
 _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
 _B64_NEEDLE = b"a" * BASE64_MIN_CHARS
@@ -128,16 +154,27 @@ def _strip_base64(text: str) -> tuple[str, int]:
     return "".join(pieces), len(spans)
 
 
+def _ramp(share: float, low: float, high: float) -> float:
+    """0 at or below ``low``, 1 at or above ``high``, linear in between."""
+    return min(1.0, max(0.0, (share - low) / (high - low)))
+
+
 def _ascii_tokens(raw: bytes) -> float:
     n = len(raw)
     if n == 0:
         return 0.0
-    solid = len(raw.translate(None, _SPACE))
-    punct = n - len(raw.translate(None, _PUNCT))
-    share = punct / solid if solid else 0.0
-    t = min(1.0, max(0.0, (share - PROSE_PUNCT_SHARE) / (CODE_PUNCT_SHARE - PROSE_PUNCT_SHARE)))
-    chars_per_token = PROSE_CHARS_PER_TOKEN + t * (CODE_CHARS_PER_TOKEN - PROSE_CHARS_PER_TOKEN)
-    return n / chars_per_token
+    classes = raw.translate(_CLASSES)
+    solid = n - classes.count(b" ")
+    if solid == 0:
+        return n / PROSE_CHARS_PER_TOKEN
+    seps = classes.count(b"/")
+    digits = classes.count(b"0")
+    punct = classes.count(b"!") + seps
+    t = _ramp(punct / solid, PROSE_PUNCT_SHARE, CODE_PUNCT_SHARE)
+    rate = PROSE_CHARS_PER_TOKEN + t * (CODE_CHARS_PER_TOKEN - PROSE_CHARS_PER_TOKEN)
+    t = _ramp(seps / solid, PATH_SEP_SHARE_LOW, PATH_SEP_SHARE_HIGH)
+    rate += t * (PATH_CHARS_PER_TOKEN - rate)
+    return (n - digits) / rate + digits * DIGIT_TOKENS_PER_CHAR
 
 
 def _ascii_of(text: str) -> bytes:
