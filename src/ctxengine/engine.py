@@ -9,6 +9,7 @@ entries since the last compaction's first kept entry), never to the whole histor
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,7 +33,7 @@ from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
-from ctxengine.projection import ProjectionSettings, project
+from ctxengine.projection import ProjectionSettings, continuation_message, project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.projection.render.anthropic import render_anthropic
@@ -46,6 +47,7 @@ from ctxengine.providers.base import (
 )
 from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
 from ctxengine.stores.base import SessionInfo, Store
+from ctxengine.summarizers import is_goal_candidate, is_real_user_message
 from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.llm import ModelSummarizer
@@ -74,20 +76,6 @@ class LadderEvent:
     tokens_after: int
     detail: str
     at_entry: int
-
-
-#: Tokens of the continuation-state message around the summary text (prefix and tags).
-_CONTINUATION_OVERHEAD = 48
-
-
-def _is_request(m: Message) -> bool:
-    """A real user request: user text typed by the human (not tool results, not synthetic)."""
-    return (
-        m.role == "user"
-        and not m.tool_results
-        and not m.meta.get("synthetic")
-        and bool(m.text.strip())
-    )
 
 
 def _without_stand_ins(
@@ -143,10 +131,13 @@ class Session:
     ) -> None:
         self.policy = policy
         self.budget: Budget = policy.resolve(window)
-        self.estimator: Estimator = CachingEstimator(
+        self._cache = CachingEstimator(
             estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS)
         )
+        self.estimator: Estimator = self._cache
         self._memo = ProjectionMemo()
+        #: tokens of the continuation-state message around its summary (prefix, tags)
+        self._continuation_overhead = self.estimator.message(continuation_message(""))
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer(
             user_messages_budget=policy.user_messages_budget_tokens
         )
@@ -171,6 +162,11 @@ class Session:
         self._compactions = 0
         self._epoch_start = 0
         self._goal: str | None = None
+        self._goal_id: str | None = None
+        self._goal_tokens = 0
+        self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
+        self._pin_texts: list[str] = []
+        self._pruned_ids: frozenset[str] = frozenset()
         self._head_end = 0
         self._last_ladder_at = -1
         self._last: Context | None = None
@@ -249,16 +245,25 @@ class Session:
         if isinstance(body, Message):
             if self._head_end == i and body.role in ("system", "developer"):
                 self._head_end = i + 1
-            if self._goal is None and _is_request(body):
-                self._goal = body.text
+            if is_real_user_message(body):
+                self._requests.append((i, body.text))
+                if self._goal is None and is_goal_candidate(body):
+                    self._goal, self._goal_id = body.text, entry.id
+                    self._goal_tokens = self.estimator.text(body.text)
         elif isinstance(body, PruneRecord):
             self._prunes.append(i)
             self._pruned.update(body.call_ids)
+            self._pruned_ids = frozenset(self._pruned)
+        elif isinstance(body, PinRecord):
+            self._pin_texts.append(body.text)
         elif isinstance(body, CompactionRecord):
             self._compaction = i
             self._compactions += 1
             first = body.first_kept_id
             self._epoch_start = self._index.get(first, i) if first is not None else i
+            # A new epoch: work cached for the old one is not needed again.
+            self._memo = ProjectionMemo()
+            self._cache.clear()
 
     # ------------------------------------------------------------------ projection
 
@@ -267,13 +272,15 @@ class Session:
             truncate_tokens=truncate_tokens or self.budget.truncate_tokens,
             truncate_max_chars=self.policy.truncate_max_chars,
             truncate_head_ratio=self.policy.truncate_head_ratio,
+            goal_entry_id=self._goal_id,
+            goal_tokens=self.budget.goal_max,
         )
 
     def _epoch_entries(self, extra: Sequence[Entry] = ()) -> list[Entry]:
-        """Head + prune records + the epoch (+ ``extra`` records), in seq order."""
+        """Head + the epoch (+ ``extra`` records), in seq order. Prune records are not
+        passed: the pruned call ids go to ``project()`` as a set kept up to date here."""
         start = max(self._epoch_start, self._head_end)
         picked = self._entries[: self._head_end]
-        picked += [self._entries[i] for i in self._prunes if i < start]
         if self._compaction is not None and self._compaction < start:
             picked.append(self._entries[self._compaction])
         picked += self._entries[start:]
@@ -289,6 +296,7 @@ class Session:
             self.estimator,
             tools=self.tools,
             memo=self._memo,
+            pruned=self._pruned_ids,
         )
         epoch = self._compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
         return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
@@ -490,11 +498,18 @@ class Session:
             )
             if plan is not None:
                 n_sum = len(plan.to_summarize)
+                room = (
+                    self.budget.trigger
+                    - fixed
+                    - plan.kept_tokens
+                    - self._continuation_overhead
+                    - self.budget.window // 100
+                )
                 request = SummaryRequest(
                     messages=self._originals(plan.to_summarize, sources[:n_sum]),
                     previous=previous,
                     goal=self._goal or "",
-                    budget_tokens=self.budget.summary_max,
+                    budget_tokens=self._summary_budget(room),
                     focus=focus,
                     turn_prefix=self._originals(
                         plan.turn_prefix, sources[n_sum : n_sum + len(plan.turn_prefix)]
@@ -504,7 +519,6 @@ class Session:
                     live_request=self._live_request(ctx, start + n_sum + len(plan.turn_prefix)),
                 )
                 key = (plan.first_kept_id, plan.splits_turn)
-                room = self.budget.trigger - fixed - plan.kept_tokens - _CONTINUATION_OVERHEAD
                 try:
                     summary = written.get(key) or self._summarize_within(
                         request, room, tokens, manual=reason == "manual"
@@ -569,6 +583,16 @@ class Session:
         return CompactionOutcome(entry, final, before, final.tokens)
 
     # ------------------------------------------------------------------ summarizer
+
+    def _summary_budget(self, room: int) -> int:
+        """Tokens for the continuation state: the policy's summary budget, raised (within
+        ``room``, the tokens left under the trigger beside the head and the kept tail) so
+        that the first user request fits verbatim beside the ledgers, up to ``goal_max``."""
+        base = self.budget.summary_max
+        goal = min(self._goal_tokens, self.budget.goal_max)
+        if goal + base // 2 <= base:
+            return base
+        return max(base, min(room, goal + base // 2))
 
     def _summarize_within(
         self, request: SummaryRequest, room: int, tokens: int, *, manual: bool
@@ -813,30 +837,24 @@ class Session:
         first = body.first_kept_id
         start = self._index[first] if first is not None else len(self._entries)
         picked = self._entries[: self._head_end]
-        picked += [self._entries[i] for i in self._prunes]
         picked += self._entries[max(start, self._head_end) :]
         picked.append(tentative)
         return project(
-            picked, self._settings(cap), self.estimator, tools=self.tools, memo=self._memo
+            picked,
+            self._settings(cap),
+            self.estimator,
+            tools=self.tools,
+            memo=self._memo,
+            pruned=self._pruned_ids,
         )
 
     def _prior_user_messages(self) -> tuple[str, ...]:
-        """Real user messages before the current epoch (oldest first, verbatim)."""
-        out: list[str] = []
-        for e in self._entries[: self._epoch_start]:
-            m = e.message
-            if (
-                m is not None
-                and m.role == "user"
-                and not m.tool_results
-                and not m.meta.get("synthetic")
-                and m.text.strip()
-            ):
-                out.append(m.text)
-        return tuple(out)
+        """Real user requests before the current epoch (oldest first, verbatim)."""
+        end = bisect_left(self._requests, (self._epoch_start, ""))
+        return tuple(text for _i, text in self._requests[:end])
 
     def _pins(self) -> tuple[str, ...]:
-        return tuple(e.body.text for e in self._entries if isinstance(e.body, PinRecord))
+        return tuple(self._pin_texts)
 
     def _originals(
         self, messages: Sequence[Message], sources: Sequence[str | None]

@@ -50,6 +50,11 @@ DEFAULT_PRUNE_MINIMUM_MAX_RATIO = 0.1
 #: ``PRUNE_PROTECTED_TOOLS=["skill"]``; Gemini CLI exempts skill, ask-user and plan tools).
 DEFAULT_PRUNE_EXEMPT_TOOLS: tuple[str, ...] = ("skill", "Skill", "update_plan", "TodoWrite")
 
+#: The session's first user request (the task) is kept verbatim, in the tail and in the
+#: continuation state, up to this share of the trigger; only a larger task is truncated.
+#: Users report agents redoing or losing the first ask after compaction (Roo Code #8293).
+DEFAULT_GOAL_MAX_RATIO = 0.6
+
 #: Continuation state budget: the whole summary text, and the verbatim user messages in it.
 DEFAULT_SUMMARY_MAX_TOKENS = 8_000
 DEFAULT_SUMMARY_MAX_RATIO = 0.15

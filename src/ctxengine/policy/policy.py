@@ -27,6 +27,8 @@ class Policy(BaseModel):
     ``prune_*``                   prune tier (see :mod:`ctxengine.policy.defaults`)
     ``summarizer``                ``"extractive"`` (default), ``"llm"``, ``"hybrid"``
     ``summary_max_tokens``        continuation-state budget (capped at 15 % of window)
+    ``goal_max_ratio``            the first user request stays verbatim up to this share of
+                                  the trigger
     ============================  ==========================================================
 
     Raises:
@@ -56,6 +58,7 @@ class Policy(BaseModel):
     prune_minimum_tokens: int = Field(d.DEFAULT_PRUNE_MINIMUM_TOKENS, ge=0)
     prune_protect_turns: int = Field(d.DEFAULT_PRUNE_PROTECT_TURNS, ge=0)
     prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
+    goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
     summarizer: str = "extractive"
     summary_max_tokens: int = Field(d.DEFAULT_SUMMARY_MAX_TOKENS, gt=0)
     user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
@@ -106,6 +109,7 @@ class Policy(BaseModel):
                 self.prune_minimum_tokens, int(window * d.DEFAULT_PRUNE_MINIMUM_MAX_RATIO)
             ),
             summary_max=min(self.summary_max_tokens, int(window * d.DEFAULT_SUMMARY_MAX_RATIO)),
+            goal_max=int(trigger * self.goal_max_ratio),
         )
 
 
@@ -120,6 +124,7 @@ class Budget(BaseModel):
         truncate_tokens: largest single tool result in the live context.
         prune_protect / prune_minimum: newest tool output protected; smallest saving worth a prune.
         summary_max: continuation-state budget.
+        goal_max: the first user request stays verbatim up to this size.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,6 +137,7 @@ class Budget(BaseModel):
     prune_protect: int
     prune_minimum: int
     summary_max: int
+    goal_max: int = 0
 
 
 DEFAULT_POLICY = Policy()

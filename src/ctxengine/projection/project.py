@@ -37,6 +37,9 @@ CONTINUATION_PREFIX = (
     "it; treat it as accurate history, not as new instructions."
 )
 _HEAD_ROLES = frozenset({"system", "developer"})
+#: Characters allowed per protected token of the goal message (a generous ceiling: the
+#: token cap is what binds).
+GOAL_CHARS_PER_TOKEN = 8
 
 
 def continuation_message(summary: str) -> Message:
@@ -137,6 +140,7 @@ def project(
     tools: Sequence[Mapping[str, Any]] = (),
     durable: Sequence[Message] = (),
     memo: ProjectionMemo | None = None,
+    pruned: frozenset[str] | None = None,
 ) -> Context:
     """Project a session log into the context of one model call. Pure and deterministic:
     equal inputs give an equal :class:`Context`.
@@ -152,6 +156,8 @@ def project(
             the head when there is no compaction). Shown as given.
         memo: optional cache of per-entry work, reused across calls by one caller; the
             result is the same with or without it.
+        pruned: the call ids pruned so far, when the caller keeps them (then prune records
+            in ``entries`` are not read, and need not be passed).
 
     Returns:
         The :class:`Context`. ``epoch`` is the number of compaction records in ``entries``;
@@ -161,13 +167,13 @@ def project(
     head_ids = {e.id for e in head}
     comp_index = -1
     epoch = 0
-    pruned: set[str] = set()
+    found: set[str] = set()
     for i, entry in enumerate(entries):
         if isinstance(entry.body, CompactionRecord):
             comp_index = i
             epoch += 1
-        elif isinstance(entry.body, PruneRecord):
-            pruned.update(entry.body.call_ids)
+        elif pruned is None and isinstance(entry.body, PruneRecord):
+            found.update(entry.body.call_ids)
 
     messages: list[Message] = []
     sources: list[str | None] = []
@@ -200,7 +206,12 @@ def project(
     truncations: list[Truncation] = []
     pruned_out: list[str] = []
     calls: dict[str, ToolCallPart] = {}
-    prune_set = frozenset(pruned)
+    prune_set = pruned if pruned is not None else frozenset(found)
+    goal_cap = TruncateCap(
+        max(cap.tokens, settings.goal_tokens),
+        max(cap.chars, settings.goal_tokens * GOAL_CHARS_PER_TOKEN),
+        cap.head_ratio,
+    )
     tail_at = pre_end = len(messages)
     for index in range(start, len(entries)):
         entry = entries[index]
@@ -215,8 +226,9 @@ def project(
                     msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
                 )
         elif msg.tool_results or msg.role == "user":
+            own = goal_cap if entry.id == settings.goal_entry_id else cap
             msg = _rewrite(
-                msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
+                msg, entry.id, prune_set, calls, own, estimator, memo, truncations, pruned_out
             )
         messages.append(msg)
         sources.append(entry.id)

@@ -23,6 +23,10 @@ class ProjectionSettings:
             head + tail, whatever its token estimate (``Policy.truncate_max_chars``).
         truncate_head_ratio: share of the kept characters taken from the head of the text;
             the rest comes from its tail (``Policy.truncate_head_ratio``).
+        goal_entry_id: the entry holding the session's first user request (the task); its
+            text is truncated only above ``goal_tokens`` (when larger than the cap), so the
+            task stays verbatim as long as it can fit.
+        goal_tokens: the goal message's own cap in tokens (0: the ordinary cap).
 
     Raises:
         ConfigError: a cap below 1, or a head ratio outside ``(0, 1)``.
@@ -31,6 +35,8 @@ class ProjectionSettings:
     truncate_tokens: int
     truncate_max_chars: int
     truncate_head_ratio: float
+    goal_entry_id: str | None = None
+    goal_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.truncate_tokens < 1:

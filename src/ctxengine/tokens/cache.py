@@ -68,6 +68,12 @@ class CachingEstimator:
         self._messages[id(message)] = (message, tokens)
         return tokens
 
+    def clear(self) -> None:
+        """Forget every cached estimate (e.g. when a new epoch starts)."""
+        self._messages.clear()
+        self._parts.clear()
+        self._texts.clear()
+
     def tools(self, schemas: Sequence[Mapping[str, Any]]) -> int:
         """Tokens of the tool schemas (not cached: schemas are small and few)."""
         return self.base.tools(schemas)
