@@ -592,7 +592,7 @@ class Session:
         goal = min(self._goal_tokens, self.budget.goal_max)
         if goal + base // 2 <= base:
             return base
-        return max(base, min(room, goal + base // 2))
+        return max(base, min(room, goal + base))
 
     def _summarize_within(
         self, request: SummaryRequest, room: int, tokens: int, *, manual: bool

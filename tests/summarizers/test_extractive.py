@@ -389,3 +389,29 @@ def test_under_the_default_estimator_the_required_sections_need_89_tokens() -> N
     with pytest.raises(SummaryRejected) as info:
         SUMMARIZER.summarize(request, HeuristicEstimator())
     assert (info.value.reason, info.value.tokens_after) == ("over_budget", 89)
+
+
+class TestGoalKeptWhole:
+    def test_a_tight_budget_keeps_the_goal_whole_by_not_repeating_its_constraints(self) -> None:
+        goal = (
+            "Migrate the billing module to the new API. " * 12
+            + "You must keep the old endpoints working. Never delete the audit table."
+        )
+        history = (user(goal), assistant("Looking at the billing module."), user("go on"))
+        full, full_tokens = _summarize(history, budget=5_000)
+        assert "## Constraints\n- You must keep the old endpoints working." in full
+        found = None
+        for budget in range(full_tokens - 1, 0, -1):
+            try:
+                text, _tokens = _summarize(history, budget=budget)
+            except SummaryRejected:
+                break
+            if goal not in text:
+                break
+            found = (budget, text)
+        assert found is not None
+        budget, text = found
+        assert budget < full_tokens
+        assert goal in text
+        # at the tightest budget that keeps the goal whole, its constraints are not repeated
+        assert text.count("You must keep the old endpoints working.") == 1

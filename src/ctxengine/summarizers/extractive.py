@@ -173,14 +173,22 @@ class ExtractiveSummarizer:
         new = extract_ledgers(messages, goal)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
-        sections = self._sections(request, ledgers, texts, estimator)
         budget = request.budget_tokens
 
         def fits(candidate: tuple[Section, ...]) -> bool:
             return estimator.text(render(candidate)) <= budget
 
-        sections, notes = shrink(sections, fits)
+        sections, notes = shrink(self._sections(request, ledgers, texts, estimator), fits)
         text = render(sections)
+        if goal and goal not in text:
+            # The goal had to be cut: try again without listing the constraint sentences the
+            # goal already quotes, and keep that only if the goal then survives whole.
+            deduped, deduped_notes = shrink(
+                self._sections(request, ledgers, texts, estimator, dedupe=True), fits
+            )
+            if goal in render(deduped):
+                sections, notes = deduped, deduped_notes
+                text = render(sections)
         tokens = estimator.text(text)
         if tokens > budget:
             raise SummaryRejected(
@@ -196,6 +204,8 @@ class ExtractiveSummarizer:
         ledgers: Ledgers,
         user_texts: tuple[str, ...],
         estimator: Estimator,
+        *,
+        dedupe: bool = False,
     ) -> tuple[Section, ...]:
         texts = list(user_texts)
         goal = ledgers.goal
@@ -205,7 +215,14 @@ class ExtractiveSummarizer:
         if not next_step and goal:
             next_step = "No later request: continue with the goal above."
         chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
-        ledger = {s.key: s for s in ledger_sections(ledgers)}
+        # With ``dedupe``, constraint sentences quoted in the goal are not listed again (the
+        # caller keeps this only when the goal is then shown whole).
+        shown = ledgers
+        if dedupe and goal:
+            shown = replace(
+                ledgers, constraints=tuple(c for c in ledgers.constraints if c not in goal)
+            )
+        ledger = {s.key: s for s in ledger_sections(shown)}
         carried, cut = carried_summary(request.previous)
         return (
             Section("goal", "Goal", "text", (goal,)),
