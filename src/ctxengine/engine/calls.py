@@ -1,0 +1,140 @@
+"""The model-call path of a session: render the context for the provider's API, send it,
+and tell an overflow (an error matching the provider pattern table, 413, more input reported
+than the window holds, or a length stop with no output on a full window) from a reply.
+
+The session drives these functions: it prepares the context, compacts on an overflow and
+records the reply.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from ctxengine.errors import ContextOverflow
+from ctxengine.ladder.recover import check_room
+from ctxengine.model import Usage
+from ctxengine.projection.context import Context
+from ctxengine.projection.render.anthropic import render_anthropic
+from ctxengine.projection.render.openai import render_openai
+from ctxengine.providers import classify_error, to_provider_error
+from ctxengine.providers.base import Completion, CompletionRequest, Provider
+from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
+from ctxengine.summarizers.base import LiveRequest
+from ctxengine.tokens.base import Estimator
+
+from .view import fixed_tokens
+
+#: A reply, a usage, or the error a model call raised.
+Signal = Completion | Usage | BaseException
+
+
+def overflow_of(outcome: Signal, window: int) -> ContextOverflow | None:
+    """The overflow a model call signals, else ``None``: a failed call classified as
+    overflow, a reply (or its usage) reporting more input than ``window`` tokens (silent
+    overflow), or a reply stopped by the output limit with no output on a full window."""
+    if isinstance(outcome, Usage):
+        outcome = Completion("", usage=outcome)
+    if isinstance(outcome, BaseException):
+        if isinstance(outcome, ContextOverflow):
+            return outcome
+        if classify_error(outcome).kind != "overflow":
+            return None
+        error = to_provider_error(outcome)
+        return error if isinstance(error, ContextOverflow) else None
+    usage = outcome.usage
+    if is_silent_overflow(usage, window):
+        detail = "silent overflow: the reply reports more input than the window holds"
+        return ContextOverflow(usage.prompt_tokens, window, detail)
+    stop, out, prompt = outcome.finish_reason, usage.output_tokens, usage.prompt_tokens
+    if is_length_stop_on_full_window(stop, out, prompt, window):
+        detail = "the reply hit the output limit with no output on a full window"
+        return ContextOverflow(prompt, window, detail)
+    return None
+
+
+def final_overflow(
+    overflow: ContextOverflow, tokens: int, window: int, why: str
+) -> ContextOverflow:
+    """The overflow to raise when recovery is over: the provider's numbers when it gave
+    them, else ``tokens`` (our estimate) and ``window``; ``why`` leads the message."""
+    used = overflow.tokens or tokens
+    limit = overflow.limit or window
+    return ContextOverflow(used, limit, f"{why}; the provider said: {overflow}")
+
+
+def build_request(
+    ctx: Context, provider: Provider, max_output: int, temperature: float | None
+) -> tuple[CompletionRequest, LiveRequest | None]:
+    """The request for ``ctx``: rendered body for the OpenAI and Anthropic providers (with
+    the :class:`LiveRequest` a model summarizer can extend), plain messages otherwise
+    (Responses: the provider maps them itself). ``max_output`` is in tokens."""
+    renderers = {"openai": render_openai, "anthropic": render_anthropic}
+    render = renderers.get(provider.name)
+    if render is None:
+        request = CompletionRequest(
+            messages=ctx.messages,
+            tools=ctx.tools,
+            max_output_tokens=max_output,
+            temperature=temperature,
+            cache=True,
+        )
+        return request, None
+    body = render(ctx)
+    request = CompletionRequest(
+        body=body, max_output_tokens=max_output, temperature=temperature, cache=True
+    )
+    return request, LiveRequest(provider.name, body, ctx.tokens)
+
+
+def send(
+    provider: Provider,
+    request: CompletionRequest,
+    window: int,
+    cancel: threading.Event | None,
+) -> Completion | ContextOverflow:
+    """Send ``request``; the reply, or the overflow it (or the provider's error) signals.
+
+    Raises:
+        ProviderError: any other provider failure, after its retries.
+        Cancelled: ``cancel`` was set.
+    """
+    try:
+        reply = provider.complete(request, cancel=cancel)
+    except ContextOverflow as exc:
+        return exc
+    found = overflow_of(reply, window)
+    return reply if found is None else found
+
+
+def call_until_fit(
+    provider: Provider,
+    *,
+    prepare: Callable[[], Context],
+    recover: Callable[[ContextOverflow], object],
+    window: int,
+    estimator: Estimator,
+    max_output: int,
+    temperature: float | None,
+    cancel: threading.Event | None,
+) -> tuple[Completion, Context, LiveRequest | None]:
+    """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
+    recovery is spent) and send again.
+
+    Returns:
+        The reply, the context it answered and the live request sent (``None`` for a
+        provider that maps messages itself).
+
+    Raises:
+        ConfigError: the fixed part of the request plus ``max_output`` leaves no room for
+            history in ``window``.
+        Whatever ``prepare``, ``recover`` and :func:`send` raise.
+    """
+    while True:
+        ctx = prepare()
+        check_room(window, fixed_tokens(ctx, estimator), max_output)
+        request, live = build_request(ctx, provider, max_output, temperature)
+        outcome = send(provider, request, window, cancel)
+        if isinstance(outcome, Completion):
+            return outcome, ctx, live
+        recover(outcome)

@@ -1,0 +1,226 @@
+"""The session log in memory, with the indexes the engine keeps up to date as entries arrive
+(so that a call's work follows the current epoch, never the whole history).
+
+An *epoch* is the stretch of history a context is projected from: the entries from the
+latest compaction's first kept entry onward (the whole log before any compaction).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, PruneRecord
+from ctxengine.model.codec import body_hash
+from ctxengine.model.entries import Body
+from ctxengine.summarizers import is_goal_candidate, is_real_user_message
+from ctxengine.tokens.base import Estimator
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class History:
+    """An append-only list of entries plus incremental indexes over it.
+
+    Args:
+        estimator: sizes the goal (the first real user request), in tokens.
+
+    Attributes:
+        entries: the log, in append order.
+        index: entry id → position in ``entries``.
+        prunes: positions of the prune records.
+        pruned_ids: every call id pruned so far.
+        compaction: position of the latest compaction record, or ``None``.
+        compactions: number of compaction records.
+        epoch_start: position of the current epoch's first entry.
+        head_end: end of the head (the system/developer messages the log starts with).
+        goal / goal_id / goal_tokens: the first real user request (text, entry id, tokens).
+    """
+
+    def __init__(self, estimator: Estimator) -> None:
+        self._estimator = estimator
+        self.entries: list[Entry] = []
+        self.index: dict[str, int] = {}
+        self.prunes: list[int] = []
+        self._pruned: set[str] = set()
+        self.pruned_ids: frozenset[str] = frozenset()
+        self.compaction: int | None = None
+        self.compactions = 0
+        self.epoch_start = 0
+        self.head_end = 0
+        self.goal: str | None = None
+        self.goal_id: str | None = None
+        self.goal_tokens = 0
+        self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
+        self._pin_texts: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.index
+
+    @property
+    def last_id(self) -> str | None:
+        """Id of the newest entry (the parent of the next one), or ``None`` when empty."""
+        return self.entries[-1].id if self.entries else None
+
+    def new_entry(
+        self,
+        body: Body,
+        session_id: str,
+        *,
+        entry_id: str | None = None,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """The entry that appending ``body`` would add (not adopted yet).
+
+        Args:
+            entry_id: id to use; default is the content hash chained to the parent. An id
+                already in the log gets a ``#2``, ``#3``, … suffix.
+            created_at: ISO-8601 time; default now (UTC).
+            meta: extra fields kept with the entry.
+        """
+        parent = self.last_id
+        eid = entry_id or body_hash(body, parent)
+        if eid in self.index:
+            n = 2
+            while f"{eid}#{n}" in self.index:
+                n += 1
+            eid = f"{eid}#{n}"
+        return Entry(
+            id=eid,
+            session_id=session_id,
+            seq=len(self.entries),
+            body=body,
+            parent_id=parent,
+            created_at=created_at or _now(),
+            meta=dict(meta) if meta else {},
+        )
+
+    def tentative(self, record: CompactionRecord, session_id: str) -> Entry:
+        """``record`` as the next entry would hold it (hash id, no time), for measuring."""
+        parent = self.last_id
+        return Entry(
+            id=body_hash(record, parent),
+            session_id=session_id,
+            seq=len(self.entries),
+            body=record,
+            parent_id=parent,
+        )
+
+    def adopt(self, entry: Entry) -> bool:
+        """Add ``entry`` at the end and update the indexes.
+
+        Returns:
+            True when ``entry`` is a compaction record (a new epoch starts).
+        """
+        i = len(self.entries)
+        self.entries.append(entry)
+        self.index[entry.id] = i
+        body = entry.body
+        if isinstance(body, Message):
+            if self.head_end == i and body.role in ("system", "developer"):
+                self.head_end = i + 1
+            if is_real_user_message(body):
+                self._requests.append((i, body.text))
+                if self.goal is None and is_goal_candidate(body):
+                    self.goal, self.goal_id = body.text, entry.id
+                    self.goal_tokens = self._estimator.text(body.text)
+        elif isinstance(body, PruneRecord):
+            self.prunes.append(i)
+            self._pruned.update(body.call_ids)
+            self.pruned_ids = frozenset(self._pruned)
+        elif isinstance(body, PinRecord):
+            self._pin_texts.append(body.text)
+        elif isinstance(body, CompactionRecord):
+            self.compaction = i
+            self.compactions += 1
+            first = body.first_kept_id
+            self.epoch_start = self.index.get(first, i) if first is not None else i
+            return True
+        return False
+
+    def epoch_entries(self, extra: Sequence[Entry] = ()) -> list[Entry]:
+        """Head + the latest compaction record + the epoch (+ ``extra`` records), in seq
+        order. Prune records are not included: the pruned call ids are
+        :attr:`pruned_ids`."""
+        start = max(self.epoch_start, self.head_end)
+        picked = self.entries[: self.head_end]
+        if self.compaction is not None and self.compaction < start:
+            picked.append(self.entries[self.compaction])
+        picked += self.entries[start:]
+        picked += list(extra)
+        return picked
+
+    def entries_after(self, tentative: Entry) -> list[Entry]:
+        """What the log would project from once ``tentative`` (a compaction record not yet
+        appended) is the latest compaction: head, its first kept entry onward, itself."""
+        body = tentative.body
+        assert isinstance(body, CompactionRecord)
+        first = body.first_kept_id
+        start = self.index[first] if first is not None else len(self.entries)
+        picked = self.entries[: self.head_end]
+        picked += self.entries[max(start, self.head_end) :]
+        picked.append(tentative)
+        return picked
+
+    def previous_compaction(self) -> CompactionRecord | None:
+        """The latest compaction record, or ``None``."""
+        body = self.entries[self.compaction].body if self.compaction is not None else None
+        return body if isinstance(body, CompactionRecord) else None
+
+    def anchor_floor(self) -> int:
+        """Position of the latest compaction or prune record (-1 when none): a usage older
+        than it does not describe the current context."""
+        return max([self.compaction or -1, *(self.prunes[-1:] or [-1])])
+
+    def prior_user_messages(self) -> tuple[str, ...]:
+        """Real user requests before the current epoch (oldest first, verbatim)."""
+        end = bisect_left(self._requests, (self.epoch_start, ""))
+        return tuple(text for _i, text in self._requests[:end])
+
+    def pins(self) -> tuple[str, ...]:
+        """Texts of the pin records, in append order."""
+        return tuple(self._pin_texts)
+
+    def originals(
+        self, messages: Sequence[Message], sources: Sequence[str | None]
+    ) -> tuple[Message, ...]:
+        """The full history messages behind projected ones (untruncated, unpruned)."""
+        out: list[Message] = []
+        for m, src in zip(messages, sources, strict=True):
+            idx = self.index.get(src) if src is not None else None
+            body = self.entries[idx].body if idx is not None else None
+            out.append(body if isinstance(body, Message) else m)
+        return tuple(out)
+
+    def pending_call_ids(self) -> frozenset[str]:
+        """Calls of the newest reply (all its assistant messages) that no later message
+        answers while only tool results follow it: running, or awaiting a human
+        confirmation. O(size of the newest reply)."""
+        answered: set[str] = set()
+        calls: set[str] = set()
+        i = len(self.entries) - 1
+        while i >= 0:
+            m = self.entries[i].message
+            if m is not None and m.role == "assistant":
+                break
+            if m is not None and not m.tool_results:
+                return frozenset()
+            if m is not None:
+                answered.update(r.call_id for r in m.tool_results)
+            i -= 1
+        while i >= 0:
+            m = self.entries[i].message
+            if m is not None and m.role != "assistant":
+                break
+            if m is not None:
+                calls.update(c.id for c in m.tool_calls)
+            i -= 1
+        return frozenset(calls - answered)

@@ -1,0 +1,149 @@
+"""``SessionLog``: the session's history, persisted to its store, and the context projected
+from it. :class:`~ctxengine.engine.Session` adds the ladder and the model calls on top.
+
+History is append-only; the context is always ``project()`` of the log. Per call the work is
+proportional to the current epoch (the entries since the last compaction's first kept
+entry), never to the whole history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ctxengine.model import CompactionRecord, Entry
+from ctxengine.model.entries import Body
+from ctxengine.policy import Budget, Policy
+from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
+from ctxengine.projection import project
+from ctxengine.projection.context import Context
+from ctxengine.projection.memo import ProjectionMemo
+from ctxengine.stores.base import SessionInfo, Store
+from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.cache import CachingEstimator
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+from .history import History
+from .view import context_tokens, settings
+
+
+class SessionLog:
+    """A session's append-only log and its projection (no ladder).
+
+    Args:
+        window: the model's context window in tokens.
+        policy: projection and ladder configuration.
+        estimator: token estimator (default :class:`HeuristicEstimator`); wrapped in a cache
+            that is emptied at each compaction.
+        store: persist every entry here (``None`` keeps the log in memory only).
+        session_id: the session to open or create in ``store``.
+        tools: tool schemas sent with every request (counted in the context size).
+
+    Raises:
+        ConfigError: the policy's reserve leaves no room in ``window``.
+    """
+
+    def __init__(
+        self,
+        window: int,
+        *,
+        policy: Policy,
+        estimator: Estimator | None,
+        store: Store | None,
+        session_id: str,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> None:
+        self.policy = policy
+        self.budget: Budget = policy.resolve(window)
+        self._cache = CachingEstimator(
+            estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS)
+        )
+        self.estimator: Estimator = self._cache
+        self._memo = ProjectionMemo()
+        self.store = store
+        self.session_id = session_id
+        self.tools: tuple[Mapping[str, Any], ...] = tuple(tools)
+        self._history = History(self.estimator)
+
+    def _open(self, entries: Iterable[Entry]) -> None:
+        """Start from ``entries``, then create the session in the store (when there is
+        one) and adopt the stored entries not seen yet."""
+        for e in entries:
+            self._adopt(e)
+        if self.store is not None:
+            self.store.create_session(SessionInfo(id=self.session_id, format="ctxengine"))
+            for e in self.store.entries(self.session_id):
+                if e.id not in self._history:
+                    self._adopt(e)
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """The whole history, in append order."""
+        return tuple(self._history.entries)
+
+    def append(
+        self,
+        body: Body,
+        *,
+        entry_id: str | None = None,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append a message (or record) to history and persist it.
+
+        Args:
+            body: a :class:`Message` (or a record).
+            entry_id: id to use; default is the content hash chained to the parent.
+            created_at: ISO-8601 time; default now (UTC).
+            meta: extra fields kept with the entry.
+
+        Returns:
+            The new entry.
+        """
+        entry = self._history.new_entry(
+            body, self.session_id, entry_id=entry_id, created_at=created_at, meta=meta
+        )
+        if self.store is not None:
+            self.store.append(self.session_id, [entry])
+        self._adopt(entry)
+        return entry
+
+    def _adopt(self, entry: Entry) -> None:
+        if self._history.adopt(entry):
+            # A new epoch: work cached for the old one is not needed again.
+            self._memo = ProjectionMemo()
+            self._cache.clear()
+
+    def project(self, extra: Sequence[Entry] = ()) -> Context:
+        """The current context (no ladder run). ``extra`` records are projected as if
+        appended (used to measure a tentative compaction)."""
+        h = self._history
+        ctx = self._project(h.epoch_entries(extra))
+        epoch = h.compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
+        return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
+
+    def _project(self, entries: Sequence[Entry], cap: int | None = None) -> Context:
+        """``project()`` of ``entries`` (a subset of the log, see :meth:`History.epoch_entries`)
+        with the truncate-at-source cap ``cap`` in tokens (default the budget's)."""
+        h = self._history
+        return project(
+            entries,
+            settings(self.policy, self.budget, h.goal_id, cap),
+            self.estimator,
+            tools=self.tools,
+            memo=self._memo,
+            pruned=h.pruned_ids,
+        )
+
+    def _measure(self, record: CompactionRecord, cap: int | None) -> tuple[Entry, Context]:
+        """The entry ``record`` would be appended as, and the context it would give with
+        the truncate-at-source cap ``cap`` (tokens); history is unchanged."""
+        tentative = self._history.tentative(record, self.session_id)
+        return tentative, self._project(self._history.entries_after(tentative), cap)
+
+    def context_tokens(self, ctx: Context) -> int:
+        """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer
+        than the latest compaction and prune) plus the estimate of what follows it; the full
+        estimate when there is no usable anchor."""
+        return context_tokens(ctx, self._history, self.estimator)

@@ -1,0 +1,102 @@
+"""Measuring the session's context: projection settings from the policy, the context size
+against the usage anchor, the fixed part of a request, and the check that a context only
+grows at its tail within one epoch."""
+
+from __future__ import annotations
+
+from ctxengine.model import Usage
+from ctxengine.policy import Budget, Policy
+from ctxengine.projection import ProjectionSettings
+from ctxengine.projection.context import Context
+from ctxengine.tokens.base import Estimator
+
+from .history import History
+
+#: Identifies one epoch of one prune generation: (latest compaction id, number of prunes).
+EpochKey = tuple[str | None, int]
+
+
+def settings(
+    policy: Policy, budget: Budget, goal_id: str | None, truncate_tokens: int | None = None
+) -> ProjectionSettings:
+    """Projection settings of ``policy`` resolved as ``budget``.
+
+    Args:
+        goal_id: the entry holding the task (kept verbatim up to ``budget.goal_max`` tokens).
+        truncate_tokens: a tighter truncate-at-source cap in tokens; default the budget's.
+    """
+    return ProjectionSettings(
+        truncate_tokens=truncate_tokens or budget.truncate_tokens,
+        truncate_max_chars=policy.truncate_max_chars,
+        truncate_head_ratio=policy.truncate_head_ratio,
+        goal_entry_id=goal_id,
+        goal_tokens=budget.goal_max,
+    )
+
+
+def epoch_key(ctx: Context, history: History) -> EpochKey:
+    """The epoch ``ctx`` belongs to, with the current number of prune records."""
+    return (ctx.compaction_id, len(history.prunes))
+
+
+def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:
+    """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer than
+    the latest compaction and prune in ``history``) plus the estimate of what follows it;
+    the full estimate (``ctx.tokens``) when there is no usable anchor."""
+    floor = history.anchor_floor()
+    anchor: tuple[int, Usage] | None = None
+    for pos in range(len(ctx.messages) - 1, -1, -1):
+        m = ctx.messages[pos]
+        src = ctx.sources[pos]
+        if m.role != "assistant" or src is None:
+            continue
+        idx = history.index.get(src, -1)
+        if idx <= floor:
+            break
+        if m.usage is not None and not m.usage.is_zero and not m.aborted:
+            anchor = (pos, m.usage)
+            break
+    if anchor is None:
+        return ctx.tokens
+    pos, usage = anchor
+    tail = sum(estimator.message(m) for m in ctx.messages[pos + 1 :])
+    return usage.context_tokens + tail
+
+
+def fixed_tokens(ctx: Context, estimator: Estimator) -> int:
+    """Tokens every request carries whatever the history: head messages and tools."""
+    fixed = estimator.tools(ctx.tools) if ctx.tools else 0
+    for m in ctx.messages:
+        if m.role not in ("system", "developer"):
+            break
+        fixed += estimator.message(m)
+    return fixed
+
+
+class TailGuard:
+    """Asserts that successive contexts of one epoch only grow at the tail."""
+
+    def __init__(self) -> None:
+        self._last: Context | None = None
+        self._last_key: EpochKey | None = None
+
+    def check(self, ctx: Context, key: EpochKey, *, provisional: bool) -> None:
+        """Compare ``ctx`` with the previous baseline of the same ``key``.
+
+        Args:
+            provisional: calls still await their results, so a result arriving later
+                takes the place of its synthetic stand-in: ``ctx`` is checked but does not
+                become the baseline of the next check.
+
+        Raises:
+            AssertionError: ``ctx`` changed before its tail within one epoch.
+        """
+        last = self._last
+        if last is not None and self._last_key == key:
+            n = len(last.messages)
+            ok = len(ctx.messages) >= n and all(
+                a is b or a == b for a, b in zip(last.messages, ctx.messages[:n], strict=False)
+            )
+            assert ok, "projection changed before its tail within one epoch"
+        if not provisional:
+            self._last, self._last_key = ctx, key
