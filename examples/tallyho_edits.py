@@ -6,7 +6,7 @@ from __future__ import annotations
 # -- turn 1: rounding bug -------------------------------------------------------------------
 
 TEST_ADDS_UP = (
-    '        split_evenly(Money(Decimal(10)), 0)\n',
+    "        split_evenly(Money(Decimal(10)), 0)\n",
     """\
         split_evenly(Money(Decimal(10)), 0)
 
