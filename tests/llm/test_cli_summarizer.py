@@ -123,3 +123,49 @@ def test_compact_instructions_section_is_found_at_any_level() -> None:
     assert compact_instructions(text) == "Keep names.\n#### detail\nmore"
     assert compact_instructions("# Summary Instructions\n\nfocus on tests\n") == "focus on tests"
     assert compact_instructions("# Rules\nnothing here") is None
+
+
+def test_an_explicit_model_summarizer_that_fails_exits_2_and_writes_nothing(
+    server: ScriptedServer, project: Path
+) -> None:
+    server.push(stream("Please provide the conversation you want summarized."))
+    env = {"OPENAI_BASE_URL": server.url + "/v1"}
+    args = ("session.json", "--summarizer", "llm", "--summary-model", "openai:gpt-4o-mini")
+    done = run_cli(
+        project, env, *args, "--window", "8000", "--keep-recent", "600", "-o", "out.json"
+    )
+    assert done.returncode == 2
+    assert "cannot compact: summary rejected: refusal" in " ".join(done.stderr.split())
+    assert not (project / "out.json").exists()
+
+
+def test_an_explicit_extractive_summarizer_ignores_a_malformed_summary_model_variable(
+    project: Path,
+) -> None:
+    env = {"CTXENGINE_SUMMARY_MODEL": "gpt-4o-mini"}
+    done = run_cli(
+        project,
+        env,
+        "session.json",
+        "--summarizer",
+        "extractive",
+        "--window",
+        "8000",
+        "--report-json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summarizer"]["kind"] == "extractive"
+
+
+def test_an_interrupt_exits_130_and_says_nothing_was_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxengine.cli import app as app_module
+    from ctxengine.cli import main
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(app_module, "load_target", interrupted)
+    assert main(["compact", "whatever.jsonl"]) == 130
+    assert "interrupted: nothing was written" in capsys.readouterr().err

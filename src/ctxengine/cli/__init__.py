@@ -2,18 +2,27 @@
 
 Exit codes: 0 ok, 2 bad input (malformed transcript, unknown session, bad option or
 configuration, an output file that cannot be written, a session that cannot be compacted into
-the given window), 1 internal error.
+the given window, a summary model that fails when one was asked for), 130 interrupted, 1
+internal error.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ctxengine.errors import CompactionError, ConfigError, StoreError, TranscriptError
+from ctxengine.errors import (
+    CompactionError,
+    ConfigError,
+    ProviderError,
+    StoreError,
+    TranscriptError,
+)
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
+#: Interrupted by the user (Ctrl-C), as shells report SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,18 +33,21 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        app(args=args, standalone_mode=False, prog_name="ctxengine")
+        returned = app(args=args, standalone_mode=False, prog_name="ctxengine")
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except typer.Abort:
-        err.print("aborted")
-        return EXIT_INTERNAL
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("interrupted: nothing was written")
+        return EXIT_INTERRUPTED
     except (TranscriptError, ConfigError, StoreError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.print(f"[red]error:[/red] {message}", highlight=False)
         return EXIT_BAD_INPUT
     except CompactionError as exc:
         err.print(f"[red]cannot compact:[/red] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    except ProviderError as exc:
+        err.print(f"[red]summary model failed:[/red] {exc}", highlight=False)
         return EXIT_BAD_INPUT
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
@@ -49,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT if code == 2 else code
         err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
         return EXIT_INTERNAL
+    if isinstance(returned, int) and returned != 0:
+        # typer hands some outcomes back as a code instead of raising (an interrupt: 130)
+        if returned == EXIT_INTERRUPTED:
+            err.print("interrupted: nothing was written")
+        return returned
     return EXIT_OK
 
 

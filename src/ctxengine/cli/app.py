@@ -21,7 +21,9 @@ from ctxengine.engine import Session
 from ctxengine.errors import (
     CompactionError,
     NothingToCompact,
+    ProviderAuthError,
     ProviderError,
+    ProviderRequestError,
     StoreError,
     SummaryRejected,
     TranscriptError,
@@ -267,7 +269,14 @@ def compact(
         try:
             ctx = session.compact(focus).context
         except (SummaryRejected, ProviderError) as exc:
-            if choice.kind == "extractive":
+            # Only a summarizer chosen by default (a configured model) falls back; one asked
+            # for with --summarizer fails the command, and so do authentication and request
+            # errors, which another try cannot fix.
+            if (
+                choice.kind == "extractive"
+                or summarizer is not None
+                or isinstance(exc, ProviderAuthError | ProviderRequestError)
+            ):
                 raise
             fallback = f"the {choice.kind} summary failed ({exc}); used the extractive one"
             session.summarizer = choose_summarizer("extractive", None, policy=policy).summarizer

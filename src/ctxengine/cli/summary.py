@@ -74,12 +74,14 @@ def choose_summarizer(
         ConfigError: a malformed model spec, a model summarizer without a model, a missing
             SDK or key.
     """
+    budget = policy.user_messages_budget_tokens
+    if kind == "extractive":
+        return SummarizerChoice(kind, make_summarizer(kind, user_messages_budget=budget))
     spec = model
     if spec is None:
         env = summary_model_from_env()
         spec = f"{env[0]}:{env[1]}" if env else None
     chosen = kind or ("hybrid" if spec else "extractive")
-    budget = policy.user_messages_budget_tokens
     if chosen == "extractive":
         return SummarizerChoice(chosen, make_summarizer(chosen, user_messages_budget=budget))
     if spec is None:
