@@ -50,6 +50,32 @@ def summary_text(**overrides: str) -> str:
 
 GOOD = summary_text()
 
+#: Ways a model writes "nothing here", and what each normalises to.
+EMPTY_VARIANTS: tuple[tuple[str, str], ...] = (
+    ("(none)", "none"),
+    ("None.", "none"),
+    ("(none).", "none"),
+    ("*None*", "none"),
+    ("_(none)_", "none"),
+    ("`(none)`", "none"),
+    ("**None.**", "none"),
+    ("Nothing to report.", "nothing to report"),
+    ("N/A", "n/a"),
+    ("-", ""),
+    ("—", ""),
+    ("- None yet.", "none yet"),
+    ("> nothing so far", "nothing so far"),
+)
+
+
+def every_section(body: str) -> str:
+    """A reply with every required heading, each followed by ``body``."""
+    lines: list[str] = []
+    for heading in SECTIONS:
+        level = "###" if heading in SUBSECTIONS else "##"
+        lines += [f"{level} {heading}", body]
+    return "\n".join(lines)
+
 
 class QuarterEstimator:
     """One token per started 4 characters, 4 per message: easy to compute by hand."""

@@ -6,10 +6,12 @@ import itertools
 
 import pytest
 from llm_helpers import (
+    EMPTY_VARIANTS,
     GOOD,
     QuarterEstimator,
     call,
     calls,
+    every_section,
     history_text,
     openai_summarizer,
     result,
@@ -140,6 +142,20 @@ class TestRejections:
             openai_summarizer(server, sleeps).summarize(request(*work()), EST)
         assert info.value.reason == reason
         assert len(server.received) == 1
+
+    @pytest.mark.parametrize("body", [v for v, _ in EMPTY_VARIANTS])
+    def test_every_spelling_of_an_empty_template_is_rejected_and_nothing_is_retried(
+        self, server: ScriptedServer, sleeps: SleepRecorder, body: str
+    ) -> None:
+        server.push(Step(body=chat_reply(every_section(body))))
+        s = openai_summarizer(server, sleeps)
+        with pytest.raises(SummaryRejected) as info:
+            s.summarize(request(*work()), EST)
+        assert (info.value.reason, str(info.value)) == (
+            "template_only",
+            "summary rejected: template_only (every section is empty)",
+        )
+        assert [(c.purpose, c.outcome) for c in s.calls] == [("summary", "stop")]
 
     def test_a_tool_call_is_rejected(self, server: ScriptedServer, sleeps: SleepRecorder) -> None:
         reply = chat_reply("", finish="tool_calls", tool_calls=[("c9", "Bash", '{"command":"ls"}')])

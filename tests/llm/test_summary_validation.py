@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from llm_helpers import GOOD, summary_text
+from llm_helpers import EMPTY_VARIANTS, GOOD, every_section, summary_text
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import ToolCallPart
@@ -14,9 +14,11 @@ from ctxengine.summarizers.validate import (
     check_reply,
     check_size,
     clean_summary,
+    is_empty_body,
     is_refusal,
     is_template_only,
     missing_headings,
+    normalize_line,
 )
 
 
@@ -63,6 +65,40 @@ class TestCheckReply:
         text = summary_text(**{h.replace(" ", "_"): "(none)" for h in REQUIRED_HEADINGS})
         assert is_template_only(text)
         assert rejected(Completion(text))[0] == "template_only"
+
+    @pytest.mark.parametrize(("body", "normal"), EMPTY_VARIANTS)
+    def test_every_spelling_of_none_in_every_section_is_template_only(
+        self, body: str, normal: str
+    ) -> None:
+        assert normalize_line(body) == normal
+        assert is_empty_body(body)
+        text = every_section(body)
+        assert missing_headings(text) == ()
+        assert rejected(Completion(text)) == (
+            "template_only",
+            "summary rejected: template_only (every section is empty)",
+        )
+
+    def test_mixed_spellings_and_bullets_are_template_only_too(self) -> None:
+        bodies = [v for v, _ in EMPTY_VARIANTS]
+        lines: list[str] = []
+        for k, heading in enumerate(REQUIRED_HEADINGS):
+            lines += [f"## {heading}", f"- {bodies[k % len(bodies)]}", "* N/A"]
+        assert rejected(Completion("\n".join(lines)))[0] == "template_only"
+
+    def test_content_under_an_extra_heading_does_not_rescue_empty_required_sections(
+        self,
+    ) -> None:
+        text = every_section("None.") + "\n## Notes\nThe agent edited src/x.py."
+        assert rejected(Completion(text))[0] == "template_only"
+
+    @pytest.mark.parametrize(
+        "body", ["No force pushes.", "none of the above applies to src/x.py", "`make test`"]
+    )
+    def test_short_real_content_is_not_empty(self, body: str) -> None:
+        assert not is_empty_body(body)
+        text = every_section(body)
+        assert check_reply(Completion(text)) == text
 
     def test_the_template_echoed_back_is_template_only(self) -> None:
         assert rejected(Completion(TEMPLATE))[0] == "template_only"

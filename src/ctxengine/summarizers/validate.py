@@ -12,11 +12,18 @@ reason                when
 ``tool_calls``        the reply called a tool
 ``empty``             no text, or only whitespace / wrapper tags
 ``refusal``           a generic refusal or a request for the conversation instead of a summary
-``template_only``     every section is empty, ``(none)`` or the template's own description
+``template_only``     every required section is empty once normalised (see below)
 ``missing_headings``  required headings are absent (the caller nudges once, then rejects)
 ``inflated``          the summary is at least as large as what it replaces
 ``over_budget``       the summary is larger than its target size
 ====================  ======================================================================
+
+A section body counts as empty when each of its lines, after markdown is normalised away
+(list markers, emphasis ``*`` ``_`` ``~``, code backticks, brackets, surrounding
+punctuation, case), reads as a nothing-phrase: ``(none)``, ``None.``, ``*None*``,
+``_(none)_``, ```(none)```, ``N/A``, ``-``, ``Nothing to report.``, ``none yet`` … (see
+:data:`EMPTY_PHRASE`), or when the whole body is the template's own description of the
+section. A phrase such as ``No force pushes.`` is content, not empty.
 
 Pure functions; no I/O.
 """
@@ -34,7 +41,16 @@ _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s*(?P<h>.+?)\s*#*|\*\*(?P<b>[^*]+?)\*\
 _ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.DOTALL | re.IGNORECASE)
 _SUMMARY_TAG = re.compile(r"<summary>(.*?)(?:</summary>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^```[a-zA-Z]*\n(.*)\n```$", re.DOTALL)
-_EMPTY_BODIES = frozenset({"", "none", "(none)", "n/a", "-", "—", "nothing", "(nothing)"})
+#: A normalised line that says "nothing here" (see the module docstring).
+EMPTY_PHRASE = re.compile(
+    r"^(?:none|nothing|n/?a|not applicable|empty|nil|tbd|unknown|no entries|no items)"
+    r"(?: (?:yet|so far|for now|at this (?:time|point|stage)|at the moment|at present"
+    r"|to (?:report|note|add|list|mention|record)|(?:was )?(?:reported|noted|recorded"
+    r"|identified|mentioned|specified|stated|given)))?$"
+)
+_LIST_MARKER = re.compile(r"^(?:[-*+•>]+|\d+[.)])(?=\s|$)")
+_MARKUP = re.compile(r"[*_~`()\[\]{}]")
+_EDGE_PUNCT = ".,;:!?…—–-\"' "
 _REFUSALS = (
     re.compile(
         r"\bplease (?:provide|share|paste|send|supply|include)\b.{0,60}?"
@@ -93,29 +109,47 @@ def missing_headings(text: str, required: Sequence[str] = REQUIRED_HEADINGS) -> 
     return tuple(h for h in required if normalize_heading(h) not in found)
 
 
-def _template_bodies() -> frozenset[str]:
-    return frozenset(" ".join(body.split()).lower() for _, body in sections(TEMPLATE) if body)
+def normalize_line(line: str) -> str:
+    """One body line compared loosely: list markers, emphasis, code backticks and brackets
+    removed, punctuation stripped from both ends, lower case, single spaces
+    (``"- _(None)._"`` → ``"none"``)."""
+    text = line.strip()
+    while True:
+        stripped = _LIST_MARKER.sub("", text, count=1).strip()
+        if stripped == text:
+            break
+        text = stripped
+    text = _MARKUP.sub("", text).strip(_EDGE_PUNCT).lower()
+    return " ".join(text.split())
 
 
-_TEMPLATE_BODIES = _template_bodies()
+def _flat(body: str) -> str:
+    return " ".join(normalize_line(ln) for ln in body.splitlines() if normalize_line(ln))
 
 
-def _is_empty_body(body: str) -> bool:
-    lines = [ln.strip().lstrip("-*• ").strip() for ln in body.splitlines() if ln.strip()]
-    flat = " ".join(" ".join(lines).split()).lower()
-    if flat in _TEMPLATE_BODIES:
+_TEMPLATE_BODIES = frozenset(_flat(body) for _, body in sections(TEMPLATE) if body)
+_EMPTY_MARK = normalize_line(EMPTY_MARK)
+
+
+def is_empty_body(body: str) -> bool:
+    """True when a section body says nothing: every line normalises (:func:`normalize_line`)
+    to ``""`` or a nothing-phrase (:data:`EMPTY_PHRASE`), or the body is the template's own
+    description of a section."""
+    lines = [normalize_line(ln) for ln in body.splitlines()]
+    if all(not ln or ln == _EMPTY_MARK or EMPTY_PHRASE.match(ln) for ln in lines):
         return True
-    return all(ln.lower() in _EMPTY_BODIES or ln.lower() == EMPTY_MARK for ln in lines)
+    return _flat(body) in _TEMPLATE_BODIES
 
 
 def is_template_only(text: str) -> bool:
-    """True when the text has headings and every section is empty, ``(none)`` or the
-    template's own description."""
-    found = sections(text)
-    headed = [(h, b) for h, b in found if h]
+    """True when the text has headings and every required section present is empty
+    (:func:`is_empty_body`); when no required heading is present, every headed section."""
+    headed = [(h, b) for h, b in sections(text) if h]
     if not headed:
         return False
-    return all(_is_empty_body(b) for _, b in headed)
+    required = {normalize_heading(h) for h in REQUIRED_HEADINGS}
+    judged = [b for h, b in headed if h in required] or [b for _, b in headed]
+    return all(is_empty_body(b) for b in judged)
 
 
 def is_refusal(text: str) -> bool:
@@ -183,9 +217,11 @@ __all__ = [
     "check_reply",
     "check_size",
     "clean_summary",
+    "is_empty_body",
     "is_refusal",
     "is_template_only",
     "missing_headings",
     "normalize_heading",
+    "normalize_line",
     "sections",
 ]
