@@ -25,6 +25,12 @@ OVERFLOW_MESSAGES: list[tuple[str, str, int | None, int | None]] = [
         200000,
     ),
     (
+        "Anthropic max_tokens above the room left",
+        "max_tokens: 63000 > 64000 - 11012",
+        74012,
+        64000,
+    ),
+    (
         "Anthropic 413",
         '413 {"type":"error","error":{"type":"invalid_request_error","message":"Request size '
         'exceeds model context window"}}',

@@ -59,6 +59,10 @@ OVERFLOW_PATTERNS: tuple[OverflowPattern, ...] = (
         r"input length and `?max_tokens`? exceed context limit:\s*(?P<tokens>\d+)\s*\+\s*"
         r"(?P<output>\d+)\s*>\s*(?P<limit>\d+)",
     ),
+    _p(
+        "Anthropic (max_tokens above the room left)",
+        r"`?max_tokens`?:\s*(?P<output>\d+)\s*>\s*(?P<limit>\d+)\s*-\s*(?P<tokens>\d+)",
+    ),
     _p("Anthropic", r"prompt is too long"),
     _p("Anthropic 413", r"request size exceeds model context window"),
     _p(
