@@ -93,7 +93,7 @@ def test_compact_with_the_llm_summarizer_end_to_end(server: ScriptedServer, proj
     )
     prompt = user_prompt(got.body)
     assert "Project compact instructions:\nKeep every test name." in prompt
-    assert f"[user wrote]\n{TASK}" in prompt
+    assert f"[user wrote]\n| {TASK}" in prompt
 
 
 def test_a_refused_summary_falls_back_to_the_extractive_one(

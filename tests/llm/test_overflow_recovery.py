@@ -166,7 +166,7 @@ class TestImagesAfter413:
         assert "'type': 'image'" not in str(summary) and png[:100] not in str(summary)
         for k in range(6):
             assert (
-                f"[user wrote]\nscreenshot {k}\n[image: image/png, 1920×1080 px, 60,004 bytes]"
+                f"[user wrote]\n| screenshot {k}\n| [image: image/png, 1920×1080 px, 60,004 bytes]"
                 in text
             )
         assert "'type': 'image'" not in str(retry)

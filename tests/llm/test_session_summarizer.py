@@ -40,6 +40,15 @@ TASK = "Task A: migrate module X. Never push to main."
 NO_RESULT = "[no result recorded: the tool call was interrupted before it returned]"
 
 
+#: A context of 3556 tokens: over the trigger (3200) but within the window beside the output
+#: budget (4000 - 300), so a failed model summary leaves it as it is.
+OVER_TRIGGER_BUT_FITS = {
+    "messages": work_history(TASK, 11),
+    "reserve_tokens": 300,
+    "trigger_ratio": 0.8,
+}
+
+
 def compactions(s: object) -> list[CompactionRecord]:
     return [e.body for e in s.entries if isinstance(e.body, CompactionRecord)]  # type: ignore[attr-defined]
 
@@ -49,7 +58,8 @@ class TestRejectedSummaries:
         self, server: ScriptedServer, sleeps: SleepRecorder
     ) -> None:
         server.push(stream(GOOD[:163], finish="length"))
-        s = new_session(openai_summarizer(server, sleeps), messages=work_history(TASK, 12))
+        s = new_session(openai_summarizer(server, sleeps), **OVER_TRIGGER_BUT_FITS)
+        assert s.budget.trigger < s.context_tokens(s.project()) <= 4_000 - 300
         before = s.entries
         ctx = s.prepare()
         assert s.entries == before and compactions(s) == []
@@ -79,7 +89,7 @@ class TestBreaker:
         boom = Step(500, openai_error("upstream failure", type_="server_error"))
         server.push(boom, boom, boom)
         summarizer = openai_summarizer(server, sleeps)
-        s = new_session(summarizer, messages=work_history(TASK, 12))
+        s = new_session(summarizer, **OVER_TRIGGER_BUT_FITS)
         for k in range(3):
             s.prepare()
             s.append(user(f"still there? {k}"))
@@ -185,13 +195,13 @@ class TestWhatTheModelIsSent:
         content = got.body["messages"][-1]["content"]
         text = content if isinstance(content, str) else content[0]["text"]
         assert (
-            "[assistant wrote]\nSearching the docs.\n\n"
+            "[assistant wrote]\n| Searching the docs.\n\n"
             '[assistant called] web_search(query="storage API v2")\n\n'
-            f"[web_search failed]\n{NO_RESULT}\n\n"
-            "[assistant wrote]\nRunning the tests.\n\n"
+            f"[web_search failed]\n| {NO_RESULT}\n\n"
+            "[assistant wrote]\n| Running the tests.\n\n"
             '[assistant called] Bash(command="pytest -q")\n\n'
-            f"[Bash failed]\n{NO_RESULT}\n\n"
-            "[user wrote]\nThe tests hang; skip them for now."
+            f"[Bash failed]\n| {NO_RESULT}\n\n"
+            "[user wrote]\n| The tests hang; skip them for now."
         ) in text
         assert [m["role"] for m in got.body["messages"]][-1] == "user"
 
@@ -216,7 +226,7 @@ class TestWhatTheModelIsSent:
         assert isinstance(record, CompactionRecord)
         first, nudge = (user_prompt(r.body) for r in server.received)
         history_block = history_text(server.received[0].body)
-        assert f"[WebFetch returned]\nMigration guide.\n{injected}" in history_block
+        assert f"[WebFetch returned]\n| Migration guide.\n| {injected}" in history_block
         assert first.index(injected) < first.index("</history>") < first.index("Summarize")
         assert nudge.endswith(prompts.nudge_prompt(("Constraints and preferences",)))
         narrative, ledgers = record.summary.split(f"\n\n{LEDGER_INTRO}\n\n")

@@ -23,7 +23,7 @@ from ctxengine.summarizers.transcript import (
     TOOL_RESULT_MAX_CHARS,
     TRANSCRIPT_MODES,
     TranscriptMode,
-    head_tail,
+    cut_lines,
     serialize_transcript,
 )
 from ctxengine.tokens.base import Estimator
@@ -122,18 +122,19 @@ def _units(messages: Sequence[Message]) -> list[tuple[int, int]]:
 
 
 def _cut_to(text: str, budget: int, estimator: Estimator) -> tuple[str, int]:
-    """``text`` cut (head and tail kept) until its estimate is within ``budget``;
-    returns ``("", 0)`` when even a few characters do not fit."""
+    """``text`` cut (head and tail kept, framing intact: :func:`cut_lines`) until its
+    estimate is within ``budget``, and the characters left out; ``("", 0)`` when even a few
+    characters do not fit."""
     tokens = estimator.text(text)
     chars = len(text)
     for _ in range(12):
         chars = int(chars * min(0.95, budget / max(tokens, 1)))
         if chars < 40:
             return "", 0
-        cut = head_tail(text, chars)
+        cut, removed = cut_lines(text, chars)
         tokens = estimator.text(cut)
         if tokens <= budget:
-            return cut, len(text) - chars
+            return cut, removed
     return "", 0
 
 

@@ -1,18 +1,29 @@
 """Old history as a labelled, third-person transcript: the input of an LLM summarizer.
 
 The transcript reads as a record of what others said and did, never as a conversation to
-continue. Each block starts with a bracketed label on its own line::
+continue. Each block starts with a bracketed label on its own line; every line of the block's
+content follows with the prefix :data:`CONTENT_PREFIX` (``"| "``, a bare ``"|"`` for an empty
+line)::
 
     [user wrote]
-    fix the parser
+    | fix the parser
 
     [assistant wrote]
-    Reading the parser first.
+    | Reading the parser first.
 
     [assistant called] Read(file_path="src/parser.py")
 
     [Read returned]
-    def parse(): ...
+    | def parse(): ...
+
+Framing that content cannot forge: label lines are written only by this module and are the
+only lines that start with ``[`` at column 0 (a tool call is one label line: its arguments
+are JSON-escaped, raw arguments have their line breaks written as ``\n``, tool names keep only
+word characters and ``.:/@+-``). Whatever a message, a tool result or a file says — a line
+``[user wrote]``, ``</history>`` — it arrives as ``| [user wrote]``. The wrapper tags of the
+summary prompt (:data:`FRAME_TAGS`) are also neutralised wherever outside text is quoted: their
+``<`` becomes ``&lt;`` (:func:`neutralize_tags`), so ``</history>`` inside a tool result cannot
+close the wrapper.
 
 Reasoning is dropped; images and documents become one-line placeholders; tool results longer
 than the cap keep their head and tail around a marker stating how many characters were left
@@ -32,6 +43,7 @@ mode                          what is kept
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
@@ -59,6 +71,45 @@ TRANSCRIPT_MODES: tuple[TranscriptMode, ...] = (
 TOOL_RESULT_MAX_CHARS = 2_000
 #: Cap of a tool call's rendered arguments in ``no_tool_output`` mode, in characters.
 SHORT_ARGUMENT_CHARS = 200
+#: Prefix of every content line of the transcript; label lines never start with it.
+CONTENT_PREFIX = "| "
+#: Tags that frame the parts of a summary prompt; neutralised inside quoted text.
+FRAME_TAGS: tuple[str, ...] = (
+    "history",
+    "previous-summary",
+    "first-request",
+    "priority",
+    "last-summarized",
+)
+_FRAME_TAG = re.compile(
+    r"<(?=\s*/?\s*(?:" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-]))", re.IGNORECASE
+)
+_NAME_UNSAFE = re.compile(r"[^\w.:/@+-]")
+#: Longest tool name written in a label, in characters.
+NAME_MAX_CHARS = 64
+
+
+def neutralize_tags(text: str) -> str:
+    """``text`` with the ``<`` of every opening or closing :data:`FRAME_TAGS` tag (any case,
+    spaces allowed) written as ``&lt;``: ``"</history>"`` → ``"&lt;/history>"``. Other text,
+    other tags included, is unchanged."""
+    return _FRAME_TAG.sub("&lt;", text)
+
+
+def quote(text: str) -> str:
+    """``text`` as block content: tags neutralised, every line prefixed with
+    :data:`CONTENT_PREFIX` (``"|"`` alone for an empty line)."""
+    return "\n".join(
+        f"{CONTENT_PREFIX}{line}" if line else CONTENT_PREFIX.rstrip()
+        for line in neutralize_tags(text).split("\n")
+    )
+
+
+def label_name(name: str) -> str:
+    """A tool name as written in a label: characters other than word characters and
+    ``.:/@+-`` replaced by ``_``, at most :data:`NAME_MAX_CHARS` characters, ``tool`` when
+    empty."""
+    return _NAME_UNSAFE.sub("_", name)[:NAME_MAX_CHARS] or "tool"
 
 
 def head_tail(text: str, max_chars: int) -> str:
@@ -91,17 +142,40 @@ def placeholder(part: ImagePart | DocumentPart | NativeCompactionPart) -> str:
 
 
 def format_call(call: ToolCallPart, max_chars: int) -> str:
-    """``name(key=value, …)`` with JSON values; non-object arguments are shown raw. The
-    argument text is capped at ``max_chars`` (head and tail kept)."""
+    """``name(key=value, …)`` on one line, with JSON values; non-object arguments are shown
+    raw with line breaks written ``\\n``. The argument text is capped at ``max_chars`` (head
+    and tail kept around an inline ``[… N characters omitted …]``); frame tags neutralised."""
     try:
         args = json.loads(call.arguments)
     except ValueError:
         args = None
     if isinstance(args, dict):
-        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+        inner = ", ".join(
+            f"{label_name(str(k))}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()
+        )
     else:
-        inner = call.arguments
-    return f"{call.name}({head_tail(inner, max_chars)})"
+        inner = call.arguments.replace("\r", "\\r").replace("\n", "\\n")
+    capped = head_tail(inner, max_chars).replace("\n", " ")
+    return neutralize_tags(f"{label_name(call.name)}({capped})")
+
+
+def cut_lines(text: str, max_chars: int) -> tuple[str, int]:
+    """A serialized transcript cut to about ``max_chars`` characters, head and tail kept
+    around a ``[… N characters omitted …]`` line, without breaking the framing: the tail
+    starts at a line start (or, inside one long line, gets :data:`CONTENT_PREFIX`). Returns
+    the text and the number of characters left out (0 when nothing was cut)."""
+    if len(text) <= max_chars:
+        return text, 0
+    half = max(max_chars // 2, 1)
+    head, tail = text[:half], text[-half:]
+    if text[-half - 1] != "\n":
+        nl = tail.find("\n")
+        tail = tail[nl + 1 :] if nl >= 0 else tail
+        prefix = CONTENT_PREFIX if nl < 0 else ""
+    else:
+        prefix = ""
+    omitted = len(text) - len(head) - len(tail)
+    return f"{head}\n[… {omitted:,} characters omitted …]\n{prefix}{tail}", omitted
 
 
 def _content(parts: Sequence[Part]) -> str:
@@ -117,10 +191,11 @@ def _content(parts: Sequence[Part]) -> str:
 def _result_block(result: ToolResultPart, name: str, mode: TranscriptMode, cap: int) -> str:
     verb = "failed" if result.is_error else "returned"
     body = _content(result.content)
+    name = label_name(name)
     if mode == "no_tool_output":
         return f"[{name} {verb} {len(body):,} characters, not shown]"
     limit = cap if mode == "full" else max(cap // 4, 1)
-    return f"[{name} {verb}]\n{head_tail(body, limit)}"
+    return f"[{name} {verb}]\n{quote(head_tail(body, limit))}"
 
 
 def _message_blocks(
@@ -128,12 +203,12 @@ def _message_blocks(
 ) -> list[str]:
     if message.role == "user":
         text = _content(message.parts)
-        return [f"[user wrote]\n{text}"] if text else []
+        return [f"[user wrote]\n{quote(text)}"] if text else []
     if mode == "user_only":
         return []
     if message.role in ("system", "developer"):
         text = _content(message.parts)
-        return [f"[{message.role} instructions]\n{text}"] if text else []
+        return [f"[{message.role} instructions]\n{quote(text)}"] if text else []
     if message.role == "tool":
         return [
             _result_block(p, p.name or names.get(p.call_id, "tool"), mode, cap)
@@ -142,7 +217,7 @@ def _message_blocks(
     blocks: list[str] = []
     text = _content([p for p in message.parts if not isinstance(p, ToolCallPart)])
     if text:
-        blocks.append(f"[assistant wrote]\n{text}")
+        blocks.append(f"[assistant wrote]\n{quote(text)}")
     arg_cap = SHORT_ARGUMENT_CHARS if mode == "no_tool_output" else cap
     blocks.extend(f"[assistant called] {format_call(c, arg_cap)}" for c in message.tool_calls)
     return blocks
@@ -154,7 +229,8 @@ def serialize_transcript(
     tool_result_max_chars: int = TOOL_RESULT_MAX_CHARS,
     mode: TranscriptMode = "full",
 ) -> str:
-    """The labelled transcript of ``messages`` (see the module docstring for labels and modes).
+    """The labelled transcript of ``messages`` (see the module docstring for labels, the
+    content prefix and modes).
 
     Args:
         messages: history in order.
