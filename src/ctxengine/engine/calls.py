@@ -11,8 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ctxengine.errors import ContextOverflow
-from ctxengine.ladder.recover import check_room
+from ctxengine.errors import ContextOverflow, ProviderOverflow
 from ctxengine.model import Usage
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.anthropic import render_anthropic
@@ -21,9 +20,6 @@ from ctxengine.providers import classify_error, to_provider_error
 from ctxengine.providers.base import Completion, CompletionRequest, Provider
 from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
 from ctxengine.summarizers.base import LiveRequest
-from ctxengine.tokens.base import Estimator
-
-from .view import fixed_tokens
 
 #: A reply, a usage, or the error a model call raised.
 Signal = Completion | Usage | BaseException
@@ -60,7 +56,8 @@ def final_overflow(
     them, else ``tokens`` (our estimate) and ``window``; ``why`` leads the message."""
     used = overflow.tokens or tokens
     limit = overflow.limit or window
-    return ContextOverflow(used, limit, f"{why}; the provider said: {overflow}")
+    source = "the provider said" if isinstance(overflow, ProviderOverflow) else "detected"
+    return ContextOverflow(used, limit, f"{why}; {source}: {overflow}")
 
 
 def build_request(
@@ -107,34 +104,49 @@ def send(
     return reply if found is None else found
 
 
+def estimated_overflow(tokens: int, window: int, max_output: int) -> ContextOverflow | None:
+    """The overflow of a request we estimate at ``tokens`` of input plus ``max_output`` of
+    output, when that exceeds ``window`` (all tokens); else ``None``. Such a request is never
+    sent."""
+    if tokens + max_output <= window:
+        return None
+    detail = (
+        f"estimated before sending: {tokens} tokens of context plus an output budget of "
+        f"{max_output}; not sent"
+    )
+    return ContextOverflow(tokens + max_output, window, detail)
+
+
 def call_until_fit(
     provider: Provider,
     *,
     prepare: Callable[[], Context],
+    measure: Callable[[Context], int],
     recover: Callable[[ContextOverflow], object],
     window: int,
-    estimator: Estimator,
     max_output: int,
     temperature: float | None,
     cancel: threading.Event | None,
 ) -> tuple[Completion, Context, LiveRequest | None]:
     """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
-    recovery is spent) and send again.
+    recovery is spent) and send again. A context that ``measure`` puts over the window
+    beside ``max_output`` is not sent: it is an overflow like a provider's.
 
     Returns:
         The reply, the context it answered and the live request sent (``None`` for a
         provider that maps messages itself).
 
     Raises:
-        ConfigError: the fixed part of the request plus ``max_output`` leaves no room for
-            history in ``window``.
         Whatever ``prepare``, ``recover`` and :func:`send` raise.
     """
     while True:
         ctx = prepare()
-        check_room(window, fixed_tokens(ctx, estimator), max_output)
-        request, live = build_request(ctx, provider, max_output, temperature)
-        outcome = send(provider, request, window, cancel)
+        outcome: Completion | ContextOverflow | None
+        outcome = estimated_overflow(measure(ctx), window, max_output)
+        live: LiveRequest | None = None
+        if outcome is None:
+            request, live = build_request(ctx, provider, max_output, temperature)
+            outcome = send(provider, request, window, cancel)
         if isinstance(outcome, Completion):
             return outcome, ctx, live
         recover(outcome)

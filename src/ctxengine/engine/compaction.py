@@ -69,6 +69,8 @@ class CompactionJob:
         continuation_overhead: tokens of the continuation-state message around its summary.
         reuse_summaries: keep a summary per cut so that a retry at the same cut does not pay
             for it again (a model summarizer).
+        cap: the truncate-at-source cap in tokens the search starts from (``None``: the
+            projection's own, ``budget.truncate_tokens`` of the session).
     """
 
     conversation: Conversation
@@ -80,6 +82,7 @@ class CompactionJob:
     live: tuple[int, LiveRequest] | None
     continuation_overhead: int
     reuse_summaries: bool
+    cap: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,9 +185,8 @@ def find_compaction(
         NothingToCompact: no valid cut point leaves anything to summarize.
     """
     conv, budget = job.conversation, job.budget
-    previous = history.previous_compaction()
     keep = budget.keep_recent
-    cap: int | None = previous.truncate_tokens if previous else None
+    cap = job.cap
     best: Candidate | None = None
     rejected: SummaryRejected | None = None
     written: dict[tuple[str, bool], Summary] = {}

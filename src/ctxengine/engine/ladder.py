@@ -22,9 +22,10 @@ from ctxengine.errors import (
 from ctxengine.ladder.prune import plan_prune
 from ctxengine.ladder.recover import SummarizerBreaker
 from ctxengine.model import CompactionRecord, PruneRecord
-from ctxengine.policy import Policy
+from ctxengine.policy import Budget, Policy
 from ctxengine.projection import continuation_message
 from ctxengine.projection.context import Context
+from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
@@ -89,11 +90,24 @@ class LadderLog(SessionLog):
         self._tail = TailGuard()
         self._last_ladder_at = -1
 
-    def prepare(self, *, tools: Sequence[Mapping[str, Any]] | None = None) -> Context:
+    def prepare(
+        self,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        max_output_tokens: int | None = None,
+    ) -> Context:
         """The context for the next model call, after running the ladder when the context
         has reached the trigger (prune, then summarize).
 
         Within an epoch successive results only grow at the tail (asserted).
+
+        Args:
+            tools: replace the session's tool schemas first.
+            max_output_tokens: output budget of the coming call in tokens (default
+                ``min(4096, the policy's reserve)``). When the context plus it exceeds the
+                window and the model summarizer fails, the extractive summarizer writes the
+                compaction at once (a ``"fallback"`` event) instead of leaving the context
+                too large to send.
 
         Raises:
             CompactionLoopError: ``policy.max_consecutive_failures`` compactions in a row
@@ -104,8 +118,9 @@ class LadderLog(SessionLog):
         ctx = self.project()
         tokens = self.context_tokens(ctx)
         if tokens >= self.budget.trigger and self._last_ladder_at < len(self._history):
+            out = max_output_tokens or self.default_output_tokens
             try:
-                ctx = self._run_ladder(ctx, tokens, "threshold")
+                ctx = self._run_ladder(ctx, tokens, "threshold", out)
             finally:
                 # The ladder's own prune/compaction entries are not new history: the next
                 # run waits for an entry appended after them.
@@ -115,9 +130,15 @@ class LadderLog(SessionLog):
         self._tail.check(ctx, epoch_key(ctx, self._history), provisional=provisional)
         return ctx
 
-    def _run_ladder(self, ctx: Context, tokens: int, reason: Reason) -> Context:
+    @property
+    def default_output_tokens(self) -> int:
+        """Output budget of a model call that names none: ``min(4096, reserve)`` tokens."""
+        return min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
+
+    def _run_ladder(self, ctx: Context, tokens: int, reason: Reason, output: int) -> Context:
         """Prune, then compact unless pruning brought ``ctx`` (``tokens``) under the
-        trigger. A failed compaction is counted and the context returned as it is."""
+        trigger. A failed compaction is counted and the context returned as it is.
+        ``output``: the coming call's output budget (the context must fit beside it)."""
         if self.policy.prune_enabled:
             pruned = self._prune(ctx, tokens)
             if pruned is not None:
@@ -125,8 +146,9 @@ class LadderLog(SessionLog):
                 if tokens < self.budget.trigger:
                     self.failures = 0
                     return ctx
+        must_fit = tokens > self.budget.window - output
         try:
-            return self._compact(ctx, tokens, reason=reason, focus=None).context
+            return self._compact(ctx, tokens, reason=reason, focus=None, must_fit=must_fit).context
         except (CompactionLoopError, Cancelled):
             raise
         except (CompactionError, ProviderError) as exc:
@@ -187,9 +209,23 @@ class LadderLog(SessionLog):
         return self._compact(ctx, self.context_tokens(ctx), reason=reason, focus=focus)
 
     def _compact(
-        self, ctx: Context, tokens: int, *, reason: Reason, focus: str | None
+        self,
+        ctx: Context,
+        tokens: int,
+        *,
+        reason: Reason,
+        focus: str | None,
+        must_fit: bool = False,
+        budget: Budget | None = None,
     ) -> CompactionOutcome:
         """Find the best compaction of ``ctx`` (of size ``tokens``) and append it.
+
+        Args:
+            must_fit: the context cannot be sent as it is: a failing model summarizer gives
+                way to the extractive one for this compaction (an overflow recovery always).
+            budget: the budget to compact to (an overflow recovery's tighter target);
+                default the session's. An overflow recovery runs even with no new entries
+                since the last compaction.
 
         Raises:
             NothingToCompact / SummaryRejected: history is unchanged.
@@ -197,12 +233,13 @@ class LadderLog(SessionLog):
                 row.
         """
         h = self._history
-        if h.compaction == len(h) - 1 and ctx.tokens < self.budget.trigger:
+        forced = reason == "overflow"
+        if not forced and h.compaction == len(h) - 1 and ctx.tokens < self.budget.trigger:
             # A second compaction without new entries is allowed only when the context no
-            # longer fits (the window shrank since the last one).
+            # longer fits (the window shrank since the last one, or the provider said so).
             raise NothingToCompact("already compacted: no new entries since the last compaction")
-        job = self._job(ctx, reason, focus)
-        summarize = self._summarize_step(reason, tokens)
+        job = self._job(ctx, reason, focus, budget or self.budget)
+        summarize = self._summarize_step(reason, tokens, must_fit=must_fit or forced)
         best = find_compaction(job, h, self.estimator, summarize=summarize, measure=self._measure)
         entry = self.append(accept(best, job), entry_id=best.entry.id)
         final = self.project()
@@ -216,38 +253,56 @@ class LadderLog(SessionLog):
             self.failures = 0
         return CompactionOutcome(entry, final, job.tokens_before, final.tokens)
 
-    def _summarize_step(self, reason: Reason, tokens: int) -> SummarizeFn:
+    def _summarize_step(self, reason: Reason, tokens: int, *, must_fit: bool) -> SummarizeFn:
         """The summarizer of one compaction, through the breaker (a manual compaction closes
-        it); a fallback is reported as an event at ``tokens``."""
+        it); a fallback is reported as an event at ``tokens``. With ``must_fit``, a failing
+        model summarizer gives way to the fallback for the rest of this compaction."""
+        fell_back = False
+
+        def on_fallback(detail: str) -> None:
+            nonlocal fell_back
+            fell_back = True
+            self._event("fallback", None, tokens, tokens, detail)
 
         def summarize(request: SummaryRequest, room: int) -> Summary:
+            summarizer = self._summaries.fallback if fell_back else self.summarizer
             return self._summaries.summarize_within(
-                self.summarizer,
+                summarizer,
                 request,
                 self.estimator,
                 room,
                 manual=reason == "manual",
-                on_fallback=lambda detail: self._event("fallback", None, tokens, tokens, detail),
+                must_fit=must_fit,
+                on_fallback=on_fallback,
             )
 
         return summarize
 
-    def _job(self, ctx: Context, reason: Reason, focus: str | None) -> CompactionJob:
-        """The inputs of a compaction search of ``ctx``; the latest live request only when it
-        was sent from this epoch (same compaction, same prunes)."""
+    def _job(
+        self, ctx: Context, reason: Reason, focus: str | None, budget: Budget
+    ) -> CompactionJob:
+        """The inputs of a compaction search of ``ctx`` to ``budget``; the latest live
+        request only when it was sent from this epoch (same compaction, same prunes). The
+        search starts from the previous compaction's truncate cap, or a tighter one of
+        ``budget``."""
         h = self._history
         pending = h.pending_call_ids()
         live = self._live
+        previous = h.previous_compaction()
+        cap = previous.truncate_tokens if previous is not None else None
+        if budget.truncate_tokens < (cap or self.budget.truncate_tokens):
+            cap = budget.truncate_tokens
         return CompactionJob(
             conversation=conversation_of(ctx, self.estimator, self.tools, pending),
             tokens_before=ctx.tokens,
             reason=reason,
             focus=focus,
-            budget=self.budget,
+            budget=budget,
             policy=self.policy,
             live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
             continuation_overhead=self._continuation_overhead,
             reuse_summaries=isinstance(self.summarizer, ModelSummarizer),
+            cap=cap,
         )
 
     def abort(self) -> None:

@@ -20,10 +20,10 @@ from ctxengine.errors import (
     ProviderError,
     SummaryRejected,
 )
-from ctxengine.ladder.recover import OverflowLatch, check_room
+from ctxengine.ladder.recover import OverflowLatch
 from ctxengine.model import Entry, Message, Usage
 from ctxengine.policy import DEFAULT_POLICY, Policy
-from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS, Completion, Provider
+from ctxengine.providers.base import Completion, Provider
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import Summarizer
 from ctxengine.tokens.base import Estimator
@@ -31,6 +31,7 @@ from ctxengine.tokens.base import Estimator
 from . import calls
 from .events import CompactionOutcome
 from .ladder import LadderLog
+from .recovery import check_output_room, recovery_budget, recovery_target
 from .view import epoch_key, fixed_tokens
 
 
@@ -105,8 +106,9 @@ class Session(LadderLog):
 
         An overflow (an error matching the provider pattern table, 413, more input reported
         than the window holds, or a length stop with no output on a full window) compacts the
-        session once (reason ``"overflow"``) and retries; the overflowing reply is not
-        recorded.
+        session once (reason ``"overflow"``, see :meth:`on_overflow`) and retries; the
+        overflowing reply is not recorded. A context that our own estimate puts over the
+        window beside ``max_output_tokens`` is treated the same way and never sent.
 
         Args:
             provider: the agent's model.
@@ -119,21 +121,23 @@ class Session(LadderLog):
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
                 numbers when it gave them (else our estimate and the window).
-            ConfigError: the system prompt and tools plus ``max_output_tokens`` leave no room
-                for history.
+            ConfigError: the system prompt and tools plus ``max_output_tokens`` (and a 5 %
+                margin) leave no room for history; checked before anything is compacted or
+                sent, and again against the limit an overflow reports.
             ProviderError: any other provider failure, after its retries.
             CompactionLoopError: the ladder failed repeatedly.
         """
         self._overflow.clear()
+        out = max_output_tokens or self.default_output_tokens
+        check_output_room(self.budget.window, fixed_tokens(self.project(), self.estimator), out)
         self._summaries.outer_cancel = cancel
-        out = max_output_tokens or min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
         try:
             reply, ctx, live = calls.call_until_fit(
                 provider,
-                prepare=self.prepare,
+                prepare=lambda: self.prepare(max_output_tokens=out),
+                measure=self.context_tokens,
                 recover=lambda overflow: self.on_overflow(overflow, max_output_tokens=out),
                 window=self.budget.window,
-                estimator=self.estimator,
                 max_output=out,
                 temperature=temperature,
                 cancel=cancel,
@@ -158,8 +162,14 @@ class Session(LadderLog):
         max_output_tokens: int | None = None,
     ) -> CompactionOutcome:
         """React to an overflow of a model call made by the caller: compact now, with reason
-        ``"overflow"`` and no benefit check, so the caller can retry once. A second overflow
-        before the next :meth:`record` is final.
+        ``"overflow"``, so the caller can retry once. A second overflow before the next
+        :meth:`record` is final.
+
+        The recovery is forced: it runs even right after a compaction (no new entries), skips
+        the "not beneficial" check, and a failing model summarizer gives way to the extractive
+        one. It aims at ``min(trigger, limit − output budget − 5 % margin)`` with the limit
+        the provider reported (else the window): the kept tail, summary and truncate caps
+        shrink to match (:func:`~.recovery.recovery_budget`).
 
         Args:
             signal: the provider error, the reply, or its usage (see :meth:`overflow_of`).
@@ -170,7 +180,8 @@ class Session(LadderLog):
             ContextOverflow: a second overflow, or a compaction that could not run; carries
                 the provider's numbers when it gave them, else our estimate and the window.
             ConfigError: the system prompt and tools plus the output budget (default: the
-                policy's reserve) leave no room for history: compaction cannot fix that.
+                policy's reserve) and the margin leave no room for history in the window or
+                the reported limit: compaction cannot fix that.
         """
         overflow = self.overflow_of(signal)
         if overflow is None:
@@ -178,15 +189,27 @@ class Session(LadderLog):
         ctx = self.project()
         tokens = self.context_tokens(ctx)
         window = self.budget.window
-        reserve = max_output_tokens if max_output_tokens is not None else self.budget.reserve
-        check_room(window, fixed_tokens(ctx, self.estimator), reserve)
+        h = self._history
+        target = recovery_target(
+            overflow,
+            trigger=self.budget.trigger,
+            window=window,
+            tokens=tokens,
+            fixed=fixed_tokens(ctx, self.estimator),
+            output=max_output_tokens if max_output_tokens is not None else self.budget.reserve,
+            just_compacted=h.compaction == len(h) - 1,
+        )
         if not self._overflow.try_recover():
             why = "still too large after one compaction"
             raise calls.final_overflow(overflow, tokens, window, why)
+        budget = recovery_budget(self.budget, self.policy, target)
         try:
-            return self._compact(ctx, tokens, reason="overflow", focus=None)
+            outcome = self._compact(ctx, tokens, reason="overflow", focus=None, budget=budget)
         except Cancelled:
             raise
         except (NothingToCompact, SummaryRejected, ProviderError) as exc:
             why = f"compaction failed: {exc}"
             raise calls.final_overflow(overflow, tokens, window, why) from exc
+        # The recovery's own entry is not new history: prepare() does not compact again.
+        self._last_ladder_at = len(h)
+        return outcome

@@ -46,17 +46,53 @@ class SummaryRunner:
         room: int,
         *,
         manual: bool,
+        must_fit: bool = False,
         on_fallback: OnFallback,
     ) -> Summary:
         """:meth:`summarize`; when the required content alone exceeds the summary budget
         (``over_budget``) but fits ``room`` (the tokens left under the trigger beside the
         head and the kept tail), summarize again with the budget it asked for.
 
+        Args:
+            must_fit: the context does not fit the window as it is (or the provider said
+                so): when the model summarizer fails, even with the breaker still closed,
+                this summary is written by the fallback (``on_fallback`` is told) rather
+                than leaving the context too large to send.
+
         Raises:
             SummaryRejected: the summarizer refused and the retry cannot help.
-            ProviderError: the model summarizer failed while the breaker stays closed.
+            ProviderError: the model summarizer failed while the breaker stays closed (and
+                ``must_fit`` is false).
             Cancelled: :meth:`abort` was called.
         """
+        try:
+            return self._within(
+                summarizer, request, estimator, room, manual=manual, on_fallback=on_fallback
+            )
+        except Cancelled:
+            raise
+        except (SummaryRejected, ProviderError) as exc:
+            if not must_fit or not isinstance(summarizer, ModelSummarizer):
+                raise
+            on_fallback(
+                f"{summarizer.name} summarizer failed ({exc}); the context does not fit the "
+                "window, so the extractive summarizer writes this compaction"
+            )
+            return self._within(
+                self.fallback, request, estimator, room, manual=manual, on_fallback=on_fallback
+            )
+
+    def _within(
+        self,
+        summarizer: Summarizer,
+        request: SummaryRequest,
+        estimator: Estimator,
+        room: int,
+        *,
+        manual: bool,
+        on_fallback: OnFallback,
+    ) -> Summary:
+        """:meth:`summarize_within` without the fallback for a context that must fit."""
         try:
             return self.summarize(
                 summarizer, request, estimator, manual=manual, on_fallback=on_fallback
