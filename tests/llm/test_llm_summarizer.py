@@ -55,7 +55,7 @@ class TestRequestShape:
         assert (out.text, out.summarizer, out.tokens) == (GOOD, "llm", EST.text(GOOD))
         assert out.ledgers.goal == TASK
         assert out.ledgers.files_read == ("src/x.py",)
-        assert out.notes == ("llm summary: 1 model call(s), 700 input and 90 output tokens",)
+        assert out.notes == ("calls:1", "call_input_tokens:700", "call_output_tokens:90")
         [got] = server.received
         body = got.body
         assert (body["model"], body["max_tokens"]) == ("gpt-test", 2_000)
@@ -297,11 +297,14 @@ class TestRecovery:
         assert "[… 10,945 characters omitted …]" in second
         rejected = EST.text(first)
         assert EST.text(second) <= int(rejected * 0.9 * 8192 / 9500)
-        assert out.notes[0] == (
-            f"a summary request of ~{rejected:,} transcript tokens was too large for the "
-            f"model; retried at {int(rejected * 0.9 * 8192 / 9500):,}"
+        assert (rejected, round(0.9 * 8192 / 9500, 2)) == (660, 0.78)
+        assert out.notes == (
+            "shrink:0.78",
+            "input:tool_head_tail",
+            "calls:2",
+            "call_input_tokens:100",
+            "call_output_tokens:20",
         )
-        assert out.notes[1] == "summary transcript degraded to tool_head_tail"
         assert [c.outcome for c in s.calls] == ["ProviderOverflow", "stop"]
 
     def test_each_rejection_shrinks_until_the_steps_run_out(
@@ -348,7 +351,13 @@ class TestRecovery:
         assert f"<previous-summary>\n{parts[0]}\n</previous-summary>" in prompts_sent[1]
         assert f"<previous-summary>\n{parts[1]}\n</previous-summary>" in prompts_sent[2]
         assert [c.purpose for c in s.calls] == ["chunk", "chunk", "chunk"]
-        assert out.notes[0] == "history summarized in 3 chunks (tool_head_tail)"
+        assert out.notes == (
+            "input:tool_head_tail",
+            "chunks:3",
+            "calls:3",
+            "call_input_tokens:300",
+            "call_output_tokens:60",
+        )
         for r in server.received:
             assert EST.text(user_prompt(r.body)) + 1_000 < 6_000
 

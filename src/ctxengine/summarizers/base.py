@@ -87,7 +87,9 @@ class Summary:
         ledgers: cumulative ledgers: the previous ones merged with this range's (only grow).
         summarizer: name of the summarizer that wrote it (``"extractive"``, ``"llm"`` …).
         tokens: estimated tokens of ``text`` (by the estimator passed to ``summarize``).
-        notes: what was shortened to meet the budget, one line each (for reports).
+        notes: what was shortened to meet the budget and what was done to the summary input,
+            one short line each (for reports and engine events); the model summarizers write
+            the ``key:value`` strings listed in :mod:`ctxengine.summarizers.notes`.
     """
 
     text: str

@@ -122,16 +122,6 @@ class ModelCaller:
             )
         return total
 
-    def calls_note(self, since: int) -> str:
-        """One line on the calls made since index ``since`` (count, tokens)."""
-        made = self.calls[since:]
-        inp = sum(c.usage.prompt_tokens for c in made)
-        out = sum(c.usage.output_tokens for c in made)
-        return (
-            f"{self.name} summary: {len(made)} model call(s), "
-            f"{inp:,} input and {out:,} output tokens"
-        )
-
     def _ask(
         self,
         prompt: str,

@@ -89,6 +89,23 @@ def input_budget(window: int, max_output: int, prompt_tokens: int, margin: int) 
     return window - max_output - prompt_tokens - margin
 
 
+def shrink_ratio(
+    step: int,
+    *,
+    reported_tokens: int | None = None,
+    reported_limit: int | None = None,
+) -> float | None:
+    """Share of the rejected size that retry ``step`` (0-based) aims at: the step's entry of
+    :data:`SHRINK_RATIOS`, or ``0.9 × limit / count`` when the provider reported its count and
+    limit and that asks for a deeper cut; ``None`` once the steps are used up."""
+    if step >= len(SHRINK_RATIOS):
+        return None
+    ratio = SHRINK_RATIOS[step]
+    if reported_tokens and reported_limit and reported_tokens > reported_limit:
+        ratio = min(ratio, 0.9 * reported_limit / reported_tokens)
+    return ratio
+
+
 def shrink_budget(
     rejected_tokens: int,
     step: int,
@@ -97,16 +114,11 @@ def shrink_budget(
     reported_limit: int | None = None,
 ) -> int | None:
     """Transcript budget for retry ``step`` (0-based) after a request whose transcript was
-    estimated at ``rejected_tokens`` overflowed; ``None`` once :data:`SHRINK_RATIOS` are used up.
-
-    When the provider reported its count and limit, the ratio ``limit / count`` (with 10 %
-    headroom) is used if it asks for a deeper cut than the step's ratio.
-    """
-    if step >= len(SHRINK_RATIOS) or rejected_tokens <= 0:
+    estimated at ``rejected_tokens`` overflowed: ``rejected_tokens ×`` :func:`shrink_ratio`
+    (at least 1); ``None`` once :data:`SHRINK_RATIOS` are used up."""
+    ratio = shrink_ratio(step, reported_tokens=reported_tokens, reported_limit=reported_limit)
+    if ratio is None or rejected_tokens <= 0:
         return None
-    ratio = SHRINK_RATIOS[step]
-    if reported_tokens and reported_limit and reported_tokens > reported_limit:
-        ratio = min(ratio, 0.9 * reported_limit / reported_tokens)
     return max(1, int(rejected_tokens * ratio))
 
 
@@ -225,4 +237,5 @@ __all__ = [
     "input_budget",
     "plan_input",
     "shrink_budget",
+    "shrink_ratio",
 ]

@@ -26,6 +26,7 @@ from ctxengine.summarizers.llm import (
     cumulative_ledgers,
     replaced_tokens,
 )
+from ctxengine.summarizers.notes import call_notes
 from ctxengine.summarizers.prompts import LEDGER_INTRO
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.tokens.base import Estimator
@@ -102,7 +103,7 @@ class HybridSummarizer:
         validate.check_size(
             tokens, replaced_tokens=replaced_tokens(request, estimator), target_tokens=budget
         )
-        notes = [*more, *notes, self.llm.calls_note(first).replace("llm", "hybrid", 1)]
+        notes = [*more, *notes, *call_notes(self.llm.calls[first:])]
         return Summary(text, ledgers, self.name, tokens, tuple(notes))
 
     async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
@@ -130,7 +131,7 @@ class HybridSummarizer:
         body = render(sections)
         if not body:
             return "", notes
-        return f"{LEDGER_INTRO}\n\n{body}", [f"ledgers: {n}" for n in notes]
+        return f"{LEDGER_INTRO}\n\n{body}", [f"ledgers:{n}" for n in notes]
 
 
 __all__ = ["DEFAULT_LEDGER_SHARE", "HybridSummarizer"]

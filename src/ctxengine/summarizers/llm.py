@@ -45,9 +45,16 @@ from ctxengine.summarizers.fit import (
     Piece,
     input_budget,
     plan_input,
-    shrink_budget,
+    shrink_ratio,
 )
-from ctxengine.summarizers.transcript import TOOL_RESULT_MAX_CHARS
+from ctxengine.summarizers.notes import (
+    CACHE_REUSE_APPENDED,
+    cache_reuse_fallback,
+    call_notes,
+    plan_notes,
+    shrink_note,
+)
+from ctxengine.summarizers.transcript import TOOL_RESULT_MAX_CHARS, TRANSCRIPT_MODES
 from ctxengine.tokens.base import Estimator
 
 #: Output budget of a summary call when none is given (tokens): room for the default
@@ -149,7 +156,7 @@ class LLMSummarizer(ModelCaller):
             replaced_tokens=replaced_tokens(request, estimator),
             target_tokens=request.budget_tokens,
         )
-        notes.append(self.calls_note(first))
+        notes.extend(call_notes(self.calls[first:]))
         return Summary(text, cumulative_ledgers(request), self.name, tokens, tuple(notes))
 
     async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
@@ -170,8 +177,8 @@ class LLMSummarizer(ModelCaller):
         cancel: threading.Event | None = None,
     ) -> tuple[str, list[str]]:
         """The model-written summary text (validated, at most ``target_tokens``) and notes on
-        what was done to get it (fallbacks, degradation, chunking). Raises as
-        :meth:`summarize`."""
+        what was done to get it (cache-reuse fallback, shrink retries, degradation, chunking:
+        see :mod:`ctxengine.summarizers.notes`). Raises as :meth:`summarize`."""
         if not any(m.parts for m in request.all_messages):
             raise SummaryRejected("empty", "nothing to summarize")
         notes: list[str] = []
@@ -182,11 +189,11 @@ class LLMSummarizer(ModelCaller):
                 if text is not None:
                     size = estimator.text(text)
                     validate.check_size(size, replaced_tokens=replaced, target_tokens=target_tokens)
-                    return text, notes
+                    return text, [*notes, CACHE_REUSE_APPENDED]
             except Cancelled:
                 raise
             except (SummaryRejected, ProviderError, NotReusable) as exc:
-                notes.append(f"cache reuse failed ({exc}); summarized a transcript instead")
+                notes.append(cache_reuse_fallback(exc))
         text = self._transcript_mode(request, estimator, target_tokens, notes, cancel)
         validate.check_size(
             estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens
@@ -205,7 +212,8 @@ class LLMSummarizer(ModelCaller):
     ) -> str | None:
         live = request.live_request
         if live is None or live.provider != self.provider.name:
-            notes.append("cache reuse: no live request from this provider; used a transcript")
+            reason = "no_live_request" if live is None else "other_provider"
+            notes.append(cache_reuse_fallback(reason))
             return None
         last = request.all_messages[-1]
         instruction = prompts.append_instruction(
@@ -217,7 +225,7 @@ class LLMSummarizer(ModelCaller):
         )
         tokens = live.tokens + estimator.text(instruction) + FRAMING_TOKENS
         if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
-            notes.append(f"cache reuse: the live request ({tokens:,} tokens) does not fit")
+            notes.append(cache_reuse_fallback("too_large"))
             return None
         body = append_to_body(live.body, live.provider, instruction)
         call = CompletionRequest(
@@ -279,27 +287,26 @@ class LLMSummarizer(ModelCaller):
                 raise SummaryRejected(
                     "empty_input", "the summary input was trimmed to nothing; nothing was sent"
                 )
-            self._note_plan(plan, notes)
             try:
-                return self._run(plan, request, estimator, (running, target), previous, cancel)
+                text = self._run(plan, request, estimator, (running, target), previous, cancel)
             except _PieceOverflow as over:
                 err = over.error
                 reported = getattr(err, "reported", False)
-                smaller = shrink_budget(
-                    over.piece.tokens,
+                ratio = shrink_ratio(
                     step,
                     reported_tokens=err.tokens if reported else None,
                     reported_limit=err.limit if reported else None,
                 )
-                if smaller is None:
+                if ratio is None:
                     raise SummaryRejected("overflow", str(err)) from err
-                notes.append(
-                    f"a summary request of ~{over.piece.tokens:,} transcript tokens was too "
-                    f"large for the model; retried at {smaller:,}"
-                )
+                notes.append(shrink_note(ratio))
+                smaller = max(1, int(over.piece.tokens * ratio))
                 plan, running = self._plan(request, estimator, smaller, target, previous)
                 if plan is None:
                     raise SummaryRejected("overflow", str(err)) from err
+                continue
+            notes.extend(plan_notes(plan, TRANSCRIPT_MODES))
+            return text
         raise AssertionError("unreachable: shrink steps are bounded")  # pragma: no cover
 
     def _plan(
@@ -331,17 +338,6 @@ class LLMSummarizer(ModelCaller):
                 messages, estimator, budget - room, cap=cap, max_chunks=self.max_chunks
             )
         return plan, running
-
-    @staticmethod
-    def _note_plan(plan: InputPlan, notes: list[str]) -> None:
-        modes = sorted({p.mode for p in plan.pieces})
-        if plan.chunked:
-            notes.append(f"history summarized in {len(plan.pieces)} chunks ({', '.join(modes)})")
-        elif modes != ["full"]:
-            notes.append(f"summary transcript degraded to {modes[0]}")
-        cut = sum(p.cut_chars for p in plan.pieces)
-        if cut:
-            notes.append(f"{cut:,} characters of oversized exchanges left out of the transcript")
 
     def _run(
         self,
