@@ -1,5 +1,5 @@
 """Policy (ladder configuration as data) and its defaults."""
 
-from ctxengine.policy.policy import DEFAULT_POLICY, Budget, Policy
+from ctxengine.policy.policy import DEFAULT_POLICY, Budget, Policy, SummarizerName
 
-__all__ = ["DEFAULT_POLICY", "Budget", "Policy"]
+__all__ = ["DEFAULT_POLICY", "Budget", "Policy", "SummarizerName"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import defaults as d
+
+#: The summarizers a policy may name.
+SummarizerName: TypeAlias = Literal["extractive", "llm", "hybrid"]
 
 
 class Policy(BaseModel):
@@ -32,7 +35,9 @@ class Policy(BaseModel):
     ============================  ==========================================================
 
     Raises:
-        ConfigError: from :meth:`resolve` when the reserve leaves no room in the window.
+        ConfigError: an invalid field (out of range, unknown field, a ``summarizer`` other than
+            ``"extractive"``, ``"llm"`` or ``"hybrid"``), naming the field; from
+            :meth:`resolve` when the reserve leaves no room in the window.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -59,7 +64,7 @@ class Policy(BaseModel):
     prune_protect_turns: int = Field(d.DEFAULT_PRUNE_PROTECT_TURNS, ge=0)
     prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
     goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
-    summarizer: str = "extractive"
+    summarizer: SummarizerName = "extractive"
     summary_max_tokens: int = Field(d.DEFAULT_SUMMARY_MAX_TOKENS, gt=0)
     user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
     max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
