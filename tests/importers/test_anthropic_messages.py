@@ -25,6 +25,11 @@ from ctxengine.model import (
     ToolResultPart,
     Usage,
 )
+from server_tool_history import (
+    ENCRYPTED,
+    server_tool_conversation,
+    write_server_tool_conversation,
+)
 
 SIG = "EqMDCkYIBxgCKkD7dGhpbmtpbmcgc2lnbmF0dXJlIGJ5dGVzAAEC/+8=\n"
 
@@ -245,6 +250,93 @@ class TestConversation:
         assert len(session.entries) == 9
 
 
+class TestProviderSideBlocks:
+    def test_each_block_becomes_a_text_part_keeping_the_block_and_no_call_is_left_open(
+        self, tmp_path: Path
+    ) -> None:
+        path = write_server_tool_conversation(tmp_path)
+        assert detect(path).name == "anthropic-messages"
+        msgs = messages_of(path)
+        assert [m.role for m in msgs] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant",
+        ]
+        search, code = msgs[2], msgs[4]
+        assert [p.text for p in search.parts if isinstance(p, TextPart)] == [
+            "I'll look up the v2 migration guide first.",
+            '[provider-side tool call] web_search({"query": "storage API v2 migration guide"})',
+            "[provider-side tool result: web_search]\n"
+            "- Migrating to Storage API v2 <https://docs.example.com/storage/v2/migrate>\n"
+            "- Storage API v2 changelog <https://docs.example.com/storage/v2/changelog>",
+            "The guide says load() becomes open_store().",
+        ]
+        assert [p.text for p in code.parts if isinstance(p, TextPart)] == [
+            '[provider-side tool call] code_execution({"code": "import ast; '
+            'print(len(ast.parse(src).body))"})',
+            "[provider-side tool result: code_execution]\nreturn code 0\nstdout:\n1",
+            '[provider-side tool call] tracker/get_ticket({"key": "MIG-42"})',
+            "[provider-side tool result: tracker/get_ticket]\nMIG-42: migrate module X (open)",
+            "[provider-side container upload: file_011CNha8iCJcU1wXNR6q4V8w]",
+            "Running the tests before editing.",
+        ]
+        assert [(c.id, c.name) for m in msgs for c in m.tool_calls] == [
+            ("toolu_01", "read_file"),
+            ("toolu_02", "run_tests"),
+        ]
+        original = server_tool_conversation()["messages"]
+        assert search.parts[1].meta == {"provider_block": original[1]["content"][1]}
+        assert search.parts[2].meta == {"provider_block": original[1]["content"][2]}
+        assert search.parts[3].meta["citations"][0]["cited_text"] == (
+            "load() is replaced by open_store()"
+        )
+        assert ENCRYPTED not in search.parts[2].text
+        assert code.parts[4].meta == {"provider_block": original[3]["content"][4]}
+        assert (search.stop_reason, search.usage) == ("tool_use", Usage(2_100, 310))
+
+    def test_an_error_result_and_a_long_result(self, tmp_path: Path) -> None:
+        error = {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_9",
+            "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"},
+        }
+        fetched = {
+            "type": "web_fetch_tool_result",
+            "tool_use_id": "srvtoolu_8",
+            "content": {
+                "type": "web_fetch_result",
+                "url": "https://example.com/a",
+                "content": {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": "z" * 5_000},
+                    "title": "A",
+                },
+            },
+        }
+        mcp = {
+            "type": "mcp_tool_result",
+            "tool_use_id": "mcptoolu_7",
+            "is_error": True,
+            "content": "ticket not found",
+        }
+        body = {
+            "system": "s",
+            "messages": [{"role": "assistant", "content": [error, fetched, mcp]}],
+        }
+        [_, reply] = messages_of(write(tmp_path, body))
+        assert [p.text for p in reply.parts if isinstance(p, TextPart)] == [
+            "[provider-side tool result: web_search]\nerror: max_uses_exceeded",
+            "[provider-side tool result: web_fetch]\nhttps://example.com/a\nA\n"
+            + "z" * (4_000 - len("https://example.com/a\nA\n"))
+            + "\n[… 1,024 more characters in the provider block]",
+            "[provider-side tool result: mcp (error)]\nticket not found",
+        ]
+
+
 class TestSniff:
     def test_chat_completions_body_is_not_anthropic(self, tmp_path: Path) -> None:
         path = write(tmp_path, {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
@@ -278,13 +370,20 @@ class TestErrors:
         msg = self.error(tmp_path, [{"role": "user", "content": [{"type": "audio", "data": ""}]}])
         assert msg == (
             "$.messages[0].content[0].type: expected one of text, image, document, thinking, "
-            "redacted_thinking, tool_use, tool_result, compaction; got 'audio'"
+            "redacted_thinking, tool_use, tool_result, compaction or a provider-side tool block "
+            "(server_tool_use, mcp_tool_use, *_tool_result, container_upload); got 'audio'"
         )
 
     def test_tool_result_in_assistant_message(self, tmp_path: Path) -> None:
         block = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
         msg = self.error(tmp_path, [{"role": "assistant", "content": [block]}])
         assert msg == "$.messages[0].content[0].type: expected tool_result only in user messages"
+
+    @pytest.mark.parametrize("kind", ["server_tool_use", "web_search_tool_result"])
+    def test_a_provider_side_block_in_a_user_message(self, tmp_path: Path, kind: str) -> None:
+        block = {"type": kind, "id": "srvtoolu_1", "tool_use_id": "srvtoolu_1", "content": []}
+        msg = self.error(tmp_path, [{"role": "user", "content": [block]}])
+        assert msg == f"$.messages[0].content[0].type: expected {kind} only in assistant messages"
 
     def test_tool_use_without_id(self, tmp_path: Path) -> None:
         block = {"type": "tool_use", "name": "ls", "input": {}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from llm_helpers import (
@@ -26,7 +27,7 @@ from llm_helpers import (
 )
 from servers import ScriptedServer, SleepRecorder, Step, anthropic_stream, chat_stream, openai_error
 
-from ctxengine import validate
+from ctxengine import read_transcript, render_anthropic, render_openai, validate
 from ctxengine.errors import Cancelled, SummaryRejected
 from ctxengine.model import CompactionRecord, Message, TextPart, ToolCallPart, Usage, user
 from ctxengine.providers import OpenAIProvider
@@ -34,6 +35,7 @@ from ctxengine.summarizers import prompts
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import LLMSummarizer
 from ctxengine.summarizers.prompts import LEDGER_INTRO
+from server_tool_history import ENCRYPTED, write_server_tool_conversation
 
 TASK = "Task A: migrate module X. Never push to main."
 #: The sanitizer's stand-in result for a call whose result never arrived.
@@ -204,6 +206,55 @@ class TestWhatTheModelIsSent:
             "[user wrote]\n| The tests hang; skip them for now."
         ) in text
         assert [m["role"] for m in got.body["messages"]][-1] == "user"
+
+    @pytest.mark.parametrize("api", ["openai", "anthropic"])
+    def test_an_imported_file_with_provider_side_tool_blocks_makes_a_valid_request(
+        self, server: ScriptedServer, sleeps: SleepRecorder, tmp_path: Path, api: str
+    ) -> None:
+        imported = read_transcript(write_server_tool_conversation(tmp_path))
+        history = [e.body for e in imported.entries if isinstance(e.body, Message)]
+        assert [c.name for m in history for c in m.tool_calls] == ["read_file", "run_tests"]
+        if api == "openai":
+            summarizer = openai_summarizer(server, sleeps)
+            server.push(stream(GOOD))
+        else:
+            provider = anthropic_provider(server, sleeps)
+            summarizer = LLMSummarizer(provider, max_output_tokens=2_000, window=16_000)
+            server.push(Step(events=anthropic_stream([GOOD])))
+        s = new_session(summarizer, messages=[*history, *work_history("", 12, first=1)])
+        before = s.project()
+        for name, render in (("anthropic", render_anthropic), ("openai", render_openai)):
+            body = render(before, model="m", max_tokens=1_000, declare_tools=True)
+            assert validate(body, name, strict=True) == []
+        assert s.compact().entry.body.summary == GOOD  # type: ignore[union-attr]
+        [got] = server.received
+        assert validate(got.body, api) == []
+        content = got.body["messages"][-1]["content"]
+        text = content if isinstance(content, str) else content[0]["text"]
+        assert (
+            "[assistant wrote]\n"
+            "| I'll look up the v2 migration guide first.\n"
+            '| [provider-side tool call] web_search({"query": "storage API v2 migration guide"})\n'
+            "| [provider-side tool result: web_search]\n"
+            "| - Migrating to Storage API v2 <https://docs.example.com/storage/v2/migrate>\n"
+            "| - Storage API v2 changelog <https://docs.example.com/storage/v2/changelog>\n"
+            "| The guide says load() becomes open_store().\n\n"
+            '[assistant called] read_file(path="src/x.py")\n\n'
+            "[read_file returned]\n| def load():\n|     return v1.load()\n|\n\n"
+            "[assistant wrote]\n"
+            '| [provider-side tool call] code_execution({"code": "import ast; '
+            'print(len(ast.parse(src).body))"})\n'
+            "| [provider-side tool result: code_execution]\n| return code 0\n| stdout:\n| 1\n"
+            '| [provider-side tool call] tracker/get_ticket({"key": "MIG-42"})\n'
+            "| [provider-side tool result: tracker/get_ticket]\n"
+            "| MIG-42: migrate module X (open)\n"
+            "| [provider-side container upload: file_011CNha8iCJcU1wXNR6q4V8w]\n"
+            "| Running the tests before editing.\n\n"
+            '[assistant called] run_tests(path="tests/")\n\n'
+            f"[run_tests failed]\n| {NO_RESULT}\n\n"
+            "[user wrote]\n| The tests hang; skip them for now."
+        ) in text
+        assert "srvtoolu_" not in text and ENCRYPTED not in text
 
     def test_injected_instructions_in_a_tool_result_stay_data_and_constraints_survive(
         self, server: ScriptedServer, sleeps: SleepRecorder

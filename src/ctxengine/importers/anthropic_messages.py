@@ -5,7 +5,12 @@ Mapping: ``system`` → one system message; ``text`` → text; ``image``/``docum
 URL or plain-text source) → image (byte and pixel size) / document; ``thinking`` → reasoning
 with its signature kept byte-exact; ``redacted_thinking`` → redacted reasoning (``data`` as
 signature); ``tool_use`` → tool call (input serialised as JSON, reused ids made unique);
-``compaction`` → an opaque native-compaction part. A user message's ``tool_result`` blocks
+``compaction`` → an opaque native-compaction part; provider-side tool blocks of an assistant
+message (``server_tool_use``, ``mcp_tool_use``, ``web_search_tool_result`` and every other
+``*_tool_result``, ``container_upload``) → one text part each stating the call or its result,
+the block kept whole in the part's ``meta["provider_block"]`` (they are answered on the
+provider's side, so they never become tool calls; see
+:mod:`ctxengine.importers._server_blocks`). A user message's ``tool_result`` blocks
 become one ``tool`` message; the other blocks of that user message (text the user typed
 alongside) follow as a separate user message. Optional ``usage``, ``model`` and
 ``stop_reason`` on assistant messages are kept. Block fields we do not model
@@ -23,6 +28,7 @@ from ctxengine.importers._build import CallIds, LogBuilder, file_digest, load_js
 from ctxengine.importers._chat import ChatReader, json_text, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
 from ctxengine.importers._peek import peek
+from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import (
     DocumentPart,
@@ -49,7 +55,18 @@ STOP_REASONS: Mapping[str, str] = {
     "refusal": "error",
 }
 #: Block types found only in Anthropic content (used by the sniffer).
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+_ANTHROPIC_BLOCKS = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "mcp_tool_use",
+        "web_search_tool_result",
+        "mcp_tool_result",
+    }
+)
 #: Top-level fields kept in the session meta.
 _TOP_KEYS = ("model", "max_tokens", "tools", "tool_choice", "thinking")
 
@@ -69,6 +86,10 @@ def _anthropic_blocks(m: dict[str, Any]) -> bool:
 
 class _Blocks(ChatReader):
     """Converts Anthropic content blocks, raising ``TranscriptError`` at a JSON path."""
+
+    def __init__(self, path: Path, calls: CallIds) -> None:
+        super().__init__(path, calls)
+        self.provider = ProviderBlocks()
 
     def block_content(self, value: Any, jp: str) -> list[Content]:
         """``content`` of a user message or a ``tool_result``: a string or text/image/
@@ -111,10 +132,13 @@ class _Blocks(ChatReader):
             return ToolCallPart(call_id, name, json_text(block.get("input", {})), meta)
         if kind == "compaction":
             return NativeCompactionPart("anthropic", canonical_json(block).decode())
+        if is_provider_block(kind):
+            raise self.fail(f"{jp}.type", f"expected {kind} only in assistant messages")
         raise self.fail(
             f"{jp}.type",
             "expected one of text, image, document, thinking, redacted_thinking, tool_use, "
-            f"tool_result, compaction; got {kind!r}",
+            "tool_result, compaction or a provider-side tool block (server_tool_use, "
+            f"mcp_tool_use, *_tool_result, container_upload); got {kind!r}",
         )
 
     def _source(self, block: dict[str, Any], jp: str) -> dict[str, Any]:
@@ -256,6 +280,12 @@ def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
                 if role != "user":
                     raise blocks.fail(f"{bjp}.type", "expected tool_result only in user messages")
                 results.append(blocks.tool_result(block, bjp))
+            elif (
+                role == "assistant"
+                and isinstance(block, dict)
+                and is_provider_block(block.get("type"))
+            ):
+                parts.append(blocks.provider.part(block))
             else:
                 parts.append(blocks.block(block, bjp))
     else:
