@@ -146,7 +146,15 @@ class TestTrigger:
             False,
         )
         assert s.events == [
-            LadderEvent("compaction", comp.id, 3_200, rec.tokens_after, "first kept u10", n + 1)
+            LadderEvent(
+                "compaction",
+                comp.id,
+                3_200,
+                rec.tokens_after,
+                "first kept u10",
+                n + 1,
+                ("current_work: 633 characters cut",),
+            )
         ]
         assert s.failures == 0
         assert problems(ctx) == {"openai": [], "anthropic": []}

@@ -81,6 +81,7 @@ def test_compact_with_the_llm_summarizer_end_to_end(server: ScriptedServer, proj
         "output_tokens": len([GOOD[i : i + 40] for i in range(0, len(GOOD), 40)]),
         "instructions_from": ["AGENTS.md"],
         "fallback": None,
+        "notes": ["calls:1", "call_input_tokens:2345", "call_output_tokens:12"],
     }
     assert (report["compaction"]["summarizer"], report["compaction"]["summary"]) == ("llm", GOOD)
     assert report["tokens_after"] < report["tokens_before"]

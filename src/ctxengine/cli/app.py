@@ -295,6 +295,8 @@ def compact(
     report["messages"] = len(body.get("messages", ()))
     report["closed_pending_calls"] = list(closed)
     report["summarizer"] = summary_report(choice, fallback)
+    compactions = [e for e in session.events if e.step == "compaction"]
+    report["summarizer"]["notes"] = list(compactions[-1].notes) if compactions else []
     if output is not None:
         _dump(body, output)
     if t.store is not None:
@@ -386,6 +388,8 @@ def _print_compact_report(rep: dict[str, Any]) -> None:
                 else ""
             )
         )
+    if summ.get("notes"):
+        out.print("summary notes: " + ", ".join(summ["notes"]), highlight=False)
     if summ.get("fallback"):
         out.print(f"[yellow]{summ['fallback']}[/yellow]", highlight=False)
     if "cut" in rep:

@@ -87,12 +87,13 @@ class CompactionJob:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """The best compaction found: the tentative entry (not appended), the context it gives
-    and that context's size in tokens."""
+    """The best compaction found: the tentative entry (not appended), the context it gives,
+    that context's size in tokens, and the summarizer's notes on how it was written."""
 
     entry: Entry
     context: Context
     tokens: int
+    notes: tuple[str, ...] = ()
 
 
 def without_stand_ins(
@@ -214,7 +215,7 @@ def find_compaction(
             entry, after_ctx = measure(_record(job, plan, summary, cap), cap)
             after = after_ctx.tokens
             if best is None or after < best.tokens:
-                best = Candidate(entry, after_ctx, after)
+                best = Candidate(entry, after_ctx, after, summary.notes)
             if after < budget.trigger and (after < job.tokens_before or job.reason == "overflow"):
                 break
         keep //= 2

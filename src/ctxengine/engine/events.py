@@ -24,6 +24,9 @@ class LadderEvent:
         tokens_before / tokens_after: context size in tokens around the step.
         detail: human-readable detail (the failure reason, the cut, …).
         at_entry: number of history entries when the step ran.
+        notes: for a compaction, the summarizer's notes on how the summary was written
+            (``input:user_only``, ``chunks:3``, ``shrink:0.85`` …; see
+            :mod:`ctxengine.summarizers.notes`).
     """
 
     step: str
@@ -32,6 +35,7 @@ class LadderEvent:
     tokens_after: int
     detail: str
     at_entry: int
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,9 +183,19 @@ class LadderLog(SessionLog):
         self._event("prune", entry.id, before, tokens, detail)
         return ctx, tokens
 
-    def _event(self, step: str, entry_id: str | None, before: int, after: int, detail: str) -> None:
+    def _event(
+        self,
+        step: str,
+        entry_id: str | None,
+        before: int,
+        after: int,
+        detail: str,
+        notes: tuple[str, ...] = (),
+    ) -> None:
         """Report a step, stamped with the current number of entries."""
-        self.events.append(LadderEvent(step, entry_id, before, after, detail, len(self._history)))
+        self.events.append(
+            LadderEvent(step, entry_id, before, after, detail, len(self._history), notes)
+        )
 
     def _fail(self, tokens: int, detail: str) -> None:
         """Count a failed compaction (context ``tokens``) and report it.
@@ -246,7 +256,7 @@ class LadderLog(SessionLog):
         body = best.entry.body
         assert isinstance(body, CompactionRecord)
         detail = f"first kept {body.first_kept_id}"
-        self._event("compaction", entry.id, job.tokens_before, final.tokens, detail)
+        self._event("compaction", entry.id, job.tokens_before, final.tokens, detail, best.notes)
         if final.tokens >= self.budget.trigger:
             self._fail(final.tokens, f"context still {final.tokens} tokens after compaction")
         else:
