@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.model import Entry, Message
@@ -23,9 +24,11 @@ from ctxengine.projection.render.openai import render_openai
 from ctxengine.projection.validate import validate
 from ctxengine.tokens.base import Estimator
 
+#: Renderers used for each replayed request: every tool the context calls is declared (a
+#: transcript rarely records the schemas, and Anthropic rejects tool blocks without them).
 RENDERERS: dict[str, Callable[[Context], dict[str, object]]] = {
-    "openai": render_openai,
-    "anthropic": render_anthropic,
+    "openai": partial(render_openai, declare_tools=True),
+    "anthropic": partial(render_anthropic, declare_tools=True),
 }
 
 

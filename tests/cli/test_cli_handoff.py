@@ -105,3 +105,45 @@ def test_a_session_ending_in_an_unanswered_call_hands_off_a_valid_request(
         assert validate(body, provider) == []
         assert report["closed_pending_calls"] == ["c2"]
         assert SESSION_ENDED_RESULT in out.read_text()
+
+
+def _chat_file(tmp_path: Path) -> Path:
+    messages = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Say hello."},
+        {"role": "assistant", "content": "Hello."},
+    ]
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps({"messages": messages}))
+    return src
+
+
+def test_a_strict_anthropic_body_needs_the_next_user_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _chat_file(tmp_path), tmp_path / "r.json"
+    base = ["compact", str(src), "--provider", "anthropic", "--model", "claude-x", "-o", str(out)]
+    assert main(base) == 2
+    assert "give the next user message with --user TEXT" in _err(capsys)
+    assert not out.exists()
+    assert main([*base, "--user", "Now say goodbye."]) == 0
+    body = json.loads(out.read_text())
+    assert body["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Now say goodbye."}],
+    }
+    assert (body["model"], body["max_tokens"]) == ("claude-x", 4_096)
+    assert validate(body, "anthropic", strict=True) == []
+
+
+def test_max_tokens_is_reserved_below_the_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _chat_file(tmp_path), tmp_path / "r.json"
+    argv = ["compact", str(src), "--window", "4000", "-o", str(out), "--report-json"]
+    assert main([*argv, "--max-tokens", "3900"]) == 2
+    assert "leaves no room in a 4000-token window" in _err(capsys)
+    assert main([*argv, "--max-tokens", "1000", "--provider", "anthropic"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["trigger"] == 4_000 - 1_000 - 4_000 // 20
+    assert json.loads(out.read_text())["max_tokens"] == 1_000

@@ -32,7 +32,7 @@ from ctxengine.importers import get_importer, read_transcript
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
-from ctxengine.projection.handoff import close_pending
+from ctxengine.projection.handoff import close_pending, with_next_user
 from ctxengine.projection.render.anthropic import render_anthropic
 from ctxengine.projection.render.openai import render_openai
 from ctxengine.projection.validate import validate
@@ -74,6 +74,14 @@ DbOpt = Annotated[
 FormatOpt = Annotated[
     str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
 ]
+NextUserOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="The next user message, appended to the request (newer Anthropic models reject "
+        "a request that ends with the assistant's turn).",
+    ),
+]
 ModelOpt = Annotated[
     str | None, typer.Option("--model", help="Model name written into the request body.")
 ]
@@ -84,14 +92,19 @@ MaxTokensOpt = Annotated[
 WindowOpt = Annotated[int, typer.Option("--window", min=1, help="Model context window in tokens.")]
 
 
-def _policy(keep_recent: int | None = None) -> Policy:
+def _policy(
+    keep_recent: int | None = None, *, window: int = 0, max_tokens: int | None = None
+) -> Policy:
     """The default policy; an explicit ``--keep-recent`` is taken as given (not capped at a
-    share of the window; a budget that leaves nothing to compact is a ConfigError)."""
-    if keep_recent is None:
-        return DEFAULT_POLICY
-    return DEFAULT_POLICY.model_copy(
-        update={"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
-    )
+    share of the window; a budget that leaves nothing to compact is a ConfigError); an
+    explicit ``--max-tokens`` becomes the reserve (plus a 5 % margin), so the request and its
+    output budget fit the window together (else a ConfigError)."""
+    update: dict[str, Any] = {}
+    if keep_recent is not None:
+        update |= {"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
+    if max_tokens is not None:
+        update["reserve_tokens"] = max_tokens + window // 20
+    return DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY
 
 
 def _dump(data: Any, path: str | None, *, to_stderr: bool = False) -> None:
@@ -232,6 +245,7 @@ def compact(
     ] = False,
     model: ModelOpt = None,
     max_tokens: MaxTokensOpt = None,
+    next_user: NextUserOpt = None,
     db: DbOpt = None,
     format: FormatOpt = None,
 ) -> None:
@@ -243,7 +257,7 @@ def compact(
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
     if summarizer not in (None, "extractive", "llm", "hybrid"):
         raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
-    policy = _policy(keep_recent)
+    policy = _policy(keep_recent, window=window, max_tokens=max_tokens)
     choice = choose_summarizer(
         summarizer, summary_model, policy=policy, base_url=base_url, api_key=api_key, verify=verify
     )
@@ -290,7 +304,9 @@ def compact(
         note = f"a continuation state would not make this session smaller ({exc})"
         ctx = before_ctx
     ctx, closed = close_pending(ctx, session.estimator)
-    body = _render(ctx, provider, model, max_tokens)
+    if next_user:
+        ctx = with_next_user(ctx, next_user, session.estimator)
+    body = _render(ctx, provider, model, max_tokens, session.budget.reserve)
     report = _compact_report(session, t.label, provider, before, ctx.tokens, note)
     report["messages"] = len(body.get("messages", ()))
     report["closed_pending_calls"] = list(closed)
@@ -318,20 +334,31 @@ def compact(
 DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
 
 
-def _render(ctx: Context, provider: str, model: str | None, max_tokens: int | None) -> Any:
+def _render(
+    ctx: Context, provider: str, model: str | None, max_tokens: int | None, reserve: int
+) -> Any:
     """Render a hand-off body: every tool it calls declared (transcripts rarely record the
-    schemas), Anthropic's required ``max_tokens`` filled in; with ``--model`` the body must
-    pass the strict check (it can be POSTed as is). An invalid body is an internal error."""
+    schemas); Anthropic's required ``max_tokens`` filled in (``--max-tokens``, else the
+    smaller of 4,096 and the session's reserve); with ``--model`` the body must pass the
+    strict check (it can be POSTed as is).
+
+    Raises:
+        typer.BadParameter: a strict Anthropic body ends with the assistant's turn (the
+            next user message is needed: ``--user``).
+        RuntimeError: ctxengine produced an invalid body (an internal error).
+    """
     if provider == "anthropic":
-        body = render_anthropic(
-            ctx,
-            model=model,
-            max_tokens=max_tokens or DEFAULT_ANTHROPIC_MAX_TOKENS,
-            declare_tools=True,
-        )
+        out_budget = max_tokens or min(DEFAULT_ANTHROPIC_MAX_TOKENS, reserve)
+        body = render_anthropic(ctx, model=model, max_tokens=out_budget, declare_tools=True)
     else:
         body = render_openai(ctx, model=model, max_tokens=max_tokens, declare_tools=True)
     problems = validate(body, provider, strict=model is not None)
+    if any("(prefill)" in p for p in problems):
+        raise typer.BadParameter(
+            "the request ends with the assistant's last reply, which Anthropic models reject "
+            "as prefill: give the next user message with --user TEXT",
+            param_hint="--user",
+        )
     if problems:
         raise RuntimeError(f"ctxengine produced an invalid {provider} request: {problems[:3]}")
     return body
@@ -474,6 +501,7 @@ def export(
     output: Annotated[str | None, typer.Option("-o", "--output", help="Output file.")] = None,
     model: ModelOpt = None,
     max_tokens: MaxTokensOpt = None,
+    next_user: NextUserOpt = None,
     db: DbOpt = None,
 ) -> None:
     """Export a session: its whole log as ctxengine JSONL, or the request body for its next
@@ -488,6 +516,9 @@ def export(
         return
     if format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
-    session = Session(window, session_id=t.session_id, entries=t.entries)
+    policy = _policy(window=window, max_tokens=max_tokens)
+    session = Session(window, policy=policy, session_id=t.session_id, entries=t.entries)
     ctx, _closed = close_pending(session.prepare(), session.estimator)
-    _dump(_render(ctx, format, model, max_tokens), output)
+    if next_user:
+        ctx = with_next_user(ctx, next_user, session.estimator)
+    _dump(_render(ctx, format, model, max_tokens, session.budget.reserve), output)

@@ -198,6 +198,17 @@ def check_anthropic(body: Any, strict: bool = False) -> list[str]:
     _check_max_tokens(body, problems, required=strict)
     if strict:
         check_model(body, problems)
+        if (
+            messages
+            and isinstance(messages[-1], Mapping)
+            and messages[-1].get("role") == "assistant"
+        ):
+            # Newer models reject a trailing assistant turn ("does not support assistant
+            # message prefill"): a body sent as is ends with the user's turn.
+            problems.append(
+                f"messages[{len(messages) - 1}]: the request ends with an assistant turn "
+                "(prefill); append the next user message"
+            )
         what = "tool_use or tool_result blocks"
         check_declared(used, declared, problems, needs_tools=tool_blocks, what=what)
     return problems

@@ -42,3 +42,16 @@ def close_pending(ctx: Context, estimator: Estimator) -> tuple[Context, tuple[st
         tokens=ctx.tokens + estimator.message(closing),
     )
     return closed, pending
+
+
+def with_next_user(ctx: Context, text: str, estimator: Estimator) -> Context:
+    """``ctx`` with ``text`` appended as the next user message (projection only; the caller
+    decides whether history records it). Newer Anthropic models reject a request that ends
+    with the assistant's turn, so a hand-off body usually needs the user's next message."""
+    message = Message("user", (TextPart(text),), meta={"synthetic": "next_user"})
+    return dataclasses.replace(
+        ctx,
+        messages=(*ctx.messages, message),
+        sources=(*ctx.sources, None),
+        tokens=ctx.tokens + estimator.message(message),
+    )
