@@ -319,3 +319,21 @@ class TestStrict:
         with pytest.raises(InvalidRequest) as info:
             ensure_valid({"messages": [USER]}, "openai", strict=True)
         assert info.value.problems == ["model must be a non-empty string (required)"]
+
+
+def test_a_strict_anthropic_body_may_not_end_with_the_assistant_turn() -> None:
+    from ctxengine.projection.validate import validate as check
+
+    body = {
+        "model": "claude-x",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        ],
+    }
+    assert check(body, "anthropic") == []
+    assert check(body, "anthropic", strict=True) == [
+        "messages[1]: the request ends with an assistant turn (prefill); "
+        "append the next user message"
+    ]
