@@ -13,15 +13,13 @@ only the first :data:`HEADER_B64_CHARS` base64 characters are decoded.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
-import struct
 from collections.abc import Mapping
 from typing import Any
 
 from ctxengine.model import ImagePart
+from ctxengine.model.images import HEAD_CHARS, decoded_size, pixel_size, pixel_size_from_base64
 from ctxengine.tokens.constants import (
     IMAGE_MAX_LONG_SIDE_PX,
     IMAGE_MAX_PIXELS,
@@ -29,13 +27,10 @@ from ctxengine.tokens.constants import (
     MAX_IMAGE_TOKENS,
 )
 
-#: Base64 characters decoded to find a pixel size (48 KiB of image bytes; a JPEG's frame
-#: header can sit behind an EXIF block).
-HEADER_B64_CHARS = 64 * 1024
+#: Base64 characters decoded to find a pixel size (:data:`ctxengine.model.images.HEAD_CHARS`).
+HEADER_B64_CHARS = HEAD_CHARS
 
 _DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+)?(?P<params>(?:;[^;,]*)*),", re.ASCII)
-#: JPEG start-of-frame markers (SOF0..SOF15 except DHT, JPG and DAC).
-_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 
 
 def estimate_tokens_for_image(
@@ -60,73 +55,10 @@ def estimate_tokens_for_image(
     return max(1, math.ceil(w * h / IMAGE_PIXELS_PER_TOKEN))
 
 
-def image_size(head: bytes) -> tuple[int, int] | None:
-    """``(width, height)`` in pixels from the start of a PNG, GIF, JPEG or WebP file, or
-    ``None`` for other formats and cut-short headers. Never raises."""
-    try:
-        if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
-            w, h = struct.unpack(">II", head[16:24])
-            return int(w), int(h)
-        if head[:6] in (b"GIF87a", b"GIF89a"):
-            w, h = struct.unpack("<HH", head[6:10])
-            return int(w), int(h)
-        if head.startswith(b"\xff\xd8\xff"):
-            return _jpeg_size(head)
-        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-            return _webp_size(head)
-    except (struct.error, IndexError):
-        return None
-    return None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    i, n = 2, len(data)
-    while i + 4 <= n:
-        if data[i] != 0xFF:
-            return None
-        marker = data[i + 1]
-        if marker == 0xFF:
-            i += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            i += 2
-            continue
-        (length,) = struct.unpack(">H", data[i + 2 : i + 4])
-        if marker in _SOF:
-            h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-            return int(w), int(h)
-        i += 2 + length
-    return None
-
-
-def _webp_size(data: bytes) -> tuple[int, int] | None:
-    chunk = data[12:16]
-    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
-        w, h = struct.unpack("<HH", data[26:30])
-        return int(w & 0x3FFF), int(h & 0x3FFF)
-    if chunk == b"VP8L" and data[20:21] == b"\x2f":
-        (bits,) = struct.unpack("<I", data[21:25])
-        return int((bits & 0x3FFF) + 1), int(((bits >> 14) & 0x3FFF) + 1)
-    if chunk == b"VP8X" and len(data) >= 30:
-        return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1
-    return None
-
-
-def image_size_from_base64(data: str) -> tuple[int, int] | None:
-    """Pixel size from a base64 payload, decoding at most :data:`HEADER_B64_CHARS`
-    characters; ``None`` when unknown or not base64. Never raises."""
-    head = "".join(data[: HEADER_B64_CHARS + HEADER_B64_CHARS // 64].split())[:HEADER_B64_CHARS]
-    head = head[: len(head) - len(head) % 4]
-    try:
-        raw = base64.b64decode(head)
-    except (binascii.Error, ValueError):
-        return None
-    return image_size(raw)
-
-
-def _base64_bytes(data: str) -> int:
-    n = len(data) - data.count("\n") - data.count("\r") - data.count(" ")
-    return max(0, n * 3 // 4 - (len(data.rstrip()) - len(data.rstrip().rstrip("="))))
+#: ``(width, height)`` in pixels from an image header (PNG, GIF, JPEG, WebP), or ``None``.
+image_size = pixel_size
+#: Pixel size from a base64 payload (at most :data:`HEADER_B64_CHARS` characters decoded).
+image_size_from_base64 = pixel_size_from_base64
 
 
 def _inline(media_type: str | None, data: str, meta: dict[str, Any]) -> ImagePart:
@@ -134,7 +66,7 @@ def _inline(media_type: str | None, data: str, meta: dict[str, Any]) -> ImagePar
     return ImagePart(
         media_type or "application/octet-stream",
         data=data,
-        byte_size=_base64_bytes(data),
+        byte_size=decoded_size(data),
         width=size[0] if size else None,
         height=size[1] if size else None,
         meta=meta,
