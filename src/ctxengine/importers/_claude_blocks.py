@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +17,7 @@ from ctxengine.model import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    Usage,
 )
-
-#: Anthropic ``stop_reason`` → our normalised stop reason.
-STOP_REASONS: Mapping[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool_use",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "error",
-}
 
 Content = TextPart | ImagePart | DocumentPart
 
@@ -136,20 +123,3 @@ class Blocks:
             return DocumentPart(media, title=title, url=str(source.get("url", "")))
         data = str(source.get("data", ""))
         return DocumentPart(media, title=title, data=data, byte_size=len(data) * 3 // 4)
-
-
-def usage_of(raw: Any) -> Usage | None:
-    """Anthropic usage (``input_tokens`` excludes cache) as :class:`Usage`; ``None`` if absent."""
-    if not isinstance(raw, dict):
-        return None
-    return Usage(
-        input_tokens=_int(raw, "input_tokens"),
-        output_tokens=_int(raw, "output_tokens"),
-        cache_read_tokens=_int(raw, "cache_read_input_tokens"),
-        cache_write_tokens=_int(raw, "cache_creation_input_tokens"),
-    )
-
-
-def _int(raw: dict[str, Any], key: str) -> int:
-    value = raw.get(key)
-    return value if isinstance(value, int) else 0

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import ChatReader, json_text, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
@@ -40,20 +41,9 @@ from ctxengine.model import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    Usage,
 )
 from ctxengine.model.codec import canonical_json
 
-#: Anthropic ``stop_reason`` → our normalised stop reason.
-STOP_REASONS: Mapping[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool_use",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "error",
-}
 #: Block types found only in Anthropic content (used by the sniffer).
 _ANTHROPIC_BLOCKS = frozenset(
     {
@@ -192,22 +182,6 @@ def _rest(block: Mapping[str, Any], *modeled: str) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k != "type" and k not in modeled}
 
 
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-
-    def n(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) else 0
-
-    return Usage(
-        n("input_tokens"),
-        n("output_tokens"),
-        n("cache_read_input_tokens"),
-        n("cache_creation_input_tokens"),
-    )
-
-
 class AnthropicMessagesImporter:
     """Importer for Anthropic Messages JSON (see the module docstring)."""
 
@@ -301,7 +275,7 @@ def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
         Message(
             "assistant",
             tuple(parts),
-            usage=_usage(m.get("usage")),
+            usage=usage_of(m.get("usage")),
             model=model if isinstance(model, str) else None,
             stop_reason=STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None,
             meta=meta,

@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
+from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl, located
-from ctxengine.importers._claude_blocks import STOP_REASONS, Blocks, usage_of
+from ctxengine.importers._claude_blocks import Blocks
 from ctxengine.importers._parts import SYNTHETIC, count, opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import CompactionRecord, Message, Part, TextPart, ToolResultPart
