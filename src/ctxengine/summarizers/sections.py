@@ -162,6 +162,18 @@ def keep_newest(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Sect
     return _keep_newest(section, k)
 
 
+def keep_at_most(n: int) -> Step:
+    """A step keeping only the newest ``n`` items of a long list, so that when the budget is
+    short every list keeps its newest entries instead of the first lists shrunk losing all."""
+
+    def step(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
+        if len(section.items) <= n:
+            return section
+        return _keep_newest(section, n)
+
+    return step
+
+
 def cut_text(floor: int) -> Step:
     """A step cutting a text section from its end, never below ``floor`` characters."""
 
@@ -199,7 +211,18 @@ def shorten_items(limit: int) -> Step:
 
 
 #: (section key, step, note template) in the order they are tried.
+#: Newest items a long list keeps in the first, balancing pass of :data:`SHRINK_ORDER`.
+BALANCED_ITEMS = 12
+
 SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
+    # First a balancing pass: long lists are capped to their newest items, so that a short
+    # budget leaves every list its newest entries (a greedy pass alone would empty the
+    # first lists it meets whenever a later one is long).
+    ("commands", keep_at_most(BALANCED_ITEMS)),
+    ("errors", keep_at_most(BALANCED_ITEMS)),
+    ("files_read", keep_at_most(2 * BALANCED_ITEMS)),
+    ("done", keep_at_most(2 * BALANCED_ITEMS)),
+    ("user_messages", keep_at_most(BALANCED_ITEMS)),
     ("commands", keep_newest),
     ("files_read", group),
     ("files_read", keep_newest),
