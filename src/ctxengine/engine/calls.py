@@ -77,7 +77,7 @@ def build_request(
             cache=True,
         )
         return request, None
-    body = render(ctx)
+    body = render_anthropic(ctx, cache=True) if provider.name == "anthropic" else render(ctx)
     request = CompletionRequest(
         body=body, max_output_tokens=max_output, temperature=temperature, cache=True
     )

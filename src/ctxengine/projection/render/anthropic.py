@@ -217,6 +217,7 @@ def render_anthropic(
     model: str | None = None,
     max_tokens: int | None = None,
     declare_tools: bool = False,
+    cache: bool = False,
 ) -> dict[str, Any]:
     """The Messages API request body for ``context`` (see the module docstring).
 
@@ -229,6 +230,10 @@ def render_anthropic(
             lacks, as ``{name, description: "(schema not recorded in the transcript)",
             input_schema: {"type": "object"}}``: the API rejects ``tool_use`` blocks of
             undeclared tools, so a transcript without its tool schemas can be sent as is.
+        cache: mark the prefix for the provider's prompt cache: ``cache_control:
+            {"type": "ephemeral"}`` on the system prompt (which then becomes a list of one
+            text block; it covers the tools too) and on the last block of the last message,
+            so the next request of the epoch, which only grows at its tail, reads the cache.
 
     Returns:
         ``{"model"?, "max_tokens"?, "system"?, "messages", "tools"?}`` as plain JSON values.
@@ -251,7 +256,26 @@ def render_anthropic(
     )
     if tools:
         body["tools"] = [_tool_def(*tool) for tool in tools]
+    if cache:
+        _mark_cache(body)
     return body
+
+
+#: The prompt-cache breakpoint marker of the Messages API.
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+
+
+def _mark_cache(body: dict[str, Any]) -> None:
+    """Put a cache breakpoint on the system prompt and on the last message's last block."""
+    if isinstance(body.get("system"), str):
+        body["system"] = [
+            {"type": "text", "text": body["system"], "cache_control": dict(CACHE_CONTROL)}
+        ]
+    messages = body.get("messages") or []
+    if messages and messages[-1].get("content"):
+        last = messages[-1]["content"][-1]
+        if last.get("type") not in ("thinking", "redacted_thinking"):
+            last["cache_control"] = dict(CACHE_CONTROL)
 
 
 def _tool_def(name: str, description: str | None, params: Json) -> Json:
