@@ -100,3 +100,21 @@ def test_looks_like_check(command: str, expected: bool) -> None:
 def test_a_quoted_newline_does_not_split_a_command() -> None:
     command = 'git commit -m "first line\n\n> not a redirect"\ncat notes.md'
     assert shell_effects(command) == (FileEffect("read", "notes.md"),)
+
+
+class TestWorkingDirectory:
+    def test_cd_makes_later_relative_paths_relative_to_it(self) -> None:
+        from ctxengine.summarizers.shell import FileEffect, shell_effects
+
+        assert shell_effects("cd pkg/src && mv changelog.ts utils/ && cat ../README.md") == (
+            FileEffect("moved", "pkg/src/changelog.ts", "pkg/src/utils/changelog.ts"),
+            FileEffect("read", "pkg/README.md"),
+        )
+
+    def test_an_unknown_directory_leaves_paths_as_written(self) -> None:
+        from ctxengine.summarizers.shell import FileEffect, shell_effects
+
+        assert shell_effects("cd $HOME && rm x; cd - && touch /tmp/y") == (
+            FileEffect("deleted", "x"),
+            FileEffect("created", "/tmp/y"),
+        )

@@ -18,10 +18,11 @@ sed -i '' 's|from "./tools/index.js"|from "./core/tools/index.js"|g' index.ts
 
 class TestShellScripts:
     def test_a_comment_line_does_not_hide_the_commands_after_it(self) -> None:
+        # (the script's leading ``cd`` places the relative paths)
         assert shell_effects(SCRIPT) == (
-            FileEffect("edited", "core/tools/bash.ts"),
-            FileEffect("edited", "core/tools/find.ts"),
-            FileEffect("edited", "index.ts"),
+            FileEffect("edited", "packages/coding-agent/src/core/tools/bash.ts"),
+            FileEffect("edited", "packages/coding-agent/src/core/tools/find.ts"),
+            FileEffect("edited", "packages/coding-agent/src/index.ts"),
         )
 
     def test_bsd_sed_in_place_takes_an_empty_suffix_not_a_script(self) -> None:

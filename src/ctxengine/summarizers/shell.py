@@ -8,6 +8,7 @@ are kept exactly as written (never normalised), so a later literal search for th
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -258,6 +259,29 @@ def _command_effects(argv: list[str]) -> list[FileEffect]:
     return []
 
 
+def _change_dir(cwd: str, args: list[str]) -> str:
+    """The working directory after ``cd args`` ("" = the command's own, unknown, start);
+    ``cd`` alone, ``cd -`` or a target with variables leave it unknown again."""
+    if len(args) != 1 or args[0] == "-" or not _is_path(args[0]):
+        return ""
+    return posixpath.normpath(posixpath.join(cwd, args[0])) if cwd else args[0].rstrip("/")
+
+
+def _in_dir(cwd: str, effect: FileEffect) -> FileEffect:
+    """``effect`` with relative paths taken from ``cwd``; a ``mv``/``cp`` destination ending
+    in ``/`` names the file inside it."""
+
+    def join(path: str) -> str:
+        if not cwd or path.startswith(("/", "~")) or path == CURRENT_FILE:
+            return path
+        return posixpath.normpath(posixpath.join(cwd, path))
+
+    other = effect.other
+    if other is not None and other.endswith("/"):
+        other += posixpath.basename(effect.path)
+    return FileEffect(effect.action, join(effect.path), join(other) if other is not None else None)
+
+
 def shell_effects(command: str) -> tuple[FileEffect, ...]:
     """Effects of a shell command line (possibly several lines, pipes, ``&&`` chains,
     heredocs, ``bash -lc '…'`` wrappers).
@@ -266,16 +290,21 @@ def shell_effects(command: str) -> tuple[FileEffect, ...]:
     ``-i``, SWE-agent ``open``. Changes: ``> f``/``>> f``/``&> f`` (never ``/dev/*``), ``tee``,
     ``sed -i``, ``perl -i``, ``touch``, ``rm``, ``mv``, ``cp``, ``git rm``/``git mv``, SWE-agent
     ``create`` and ``edit N:M``/``insert N``/``append`` (on :data:`CURRENT_FILE`), and any
-    ``apply_patch`` patch in the text. Arguments with globs or variables are skipped.
+    ``apply_patch`` patch in the text. Arguments with globs or variables are skipped. A
+    ``cd DIR`` earlier in the line makes later relative paths relative to ``DIR``.
     """
     if "*** Begin Patch" in command:
         return patch_effects(command)
     lines, swe_edit = _logical_lines(command)
     out: list[FileEffect] = []
+    cwd = ""
     for seg in _segments(_tokens("\n".join(lines))):
         args, written = _strip_redirects(seg)
-        out.extend(_command_effects(args))
-        out.extend(FileEffect("wrote", p) for p in written)
+        if args[:1] == ["cd"]:
+            cwd = _change_dir(cwd, args[1:])
+            continue
+        found = [*_command_effects(args), *(FileEffect("wrote", p) for p in written)]
+        out.extend(_in_dir(cwd, e) for e in found)
     if swe_edit:
         out.append(FileEffect("edited", CURRENT_FILE))
     return tuple(out)
