@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -15,6 +15,9 @@ from ctxengine.errors import TranscriptError
 from ctxengine.model import Entry
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
+
+if TYPE_CHECKING:
+    from ctxengine.importers.base import ImportedSession
 
 #: A UTF-8 byte order mark; accepted (and dropped) at the start of a file.
 BOM = b"\xef\xbb\xbf"
@@ -192,3 +195,28 @@ class CallIds:
         if pending:
             return pending.pop(0)
         return self._last.get(source_id, source_id)
+
+
+class LineReader(Protocol):
+    """A stateful reader of one JSONL transcript, fed line by line."""
+
+    def feed(self, line: int, obj: dict[str, Any]) -> None:
+        """Take the object on 1-based ``line``; raises ``TranscriptError`` naming it."""
+        ...
+
+    def finish(self) -> ImportedSession:
+        """The session read so far."""
+        ...
+
+
+def read_jsonl(path: Path, reader: LineReader) -> ImportedSession:
+    """Feed every object of the JSONL file ``path`` to ``reader`` and return its session;
+    an error while a line is read names that line (:func:`located`).
+
+    Raises:
+        TranscriptError: unreadable file, invalid JSON, or a record the reader rejects.
+    """
+    for number, obj in iter_jsonl(path):
+        with located(path, number):
+            reader.feed(number, obj)
+    return reader.finish()

@@ -36,7 +36,12 @@ from typing import Any
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
-from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl, located
+from ctxengine.importers._build import (
+    CallIds,
+    LogBuilder,
+    file_digest,
+    read_jsonl,
+)
 from ctxengine.importers._claude_blocks import Blocks
 from ctxengine.importers._parts import SYNTHETIC, count, opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession
@@ -98,11 +103,7 @@ class ClaudeCodeImporter:
 
     def read(self, path: Path) -> ImportedSession:
         """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed records."""
-        reader = _Reader(path)
-        for number, obj in iter_jsonl(path):
-            with located(path, number):
-                reader.feed(number, obj)
-        return reader.finish()
+        return read_jsonl(path, _Reader(path))
 
 
 class _Reader:
@@ -117,6 +118,7 @@ class _Reader:
         self.skipped: dict[str, int] = {}
 
     def feed(self, line: int, obj: dict[str, Any]) -> None:
+        """Take the record on 1-based ``line`` (see :class:`~._build.LineReader`)."""
         kind = obj.get("type")
         if not isinstance(kind, str):
             raise TranscriptError(str(self.path), "expected a string `type`", line=line)
@@ -212,6 +214,7 @@ class _Reader:
             self.items.append(_Boundary(line, uuid, created, 0, {}, text))
 
     def finish(self) -> ImportedSession:
+        """The session read so far."""
         sid = self.session_id or file_digest(self.path)
         if self.sidechain and isinstance(self.info.get("agentId"), str):
             sid = f"{sid}:agent-{self.info['agentId']}"

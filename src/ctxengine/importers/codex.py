@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import CallIds, LogBuilder, file_digest, iter_jsonl, located
+from ctxengine.importers._build import (
+    CallIds,
+    LogBuilder,
+    file_digest,
+    read_jsonl,
+)
 from ctxengine.importers._codex_items import Items, tool_output_is_error
 from ctxengine.importers._parts import count, opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession
@@ -64,11 +69,7 @@ class CodexImporter:
 
     def read(self, path: Path) -> ImportedSession:
         """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed items."""
-        reader = _Reader(path)
-        for number, obj in iter_jsonl(path):
-            with located(path, number):
-                reader.feed(number, obj)
-        return reader.finish()
+        return read_jsonl(path, _Reader(path))
 
 
 class _Reader:
@@ -86,6 +87,7 @@ class _Reader:
         self.skipped: dict[str, int] = {}
 
     def feed(self, line: int, obj: dict[str, Any]) -> None:
+        """Take the record on 1-based ``line`` (see :class:`~._build.LineReader`)."""
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(kind, str) or not isinstance(payload, dict):
             raise TranscriptError(
@@ -176,6 +178,7 @@ class _Reader:
         self.usage = None
 
     def finish(self) -> ImportedSession:
+        """The session read so far."""
         self._flush()
         sid = self.session_ids[0] if self.session_ids else file_digest(self.path)
         builder = LogBuilder(sid)

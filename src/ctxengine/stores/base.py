@@ -69,22 +69,34 @@ class ImportedLog(Protocol):
     """
 
     @property
-    def session_id(self) -> str: ...
+    def session_id(self) -> str:
+        """The session id."""
+        ...
 
     @property
-    def format(self) -> str: ...
+    def format(self) -> str:
+        """The transcript format name."""
+        ...
 
     @property
-    def source_path(self) -> str: ...
+    def source_path(self) -> str:
+        """The file it was read from."""
+        ...
 
     @property
-    def entries(self) -> tuple[Entry, ...]: ...
+    def entries(self) -> tuple[Entry, ...]:
+        """The session log, in order."""
+        ...
 
     @property
-    def title(self) -> str | None: ...
+    def title(self) -> str | None:
+        """A short label, or ``None``."""
+        ...
 
     @property
-    def meta(self) -> Mapping[str, Any]: ...
+    def meta(self) -> Mapping[str, Any]:
+        """Source facts kept with the session."""
+        ...
 
 
 class Store(Protocol):
