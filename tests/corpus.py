@@ -13,6 +13,31 @@ import pytest
 
 CORPUS: Path = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
+#: Top-level corpus folders that hold whole native-format transcripts, one agent each. The
+#: other folders (``format-fixtures/``: short per-agent samples; ``live-agents/``: sessions with
+#: the requests each agent sent) are read by the tests written for them.
+TRANSCRIPT_DIRS: tuple[str, ...] = (
+    "aider",
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "openai-messages",
+    "openhands",
+    "pi",
+    "swe-agent",
+)
+
+
+def transcript_files() -> list[Path]:
+    """Every file directly inside a :data:`TRANSCRIPT_DIRS` folder, sorted by path."""
+    return sorted(
+        p
+        for d in TRANSCRIPT_DIRS
+        if (CORPUS / d).is_dir()
+        for p in (CORPUS / d).iterdir()
+        if p.is_file()
+    )
+
 
 def require_corpus(*parts: str) -> Path:
     """``CORPUS`` joined with ``parts``; skips (or fails under CI) when it does not exist."""

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from corpus_facts import READERS, raw_facts
 
-from corpus import CORPUS, require_corpus
+from corpus import CORPUS, require_corpus, transcript_files
 from ctxengine.engine import Session
 from ctxengine.errors import UnsupportedFormatError
 from ctxengine.importers import read_transcript
@@ -69,8 +69,10 @@ def _data_files() -> list[str]:
     if not CORPUS.exists():
         return ["(corpus missing)"]
     return sorted(
-        str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
-    ) + sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("gemini-cli/*.md"))
+        str(p.relative_to(CORPUS))
+        for p in transcript_files()
+        if p.suffix != ".md" or p.parent.name == "gemini-cli"
+    )
 
 
 def _window(name: str, entries: tuple[object, ...], estimator: HeuristicEstimator) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from corpus import CORPUS, require_corpus
+from corpus import require_corpus, transcript_files
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect
 from ctxengine.importers.anthropic_messages import IMPORTER
@@ -351,7 +351,7 @@ class TestSniff:
 
     def test_no_corpus_file_is_sniffed_as_anthropic(self) -> None:
         require_corpus()
-        paths = sorted(CORPUS.glob("*/*"))
+        paths = transcript_files()
         assert [p.name for p in paths if IMPORTER.sniff(p, p.read_bytes()[:65536])] == []
 
 

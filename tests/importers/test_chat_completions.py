@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from corpus import CORPUS, require_corpus
+from corpus import require_corpus, transcript_files
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.chat_completions import IMPORTER
@@ -142,7 +142,7 @@ class TestCorpus:
     def test_no_other_corpus_file_is_sniffed_as_chat_completions(self) -> None:
         require_corpus()
         sniffed = []
-        for path in sorted(CORPUS.glob("*/*")):
+        for path in transcript_files():
             head = path.read_bytes()[: 64 * 1024]
             if IMPORTER.sniff(path, head):
                 sniffed.append(path.name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from corpus import CORPUS, require_corpus
+from corpus import require_corpus, transcript_files
 from ctxengine.cli import main
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
@@ -89,9 +89,7 @@ class TestSniff:
     def test_no_corpus_file_is_sniffed_as_ctxengine(self) -> None:
         require_corpus()
         claimed = [
-            p.name
-            for p in sorted(CORPUS.glob("*/*"))
-            if IMPORTER.sniff(p, p.read_bytes()[:SNIFF_BYTES])
+            p.name for p in transcript_files() if IMPORTER.sniff(p, p.read_bytes()[:SNIFF_BYTES])
         ]
         assert claimed == []
 

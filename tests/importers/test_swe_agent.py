@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from corpus import CORPUS, require_corpus
+from corpus import require_corpus, transcript_files
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers.swe_agent import IMPORTER
@@ -143,9 +143,7 @@ class TestCorpus:
 
     def test_only_swe_agent_files_are_sniffed(self) -> None:
         require_corpus()
-        sniffed = [
-            p.name for p in sorted(CORPUS.glob("*/*")) if IMPORTER.sniff(p, p.read_bytes()[:65536])
-        ]
+        sniffed = [p.name for p in transcript_files() if IMPORTER.sniff(p, p.read_bytes()[:65536])]
         assert sniffed == sorted(FILES)
 
 
