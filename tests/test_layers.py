@@ -16,7 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "boundaries": {"model", "tokens", "errors"},
     "projection": {"model", "tokens", "boundaries", "errors"},
     "summarizers": {"model", "tokens", "boundaries", "projection", "errors", "providers"},
-    "ladder": {"model", "tokens", "boundaries", "projection", "summarizers", "errors"},
+    "ladder": {"model", "tokens", "boundaries", "projection", "summarizers", "policy", "errors"},
     "stores": {"model", "errors", "importers"},
     "importers": {"model", "errors"},
     "providers": {"model", "projection", "errors"},

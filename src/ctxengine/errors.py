@@ -11,7 +11,8 @@
     ├── CompactionError             a compaction could not be carried out
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
     │   ├── SummaryRejected         a summary failed validation (never stored)
-    │   └── CompactionLoopError     consecutive failures tripped the circuit breaker
+    │   ├── CompactionLoopError     consecutive failures tripped the circuit breaker
+    │   └── CompactionVetoed        a before_compact hook vetoed the plan
     ├── ProviderError               a model provider call failed
     │   ├── ContextOverflow         the request did not fit the model's window
     │   │   └── ProviderOverflow    the provider rejected a request as too large (its numbers)
@@ -20,7 +21,8 @@
     │   ├── ProviderAuthError       401/403: missing or rejected credentials
     │   ├── ProviderRequestError    any other rejected request (4xx), not worth retrying
     │   └── Cancelled               the caller cancelled the call (stream closed)
-    └── InvalidRequest              a rendered request breaks a provider protocol
+    ├── InvalidRequest              a rendered request breaks a provider protocol
+    └── InvariantError              an engine invariant broke (a bug in ctxengine, not the input)
 
 Every error carries its numbers as attributes, so callers never parse messages.
 """
@@ -130,6 +132,23 @@ class CompactionLoopError(CompactionError):
             f"{failures} consecutive compactions failed to bring the context "
             f"({tokens} tokens) under the trigger ({threshold} tokens)"
         )
+
+
+class CompactionVetoed(CompactionError):
+    """A ``before_compact`` hook vetoed the plan; history is unchanged.
+
+    Attributes:
+        why: the reason the hook gave.
+    """
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(f"compaction vetoed by a before_compact hook: {why}")
+
+
+class InvariantError(CtxEngineError):
+    """An engine invariant broke (for example a projection that changed before its tail
+    within one epoch): a bug in ctxengine, not bad input."""
 
 
 class ProviderError(CtxEngineError):

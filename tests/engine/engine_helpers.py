@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ctxengine.engine import LadderEvent
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import (
     Ledgers,
@@ -103,3 +106,8 @@ __all__ = [
     "result",
     "rows",
 ]
+
+
+def without_plans(events: Sequence[LadderEvent]) -> list[LadderEvent]:
+    """``events`` with their plans left out (tests that compare the steps, not the plans)."""
+    return [replace(e, plan=None) for e in events]

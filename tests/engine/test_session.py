@@ -22,10 +22,12 @@ from engine_helpers import (
     problems,
     result,
     rows,
+    without_plans,
 )
 
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.errors import CompactionLoopError, ConfigError, NothingToCompact, SummaryRejected
+from ctxengine.ladder.plan import Cut
 from ctxengine.model import CompactionRecord, Entry, Message, Usage, assistant, system, user
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection import ProjectionSettings, project
@@ -145,7 +147,7 @@ class TestTrigger:
             "threshold",
             False,
         )
-        assert s.events == [
+        assert without_plans(s.events) == [
             LadderEvent(
                 "compaction",
                 comp.id,
@@ -156,6 +158,13 @@ class TestTrigger:
                 ("current_work: 633 characters cut",),
             )
         ]
+        plan = s.events[0].plan
+        assert plan is not None
+        # The plan names the stored cut before the summarizer ran: 20 messages summarized,
+        # 780 tokens kept, a 600-token summary budget.
+        assert plan.cut == Cut(20, "u10", 20, 0, False, 780)
+        assert (plan.requirement.level, plan.requirement.reason) == ("soft", "threshold")
+        assert plan.attempts[0].summary_tokens == 600
         assert s.failures == 0
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
@@ -199,7 +208,7 @@ class TestGuards:
         assert rec.tokens_after == 2_904 + EST.message(continuation_message(rec.summary)) + 60
         assert ctx.tokens == rec.tokens_after >= TRIGGER
         assert ctx.sources == ("sys", None, "u4")
-        assert s.events == [
+        assert without_plans(s.events) == [
             LadderEvent("compaction", s.entries[-1].id, 3_924, ctx.tokens, "first kept u4", 11),
             LadderEvent(
                 "failure",
@@ -225,7 +234,7 @@ class TestGuards:
         assert ctx == s.project() and ctx.compaction_id is None
         assert bloated.calls == 4  # the keep-recent budget is halved three times
         assert s.failures == 1
-        assert s.events == [
+        assert without_plans(s.events) == [
             LadderEvent("failure", None, 3_200, 3_200, "summary rejected: inflated", len(before))
         ]
 
@@ -245,7 +254,7 @@ class TestSummarizerFailure:
         assert rows(db) == stored
         assert ctx == s.project() and ctx.tokens == 3_200
         assert s.failures == 1 and bad.calls == 1
-        assert s.events == [
+        assert without_plans(s.events) == [
             LadderEvent(
                 "failure",
                 None,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from llm_helpers import QuarterEstimator, call, calls, result
 
-from ctxengine.ladder.recover import SHRINK_RATIOS, OverflowLatch, SummarizerBreaker, check_room
 from ctxengine.model import Message, ReasoningPart, user
-from ctxengine.summarizers.fit import input_budget, plan_input, shrink_budget
+from ctxengine.summarizers.fit import SHRINK_RATIOS, input_budget, plan_input, shrink_budget
 from ctxengine.summarizers.transcript import serialize_transcript
 
 EST = QuarterEstimator()
@@ -101,28 +100,3 @@ class TestPlanInput:
 
     def test_a_budget_below_the_minimum_gives_no_plan(self) -> None:
         assert plan_input(history(), EST, 255) is None
-
-
-class TestBreakerAndLatch:
-    def test_the_third_failure_opens_the_breaker_and_a_success_closes_it(self) -> None:
-        b = SummarizerBreaker(3)
-        assert [b.failure("500"), b.failure("500"), b.failure("500")] == [False, False, True]
-        assert (b.open, b.failures, b.last_error) == (True, 3, "500")
-        assert b.failure("again") is False
-        b.success()
-        assert (b.open, b.failures, b.last_error) == (False, 0, "")
-
-    def test_the_overflow_latch_allows_one_recovery_until_cleared(self) -> None:
-        latch = OverflowLatch()
-        assert [latch.try_recover(), latch.try_recover()] == [True, False]
-        latch.clear()
-        assert latch.try_recover() is True
-
-    def test_no_room_for_history_is_a_config_error(self) -> None:
-        import pytest
-
-        from ctxengine.errors import ConfigError
-
-        check_room(10_000, 3_000, 6_999)
-        with pytest.raises(ConfigError, match=r"\(3000 tokens\) plus the output reserve \(7000"):
-            check_room(10_000, 3_000, 7_000)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -390,7 +390,7 @@ def _compact_report(
             "first_kept_id": getattr(rec, "first_kept_id", None),
             "splits_turn": getattr(rec, "splits_turn", False),
         }
-        rep["summarized_events"] = [asdict(e) for e in session.events]
+        rep["summarized_events"] = [e.to_dict() for e in session.events]
     return rep
 
 
@@ -481,7 +481,13 @@ def replay_cmd(
                 "prunes": result.prunes,
                 "invalid": result.invalid,
                 "max_tokens": result.max_tokens,
-                "steps": [asdict(s) for s in result.steps],
+                "steps": [
+                    {
+                        **asdict(replace(s, events=())),
+                        "events": [e.to_dict(with_plan=False) for e in s.events],
+                    }
+                    for s in result.steps
+                ],
             },
             None,
         )

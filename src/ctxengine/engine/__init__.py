@@ -1,21 +1,21 @@
-"""The engine: :class:`Session`, the one orchestrator of a live session.
+"""The engine: :class:`Session`, the one orchestrator of a live session, composed of parts.
 
 Layout (each module one responsibility):
 
-* :mod:`.events`: :class:`LadderEvent`, :class:`CompactionOutcome`.
+* :mod:`.events`: :class:`LadderEvent`, :class:`CompactionOutcome`, :class:`PlanDecision`.
 * :mod:`.history`: the log in memory and its incremental indexes.
-* :mod:`.view`: projection settings, the context size against the usage anchor.
+* :mod:`.view`: projection settings, the context size against the usage anchor, the tail
+  guard.
 * :mod:`.log`: :class:`~.log.SessionLog`, the log persisted to its store and projected.
-* :mod:`.compaction`: the compaction search (cut, summarize, measure; up to four attempts).
-* :mod:`.summary`: the summarizer behind its circuit breaker, with the extractive fallback.
-* :mod:`.ladder`: :class:`~.ladder.LadderLog`, the log that runs the ladder.
+* :mod:`.runner`: :class:`~.runner.Runner`, the executor of a compaction plan.
 * :mod:`.calls`: rendering, sending and overflow detection of a model call.
-* :mod:`.session`: :class:`Session`, the ladder plus the model calls.
+* :mod:`.session`: :class:`Session`, the parts composed.
+
+The decision itself (trigger, plan, prune, cut, recover) is pure and lives in
+:mod:`ctxengine.ladder`.
 """
 
-from ctxengine.errors import ConfigError
-
-from .events import CompactionOutcome, LadderEvent
+from .events import CompactionOutcome, LadderEvent, PlanDecision
 from .session import Session
 
-__all__ = ["CompactionOutcome", "ConfigError", "LadderEvent", "Session"]
+__all__ = ["CompactionOutcome", "LadderEvent", "PlanDecision", "Session"]

@@ -123,14 +123,15 @@ def call_until_fit(
     prepare: Callable[[], Context],
     measure: Callable[[Context], int],
     recover: Callable[[ContextOverflow], object],
-    window: int,
+    window: Callable[[], int],
     max_output: int,
     temperature: float | None,
     cancel: threading.Event | None,
 ) -> tuple[Completion, Context, LiveRequest | None]:
     """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
     recovery is spent) and send again. A context that ``measure`` puts over the window
-    beside ``max_output`` is not sent: it is an overflow like a provider's.
+    beside ``max_output`` is not sent: it is an overflow like a provider's. ``window`` gives
+    the window in tokens before each try (a recovery may learn a smaller limit).
 
     Returns:
         The reply, the context it answered and the live request sent (``None`` for a
@@ -142,11 +143,11 @@ def call_until_fit(
     while True:
         ctx = prepare()
         outcome: Completion | ContextOverflow | None
-        outcome = estimated_overflow(measure(ctx), window, max_output)
+        outcome = estimated_overflow(measure(ctx), window(), max_output)
         live: LiveRequest | None = None
         if outcome is None:
             request, live = build_request(ctx, provider, max_output, temperature)
-            outcome = send(provider, request, window, cancel)
+            outcome = send(provider, request, window(), cancel)
         if isinstance(outcome, Completion):
             return outcome, ctx, live
         recover(outcome)

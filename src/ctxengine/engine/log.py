@@ -1,5 +1,6 @@
 """``SessionLog``: the session's history, persisted to its store, and the context projected
-from it. :class:`~ctxengine.engine.Session` adds the ladder and the model calls on top.
+from it; one part of :class:`~ctxengine.engine.Session` (which adds the ladder and the model
+calls by holding a ``SessionLog``, a planner and a :class:`~.runner.Runner`).
 
 History is append-only; the context is always ``project()`` of the log. Per call the work is
 proportional to the current epoch (the entries since the last compaction's first kept
@@ -30,6 +31,13 @@ from .view import context_tokens, settings
 
 class SessionLog:
     """A session's append-only log and its projection (no ladder).
+
+    Attributes:
+        policy / budget: the configuration and its resolution for the current window.
+        estimator: the (cached) token estimator.
+        store / session_id: where entries are persisted, if anywhere.
+        tools: tool schemas sent with every request.
+        history: the log in memory with its indexes.
 
     Args:
         window: the model's context window in tokens.
@@ -64,9 +72,9 @@ class SessionLog:
         self.store = store
         self.session_id = session_id
         self.tools: tuple[Mapping[str, Any], ...] = tuple(tools)
-        self._history = History(self.estimator)
+        self.history = History(self.estimator)
 
-    def _open(self, entries: Iterable[Entry]) -> None:
+    def open(self, entries: Iterable[Entry]) -> None:
         """Start from ``entries``, then create the session in the store (when there is
         one) and adopt the stored entries not seen yet."""
         for e in entries:
@@ -74,13 +82,23 @@ class SessionLog:
         if self.store is not None:
             self.store.create_session(SessionInfo(id=self.session_id, format="ctxengine"))
             for e in self.store.entries(self.session_id):
-                if e.id not in self._history:
+                if e.id not in self.history:
                     self._adopt(e)
+
+    def resize(self, window: int) -> None:
+        """Resolve the policy for a ``window``-token model from now on.
+
+        Raises:
+            ConfigError: the policy's reserve leaves no room in ``window``.
+        """
+        self.budget = self.policy.resolve(window)
+        self._memo = ProjectionMemo()
+        self._cache.clear()
 
     @property
     def entries(self) -> tuple[Entry, ...]:
         """The whole history, in append order."""
-        return tuple(self._history.entries)
+        return tuple(self.history.entries)
 
     def append(
         self,
@@ -101,7 +119,7 @@ class SessionLog:
         Returns:
             The new entry.
         """
-        entry = self._history.new_entry(
+        entry = self.history.new_entry(
             body, self.session_id, entry_id=entry_id, created_at=created_at, meta=meta
         )
         if self.store is not None:
@@ -110,40 +128,44 @@ class SessionLog:
         return entry
 
     def _adopt(self, entry: Entry) -> None:
-        if self._history.adopt(entry):
+        if self.history.adopt(entry):
             # A new epoch: work cached for the old one is not needed again.
             self._memo = ProjectionMemo()
             self._cache.clear()
 
-    def project(self, extra: Sequence[Entry] = ()) -> Context:
+    def project(self, extra: Sequence[Entry] = (), *, pruned: Iterable[str] = ()) -> Context:
         """The current context (no ladder run). ``extra`` records are projected as if
-        appended (used to measure a tentative compaction)."""
-        h = self._history
-        ctx = self._project(h.epoch_entries(extra))
+        appended (used to measure a tentative compaction); the results of the ``pruned``
+        call ids are shown pruned as if a prune record named them."""
+        h = self.history
+        ctx = self._project(h.epoch_entries(extra), pruned=frozenset(pruned))
         epoch = h.compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
         return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
 
-    def _project(self, entries: Sequence[Entry], cap: int | None = None) -> Context:
+    def _project(
+        self, entries: Sequence[Entry], cap: int | None = None, pruned: frozenset[str] = frozenset()
+    ) -> Context:
         """``project()`` of ``entries`` (a subset of the log, see :meth:`History.epoch_entries`)
-        with the truncate-at-source cap ``cap`` in tokens (default the budget's)."""
-        h = self._history
+        with the truncate-at-source cap ``cap`` in tokens (default the budget's) and the
+        results of ``pruned`` call ids shown pruned besides those pruned already."""
+        h = self.history
         return project(
             entries,
             settings(self.policy, self.budget, h.goal_id, cap),
             self.estimator,
             tools=self.tools,
-            memo=self._memo,
-            pruned=h.pruned_ids,
+            memo=self._memo if not pruned else None,
+            pruned=h.pruned_ids | pruned if pruned else h.pruned_ids,
         )
 
-    def _measure(self, record: CompactionRecord, cap: int | None) -> tuple[Entry, Context]:
+    def measure(self, record: CompactionRecord, cap: int | None) -> tuple[Entry, Context]:
         """The entry ``record`` would be appended as, and the context it would give with
         the truncate-at-source cap ``cap`` (tokens); history is unchanged."""
-        tentative = self._history.tentative(record, self.session_id)
-        return tentative, self._project(self._history.entries_after(tentative), cap)
+        tentative = self.history.tentative(record, self.session_id)
+        return tentative, self._project(self.history.entries_after(tentative), cap)
 
     def context_tokens(self, ctx: Context) -> int:
         """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer
         than the latest compaction and prune) plus the estimate of what follows it; the full
         estimate when there is no usable anchor."""
-        return context_tokens(ctx, self._history, self.estimator)
+        return context_tokens(ctx, self.history, self.estimator)

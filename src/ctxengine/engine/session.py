@@ -1,59 +1,111 @@
 """``Session``: the one orchestrator. Append history, ``prepare()`` the context before each
-model call (checking the trigger and running the ladder), ``record()`` replies, ``compact()``;
-or let ``complete()`` make the whole model call, with one overflow recovery.
+model call (checking the trigger and running the ladder), ``record()`` replies, ``plan()``
+and ``compact()``; or let ``complete()`` make the whole model call, with one overflow
+recovery.
 
-The class is built in layers, one responsibility each: :class:`~.log.SessionLog` (history,
-store, projection), :class:`~.ladder.LadderLog` (the ladder: prune, compaction, summarizer
-breaker) and :class:`Session` here (the model-call path; its pieces are in :mod:`.calls`).
+A session is composed of parts, each with one responsibility:
+
+* :class:`~.log.SessionLog`: the history, its store and the projection;
+* the planner: pure functions of :mod:`ctxengine.ladder` (:func:`~ctxengine.ladder.trigger.
+  requirement`, :func:`~ctxengine.ladder.prune.plan_prune`,
+  :func:`~ctxengine.ladder.compaction.plan_compaction`) turning history facts into one
+  :class:`~ctxengine.ladder.plan.CompactionPlan`;
+* :class:`~.runner.Runner`: the executor (summarizer, breaker, the fallback rule,
+  acceptance);
+* :mod:`.calls`: rendering, sending and overflow detection of a model call.
+
+Every public method takes the session's lock: one ``Session`` may be shared by the threads
+of a process, and a compaction runs once for all of them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ctxengine.errors import (
     Cancelled,
+    CompactionError,
+    CompactionLoopError,
+    CompactionVetoed,
+    ConfigError,
     ContextOverflow,
     NothingToCompact,
     ProviderError,
     SummaryRejected,
 )
-from ctxengine.ladder.recover import OverflowLatch
-from ctxengine.model import Entry, Message, Usage
-from ctxengine.policy import DEFAULT_POLICY, Policy
-from ctxengine.providers.base import Completion, Provider
+from ctxengine.ladder.compaction import conversation_of, plan_compaction
+from ctxengine.ladder.plan import CompactionPlan, Reason, Requirement
+from ctxengine.ladder.prune import PrunePlan, plan_prune
+from ctxengine.ladder.recover import (
+    FallbackMode,
+    OverflowLatch,
+    SummarizerBreaker,
+    check_output_room,
+    recovery_budget,
+    recovery_target,
+)
+from ctxengine.ladder.trigger import requirement
+from ctxengine.model import Entry, Message, PruneRecord, Usage
+from ctxengine.model.entries import Body
+from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
+from ctxengine.projection import continuation_message
+from ctxengine.projection.context import Context
+from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS, Completion, Provider
+from ctxengine.providers.profiles import ModelProfile
 from ctxengine.stores.base import Store
-from ctxengine.summarizers.base import Summarizer
+from ctxengine.summarizers.base import LiveRequest, Summarizer
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 
 from . import calls
-from .events import CompactionOutcome
-from .ladder import LadderLog
-from .recovery import check_output_room, recovery_budget, recovery_target
-from .view import epoch_key, fixed_tokens
+from .events import (
+    AfterCompact,
+    BeforeCompact,
+    CompactionOutcome,
+    LadderEvent,
+)
+from .log import SessionLog
+from .runner import Runner
+from .view import EpochKey, TailGuard, epoch_key, fixed_tokens
 
 
-class Session(LadderLog):
+class Session:
     """A live session log with a compaction ladder.
 
     Args:
         window: the model's context window in tokens.
         policy: ladder configuration (:class:`~ctxengine.policy.Policy`).
         estimator: token estimator (default :class:`HeuristicEstimator`).
-        summarizer: continuation-state writer (default extractive). A model summarizer
-            (:class:`~ctxengine.summarizers.llm.ModelSummarizer`: ``llm``, ``hybrid``) runs
-            behind a circuit breaker: after ``policy.max_consecutive_failures`` failures in a
-            row the extractive summarizer is used until a manual :meth:`compact` or a
-            successful model summary.
+        summarizer: continuation-state writer; default the one ``policy.summarizer`` names
+            (``"extractive"``; ``"llm"`` and ``"hybrid"`` need ``summary_provider`` and
+            ``summary_profile``). A model summarizer
+            (:class:`~ctxengine.summarizers.llm.ModelSummarizer`) runs behind a circuit
+            breaker: after ``policy.max_consecutive_failures`` failures in a row the
+            extractive summarizer is used until a manual :meth:`compact` or a successful
+            model summary.
+        summary_provider / summary_profile: the summary model, for a policy that names a
+            model summarizer.
+        fallback: when a failed model summary gives way to the extractive one
+            (:data:`~ctxengine.ladder.recover.FallbackMode`; default ``"breaker"``).
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
         entries: an existing log to start from (e.g. an imported transcript).
         tools: tool schemas sent with every request (counted in the context size).
+        before_compact: sees every plan before it runs; may veto it, change its focus or
+            supply the summary (:class:`~.events.PlanDecision`).
+        after_compact: sees every stored compaction (:class:`~.events.CompactionOutcome`).
+
+    Attributes:
+        events: every ladder step taken or tried, in order.
+        failures: compactions in a row that left the context over the trigger.
 
     Raises:
-        ConfigError: the policy's reserve leaves no room in ``window``.
+        ConfigError: the policy's reserve leaves no room in ``window``; a model summarizer
+            named by the policy without a summary model.
     """
 
     def __init__(
@@ -63,22 +115,149 @@ class Session(LadderLog):
         policy: Policy = DEFAULT_POLICY,
         estimator: Estimator | None = None,
         summarizer: Summarizer | None = None,
+        summary_provider: Provider | None = None,
+        summary_profile: ModelProfile | None = None,
+        fallback: FallbackMode = "breaker",
         store: Store | None = None,
         session_id: str = "session",
         entries: Iterable[Entry] = (),
         tools: Sequence[Mapping[str, Any]] = (),
+        before_compact: BeforeCompact | None = None,
+        after_compact: AfterCompact | None = None,
     ) -> None:
-        super().__init__(
+        self._lock = threading.RLock()
+        self._window = window
+        self._learned_limit: int | None = None
+        self.log = SessionLog(
             window,
             policy=policy,
             estimator=estimator,
-            summarizer=summarizer,
             store=store,
             session_id=session_id,
             tools=tools,
         )
+        extractive = ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
+        chosen = summarizer or _policy_summarizer(
+            policy, extractive, summary_provider, summary_profile
+        )
+        self.runner = Runner(
+            chosen, extractive, SummarizerBreaker(policy.max_consecutive_failures), fallback
+        )
+        self.before_compact = before_compact
+        self.after_compact = after_compact
+        #: tokens of the continuation-state message around its summary (prefix, tags)
+        self._continuation_overhead = self.log.estimator.message(continuation_message(""))
+        self.events: list[LadderEvent] = []
+        self.failures = 0
         self._overflow = OverflowLatch()
-        self._open(entries)
+        #: the latest request sent (epoch, messages it holds, request), set by complete()
+        self._live: tuple[EpochKey, int, LiveRequest] | None = None
+        self._tail = TailGuard()
+        self._last_ladder_at = -1
+        self.log.open(entries)
+
+    # ------------------------------------------------------------------ the parts' state
+
+    @property
+    def policy(self) -> Policy:
+        """The ladder configuration."""
+        return self.log.policy
+
+    @property
+    def budget(self) -> Budget:
+        """The policy resolved for the current window (or the limit a provider reported)."""
+        return self.log.budget
+
+    @property
+    def estimator(self) -> Estimator:
+        """The session's (cached) token estimator."""
+        return self.log.estimator
+
+    @property
+    def store(self) -> Store | None:
+        """Where entries are persisted, if anywhere."""
+        return self.log.store
+
+    @property
+    def session_id(self) -> str:
+        """The session's id in its store."""
+        return self.log.session_id
+
+    @property
+    def tools(self) -> tuple[Mapping[str, Any], ...]:
+        """Tool schemas sent with every request."""
+        return self.log.tools
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """The whole history, in append order."""
+        return self.log.entries
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The continuation-state writer (may be replaced between calls)."""
+        return self.runner.summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: Summarizer) -> None:
+        self.runner.summarizer = value
+
+    @property
+    def breaker(self) -> SummarizerBreaker:
+        """Consecutive failures of a model summarizer."""
+        return self.runner.breaker
+
+    @property
+    def window(self) -> int:
+        """The model's context window in tokens, as set (a limit learned from a provider's
+        overflow error may be lower: see :attr:`learned_limit`)."""
+        return self._window
+
+    @property
+    def learned_limit(self) -> int | None:
+        """The context limit a provider reported in an overflow error, when below the window:
+        in force for the rest of the session (until :meth:`set_window`)."""
+        return self._learned_limit
+
+    def set_window(self, window: int) -> None:
+        """Use a ``window``-token model from now on; forgets any learned limit.
+
+        Raises:
+            ConfigError: the policy's reserve leaves no room in ``window``.
+        """
+        with self._lock:
+            self.log.resize(window)
+            self._window = window
+            self._learned_limit = None
+
+    @property
+    def default_output_tokens(self) -> int:
+        """Output budget of a model call that names none: ``min(4096, reserve)`` tokens."""
+        return min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
+
+    # ------------------------------------------------------------------ history
+
+    def append(
+        self,
+        body: Body,
+        *,
+        entry_id: str | None = None,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append a message (or record) to history and persist it.
+
+        Args:
+            body: a :class:`Message` (or a record).
+            entry_id: id to use; default is the content hash chained to the parent.
+            created_at: ISO-8601 time; default now (UTC).
+            meta: extra fields kept with the entry.
+
+        Returns:
+            The new entry.
+        """
+        with self._lock:
+            return self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
 
     def record(self, reply: Message) -> Entry:
         """Record an assistant reply (with its provider usage, when known).
@@ -88,8 +267,326 @@ class Session(LadderLog):
         """
         if reply.role != "assistant":
             raise ValueError(f"record() takes an assistant message, got role {reply.role!r}")
-        self._overflow.clear()
-        return self.append(reply)
+        with self._lock:
+            self._overflow.clear()
+            return self.log.append(reply)
+
+    def project(self) -> Context:
+        """The current context (no ladder run)."""
+        with self._lock:
+            return self.log.project()
+
+    def context_tokens(self, ctx: Context) -> int:
+        """Size of ``ctx`` in tokens: the usage anchor (latest reply reporting prompt tokens,
+        newer than the latest compaction and prune) plus the estimate of what follows it;
+        the full estimate when there is no usable anchor."""
+        with self._lock:
+            return self.log.context_tokens(ctx)
+
+    # ------------------------------------------------------------------ the ladder
+
+    def prepare(
+        self,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        max_output_tokens: int | None = None,
+    ) -> Context:
+        """The context for the next model call, after running the ladder when the context
+        has reached the trigger (prune, then summarize).
+
+        Within an epoch successive results only grow at the tail (checked:
+        :class:`~ctxengine.errors.InvariantError` otherwise).
+
+        Args:
+            tools: replace the session's tool schemas first.
+            max_output_tokens: output budget of the coming call in tokens (default
+                ``min(4096, the policy's reserve)``). When the context plus it exceeds the
+                window the requirement is hard: a failing model summarizer gives way to the
+                extractive one (a ``"fallback"`` event) instead of leaving the context too
+                large to send.
+
+        Raises:
+            CompactionLoopError: ``policy.max_consecutive_failures`` compactions in a row
+                failed to bring the context under the trigger.
+        """
+        with self._lock:
+            if tools is not None:
+                self.log.tools = tuple(tools)
+            h = self.log.history
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            out = max_output_tokens or self.default_output_tokens
+            req = requirement(
+                tokens,
+                self.budget,
+                reason="threshold",
+                output_tokens=out,
+                new_entries=self._last_ladder_at < len(h),
+            )
+            if req is not None:
+                try:
+                    ctx = self._run_ladder(ctx, req, out)
+                finally:
+                    # The ladder's own prune/compaction entries are not new history: the next
+                    # run waits for an entry appended after them.
+                    self._last_ladder_at = len(h)
+            # A context prepared while calls still await their results is provisional.
+            provisional = bool(h.pending_call_ids())
+            self._tail.check(ctx, epoch_key(ctx, h), provisional=provisional)
+            return ctx
+
+    def plan(
+        self,
+        focus: str | None = None,
+        *,
+        reason: Reason = "manual",
+        max_output_tokens: int | None = None,
+    ) -> CompactionPlan | None:
+        """The plan a compaction would run now, without running it: no model call, nothing
+        written.
+
+        Args:
+            focus: what the summary should focus on.
+            reason: ``"manual"`` (what :meth:`compact` runs) or ``"threshold"`` (what
+                :meth:`prepare` would run: ``None`` when the context is under the trigger;
+                its compaction is planned as if its prune had been applied).
+            max_output_tokens: the coming call's output budget (default
+                :attr:`default_output_tokens`).
+
+        Returns:
+            The :class:`~ctxengine.ladder.plan.CompactionPlan`, or ``None`` when no
+            compaction is due (threshold only).
+
+        Raises:
+            NothingToCompact: a manual compaction with nothing new since the latest one.
+        """
+        with self._lock:
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            out = max_output_tokens or self.default_output_tokens
+            h = self.log.history
+            new = (
+                self._last_ladder_at < len(h)
+                if reason == "threshold"
+                else not _just_compacted(self.log)
+            )
+            req = requirement(
+                tokens, self.budget, reason=reason, output_tokens=out, new_entries=new
+            )
+            if req is None:
+                return None
+            prune = self._plan_prune(ctx) if reason == "threshold" else None
+            if prune is None:
+                return self._make_plan(ctx, tokens, req, focus, self.budget, None)
+            ctx = self.log.project(pruned=prune.call_ids)
+            tokens = self.log.context_tokens(ctx)
+            plan = self._make_plan(ctx, tokens, req, focus, self.budget, prune)
+            # A prune that brings the context under the trigger is the whole plan.
+            return replace(plan, attempts=()) if tokens < self.budget.trigger else plan
+
+    def compact(self, focus: str | None = None, *, reason: Reason = "manual") -> CompactionOutcome:
+        """Compact now (``/compact``), whatever the context size.
+
+        Raises:
+            NothingToCompact: no new entries since the last compaction, or no valid cut.
+            SummaryRejected: the summarizer failed; history is unchanged.
+            CompactionVetoed: a ``before_compact`` hook vetoed the plan.
+        """
+        with self._lock:
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            req = requirement(
+                tokens,
+                self.budget,
+                reason=reason,
+                output_tokens=self.default_output_tokens,
+                new_entries=not _just_compacted(self.log),
+            )
+            assert req is not None  # manual and overflow always require one
+            plan = self._make_plan(ctx, tokens, req, focus, self.budget, None)
+            return self._execute(plan, ctx)
+
+    def _plan_prune(self, ctx: Context) -> PrunePlan | None:
+        if not self.policy.prune_enabled:
+            return None
+        return plan_prune(
+            ctx.messages,
+            self.estimator,
+            protect_tokens=self.budget.prune_protect,
+            minimum_tokens=self.budget.prune_minimum,
+            protect_turns=self.policy.prune_protect_turns,
+            exempt_tools=self.policy.prune_exempt_tools,
+            already_pruned=self.log.history.pruned_ids,
+        )
+
+    def _make_plan(
+        self,
+        ctx: Context,
+        tokens: int,
+        req: Requirement,
+        focus: str | None,
+        budget: Budget,
+        prune: PrunePlan | None,
+    ) -> CompactionPlan:
+        """The plan of a compaction of ``ctx`` (``tokens`` by the usage anchor) to
+        ``budget``."""
+        h = self.log.history
+        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
+        previous = h.previous_compaction()
+        cap = previous.truncate_tokens if previous is not None else None
+        if budget.truncate_tokens < (cap or self.budget.truncate_tokens):
+            cap = budget.truncate_tokens
+        return plan_compaction(
+            conversation,
+            self.estimator,
+            requirement=req,
+            budget=budget,
+            policy=self.policy,
+            tokens_before=ctx.tokens,
+            continuation_overhead=self._continuation_overhead,
+            goal_tokens=h.goal_tokens,
+            cap=cap,
+            focus=focus,
+            prune=prune,
+        )
+
+    def _run_ladder(self, ctx: Context, req: Requirement, output: int) -> Context:
+        """Prune, then compact unless pruning brought ``ctx`` under the trigger. A failed
+        compaction is counted and the context returned as it is. ``output``: the coming
+        call's output budget (the context must fit beside it)."""
+        tokens = req.tokens
+        prune = self._plan_prune(ctx)
+        if prune is not None:
+            entry = self.log.append(
+                PruneRecord(prune.call_ids, prune.tokens_saved, self.policy.name)
+            )
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            detail = f"{len(prune.call_ids)} tool results"
+            self._event("prune", entry.id, req.tokens, tokens, detail)
+            if tokens < self.budget.trigger:
+                self.failures = 0
+                return ctx
+            hard = tokens + output > self.budget.window
+            req = Requirement("hard" if hard else "soft", req.reason, req.detail, tokens)
+        try:
+            plan = self._make_plan(ctx, tokens, req, None, self.budget, prune)
+            return self._execute(plan, ctx).context
+        except CompactionVetoed:
+            return ctx
+        except (CompactionLoopError, Cancelled):
+            raise
+        except (CompactionError, ProviderError) as exc:
+            self._fail(tokens, str(exc))
+            return ctx
+        except Exception as exc:
+            # An unexpected summarizer error propagates, but still counts towards the
+            # breaker: a caller that retries must not loop past it.
+            try:
+                self._fail(tokens, f"{type(exc).__name__}: {exc}")
+            except CompactionLoopError as loop:
+                raise loop from exc
+            raise
+
+    def _execute(self, plan: CompactionPlan, ctx: Context) -> CompactionOutcome:
+        """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
+        compaction and report it.
+
+        Raises:
+            CompactionVetoed: the ``before_compact`` hook vetoed it.
+            NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
+            CompactionLoopError: the context is still over the trigger, too many times in a
+                row.
+        """
+        supplied: str | None = None
+        if self.before_compact is not None:
+            decision = self.before_compact(plan)
+            if decision is not None:
+                if decision.veto is not None:
+                    self._event(
+                        "veto",
+                        None,
+                        plan.tokens_before,
+                        plan.tokens_before,
+                        decision.veto,
+                        plan=plan,
+                    )
+                    raise CompactionVetoed(decision.veto)
+                if decision.focus is not None:
+                    plan = _with_focus(plan, decision.focus)
+                supplied = decision.summary
+        h = self.log.history
+        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
+        live = self._live
+        executed = self.runner.execute(
+            plan,
+            conversation,
+            h,
+            self.estimator,
+            measure=self.log.measure,
+            live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
+            continuation_overhead=self._continuation_overhead,
+            summary=supplied,
+            on_fallback=lambda detail: self._event(
+                "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
+            ),
+        )
+        entry = self.log.append(executed.record, entry_id=executed.entry_id)
+        final = self.log.project()
+        detail = f"first kept {executed.record.first_kept_id}"
+        self._event(
+            "compaction", entry.id, plan.tokens_before, final.tokens, detail, executed.notes, plan
+        )
+        if final.tokens >= self.budget.trigger:
+            self._fail(final.tokens, f"context still {final.tokens} tokens after compaction")
+        else:
+            self.failures = 0
+        outcome = CompactionOutcome(
+            entry,
+            final,
+            plan.tokens_before,
+            final.tokens,
+            plan,
+            executed.attempt,
+            executed.summarizer,
+            executed.notes,
+            executed.fallback,
+        )
+        if self.after_compact is not None:
+            self.after_compact(outcome)
+        return outcome
+
+    def _event(
+        self,
+        step: str,
+        entry_id: str | None,
+        before: int,
+        after: int,
+        detail: str,
+        notes: tuple[str, ...] = (),
+        plan: CompactionPlan | None = None,
+    ) -> None:
+        """Report a step, stamped with the current number of entries."""
+        self.events.append(
+            LadderEvent(step, entry_id, before, after, detail, len(self.log.history), notes, plan)
+        )
+
+    def _fail(self, tokens: int, detail: str) -> None:
+        """Count a failed compaction (context ``tokens``) and report it.
+
+        Raises:
+            CompactionLoopError: ``policy.max_consecutive_failures`` failures in a row.
+        """
+        self.failures += 1
+        self._event("failure", None, tokens, tokens, detail)
+        if self.failures >= self.policy.max_consecutive_failures:
+            raise CompactionLoopError(self.failures, tokens, self.budget.trigger)
+
+    def abort(self) -> None:
+        """Cancel the summary call in flight, from any thread: its stream is closed, the
+        compaction raises :class:`~ctxengine.errors.Cancelled` and history is unchanged (no
+        failure is counted). Does nothing when no summary call runs."""
+        self.runner.abort()
 
     # ------------------------------------------------------------------ model calls
 
@@ -130,24 +627,25 @@ class Session(LadderLog):
         self._overflow.clear()
         out = max_output_tokens or self.default_output_tokens
         check_output_room(self.budget.window, fixed_tokens(self.project(), self.estimator), out)
-        self._summaries.outer_cancel = cancel
+        self.runner.outer_cancel = cancel
         try:
             reply, ctx, live = calls.call_until_fit(
                 provider,
                 prepare=lambda: self.prepare(max_output_tokens=out),
                 measure=self.context_tokens,
                 recover=lambda overflow: self.on_overflow(overflow, max_output_tokens=out),
-                window=self.budget.window,
+                window=lambda: self.budget.window,
                 max_output=out,
                 temperature=temperature,
                 cancel=cancel,
             )
-            if live is not None:
-                self._live = (epoch_key(ctx, self._history), len(ctx.messages), live)
+            with self._lock:
+                if live is not None:
+                    self._live = (epoch_key(ctx, self.log.history), len(ctx.messages), live)
             self.record(reply.to_message())
             return reply
         finally:
-            self._summaries.outer_cancel = None
+            self.runner.outer_cancel = None
 
     def overflow_of(self, outcome: Completion | Usage | BaseException) -> ContextOverflow | None:
         """The overflow a model call signals, else ``None``: a failed call classified as
@@ -169,7 +667,9 @@ class Session(LadderLog):
         the "not beneficial" check, and a failing model summarizer gives way to the extractive
         one. It aims at ``min(trigger, limit − output budget − 5 % margin)`` with the limit
         the provider reported (else the window): the kept tail, summary and truncate caps
-        shrink to match (:func:`~.recovery.recovery_budget`).
+        shrink to match (:func:`~ctxengine.ladder.recover.recovery_budget`). A reported limit
+        below the window stays in force for the rest of the session (:attr:`learned_limit`):
+        later requests are sized for it.
 
         Args:
             signal: the provider error, the reply, or its usage (see :meth:`overflow_of`).
@@ -186,30 +686,90 @@ class Session(LadderLog):
         overflow = self.overflow_of(signal)
         if overflow is None:
             raise ValueError(f"not a context overflow: {signal!r}"[:300])
-        ctx = self.project()
-        tokens = self.context_tokens(ctx)
-        window = self.budget.window
-        h = self._history
-        target = recovery_target(
-            overflow,
-            trigger=self.budget.trigger,
-            window=window,
-            tokens=tokens,
-            fixed=fixed_tokens(ctx, self.estimator),
-            output=max_output_tokens if max_output_tokens is not None else self.budget.reserve,
-            just_compacted=h.compaction == len(h) - 1,
-        )
-        if not self._overflow.try_recover():
-            why = "still too large after one compaction"
-            raise calls.final_overflow(overflow, tokens, window, why)
-        budget = recovery_budget(self.budget, self.policy, target)
+        with self._lock:
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            window = self.budget.window
+            output = max_output_tokens if max_output_tokens is not None else self.budget.reserve
+            target = recovery_target(
+                overflow,
+                trigger=self.budget.trigger,
+                window=window,
+                tokens=tokens,
+                fixed=fixed_tokens(ctx, self.estimator),
+                output=output,
+                just_compacted=_just_compacted(self.log),
+            )
+            if not self._overflow.try_recover():
+                why = "still too large after one compaction"
+                raise calls.final_overflow(overflow, tokens, window, why)
+            budget = recovery_budget(self.budget, self.policy, target)
+            self._learn_limit(overflow.limit)
+            req = requirement(
+                tokens,
+                budget,
+                reason="overflow",
+                output_tokens=output,
+                new_entries=True,
+                limit=overflow.limit,
+            )
+            assert req is not None
+            try:
+                plan = self._make_plan(ctx, tokens, req, None, budget, None)
+                outcome = self._execute(plan, ctx)
+            except Cancelled:
+                raise
+            except (NothingToCompact, SummaryRejected, ProviderError, CompactionVetoed) as exc:
+                why = f"compaction failed: {exc}"
+                raise calls.final_overflow(overflow, tokens, window, why) from exc
+            # The recovery's own entry is not new history: prepare() does not compact again.
+            self._last_ladder_at = len(self.log.history)
+            return outcome
+
+    def _learn_limit(self, limit: int) -> None:
+        """Keep a provider-reported limit below the current window for the rest of the
+        session: the budget is resolved for it (a reserve that leaves no room in it keeps the
+        old budget)."""
+        if limit <= 0 or limit >= self.budget.window:
+            return
         try:
-            outcome = self._compact(ctx, tokens, reason="overflow", focus=None, budget=budget)
-        except Cancelled:
-            raise
-        except (NothingToCompact, SummaryRejected, ProviderError) as exc:
-            why = f"compaction failed: {exc}"
-            raise calls.final_overflow(overflow, tokens, window, why) from exc
-        # The recovery's own entry is not new history: prepare() does not compact again.
-        self._last_ladder_at = len(h)
-        return outcome
+            self.log.resize(limit)
+        except ConfigError:
+            return
+        self._learned_limit = limit
+
+
+def _just_compacted(log: SessionLog) -> bool:
+    """The newest entry is a compaction record."""
+    h = log.history
+    return h.compaction is not None and h.compaction == len(h) - 1
+
+
+def _with_focus(plan: CompactionPlan, focus: str) -> CompactionPlan:
+    return replace(plan, focus=focus)
+
+
+def _policy_summarizer(
+    policy: Policy,
+    extractive: ExtractiveSummarizer,
+    provider: Provider | None,
+    profile: ModelProfile | None,
+) -> Summarizer:
+    """The summarizer ``policy.summarizer`` names.
+
+    Raises:
+        ConfigError: a model summarizer without ``provider`` and ``profile``.
+    """
+    if policy.summarizer == "extractive":
+        return extractive
+    if provider is None or profile is None:
+        raise ConfigError(
+            f"policy.summarizer is {policy.summarizer!r}: pass summary_provider and "
+            "summary_profile (the summary model), or a summarizer"
+        )
+    return make_summarizer(
+        policy.summarizer,
+        user_messages_budget=policy.user_messages_budget_tokens,
+        provider=provider,
+        profile=profile,
+    )

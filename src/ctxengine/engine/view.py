@@ -4,11 +4,12 @@ grows at its tail within one epoch."""
 
 from __future__ import annotations
 
-from ctxengine.model import Usage
+from ctxengine.errors import InvariantError
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection import ProjectionSettings
 from ctxengine.projection.context import Context
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.size import find_anchor
 
 from .history import History
 
@@ -40,26 +41,27 @@ def epoch_key(ctx: Context, history: History) -> EpochKey:
 
 
 def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:
-    """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer than
-    the latest compaction and prune in ``history``) plus the estimate of what follows it;
-    the full estimate (``ctx.tokens``) when there is no usable anchor."""
+    """Size of ``ctx`` in tokens: the usage anchor plus the estimate of what follows it; the
+    full estimate (``ctx.tokens``) when there is no usable anchor. The anchor rule is
+    :func:`ctxengine.tokens.size.find_anchor` (a reply reporting prompt tokens, not aborted)
+    over the messages newer than the latest compaction and prune in ``history``: an older
+    usage measured a context that no longer exists."""
+    fresh_from = len(ctx.messages)
     floor = history.anchor_floor()
-    anchor: tuple[int, Usage] | None = None
     for pos in range(len(ctx.messages) - 1, -1, -1):
-        m = ctx.messages[pos]
         src = ctx.sources[pos]
-        if m.role != "assistant" or src is None:
+        if ctx.messages[pos].role != "assistant" or src is None:
             continue
-        idx = history.index.get(src, -1)
-        if idx <= floor:
+        if history.index.get(src, -1) <= floor:
             break
-        if m.usage is not None and not m.usage.is_zero and not m.aborted:
-            anchor = (pos, m.usage)
-            break
+        fresh_from = pos
+    anchor = find_anchor(ctx.messages, fresh_from=fresh_from)
     if anchor is None:
         return ctx.tokens
-    pos, usage = anchor
-    tail = sum(estimator.message(m) for m in ctx.messages[pos + 1 :])
+    usage = ctx.messages[anchor].usage
+    if usage is None:
+        return ctx.tokens
+    tail = sum(estimator.message(m) for m in ctx.messages[anchor + 1 :])
     return usage.context_tokens + tail
 
 
@@ -74,7 +76,7 @@ def fixed_tokens(ctx: Context, estimator: Estimator) -> int:
 
 
 class TailGuard:
-    """Asserts that successive contexts of one epoch only grow at the tail."""
+    """Checks that successive contexts of one epoch only grow at the tail."""
 
     def __init__(self) -> None:
         self._last: Context | None = None
@@ -89,7 +91,7 @@ class TailGuard:
                 become the baseline of the next check.
 
         Raises:
-            AssertionError: ``ctx`` changed before its tail within one epoch.
+            InvariantError: ``ctx`` changed before its tail within one epoch.
         """
         last = self._last
         if last is not None and self._last_key == key:
@@ -97,6 +99,7 @@ class TailGuard:
             ok = len(ctx.messages) >= n and all(
                 a is b or a == b for a, b in zip(last.messages, ctx.messages[:n], strict=False)
             )
-            assert ok, "projection changed before its tail within one epoch"
+            if not ok:
+                raise InvariantError("projection changed before its tail within one epoch")
         if not provisional:
             self._last, self._last_key = ctx, key

@@ -13,10 +13,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ctxengine.model import Message, ToolResultPart
+from ctxengine.policy.defaults import PRUNE_PLACEHOLDER_TOKENS
 from ctxengine.tokens.base import Estimator
-
-#: Estimated tokens of one placeholder line (tool name, short arguments, size, reference).
-PLACEHOLDER_TOKENS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +43,6 @@ def plan_prune(
     protect_turns: int,
     exempt_tools: Collection[str] = (),
     already_pruned: Collection[str] = (),
-    continuation_index: int | None = None,
 ) -> PrunePlan | None:
     """Plan a prune over the projected ``messages``.
 
@@ -57,7 +54,6 @@ def plan_prune(
         protect_turns: the last N real user turns are never pruned.
         exempt_tools: tool names whose results are never pruned (skills, plans).
         already_pruned: call ids pruned by earlier prune entries (skipped).
-        continuation_index: index of the continuation-state message, if any (ignored).
 
     Returns:
         A :class:`PrunePlan`, or ``None`` when the saving would be below ``minimum_tokens``.
@@ -70,7 +66,7 @@ def plan_prune(
     boundary = len(messages)
     if protect_turns > 0:
         for i in range(len(messages) - 1, -1, -1):
-            if i != continuation_index and _is_real_user(messages[i]):
+            if _is_real_user(messages[i]):
                 user_seen += 1
                 if user_seen == protect_turns:
                     boundary = i
@@ -91,7 +87,7 @@ def plan_prune(
                 continue
             if names.get(part.call_id, part.name or "") in exempt_tools:
                 continue
-            gain = cost - PLACEHOLDER_TOKENS
+            gain = cost - PRUNE_PLACEHOLDER_TOKENS
             if gain > 0:
                 chosen.append(part.call_id)
                 saved += gain

@@ -67,3 +67,26 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
 #: Fixed image cost when the pixel size is unknown (Gemini CLI counts 3,000 per image;
 #: pi counts 4,800 chars = 1,200 tokens). We take the conservative one.
 DEFAULT_IMAGE_TOKENS = 3_000
+
+#: Attempts of one compaction; each keeps half the tail of the one before, and from the third
+#: on the truncate-at-source cap is halved too.
+COMPACTION_ATTEMPTS = 4
+#: Lowest truncate-at-source cap the later attempts go down to, in tokens.
+MIN_TRUNCATE_TOKENS = 64
+#: Share of the window kept free beside the continuation state when sizing its budget (the
+#: error of our estimate of the summary's own length).
+SUMMARY_ROOM_MARGIN_RATIO = 0.01
+
+#: Share of the window (or reported limit) kept free for the error of our token estimate when
+#: sizing a request (the summarizers keep the same 5 % on their own requests).
+OVERFLOW_MARGIN_RATIO = 0.05
+#: Smallest room for history worth sending a request for, in tokens: a continuation state
+#: with the task and one short turn. Less than this beside the fixed part, the output budget
+#: and the margin is a configuration problem.
+MIN_HISTORY_ROOM_TOKENS = 256
+#: With no limit in the provider's error and nothing new since the last compaction, the
+#: recovery aims at this share of the context that overflowed.
+UNKNOWN_LIMIT_SHRINK = 0.7
+#: Estimated tokens of one prune placeholder line (tool name, short arguments, size,
+#: reference).
+PRUNE_PLACEHOLDER_TOKENS = 40

@@ -144,5 +144,10 @@ class Budget(BaseModel):
     summary_max: int
     goal_max: int = 0
 
+    @property
+    def target(self) -> int:
+        """The context size a compaction aims at, in tokens."""
+        return self.trigger
+
 
 DEFAULT_POLICY = Policy()

@@ -1,7 +1,6 @@
 """Token estimates and context size: the :class:`Estimator` protocol, the default
 :class:`HeuristicEstimator`, image costs, and the usage anchor."""
 
-from ctxengine.tokens.accounting import ContextSize, context_size, find_anchor, is_usable_anchor
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.estimate import HeuristicEstimator
 from ctxengine.tokens.images import (
@@ -10,6 +9,7 @@ from ctxengine.tokens.images import (
     image_size,
     image_size_from_base64,
 )
+from ctxengine.tokens.size import ContextSize, context_size, find_anchor, is_usable_anchor
 
 __all__ = [
     "ContextSize",

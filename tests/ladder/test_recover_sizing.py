@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxengine.engine.recovery import check_output_room, recovery_budget, recovery_target
 from ctxengine.errors import ConfigError, ContextOverflow, ProviderOverflow
+from ctxengine.ladder.recover import check_output_room, recovery_budget, recovery_target
 from ctxengine.policy import DEFAULT_POLICY
 
 

@@ -1,0 +1,337 @@
+"""The executor: runs a :class:`~ctxengine.ladder.plan.CompactionPlan` against a session log.
+
+For each attempt of the plan's schedule it builds the summary request from the history,
+runs the summarizer (a model summarizer behind the circuit breaker, with the one fallback
+rule of :func:`~ctxengine.ladder.recover.fallback_reason`), measures the context the
+compaction would leave, and stops at the first attempt under the trigger that shrinks the
+context (any fit, for an overflow). Nothing is appended here: the session appends the
+record this returns, so the same plan over the same history gives the same entry.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ctxengine.errors import (
+    Cancelled,
+    NothingToCompact,
+    ProviderAuthError,
+    ProviderError,
+    ProviderRequestError,
+    SummaryRejected,
+)
+from ctxengine.ladder.compaction import Conversation, accept, summary_room
+from ctxengine.ladder.plan import Attempt, CompactionPlan
+from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_reason
+from ctxengine.model import CompactionRecord, Entry
+from ctxengine.projection.context import Context
+from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.llm import ModelSummarizer
+from ctxengine.tokens.base import Estimator
+
+from .history import History
+
+#: ``(record, truncate cap or None)`` → the tentative entry and the context it would give.
+MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
+#: Told the detail of a fallback to the extractive summarizer.
+OnFallback = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Executed:
+    """What running a plan produced (not appended yet).
+
+    Attributes:
+        record: the compaction record to append, with its measured ``tokens_after``.
+        entry_id: the id the record was measured under (its content hash).
+        context: the context it gives.
+        attempt: index in the plan's schedule of the attempt kept.
+        summarizer: name of the summarizer that wrote it.
+        notes: the summarizer's notes on how it was written.
+        fallback: why the extractive summarizer wrote it instead of the session's, if so.
+    """
+
+    record: CompactionRecord
+    entry_id: str
+    context: Context
+    attempt: int
+    summarizer: str
+    notes: tuple[str, ...]
+    fallback: str | None
+
+
+class Runner:
+    """Runs plans for one session and holds the state that spans them.
+
+    Args:
+        summarizer: the continuation-state writer.
+        fallback: the summarizer used when the fallback rule says so.
+        breaker: consecutive model-summarizer failures.
+        fallback_mode: see :data:`~ctxengine.ladder.recover.FallbackMode`.
+
+    Attributes:
+        outer_cancel: the caller's cancel event of the model call in progress, if any; a
+            summary call run meanwhile uses it, so setting it aborts the summary too.
+    """
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        fallback: ExtractiveSummarizer,
+        breaker: SummarizerBreaker,
+        fallback_mode: FallbackMode = "breaker",
+    ) -> None:
+        self.summarizer = summarizer
+        self.fallback = fallback
+        self.breaker = breaker
+        self.fallback_mode: FallbackMode = fallback_mode
+        self.outer_cancel: threading.Event | None = None
+        self._cancel: threading.Event | None = None
+
+    def execute(
+        self,
+        plan: CompactionPlan,
+        conversation: Conversation,
+        history: History,
+        estimator: Estimator,
+        *,
+        measure: MeasureFn,
+        live: tuple[int, LiveRequest] | None,
+        continuation_overhead: int,
+        summary: str | None = None,
+        on_fallback: OnFallback,
+    ) -> Executed:
+        """Run ``plan`` (made from ``conversation``) and return the best compaction found.
+
+        Args:
+            history: the log the summary request is read from (goal, previous compaction,
+                prior user messages, pins, the untruncated messages).
+            estimator: token estimator.
+            measure: projects a tentative record.
+            live: the latest request sent for this epoch and how many of the context's
+                messages it holds (a model summarizer may extend it), or ``None``.
+            continuation_overhead: tokens of the continuation-state message around its
+                summary.
+            summary: a summary supplied by a ``before_compact`` hook: used as is at the
+                plan's cut, no summarizer runs.
+            on_fallback: told when the extractive summarizer takes over.
+
+        Raises:
+            NothingToCompact: no attempt has a cut.
+            SummaryRejected: the summarizer refused (and the fallback rule did not apply),
+                ``over_budget`` at every cut, or ``inflated`` (the best result does not
+                shrink the context).
+            ProviderError: the model summarizer failed and the fallback rule did not apply.
+            Cancelled: :meth:`abort` was called.
+        """
+        best: Executed | None = None
+        rejected: SummaryRejected | None = None
+        fell_back: str | None = None
+        written: dict[tuple[str, bool], Summary] = {}
+        reuse = isinstance(self.summarizer, ModelSummarizer)
+
+        def note_fallback(why: str, detail: str) -> None:
+            nonlocal fell_back
+            fell_back = why
+            on_fallback(detail)
+
+        for n, attempt in enumerate(plan.attempts):
+            cut = attempt.cut
+            if cut is None:
+                continue
+            key = (cut.first_kept_id, cut.splits_turn)
+            request = _request(plan, attempt, conversation, history, live)
+            room = summary_room(
+                plan.budget,
+                plan.budget.trigger,
+                plan.fixed_tokens,
+                cut.kept_tokens,
+                continuation_overhead,
+            )
+            try:
+                if summary is not None:
+                    written_summary = self._supplied(summary, request, estimator)
+                else:
+                    written_summary = written.get(key) or self._summarize(
+                        request,
+                        estimator,
+                        plan,
+                        room=room,
+                        force_fallback=fell_back is not None,
+                        on_fallback=note_fallback,
+                    )
+            except SummaryRejected as exc:
+                if exc.reason != "over_budget":
+                    raise
+                rejected = exc
+                continue
+            if reuse:
+                written[key] = written_summary
+            record = _record(plan, attempt, written_summary)
+            entry, after_ctx = measure(record, attempt.truncate_tokens)
+            after = after_ctx.tokens
+            if best is None or after < best.context.tokens:
+                best = Executed(
+                    replace(record, tokens_after=after),
+                    entry.id,
+                    after_ctx,
+                    n,
+                    written_summary.summarizer,
+                    written_summary.notes,
+                    fell_back,
+                )
+            fits = after < plan.budget.trigger
+            if fits and (after < plan.tokens_before or plan.reason == "overflow"):
+                break
+            if summary is not None:
+                break  # a supplied summary is for the plan's cut only
+        if best is None:
+            if rejected is not None:
+                raise rejected
+            raise NothingToCompact("no valid cut point leaves anything to summarize")
+        accept(best.context.tokens, plan.tokens_before, plan.reason)
+        return best
+
+    def _supplied(self, text: str, request: SummaryRequest, estimator: Estimator) -> Summary:
+        """A summary a hook supplied, with the deterministic ledgers of ``request`` (so that
+        ledgers keep growing across compactions, invariant 6)."""
+        ledgers = self.fallback.summarize(request, estimator).ledgers
+        return Summary(text, ledgers, "hook", estimator.text(text), ("supplied:before_compact",))
+
+    def _summarize(
+        self,
+        request: SummaryRequest,
+        estimator: Estimator,
+        plan: CompactionPlan,
+        *,
+        room: int,
+        force_fallback: bool,
+        on_fallback: Callable[[str, str], None],
+    ) -> Summary:
+        """Run the session's summarizer on ``request``; a model summarizer goes through the
+        breaker (a manual compaction closes it first; while it is open the fallback writes)
+        and a failure goes through the fallback rule."""
+        summarizer = self.summarizer
+        if force_fallback or not isinstance(summarizer, ModelSummarizer):
+            chosen = self.fallback if force_fallback else summarizer
+            return self._within(chosen, request, estimator, room)
+        if plan.reason == "manual":
+            self.breaker.reset()
+        if self.breaker.open:
+            return self._within(self.fallback, request, estimator, room)
+        self._cancel = self.outer_cancel or threading.Event()
+        try:
+            summary = self._within(summarizer, request, estimator, room)
+        except Cancelled:
+            raise
+        except (SummaryRejected, ProviderError) as exc:
+            opened = self.breaker.failure()
+            why = fallback_reason(
+                opened_breaker=opened,
+                hard=plan.requirement.hard,
+                mode=self.fallback_mode,
+                retryable=not isinstance(exc, ProviderAuthError | ProviderRequestError),
+            )
+            if why is None:
+                raise
+            on_fallback(why, _fallback_detail(why, summarizer.name, exc, self.breaker))
+            return self._within(self.fallback, request, estimator, room)
+        finally:
+            self._cancel = None
+        self.breaker.success()
+        return summary
+
+    def _within(
+        self,
+        summarizer: Summarizer,
+        request: SummaryRequest,
+        estimator: Estimator,
+        room: int,
+    ) -> Summary:
+        """Run ``summarizer``; when the required content alone exceeds the summary budget
+        (``over_budget``) but fits ``room`` (the tokens left under the trigger beside the head
+        and the kept tail), run it again with the budget it asked for."""
+        try:
+            return self._call(summarizer, request, estimator)
+        except SummaryRejected as exc:
+            needed = exc.tokens_after
+            if exc.reason != "over_budget" or needed is None or needed > room:
+                raise
+            return self._call(summarizer, replace(request, budget_tokens=needed), estimator)
+
+    def _call(
+        self, summarizer: Summarizer, request: SummaryRequest, estimator: Estimator
+    ) -> Summary:
+        if isinstance(summarizer, ModelSummarizer):
+            cancel = self._cancel or threading.Event()
+            return summarizer.summarize(request, estimator, cancel=cancel)
+        return summarizer.summarize(request, estimator)
+
+    def abort(self) -> None:
+        """Cancel the summary call in flight, from any thread. Does nothing when none runs."""
+        cancel = self._cancel
+        if cancel is not None:
+            cancel.set()
+
+
+def _fallback_detail(why: str, name: str, exc: BaseException, breaker: SummarizerBreaker) -> str:
+    if why == "breaker":
+        return (
+            f"{name} summarizer failed {breaker.failures} times in a row (last: {exc}); using "
+            "the extractive summarizer until a manual compact or a successful model summary"
+        )
+    if why == "must_fit":
+        return (
+            f"{name} summarizer failed ({exc}); the context does not fit the window, so the "
+            "extractive summarizer writes this compaction"
+        )
+    return f"{name} summarizer failed ({exc}); the extractive summarizer writes this compaction"
+
+
+def _request(
+    plan: CompactionPlan,
+    attempt: Attempt,
+    conversation: Conversation,
+    history: History,
+    live: tuple[int, LiveRequest] | None,
+) -> SummaryRequest:
+    cut = attempt.cut
+    assert cut is not None
+    sources = conversation.sources
+    n_sum, n_prefix = cut.summarize, cut.turn_prefix
+    messages = conversation.messages
+    covered = conversation.start + n_sum + n_prefix
+    live_request = live[1] if live is not None and live[0] >= covered else None
+    return SummaryRequest(
+        messages=history.originals(messages[:n_sum], sources[:n_sum]),
+        previous=history.previous_compaction(),
+        goal=history.goal or "",
+        budget_tokens=attempt.summary_tokens,
+        focus=plan.focus,
+        turn_prefix=history.originals(
+            messages[n_sum : n_sum + n_prefix], sources[n_sum : n_sum + n_prefix]
+        ),
+        prior_user_messages=history.prior_user_messages(),
+        pinned=history.pins(),
+        live_request=live_request,
+    )
+
+
+def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> CompactionRecord:
+    cut = attempt.cut
+    assert cut is not None
+    return CompactionRecord(
+        summary=summary.text,
+        first_kept_id=cut.first_kept_id,
+        tokens_before=plan.tokens_before,
+        tokens_after=0,
+        policy=plan.policy,
+        summarizer=summary.summarizer,
+        reason=plan.reason,
+        ledgers=summary.ledgers,
+        splits_turn=cut.splits_turn,
+        truncate_tokens=attempt.truncate_tokens,
+    )

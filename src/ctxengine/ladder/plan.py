@@ -1,0 +1,199 @@
+"""The compaction decision as a value: :class:`CompactionPlan`, made by a pure planner before
+any summarizer call (pi ``prepareCompaction`` → ``compact``; OpenHands' SOFT/HARD
+condensation requirement), then run by the engine's executor.
+
+A plan says *why* (its :class:`Requirement`), *what* (the prune, the cut: first kept entry,
+the messages to summarize, a split-turn prefix), *how much* (the budgets: summary,
+keep-recent, truncate cap, the target size) and *what if the first try does not fit* (the
+attempt schedule), with the tokens before and the tokens expected after. The same plan run
+against the same history gives the same entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxengine.ladder.prune import PrunePlan
+from ctxengine.policy import Budget
+
+#: Why a compaction runs: the trigger was reached, the provider said the context overflowed,
+#: or the user asked (``/compact``).
+Reason = Literal["threshold", "overflow", "manual"]
+
+#: ``soft``: the context may be sent as it is, a failed compaction is counted and the
+#: context kept. ``hard``: it cannot be sent as it is (over the window beside the output
+#: budget, or the provider said so): a failing model summarizer gives way to the
+#: extractive one.
+Level = Literal["soft", "hard"]
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """Whether a compaction must run, and why.
+
+    Attributes:
+        level: ``"soft"`` or ``"hard"`` (see :data:`Level`).
+        reason: the :data:`Reason`.
+        detail: one line a person can read (``"context 3,310 ≥ trigger 3,200"``).
+        tokens: the context size that was measured, in tokens.
+        limit: the limit the provider reported in an overflow error, in tokens (0: none).
+    """
+
+    level: Level
+    reason: Reason
+    detail: str
+    tokens: int
+    limit: int = 0
+
+    @property
+    def hard(self) -> bool:
+        """The context cannot be sent as it is."""
+        return self.level == "hard"
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Where one attempt cuts the conversation (the messages after the head and the
+    previous continuation state).
+
+    Attributes:
+        index: position in the conversation of the first kept message.
+        first_kept_id: entry id of that message.
+        summarize: number of conversation messages summarized (before the turn start when
+            the cut splits a turn).
+        turn_prefix: when the cut splits a turn, the number of messages of that turn before
+            the cut (summarized separately, pi's split turn); else 0.
+        splits_turn: the cut falls inside a turn, at an assistant boundary.
+        kept_tokens: estimated tokens of the verbatim tail.
+    """
+
+    index: int
+    first_kept_id: str
+    summarize: int
+    turn_prefix: int
+    splits_turn: bool
+    kept_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try of the schedule.
+
+    Attributes:
+        keep_recent: keep-recent budget of this try, in tokens.
+        truncate_tokens: truncate-at-source cap of the context after it, in tokens
+            (``None``: the projection's own, the budget's ``truncate_tokens``).
+        cut: the cut it makes, or ``None`` when no valid cut leaves anything to summarize.
+        summary_tokens: budget of the continuation state, in tokens.
+        expected_tokens: context size expected after it when the summary uses its whole
+            budget (head + tools + continuation message + summary + kept tail), in tokens.
+    """
+
+    keep_recent: int
+    truncate_tokens: int | None
+    cut: Cut | None
+    summary_tokens: int
+    expected_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """Everything a compaction will do, decided before any summarizer call.
+
+    Attributes:
+        requirement: why it runs (soft or hard, and the reason).
+        focus: what the user asked the summary to focus on, if anything.
+        prune: old tool results to prune first, or ``None``.
+        attempts: the schedule; the executor runs them in order and stops at the first whose
+            measured context is under :attr:`target` (any fit, for an overflow). The first
+            attempt with a cut is the plan's cut.
+        budget: the budget compacted to (the session's, or an overflow recovery's tighter
+            one).
+        target: the context size aimed at, in tokens: the trigger less the headroom, so that
+            one compaction buys several turns.
+        tokens_before: context size when planned, in tokens.
+        fixed_tokens: head messages and tool schemas, in tokens.
+        conversation: number of messages that could be summarized.
+        policy: name of the policy that made the plan (recorded on the compaction).
+    """
+
+    requirement: Requirement
+    focus: str | None
+    prune: PrunePlan | None
+    attempts: tuple[Attempt, ...]
+    budget: Budget
+    target: int
+    tokens_before: int
+    fixed_tokens: int
+    conversation: int
+    policy: str = "default"
+
+    @property
+    def reason(self) -> Reason:
+        """The requirement's reason."""
+        return self.requirement.reason
+
+    @property
+    def first(self) -> Attempt | None:
+        """The first attempt that has a cut, or ``None`` (nothing to summarize)."""
+        return next((a for a in self.attempts if a.cut is not None), None)
+
+    @property
+    def cut(self) -> Cut | None:
+        """The plan's cut: that of :attr:`first`."""
+        first = self.first
+        return first.cut if first is not None else None
+
+    @property
+    def expected_tokens(self) -> int:
+        """Context size expected after the first attempt, in tokens (``tokens_before`` when
+        there is nothing to summarize)."""
+        first = self.first
+        return first.expected_tokens if first is not None else self.tokens_before
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (``ctxengine compact --plan --json``)."""
+        req = self.requirement
+        return {
+            "requirement": {
+                "level": req.level,
+                "reason": req.reason,
+                "detail": req.detail,
+                "tokens": req.tokens,
+                "limit": req.limit,
+            },
+            "policy": self.policy,
+            "focus": self.focus,
+            "prune": None
+            if self.prune is None
+            else {"call_ids": list(self.prune.call_ids), "tokens_saved": self.prune.tokens_saved},
+            "cut": None if self.cut is None else _cut_dict(self.cut),
+            "budget": self.budget.model_dump(),
+            "target": self.target,
+            "tokens_before": self.tokens_before,
+            "expected_tokens": self.expected_tokens,
+            "fixed_tokens": self.fixed_tokens,
+            "conversation_messages": self.conversation,
+            "attempts": [
+                {
+                    "keep_recent": a.keep_recent,
+                    "truncate_tokens": a.truncate_tokens,
+                    "summary_tokens": a.summary_tokens,
+                    "expected_tokens": a.expected_tokens,
+                    "cut": None if a.cut is None else _cut_dict(a.cut),
+                }
+                for a in self.attempts
+            ],
+        }
+
+
+def _cut_dict(cut: Cut) -> dict[str, Any]:
+    return {
+        "index": cut.index,
+        "first_kept_id": cut.first_kept_id,
+        "summarize_messages": cut.summarize,
+        "turn_prefix_messages": cut.turn_prefix,
+        "splits_turn": cut.splits_turn,
+        "kept_tokens": cut.kept_tokens,
+    }
