@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -88,4 +89,52 @@ def show_replay(console: Console, label: str, r: ReplayResult, *, rows: int = 40
     console.print(
         f"{len(steps)} calls, {r.compactions} compactions, {r.prunes} prunes, "
         f"largest context {_n(r.max_tokens)} tokens, {r.invalid} invalid requests"
+    )
+
+
+def show_compact_report(console: Console, rep: Mapping[str, Any]) -> None:
+    """Print a ``compact`` report (the dict described in
+    :func:`ctxengine.cli.commands.compact._run_compaction`)."""
+    console.print(
+        f"[bold]{rep['source']}[/bold] → {rep['provider']} request, "
+        f"window {rep['window']:,} (trigger {rep['trigger']:,})"
+    )
+    console.print(
+        f"tokens: {rep['tokens_before']:,} → {rep['tokens_after']:,} ({rep['messages']} messages)"
+    )
+    if rep["note"]:
+        console.print(f"nothing compacted: {rep['note']}")
+    summ = rep.get("summarizer") or {}
+    if summ.get("model"):
+        console.print(
+            f"summary model {summ['model']}: {summ['calls']} call(s), "
+            f"{summ['input_tokens']:,} input and {summ['output_tokens']:,} output tokens"
+            + (
+                f"; instructions from {', '.join(summ['instructions_from'])}"
+                if summ["instructions_from"]
+                else ""
+            )
+        )
+    if summ.get("notes"):
+        console.print("summary notes: " + ", ".join(summ["notes"]), highlight=False)
+    if summ.get("fallback"):
+        console.print(f"[yellow]{summ['fallback']}[/yellow]", highlight=False)
+    if "cut" in rep:
+        cut = rep["cut"]
+        led = rep["compaction"].get("ledgers", {})
+        console.print(
+            f"cut point: first kept entry {cut['first_kept_id']}"
+            + (" (inside a turn)" if cut["splits_turn"] else "")
+        )
+        console.print(
+            f"summarized by {rep['compaction']['summarizer']}: "
+            f"{len(led.get('files_modified', []))} files modified, "
+            f"{len(led.get('files_read', []))} read, "
+            f"{len(led.get('constraints', []))} constraints, "
+            f"{len(led.get('errors', []))} errors, "
+            f"{len(led.get('commands', []))} commands carried in the ledgers"
+        )
+    console.print(
+        f"truncated tool results: {len(rep['truncated'])}; "
+        f"pruned tool results: {len(rep['pruned'])}"
     )

@@ -67,3 +67,12 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
 #: Fixed image cost when the pixel size is unknown (Gemini CLI counts 3,000 per image;
 #: pi counts 4,800 chars = 1,200 tokens). We take the conservative one.
 DEFAULT_IMAGE_TOKENS = 3_000
+
+#: Model window the CLI assumes when ``--window`` is not given: 128k is the window of the
+#: GPT-4o and GPT-4.1-mini class that the default ``--provider openai`` targets.
+DEFAULT_WINDOW = 128_000
+
+#: Output budget written into an Anthropic request body when ``--max-tokens`` is not given
+#: (the Messages API requires ``max_tokens``): 4,096 is the largest output every Claude model
+#: accepts (the Claude 3 models cap it there); the session's reserve lowers it further.
+DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
