@@ -4,6 +4,7 @@
 
     CtxEngineError
     ├── ConfigError                 invalid configuration (reserve larger than the window, …)
+    │   └── UnknownFormat           a transcript format name that no importer has
     ├── TranscriptError             a transcript file cannot be read (names file, line/JSON path)
     │   └── UnsupportedFormatError  a recognised format that has no importer yet
     ├── StoreError                  the session store failed or was asked for something missing
@@ -36,6 +37,20 @@ class CtxEngineError(Exception):
 
 class ConfigError(CtxEngineError):
     """Configuration that can never work, e.g. a reserve at least as large as the window."""
+
+
+class UnknownFormat(ConfigError):
+    """A transcript format was asked for by name and no importer has that name.
+
+    Attributes:
+        name: the name asked for.
+        known: the names that can be asked for, in sniffing order.
+    """
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown format {name!r}; known formats: {', '.join(known)}")
 
 
 class TranscriptError(CtxEngineError):

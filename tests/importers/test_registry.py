@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
-from ctxengine.errors import TranscriptError
+from ctxengine.errors import ConfigError, TranscriptError, UnknownFormat
 from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
-from ctxengine.importers.registry import formats
+from ctxengine.importers.registry import _load, formats
 
 KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-completions"
 CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
@@ -30,14 +30,30 @@ class TestFormats:
         assert ", ".join(formats()) == KNOWN
 
     def test_unsupported_is_not_a_format_a_user_can_choose(self) -> None:
-        with pytest.raises(KeyError) as info:
+        with pytest.raises(UnknownFormat) as info:
             get_importer("unsupported")
-        assert info.value.args[0] == f"unknown format 'unsupported'; known formats: {KNOWN}"
+        assert str(info.value) == f"unknown format 'unsupported'; known formats: {KNOWN}"
 
-    def test_an_unknown_format_lists_the_choosable_ones(self) -> None:
-        with pytest.raises(KeyError) as info:
+    def test_an_unknown_format_is_a_config_error_that_lists_the_choosable_ones(self) -> None:
+        with pytest.raises(ConfigError) as info:
             read_transcript("whatever.jsonl", "aider")
-        assert info.value.args[0] == f"unknown format 'aider'; known formats: {KNOWN}"
+        assert isinstance(info.value, UnknownFormat)
+        assert (info.value.name, ", ".join(info.value.known)) == ("aider", KNOWN)
+        assert str(info.value) == f"unknown format 'aider'; known formats: {KNOWN}"
+
+    def test_a_listed_importer_module_that_is_missing_fails_loudly(self) -> None:
+        missing = "ctxengine.importers.renamed_away"
+        with pytest.raises(ImportError) as info:
+            _load(("ctxengine.importers.native", missing))
+        assert str(info.value) == (
+            f"importer module '{missing}' listed in ctxengine.importers.registry._MODULES "
+            "does not exist (renamed or deleted?)"
+        )
+
+    def test_a_module_missing_below_a_listed_one_is_not_reworded(self) -> None:
+        with pytest.raises(ModuleNotFoundError) as info:
+            _load(("ctxengine.no_such_package.importer",))
+        assert info.value.name == "ctxengine.no_such_package"
 
     def test_an_unrecognised_file_lists_them_too(self, tmp_path: Path) -> None:
         path = tmp_path / "notes.txt"

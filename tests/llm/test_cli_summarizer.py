@@ -108,7 +108,7 @@ def test_a_refused_summary_falls_back_to_the_extractive_one(
     report = json.loads(done.stdout)
     assert report["summarizer"]["kind"] == "hybrid"
     assert report["summarizer"]["fallback"].startswith(
-        "the hybrid summary failed (summary rejected: refusal"
+        "hybrid summarizer failed (summary rejected: refusal"
     )
     assert report["compaction"]["summarizer"] == "extractive"
 
@@ -161,12 +161,12 @@ def test_an_explicit_extractive_summarizer_ignores_a_malformed_summary_model_var
 def test_an_interrupt_exits_130_and_says_nothing_was_written(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ctxengine.cli import app as app_module
     from ctxengine.cli import main
+    from ctxengine.cli.commands import compact as compact_module
 
     def interrupted(*_args: object, **_kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(app_module, "load_target", interrupted)
+    monkeypatch.setattr(compact_module, "load_target", interrupted)
     assert main(["compact", "whatever.jsonl"]) == 130
     assert "interrupted: nothing was written" in capsys.readouterr().err

@@ -9,6 +9,7 @@ internal error.
 from __future__ import annotations
 
 import sys
+from typing import Protocol, runtime_checkable
 
 from ctxengine.errors import (
     CompactionError,
@@ -25,11 +26,25 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
+@runtime_checkable
+class _UsageError(Protocol):
+    """The command-line framework's usage errors (an unknown option, a bad value, a missing
+    argument): click's ``ClickException``, which prints itself with the usage line. Matched
+    by shape because its class is public only in click, which typer 0.26 and later vendor as
+    a private module."""
+
+    exit_code: int
+
+    def show(self) -> None:
+        """Print the error and the usage line to stderr."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     import typer
 
-    from ctxengine.cli.app import app, err
+    from ctxengine.cli.app import app
+    from ctxengine.cli.output import err
 
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -39,9 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         err.print("interrupted: nothing was written")
         return EXIT_INTERRUPTED
-    except (TranscriptError, ConfigError, StoreError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        err.print(f"[red]error:[/red] {message}", highlight=False)
+    except (TranscriptError, ConfigError, StoreError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_BAD_INPUT
     except CompactionError as exc:
         err.print(f"[red]cannot compact:[/red] {exc}", highlight=False)
@@ -54,15 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"[red]error:[/red] cannot write{where}: {exc.strerror or exc}", highlight=False)
         return EXIT_BAD_INPUT
     except Exception as exc:
-        show = getattr(exc, "show", None)
-        code = getattr(exc, "exit_code", None)
-        if callable(show) and isinstance(code, int):  # click usage errors
-            show()
-            return EXIT_BAD_INPUT if code == 2 else code
+        if isinstance(exc, _UsageError):
+            exc.show()
+            return exc.exit_code
         err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
         return EXIT_INTERNAL
     if isinstance(returned, int) and returned != 0:
-        # typer hands some outcomes back as a code instead of raising (an interrupt: 130)
+        # outside standalone mode typer returns a ``typer.Exit`` code instead of raising it
+        # (an interrupt: 130; a failed ``import``: 2)
         if returned == EXIT_INTERRUPTED:
             err.print("interrupted: nothing was written")
         return returned

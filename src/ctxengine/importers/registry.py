@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxengine.errors import TranscriptError
+from ctxengine.errors import TranscriptError, UnknownFormat
 from ctxengine.importers._build import BOM, located
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, Importer
 from ctxengine.model import Message
@@ -22,17 +22,27 @@ _MODULES: tuple[str, ...] = (
 )
 
 
-def _load() -> tuple[Importer, ...]:
+def _load(modules: tuple[str, ...] = _MODULES) -> tuple[Importer, ...]:
+    """The ``IMPORTER`` of each module in ``modules``, in order.
+
+    Raises:
+        ImportError: a listed module does not exist (renamed or deleted: fix
+            :data:`_MODULES`), or a module it imports is missing.
+        AttributeError: a listed module has no ``IMPORTER``.
+    """
     import importlib
 
     found: list[Importer] = []
-    for name in _MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+            if exc.name != name:
+                raise  # the module exists but needs one that is missing
+            raise ImportError(
+                f"importer module {name!r} listed in ctxengine.importers.registry._MODULES "
+                "does not exist (renamed or deleted?)"
+            ) from exc
         found.append(module.IMPORTER)
     return tuple(found)
 
@@ -53,12 +63,12 @@ def get_importer(name: str) -> Importer:
     """The importer named ``name`` (one of :func:`formats`).
 
     Raises:
-        KeyError: no such format; the message lists :func:`formats`.
+        UnknownFormat: no such format; the message lists :func:`formats`.
     """
     for imp in IMPORTERS:
         if imp.name == name and name != _UNSUPPORTED:
             return imp
-    raise KeyError(f"unknown format {name!r}; known formats: {', '.join(formats())}")
+    raise UnknownFormat(name, formats())
 
 
 def detect(path: Path) -> Importer:
@@ -89,7 +99,7 @@ def read_transcript(path: Path | str, format: str | None = None) -> ImportedSess
             or an integer too long to process; or a file that yields no message
             (``"no messages found; is this a <format> file?"``).
         UnsupportedFormatError: a recognised format with no importer yet.
-        KeyError: ``format`` names no importer.
+        UnknownFormat: ``format`` names no importer.
     """
     p = Path(path)
     imp = get_importer(format) if format else detect(p)

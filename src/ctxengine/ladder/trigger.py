@@ -61,7 +61,7 @@ def requirement(
     if reason == "manual":
         if not new_entries and tokens < budget.trigger:
             raise NothingToCompact("already compacted: no new entries since the last compaction")
-        return Requirement("soft", reason, f"requested at {tokens:,} tokens", tokens)
+        return Requirement("soft", reason, "requested by the caller", tokens)
     if tokens < budget.trigger or not new_entries:
         return None
     detail = f"context {tokens:,} ≥ trigger {budget.trigger:,}"

@@ -90,3 +90,11 @@ UNKNOWN_LIMIT_SHRINK = 0.7
 #: Estimated tokens of one prune placeholder line (tool name, short arguments, size,
 #: reference).
 PRUNE_PLACEHOLDER_TOKENS = 40
+#: Model window the CLI assumes when ``--window`` is not given: 128k is the window of the
+#: GPT-4o and GPT-4.1-mini class that the default ``--provider openai`` targets.
+DEFAULT_WINDOW = 128_000
+
+#: Output budget written into an Anthropic request body when ``--max-tokens`` is not given
+#: (the Messages API requires ``max_tokens``): 4,096 is the largest output every Claude model
+#: accepts (the Claude 3 models cap it there); the session's reserve lowers it further.
+DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096

@@ -1,0 +1,60 @@
+"""Options several commands share, and how they become a :class:`~ctxengine.policy.Policy`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from ctxengine.policy import DEFAULT_POLICY, Policy
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", envvar="CTXENGINE_DB", help="SQLite store (default: user data dir)."),
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
+]
+NextUserOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="The next user message, appended to the request (newer Anthropic models reject "
+        "a request that ends with the assistant's turn).",
+    ),
+]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="Model name written into the request body.")
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, help="Output budget written into the request body."),
+]
+WindowOpt = Annotated[int, typer.Option("--window", min=1, help="Model context window in tokens.")]
+KeepRecentOpt = Annotated[
+    int | None, typer.Option("--keep-recent", min=0, help="Keep-recent budget in tokens.")
+]
+
+
+def policy_from_options(
+    keep_recent: int | None = None, *, window: int = 0, max_tokens: int | None = None
+) -> Policy:
+    """The default policy, changed by the command-line options.
+
+    An explicit ``--keep-recent`` (tokens) is taken as given: not capped at a share of the
+    window (a budget that leaves nothing to compact is a ConfigError). An explicit
+    ``--max-tokens`` becomes the reserve plus a 5 % margin of ``window`` (tokens), so the
+    request and its output budget fit the window together.
+
+    A policy that cannot work is not refused here: the session refuses it with a
+    ConfigError when it resolves its budget for the window.
+
+    Policy arithmetic that the policy package should own; kept here, in one place, until it
+    does.
+    """
+    update: dict[str, Any] = {}
+    if keep_recent is not None:
+        update |= {"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
+    if max_tokens is not None:
+        update["reserve_tokens"] = max_tokens + window // 20
+    return DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY

@@ -1,0 +1,86 @@
+"""Exit codes and error lines of ``main(argv)``: bad input exits 2 naming what was wrong, a
+bug exits 1 as an internal error (a ``KeyError`` included)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ctxengine.cli import main
+from ctxengine.cli.commands import inspect as inspect_module
+from ctxengine.model import Entry
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
+KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-completions"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``main(argv)``: (exit code, stdout, stderr), whitespace runs collapsed."""
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, " ".join(captured.out.split()), " ".join(captured.err.split())
+
+
+def test_a_key_error_inside_a_command_is_an_internal_error_exit_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(entries: tuple[Entry, ...], *_args: object, **_kwargs: object) -> None:
+        assert len(entries) == 164  # the example session was loaded
+        raise KeyError("role")
+
+    monkeypatch.setattr(inspect_module, "breakdown", broken)
+    assert run(capsys, "inspect", str(EXAMPLE)) == (1, "", "internal error: KeyError: 'role'")
+
+
+@pytest.mark.parametrize("command", ["import", "inspect", "compact", "replay"])
+def test_an_unknown_format_exits_2_naming_the_known_ones(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    db = tmp_path / "ctx.db"
+    code, stdout, stderr = run(capsys, command, str(EXAMPLE), "--format", "aider", "--db", str(db))
+    assert (code, stdout) == (2, "")
+    assert stderr == f"error: unknown format 'aider'; known formats: {KNOWN}"
+    assert not db.exists()
+
+
+def test_import_tries_every_file_and_exits_2_with_a_count_when_one_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just notes\n", encoding="utf-8")
+    db = tmp_path / "ctx.db"
+    code, stdout, stderr = run(capsys, "import", str(notes), str(EXAMPLE), "--db", str(db))
+    assert code == 2
+    assert stdout == (
+        f"{EXAMPLE}: session 6900ea68-31eb-44fe-9d0f-8366413ede7e (claude-code): "
+        "164 entries added, 0 already stored"
+    )
+    assert stderr == (
+        f"error: {notes}: unrecognised transcript format (known: {KNOWN}) "
+        "error: 1 of 2 files not imported"
+    )
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM entries").fetchone() == (164,)
+
+
+def test_a_single_failing_file_exits_2_with_its_error_line_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just notes\n", encoding="utf-8")
+    code, stdout, stderr = run(capsys, "import", str(notes), "--db", str(tmp_path / "ctx.db"))
+    assert (code, stdout) == (2, "")
+    assert stderr == f"error: {notes}: unrecognised transcript format (known: {KNOWN})"
+
+
+def test_an_unknown_option_shows_the_usage_and_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, stdout, stderr = run(capsys, "inspect", str(EXAMPLE), "--bogus")
+    assert (code, stdout) == (2, "")
+    assert stderr.startswith("Usage: ctxengine inspect [OPTIONS] ")
+    assert stderr.endswith(
+        "Try 'ctxengine inspect --help' for help. Error: No such option: --bogus"
+    )
