@@ -38,6 +38,34 @@ def _fail(message: str) -> None:
     raise SystemExit(2)
 
 
+#: Top-level corpus folders that hold whole native-format transcripts (the folders the
+#: corpus tests replay, ``tests/corpus.py``); ``format-fixtures/`` and ``live-agents/`` hold
+#: samples and directories instead.
+TRANSCRIPT_DIRS: tuple[str, ...] = (
+    "aider",
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "openai-messages",
+    "openhands",
+    "pi",
+    "swe-agent",
+)
+
+
+def transcript_files(corpus: Path) -> list[Path]:
+    """Every file directly inside a :data:`TRANSCRIPT_DIRS` folder of ``corpus``, sorted by
+    path (formats without an importer included: ``read_transcript`` raises
+    ``UnsupportedFormatError`` for them)."""
+    return sorted(
+        p
+        for d in TRANSCRIPT_DIRS
+        if (corpus / d).is_dir()
+        for p in (corpus / d).iterdir()
+        if p.is_file()
+    )
+
+
 def largest_per_format(corpus: Path) -> dict[str, Path]:
     """The largest file of each format ctxengine imports, by format name (files of
     formats recognised but not imported yet, and unrecognised files, are skipped)."""
