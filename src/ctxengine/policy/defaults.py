@@ -90,3 +90,9 @@ UNKNOWN_LIMIT_SHRINK = 0.7
 #: Estimated tokens of one prune placeholder line (tool name, short arguments, size,
 #: reference).
 PRUNE_PLACEHOLDER_TOKENS = 40
+
+#: SQLite store: seconds a write waits for another connection's write transaction before it
+#: fails with "database is locked" (SQLite's busy timeout; Python's ``sqlite3`` default is 5 s).
+#: Reads never wait: the store runs in WAL mode. ``stores.sqlite.BUSY_TIMEOUT_S`` holds the
+#: same value for callers that pass none (the store layer cannot import ``policy``).
+DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0

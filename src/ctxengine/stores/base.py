@@ -104,7 +104,7 @@ class Store(Protocol):
 
     Every method raises ``StoreError`` (with the store location and the operation) when the
     underlying storage fails. Stores are context managers: leaving the ``with`` block closes
-    them.
+    them. A store may be used from any thread of the process that opened it.
     """
 
     def create_session(self, info: SessionInfo) -> bool:
