@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxengine.errors import ConfigError, SessionNotFound, StoreError
+from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import (
     CompactionRecord,
@@ -432,6 +432,74 @@ class TestDefaultPath:
         with SQLiteStore() as store:
             assert store.path == str(tmp_path / "data" / "ctxengine" / "ctxengine.db")
         assert (tmp_path / "data" / "ctxengine" / "ctxengine.db").is_file()
+
+
+class TestCompareAndAppend:
+    def test_an_append_on_the_expected_last_seq_is_stored(self, store: SQLiteStore) -> None:
+        store.create_session(SessionInfo("s1", "live"))
+        assert store.append("s1", make_log("s1", 2), expect_last_seq=-1) == 2
+        assert store.append("s1", make_log("s1", 5, start=2), expect_last_seq=1) == 3
+        assert store.entries("s1") == make_log("s1", 5)
+
+    @pytest.mark.parametrize("expected", [-1, 1, 3, 7])
+    def test_any_other_expectation_is_a_conflict_and_stores_nothing(
+        self, store: SQLiteStore, expected: int
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        before = store.entries("s1")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", make_log("s1", 4, start=3), expect_last_seq=expected)
+        assert (info.value.session_id, info.value.expected, info.value.actual) == (
+            "s1",
+            expected,
+            2,
+        )
+        assert isinstance(info.value, StoreError)
+        assert str(info.value) == (
+            f"session 's1' moved on: the append expected its last entry at seq {expected}, "
+            f"the store holds seq 2; re-read the entries after seq {expected} and retry"
+        )
+        assert store.entries("s1") == before
+
+    def test_the_expectation_is_checked_before_stored_ids_are_skipped(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        with pytest.raises(StoreConflict):
+            store.append("s1", make_log("s1", 3), expect_last_seq=-1)
+        assert store.append("s1", make_log("s1", 3), expect_last_seq=2) == 0
+
+    def test_an_unknown_session_is_not_found_before_any_conflict(self, store: SQLiteStore) -> None:
+        with pytest.raises(SessionNotFound):
+            store.append("nope", make_log("nope", 1), expect_last_seq=5)
+
+    def test_a_stale_plain_append_is_a_conflict_a_gap_stays_a_store_error(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        stale = Entry("mine", "s1", 1, BODIES[0], parent_id="e0")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", [stale])
+        assert (info.value.expected, info.value.actual) == (0, 2)
+        with pytest.raises(StoreError) as gap:
+            store.append("s1", [Entry("mine", "s1", 4, BODIES[0])])
+        assert not isinstance(gap.value, StoreConflict)
+        assert store.last_seq("s1") == 2
+
+    def test_a_loser_catches_up_with_entries_after_and_appends_on_top(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        store.append("s1", make_log("s1", 5, start=3))  # another writer
+        mine = Entry("mine", "s1", 3, BODIES[0], parent_id="e2")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", [mine], expect_last_seq=2)
+        missed = store.entries("s1", after_seq=info.value.expected)
+        assert [e.id for e in missed] == ["e3", "e4"]
+        assert missed[-1].seq == info.value.actual
+        rebuilt = replace(mine, seq=missed[-1].seq + 1, parent_id=missed[-1].id)
+        assert store.append("s1", [rebuilt], expect_last_seq=info.value.actual) == 1
+        assert [e.id for e in store.entries("s1")] == ["e0", "e1", "e2", "e3", "e4", "mine"]
 
 
 class TestCatchUpCost:

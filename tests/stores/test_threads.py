@@ -1,5 +1,5 @@
-"""One store object used from many threads: a connection per thread, readers that never wait
-for a writer thread, and closing."""
+"""One store object used from many threads: a connection per thread, compare-and-append
+between threads, readers that never wait for a writer thread, and closing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from race_workers import message
 
-from ctxengine.errors import StoreError
+from ctxengine.errors import StoreConflict, StoreError
+from ctxengine.model import Entry
 from ctxengine.stores import SessionInfo, SQLiteStore
 
 THREADS = 4
@@ -82,6 +83,42 @@ def test_four_threads_append_and_read_their_own_sessions(store: SQLiteStore) -> 
     ]
     for i in range(THREADS):
         assert [e.id for e in store.entries(f"s{i}")] == [f"t{i}-{n}" for n in range(per_thread)]
+    store.close()
+
+
+def test_four_threads_compare_and_append_to_one_session_lose_nothing(
+    store: SQLiteStore,
+) -> None:
+    store.create_session(SessionInfo("s", "live"))
+    per_thread = 20
+    conflicts = [0] * THREADS
+
+    def work(i: int) -> None:
+        written = 0
+        while written < per_thread:
+            last = store.last_seq("s")
+            parent = store.entries("s", after_seq=last - 1)[0].id if last >= 0 else None
+            entry = message("s", last + 1, f"t{i}-{written}", parent)
+            try:
+                store.append("s", [entry], expect_last_seq=last)
+            except StoreConflict as conflict:
+                assert conflict.expected == last
+                assert conflict.actual > last
+                conflicts[i] += 1
+            else:
+                written += 1
+
+    run_threads(work)
+    log = store.entries("s")
+    assert [e.seq for e in log] == list(range(THREADS * per_thread))
+    assert sorted(e.id for e in log) == sorted(
+        f"t{i}-{n}" for i in range(THREADS) for n in range(per_thread)
+    )
+    # Each entry was appended on top of the entry stored just before it.
+    assert [e.parent_id for e in log] == [None] + [e.id for e in log[:-1]]
+    for i in range(THREADS):
+        mine = [e.id for e in log if e.id.startswith(f"t{i}-")]
+        assert mine == [f"t{i}-{n}" for n in range(per_thread)]
     store.close()
 
 
@@ -166,3 +203,24 @@ def test_a_closed_store_refuses_every_thread(store: SQLiteStore) -> None:
         ]
         * 2
     )
+
+
+def test_compare_and_append_of_one_expected_seq_has_one_winner_among_threads(
+    store: SQLiteStore,
+) -> None:
+    store.create_session(SessionInfo("s", "live"))
+    store.append("s", [message("s", 0, "e0", None)])
+    outcome: dict[int, object] = {}
+
+    def race(i: int) -> None:
+        entry: Entry = message("s", 1, f"t{i}", "e0")
+        try:
+            outcome[i] = store.append("s", [entry], expect_last_seq=0)
+        except StoreConflict as conflict:
+            outcome[i] = (conflict.expected, conflict.actual)
+
+    run_threads(race)
+    assert sorted(outcome.values(), key=repr) == sorted([1, (0, 1), (0, 1), (0, 1)], key=repr)
+    winner = next(i for i, v in outcome.items() if v == 1)
+    assert [e.id for e in store.entries("s")] == ["e0", f"t{winner}"]
+    store.close()

@@ -6,6 +6,10 @@ way to change or remove a stored entry (DESIGN invariant 1). Entries are keyed t
 id or content address. Appending an entry whose id is already stored skips it, so importing
 the same transcript twice adds nothing, and re-importing a transcript that grew adds only its
 new tail (numbered after whatever the log already holds).
+
+Several writers (threads, processes) may share one store. A compare-and-append
+(:meth:`Store.append` with ``expect_last_seq``) refuses to append on top of a log the writer
+has not fully seen.
 """
 
 from __future__ import annotations
@@ -112,26 +116,48 @@ class Store(Protocol):
         with ``info.id`` already exists. ``info.entry_count`` is ignored."""
         ...
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+    def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        expect_last_seq: int | None = None,
+    ) -> int:
         """Append ``entries`` to the session's log in one transaction.
 
         Entries whose id is already stored in the session are skipped. The others must belong
         to ``session_id`` and carry consecutive seqs that continue the log (the first one is
         :meth:`last_seq` + 1); the store never renumbers them.
 
+        Args:
+            session_id: the session appended to.
+            entries: the new entries, in order.
+            expect_last_seq: compare-and-append: the seq of the last entry the caller has
+                seen (``-1``: it has seen an empty log). The append happens only if the
+                stored log still ends there; the check and the insert are one transaction,
+                so of several writers expecting the same seq exactly one succeeds. ``None``
+                (the default) checks nothing beyond the seqs of ``entries``.
+
         Returns:
             the number of entries added.
 
         Raises:
+            StoreConflict: the stored log does not end at ``expect_last_seq``; or, without it,
+                the first new entry's seq is already taken (another writer appended first).
+                Nothing is stored. ``conflict.actual`` is the stored last seq: read
+                ``entries(session_id, after_seq=conflict.expected)``, adopt them, rebuild
+                the entries on top (new seqs and parent) and append again.
             SessionNotFound: no session ``session_id``.
-            StoreError: a seq does not continue the log, an id repeats within ``entries``, an
-                entry belongs to another session, or an entry cannot be serialised. Nothing of
-                the call is stored.
+            StoreError: a seq leaves a gap, an id repeats within ``entries``, an entry
+                belongs to another session, or an entry cannot be serialised. Nothing of the
+                call is stored.
         """
         ...
 
     def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
-        """The session's entries in seq order; only those with ``seq > after_seq`` when given.
+        """The session's entries in seq order; only those with ``seq > after_seq`` when given
+        (the way to catch up on what other writers appended: the cost follows the entries
+        returned, not the length of the log).
 
         Raises:
             SessionNotFound: no session ``session_id``.

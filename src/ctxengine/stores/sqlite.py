@@ -8,7 +8,7 @@ see only committed data and never wait for a writer.
 
 One store object may be used from every thread of its process: each thread gets its own
 connection (see :mod:`ctxengine.stores._connections` for why). Several processes may open the
-same file.
+same file. :meth:`SQLiteStore.append` with ``expect_last_seq`` is a compare-and-append.
 
 Append-only is enforced twice: this class has no statement that updates or deletes an entry,
 and triggers in the schema refuse ``UPDATE``/``DELETE`` on ``entries`` and any insert that
@@ -30,7 +30,7 @@ from typing import Any, Self
 
 import platformdirs
 
-from ctxengine.errors import ConfigError, SessionNotFound, StoreError
+from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
 from ctxengine.model import Entry
 from ctxengine.stores import _rows
 from ctxengine.stores._connections import ThreadConnections
@@ -178,12 +178,26 @@ class SQLiteStore:
         )
         return cursor.rowcount == 1
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
-        """Append ``entries`` in one transaction, skipping ids already stored; see
-        :meth:`ctxengine.stores.base.Store.append`. Returns the number added."""
+    def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        expect_last_seq: int | None = None,
+    ) -> int:
+        """Append ``entries`` in one transaction, skipping ids already stored; with
+        ``expect_last_seq``, only if the log still ends at that seq (compare-and-append; the
+        check and the insert share one ``BEGIN IMMEDIATE`` transaction). See
+        :meth:`ctxengine.stores.base.Store.append`. Returns the number added.
+
+        Raises:
+            StoreConflict: the log does not end at ``expect_last_seq``, or (without it) the
+                first new entry's seq is already taken; nothing is stored.
+            SessionNotFound, StoreError: as :meth:`ctxengine.stores.base.Store.append`.
+        """
         operation = f"append to session {session_id!r}"
         with self._write(operation) as conn:
-            return self._append(conn, session_id, entries, operation)
+            return self._append(conn, session_id, entries, operation, expect_last_seq)
 
     def import_session(self, imported: ImportedLog) -> ImportResult:
         """Store an imported transcript (session row when new, then its new entries) in one
@@ -207,12 +221,20 @@ class SQLiteStore:
         return ImportResult(sid, len(fresh), len(imported.entries) - len(fresh))
 
     def _append(
-        self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], operation: str
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        entries: Sequence[Entry],
+        operation: str,
+        expect_last_seq: int | None,
     ) -> int:
         self._require(conn, session_id)
+        last = self._last_seq(conn, session_id)
+        if expect_last_seq is not None and last != expect_last_seq:
+            raise StoreConflict(session_id, expect_last_seq, last)
         stored = self._stored_ids(conn, session_id, [e.id for e in entries])
         fresh = [e for e in entries if e.id not in stored]
-        self._insert(conn, session_id, fresh, self._last_seq(conn, session_id) + 1, operation)
+        self._insert(conn, session_id, fresh, last + 1, operation)
         return len(fresh)
 
     def _insert(
@@ -331,10 +353,13 @@ class SQLiteStore:
 
 def _check_continues(fresh: Sequence[Entry], session_id: str, next_seq: int, where: str) -> None:
     """Raise ``StoreError`` unless ``fresh`` belong to ``session_id`` and carry the seqs
-    ``next_seq, next_seq + 1, …``."""
+    ``next_seq, next_seq + 1, …``; ``StoreConflict`` when the first one's seq is already
+    taken (the writer had not seen the newest entries: another writer appended first)."""
     for offset, entry in enumerate(fresh):
         if entry.session_id != session_id:
             raise StoreError(f"{where}: entry {entry.id!r} belongs to session {entry.session_id!r}")
+        if offset == 0 and entry.seq < next_seq:
+            raise StoreConflict(session_id, entry.seq - 1, next_seq - 1)
         if entry.seq != next_seq + offset:
             raise StoreError(
                 f"{where}: entry {entry.id!r} has seq {entry.seq}, expected "
