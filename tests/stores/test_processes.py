@@ -1,10 +1,14 @@
-"""Processes sharing one SQLite file: compare-and-append races, and a store object carried
-across fork."""
+"""Processes sharing one SQLite file: compare-and-append races, single-flight compaction
+under the compaction lock, a killed lock holder, and a store object carried across fork."""
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,8 @@ import pytest
 import race_workers
 from race_workers import SESSION, message
 
+from ctxengine.errors import StoreLockTimeout
+from ctxengine.model import CompactionRecord
 from ctxengine.stores import SessionInfo, SQLiteStore
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -62,6 +68,68 @@ def test_three_processes_racing_an_append_leave_exactly_one_winner_per_parent(db
     assert [e.seq for e in log] == list(range(rounds))
     assert [e.id for e in log] == [f"{winners[r]}-{r}" for r in range(rounds)]
     assert [e.parent_id for e in log] == [None] + [e.id for e in log[:-1]]
+
+
+def test_single_flight_three_processes_store_one_compaction_the_others_reuse_it(
+    db: str,
+) -> None:
+    with SQLiteStore(db) as store:
+        store.append(
+            SESSION, [message(SESSION, i, f"e{i}", f"e{i - 1}" if i else None) for i in range(10)]
+        )
+    names = ["p0", "p1", "p2"]
+    barrier, out = SPAWN.Barrier(len(names)), SPAWN.Queue()
+    procs = [
+        SPAWN.Process(target=race_workers.single_flight, args=(db, n, 9, barrier, out))
+        for n in names
+    ]
+    run_all(procs)
+    results = drain(out, len(names))
+    compacted = [x for x in results if x[1] == "compacted"]
+    reused = [x for x in results if x[1] == "reused"]
+    assert len(compacted) == 1 and len(reused) == 2
+    winner = compacted[0][0]
+    assert [x[2] for x in results] == [f"compaction-{winner}"] * 3
+    # The lock was held by one process at a time: the hold intervals do not overlap.
+    spans = sorted((x[3], x[4]) for x in results)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+    assert compacted[0][3] == spans[0][0]
+    with SQLiteStore(db) as store:
+        log = store.entries(SESSION)
+    assert len(log) == 11
+    assert [e.id for e in log if isinstance(e.body, CompactionRecord)] == [f"compaction-{winner}"]
+    assert (log[10].seq, log[10].parent_id) == (10, "e9")
+
+
+def test_a_killed_lock_holder_does_not_block_the_next_taker(db: str) -> None:
+    out = SPAWN.Queue()
+    holder = SPAWN.Process(target=race_workers.hold_lock, args=(db, SESSION, out))
+    holder.start()
+    try:
+        assert out.get(timeout=CHILD_TIMEOUT_S) == ("held", holder.pid)
+        with SQLiteStore(db) as store:
+            t0 = time.monotonic()
+            with (
+                pytest.raises(StoreLockTimeout) as info,
+                store.compaction_lock(SESSION, timeout_s=0.3),
+            ):
+                pass
+            waited = time.monotonic() - t0
+            assert (info.value.session_id, info.value.timeout_s) == (SESSION, 0.3)
+            assert 0.3 <= waited < 5
+            assert holder.pid is not None
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.join(CHILD_TIMEOUT_S)
+            assert holder.exitcode == -signal.SIGKILL
+            t0 = time.monotonic()
+            with store.compaction_lock(SESSION, timeout_s=10):
+                taken = time.monotonic() - t0
+        # The kernel dropped the dead holder's lock: taken at the first try, no lease to wait.
+        assert taken < 0.5
+    finally:
+        if holder.is_alive():
+            holder.kill()
+            holder.join()
 
 
 def _append_in_child(store: SQLiteStore) -> None:

@@ -96,3 +96,8 @@ PRUNE_PLACEHOLDER_TOKENS = 40
 #: Reads never wait: the store runs in WAL mode. ``stores.sqlite.BUSY_TIMEOUT_S`` holds the
 #: same value for callers that pass none (the store layer cannot import ``policy``).
 DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0
+#: Longest wait for another writer's compaction of the same session (seconds). A compaction may
+#: include a model summary call (provider timeout 300 s, ``providers.base.DEFAULT_TIMEOUT_S``),
+#: so the wait covers one such call with room for its retries. A holder that dies releases the
+#: lock at once (an OS file lock), so this bounds only a live holder that hangs.
+DEFAULT_COMPACTION_LOCK_TIMEOUT_S = 600.0

@@ -8,7 +8,9 @@ see only committed data and never wait for a writer.
 
 One store object may be used from every thread of its process: each thread gets its own
 connection (see :mod:`ctxengine.stores._connections` for why). Several processes may open the
-same file. :meth:`SQLiteStore.append` with ``expect_last_seq`` is a compare-and-append.
+same file. :meth:`SQLiteStore.append` with ``expect_last_seq`` is a compare-and-append, and
+:meth:`SQLiteStore.compaction_lock` serialises compactions of one session across threads and
+processes (see :meth:`ctxengine.stores.base.Store.compaction_lock` for the protocol).
 
 Append-only is enforced twice: this class has no statement that updates or deletes an entry,
 and triggers in the schema refuse ``UPDATE``/``DELETE`` on ``entries`` and any insert that
@@ -21,7 +23,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,7 @@ from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreE
 from ctxengine.model import Entry
 from ctxengine.stores import _rows
 from ctxengine.stores._connections import ThreadConnections
+from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores.base import ImportedLog, ImportResult, SessionInfo
 from ctxengine.stores.migrations import migrate
 
@@ -43,6 +46,8 @@ DB_ENV_VAR = "CTXENGINE_DB"
 #: timeout). The same value as ``policy.defaults.DEFAULT_STORE_BUSY_TIMEOUT_S``, which callers
 #: above the store pass; stores sit below ``policy`` and cannot import it (DESIGN layers).
 BUSY_TIMEOUT_S = 5.0
+#: Suffix of the directory, next to the database file, that holds the compaction lock files.
+LOCK_DIR_SUFFIX = "-locks"
 #: Ids per ``IN (…)`` query when looking up which entries are already stored.
 _ID_CHUNK = 500
 
@@ -100,6 +105,8 @@ class SQLiteStore:
             )
         self.path = str(default_db_path() if path is None else path)
         self.busy_timeout_s = float(busy_timeout_s)
+        memory = self.path == ":memory:"
+        self._locks = SessionLocks(None if memory else self.path + LOCK_DIR_SUFFIX)
         with self._errors("open"):
             self._connections = ThreadConnections(self.path, self.busy_timeout_s, self._configure)
         try:
@@ -328,6 +335,28 @@ class SQLiteStore:
         if len(matches) > 1:
             raise StoreError(_ambiguous(session_id, [row[0] for row in matches]))
         return _rows.row_session(matches[0])
+
+    # -- coordination -----------------------------------------------------------------------
+
+    def compaction_lock(self, session_id: str, *, timeout_s: float) -> AbstractContextManager[None]:
+        """Hold the session's compaction lock for the duration of a ``with`` block: one
+        holder at a time across every thread and process using this database file. Follow
+        the protocol in :meth:`ctxengine.stores.base.Store.compaction_lock`.
+
+        The lock is an advisory lock on ``<db>-locks/<sha256(session_id)[:32]>.lock``
+        (released by the operating system when its holder dies), taken after an in-process
+        lock; it holds no SQLite lock, so appends and reads go on meanwhile. For
+        ``":memory:"`` it is an in-process lock of this store object. Not re-entrant.
+
+        Args:
+            session_id: the session (it need not be stored yet).
+            timeout_s: longest wait for the current holder, in seconds (0: try once).
+
+        Raises:
+            StoreLockTimeout: still held by another thread or process after ``timeout_s``.
+            StoreError: this thread already holds it, or the lock file cannot be created.
+        """
+        return self._locks.hold(session_id, timeout_s)
 
     # -- lifetime ---------------------------------------------------------------------------
 
