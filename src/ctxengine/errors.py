@@ -8,7 +8,9 @@
     ├── TranscriptError             a transcript file cannot be read (names file, line/JSON path)
     │   └── UnsupportedFormatError  a recognised format that has no importer yet
     ├── StoreError                  the session store failed or was asked for something missing
-    │   └── SessionNotFound
+    │   ├── SessionNotFound
+    │   ├── StoreConflict           another writer appended first (compare-and-append lost)
+    │   └── StoreLockTimeout        a session's compaction lock stayed held past the wait
     ├── CompactionError             a compaction could not be carried out
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
     │   ├── SummaryRejected         a summary failed validation (never stored)
@@ -101,6 +103,46 @@ class SessionNotFound(StoreError):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         super().__init__(f"no stored session matches {session_id!r}")
+
+
+class StoreConflict(StoreError):
+    """An append expected the session log to end at seq ``expected``, but another writer
+    (thread or process) appended first and it ends at ``actual``. Nothing of the append was
+    stored; re-read the entries after ``expected``, rebuild the entries on top of them, retry.
+
+    Attributes:
+        session_id: the session appended to.
+        expected: the last seq the caller had seen (``-1``: an empty log).
+        actual: the last seq stored (``-1``: an empty log).
+    """
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"session {session_id!r} moved on: the append expected its last entry at seq "
+            f"{expected}, the store holds seq {actual}; re-read the entries after seq "
+            f"{expected} and retry"
+        )
+
+
+class StoreLockTimeout(StoreError):
+    """A session's compaction lock was still held by another thread or process after
+    ``timeout_s`` seconds of waiting.
+
+    Attributes:
+        session_id: the session whose lock was wanted.
+        timeout_s: how long the caller waited, in seconds.
+    """
+
+    def __init__(self, session_id: str, timeout_s: float) -> None:
+        self.session_id = session_id
+        self.timeout_s = timeout_s
+        super().__init__(
+            f"the compaction lock of session {session_id!r} is still held by another "
+            f"writer after {timeout_s:g} s"
+        )
 
 
 class CompactionError(CtxEngineError):

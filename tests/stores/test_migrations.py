@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from ctxengine.errors import StoreError
-from ctxengine.stores import SQLiteStore
+from ctxengine.stores import SessionInfo, SQLiteStore
 from ctxengine.stores import migrations as mig
 from ctxengine.stores.migrations import MIGRATIONS, m001_initial, migrate, schema_version
 
@@ -94,3 +95,56 @@ class TestMigrate:
         conn.execute("BEGIN")
         with pytest.raises(StoreError, match="no open transaction"):
             migrate(conn)
+
+
+class TestReadFirst:
+    """An up-to-date database is only read when a store opens: no write lock is taken."""
+
+    def test_a_store_opens_and_reads_while_another_connection_holds_a_write(
+        self, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ctx.db"
+        with SQLiteStore(db) as store:
+            store.create_session(SessionInfo("s1", "live"))
+        raw = connect(db)
+        raw.execute("BEGIN IMMEDIATE")
+        raw.execute("INSERT INTO sessions (id, format) VALUES ('s2', 'live')")
+        try:
+            t0 = time.monotonic()
+            with SQLiteStore(db, busy_timeout_s=0.5) as store:
+                assert [s.id for s in store.sessions()] == ["s1"]
+            opened_s = time.monotonic() - t0
+        finally:
+            raw.execute("ROLLBACK")
+            raw.close()
+        assert opened_s < 0.5
+
+    def test_migrate_reads_only_when_nothing_is_missing(self, tmp_path: Path) -> None:
+        db = tmp_path / "ctx.db"
+        migrate(connect(db))
+        raw = connect(db)
+        raw.execute("BEGIN IMMEDIATE")
+        conn = sqlite3.connect(db, isolation_level=None, timeout=0)
+        try:
+            assert migrate(conn) == []
+            assert not conn.in_transaction
+        finally:
+            raw.execute("ROLLBACK")
+            raw.close()
+
+    def test_a_missing_migration_still_waits_for_the_write_lock(self, tmp_path: Path) -> None:
+        db = tmp_path / "ctx.db"
+        raw = connect(db)
+        assert raw.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+        raw.execute("BEGIN IMMEDIATE")
+        raw.execute("CREATE TABLE other (x INTEGER)")
+        try:
+            with pytest.raises(StoreError) as info:
+                SQLiteStore(db, busy_timeout_s=0.1)
+        finally:
+            raw.execute("ROLLBACK")
+            raw.close()
+        assert str(info.value) == f"sqlite store {db}: open failed: database is locked"
+        with SQLiteStore(db) as store:
+            assert store.sessions() == []
+        assert schema_version(connect(db)) == 1

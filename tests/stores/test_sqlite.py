@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxengine.errors import SessionNotFound, StoreError
+from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import (
     CompactionRecord,
@@ -31,7 +33,9 @@ from ctxengine.model import (
 )
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.model.entries import Body
+from ctxengine.policy.defaults import DEFAULT_STORE_BUSY_TIMEOUT_S
 from ctxengine.stores import DB_ENV_VAR, SessionInfo, SQLiteStore, Store, default_db_path
+from ctxengine.stores.sqlite import BUSY_TIMEOUT_S
 
 BODIES: tuple[Body, ...] = (
     Message("system", (TextPart("You are terse."),)),
@@ -83,6 +87,12 @@ def make_log(session_id: str, n: int, *, start: int = 0) -> list[Entry]:
 
 def imported(session_id: str, entries: list[Entry], path: str = "log.jsonl") -> ImportedSession:
     return ImportedSession(session_id, "test", path, tuple(entries), "fix it", {"cwd": "/w"})
+
+
+def pragmas(store: SQLiteStore, names: tuple[str, ...]) -> list[Any]:
+    """The values of ``PRAGMA name`` on the calling thread's connection of ``store``."""
+    with store._connections.use() as conn:
+        return [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in names]
 
 
 def stored_keys(path: Path) -> list[tuple[Any, ...]]:
@@ -365,18 +375,21 @@ class TestIsolation:
 
 class TestDatabaseFile:
     def test_a_file_database_uses_wal_normal_sync_and_foreign_keys(self, db: Path) -> None:
-        with SQLiteStore(db) as store:
-            pragmas = [
-                store._conn.execute(f"PRAGMA {name}").fetchone()[0]
-                for name in ("journal_mode", "synchronous", "foreign_keys")
-            ]
-        assert pragmas == ["wal", 1, 1]
+        names = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+        with SQLiteStore(db, busy_timeout_s=1.25) as store:
+            here = pragmas(store, names)
+            seen: list[list[Any]] = []
+            worker = threading.Thread(target=lambda: seen.append(pragmas(store, names)))
+            worker.start()
+            worker.join()
+        assert here == ["wal", 1, 1, 1250]
+        assert seen == [["wal", 1, 1, 1250]]
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
     def test_an_in_memory_database_keeps_its_own_journal(self) -> None:
         with SQLiteStore(":memory:") as store:
-            assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+            assert pragmas(store, ("journal_mode",)) == ["memory"]
 
     def test_a_file_that_is_not_a_database_is_a_store_error(self, tmp_path: Path) -> None:
         path = tmp_path / "notes.db"
@@ -419,3 +432,131 @@ class TestDefaultPath:
         with SQLiteStore() as store:
             assert store.path == str(tmp_path / "data" / "ctxengine" / "ctxengine.db")
         assert (tmp_path / "data" / "ctxengine" / "ctxengine.db").is_file()
+
+
+class TestCompareAndAppend:
+    def test_an_append_on_the_expected_last_seq_is_stored(self, store: SQLiteStore) -> None:
+        store.create_session(SessionInfo("s1", "live"))
+        assert store.append("s1", make_log("s1", 2), expect_last_seq=-1) == 2
+        assert store.append("s1", make_log("s1", 5, start=2), expect_last_seq=1) == 3
+        assert store.entries("s1") == make_log("s1", 5)
+
+    @pytest.mark.parametrize("expected", [-1, 1, 3, 7])
+    def test_any_other_expectation_is_a_conflict_and_stores_nothing(
+        self, store: SQLiteStore, expected: int
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        before = store.entries("s1")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", make_log("s1", 4, start=3), expect_last_seq=expected)
+        assert (info.value.session_id, info.value.expected, info.value.actual) == (
+            "s1",
+            expected,
+            2,
+        )
+        assert isinstance(info.value, StoreError)
+        assert str(info.value) == (
+            f"session 's1' moved on: the append expected its last entry at seq {expected}, "
+            f"the store holds seq 2; re-read the entries after seq {expected} and retry"
+        )
+        assert store.entries("s1") == before
+
+    def test_the_expectation_is_checked_before_stored_ids_are_skipped(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        with pytest.raises(StoreConflict):
+            store.append("s1", make_log("s1", 3), expect_last_seq=-1)
+        assert store.append("s1", make_log("s1", 3), expect_last_seq=2) == 0
+
+    def test_an_unknown_session_is_not_found_before_any_conflict(self, store: SQLiteStore) -> None:
+        with pytest.raises(SessionNotFound):
+            store.append("nope", make_log("nope", 1), expect_last_seq=5)
+
+    def test_a_stale_plain_append_is_a_conflict_a_gap_stays_a_store_error(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        stale = Entry("mine", "s1", 1, BODIES[0], parent_id="e0")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", [stale])
+        assert (info.value.expected, info.value.actual) == (0, 2)
+        with pytest.raises(StoreError) as gap:
+            store.append("s1", [Entry("mine", "s1", 4, BODIES[0])])
+        assert not isinstance(gap.value, StoreConflict)
+        assert store.last_seq("s1") == 2
+
+    def test_a_loser_catches_up_with_entries_after_and_appends_on_top(
+        self, store: SQLiteStore
+    ) -> None:
+        store.import_session(imported("s1", make_log("s1", 3)))
+        store.append("s1", make_log("s1", 5, start=3))  # another writer
+        mine = Entry("mine", "s1", 3, BODIES[0], parent_id="e2")
+        with pytest.raises(StoreConflict) as info:
+            store.append("s1", [mine], expect_last_seq=2)
+        missed = store.entries("s1", after_seq=info.value.expected)
+        assert [e.id for e in missed] == ["e3", "e4"]
+        assert missed[-1].seq == info.value.actual
+        rebuilt = replace(mine, seq=missed[-1].seq + 1, parent_id=missed[-1].id)
+        assert store.append("s1", [rebuilt], expect_last_seq=info.value.actual) == 1
+        assert [e.id for e in store.entries("s1")] == ["e0", "e1", "e2", "e3", "e4", "mine"]
+
+
+class TestCatchUpCost:
+    def test_reading_the_newest_entries_costs_the_same_for_a_short_and_a_long_log(
+        self, db: Path
+    ) -> None:
+        with SQLiteStore(db) as store:
+            store.import_session(imported("short", make_log("short", 300)))
+            store.import_session(imported("long", make_log("long", 6000)))
+            steps = []
+            for sid, last in (("short", 299), ("long", 5999)):
+                counted = [0]
+
+                def tick(counted: list[int] = counted) -> int:
+                    counted[0] += 1
+                    return 0
+
+                with store._connections.use() as conn:
+                    conn.set_progress_handler(tick, 1)
+                    newest = store.entries(sid, after_seq=last - 3)
+                    conn.set_progress_handler(None, 1)
+                assert [e.seq for e in newest] == [last - 2, last - 1, last]
+                steps.append(counted[0])
+        # Progress-handler calls (about one per SQLite loop step): the same, give or take a
+        # B-tree seek, for 300 and 6,000 entries. A walk over the log would add thousands.
+        assert abs(steps[0] - steps[1]) <= 2
+        assert steps[1] < 100
+
+
+class TestBusyTimeout:
+    def test_the_default_is_the_policy_default(self, db: Path) -> None:
+        with SQLiteStore(db) as store:
+            assert store.busy_timeout_s == BUSY_TIMEOUT_S == DEFAULT_STORE_BUSY_TIMEOUT_S
+            assert pragmas(store, ("busy_timeout",)) == [5000]
+
+    @pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), "5"])
+    def test_a_timeout_that_is_not_a_finite_non_negative_number_is_refused(
+        self, db: Path, bad: object
+    ) -> None:
+        with pytest.raises(ConfigError) as info:
+            SQLiteStore(db, busy_timeout_s=bad)  # type: ignore[arg-type]
+        assert str(info.value) == (
+            f"busy_timeout_s must be a finite number of seconds >= 0, got {bad!r}"
+        )
+        assert not db.exists()
+
+    def test_a_write_waits_the_configured_time_for_another_writer(self, db: Path) -> None:
+        with SQLiteStore(db, busy_timeout_s=0.3) as store:
+            store.create_session(SessionInfo("s1", "live"))
+            raw = sqlite3.connect(db, isolation_level=None)
+            raw.execute("BEGIN IMMEDIATE")
+            t0 = time.monotonic()
+            with pytest.raises(StoreError, match="database is locked"):
+                store.append("s1", make_log("s1", 1))
+            waited = time.monotonic() - t0
+            assert store.entries("s1") == []
+            raw.execute("ROLLBACK")
+            raw.close()
+            assert store.append("s1", make_log("s1", 1)) == 1
+        assert 0.3 <= waited < 3

@@ -98,3 +98,14 @@ DEFAULT_WINDOW = 128_000
 #: (the Messages API requires ``max_tokens``): 4,096 is the largest output every Claude model
 #: accepts (the Claude 3 models cap it there); the session's reserve lowers it further.
 DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
+
+#: SQLite store: seconds a write waits for another connection's write transaction before it
+#: fails with "database is locked" (SQLite's busy timeout; Python's ``sqlite3`` default is 5 s).
+#: Reads never wait: the store runs in WAL mode. ``stores.sqlite.BUSY_TIMEOUT_S`` holds the
+#: same value for callers that pass none (the store layer cannot import ``policy``).
+DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0
+#: Longest wait for another writer's compaction of the same session (seconds). A compaction may
+#: include a model summary call (provider timeout 300 s, ``providers.base.DEFAULT_TIMEOUT_S``),
+#: so the wait covers one such call with room for its retries. A holder that dies releases the
+#: lock at once (an OS file lock), so this bounds only a live holder that hangs.
+DEFAULT_COMPACTION_LOCK_TIMEOUT_S = 600.0

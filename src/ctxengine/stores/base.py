@@ -6,11 +6,17 @@ way to change or remove a stored entry (DESIGN invariant 1). Entries are keyed t
 id or content address. Appending an entry whose id is already stored skips it, so importing
 the same transcript twice adds nothing, and re-importing a transcript that grew adds only its
 new tail (numbered after whatever the log already holds).
+
+Several writers (threads, processes) may share one store. Two tools keep them from
+overwriting each other's view: a compare-and-append (:meth:`Store.append` with
+``expect_last_seq``) that refuses to append on top of a log the writer has not fully seen, and
+a per-session lock (:meth:`Store.compaction_lock`) that lets one writer at a time compact.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self
@@ -104,7 +110,7 @@ class Store(Protocol):
 
     Every method raises ``StoreError`` (with the store location and the operation) when the
     underlying storage fails. Stores are context managers: leaving the ``with`` block closes
-    them.
+    them. A store may be used from any thread of the process that opened it.
     """
 
     def create_session(self, info: SessionInfo) -> bool:
@@ -112,26 +118,48 @@ class Store(Protocol):
         with ``info.id`` already exists. ``info.entry_count`` is ignored."""
         ...
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+    def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        expect_last_seq: int | None = None,
+    ) -> int:
         """Append ``entries`` to the session's log in one transaction.
 
         Entries whose id is already stored in the session are skipped. The others must belong
         to ``session_id`` and carry consecutive seqs that continue the log (the first one is
         :meth:`last_seq` + 1); the store never renumbers them.
 
+        Args:
+            session_id: the session appended to.
+            entries: the new entries, in order.
+            expect_last_seq: compare-and-append: the seq of the last entry the caller has
+                seen (``-1``: it has seen an empty log). The append happens only if the
+                stored log still ends there; the check and the insert are one transaction,
+                so of several writers expecting the same seq exactly one succeeds. ``None``
+                (the default) checks nothing beyond the seqs of ``entries``.
+
         Returns:
             the number of entries added.
 
         Raises:
+            StoreConflict: the stored log does not end at ``expect_last_seq``; or, without it,
+                the first new entry's seq is already taken (another writer appended first).
+                Nothing is stored. ``conflict.actual`` is the stored last seq: read
+                ``entries(session_id, after_seq=conflict.expected)``, adopt them, rebuild
+                the entries on top (new seqs and parent) and append again.
             SessionNotFound: no session ``session_id``.
-            StoreError: a seq does not continue the log, an id repeats within ``entries``, an
-                entry belongs to another session, or an entry cannot be serialised. Nothing of
-                the call is stored.
+            StoreError: a seq leaves a gap, an id repeats within ``entries``, an entry
+                belongs to another session, or an entry cannot be serialised. Nothing of the
+                call is stored.
         """
         ...
 
     def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
-        """The session's entries in seq order; only those with ``seq > after_seq`` when given.
+        """The session's entries in seq order; only those with ``seq > after_seq`` when given
+        (the way to catch up on what other writers appended: the cost follows the entries
+        returned, not the length of the log).
 
         Raises:
             SessionNotFound: no session ``session_id``.
@@ -173,6 +201,41 @@ class Store(Protocol):
         Raises:
             StoreError: an id repeats within ``imported.entries``, an entry belongs to another
                 session or cannot be serialised; nothing of the import is stored.
+        """
+        ...
+
+    def compaction_lock(self, session_id: str, *, timeout_s: float) -> AbstractContextManager[None]:
+        """A context manager holding the session's compaction lock: one holder at a time
+        across every thread and process sharing the store. A holder that dies (process
+        killed) releases it at once; a live holder is waited for up to ``timeout_s`` seconds.
+        The lock holds no storage lock: appends and reads of every session go on meanwhile.
+        Not re-entrant.
+
+        Single-flight compaction: every writer that finds the session past its compaction
+        trigger does this, so that exactly one compaction of a range is stored and the others
+        use it::
+
+            with store.compaction_lock(session_id, timeout_s=...):
+                # 1. catch up: what other writers stored since this writer's last seq
+                new = store.entries(session_id, after_seq=local_last_seq)
+                adopt(new)                                   # local_last_seq moves on
+                # 2. re-check: if a compaction record among ``new`` already covers the
+                #    range (the context is back under the trigger), use it; stop here
+                # 3. compact: plan and summarize on the caught-up log (may take minutes)
+                # 4. store with the parent it was built on
+                store.append(session_id, [record_entry], expect_last_seq=local_last_seq)
+                #    StoreConflict here means a plain (unlocked) append landed meanwhile:
+                #    read entries(after_seq=conflict.expected), adopt them, rebuild the
+                #    record entry on top (seq, parent; re-plan if the cut moved) and append
+                #    again, still holding the lock
+            # 5. leaving the block releases the lock
+
+        Ordinary appends do not take the lock; they use ``expect_last_seq`` and, on
+        ``StoreConflict``, catch up and retry.
+
+        Raises:
+            StoreLockTimeout: still held by another holder after ``timeout_s`` seconds.
+            StoreError: this thread already holds it, or the lock cannot be created.
         """
         ...
 

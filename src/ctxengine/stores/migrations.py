@@ -88,8 +88,10 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply every registered migration not yet recorded in ``schema_migrations``.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``) with no open transaction.
-    Each migration runs in its own ``BEGIN IMMEDIATE`` transaction, so two processes opening
-    the same new database do not both apply it.
+    The check reads first: an up-to-date database is only read (no write lock is taken, so
+    opening a store never waits for another connection's write transaction). Only when a
+    migration is missing does each missing one run in its own ``BEGIN IMMEDIATE``
+    transaction, so two processes opening the same new database do not both apply it.
 
     Returns:
         the names applied by this call, in order (``[]`` when already up to date).
@@ -101,16 +103,28 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     """
     if conn.in_transaction:
         raise StoreError("migrate() needs a connection with no open transaction")
+    applied = _applied_if_recorded(conn)
+    _refuse_newer(applied)
+    if {fn.__name__ for fn in MIGRATIONS} <= applied:
+        return []
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
-    _refuse_newer(_applied(conn))
     done: list[str] = []
     for fn in MIGRATIONS:
         if _apply(conn, fn):
             done.append(fn.__name__)
     return done
+
+
+def _applied_if_recorded(conn: sqlite3.Connection) -> set[str]:
+    """Names recorded in ``schema_migrations``; empty when the table does not exist yet.
+    Only reads (each statement is its own read transaction)."""
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    return set() if table is None else _applied(conn)
 
 
 def _applied(conn: sqlite3.Connection) -> set[str]:

@@ -1,9 +1,16 @@
 """The SQLite store: one database file (stdlib ``sqlite3``, WAL) holding every session log.
 
 The file lives at :func:`default_db_path` unless a path is given; ``":memory:"`` gives a
-private in-memory database (tests). Opening a store applies missing migrations. Writes run in
-``BEGIN IMMEDIATE`` transactions, so a whole import or append is stored completely or not at
-all, and readers (other connections, other processes) see only committed data.
+private in-memory database (tests). Opening a store applies missing migrations (reading only,
+when none is missing). Writes run in ``BEGIN IMMEDIATE`` transactions, so a whole import or
+append is stored completely or not at all, and readers (other connections, other processes)
+see only committed data and never wait for a writer.
+
+One store object may be used from every thread of its process: each thread gets its own
+connection (see :mod:`ctxengine.stores._connections` for why). Several processes may open the
+same file. :meth:`SQLiteStore.append` with ``expect_last_seq`` is a compare-and-append, and
+:meth:`SQLiteStore.compaction_lock` serialises compactions of one session across threads and
+processes (see :meth:`ctxengine.stores.base.Store.compaction_lock` for the protocol).
 
 Append-only is enforced twice: this class has no statement that updates or deletes an entry,
 and triggers in the schema refuse ``UPDATE``/``DELETE`` on ``entries`` and any insert that
@@ -12,10 +19,11 @@ does not continue a session's log with a new id.
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,16 +32,22 @@ from typing import Any, Self
 
 import platformdirs
 
-from ctxengine.errors import SessionNotFound, StoreError
+from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
 from ctxengine.model import Entry
 from ctxengine.stores import _rows
+from ctxengine.stores._connections import ThreadConnections
+from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores.base import ImportedLog, ImportResult, SessionInfo
 from ctxengine.stores.migrations import migrate
 
 #: Environment variable that overrides the default database path.
 DB_ENV_VAR = "CTXENGINE_DB"
-#: Seconds a write waits for another connection's write lock before failing.
+#: Seconds a write waits for another connection's write lock before failing (SQLite's busy
+#: timeout). The same value as ``policy.defaults.DEFAULT_STORE_BUSY_TIMEOUT_S``, which callers
+#: above the store pass; stores sit below ``policy`` and cannot import it (DESIGN layers).
 BUSY_TIMEOUT_S = 5.0
+#: Suffix of the directory, next to the database file, that holds the compaction lock files.
+LOCK_DIR_SUFFIX = "-locks"
 #: Ids per ``IN (…)`` query when looking up which entries are already stored.
 _ID_CHUNK = 500
 
@@ -66,34 +80,50 @@ def default_db_path() -> Path:
 class SQLiteStore:
     """A :class:`~ctxengine.stores.base.Store` in one SQLite database.
 
+    Usable from any thread of the process that opened it (a connection per thread); several
+    processes may open the same file.
+
     Args:
         path: database file, or ``":memory:"``; ``None`` means :func:`default_db_path`.
             The parent directory of an explicit path must exist.
+        busy_timeout_s: seconds a write waits for another connection's (thread's, process's)
+            write transaction before failing with a ``StoreError`` ("database is locked").
+            Reads never wait (WAL).
 
     Raises:
+        ConfigError: ``busy_timeout_s`` is negative or not finite.
         StoreError: the file cannot be opened, is not a SQLite database, or holds a schema
             newer than this version of ctxengine.
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, busy_timeout_s: float = BUSY_TIMEOUT_S):
+        if not (isinstance(busy_timeout_s, int | float) and math.isfinite(busy_timeout_s)) or (
+            busy_timeout_s < 0
+        ):
+            raise ConfigError(
+                f"busy_timeout_s must be a finite number of seconds >= 0, got {busy_timeout_s!r}"
+            )
         self.path = str(default_db_path() if path is None else path)
+        self.busy_timeout_s = float(busy_timeout_s)
+        memory = self.path == ":memory:"
+        self._locks = SessionLocks(None if memory else self.path + LOCK_DIR_SUFFIX)
         with self._errors("open"):
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self._connections = ThreadConnections(self.path, self.busy_timeout_s, self._configure)
         try:
-            with self._errors("open"):
-                self._configure()
-                migrate(self._conn)
+            with self._errors("open"), self._connections.use() as conn:
+                migrate(conn)
         except BaseException:
-            self._conn.close()
+            self._connections.close()
             raise
 
-    def _configure(self) -> None:
-        self._conn.execute("PRAGMA foreign_keys = ON")
+    def _configure(self, conn: sqlite3.Connection) -> None:
+        """Per-connection settings, run on each thread's new connection."""
+        conn.execute("PRAGMA foreign_keys = ON")
         if self.path != ":memory:":
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal":
                 raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -106,23 +136,30 @@ class SQLiteStore:
             raise StoreError(f"sqlite store {self.path}: {operation} failed: {exc}") from exc
 
     @contextmanager
+    def _read(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, with ``sqlite3`` errors re-raised as ``StoreError``."""
+        with self._errors(operation), self._connections.use() as conn:
+            yield conn
+
+    @contextmanager
     def _write(self, operation: str) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back on any error."""
-        with self._errors(operation):
-            self._conn.execute("BEGIN IMMEDIATE")
+        with self._errors(operation), self._connections.use() as conn:
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                yield conn
             except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            conn.execute("COMMIT")
 
     def _where(self, operation: str) -> str:
         return f"sqlite store {self.path}: {operation}"
 
-    def _require(self, session_id: str) -> None:
-        row = self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    @staticmethod
+    def _require(conn: sqlite3.Connection, session_id: str) -> None:
+        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id)
 
@@ -148,12 +185,26 @@ class SQLiteStore:
         )
         return cursor.rowcount == 1
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
-        """Append ``entries`` in one transaction, skipping ids already stored; see
-        :meth:`ctxengine.stores.base.Store.append`. Returns the number added."""
+    def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        expect_last_seq: int | None = None,
+    ) -> int:
+        """Append ``entries`` in one transaction, skipping ids already stored; with
+        ``expect_last_seq``, only if the log still ends at that seq (compare-and-append; the
+        check and the insert share one ``BEGIN IMMEDIATE`` transaction). See
+        :meth:`ctxengine.stores.base.Store.append`. Returns the number added.
+
+        Raises:
+            StoreConflict: the log does not end at ``expect_last_seq``, or (without it) the
+                first new entry's seq is already taken; nothing is stored.
+            SessionNotFound, StoreError: as :meth:`ctxengine.stores.base.Store.append`.
+        """
         operation = f"append to session {session_id!r}"
         with self._write(operation) as conn:
-            return self._append(conn, session_id, entries, operation)
+            return self._append(conn, session_id, entries, operation, expect_last_seq)
 
     def import_session(self, imported: ImportedLog) -> ImportResult:
         """Store an imported transcript (session row when new, then its new entries) in one
@@ -171,18 +222,26 @@ class SQLiteStore:
             stored = self._stored_ids(conn, sid, [e.id for e in imported.entries])
             fresh = [e for e in imported.entries if e.id not in stored]
             _check_unique(fresh, self._where(operation))
-            start = self._last_seq(sid) + 1
+            start = self._last_seq(conn, sid) + 1
             renumbered = [replace(e, seq=start + i) for i, e in enumerate(fresh)]
             self._insert(conn, sid, renumbered, start, operation)
         return ImportResult(sid, len(fresh), len(imported.entries) - len(fresh))
 
     def _append(
-        self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], operation: str
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        entries: Sequence[Entry],
+        operation: str,
+        expect_last_seq: int | None,
     ) -> int:
-        self._require(session_id)
+        self._require(conn, session_id)
+        last = self._last_seq(conn, session_id)
+        if expect_last_seq is not None and last != expect_last_seq:
+            raise StoreConflict(session_id, expect_last_seq, last)
         stored = self._stored_ids(conn, session_id, [e.id for e in entries])
         fresh = [e for e in entries if e.id not in stored]
-        self._insert(conn, session_id, fresh, self._last_seq(session_id) + 1, operation)
+        self._insert(conn, session_id, fresh, last + 1, operation)
         return len(fresh)
 
     def _insert(
@@ -217,11 +276,15 @@ class SQLiteStore:
     # -- reads ------------------------------------------------------------------------------
 
     def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
-        """The session's entries in seq order (only ``seq > after_seq`` when given)."""
+        """The session's entries in seq order (only ``seq > after_seq`` when given).
+
+        With ``after_seq`` the read is a range scan of the ``(session_id, seq)`` primary key:
+        its cost follows the entries returned, not the length of the log.
+        """
         operation = f"read entries of session {session_id!r}"
-        with self._errors(operation):
-            self._require(session_id)
-            rows = self._conn.execute(
+        with self._read(operation) as conn:
+            self._require(conn, session_id)
+            rows = conn.execute(
                 f"SELECT {_rows.ENTRY_COLUMNS} FROM entries "
                 "WHERE session_id = ? AND seq > ? ORDER BY seq",
                 (session_id, -1 if after_seq is None else after_seq),
@@ -231,20 +294,21 @@ class SQLiteStore:
 
     def last_seq(self, session_id: str) -> int:
         """Seq of the newest entry, ``-1`` when the session has none."""
-        with self._errors(f"read last seq of session {session_id!r}"):
-            self._require(session_id)
-            return self._last_seq(session_id)
+        with self._read(f"read last seq of session {session_id!r}") as conn:
+            self._require(conn, session_id)
+            return self._last_seq(conn, session_id)
 
-    def _last_seq(self, session_id: str) -> int:
-        row = self._conn.execute(
+    @staticmethod
+    def _last_seq(conn: sqlite3.Connection, session_id: str) -> int:
+        row = conn.execute(
             "SELECT MAX(seq) FROM entries WHERE session_id = ?", (session_id,)
         ).fetchone()
         return -1 if row[0] is None else int(row[0])
 
     def sessions(self) -> list[SessionInfo]:
         """Every session with its entry count, in the order they were first stored."""
-        with self._errors("list sessions"):
-            rows = self._conn.execute(f"{_SELECT_SESSIONS} ORDER BY s.rowid").fetchall()
+        with self._read("list sessions") as conn:
+            rows = conn.execute(f"{_SELECT_SESSIONS} ORDER BY s.rowid").fetchall()
         return [_rows.row_session(row) for row in rows]
 
     def session(self, session_id: str) -> SessionInfo:
@@ -254,14 +318,14 @@ class SQLiteStore:
             SessionNotFound: nothing matches (or the prefix is empty).
             StoreError: the prefix is ambiguous; the message lists the matching ids.
         """
-        with self._errors(f"look up session {session_id!r}"):
-            rows = self._conn.execute(f"{_SELECT_SESSIONS} WHERE s.id = ?", (session_id,))
+        with self._read(f"look up session {session_id!r}") as conn:
+            rows = conn.execute(f"{_SELECT_SESSIONS} WHERE s.id = ?", (session_id,))
             exact = rows.fetchone()
             if exact is not None:
                 return _rows.row_session(exact)
             if not session_id:
                 raise SessionNotFound(session_id)
-            rows = self._conn.execute(
+            rows = conn.execute(
                 f"{_SELECT_SESSIONS} WHERE substr(s.id, 1, ?) = ? ORDER BY s.id",
                 (len(session_id), session_id),
             )
@@ -272,11 +336,34 @@ class SQLiteStore:
             raise StoreError(_ambiguous(session_id, [row[0] for row in matches]))
         return _rows.row_session(matches[0])
 
+    # -- coordination -----------------------------------------------------------------------
+
+    def compaction_lock(self, session_id: str, *, timeout_s: float) -> AbstractContextManager[None]:
+        """Hold the session's compaction lock for the duration of a ``with`` block: one
+        holder at a time across every thread and process using this database file. Follow
+        the protocol in :meth:`ctxengine.stores.base.Store.compaction_lock`.
+
+        The lock is an advisory lock on ``<db>-locks/<sha256(session_id)[:32]>.lock``
+        (released by the operating system when its holder dies), taken after an in-process
+        lock; it holds no SQLite lock, so appends and reads go on meanwhile. For
+        ``":memory:"`` it is an in-process lock of this store object. Not re-entrant.
+
+        Args:
+            session_id: the session (it need not be stored yet).
+            timeout_s: longest wait for the current holder, in seconds (0: try once).
+
+        Raises:
+            StoreLockTimeout: still held by another thread or process after ``timeout_s``.
+            StoreError: this thread already holds it, or the lock file cannot be created.
+        """
+        return self._locks.hold(session_id, timeout_s)
+
     # -- lifetime ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection; later calls raise ``StoreError``. Idempotent."""
-        self._conn.close()
+        """Close every connection this process opened (all threads'); later calls raise
+        ``StoreError``. Idempotent. Call it once no other thread is inside a store call."""
+        self._connections.close()
 
     def __enter__(self) -> Self:
         return self
@@ -295,10 +382,13 @@ class SQLiteStore:
 
 def _check_continues(fresh: Sequence[Entry], session_id: str, next_seq: int, where: str) -> None:
     """Raise ``StoreError`` unless ``fresh`` belong to ``session_id`` and carry the seqs
-    ``next_seq, next_seq + 1, …``."""
+    ``next_seq, next_seq + 1, …``; ``StoreConflict`` when the first one's seq is already
+    taken (the writer had not seen the newest entries: another writer appended first)."""
     for offset, entry in enumerate(fresh):
         if entry.session_id != session_id:
             raise StoreError(f"{where}: entry {entry.id!r} belongs to session {entry.session_id!r}")
+        if offset == 0 and entry.seq < next_seq:
+            raise StoreConflict(session_id, entry.seq - 1, next_seq - 1)
         if entry.seq != next_seq + offset:
             raise StoreError(
                 f"{where}: entry {entry.id!r} has seq {entry.seq}, expected "
