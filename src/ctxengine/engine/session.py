@@ -429,13 +429,13 @@ class Session:
         prune: PrunePlan | None,
     ) -> CompactionPlan:
         """The plan of a compaction of ``ctx`` (``tokens`` by the usage anchor) to
-        ``budget``."""
+        ``budget``. The schedule starts from ``budget``'s truncate cap, never from a cap an
+        earlier compaction squeezed: caps relax when room comes back."""
         h = self.log.history
         conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
-        previous = h.previous_compaction()
-        cap = previous.truncate_tokens if previous is not None else None
-        if budget.truncate_tokens < (cap or self.budget.truncate_tokens):
-            cap = budget.truncate_tokens
+        cap = (
+            budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
+        )
         return plan_compaction(
             conversation,
             self.estimator,

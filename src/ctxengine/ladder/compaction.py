@@ -105,6 +105,18 @@ def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: i
     return target - fixed - kept - overhead - margin
 
 
+def first_keep(budget: Budget, fixed: int, overhead: int, goal_tokens: int) -> int:
+    """The keep-recent budget of a plan's first attempt, in tokens: ``budget.keep_recent``,
+    lowered so that the fixed part, the continuation message (its ``overhead`` and a summary
+    at its full budget) and the tail fit under ``budget.target``; never below a quarter of
+    ``budget.keep_recent`` (a continuation state alone loses the thread of the newest turn).
+    """
+    summary = summary_budget(budget, goal_tokens, budget.target)
+    margin = int(budget.window * SUMMARY_ROOM_MARGIN_RATIO)
+    fits = budget.target - fixed - overhead - summary - margin
+    return max(budget.keep_recent // 4, min(budget.keep_recent, fits))
+
+
 def cut_of(
     conversation: Conversation,
     estimator: Estimator,
@@ -165,7 +177,7 @@ def plan_compaction(
         ``None`` when no valid cut leaves anything to summarize.
     """
     target = budget.target
-    keep = budget.keep_recent
+    keep = first_keep(budget, conversation.fixed, continuation_overhead, goal_tokens)
     truncate = cap
     attempts: list[Attempt] = []
     for n in range(COMPACTION_ATTEMPTS):

@@ -209,5 +209,6 @@ def recovery_budget(budget: Budget, policy: Policy, target: int) -> Budget:
                 min(budget.truncate_tokens, int(scaled_window * policy.truncate_max_window_ratio)),
             ),
             "goal_max": min(budget.goal_max, int(target * policy.goal_max_ratio)),
+            "headroom": int(target * policy.headroom_ratio),
         }
     )

@@ -51,7 +51,8 @@ DEFAULT_PRUNE_MINIMUM_MAX_RATIO = 0.1
 DEFAULT_PRUNE_EXEMPT_TOOLS: tuple[str, ...] = ("skill", "Skill", "update_plan", "TodoWrite")
 
 #: The session's first user request (the task) is kept verbatim, in the tail and in the
-#: continuation state, up to this share of the trigger; only a larger task is truncated.
+#: continuation state, up to this share of the target (the trigger less the headroom); only a
+#: larger task is truncated.
 #: Users report agents redoing or losing the first ask after compaction (Roo Code #8293).
 DEFAULT_GOAL_MAX_RATIO = 0.6
 
@@ -109,3 +110,9 @@ DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0
 #: so the wait covers one such call with room for its retries. A holder that dies releases the
 #: lock at once (an OS file lock), so this bounds only a live holder that hangs.
 DEFAULT_COMPACTION_LOCK_TIMEOUT_S = 600.0
+
+#: A compaction aims this share of the trigger below it (its target), so that one compaction
+#: buys several turns instead of leaving the context just under the trigger (pi keeps
+#: ``keepRecentTokens`` 20,000 of a window less 16,384, which leaves most of a large window
+#: free; at small windows the continuation state and the tail would otherwise fill it).
+DEFAULT_HEADROOM_RATIO = 0.4

@@ -31,7 +31,9 @@ class Policy(BaseModel):
     ``summarizer``                ``"extractive"`` (default), ``"llm"``, ``"hybrid"``
     ``summary_max_tokens``        continuation-state budget (capped at 15 % of window)
     ``goal_max_ratio``            the first user request stays verbatim up to this share of
-                                  the trigger
+                                  the target
+    ``headroom_ratio``            a compaction aims this share of the trigger below it, so
+                                  that it buys several turns (target = trigger − headroom)
     ============================  ==========================================================
 
     Raises:
@@ -64,6 +66,7 @@ class Policy(BaseModel):
     prune_protect_turns: int = Field(d.DEFAULT_PRUNE_PROTECT_TURNS, ge=0)
     prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
     goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
+    headroom_ratio: float = Field(d.DEFAULT_HEADROOM_RATIO, ge=0, lt=1)
     summarizer: SummarizerName = "extractive"
     summary_max_tokens: int = Field(d.DEFAULT_SUMMARY_MAX_TOKENS, gt=0)
     user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
@@ -96,6 +99,7 @@ class Policy(BaseModel):
         if self.max_context_tokens is not None:
             trigger = min(trigger, self.max_context_tokens)
         keep_recent = min(self.keep_recent_tokens, int(window * self.keep_recent_max_ratio))
+        headroom = int(trigger * self.headroom_ratio)
         if keep_recent >= trigger:
             raise ConfigError(
                 f"a keep-recent budget of {keep_recent} tokens leaves nothing to compact under "
@@ -114,7 +118,8 @@ class Policy(BaseModel):
                 self.prune_minimum_tokens, int(window * d.DEFAULT_PRUNE_MINIMUM_MAX_RATIO)
             ),
             summary_max=min(self.summary_max_tokens, int(window * d.DEFAULT_SUMMARY_MAX_RATIO)),
-            goal_max=int(trigger * self.goal_max_ratio),
+            goal_max=int((trigger - headroom) * self.goal_max_ratio),
+            headroom=headroom,
         )
 
 
@@ -130,6 +135,7 @@ class Budget(BaseModel):
         prune_protect / prune_minimum: newest tool output protected; smallest saving worth a prune.
         summary_max: continuation-state budget.
         goal_max: the first user request stays verbatim up to this size.
+        headroom: a compaction aims this far below the trigger (:attr:`target`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -143,11 +149,12 @@ class Budget(BaseModel):
     prune_minimum: int
     summary_max: int
     goal_max: int = 0
+    headroom: int = 0
 
     @property
     def target(self) -> int:
-        """The context size a compaction aims at, in tokens."""
-        return self.trigger
+        """The context size a compaction aims at, in tokens: the trigger less the headroom."""
+        return self.trigger - self.headroom
 
 
 DEFAULT_POLICY = Policy()
