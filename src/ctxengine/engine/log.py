@@ -13,10 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ctxengine.errors import StoreConflict, StoreError
 from ctxengine.model import CompactionRecord, Entry
+from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy import Budget, Policy
-from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
+from ctxengine.policy.defaults import APPEND_RETRIES, DEFAULT_IMAGE_TOKENS
 from ctxengine.projection import project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
@@ -116,16 +118,51 @@ class SessionLog:
             created_at: ISO-8601 time; default now (UTC).
             meta: extra fields kept with the entry.
 
+        Another writer of the same stored session (a thread or process with its own
+        ``Session``) may have appended first: the store refuses the entry
+        (:class:`~ctxengine.errors.StoreConflict`), the log adopts what was appended meanwhile
+        and the entry is appended after it (a content-hash id is recomputed for its new
+        parent).
+
         Returns:
             The new entry.
+
+        Raises:
+            StoreError: the store failed, or other writers kept appending first
+                :data:`~ctxengine.policy.defaults.APPEND_RETRIES` times in a row.
         """
-        entry = self.history.new_entry(
-            body, self.session_id, entry_id=entry_id, created_at=created_at, meta=meta
+        for _ in range(APPEND_RETRIES):
+            parent = self.history.last_id
+            entry = self.history.new_entry(
+                body, self.session_id, entry_id=entry_id, created_at=created_at, meta=meta
+            )
+            if self.store is not None:
+                try:
+                    self.store.append(self.session_id, [entry], expect_last_seq=entry.seq - 1)
+                except StoreConflict:
+                    self.sync()
+                    if entry_id is not None and entry_id == body_hash(body, parent):
+                        entry_id = None  # a content hash of the old parent: hash again
+                    continue
+            self._adopt(entry)
+            return entry
+        raise StoreError(
+            f"append to session {self.session_id!r}: other writers appended first "
+            f"{APPEND_RETRIES} times in a row"
         )
-        if self.store is not None:
-            self.store.append(self.session_id, [entry])
-        self._adopt(entry)
-        return entry
+
+    def sync(self) -> int:
+        """Adopt the entries other writers appended to the stored session since this log
+        last saw it. Returns how many were adopted (0 without a store)."""
+        if self.store is None:
+            return 0
+        fresh = self.store.entries(self.session_id, after_seq=len(self.history) - 1)
+        adopted = 0
+        for e in fresh:
+            if e.id not in self.history:
+                self._adopt(e)
+                adopted += 1
+        return adopted
 
     def _adopt(self, entry: Entry) -> None:
         if self.history.adopt(entry):

@@ -15,13 +15,17 @@ A session is composed of parts, each with one responsibility:
 * :mod:`.calls`: rendering, sending and overflow detection of a model call.
 
 Every public method takes the session's lock: one ``Session`` may be shared by the threads
-of a process, and a compaction runs once for all of them.
+of a process. Sessions of other threads or processes that share a store with this one are
+caught up before each decision (:meth:`~.log.SessionLog.sync`), and a compaction runs under
+the store's compaction lock after a last catch-up: the first compaction of a range wins, the
+others find it and use it (single flight).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -51,6 +55,7 @@ from ctxengine.ladder.trigger import requirement
 from ctxengine.model import Entry, Message, PruneRecord, Usage
 from ctxengine.model.entries import Body
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
+from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S
 from ctxengine.projection import continuation_message
 from ctxengine.projection.context import Context
 from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS, Completion, Provider
@@ -313,27 +318,46 @@ class Session:
             if tools is not None:
                 self.log.tools = tuple(tools)
             h = self.log.history
-            ctx = self.log.project()
-            tokens = self.log.context_tokens(ctx)
+            self.log.sync()
             out = max_output_tokens or self.default_output_tokens
-            req = requirement(
-                tokens,
-                self.budget,
-                reason="threshold",
-                output_tokens=out,
-                new_entries=self._last_ladder_at < len(h),
-            )
+            ctx, req = self._threshold(out)
             if req is not None:
-                try:
-                    ctx = self._run_ladder(ctx, req, out)
-                finally:
-                    # The ladder's own prune/compaction entries are not new history: the next
-                    # run waits for an entry appended after them.
-                    self._last_ladder_at = len(h)
+                with self._single_flight():
+                    if self.log.sync():
+                        # Another writer appended meanwhile (maybe this very compaction).
+                        ctx, req = self._threshold(out)
+                    if req is not None:
+                        try:
+                            ctx = self._run_ladder(ctx, req, out)
+                        finally:
+                            # The ladder's own prune/compaction entries are not new history:
+                            # the next run waits for an entry appended after them.
+                            self._last_ladder_at = len(h)
             # A context prepared while calls still await their results is provisional.
             provisional = bool(h.pending_call_ids())
             self._tail.check(ctx, epoch_key(ctx, h), provisional=provisional)
             return ctx
+
+    def _threshold(self, output: int) -> tuple[Context, Requirement | None]:
+        """The current context and whether the trigger requires a compaction of it."""
+        ctx = self.log.project()
+        req = requirement(
+            self.log.context_tokens(ctx),
+            self.budget,
+            reason="threshold",
+            output_tokens=output,
+            new_entries=self._last_ladder_at < len(self.log.history),
+        )
+        return ctx, req
+
+    def _single_flight(self) -> AbstractContextManager[None]:
+        """The store's compaction lock of this session (one compaction at a time across the
+        threads and processes sharing the store), or nothing without a store."""
+        if self.store is None:
+            return nullcontext()
+        return self.store.compaction_lock(
+            self.session_id, timeout_s=DEFAULT_COMPACTION_LOCK_TIMEOUT_S
+        )
 
     def plan(
         self,
@@ -392,7 +416,8 @@ class Session:
             SummaryRejected: the summarizer failed; history is unchanged.
             CompactionVetoed: a ``before_compact`` hook vetoed the plan.
         """
-        with self._lock:
+        with self._lock, self._single_flight():
+            self.log.sync()
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)
             req = requirement(
@@ -402,7 +427,8 @@ class Session:
                 output_tokens=self.default_output_tokens,
                 new_entries=not _just_compacted(self.log),
             )
-            assert req is not None  # manual and overflow always require one
+            if req is None:
+                raise NothingToCompact("the context is under the trigger")
             plan = self._make_plan(ctx, tokens, req, focus, self.budget, None)
             return self._execute(plan, ctx)
 
@@ -686,7 +712,8 @@ class Session:
         overflow = self.overflow_of(signal)
         if overflow is None:
             raise ValueError(f"not a context overflow: {signal!r}"[:300])
-        with self._lock:
+        with self._lock, self._single_flight():
+            self.log.sync()
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)
             window = self.budget.window

@@ -116,3 +116,7 @@ DEFAULT_COMPACTION_LOCK_TIMEOUT_S = 600.0
 #: ``keepRecentTokens`` 20,000 of a window less 16,384, which leaves most of a large window
 #: free; at small windows the continuation state and the tail would otherwise fill it).
 DEFAULT_HEADROOM_RATIO = 0.4
+
+#: Tries of one append when other writers of the same stored session keep appending first
+#: (each refused try adopts their entries before the next).
+APPEND_RETRIES = 8
