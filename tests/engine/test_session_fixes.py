@@ -1,0 +1,105 @@
+"""Defects of the decision fixed with the plan: the usage anchor rule, caps that relax when
+room returns, and a provider's reported limit that stays in force. Sizes by the hand
+estimator (``EST``: 4 tokens per message plus ``len(text) // 4 + 1`` per text)."""
+
+from __future__ import annotations
+
+from engine_helpers import EST, filler
+
+from ctxengine.engine import Session
+from ctxengine.errors import ContextOverflow
+from ctxengine.model import CompactionRecord, Ledgers, Message, Usage, assistant, user
+
+
+def twenty_turns(last_usage: Usage | None) -> Session:
+    """20 turns of a 600-token user message and a 30-token reply (12,600 tokens) in a
+    12,000-token window; the last reply carries ``last_usage``."""
+    s = Session(12_000, estimator=EST)
+    for i in range(20):
+        s.append(user(filler(f"u{i}", 596)), entry_id=f"u{i}")
+        reply = assistant(filler(f"a{i}", 26))
+        if i == 19 and last_usage is not None:
+            reply = Message("assistant", reply.parts, last_usage)
+        s.append(reply, entry_id=f"a{i}")
+    return s
+
+
+class TestUsageAnchor:
+    def test_an_output_only_usage_is_no_anchor_and_compacts_as_no_usage_does(self) -> None:
+        output_only, no_usage = twenty_turns(Usage(output_tokens=50)), twenty_turns(None)
+        # Reserve 2,400 (20 % of 12,000), trigger 9,600: 20 × 630 = 12,600 is over it.
+        for s in (output_only, no_usage):
+            assert s.context_tokens(s.project()) == 12_600
+            assert (s.budget.trigger, s.budget.keep_recent) == (9_600, 3_000)
+        a, b = output_only.prepare(), no_usage.prepare()
+        # Keep-recent 3,000: the last 4 turns (2,520) are kept, 5 (3,150) would not fit.
+        assert a.sources[1:3] == b.sources[1:3] == ("u16", "a16")
+        assert a.tokens == b.tokens == 3_784
+        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 3_784
+        assert [m.parts for m in a.messages] == [m.parts for m in b.messages]
+
+    def test_a_usage_with_prompt_tokens_anchors_the_size(self) -> None:
+        s = twenty_turns(Usage(input_tokens=11_000, output_tokens=50))
+        assert s.context_tokens(s.project()) == 11_050
+
+
+def squeezed_record(first_kept: str) -> CompactionRecord:
+    return CompactionRecord(
+        summary="earlier work",
+        first_kept_id=first_kept,
+        tokens_before=0,
+        tokens_after=0,
+        policy="default",
+        summarizer="extractive",
+        reason="threshold",
+        ledgers=Ledgers(),
+        truncate_tokens=64,
+    )
+
+
+class TestCapsRelax:
+    def test_a_compaction_after_a_squeezed_one_starts_from_the_budgets_cap(self) -> None:
+        s = Session(12_000, estimator=EST)
+        s.append(user(filler("task", 200)), entry_id="u0")
+        s.append(assistant(filler("a0", 20)), entry_id="a0")
+        s.append(squeezed_record("a0"))
+        for i in range(1, 31):
+            s.append(user(filler(f"u{i}", 200)), entry_id=f"u{i}")
+            s.append(assistant(filler(f"a{i}", 20)), entry_id=f"a{i}")
+        plan = s.plan()
+        assert plan is not None
+        # Budget cap 2,400 (20 % of the window): attempts 1-2 use it (None), 3-4 halve it.
+        assert s.budget.truncate_tokens == 2_400
+        assert [a.truncate_tokens for a in plan.attempts] == [None, None, 1_200, 600]
+        # The squeezed epoch shows every 204-token message cut to 64 tokens (3,529 tokens in
+        # all). With the budget's cap the first two attempts would not shrink it; the third
+        # (keep-recent 750, cap 1,200) does. Before, the schedule started from the inherited
+        # 64-token cap and never left it.
+        assert s.project().tokens == 3_529
+        outcome = s.compact()
+        assert (outcome.attempt, outcome.record.truncate_tokens) == (2, 1_200)
+        third = plan.attempts[2].cut
+        assert third is not None
+        assert outcome.record.first_kept_id == third.first_kept_id == "u25"
+        assert outcome.tokens_after == 3_038
+
+
+class TestLearnedLimit:
+    def test_a_reported_limit_stays_in_force_until_a_window_is_set(self) -> None:
+        s = Session(10_000, estimator=EST)
+        for i in range(12):
+            s.append(user(filler(f"u{i}", 296)), entry_id=f"u{i}")
+            s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
+        assert (s.budget.window, s.budget.trigger) == (10_000, 8_000)
+        s.on_overflow(ContextOverflow(3_840, 6_000, "prompt is too long"))
+        # Reserve 1,200 (20 % of 6,000), trigger 4,800: later requests are sized for it.
+        assert (s.learned_limit, s.window) == (6_000, 10_000)
+        assert (s.budget.window, s.budget.trigger) == (6_000, 4_800)
+        for i in range(12, 30):
+            s.append(user(filler(f"u{i}", 296)), entry_id=f"u{i}")
+            s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
+            ctx = s.prepare()
+            assert s.context_tokens(ctx) < 4_800 + 320
+        s.set_window(10_000)
+        assert s.learned_limit is None
+        assert (s.budget.window, s.budget.trigger) == (10_000, 8_000)
