@@ -7,18 +7,21 @@ records every step as data.
 The names below are the public surface; everything else is importable from its module.
 """
 
-from ctxengine.engine import CompactionOutcome, LadderEvent, Session
+from ctxengine.engine import CompactionOutcome, LadderEvent, PlanDecision, Session
 from ctxengine.errors import (
     CompactionLoopError,
+    CompactionVetoed,
     ConfigError,
     ContextOverflow,
     CtxEngineError,
     NothingToCompact,
+    StoreConflict,
     SummaryRejected,
     TranscriptError,
     UnsupportedFormatError,
 )
 from ctxengine.importers import read_transcript
+from ctxengine.ladder.plan import CompactionPlan
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.anthropic import render_anthropic
@@ -31,14 +34,18 @@ __all__ = [
     "DEFAULT_POLICY",
     "CompactionLoopError",
     "CompactionOutcome",
+    "CompactionPlan",
+    "CompactionVetoed",
     "ConfigError",
     "Context",
     "ContextOverflow",
     "CtxEngineError",
     "LadderEvent",
     "NothingToCompact",
+    "PlanDecision",
     "Policy",
     "Session",
+    "StoreConflict",
     "SummaryRejected",
     "TranscriptError",
     "UnsupportedFormatError",
