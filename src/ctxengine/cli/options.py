@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
 
 DbOpt = Annotated[
     str | None,
@@ -43,18 +43,16 @@ def policy_from_options(
 
     An explicit ``--keep-recent`` (tokens) is taken as given: not capped at a share of the
     window (a budget that leaves nothing to compact is a ConfigError). An explicit
-    ``--max-tokens`` becomes the reserve plus a 5 % margin of ``window`` (tokens), so the
-    request and its output budget fit the window together.
+    ``--max-tokens`` becomes the reserve with a 5 % margin of ``window``
+    (:func:`~ctxengine.policy.output_reserve`), so the request and its output budget fit the
+    window together.
 
     A policy that cannot work is not refused here: the session refuses it with a
     ConfigError when it resolves its budget for the window.
-
-    Policy arithmetic that the policy package should own; kept here, in one place, until it
-    does.
     """
     update: dict[str, Any] = {}
     if keep_recent is not None:
         update |= {"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
     if max_tokens is not None:
-        update["reserve_tokens"] = max_tokens + window // 20
+        update["reserve_tokens"] = output_reserve(max_tokens, window)
     return DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY

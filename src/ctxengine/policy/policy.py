@@ -157,4 +157,11 @@ class Budget(BaseModel):
         return self.trigger - self.headroom
 
 
+def output_reserve(output_tokens: int, window: int) -> int:
+    """The reserve that keeps a call's ``output_tokens`` free below a ``window``-token
+    window, plus the margin for estimate error
+    (:data:`~ctxengine.policy.defaults.OVERFLOW_MARGIN_RATIO` of the window). Tokens."""
+    return output_tokens + int(window * d.OVERFLOW_MARGIN_RATIO)
+
+
 DEFAULT_POLICY = Policy()
