@@ -18,6 +18,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 from ctxengine.projection.context import Truncation
 from ctxengine.tokens.base import Estimator
 
@@ -39,10 +40,11 @@ _FIT_ROUNDS = 4
 
 def short_args(arguments: str, limit: int = SHORT_ARGS_MAX_CHARS) -> str:
     """Tool-call arguments in at most ``limit`` characters: JSON re-dumped without spaces
-    (keys in their original order, non-ASCII kept), other text with whitespace collapsed;
-    cut to ``limit - 1`` characters plus ``…`` when longer."""
+    (keys in their original order, non-ASCII kept), other text (and JSON nested deeper than
+    :data:`~ctxengine.model.json_depth.MAX_JSON_DEPTH`) with whitespace collapsed; cut to
+    ``limit - 1`` characters plus ``…`` when longer."""
     try:
-        compact = json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+        compact = json.dumps(loads_bounded(arguments), separators=(",", ":"), ensure_ascii=False)
     except ValueError:
         compact = " ".join(arguments.split())
     if len(compact) > limit:
@@ -152,7 +154,10 @@ def truncate_arguments(
     """Tool-call ``arguments`` (a JSON string) cut to the cap, still valid JSON when they
     were: each long string value at any depth (a file body being written, a patch inside a
     shell command list) is shown as head + marker + tail, sharing the cap equally.
-    Non-JSON arguments are truncated as text.
+    Non-JSON arguments are truncated as text. JSON nested deeper than
+    :data:`~ctxengine.model.json_depth.MAX_JSON_DEPTH` is truncated as text too, and stays
+    valid JSON: the cut text goes into
+    :func:`~ctxengine.model.json_depth.opaque_arguments` (``{"_raw": cut, "_note": …}``).
 
     Returns:
         ``(new_arguments, omitted_chars, omitted_tokens)``, or ``None`` when under the cap.
@@ -160,7 +165,9 @@ def truncate_arguments(
     if len(arguments) <= cap.chars and estimator.text(arguments) <= cap.tokens:
         return None
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments)
+    except JsonTooDeep:
+        return _truncate_opaque(arguments, cap, estimator, entry_id)
     except ValueError:
         return truncate_text(arguments, cap, estimator, entry_id)
     if not isinstance(value, dict | list):
@@ -174,6 +181,30 @@ def truncate_arguments(
     if not totals[0]:
         return None
     return json.dumps(out, ensure_ascii=False), totals[0], totals[1]
+
+
+def _truncate_opaque(
+    arguments: str, cap: TruncateCap, estimator: Estimator, entry_id: str
+) -> tuple[str, int, int] | None:
+    """Over-deep JSON arguments cut as text and wrapped in
+    :func:`~ctxengine.model.json_depth.opaque_arguments`, or ``None`` when under the cap.
+    The wrapper and the escaped quotes add to the cut text, so the cap of the cut shrinks
+    by the excess (at most four rounds) until the wrapped JSON fits ``cap``."""
+    inner = cap
+    best: tuple[str, int, int] | None = None
+    for _ in range(_FIT_ROUNDS):
+        cut = truncate_text(arguments, inner, estimator, entry_id)
+        if cut is None:
+            break
+        best = (json.dumps(opaque_arguments(cut[0]), ensure_ascii=False), cut[1], cut[2])
+        tokens, chars = estimator.text(best[0]), len(best[0])
+        if tokens <= cap.tokens and chars <= cap.chars:
+            break
+        if tokens > cap.tokens:
+            inner = dataclasses.replace(inner, tokens=max(1, inner.tokens - (tokens - cap.tokens)))
+        if chars > cap.chars:
+            inner = dataclasses.replace(inner, chars=max(1, inner.chars - (chars - cap.chars)))
+    return best
 
 
 def _count_long_strings(value: object) -> int:

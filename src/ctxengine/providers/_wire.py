@@ -10,7 +10,6 @@ provider-native compaction items are dropped.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 
 
 def _image_url(part: ImagePart) -> str | None:
@@ -181,7 +181,9 @@ def _anthropic_block(part: object) -> dict[str, Any] | None:
 
 def _json_object(arguments: str) -> Any:
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments)
+    except JsonTooDeep:
+        return opaque_arguments(arguments)
     except ValueError:
         return {"_raw_arguments": arguments}
     return value if isinstance(value, dict) else {"_value": value}
