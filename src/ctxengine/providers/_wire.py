@@ -22,6 +22,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carries
 from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 
 
@@ -89,7 +90,7 @@ def openai_chat_messages(system: str, messages: Sequence[Message]) -> list[dict[
 def _reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
     """An OpenAI reasoning item for stateless replay (no id), or ``None`` for reasoning that
     is not OpenAI's encrypted reasoning."""
-    if part.redacted or not part.signature or part.meta.get("provider") != "openai":
+    if not carries("openai-responses", part) or not part.signature:
         return None
     summary = [{"type": "summary_text", "text": part.text}] if part.text else []
     return {"type": "reasoning", "summary": summary, "encrypted_content": part.signature}
@@ -172,7 +173,7 @@ def _anthropic_block(part: object) -> dict[str, Any] | None:
             "content": content,
             "is_error": part.is_error,
         }
-    if isinstance(part, ReasoningPart) and part.signature:
+    if isinstance(part, ReasoningPart) and carries("anthropic", part) and part.signature:
         if part.redacted:
             return {"type": "redacted_thinking", "data": part.signature}
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
