@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ctxengine.boundaries.turns import is_turn_start
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -297,6 +298,29 @@ def _is_signed(part: object) -> bool:
     return isinstance(part, ReasoningPart) and (part.signature is not None or part.redacted)
 
 
+def _newest_reply(messages: Sequence[Message], start: int, end: int) -> tuple[int, int]:
+    """``(first, stop)`` of the last assistant reply in ``messages[start:end]`` (a run of
+    consecutive assistant messages), or ``(end, end)`` when there is none."""
+    for i in range(end - 1, start - 1, -1):
+        if messages[i].role == "assistant":
+            first = i
+            while first > start and messages[first - 1].role == "assistant":
+                first -= 1
+            return first, i + 1
+    return end, end
+
+
+def turn_in_progress(messages: Sequence[Message], first: int, stop: int, end: int) -> bool:
+    """True when the reply ``messages[first:stop]`` is mid tool loop as of ``end``: it makes
+    tool calls and no real user message (:func:`~ctxengine.boundaries.turns.is_turn_start`)
+    follows it before ``end``, whether its results are pending or have arrived. Anthropic
+    then requires its signed thinking back byte-exact. A reply without calls (a final
+    answer), or one followed by a new real user message, ends its turn."""
+    if not any(messages[i].tool_calls for i in range(first, stop)):
+        return False
+    return not any(is_turn_start(messages[i]) for i in range(stop, end))
+
+
 def drop_stale_signed_reasoning(
     messages: Sequence[Message], sources: Sequence[str | None], start: int, end: int
 ) -> tuple[list[Message], list[str | None], int]:
@@ -304,23 +328,22 @@ def drop_stale_signed_reasoning(
 
     ``messages[start:end]`` are the kept messages written before the compaction entry.
     Their signed or redacted reasoning is stale (pi#9391): each such part is dropped
-    whole, never emptied or edited, except in the last assistant response of that range
-    (the newest reply when the compaction ran, possibly written as several consecutive
-    assistant messages), which stays byte-exact because a tool loop in progress must echo
-    it. Messages after the compaction keep everything, so the context of one epoch only
-    grows at its tail. A message left with no parts is dropped (it held no tool calls, so
-    no pairing breaks). Unsigned reasoning is kept (renderers decide whether to send it).
+    whole, never emptied or edited. The one exception is the last assistant reply of that
+    range (the newest reply when the compaction ran, possibly written as several
+    consecutive assistant messages) while its turn was still in progress when the
+    compaction ran (:func:`turn_in_progress`: a tool loop that must echo the thinking); a
+    finished turn's reasoning is dropped like any other, so a long final thinking block
+    does not outlive the compaction. The decision is taken on the messages before the
+    compaction only, and messages after it keep everything, so the context of one epoch
+    only grows at its tail. A message left with no parts is dropped (it held no tool
+    calls, so no pairing breaks). Unsigned reasoning is kept (renderers decide whether to
+    send it).
 
     Returns:
         ``(messages, sources, dropped_parts)``.
     """
-    last = end
-    for i in range(end - 1, start - 1, -1):
-        if messages[i].role == "assistant":
-            last = i
-            while last > start and messages[last - 1].role == "assistant":
-                last -= 1
-            break
+    first, stop = _newest_reply(messages, start, end)
+    last = first if turn_in_progress(messages, first, stop, end) else end
     out: list[Message] = list(messages[:start])
     out_sources: list[str | None] = list(sources[:start])
     dropped = 0
