@@ -288,6 +288,27 @@ class TestSignedReasoning:
         assert after.messages[: len(before.messages)] == before.messages
         assert after.messages[len(before.messages) :] == (later, user("more"))
 
+    def test_a_finished_turn_loses_the_newest_replys_reasoning_too(self) -> None:
+        done = Message("assistant", (self.NEW, TextPart("all done")))
+        cases = (
+            # a final answer with no tool calls
+            (done,),
+            # a tool loop interrupted by a new real user message
+            (Message("assistant", (self.NEW, call("b"))), tool(result("b", "B")), user("stop")),
+        )
+        for tail in cases:
+            entries = log(user("go"), *tail, compaction("e0"))
+            ctx = project(entries, LOOSE, EST)
+            assert not any(m.reasoning for m in ctx.messages)
+            assert ctx.sanitize.dropped_reasoning == 1
+            assert len(ctx.messages) == 2 + len(tail)
+
+    def test_a_pending_call_keeps_the_newest_replys_reasoning(self) -> None:
+        reply = Message("assistant", (self.NEW, call("b")))
+        ctx = project(log(user("go"), reply, compaction("e0")), LOOSE, EST)
+        assert ctx.messages[2] == reply
+        assert ctx.sanitize == SanitizeReport()
+
     def test_without_a_compaction_no_reasoning_is_dropped(self) -> None:
         entries = log(
             user("go"),

@@ -1,4 +1,5 @@
-"""The estimator never raises and never returns 0 for non-empty content (hypothesis)."""
+"""The estimator never raises and never returns 0 for non-empty content that a request
+carries (hypothesis)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens import HeuristicEstimator
 from ctxengine.tokens.estimate import _blob_spans
 
@@ -67,7 +69,7 @@ parts: st.SearchStrategy[Part] = st.one_of(
         signature=st.one_of(st.none(), B64),
         redacted=st.booleans(),
     ),
-    st.builds(NativeCompactionPart, st.text(max_size=10), TEXTS),
+    st.builds(NativeCompactionPart, st.sampled_from(["anthropic", "openai", ""]), TEXTS),
 )
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=30)),
@@ -79,7 +81,9 @@ json_values: st.SearchStrategy[Any] = st.recursive(
 
 
 def non_empty(part: Part) -> bool:
-    return not (isinstance(part, TextPart) and part.text == "")
+    """Not empty text, and carried by a rendered request (reasoning and native compaction
+    that no request carries cost 0)."""
+    return not (isinstance(part, TextPart) and part.text == "") and carried_anywhere(part)
 
 
 @settings(max_examples=300, deadline=None)

@@ -167,16 +167,31 @@ class TestParts:
     def test_reasoning_text_plus_a_fixed_signature_cost(self) -> None:
         signed = ReasoningPart(PROSE, signature="EqQBCkgIARABGAIiQL" * 40)
         assert EST.part(signed) == 2 + 93 + 16
-        assert EST.part(ReasoningPart(PROSE)) == 2 + 93
+        # Unsigned reasoning text is sent by neither rendered request.
+        assert EST.part(ReasoningPart(PROSE)) == 0
 
     def test_encrypted_reasoning_costs_the_text_it_hides(self) -> None:
         redacted = ReasoningPart("", signature="x" * 6_000, redacted=True)
         assert EST.part(redacted) == 2 + 1_000
         assert EST.part(ReasoningPart("", signature="short")) == 2 + 16
-        assert EST.part(ReasoningPart("")) == 2
+        assert EST.part(ReasoningPart("")) == 0
+
+    def test_reasoning_no_request_carries_costs_nothing(self) -> None:
+        openai = {"provider": "openai"}
+        assert EST.part(ReasoningPart("", signature="x" * 20_812, meta=openai)) == 0
+        assert EST.part(ReasoningPart(PROSE, signature="x" * 600, meta=openai)) == 0
+        assert EST.part(ReasoningPart(PROSE, signature="s", meta={"provider": "anthropic"})) == (
+            2 + 93 + 16
+        )
 
     def test_native_compaction_payload(self) -> None:
-        assert EST.part(NativeCompactionPart("openai", "e" * 600)) == 2 + 100
+        payload = json.dumps({"type": "compaction", "content": "e" * 563})
+        assert len(payload) == 600
+        assert EST.part(NativeCompactionPart("anthropic", payload)) == 2 + 100
+        # OpenAI's items exist only in the Responses API; a payload that is not a JSON
+        # object is never sent.
+        assert EST.part(NativeCompactionPart("openai", "e" * 600)) == 0
+        assert EST.part(NativeCompactionPart("anthropic", "e" * 600)) == 0
 
     def test_documents(self) -> None:
         assert EST.part(DocumentPart("text/plain", title="notes", text=PROSE)) == 2 + 2 + 93

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ctxengine.boundaries.turns import is_turn_start
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -18,6 +19,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 from ctxengine.projection.context import Truncation
 from ctxengine.tokens.base import Estimator
 
@@ -39,10 +41,11 @@ _FIT_ROUNDS = 4
 
 def short_args(arguments: str, limit: int = SHORT_ARGS_MAX_CHARS) -> str:
     """Tool-call arguments in at most ``limit`` characters: JSON re-dumped without spaces
-    (keys in their original order, non-ASCII kept), other text with whitespace collapsed;
-    cut to ``limit - 1`` characters plus ``…`` when longer."""
+    (keys in their original order, non-ASCII kept), other text (and JSON nested deeper than
+    :data:`~ctxengine.model.json_depth.MAX_JSON_DEPTH`) with whitespace collapsed; cut to
+    ``limit - 1`` characters plus ``…`` when longer."""
     try:
-        compact = json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+        compact = json.dumps(loads_bounded(arguments), separators=(",", ":"), ensure_ascii=False)
     except ValueError:
         compact = " ".join(arguments.split())
     if len(compact) > limit:
@@ -152,7 +155,10 @@ def truncate_arguments(
     """Tool-call ``arguments`` (a JSON string) cut to the cap, still valid JSON when they
     were: each long string value at any depth (a file body being written, a patch inside a
     shell command list) is shown as head + marker + tail, sharing the cap equally.
-    Non-JSON arguments are truncated as text.
+    Non-JSON arguments are truncated as text. JSON nested deeper than
+    :data:`~ctxengine.model.json_depth.MAX_JSON_DEPTH` is truncated as text too, and stays
+    valid JSON: the cut text goes into
+    :func:`~ctxengine.model.json_depth.opaque_arguments` (``{"_raw": cut, "_note": …}``).
 
     Returns:
         ``(new_arguments, omitted_chars, omitted_tokens)``, or ``None`` when under the cap.
@@ -160,7 +166,9 @@ def truncate_arguments(
     if len(arguments) <= cap.chars and estimator.text(arguments) <= cap.tokens:
         return None
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments)
+    except JsonTooDeep:
+        return _truncate_opaque(arguments, cap, estimator, entry_id)
     except ValueError:
         return truncate_text(arguments, cap, estimator, entry_id)
     if not isinstance(value, dict | list):
@@ -174,6 +182,30 @@ def truncate_arguments(
     if not totals[0]:
         return None
     return json.dumps(out, ensure_ascii=False), totals[0], totals[1]
+
+
+def _truncate_opaque(
+    arguments: str, cap: TruncateCap, estimator: Estimator, entry_id: str
+) -> tuple[str, int, int] | None:
+    """Over-deep JSON arguments cut as text and wrapped in
+    :func:`~ctxengine.model.json_depth.opaque_arguments`, or ``None`` when under the cap.
+    The wrapper and the escaped quotes add to the cut text, so the cap of the cut shrinks
+    by the excess (at most four rounds) until the wrapped JSON fits ``cap``."""
+    inner = cap
+    best: tuple[str, int, int] | None = None
+    for _ in range(_FIT_ROUNDS):
+        cut = truncate_text(arguments, inner, estimator, entry_id)
+        if cut is None:
+            break
+        best = (json.dumps(opaque_arguments(cut[0]), ensure_ascii=False), cut[1], cut[2])
+        tokens, chars = estimator.text(best[0]), len(best[0])
+        if tokens <= cap.tokens and chars <= cap.chars:
+            break
+        if tokens > cap.tokens:
+            inner = dataclasses.replace(inner, tokens=max(1, inner.tokens - (tokens - cap.tokens)))
+        if chars > cap.chars:
+            inner = dataclasses.replace(inner, chars=max(1, inner.chars - (chars - cap.chars)))
+    return best
 
 
 def _count_long_strings(value: object) -> int:
@@ -266,6 +298,29 @@ def _is_signed(part: object) -> bool:
     return isinstance(part, ReasoningPart) and (part.signature is not None or part.redacted)
 
 
+def _newest_reply(messages: Sequence[Message], start: int, end: int) -> tuple[int, int]:
+    """``(first, stop)`` of the last assistant reply in ``messages[start:end]`` (a run of
+    consecutive assistant messages), or ``(end, end)`` when there is none."""
+    for i in range(end - 1, start - 1, -1):
+        if messages[i].role == "assistant":
+            first = i
+            while first > start and messages[first - 1].role == "assistant":
+                first -= 1
+            return first, i + 1
+    return end, end
+
+
+def turn_in_progress(messages: Sequence[Message], first: int, stop: int, end: int) -> bool:
+    """True when the reply ``messages[first:stop]`` is mid tool loop as of ``end``: it makes
+    tool calls and no real user message (:func:`~ctxengine.boundaries.turns.is_turn_start`)
+    follows it before ``end``, whether its results are pending or have arrived. Anthropic
+    then requires its signed thinking back byte-exact. A reply without calls (a final
+    answer), or one followed by a new real user message, ends its turn."""
+    if not any(messages[i].tool_calls for i in range(first, stop)):
+        return False
+    return not any(is_turn_start(messages[i]) for i in range(stop, end))
+
+
 def drop_stale_signed_reasoning(
     messages: Sequence[Message], sources: Sequence[str | None], start: int, end: int
 ) -> tuple[list[Message], list[str | None], int]:
@@ -273,23 +328,22 @@ def drop_stale_signed_reasoning(
 
     ``messages[start:end]`` are the kept messages written before the compaction entry.
     Their signed or redacted reasoning is stale (pi#9391): each such part is dropped
-    whole, never emptied or edited, except in the last assistant response of that range
-    (the newest reply when the compaction ran, possibly written as several consecutive
-    assistant messages), which stays byte-exact because a tool loop in progress must echo
-    it. Messages after the compaction keep everything, so the context of one epoch only
-    grows at its tail. A message left with no parts is dropped (it held no tool calls, so
-    no pairing breaks). Unsigned reasoning is kept (renderers decide whether to send it).
+    whole, never emptied or edited. The one exception is the last assistant reply of that
+    range (the newest reply when the compaction ran, possibly written as several
+    consecutive assistant messages) while its turn was still in progress when the
+    compaction ran (:func:`turn_in_progress`: a tool loop that must echo the thinking); a
+    finished turn's reasoning is dropped like any other, so a long final thinking block
+    does not outlive the compaction. The decision is taken on the messages before the
+    compaction only, and messages after it keep everything, so the context of one epoch
+    only grows at its tail. A message left with no parts is dropped (it held no tool
+    calls, so no pairing breaks). Unsigned reasoning is kept (renderers decide whether to
+    send it).
 
     Returns:
         ``(messages, sources, dropped_parts)``.
     """
-    last = end
-    for i in range(end - 1, start - 1, -1):
-        if messages[i].role == "assistant":
-            last = i
-            while last > start and messages[last - 1].role == "assistant":
-                last -= 1
-            break
+    first, stop = _newest_reply(messages, start, end)
+    last = first if turn_in_progress(messages, first, stop, end) else end
     out: list[Message] = list(messages[:start])
     out_sources: list[str | None] = list(sources[:start])
     dropped = 0

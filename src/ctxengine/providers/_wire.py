@@ -10,7 +10,6 @@ provider-native compaction items are dropped.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +22,8 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carries
+from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 
 
 def _image_url(part: ImagePart) -> str | None:
@@ -89,7 +90,7 @@ def openai_chat_messages(system: str, messages: Sequence[Message]) -> list[dict[
 def _reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
     """An OpenAI reasoning item for stateless replay (no id), or ``None`` for reasoning that
     is not OpenAI's encrypted reasoning."""
-    if part.redacted or not part.signature or part.meta.get("provider") != "openai":
+    if not carries("openai-responses", part) or not part.signature:
         return None
     summary = [{"type": "summary_text", "text": part.text}] if part.text else []
     return {"type": "reasoning", "summary": summary, "encrypted_content": part.signature}
@@ -172,7 +173,7 @@ def _anthropic_block(part: object) -> dict[str, Any] | None:
             "content": content,
             "is_error": part.is_error,
         }
-    if isinstance(part, ReasoningPart) and part.signature:
+    if isinstance(part, ReasoningPart) and carries("anthropic", part) and part.signature:
         if part.redacted:
             return {"type": "redacted_thinking", "data": part.signature}
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
@@ -181,7 +182,9 @@ def _anthropic_block(part: object) -> dict[str, Any] | None:
 
 def _json_object(arguments: str) -> Any:
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments)
+    except JsonTooDeep:
+        return opaque_arguments(arguments)
     except ValueError:
         return {"_raw_arguments": arguments}
     return value if isinstance(value, dict) else {"_value": value}

@@ -10,7 +10,6 @@ modified. Search tools (Grep, Glob, ``find_file`` …) are not reads: only expli
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
+from ctxengine.model.json_depth import loads_bounded
 from ctxengine.summarizers.constraints import constraints_of
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
@@ -102,7 +102,7 @@ _QUIET_TOOLS = frozenset(
 
 def _arguments(call: ToolCallPart) -> dict[str, Any] | None:
     try:
-        data = json.loads(call.arguments)
+        data = loads_bounded(call.arguments)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -9,10 +9,10 @@ Code ``Exit code N`` and ``<tool_use_error>``, a leading ``error:``/``ERROR:`` l
 
 from __future__ import annotations
 
-import json
 import re
 
 from ctxengine.model import ToolResultPart
+from ctxengine.model.json_depth import loads_bounded
 
 #: Longest error line kept in the errors ledger, in characters.
 ERROR_LINE_MAX_CHARS = 300
@@ -59,7 +59,7 @@ def _codex_envelope(text: str) -> dict[str, object] | None:
     if not text.startswith('{"output"'):
         return None
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

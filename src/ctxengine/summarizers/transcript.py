@@ -57,6 +57,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.json_depth import loads_bounded
 
 TranscriptMode: TypeAlias = Literal["full", "tool_head_tail", "no_tool_output", "user_only"]
 #: The modes from least to most degraded.
@@ -146,7 +147,7 @@ def format_call(call: ToolCallPart, max_chars: int) -> str:
     raw with line breaks written ``\\n``. The argument text is capped at ``max_chars`` (head
     and tail kept around an inline ``[… N characters omitted …]``); frame tags neutralised."""
     try:
-        args = json.loads(call.arguments)
+        args = loads_bounded(call.arguments)
     except ValueError:
         args = None
     if isinstance(args, dict):

@@ -11,7 +11,9 @@ from ctxengine.model import Message, Part
 @runtime_checkable
 class Estimator(Protocol):
     """Estimates token counts. Implementations never raise and never return 0 for
-    non-empty content. All results are tokens (ints ≥ 0)."""
+    non-empty content that a request carries (reasoning and native compaction parts that no
+    rendered request carries, :func:`~ctxengine.model.carriage.carried_anywhere`, may cost
+    0). All results are tokens (ints ≥ 0)."""
 
     def text(self, text: str) -> int:
         """Tokens of a plain string."""

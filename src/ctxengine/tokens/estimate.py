@@ -23,8 +23,11 @@ else the fixed ``image_tokens``; documents by text, else PDFs by byte size
 (:data:`PDF_BYTES_PER_TOKEN`); tool calls as name + arguments; tool results as their content;
 reasoning as its text, with a fixed cost for a signature and, when the text is empty, the
 hidden text an encrypted payload stands for (Anthropic counts thinking blocks of the current
-assistant turn as input; counting every kept one errs high). Every message adds
-:data:`MESSAGE_OVERHEAD_TOKENS`.
+assistant turn as input; counting every kept one errs high). Reasoning and native
+compaction parts that no rendered request carries
+(:func:`~ctxengine.model.carriage.carried_anywhere`: an OpenAI reasoning item with its
+``encrypted_content``, unsigned reasoning text, another provider's compaction item) cost 0,
+however long their payload. Every message adds :data:`MESSAGE_OVERHEAD_TOKENS`.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens.constants import (
     ASTRAL_TOKENS_PER_CHAR,
     BASE64_BLOB_TOKENS,
@@ -232,7 +236,8 @@ class HeuristicEstimator:
             return max(1, len(str(text)) // 2)
 
     def part(self, part: Part) -> int:
-        """Tokens of one part; 0 only for an empty :class:`TextPart`."""
+        """Tokens of one part; 0 only for an empty :class:`TextPart` and for reasoning or
+        native compaction that no rendered request carries."""
         try:
             return self._part(part)
         except Exception:
@@ -269,6 +274,8 @@ class HeuristicEstimator:
             return PART_OVERHEAD_TOKENS + self._image(part)
         if isinstance(part, DocumentPart):
             return PART_OVERHEAD_TOKENS + self._document(part)
+        if isinstance(part, ReasoningPart | NativeCompactionPart) and not carried_anywhere(part):
+            return 0
         if isinstance(part, ReasoningPart):
             return PART_OVERHEAD_TOKENS + _reasoning(self, part)
         if isinstance(part, NativeCompactionPart):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxengine.model import DocumentPart, ImagePart, Message
+from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
 from ctxengine.projection.render.ids import wire_name
 
 #: User message put first when a context would otherwise open with an assistant message.
@@ -67,11 +67,16 @@ def tool_declarations(
 
 def parse_arguments(arguments: str) -> dict[str, Any]:
     """Tool-call arguments as a JSON object: blank text is ``{}``, a JSON object is itself,
-    anything else (invalid JSON, a list, a number) is kept as ``{"_raw": arguments}``."""
+    JSON nested deeper than :data:`~ctxengine.model.json_depth.MAX_JSON_DEPTH` is
+    :func:`~ctxengine.model.json_depth.opaque_arguments` (``{"_raw": arguments, "_note":
+    …}``, never parsed), anything else (invalid JSON, a list, a number) is kept as
+    ``{"_raw": arguments}``."""
     if not arguments.strip():
         return {}
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments)
+    except JsonTooDeep:
+        return dict(opaque_arguments(arguments))
     except ValueError:
         return {"_raw": arguments}
     return value if isinstance(value, dict) else {"_raw": arguments}

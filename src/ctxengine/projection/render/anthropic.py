@@ -22,6 +22,9 @@ reasoning              signed: ``thinking`` block with its ``signature``; redact
                        accepts only its own signatures)
 native_compaction      Anthropic's own: the payload passed through as a content block;
                        another provider's: dropped
+
+Which reasoning and native parts are carried is decided by
+:func:`ctxengine.model.carriage.carries`, the definition the token estimate counts by.
 =====================  ===============================================================
 
 Ids and names: tool-call ids and tool names the API would reject (``call_1#2``,
@@ -37,7 +40,6 @@ message, a user message ``"(continuing)"`` is put first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, assert_never
 
@@ -52,6 +54,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carries, native_block
 from ctxengine.projection.context import Context
 from ctxengine.projection.render._common import (
     CONTINUING_TEXT,
@@ -100,7 +103,7 @@ def _document(doc: DocumentPart, *, media: bool) -> Json:
 
 
 def _reasoning(part: ReasoningPart) -> Json | None:
-    if part.meta.get("provider", PROVIDER) != PROVIDER or part.signature is None:
+    if not carries(PROVIDER, part) or part.signature is None:
         return None
     if part.redacted:
         return {"type": "redacted_thinking", "data": part.signature}
@@ -108,13 +111,7 @@ def _reasoning(part: ReasoningPart) -> Json | None:
 
 
 def _native(part: NativeCompactionPart) -> Json | None:
-    if part.provider != PROVIDER:
-        return None
-    try:
-        block = json.loads(part.payload)
-    except ValueError:
-        return None
-    return block if isinstance(block, dict) else None
+    return native_block(part) if carries(PROVIDER, part) else None
 
 
 def _blocks(parts: Sequence[Part], *, assistant: bool) -> list[Json]:

@@ -21,6 +21,9 @@ reasoning              dropped (Chat Completions takes no reasoning input)
 native_compaction      dropped (OpenAI's compaction items exist only in the Responses API)
 =====================  ===============================================================
 
+What is dropped is decided by :func:`ctxengine.model.carriage.carries`, the definition the
+token estimate counts by.
+
 Ids and names: a tool-call id over 40 characters and a tool name the API would reject
 (``my.tool/v2``) are replaced the same way wherever they appear, in ``tool_calls``, tool
 messages and ``tools`` (see :mod:`ctxengine.projection.render.ids`).
@@ -46,6 +49,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
+from ctxengine.model.carriage import carries
 from ctxengine.projection.context import Context
 from ctxengine.projection.render._common import (
     CONTINUING_TEXT,
@@ -70,6 +74,8 @@ def _content_parts(parts: Sequence[Part], *, media: bool) -> list[Json]:
     ``media`` (user messages)."""
     out: list[Json] = []
     for part in parts:
+        if not carries(PROVIDER, part):
+            continue  # reasoning and native compaction items
         match part:
             case TextPart():
                 if part.text:

@@ -1,0 +1,81 @@
+"""Which request formats carry which parts: the one definition the renderers follow and the
+token estimate counts by.
+
+Only two kinds of part are ever left out of a request, both opaque to every other provider:
+
+=====================  =======================  ==========================================
+part                   ``"openai"``             ``"anthropic"`` (Messages)
+                       (Chat Completions)
+=====================  =======================  ==========================================
+reasoning              never: the API takes no  signed (``signature`` set) and Anthropic's
+                       reasoning input          own (``meta["provider"]`` absent or
+                                                ``"anthropic"``): ``thinking`` with its
+                                                signature, or ``redacted_thinking``
+native_compaction      never: OpenAI's items    Anthropic's own, when the payload is a JSON
+                       exist only in Responses  object (passed through as a content block)
+=====================  =======================  ==========================================
+
+Every other part is carried by both (as a text stand-in where a format has no place for it).
+So an OpenAI reasoning item (Codex ``encrypted_content``, a Responses summary), unsigned
+reasoning text (``reasoning_content``) and an OpenAI compaction item are sent by neither
+rendered request, and cost nothing in the context size. The OpenAI Responses provider,
+which maps messages itself, also echoes OpenAI reasoning items (``"openai-responses"``
+below); the context size follows the two rendered formats, :data:`RENDERED_APIS`.
+"""
+
+from __future__ import annotations
+
+from ctxengine.model.json_depth import loads_bounded
+from ctxengine.model.parts import NativeCompactionPart, Part, ReasoningPart
+
+#: Anthropic Messages.
+ANTHROPIC = "anthropic"
+#: OpenAI Chat Completions.
+OPENAI_CHAT = "openai"
+#: OpenAI Responses (stateless replay with encrypted reasoning items).
+OPENAI_RESPONSES = "openai-responses"
+#: The request formats the projection renders; the context size counts what they carry.
+RENDERED_APIS: tuple[str, ...] = (OPENAI_CHAT, ANTHROPIC)
+
+
+def reasoning_provider(part: ReasoningPart) -> str:
+    """The provider whose signature or payload ``part`` holds: ``meta["provider"]``, else
+    ``"anthropic"`` (reasoning without the key comes from Anthropic thinking blocks)."""
+    provider = part.meta.get("provider", ANTHROPIC)
+    return provider if isinstance(provider, str) else ANTHROPIC
+
+
+def native_block(part: NativeCompactionPart) -> dict[str, object] | None:
+    """The payload of an Anthropic compaction item as the block to send, or ``None`` when
+    it is another provider's or not a JSON object."""
+    if part.provider != ANTHROPIC:
+        return None
+    try:
+        block = loads_bounded(part.payload)
+    except ValueError:
+        return None
+    return block if isinstance(block, dict) else None
+
+
+def carries(api: str, part: Part) -> bool:
+    """True when a request in format ``api`` (``"openai"``, ``"anthropic"`` or
+    ``"openai-responses"``) carries ``part`` (see the module table). Parts other than
+    reasoning and native compaction are always carried."""
+    if isinstance(part, ReasoningPart):
+        if not part.signature:
+            return False
+        provider = reasoning_provider(part)
+        if api == ANTHROPIC:
+            return provider == ANTHROPIC
+        if api == OPENAI_RESPONSES:
+            return provider == "openai" and not part.redacted
+        return False
+    if isinstance(part, NativeCompactionPart):
+        return api == ANTHROPIC and native_block(part) is not None
+    return True
+
+
+def carried_anywhere(part: Part) -> bool:
+    """True when at least one of :data:`RENDERED_APIS` carries ``part``: what the context
+    size counts."""
+    return any(carries(api, part) for api in RENDERED_APIS)
