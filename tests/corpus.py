@@ -47,3 +47,16 @@ def require_corpus(*parts: str) -> Path:
             pytest.fail(f"{path} not found (the corpus is required under CI)")
         pytest.skip("../shared/corpus not found")
     return path
+
+
+def replayable_names() -> list[str]:
+    """Corpus-relative paths of the transcripts the replay tests read: every file of a
+    transcript folder, Markdown only for Gemini CLI (``["(corpus missing)"]`` without the
+    corpus, so that the parametrized test still runs and skips or fails)."""
+    if not CORPUS.exists():
+        return ["(corpus missing)"]
+    return sorted(
+        str(p.relative_to(CORPUS))
+        for p in transcript_files()
+        if p.suffix != ".md" or p.parent.name == "gemini-cli"
+    )

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from corpus_facts import READERS, raw_facts
 
-from corpus import CORPUS, require_corpus, transcript_files
+from corpus import replayable_names, require_corpus
 from ctxengine.engine import Session
 from ctxengine.errors import UnsupportedFormatError
 from ctxengine.importers import read_transcript
@@ -70,16 +70,6 @@ FEWER_COMPACTIONS: dict[str, tuple[int, str]] = {
 }
 
 
-def _data_files() -> list[str]:
-    if not CORPUS.exists():
-        return ["(corpus missing)"]
-    return sorted(
-        str(p.relative_to(CORPUS))
-        for p in transcript_files()
-        if p.suffix != ".md" or p.parent.name == "gemini-cli"
-    )
-
-
 def _window(name: str, entries: tuple[object, ...], estimator: HeuristicEstimator) -> int:
     if name in WINDOWS:
         return WINDOWS[name]
@@ -97,7 +87,7 @@ def _in_json(needle: str, body: dict[str, object]) -> bool:
     return json.dumps(needle, ensure_ascii=False)[1:-1] in text
 
 
-@pytest.mark.parametrize("name", _data_files())
+@pytest.mark.parametrize("name", replayable_names())
 def test_every_corpus_transcript_replays_into_valid_requests_that_keep_the_task(
     name: str,
 ) -> None:

@@ -40,7 +40,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import ctxengine.replay as replay_module
-from corpus import CORPUS, require_corpus, transcript_files
+from corpus import CORPUS, replayable_names, require_corpus
 from ctxengine.errors import ConfigError, UnsupportedFormatError
 from ctxengine.importers import read_transcript
 from ctxengine.model import Entry
@@ -57,18 +57,6 @@ UPDATE_ENV = "CTXENGINE_UPDATE_GOLDEN"
 HASH_DIGITS = 16
 
 Record = dict[str, Any]
-
-
-def _names() -> list[str]:
-    """Corpus-relative paths of the transcripts ``test_corpus_replay`` replays (its rule:
-    every file of a transcript folder, Markdown only for Gemini CLI)."""
-    if not CORPUS.exists():
-        return ["(corpus missing)"]
-    return sorted(
-        str(p.relative_to(CORPUS))
-        for p in transcript_files()
-        if p.suffix != ".md" or p.parent.name == "gemini-cli"
-    )
 
 
 def body_hash(body: Mapping[str, object]) -> str:
@@ -197,11 +185,11 @@ def golden() -> dict[str, Record]:
     """The recorded hashes (rewritten first when :data:`UPDATE_ENV` is ``1``)."""
     require_corpus()
     if os.environ.get(UPDATE_ENV) == "1":
-        return _update(_names())
+        return _update(replayable_names())
     return dict(orjson.loads(GOLDEN.read_bytes()))
 
 
-@pytest.mark.parametrize("name", _names())
+@pytest.mark.parametrize("name", replayable_names())
 def test_replay_sends_the_recorded_requests(name: str, golden: dict[str, Record]) -> None:
     require_corpus(name)
     records = file_records(name)
@@ -215,7 +203,7 @@ def test_replay_sends_the_recorded_requests(name: str, golden: dict[str, Record]
 
 
 def test_the_record_holds_only_files_of_the_corpus(golden: dict[str, Record]) -> None:
-    stale = sorted({k.rsplit("@", 1)[0] for k in golden} - set(_names()))
+    stale = sorted({k.rsplit("@", 1)[0] for k in golden} - set(replayable_names()))
     assert stale == []
     assert {int(k.rsplit("@", 1)[1]) for k in golden} == set(WINDOWS)
 

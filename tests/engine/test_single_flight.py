@@ -12,6 +12,7 @@ from pathlib import Path
 from engine_helpers import filler
 from single_flight_worker import SESSION, body_hash, open_session, prepare_in_process
 
+from ctxengine.engine import Session
 from ctxengine.model import CompactionRecord, assistant, user
 from ctxengine.stores.sqlite import SQLiteStore
 
@@ -37,15 +38,14 @@ def calls_made(calls: Path) -> int:
     return len(calls.read_text().splitlines()) if calls.exists() else 0
 
 
-def test_four_threads_sharing_one_session_compact_once(tmp_path: Path) -> None:
-    db, calls = tmp_path / "s.db", tmp_path / "calls"
-    seed(db, calls)
-    session = open_session(db, calls)
-    barrier = threading.Barrier(4)
+def prepare_in_threads(sessions: list[Session]) -> list[str]:
+    """``prepare()`` each session in a thread of its own, all released together; the
+    hashes of their contexts (no thread may raise)."""
+    barrier = threading.Barrier(len(sessions))
     hashes: list[str] = []
     errors: list[BaseException] = []
 
-    def work() -> None:
+    def work(session: Session) -> None:
         try:
             barrier.wait()
             session.prepare()
@@ -53,12 +53,20 @@ def test_four_threads_sharing_one_session_compact_once(tmp_path: Path) -> None:
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
+    threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert errors == []
+    return hashes
+
+
+def test_four_threads_sharing_one_session_compact_once(tmp_path: Path) -> None:
+    db, calls = tmp_path / "s.db", tmp_path / "calls"
+    seed(db, calls)
+    session = open_session(db, calls)
+    hashes = prepare_in_threads([session] * 4)
     assert calls_made(calls) == 1
     assert len(compactions(db)) == 1
     assert len(set(hashes)) == 1 and len(hashes) == 4
@@ -68,24 +76,7 @@ def test_four_threads_each_with_its_own_session_compact_once(tmp_path: Path) -> 
     db, calls = tmp_path / "s.db", tmp_path / "calls"
     seed(db, calls)
     sessions = [open_session(db, calls) for _ in range(4)]
-    barrier = threading.Barrier(4)
-    hashes: list[str] = []
-    errors: list[BaseException] = []
-
-    def work(k: int) -> None:
-        try:
-            barrier.wait()
-            sessions[k].prepare()
-            hashes.append(body_hash(sessions[k]))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    hashes = prepare_in_threads(sessions)
     assert calls_made(calls) == 1
     assert len(compactions(db)) == 1
     assert len(set(hashes)) == 1 and len(hashes) == 4

@@ -250,17 +250,9 @@ class Session:
         created_at: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Entry:
-        """Append a message (or record) to history and persist it.
-
-        Args:
-            body: a :class:`Message` (or a record).
-            entry_id: id to use; default is the content hash chained to the parent.
-            created_at: ISO-8601 time; default now (UTC).
-            meta: extra fields kept with the entry.
-
-        Returns:
-            The new entry.
-        """
+        """Append a message (or record) to history and persist it; see
+        :meth:`SessionLog.append <ctxengine.engine.log.SessionLog.append>` for the arguments,
+        and for what happens when another writer of the stored session appended first."""
         with self._lock:
             return self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
 
