@@ -99,10 +99,13 @@ class TestExemptTools:
         got = prune(exempt_tools=DEFAULT_PRUNE_EXEMPT_TOOLS)
         assert got == PrunePlan(("a", "c"), (500 - P) + (300 - P))
 
-    def test_exempt_output_counts_as_protected_output(self) -> None:
-        # protect 301: c (300) leaves it 1 short; the skill result b (500) fills it, so a is
-        # chosen. (OpenCode's prune skips protected tools before counting.)
-        got = prune(protect_tokens=301, exempt_tools=DEFAULT_PRUNE_EXEMPT_TOOLS)
+    def test_exempt_output_does_not_count_as_protected_output(self) -> None:
+        # protect 301: c (300) leaves it 1 short; the skill result b is skipped before
+        # counting (OpenCode skips protected tools first), so a (500) fills the protection
+        # and only e (40, no saving) is left: nothing to prune.
+        assert prune(protect_tokens=301, exempt_tools=DEFAULT_PRUNE_EXEMPT_TOOLS) is None
+        # protect 300: c fills it exactly; b skipped; a is chosen.
+        got = prune(protect_tokens=300, exempt_tools=DEFAULT_PRUNE_EXEMPT_TOOLS)
         assert got == PrunePlan(("a",), 500 - P)
 
     def test_a_custom_list_replaces_the_default(self) -> None:

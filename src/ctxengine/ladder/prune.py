@@ -81,11 +81,11 @@ def plan_prune(
         for part in reversed(messages[i].parts):
             if not isinstance(part, ToolResultPart) or part.call_id in pruned:
                 continue
+            if names.get(part.call_id, part.name or "") in exempt_tools:
+                continue  # never pruned, and not counted as protected output (OpenCode)
             cost = estimator.part(part)
             if protected < protect_tokens:
                 protected += cost
-                continue
-            if names.get(part.call_id, part.name or "") in exempt_tools:
                 continue
             gain = cost - PRUNE_PLACEHOLDER_TOKENS
             if gain > 0:
