@@ -188,7 +188,7 @@ class ExtractiveSummarizer:
         anchor = anchor_ledgers(request.previous)
         texts = user_texts(request)
         goal = choose_goal(request, texts)
-        new = extract_ledgers(messages, goal)
+        new = extract_ledgers(messages, goal, cwd=anchor.cwd)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
         budget = request.budget_tokens

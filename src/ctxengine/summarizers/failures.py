@@ -11,8 +11,9 @@ Each detector knows one tool's wording:
 - go ``--- FAIL: TestX`` (the next line, indented, is its location) / ``FAIL pkg`` / ``panic:``;
 - cargo ``test x ... FAILED`` / ``thread 'x' panicked at …`` / ``test result: FAILED``;
 - compilers: gcc/clang/javac ``file:line[:col]: error: …``, rustc ``error[E0308]: …`` (its
-  ``--> file:line:col`` as location), tsc ``file(l,c): error TS2304: …``, go build
-  ``file.go:l:c: …`` (for ``go`` commands), ``ld`` ``undefined reference to …``;
+  ``--> file:line:col`` as location; a plain ``error: …`` only with such a location), tsc
+  ``file(l,c): error TS2304: …``, go build ``file.go:l:c: …`` (for ``go`` commands), ``ld``
+  ``undefined reference to …``;
 - ``make: *** [target] Error N``;
 - SWE-agent's rejected edit (the ``ERRORS:`` block only, not the file listing after it);
 - generic ``error:``/``fatal:``/``npm ERR!``/"No such file or directory" lines.
@@ -194,7 +195,8 @@ def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
             yield Failure(_cap(line), score=8, index=i)
         elif _RUST_ERROR.match(text):
             near = next((ln for ln in lines[i + 1 : i + 4] if _RUST_WHERE.match(ln)), "")
-            yield Failure(_cap(line), where=_cap(near), score=8, index=i)
+            if near or text.startswith("error["):
+                yield Failure(_cap(line), where=_cap(near), score=8, index=i)
         elif go and _GO_BUILD.match(text):
             yield Failure(_cap(line), score=7, index=i)
         elif _MAKE.match(text):

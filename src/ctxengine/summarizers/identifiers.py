@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ctxengine.model import IdentifierFact
+from ctxengine.model.facts import IdentifierKind
 
 #: Messages (user messages and tool results) a name must appear in to count as recurring.
 SYMBOL_MIN_MESSAGES = 3
@@ -112,7 +113,7 @@ _SHELL_VARS = frozenset(
      "LINENO", "SECONDS", "UID", "EUID", "PPID", "HOSTNAME", "BASH_SOURCE", "BASH_VERSION",
      "COLUMNS", "LINES", "TMPDIR", "EDITOR", "PAGER"}
 )  # fmt: skip
-_VTAG = re.compile(r"(?<![\w.@/-])(v\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.]+)?)(?![\w.])")
+_VTAG = re.compile(r"(?<![\w.@/-])(v\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z]+(?:\.\w+)*)?)(?!\w|\.\d)")
 _RUNTIMES = (
     r"Python|Node(?:\.js)?|npm|Go|Rust|rustc|Java|JDK|Ruby|Django|Flask|FastAPI|React|Vue|"
     r"Angular|TypeScript|Postgres(?:QL)?|MySQL|Redis|Ubuntu|Debian|Alpine|GCC|Clang|LLVM|CMake|"
@@ -153,67 +154,71 @@ def _tracker(command: str) -> bool:
     return re.search(r"(^|[\s;&|(])(?:git|gh|glab|jira|bd|linear)\s", command) is not None
 
 
-def _fact(text: str, kind: str, key: str, src: Source, line: str) -> IdentifierFact:
-    return IdentifierFact(text, kind, key, src.index, _cap(line))  # type: ignore[arg-type]
+Found = tuple[int, IdentifierFact]
 
 
-def _tickets(src: Source, line: str) -> Iterator[IdentifierFact]:
+def _fact(text: str, kind: IdentifierKind, key: str, src: Source, line: str, at: int = 0) -> Found:
+    """(position in the line, fact)."""
+    return at, IdentifierFact(text, kind, key, src.index, _cap(line))
+
+
+def _tickets(src: Source, line: str) -> Iterator[Found]:
     if src.origin != "user" and not _tracker(src.command):
         return
     for m in _TICKET.finditer(line):
         if m.group(1).split("-")[0] not in _NOT_TICKETS:
-            yield _fact(m.group(1), "ticket", m.group(1), src, line)
+            yield _fact(m.group(1), "ticket", m.group(1), src, line, m.start())
     for m in _ISSUE.finditer(line):
         ref = m.group(1) or m.group(2)
-        yield _fact(ref, "ticket", ref, src, line)
+        yield _fact(ref, "ticket", ref, src, line, m.start())
 
 
-def _ports(src: Source, line: str) -> Iterator[IdentifierFact]:
+def _ports(src: Source, line: str) -> Iterator[Found]:
     for m in _PORT.finditer(line):
         groups = m.groups()
         text, number = next((groups[i], groups[i + 1]) for i in (0, 2, 4, 6) if groups[i])
         if 1 <= int(number) <= 65535:
-            yield _fact(text, "port", number, src, line)
+            yield _fact(text, "port", number, src, line, m.start())
 
 
-def _urls(src: Source, line: str) -> Iterator[IdentifierFact]:
+def _urls(src: Source, line: str) -> Iterator[Found]:
     for m in _URL.finditer(line):
         url = m.group(0).rstrip(".,;:!?")
         if len(url) > 200 or "$" in url:
             continue
         if src.origin == "user" or _LOCAL_URL.match(url) or _git(src.command):
-            yield _fact(url, "url", url, src, line)
+            yield _fact(url, "url", url, src, line, m.start())
 
 
-def _envs(src: Source, line: str) -> Iterator[IdentifierFact]:
-    names = [next(g for g in m.groups() if g) for m in _ENV.finditer(line)]
+def _envs(src: Source, line: str) -> Iterator[Found]:
+    names = [(m.start(), next(g for g in m.groups() if g)) for m in _ENV.finditer(line)]
     if src.origin == "user":
-        names += [m.group(1) for m in _DOLLAR.finditer(line)]
-    for name in names:
+        names += [(m.start(), m.group(1)) for m in _DOLLAR.finditer(line)]
+    for at, name in names:
         if name not in _SHELL_VARS:
-            yield _fact(name, "env", name, src, line)
+            yield _fact(name, "env", name, src, line, at)
 
 
-def _versions(src: Source, line: str) -> Iterator[IdentifierFact]:
+def _versions(src: Source, line: str) -> Iterator[Found]:
     named = list(_VERSIONED.finditer(line))
     for m in _VTAG.finditer(line):
         if not any(n.start() <= m.start() < n.end() for n in named):
-            yield _fact(m.group(1), "version", m.group(1), src, line)
+            yield _fact(m.group(1), "version", m.group(1), src, line, m.start())
     for m in named:
         name = (m.group(1) or m.group(3)).lower()
-        yield _fact(m.group(0), "version", _ALIASES.get(name, name), src, line)
+        yield _fact(m.group(0), "version", _ALIASES.get(name, name), src, line, m.start())
 
 
-def _commits_in_user_text(src: Source, line: str) -> Iterator[IdentifierFact]:
+def _commits_in_user_text(src: Source, line: str) -> Iterator[Found]:
     if not _GIT_WORDS.search(line):
         return
     for m in _HEX.finditer(line):
         h = m.group(1)
         if re.search(r"\d", h) and re.search(r"[a-f]", h):
-            yield _fact(h, "commit", h[:7], src, line)
+            yield _fact(h, "commit", h[:7], src, line, m.start())
 
 
-def _commits_in_git_output(src: Source) -> Iterator[IdentifierFact]:
+def _commits_in_git_output(src: Source) -> Iterator[Found]:
     text = src.text[:RESULT_SCAN_CHARS]
     hits: list[re.Match[str]] = [*_GIT_COMMIT_OUT.finditer(text), *_GIT_RANGE_OUT.finditer(text)]
     first_log = _GIT_LOG_OUT.search(text)
@@ -229,7 +234,7 @@ def _commits_in_git_output(src: Source) -> Iterator[IdentifierFact]:
             hits.append(rev)
     for m in sorted(hits, key=lambda m: m.start()):
         line = text[text.rfind("\n", 0, m.start()) + 1 :].split("\n", 1)[0]
-        yield _fact(m.group(1), "commit", m.group(1)[:7], src, line)
+        yield _fact(m.group(1), "commit", m.group(1)[:7], src, line, m.start())
 
 
 def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
@@ -264,7 +269,7 @@ def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
         newest = max(present[name])
         src = next(s for s in sources if s.index == newest)
         line = next((ln for ln in src.text.splitlines() if name in ln), candidates[name][1])
-        out.append(_fact(name, "symbol", name, src, line))
+        out.append(_fact(name, "symbol", name, src, line)[1])
     return out
 
 
@@ -279,16 +284,17 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
             r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
         )
         for line in _lines(text):
-            found += _tickets(src, line)
-            found += _ports(src, line)
-            found += _urls(src, line)
-            found += _envs(src, line)
-            if versions_here:
-                found += _versions(src, line)
-            if user:
-                found += _commits_in_user_text(src, line)
+            here: list[Found] = [
+                *_tickets(src, line),
+                *_ports(src, line),
+                *_urls(src, line),
+                *_envs(src, line),
+                *(_versions(src, line) if versions_here else ()),
+                *(_commits_in_user_text(src, line) if user else ()),
+            ]
+            found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
         if not user and _git(src.command):
-            found += _commits_in_git_output(src)
+            found += [fact for _, fact in _commits_in_git_output(src)]
     found += _symbols(sources)
     best: dict[tuple[str, str], IdentifierFact] = {}
     order: dict[tuple[str, str], int] = {}

@@ -102,8 +102,8 @@ _STOP = frozenset(
         "do", "does", "did", "always", "only", "should", "shouldn't", "shall", "make", "sure",
         "ensure", "avoid", "need", "needs", "required", "require", "want", "would", "like", "use",
         "uses", "using", "keep", "write", "run", "have", "has", "get", "put", "go", "stay",
-        "stick", "follow", "prefer", "let", "let's", "it's", "via", "by", "as", "into", "over", "under",
-        "up", "down", "out", "off", "too", "very", "one", "can", "could", "will",
+        "stick", "follow", "prefer", "let", "let's", "it's", "via", "by", "as", "into", "over",
+        "under", "up", "again", "down", "out", "off", "too", "very", "one", "can", "could", "will",
     }
 )  # fmt: skip
 _TOPIC_WORD = re.compile(r"[^\W\d_][\w.+#'’-]*", re.UNICODE)

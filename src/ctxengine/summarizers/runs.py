@@ -51,12 +51,16 @@ def _reads_only(cmd: Command) -> bool:
     return cmd.name in READ_ONLY
 
 
+def runs(cmd: Command) -> bool:
+    """True when the program of ``cmd`` is not a reader, lister, printer or a plain file
+    operation (``cat``, ``grep``, ``ls``, ``git diff``, ``sed -n``, ``cp`` …)."""
+    return not _reads_only(cmd)
+
+
 def runs_something(command: str) -> bool:
-    """True when some program of ``command`` is not a reader, lister, printer or a plain
-    file operation (``cat``, ``grep``, ``ls``, ``git diff``, ``sed -n``, ``cp`` …): a run
-    whose output can show a failure. A command that only writes a heredoc to a file is not
-    a run either."""
-    return any(not _reads_only(c) for c in commands(command))
+    """True when some program of ``command`` :func:`runs`: a run whose output can show a
+    failure. A command that only writes a heredoc to a file is not a run."""
+    return any(runs(c) for c in commands(command))
 
 
 def ends_in_search(command: str) -> bool:
@@ -67,9 +71,9 @@ def ends_in_search(command: str) -> bool:
 
 
 _RUNNERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("pytest", re.compile(r"^(?:py\.test|pytest)$|^python[\d.]* -m pytest\b")),
+    ("pytest", re.compile(r"^(?:py\.test|pytest)\b|^python[\d.]* -m pytest\b")),
     ("unittest", re.compile(r"^python[\d.]* -m unittest\b|runtests\.py\b|manage\.py test\b")),
-    ("jest", re.compile(r"^(?:jest|vitest|mocha)$|^(?:npm|pnpm|yarn|bun) (?:run )?test\b")),
+    ("jest", re.compile(r"^(?:jest|vitest|mocha)\b|^(?:npm|pnpm|yarn|bun) (?:run )?test\b")),
     ("go", re.compile(r"^go test\b")),
     ("cargo", re.compile(r"^cargo (?:test|nextest)\b")),
 )
@@ -84,7 +88,7 @@ def _program(cmd: Command) -> str:
     return " ".join(argv)
 
 
-def test_runner(command: str) -> str:
+def runner_of(command: str) -> str:
     """``pytest``, ``unittest``, ``jest`` (jest, vitest, mocha, ``npm test``), ``go`` or
     ``cargo`` for the first test run in ``command``; ``""`` when it runs no tests."""
     for cmd in commands(command):
@@ -98,13 +102,16 @@ def test_runner(command: str) -> str:
 _TEST_PATH = re.compile(r"::|\.(?:py|js|jsx|ts|tsx|mjs|cjs)$|(?:^|/)tests?(?:/|$)")
 
 
-def test_targets(command: str) -> tuple[str, ...]:
-    """The tests a test run names (pytest ids and files, test directories, jest paths), in
-    order; empty when it names none (a whole-suite run)."""
+def named_tests(command: str) -> tuple[str, ...]:
+    """The tests a test run names after its runner (pytest ids and files, test directories,
+    jest paths), in order; empty when it names none (a whole-suite run)."""
     for cmd in commands(command):
         program = _program(cmd)
-        if any(p.search(program) for _, p in _RUNNERS):
-            args = program.split()[1:]
+        for _, pattern in _RUNNERS:
+            m = pattern.search(program)
+            if m is None:
+                continue
+            args = program[m.end() :].split()
             out = [a.rstrip("/") for a in args if not a.startswith("-") and _TEST_PATH.search(a)]
             return tuple(dict.fromkeys(out))
     return ()

@@ -43,9 +43,10 @@ from ctxengine.summarizers.paths import normalize, scratch_reason
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
+    named_tests,
+    runner_of,
+    runs,
     runs_something,
-    test_runner,
-    test_targets,
 )
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
@@ -135,7 +136,7 @@ class Walk:
 
     def _change(self, path: str, index: int, how: str, *, created: bool = False) -> None:
         f = self._file(path, index)
-        if created or (how == "wrote" and not f.read and not f.changed):
+        if created or (how in ("wrote", "copied") and not f.read and not f.changed):
             f.created = True
         if how == "deleted":
             f.deleted = True
@@ -270,9 +271,7 @@ class Walk:
                 self._file(self._path(run.path, run.cwd), index).executed = True
         if failed:
             self._fail(key, text, index, command)
-            last_run = max(
-                (i for i, c in enumerate(parts) if runs_something(" ".join(c.argv))), default=-1
-            )
+            last_run = max((i for i, c in enumerate(parts) if runs(c)), default=-1)
             for c in parts[: max(last_run, 0)]:
                 for effect in command_effects(c):
                     self.effect(effect, index)
@@ -292,9 +291,9 @@ class Walk:
             self.effect(effect, index)
         self._indirect(command, text, index)
         keys = [f"cmd:{key}", *(f"test:{t}" for t in passed_tests(text))]
-        runner = test_runner(command)
+        runner = runner_of(command)
         if runner:
-            targets = test_targets(command)
+            targets = named_tests(command)
             keys += [f"test:{t}" for t in targets] or [f"suite:{runner}"]
         self._pass(keys, index)
         if looks_like_check(command):
