@@ -108,6 +108,8 @@ def test_tsc_errors_in_both_formats() -> None:
         "src/ui.ts:9:5 - error TS2339: Property 'x' does not exist on type 'Y'.\n"
         "Found 2 errors.\n"
     )
+    assert shows_failure(text.splitlines()[0]) is True
+    assert shows_failure(text.splitlines()[1]) is True
     assert [t for t, _, _ in _chosen(text, "npx tsc --noEmit")] == [
         "src/app.ts(3,1): error TS2304: Cannot find name 'chalk'.",
         "src/ui.ts:9:5 - error TS2339: Property 'x' does not exist on type 'Y'.",
@@ -249,3 +251,31 @@ def test_passed_tests_in_each_runners_verbose_output() -> None:
         "tests::it_adds",
         "adds numbers",
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "/opt/miniconda3/bin/python: No module named pytest",
+        "bash: line 7: from: command not found",
+        "python: can't open file '/testbed/x.py': [Errno 2] No such file or directory",
+        "bash: ./run.sh: Permission denied",
+    ],
+)
+def test_a_program_that_never_started_shows_a_failure_even_under_exit_code_0(line: str) -> None:
+    assert shows_failure(f"{line}\n") is True
+    assert _chosen(line) == [(line, "", "")]
+
+
+def test_an_npm_script_that_failed_shows_it_under_a_piped_exit_code_0() -> None:
+    tail = (
+        "npm error Lifecycle script `check` failed with error:\n"
+        "npm error code 2\nnpm error path /w/packages/app\n"
+        "npm error command failed\n"
+    )
+    assert shows_failure(tail, "npm run check 2>&1 | tail -4") is True
+    assert _chosen(tail) == [
+        ("npm error Lifecycle script `check` failed with error:", "", ""),
+        ("npm error code 2", "", ""),
+        ("npm error command failed", "", ""),
+    ]

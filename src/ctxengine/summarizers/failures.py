@@ -14,8 +14,11 @@ Each detector knows one tool's wording:
   ``--> file:line:col`` as location; a plain ``error: …`` only with such a location), tsc
   ``file(l,c): error TS2304: …``, go build ``file.go:l:c: …`` (for ``go`` commands), ``ld``
   ``undefined reference to …``;
-- ``make: *** [target] Error N``;
+- ``make: *** [target] Error N``; npm's ``npm error command …`` / ``Lifecycle script
+  `check` failed`` / ``npm ERR! code ELIFECYCLE`` (npm prints them only when a script failed);
 - SWE-agent's rejected edit (the ``ERRORS:`` block only, not the file listing after it);
+- a program that never started: ``No module named pytest``, ``foo: command not found``,
+  ``python: can't open file 'x.py'``, ``bash: ./x.sh: Permission denied``;
 - generic ``error:``/``fatal:``/``npm ERR!``/"No such file or directory" lines.
 
 Exit-code lines (``Exit code 1``, ``<returncode>1</returncode>``, ``Command exited with code 1``)
@@ -178,13 +181,16 @@ def _cargo(lines: list[str], command: str) -> Iterator[Failure]:
 _C_ERROR = re.compile(r"^(?:\S.*?):\d+(?::\d+)?: (?:fatal )?error: \S")
 _RUST_ERROR = re.compile(r"^error(?:\[E\d+\])?: (?!aborting due to|could not compile)\S")
 _RUST_WHERE = re.compile(r"^\s*--> \S+:\d+:\d+")
-_TS_ERROR = re.compile(r"^(?:\S.*?)(?:\(\d+,\d+\)|:\d+:\d+ -) error TS\d+: |^error TS\d+: ")
+_TS_ERROR = re.compile(r"^(?:\S.*?)(?:\(\d+,\d+\):|:\d+:\d+ -) error TS\d+: |^error TS\d+: ")
 _GO_BUILD = re.compile(r"^(?:\./)?\S+\.go:\d+:\d+: \S")
 _LINKER = re.compile(
     r"undefined reference to |^Undefined symbols for architecture|^ld: (?:error: )?(?:cannot find|"
     r"symbol\(s\) not found|library not found)|multiple definition of "
 )
 _MAKE = re.compile(r"^(?:g?make|mingw32-make)(?:\[\d+\])?: \*\*\* ")
+_NPM_FAILED = re.compile(
+    r"^npm (?:ERR!|error) (?:code \S+|command\b|Lifecycle script `?\S+`? failed)"
+)
 
 
 def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
@@ -200,6 +206,20 @@ def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
         elif go and _GO_BUILD.match(text):
             yield Failure(_cap(line), score=7, index=i)
         elif _MAKE.match(text):
+            yield Failure(_cap(line), score=6, index=i)
+        elif _NPM_FAILED.match(text):
+            yield Failure(_cap(line), score=STRONG, index=i)
+
+
+_NOT_LAUNCHED = re.compile(
+    r"^(?:\S+: )?No module named \S+$|: command not found$|^\S*python[\d.]*: can't open file |"
+    r"^(?:bash|sh|zsh|dash)(?:: line \d+)?: [^:]+: (?:No such file or directory|Permission denied)$"
+)
+
+
+def _not_launched(lines: list[str], command: str) -> Iterator[Failure]:
+    for i, line in enumerate(lines):
+        if _NOT_LAUNCHED.search(line.strip()):
             yield Failure(_cap(line), score=6, index=i)
 
 
@@ -239,7 +259,15 @@ ENVELOPE = re.compile(
     re.IGNORECASE,
 )
 
-DETECTORS: tuple[Detector, ...] = (_rejected_edit, _tracebacks, _pytest, _jest, _go, _cargo)
+DETECTORS: tuple[Detector, ...] = (
+    _rejected_edit,
+    _tracebacks,
+    _pytest,
+    _jest,
+    _go,
+    _cargo,
+    _not_launched,
+)
 
 
 def _generic(lines: list[str], claimed: set[int]) -> Iterator[Failure]:
