@@ -13,7 +13,7 @@ from summarizer_helpers import (
     swe_agent_history,
 )
 
-from ctxengine.model import Ledgers, user
+from ctxengine.model import ErrorFact, FileFact, Ledgers, RuleFact, user
 from ctxengine.summarizers.ledgers import extract_ledgers, shell_command
 
 
@@ -30,22 +30,66 @@ def test_claude_code() -> None:
             "created /repo/tests/test_auth.py",
             "ran `pytest -q tests/test_auth.py` (succeeded)",
         ),
+        error_facts=(
+            ErrorFact(
+                "<tool_use_error>String to replace not found in file.",
+                "open",
+                6,
+                "Edit(/repo/src/db.py)",
+            ),
+        ),
+        files=(
+            FileFact("/repo/src/auth.py", "modified", 8, "edited"),
+            FileFact("/repo/tests/test_auth.py", "modified", 8, "created", True),
+        ),
+        rules=(RuleFact("Don't touch the database schema.", "active", 0, "database schema touch"),),
+        passed=(
+            "cmd:Edit(/repo/src/auth.py)",
+            "cmd:Write(/repo/tests/test_auth.py)",
+            "cmd:pytest -q tests/test_auth.py",
+            "test:tests/test_auth.py",
+        ),
     )
 
 
 def test_codex_shell_and_apply_patch() -> None:
+    failed = ErrorFact(
+        "FAILED tests/test_cli.py::test_verbose - AssertionError: assert 0 == 1",
+        "fixed",
+        7,
+        "pytest -q",
+        "tests/test_cli.py::test_verbose",
+        runner="pytest",
+        fixed_by=11,
+    )
+    summary = ErrorFact(
+        "1 failed, 1 passed in 0.05s", "fixed", 7, "pytest -q", runner="pytest", fixed_by=11
+    )
     assert extract_ledgers(codex_history()) == Ledgers(
         files_read=(),
-        files_modified=("src/tool/cli.py", "tests/test_cli.py"),
+        files_modified=("/repo/src/tool/cli.py", "/repo/tests/test_cli.py"),
         constraints=("Only change cli.py and its tests.",),
-        errors=(
-            "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, "
-            "exit code: 1, stdout: F.",
-            "FAILED tests/test_cli.py::test_verbose - AssertionError: assert 0 == 1",
-            "1 failed, 1 passed in 0.05s",
-        ),
+        errors=(failed.text, summary.text),
         commands=("sed -n '1,120p' src/tool/cli.py", "pytest -q"),
-        done=("edited src/tool/cli.py", "created tests/test_cli.py", "ran `pytest -q` (succeeded)"),
+        done=(
+            "edited /repo/src/tool/cli.py",
+            "created /repo/tests/test_cli.py",
+            "ran `pytest -q` (succeeded)",
+        ),
+        error_facts=(failed, summary),
+        files=(
+            FileFact("/repo/src/tool/cli.py", "modified", 9, "edited"),
+            FileFact("/repo/tests/test_cli.py", "modified", 5, "created", True),
+        ),
+        rules=(RuleFact("Only change cli.py and its tests.", "active", 1, "cli.py tests"),),
+        cwd="/repo",
+        passed=(
+            "cmd:sed -n '1,120p' src/tool/cli.py",
+            "cmd:shell(/repo/src/tool/cli.py /repo/tests/test_cli.py)",
+            "cmd:apply_patch(/repo/src/tool/cli.py)",
+            "cmd:pytest -q",
+            "suite:pytest",
+        ),
     )
 
 
@@ -57,7 +101,6 @@ def test_pi() -> None:
         errors=(
             "Could not find the exact text in src/tui/app.ts.",
             "src/tui/app.ts(3,1): error TS2304: Cannot find name 'chalk'.",
-            "Command exited with code 2",
         ),
         commands=("npm run check",),
         done=(
@@ -65,41 +108,81 @@ def test_pi() -> None:
             "edited src/tui/app.ts",
             "ran `npm run check` (succeeded)",
         ),
+        error_facts=(
+            ErrorFact(
+                "Could not find the exact text in src/tui/app.ts.",
+                "fixed",
+                6,
+                "edit(src/tui/app.ts)",
+                fixed_by=10,
+            ),
+            ErrorFact(
+                "src/tui/app.ts(3,1): error TS2304: Cannot find name 'chalk'.",
+                "fixed",
+                8,
+                "npm run check",
+                fixed_by=12,
+            ),
+        ),
+        files=(
+            FileFact("src/theme/theme.ts", "read", 2, "read"),
+            FileFact("src/theme/loader.ts", "modified", 4, "wrote", True),
+            FileFact("src/tui/app.ts", "modified", 10, "edited"),
+        ),
+        rules=(
+            RuleFact(
+                "Never use chalk directly; always go through theme.ts.",
+                "active",
+                0,
+                "chalk directly theme.ts through",
+            ),
+        ),
+        passed=("cmd:write(src/theme/loader.ts)", "cmd:edit(src/tui/app.ts)", "cmd:npm run check"),
     )
 
 
 def test_openhands() -> None:
-    assert extract_ledgers(openhands_history()) == Ledgers(
-        files_read=(),
-        files_modified=("/workspace/game.py",),
-        constraints=("Make sure it runs without a display.",),
-        errors=(
-            "Traceback (most recent call last):",
+    ledgers = extract_ledgers(openhands_history())
+    assert ledgers.errors == ("ModuleNotFoundError: No module named 'keyboard'",)
+    assert ledgers.error_facts == (
+        ErrorFact(
             "ModuleNotFoundError: No module named 'keyboard'",
-            "[Command finished with exit code 1]",
+            "open",
+            6,
+            "python3 /workspace/game.py --headless",
+            where='File "/workspace/game.py", line 2, in <module>',
         ),
-        commands=("python3 /workspace/game.py --headless", "python3 -m pytest -q /workspace"),
-        done=(
-            "created /workspace/game.py",
-            "edited /workspace/game.py",
-            "ran `python3 -m pytest -q /workspace` (succeeded)",
-        ),
+    )
+    assert ledgers.files == (FileFact("/workspace/game.py", "modified", 8, "edited", True),)
+    assert ledgers.files_modified == ("/workspace/game.py",)
+    assert ledgers.done == (
+        "created /workspace/game.py",
+        "edited /workspace/game.py",
+        "ran `python3 -m pytest -q /workspace` (succeeded)",
     )
 
 
-def test_swe_agent_edits_the_open_file() -> None:
-    assert extract_ledgers(swe_agent_history()) == Ledgers(
-        files_read=(),
-        files_modified=("reproduce.py", "src/marshmallow/fields.py"),
-        constraints=("You must not change the public API.",),
-        errors=("- E999 IndentationError: unexpected indent",),
-        commands=("python reproduce.py", "rm reproduce.py"),
-        done=(
-            "created reproduce.py",
-            "edited reproduce.py",
-            "edited src/marshmallow/fields.py",
-            "deleted reproduce.py",
+def test_swe_agent_edits_the_open_file_and_its_created_then_deleted_script_is_scratch() -> None:
+    ledgers = extract_ledgers(swe_agent_history())
+    assert ledgers.files == (
+        FileFact("src/marshmallow/fields.py", "modified", 14, "edited"),
+        FileFact("reproduce.py", "scratch", 16, "deleted", True),
+    )
+    assert ledgers.files_modified == ("src/marshmallow/fields.py",)
+    assert ledgers.error_facts == (
+        ErrorFact(
+            "- E999 IndentationError: unexpected indent",
+            "fixed",
+            12,
+            "edit(src/marshmallow/fields.py)",
+            fixed_by=14,
         ),
+    )
+    assert ledgers.done == (
+        "created reproduce.py",
+        "edited reproduce.py",
+        "edited src/marshmallow/fields.py",
+        "deleted reproduce.py",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxengine.model import TextPart, ToolResultPart
-from ctxengine.summarizers.signals import error_lines, looks_failed, result_failed, result_text
+from ctxengine.summarizers.signals import exit_code, result_failed, result_text
 
 
 def _result(text: str, is_error: bool = False) -> ToolResultPart:
@@ -47,54 +47,24 @@ def test_result_text_unwraps_the_codex_envelope() -> None:
     assert result_text(_result("plain")) == "plain"
 
 
-def test_a_python_traceback_keeps_the_exception_line() -> None:
-    text = (
-        "Traceback (most recent call last):\n"
-        '  File "/repo/reproduce_bug.py", line 17, in <module>\n'
-        "    result = np.array_equal(ds.pixel_array, pixels)\n"
-        "ValueError: The length of the pixel data (8) doesn't match the expected length (16)\n"
-    )
-    assert looks_failed(text) is True
-    assert error_lines(text) == (
-        "Traceback (most recent call last):",
-        "ValueError: The length of the pixel data (8) doesn't match the expected length (16)",
-    )
+def test_the_mini_swe_agent_envelope_gives_the_exit_code_and_the_output() -> None:
+    text = "<returncode>2</returncode>\n<output>\nsed: can't read x.py: No such file\n</output>"
+    assert exit_code(text) == 2
+    assert result_failed(_result(text)) is True
+    assert result_text(_result(text)) == "sed: can't read x.py: No such file"
+    ok = "<returncode>0</returncode>\n<output>\n</output>"
+    assert (exit_code(ok), result_failed(_result(ok)), result_text(_result(ok))) == (0, False, "")
 
 
-def test_pytest_output_gives_the_assertion_and_the_failed_test() -> None:
-    text = (
-        "F.\n"
-        "=================================== FAILURES ===================================\n"
-        "E       AssertionError: assert 0 == 1\n"
-        "=========================== short test summary info ============================\n"
-        "FAILED tests/test_cli.py::test_verbose - AssertionError: assert 0 == 1\n"
-        "========================= 1 failed, 1 passed in 0.05s =========================\n"
-    )
-    assert looks_failed(text) is True
-    assert error_lines(text) == (
-        "E       AssertionError: assert 0 == 1",
-        "FAILED tests/test_cli.py::test_verbose - AssertionError: assert 0 == 1",
-        "========================= 1 failed, 1 passed in 0.05s =========================",
-    )
-
-
-def test_without_a_telling_line_the_first_line_is_kept_and_long_lines_are_capped() -> None:
-    assert error_lines("\n  something odd happened  \nmore") == ("something odd happened",)
-    long = "error: " + "x" * 400
-    (line,) = error_lines(long)
-    assert len(line) == 300
-    assert line.endswith("…")
-    assert error_lines("") == ()
-
-
-def test_successful_output_does_not_look_failed() -> None:
-    assert looks_failed("3 passed in 0.20s") is False
-    assert looks_failed("def raise_error():\n    raise ValueError('x')") is False
-
-
-def test_a_bare_exit_code_is_joined_by_the_last_line() -> None:
-    text = "Exit code 1\nCompiling 3 files\n** (CompileError) lib/a.ex:3: undefined function foo/0"
-    assert error_lines(text) == (
-        "Exit code 1",
-        "** (CompileError) lib/a.ex:3: undefined function foo/0",
-    )
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Exit code 128\nfatal: not a git repository", 128),
+        ("src/a.ts(3,1): error TS2304: x\n\nCommand exited with code 2", 2),
+        ("1 passed\n[Command finished with exit code 0]", 0),
+        ('{"output":"","metadata":{"exit_code":1}}', 1),
+        ("make: *** [all] Error 2", None),
+    ],
+)
+def test_exit_code_in_each_agents_wording(text: str, code: int | None) -> None:
+    assert exit_code(text) == code

@@ -9,6 +9,7 @@ from ctxengine.model.entries import (
     PinRecord,
     PruneRecord,
 )
+from ctxengine.model.facts import ErrorFact, FileFact, IdentifierFact, RuleFact
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import (
     ROLES,
@@ -40,6 +41,9 @@ __all__ = [
     "DocumentPart",
     "Entry",
     "EntryKind",
+    "ErrorFact",
+    "FileFact",
+    "IdentifierFact",
     "ImagePart",
     "Ledgers",
     "Message",
@@ -49,6 +53,7 @@ __all__ = [
     "PruneRecord",
     "ReasoningPart",
     "Role",
+    "RuleFact",
     "TextPart",
     "ToolCallPart",
     "ToolResultPart",

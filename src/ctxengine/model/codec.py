@@ -130,11 +130,7 @@ def body_from_dict(data: dict[str, Any]) -> Body:
         raise ValueError(f"unknown entry kind {kind!r}")
     kwargs = dict(data)
     if cls is CompactionRecord:
-        raw: dict[str, Any] = {
-            k: (tuple(v) if isinstance(v, list) else v)
-            for k, v in kwargs.get("ledgers", {}).items()
-        }
-        kwargs["ledgers"] = Ledgers(**raw)
+        kwargs["ledgers"] = Ledgers.from_plain(kwargs.get("ledgers", {}))
         kwargs.setdefault("first_kept_id", None)  # the wire form omits it when None
     if cls is PruneRecord:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from typing import Any
+
+from ctxengine.model.facts import (
+    ErrorFact,
+    FileFact,
+    IdentifierFact,
+    RuleFact,
+    facts_from_plain,
+    merge_errors,
+    merge_files,
+    merge_identifiers,
+    merge_rules,
+)
 
 
 def _union(old: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
@@ -20,17 +33,32 @@ def _union(old: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class Ledgers:
     """What a compaction must never forget. Every field only grows across compactions
-    (DESIGN invariant 6), except ``goal``, which is fixed once set.
+    (DESIGN invariant 6), except ``goal``, which is fixed once set, the statuses of the typed
+    facts, which only move forward (open → fixed, active → superseded), and ``passed``.
+
+    The string fields are the plain lists every summarizer renders; the typed fields
+    (``error_facts``, ``files``, ``identifiers``, ``rules``, see :mod:`ctxengine.model.facts`)
+    hold the same facts with their status, source index and exact text. Ledgers stored before
+    the typed fields existed have them empty.
 
     Attributes:
         goal: the session's first real user request, verbatim.
         files_read: paths read (and not modified), in first-seen order.
-        files_modified: paths written or edited, in first-seen order.
+        files_modified: paths written or edited, in first-seen order (backups and scratch
+            files excluded when they were known as such).
         constraints: user sentences stating rules (must / never / don't / 不要 …), verbatim.
         errors: exact error lines from failed tool results.
         commands: shell commands run.
         done: steps completed with a successful result (e.g. ``"edited src/app.py"``).
         pinned: items pinned by the user or the agent.
+        error_facts: errors with status (open/fixed), command, test and location.
+        files: files with status (modified/scratch/read) under one normalised path each.
+        identifiers: ticket ids, commit hashes, ports, URLs, variable names, versions, names.
+        rules: user rules with status (active/superseded).
+        cwd: the session's working directory, once known (``""`` until then).
+        passed: commands (``cmd:…``) and tests (``test:…``) that passed in the range these
+            ledgers were read from; :meth:`merge` uses the newer side's to fix older open
+            errors, and keeps none.
     """
 
     goal: str = ""
@@ -41,11 +69,18 @@ class Ledgers:
     commands: tuple[str, ...] = ()
     done: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
+    error_facts: tuple[ErrorFact, ...] = ()
+    files: tuple[FileFact, ...] = ()
+    identifiers: tuple[IdentifierFact, ...] = ()
+    rules: tuple[RuleFact, ...] = ()
+    cwd: str = ""
+    passed: tuple[str, ...] = ()
 
     def merge(self, newer: Ledgers) -> Ledgers:
         """Return the union of ``self`` (older) and ``newer``; nothing in ``self`` is lost.
 
-        A path that moved from read to modified is listed only as modified.
+        A path that moved from read to modified is listed only as modified. Typed facts
+        combine as :mod:`ctxengine.model.facts` describes.
         """
         modified = _union(self.files_modified, newer.files_modified)
         mod_set = set(modified)
@@ -59,8 +94,29 @@ class Ledgers:
             commands=_union(self.commands, newer.commands),
             done=_union(self.done, newer.done),
             pinned=_union(self.pinned, newer.pinned),
+            error_facts=merge_errors(self.error_facts, newer.error_facts, newer.passed),
+            files=merge_files(self.files, newer.files),
+            identifiers=merge_identifiers(self.identifiers, newer.identifiers),
+            rules=merge_rules(self.rules, newer.rules),
+            cwd=self.cwd or newer.cwd,
         )
 
     def is_empty(self) -> bool:
         """True when no field holds anything."""
         return not any(getattr(self, f.name) for f in fields(self))
+
+    @classmethod
+    def from_plain(cls, raw: Mapping[str, Any]) -> Ledgers:
+        """Ledgers from their stored dict (lists for tuples, dicts for typed facts); fields a
+        stored dict lacks (older stores) take their defaults.
+
+        Raises:
+            TypeError: an unknown field, or a typed fact with unknown or missing fields.
+        """
+        plain: dict[str, Any] = {
+            k: (tuple(v) if isinstance(v, list) else v)
+            for k, v in raw.items()
+            if k not in ("error_facts", "files", "identifiers", "rules")
+        }
+        plain.update(facts_from_plain(raw))
+        return cls(**plain)

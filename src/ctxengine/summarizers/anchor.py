@@ -128,6 +128,7 @@ def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
     """The anchor ledgers (:func:`anchor_ledgers`) merged with those of the range (only
     grow), the pinned items added and the goal fixed (:func:`choose_goal`)."""
     goal = choose_goal(request)
-    new = extract_ledgers(request.all_messages, goal)
-    merged = anchor_ledgers(request.previous).merge(new).merge(Ledgers(pinned=request.pinned))
+    anchor = anchor_ledgers(request.previous)
+    new = extract_ledgers(request.all_messages, goal, cwd=anchor.cwd)
+    merged = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
     return replace(merged, goal=goal)

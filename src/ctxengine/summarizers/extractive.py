@@ -5,10 +5,11 @@ The text is a fixed sequence of headed sections (empty ones are left out)::
     ## Goal                          the first real user request, verbatim
     ## Earlier summary (carried over) the previous compaction's text, when it is not ours
     ## User messages (newest first)  later user messages, verbatim, within a token budget
-    ## Constraints                   user sentences stating rules (ledger)
+    ## Constraints                   user rules, superseded ones labelled (ledger)
     ## Done                          completed steps, past tense (ledger)
-    ## Files modified / ## Files read
-    ## Errors                        exact error lines from failed tool results (ledger)
+    ## Files modified / ## Scratch files / ## Files read
+    ## Errors                        open and fixed errors, exact lines (ledger)
+    ## Identifiers                   ids, hashes, ports, URLs, variables, versions (ledger)
     ## Commands run                  shell commands (ledger)
     ## Current work                  the last assistant text before the cut
     ## Next step                     the latest user request (not a bare slash command)
@@ -47,6 +48,12 @@ from ctxengine.summarizers.anchor import (
 )
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.constraints import is_real_user_message, is_slash_command
+from ctxengine.summarizers.fact_items import (
+    error_items,
+    file_items,
+    identifier_items,
+    rule_items,
+)
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.summarizers.transcript import head_tail
@@ -119,17 +126,28 @@ def _turn_context(request: SummaryRequest) -> str:
 
 
 def ledger_sections(ledgers: Ledgers) -> tuple[Section, ...]:
-    """The ledger sections in their fixed order (constraints, done, files modified, files
-    read, errors, commands, pinned); render them with
+    """The ledger sections in their fixed order (constraints, done, files modified, scratch
+    files, files read, errors, identifiers, commands, pinned), items as
+    :mod:`~ctxengine.summarizers.fact_items` writes them; render them with
     :func:`~ctxengine.summarizers.sections.render` and fit them with
     :func:`~ctxengine.summarizers.sections.shrink`. The hybrid summarizer appends these to
     its narrative."""
     return (
-        Section("constraints", "Constraints", "list", ledgers.constraints, "constraints"),
+        Section("constraints", "Constraints", "list", rule_items(ledgers), "constraints"),
         Section("done", "Done", "list", ledgers.done, "steps"),
-        Section("files_modified", "Files modified", "paths", ledgers.files_modified, "files"),
-        Section("files_read", "Files read", "paths", ledgers.files_read, "files"),
-        Section("errors", "Errors", "list", ledgers.errors, "errors"),
+        Section(
+            "files_modified", "Files modified", "paths", file_items(ledgers, "modified"), "files"
+        ),
+        Section(
+            "files_scratch",
+            "Scratch files (backups, temporary files, helper scripts)",
+            "paths",
+            file_items(ledgers, "scratch"),
+            "files",
+        ),
+        Section("files_read", "Files read", "paths", file_items(ledgers, "read"), "files"),
+        Section("errors", "Errors", "list", error_items(ledgers), "errors"),
+        Section("identifiers", "Identifiers", "list", identifier_items(ledgers), "identifiers"),
         Section("commands", "Commands run", "list", ledgers.commands, "commands"),
         Section("pinned", "Pinned", "list", ledgers.pinned, "pins"),
     )
@@ -170,7 +188,7 @@ class ExtractiveSummarizer:
         anchor = anchor_ledgers(request.previous)
         texts = user_texts(request)
         goal = choose_goal(request, texts)
-        new = extract_ledgers(messages, goal)
+        new = extract_ledgers(messages, goal, cwd=anchor.cwd)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
         budget = request.budget_tokens
@@ -220,7 +238,9 @@ class ExtractiveSummarizer:
         shown = ledgers
         if dedupe and goal:
             shown = replace(
-                ledgers, constraints=tuple(c for c in ledgers.constraints if c not in goal)
+                ledgers,
+                constraints=tuple(c for c in ledgers.constraints if c not in goal),
+                rules=tuple(r for r in ledgers.rules if r.text not in goal),
             )
         ledger = {s.key: s for s in ledger_sections(shown)}
         carried, cut = carried_summary(request.previous)
@@ -246,8 +266,10 @@ class ExtractiveSummarizer:
             ledger["constraints"],
             ledger["done"],
             ledger["files_modified"],
+            ledger["files_scratch"],
             ledger["files_read"],
             ledger["errors"],
+            ledger["identifiers"],
             ledger["commands"],
             Section(
                 "current_work",

@@ -7,7 +7,7 @@ cannot do without:
 
  1. commands: keep the newest ones;
  2. files read: group by directory, then keep the newest;
- 3. errors: keep the newest;
+ 3. identifiers, then errors: keep the newest (errors are listed fixed first, open last);
  4. current work: cut from its end, down to nothing;
  5. user messages: keep the newest;
  6. turn context: cut, down to nothing;
@@ -18,11 +18,14 @@ cannot do without:
     a compaction another system wrote, so it outranks the optional sections above);
 10. next step, then goal: cut down to their first :data:`KEEP_CHARS` characters;
 11. next step: cut down to nothing;
-12. commands, files read, errors, user messages, done: left out, omission notes too;
+12. commands, files read, identifiers, errors, user messages, done: left out, omission
+    notes too;
 13. earlier summary: cut down to nothing;
 14. only when the required sections alone are too big: constraints cut to
     :data:`SHORT_CONSTRAINT_CHARS` characters each, pinned items and then constraints keep the
-    newest, and last the modified paths are grouped by directory (``dir/: a.py, b.py``).
+    newest (active rules come last, so they stay), the scratch files are grouped by
+    directory and then keep the newest, and last the modified paths are grouped by directory
+    (``dir/: a.py, b.py``).
 
 Grouping paths is skipped when it would not shorten the section.
 
@@ -220,12 +223,14 @@ SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
     # first lists it meets whenever a later one is long).
     ("commands", keep_at_most(BALANCED_ITEMS)),
     ("errors", keep_at_most(BALANCED_ITEMS)),
+    ("identifiers", keep_at_most(BALANCED_ITEMS)),
     ("files_read", keep_at_most(2 * BALANCED_ITEMS)),
     ("done", keep_at_most(2 * BALANCED_ITEMS)),
     ("user_messages", keep_at_most(BALANCED_ITEMS)),
     ("commands", keep_newest),
     ("files_read", group),
     ("files_read", keep_newest),
+    ("identifiers", keep_newest),
     ("errors", keep_newest),
     ("current_work", cut_text(0)),
     ("user_messages", keep_newest),
@@ -238,6 +243,7 @@ SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
     ("next_step", cut_text(0)),
     ("commands", hide),
     ("files_read", hide),
+    ("identifiers", hide),
     ("errors", hide),
     ("user_messages", hide),
     ("done", hide),
@@ -245,6 +251,8 @@ SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
     ("constraints", shorten_items(SHORT_CONSTRAINT_CHARS)),
     ("pinned", keep_newest),
     ("constraints", keep_newest),
+    ("files_scratch", group),
+    ("files_scratch", keep_newest),
     ("files_modified", group),
 )
 

@@ -8,13 +8,16 @@ are kept exactly as written (never normalised), so a later literal search for th
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-Action: TypeAlias = Literal["read", "edited", "created", "wrote", "deleted", "moved", "copied"]
+Action: TypeAlias = Literal[
+    "read", "edited", "created", "wrote", "deleted", "moved", "copied", "formatted"
+]
 
 #: Placeholder path: the file currently open in SWE-agent (``edit 3:5`` names no file).
 CURRENT_FILE = ""
@@ -83,11 +86,24 @@ _SED_IN_PLACE = re.compile(r"^(-[nErsuz]*i|--in-place)")
 _SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")
 
 
+#: What a heredoc's delimiter becomes in :func:`_logical_lines` (``N`` = its body's index).
+_HEREDOC_MARK = "__heredoc_{}__"
+
+
 def _logical_lines(text: str) -> tuple[list[str], bool]:
     """Command lines with heredoc bodies and SWE-agent edit bodies removed, backslash
     continuations joined. The flag tells whether a SWE-agent edit command was seen."""
+    lines, _, swe_edit, _ = _lines_and_bodies(text)
+    return lines, swe_edit
+
+
+def _lines_and_bodies(text: str) -> tuple[list[str], list[str], bool, list[str]]:
+    """(:func:`_logical_lines`, the same lines with each heredoc operator rewritten to
+    ``<<__heredoc_N__``, the SWE-agent edit flag, the heredoc bodies (N indexes them))."""
     raw = text.replace("\\\n", " ").split("\n")
     out: list[str] = []
+    marked_lines: list[str] = []
+    bodies: list[str] = []
     swe_edit = False
     i = 0
     while i < len(raw):
@@ -99,13 +115,18 @@ def _logical_lines(text: str) -> tuple[list[str], bool]:
                 i += 1
             i += 1
             continue
-        out.append(line)
+        marked = line
         for m in _HEREDOC.finditer(line):
             delim = m.group(3)
+            start = i
             while i < len(raw) and raw[i].strip() != delim:
                 i += 1
+            marked = marked.replace(m.group(0), "<<" + _HEREDOC_MARK.format(len(bodies)), 1)
+            bodies.append("\n".join(raw[start:i]))
             i += 1
-    return out, swe_edit
+        out.append(line)
+        marked_lines.append(marked)
+    return out, marked_lines, swe_edit, bodies
 
 
 def _separate_lines(text: str) -> str:
@@ -158,16 +179,6 @@ def _lex(text: str) -> list[str]:
     return list(lex)
 
 
-def _segments(tokens: list[str]) -> list[list[str]]:
-    segs: list[list[str]] = [[]]
-    for tok in tokens:
-        if tok in _SEPARATORS:
-            segs.append([])
-        else:
-            segs[-1].append(tok)
-    return [s for s in segs if s]
-
-
 def _is_path(token: str) -> bool:
     return (
         bool(token)
@@ -176,10 +187,12 @@ def _is_path(token: str) -> bool:
     )
 
 
-def _strip_redirects(seg: list[str]) -> tuple[list[str], list[str]]:
-    """(arguments without redirections, paths written by ``>``/``>>``/``&>``)."""
+def _redirects(seg: list[str]) -> tuple[list[str], list[str], str, str]:
+    """(arguments without redirections, paths written by ``>``/``>>``/``&>``, the ``<``
+    source, the heredoc mark fed by ``<<``)."""
     args: list[str] = []
     written: list[str] = []
+    stdin = heredoc = ""
     i = 0
     while i < len(seg):
         tok = seg[i]
@@ -189,11 +202,77 @@ def _strip_redirects(seg: list[str]) -> tuple[list[str], list[str]]:
             target = seg[i + 1] if i + 1 < len(seg) else ""
             if tok in _WRITE_REDIRECTS and _is_path(target) and not target.startswith("/dev/"):
                 written.append(target)
+            elif tok == "<" and _is_path(target):
+                stdin = target
+            elif tok in ("<<", "<<-"):
+                heredoc = target
             i += 2
             continue
         args.append(tok)
         i += 1
-    return args, written
+    return args, written, stdin, heredoc
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One simple command of a shell text, as :func:`commands` reads it.
+
+    Attributes:
+        argv: its words without redirections, leading ``VAR=value`` assignments and wrappers
+            (``sudo``, ``time``, ``env`` …).
+        cwd: the directory an earlier ``cd`` in the same text moved to (``""``: the
+            directory the text started in).
+        writes: paths its ``>``/``>>``/``&>`` redirections write.
+        stdin: the path ``<`` feeds it, or ``""``.
+        heredoc: the body ``<<`` feeds it, or ``None``.
+        piped: its output goes into a pipe.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str = ""
+    writes: tuple[str, ...] = ()
+    stdin: str = ""
+    heredoc: str | None = None
+    piped: bool = False
+
+    @property
+    def name(self) -> str:
+        """The program's base name (``python3`` for ``/usr/bin/python3``), or ``""``."""
+        return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+
+def _unwrap(argv: list[str]) -> list[str]:
+    while argv and (("=" in argv[0] and not argv[0].startswith("=")) or argv[0] in _WRAPPERS):
+        argv = argv[1:]
+    return argv
+
+
+@functools.lru_cache(maxsize=1024)
+def commands(text: str) -> tuple[Command, ...]:
+    """The simple commands of a shell text in order (``&&``/``||``/``;``/``|``/newline
+    separated; heredoc bodies attached to the command they feed; SWE-agent edit bodies
+    dropped). ``cd DIR`` is not listed: it sets the ``cwd`` of the commands after it.
+    Pure, so results are cached (the ledgers ask several questions of one command)."""
+    _, marked, _, bodies = _lines_and_bodies(text)
+    out: list[Command] = []
+    cwd = ""
+    segment: list[str] = []
+    for tok in [*_tokens("\n".join(marked)), ";"]:
+        if tok not in _SEPARATORS:
+            segment.append(tok)
+            continue
+        if segment:
+            args, written, stdin, mark = _redirects(segment)
+            argv = _unwrap(args)
+            segment = []
+            if argv[:1] == ["cd"]:
+                cwd = _change_dir(cwd, argv[1:])
+                continue
+            body = None
+            if mark.startswith("__heredoc_") and mark[10:-2].isdigit():
+                body = bodies[int(mark[10:-2])] if int(mark[10:-2]) < len(bodies) else None
+            out.append(Command(tuple(argv), cwd, tuple(written), stdin, body, tok in ("|", "|&")))
+    return tuple(out)
 
 
 def _operands(args: list[str], value_opts: frozenset[str] = frozenset()) -> list[str]:
@@ -224,8 +303,7 @@ def _sed(args: list[str]) -> list[FileEffect]:
 
 
 def _command_effects(argv: list[str]) -> list[FileEffect]:
-    while argv and (("=" in argv[0] and not argv[0].startswith("=")) or argv[0] in _WRAPPERS):
-        argv = argv[1:]
+    argv = _unwrap(argv)
     if not argv:
         return []
     name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
@@ -250,6 +328,9 @@ def _command_effects(argv: list[str]) -> list[FileEffect]:
         return [FileEffect("created", p) for p in operands]
     if name == "rm" or (name == "git" and args[:1] == ["rm"]):
         return [FileEffect("deleted", p) for p in (operands[1:] if name == "git" else operands)]
+    formatted = formatter_targets(name, args)
+    if formatted is not None:
+        return [FileEffect("formatted", p) for p in formatted]
     if name in ("mv", "cp") or (name == "git" and args[:1] == ["mv"]):
         ops = operands[1:] if name == "git" else operands
         if len(ops) < 2:
@@ -257,6 +338,61 @@ def _command_effects(argv: list[str]) -> list[FileEffect]:
         verb: Action = "copied" if name == "cp" else "moved"
         return [FileEffect(verb, src, ops[-1]) for src in ops[:-1]]
     return []
+
+
+#: Formatters and fixers that rewrite the files named on their command line: program (or
+#: ``program subcommand``) → options that make them only check or print, not write.
+_FORMATTERS: dict[str, frozenset[str]] = {
+    "black": frozenset({"--check", "--diff"}),
+    "isort": frozenset({"--check", "--check-only", "-c", "--diff"}),
+    "autopep8": frozenset(),
+    "yapf": frozenset({"--diff", "-d"}),
+    "ruff format": frozenset({"--check", "--diff"}),
+    "ruff check": frozenset(),
+    "prettier": frozenset({"--check", "-c", "--list-different", "-l"}),
+    "eslint": frozenset(),
+    "gofmt": frozenset(),
+    "goimports": frozenset(),
+    "rustfmt": frozenset({"--check"}),
+    "clang-format": frozenset(),
+    "mix format": frozenset({"--check-formatted"}),
+    "shfmt": frozenset(),
+}
+#: Options without which a formatter only prints (gofmt, goimports, clang-format, autopep8,
+#: yapf, shfmt rewrite files only with ``-w``/``-i``; ``ruff check``/``eslint`` only with
+#: ``--fix``).
+_WRITE_FLAGS: dict[str, frozenset[str]] = {
+    "gofmt": frozenset({"-w"}),
+    "goimports": frozenset({"-w"}),
+    "clang-format": frozenset({"-i"}),
+    "autopep8": frozenset({"-i", "--in-place"}),
+    "yapf": frozenset({"-i", "--in-place"}),
+    "shfmt": frozenset({"-w", "--write"}),
+    "prettier": frozenset({"--write", "-w"}),
+    "ruff check": frozenset({"--fix"}),
+    "eslint": frozenset({"--fix"}),
+}
+_FILE_NAME = re.compile(r"[^/]\.[A-Za-z0-9]{1,8}$")
+
+
+def formatter_targets(name: str, args: list[str]) -> list[str] | None:
+    """Files a formatter run rewrites (``black a.py``, ``ruff format a.py``, ``prettier
+    --write a.ts``, ``gofmt -w a.go``, ``mix format a.ex`` …): its operands that name a file
+    (a directory or glob is skipped); ``None`` when ``name`` is no formatter, ``[]`` when
+    this run only checks or prints."""
+    key = name
+    if name in ("ruff", "mix") and args and f"{name} {args[0]}" in _FORMATTERS:
+        key, args = f"{name} {args[0]}", args[1:]
+    elif name == "python" and args[:1] == ["-m"] and len(args) > 1 and args[1] in _FORMATTERS:
+        key, args = args[1], args[2:]
+    if key not in _FORMATTERS:
+        return None
+    if any(a in _FORMATTERS[key] for a in args):
+        return []
+    needed = _WRITE_FLAGS.get(key)
+    if needed is not None and not any(a in needed for a in args):
+        return []
+    return [a for a in _operands(args) if _is_path(a) and _FILE_NAME.search(a)]
 
 
 def _change_dir(cwd: str, args: list[str]) -> str:
@@ -282,6 +418,13 @@ def _in_dir(cwd: str, effect: FileEffect) -> FileEffect:
     return FileEffect(effect.action, join(effect.path), join(other) if other is not None else None)
 
 
+def command_effects(cmd: Command) -> tuple[FileEffect, ...]:
+    """Effects of one simple command (see :func:`shell_effects`), relative paths taken from
+    its ``cwd``."""
+    found = [*_command_effects(list(cmd.argv)), *(FileEffect("wrote", p) for p in cmd.writes)]
+    return tuple(_in_dir(cmd.cwd, e) for e in found)
+
+
 def shell_effects(command: str) -> tuple[FileEffect, ...]:
     """Effects of a shell command line (possibly several lines, pipes, ``&&`` chains,
     heredocs, ``bash -lc '…'`` wrappers).
@@ -295,17 +438,10 @@ def shell_effects(command: str) -> tuple[FileEffect, ...]:
     """
     if "*** Begin Patch" in command:
         return patch_effects(command)
-    lines, swe_edit = _logical_lines(command)
     out: list[FileEffect] = []
-    cwd = ""
-    for seg in _segments(_tokens("\n".join(lines))):
-        args, written = _strip_redirects(seg)
-        if args[:1] == ["cd"]:
-            cwd = _change_dir(cwd, args[1:])
-            continue
-        found = [*_command_effects(args), *(FileEffect("wrote", p) for p in written)]
-        out.extend(_in_dir(cwd, e) for e in found)
-    if swe_edit:
+    for cmd in commands(command):
+        out.extend(command_effects(cmd))
+    if _logical_lines(command)[1]:
         out.append(FileEffect("edited", CURRENT_FILE))
     return tuple(out)
 

@@ -1,0 +1,260 @@
+"""Typed ledger facts: errors, files, identifiers and user rules, each with a status, the index
+of the message it came from and its exact text, and how two ledgers' facts combine.
+
+``source`` is the index of the message the fact was read from: the position in the range given
+to the extractor plus the range's ``start`` (0 unless the caller knows where the range begins
+in its session). A fact carried from an earlier compaction keeps the index it had then.
+
+Combining (older, newer) never loses a fact; it only changes statuses forward:
+
+- errors: an open error is *fixed* once the newer ledgers ran its command, or its test,
+  successfully (``passed``); a newer fact with the same command, test and text replaces it;
+- files: ``modified``/``scratch`` outrank ``read``; a file the session created and a newer
+  range deleted becomes ``scratch``;
+- identifiers: one per (kind, key), the newest text and context win, first-seen order kept;
+- rules: an older active rule is *superseded* by a newer one on the same topic (same topic
+  words with a different text, or a newer rule that says it replaces earlier ones and shares
+  more than half of the older rule's topic words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
+
+ErrorStatus: TypeAlias = Literal["open", "fixed"]
+FileStatus: TypeAlias = Literal["modified", "scratch", "read"]
+RuleStatus: TypeAlias = Literal["active", "superseded"]
+IdentifierKind: TypeAlias = Literal["ticket", "commit", "port", "url", "env", "version", "symbol"]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFact:
+    """One failure, as the output stated it.
+
+    Attributes:
+        text: the line that says what failed, verbatim (an exception line, a compiler
+            ``error:`` line, a ``FAILED tests/x.py::t - …`` line, ``make: *** … Error 2`` …).
+        status: ``open``, or ``fixed`` once the same command or the same test passed later.
+        source: index of the message holding the failed tool result.
+        command: the failed shell command, normalised (``command_key``), or a file tool's
+            call (``"Edit(/repo/a.py)"``); a later success with the same key fixes the error.
+        test: the failed test's id (``tests/x.py::test_a``, ``TestParse``), or ``""``.
+        where: the last traceback frame naming project code, or the compiler's location line,
+            verbatim; ``""`` when there is none.
+        runner: the test runner of a failed test (``pytest``, ``unittest``, ``jest``,
+            ``go``, ``cargo``): a later whole-suite pass of that runner fixes it.
+        fixed_by: index of the message whose run fixed it, when known.
+    """
+
+    text: str
+    status: ErrorStatus
+    source: int
+    command: str = ""
+    test: str = ""
+    where: str = ""
+    runner: str = ""
+    fixed_by: int | None = None
+
+    def fixed_by_any(self, passed: Iterable[str]) -> bool:
+        """True when one of the ``passed`` keys fixes this error: ``cmd:COMMAND`` of its
+        command, ``test:ID`` of its test or of a file, directory or class containing it, or
+        ``suite:RUNNER`` (a whole-suite pass) of its runner."""
+        for key in passed:
+            kind, _, value = key.partition(":")
+            if kind == "cmd" and self.command and value == self.command:
+                return True
+            if kind == "suite" and self.runner and value == self.runner:
+                return True
+            if (
+                kind == "test"
+                and self.test
+                and value
+                and (
+                    self.test == value
+                    or self.test.startswith((value + "::", value + "/", value + "."))
+                )
+            ):
+                return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class FileFact:
+    """One file the session touched, under one normalised path.
+
+    Attributes:
+        path: absolute when the session's working directory is known (relative paths joined
+            to it), else as written.
+        status: ``modified``, ``scratch`` (backups, temporary files, helper scripts the
+            session wrote and ran, files created then deleted) or ``read``.
+        source: index of the message of the latest change (or first read).
+        how: the latest change: ``edited``, ``created``, ``wrote``, ``deleted``, ``moved``,
+            ``copied``, ``formatted``, ``patched``, ``script NAME`` (written by a script the
+            session ran), ``diff`` (seen in ``git diff``/``git status`` output), ``read``.
+        created: the session created the file (it did not exist before, as far as seen).
+    """
+
+    path: str
+    status: FileStatus
+    source: int
+    how: str = ""
+    created: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IdentifierFact:
+    """An identifier worth keeping exactly: a ticket id, a commit hash, a port, a URL, an
+    environment variable name, a version, a recurring function or class name.
+
+    Attributes:
+        text: as written (``ABC-123``, ``#42``, ``7f3a9c2``, ``localhost:8080``,
+            ``port 5432``, ``https://…``, ``DATABASE_URL``, ``Python 3.11``, ``parse_args``).
+        kind: what it is.
+        key: what makes two the same (the port number, the versioned thing's name, the
+            lower-cased hash …): the newer of two with one key wins.
+        source: index of the newest message it appeared in.
+        context: the newest line it appeared in, verbatim (capped).
+    """
+
+    text: str
+    kind: IdentifierKind
+    key: str
+    source: int
+    context: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFact:
+    """A rule the user stated.
+
+    Attributes:
+        text: the sentence, verbatim.
+        status: ``active``, or ``superseded`` by a later rule on the same topic.
+        source: index of the user message.
+        topic: the rule's content words (lower case, sorted, space-separated), without rule
+            words, values and numbers: rules with one topic replace each other.
+        replaces: the rule says it replaces earlier ones (``from now on``, ``instead`` …).
+        superseded_by: the text of the rule that replaced it.
+    """
+
+    text: str
+    status: RuleStatus
+    source: int
+    topic: str = ""
+    replaces: bool = False
+    superseded_by: str = ""
+
+
+def _by(items: Iterable[Any], key: Any) -> dict[Any, int]:
+    return {key(item): i for i, item in enumerate(items)}
+
+
+def merge_errors(
+    older: Sequence[ErrorFact], newer: Sequence[ErrorFact], passed: Iterable[str]
+) -> tuple[ErrorFact, ...]:
+    """``older`` with open errors fixed by ``passed`` (:meth:`ErrorFact.fixed_by_any`), then
+    ``newer``; a newer fact with the same (command, test, text) as an older one takes its
+    place."""
+    done = tuple(passed)
+    out = [
+        replace(e, status="fixed") if e.status == "open" and e.fixed_by_any(done) else e
+        for e in older
+    ]
+    index = _by(out, lambda e: (e.command, e.test, e.text))
+    for fact in newer:
+        at = index.get((fact.command, fact.test, fact.text))
+        if at is None:
+            index[(fact.command, fact.test, fact.text)] = len(out)
+            out.append(fact)
+        else:
+            out[at] = fact
+    return tuple(out)
+
+
+def _merge_file(old: FileFact, new: FileFact) -> FileFact:
+    if new.status == "read":
+        return old
+    if old.status == "read":
+        return new
+    if new.how == "deleted" and old.created:
+        return replace(new, status="scratch", created=True)
+    return replace(new, created=old.created or new.created)
+
+
+def merge_files(older: Sequence[FileFact], newer: Sequence[FileFact]) -> tuple[FileFact, ...]:
+    """One fact per path, in first-seen order, combined by ``_merge_file``."""
+    out = list(older)
+    index = _by(out, lambda f: f.path)
+    for fact in newer:
+        at = index.get(fact.path)
+        if at is None:
+            index[fact.path] = len(out)
+            out.append(fact)
+        else:
+            out[at] = _merge_file(out[at], fact)
+    return tuple(out)
+
+
+def merge_identifiers(
+    older: Sequence[IdentifierFact], newer: Sequence[IdentifierFact]
+) -> tuple[IdentifierFact, ...]:
+    """One fact per (kind, key), first-seen order, the newer one's text and context."""
+    out = list(older)
+    index = _by(out, lambda f: (f.kind, f.key))
+    for fact in newer:
+        at = index.get((fact.kind, fact.key))
+        if at is None:
+            index[(fact.kind, fact.key)] = len(out)
+            out.append(fact)
+        else:
+            out[at] = fact
+    return tuple(out)
+
+
+def supersedes(newer: RuleFact, older: RuleFact) -> bool:
+    """True when ``newer`` replaces ``older``: the same non-empty topic with another text, or
+    ``newer`` says it replaces earlier rules and shares more than half of ``older``'s topic
+    words."""
+    if not newer.topic or not older.topic or newer.text == older.text:
+        return False
+    if newer.topic == older.topic:
+        return True
+    old_words = set(older.topic.split())
+    return newer.replaces and 2 * len(old_words & set(newer.topic.split())) > len(old_words)
+
+
+def merge_rules(older: Sequence[RuleFact], newer: Sequence[RuleFact]) -> tuple[RuleFact, ...]:
+    """``older`` then the new texts of ``newer``; each newer active rule marks the earlier
+    active rules it replaces (:func:`supersedes`) as superseded."""
+    out = list(older)
+    seen = {r.text for r in out}
+    for rule in newer:
+        if rule.text in seen:
+            continue
+        if rule.status == "active":
+            out = [
+                replace(r, status="superseded", superseded_by=rule.text)
+                if r.status == "active" and supersedes(rule, r)
+                else r
+                for r in out
+            ]
+        seen.add(rule.text)
+        out.append(rule)
+    return tuple(out)
+
+
+def _rebuild(cls: type[Any], items: Iterable[Mapping[str, Any]]) -> tuple[Any, ...]:
+    return tuple(cls(**dict(item)) for item in items)
+
+
+def facts_from_plain(raw: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """The typed fact fields of a stored ledger dict, rebuilt (absent fields are left out)."""
+    types: dict[str, type[Any]] = {
+        "error_facts": ErrorFact,
+        "files": FileFact,
+        "identifiers": IdentifierFact,
+        "rules": RuleFact,
+    }
+    return {name: _rebuild(cls, raw[name]) for name, cls in types.items() if name in raw}

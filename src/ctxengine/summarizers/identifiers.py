@@ -1,0 +1,306 @@
+"""Identifiers kept exactly: ticket ids, commit hashes, ports, URLs, environment variable
+names, versions and recurring function or class names, from user messages and tool results.
+
+Precision over recall. User messages are read in full; tool results only where an
+identifier's kind is reliable there:
+
+- ticket ids (``ABC-123``; ``#123`` after *issue*, *PR*, *fixes* … or as ``(#123)``) in
+  user messages and in the output of git and issue trackers (``gh``, ``glab``, ``jira``,
+  ``bd``, ``linear``); ports (``localhost:8080``, ``10.0.0.2:5432``, ``https://host:8443``,
+  ``port 5432``, ``--port 3000``, ``PORT=8000``) anywhere;
+- commit hashes (7–40 hex digits with a digit and a letter) in a user sentence that speaks of
+  git (commit, sha, revert, checkout …), or in git's own output: ``[main 1a2b3c4]`` after a
+  commit, the newest ``commit …`` of ``git log``/``git show``, ``a..b`` of a push or pull, a
+  ``git rev-parse`` line;
+- URLs from user messages, and local ones (``localhost``, ``127.0.0.1``, ``0.0.0.0``) or those
+  in git output from tool results;
+- environment variable names written as ``export NAME=``, ``os.environ[…]``/``os.getenv(…)``,
+  ``process.env.NAME``, ``System.getenv("NAME")``, ``env::var("NAME")``, and in user messages
+  also ``$NAME``/``${NAME}`` (not the shell's own: ``$HOME`` …);
+- versions: ``v1.2.3`` and a known runtime or tool followed by a version (``Python 3.11``,
+  ``node 20.1``), from user messages and from ``--version``/``git tag`` output; the newest
+  version of one runtime replaces the older (key: the runtime's name);
+- names: CamelCase with two or more humps or snake_case with an underscore, that a user
+  message writes as code (in backticks, called ``name(``, or as an attribute ``.name``) or a
+  tool result defines (``def``/``class``/``function``/``fn``/``func``), and that appear in
+  at least :data:`SYMBOL_MIN_MESSAGES` messages; the :data:`SYMBOLS_MAX` in the most
+  messages are kept.
+
+Lines that look like encoded data (a 40+ character base64 run, hex dumps, request ids) are
+skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ctxengine.model import IdentifierFact
+from ctxengine.model.facts import IdentifierKind
+
+#: Messages (user messages and tool results) a name must appear in to count as recurring.
+SYMBOL_MIN_MESSAGES = 3
+#: Most names kept from one range (those in the most messages first).
+SYMBOLS_MAX = 20
+#: Longest context line kept, in characters.
+CONTEXT_MAX_CHARS = 160
+#: Characters of one tool result scanned (identifiers are read from its head).
+RESULT_SCAN_CHARS = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One text identifiers are read from.
+
+    Attributes:
+        index: the message's index (becomes ``IdentifierFact.source``).
+        origin: ``user`` or ``result``.
+        text: the text.
+        command: the shell command whose output it is (``""`` for user text and other
+            tools).
+    """
+
+    index: int
+    origin: str
+    text: str
+    command: str = ""
+
+
+_NOISE = re.compile(
+    r"[A-Za-z0-9+/=_-]{40,}|(?:\b[0-9a-f]{8,}\b.*){3}|\breq(?:uest)?[_-]?id\b|\breq_[A-Za-z0-9]{10}"
+    r"|^index [0-9a-f]+\.\.[0-9a-f]+",
+    re.IGNORECASE,
+)
+_TICKET = re.compile(r"(?<![\w/.#-])([A-Z][A-Z0-9]{1,9}-\d{1,6})(?![\w-])")
+_NOT_TICKETS = frozenset(
+    {"UTF", "SHA", "ISO", "MD", "AES", "RSA", "TLS", "SSL", "HTTP", "TCP", "UDP", "GPT", "IPV",
+     "RFC", "PEP", "ES", "CP", "WIN", "LATIN", "X"}
+)  # fmt: skip
+_ISSUE = re.compile(
+    r"\b(?:issues?|bugs?|tickets?|PRs?|pull requests?|pulls?|fix(?:es|ed)?|close[sd]?|"
+    r"resolve[sd]?|see|refs?)\s+(#\d{1,6})\b|\((#\d{1,6})\)",
+    re.IGNORECASE,
+)
+_HEX = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
+_GIT_WORDS = re.compile(
+    r"\b(?:commit|commits|sha|hash|revert|cherry-pick|checkout|rebase|HEAD|merge|git|reset|"
+    r"bisect|tag)\b",
+    re.IGNORECASE,
+)
+_GIT_COMMIT_OUT = re.compile(r"^\[[^\]\s]+(?: \([\w -]+\))? ([0-9a-f]{7,40})\] ", re.MULTILINE)
+_GIT_LOG_OUT = re.compile(r"^commit ([0-9a-f]{40})\b", re.MULTILINE)
+_GIT_ONELINE = re.compile(r"\A\s*([0-9a-f]{7,12}) \S")
+_GIT_RANGE_OUT = re.compile(r"^\s*(?:Updating )?[0-9a-f]{7,40}\.\.([0-9a-f]{7,40})\b", re.MULTILINE)
+_GIT_REV = re.compile(r"\A\s*([0-9a-f]{40})\s*\Z")
+_PORT = re.compile(
+    r"(?<![\w.])((?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[::1?\]|(?<=://)[a-z][\w.-]*):(\d{2,5}))"
+    r"(?![\d:])|\b([Pp]orts? (\d{2,5}))\b|(--port[= ](\d{2,5}))\b|\b(PORT=(\d{2,5}))\b"
+)
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_LOCAL_URL = re.compile(r"^https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])[:/]")
+_ENV = re.compile(
+    r"\bexport ([A-Z][A-Z0-9_]{2,})=|"
+    r"os\.environ(?:\.get\(|\[)\s*['\"]([A-Z][A-Z0-9_]{2,})['\"]|"
+    r"os\.getenv\(\s*['\"]([A-Z][A-Z0-9_]{2,})['\"]|process\.env\.([A-Z][A-Z0-9_]{2,})\b|"
+    r"System\.getenv\(\s*\"([A-Z][A-Z0-9_]{2,})\"|env::var\(\s*\"([A-Z][A-Z0-9_]{2,})\""
+)
+#: ``$NAME``: an environment variable when a user writes it; in a script it may be any
+#: shell variable, so tool results are not read for it.
+_DOLLAR = re.compile(r"\$\{?([A-Z][A-Z0-9_]{2,})\b")
+_SHELL_VARS = frozenset(
+    {"HOME", "PWD", "OLDPWD", "SHELL", "TERM", "USER", "LANG", "PATH", "PS1", "IFS", "RANDOM",
+     "LINENO", "SECONDS", "UID", "EUID", "PPID", "HOSTNAME", "BASH_SOURCE", "BASH_VERSION",
+     "COLUMNS", "LINES", "TMPDIR", "EDITOR", "PAGER"}
+)  # fmt: skip
+_VTAG = re.compile(r"(?<![\w.@/-])(v\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z]+(?:\.\w+)*)?)(?!\w|\.\d)")
+_RUNTIMES = (
+    r"Python|Node(?:\.js)?|npm|Go|Rust|rustc|Java|JDK|Ruby|Django|Flask|FastAPI|React|Vue|"
+    r"Angular|TypeScript|Postgres(?:QL)?|MySQL|Redis|Ubuntu|Debian|Alpine|GCC|Clang|LLVM|CMake|"
+    r"Elixir|Erlang|OTP|Phoenix|PHP|Kotlin|Swift|pytest|NumPy|pandas|Rails|Kubernetes|Docker|"
+    r"macOS|Bun|Deno|Next\.js|Vite|webpack|mypy|ruff|pip|uv|poetry|Electron|Qt|PySide6|PyQt5"
+)
+_VERSIONED = re.compile(
+    rf"\b({_RUNTIMES})[ -]?v?(\d+(?:\.\d+){{1,3}})\b|\b(python)(\d\.\d{{1,2}})\b", re.IGNORECASE
+)
+_ALIASES = {"node.js": "node", "postgresql": "postgres", "python3": "python"}
+_CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
+_SNAKE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+_BACKTICK = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
+_DEFINED = re.compile(
+    r"\b(?:def|class|function|fn|func|defp?|defmodule|interface|struct|enum|type)\s+"
+    r"([A-Za-z_][\w]*)"
+)
+_WORD = re.compile(r"[A-Za-z_][\w]*")
+
+
+def _lines(text: str) -> Iterator[str]:
+    for line in text.splitlines():
+        if line.strip() and not _NOISE.search(line):
+            yield line
+
+
+def _cap(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= CONTEXT_MAX_CHARS else line[: CONTEXT_MAX_CHARS - 1] + "…"
+
+
+def _git(command: str) -> bool:
+    return re.search(r"(^|[\s;&|(])git\s", command) is not None
+
+
+def _tracker(command: str) -> bool:
+    """git, or an issue tracker's command line (``gh``, ``glab``, ``jira``, ``bd``, ``linear``)."""
+    return re.search(r"(^|[\s;&|(])(?:git|gh|glab|jira|bd|linear)\s", command) is not None
+
+
+Found = tuple[int, IdentifierFact]
+
+
+def _fact(text: str, kind: IdentifierKind, key: str, src: Source, line: str, at: int = 0) -> Found:
+    """(position in the line, fact)."""
+    return at, IdentifierFact(text, kind, key, src.index, _cap(line))
+
+
+def _tickets(src: Source, line: str) -> Iterator[Found]:
+    if src.origin != "user" and not _tracker(src.command):
+        return
+    for m in _TICKET.finditer(line):
+        if m.group(1).split("-")[0] not in _NOT_TICKETS:
+            yield _fact(m.group(1), "ticket", m.group(1), src, line, m.start())
+    for m in _ISSUE.finditer(line):
+        ref = m.group(1) or m.group(2)
+        yield _fact(ref, "ticket", ref, src, line, m.start())
+
+
+def _ports(src: Source, line: str) -> Iterator[Found]:
+    for m in _PORT.finditer(line):
+        groups = m.groups()
+        text, number = next((groups[i], groups[i + 1]) for i in (0, 2, 4, 6) if groups[i])
+        if 1 <= int(number) <= 65535:
+            yield _fact(text, "port", number, src, line, m.start())
+
+
+def _urls(src: Source, line: str) -> Iterator[Found]:
+    for m in _URL.finditer(line):
+        url = m.group(0).rstrip(".,;:!?")
+        if len(url) > 200 or "$" in url:
+            continue
+        if src.origin == "user" or _LOCAL_URL.match(url) or _git(src.command):
+            yield _fact(url, "url", url, src, line, m.start())
+
+
+def _envs(src: Source, line: str) -> Iterator[Found]:
+    names = [(m.start(), next(g for g in m.groups() if g)) for m in _ENV.finditer(line)]
+    if src.origin == "user":
+        names += [(m.start(), m.group(1)) for m in _DOLLAR.finditer(line)]
+    for at, name in names:
+        if name not in _SHELL_VARS:
+            yield _fact(name, "env", name, src, line, at)
+
+
+def _versions(src: Source, line: str) -> Iterator[Found]:
+    named = list(_VERSIONED.finditer(line))
+    for m in _VTAG.finditer(line):
+        if not any(n.start() <= m.start() < n.end() for n in named):
+            yield _fact(m.group(1), "version", m.group(1), src, line, m.start())
+    for m in named:
+        name = (m.group(1) or m.group(3)).lower()
+        yield _fact(m.group(0), "version", _ALIASES.get(name, name), src, line, m.start())
+
+
+def _commits_in_user_text(src: Source, line: str) -> Iterator[Found]:
+    if not _GIT_WORDS.search(line):
+        return
+    for m in _HEX.finditer(line):
+        h = m.group(1)
+        if re.search(r"\d", h) and re.search(r"[a-f]", h):
+            yield _fact(h, "commit", h[:7], src, line, m.start())
+
+
+def _commits_in_git_output(src: Source) -> Iterator[Found]:
+    text = src.text[:RESULT_SCAN_CHARS]
+    hits: list[re.Match[str]] = [*_GIT_COMMIT_OUT.finditer(text), *_GIT_RANGE_OUT.finditer(text)]
+    first_log = _GIT_LOG_OUT.search(text)
+    if first_log is not None:
+        hits.append(first_log)
+    if re.search(r"\bgit\s+log\b.*--oneline", src.command):
+        oneline = _GIT_ONELINE.match(text)
+        if oneline is not None:
+            hits.append(oneline)
+    if re.search(r"\bgit\s+rev-parse\b", src.command):
+        rev = _GIT_REV.match(text)
+        if rev is not None:
+            hits.append(rev)
+    for m in sorted(hits, key=lambda m: m.start()):
+        line = text[text.rfind("\n", 0, m.start()) + 1 :].split("\n", 1)[0]
+        yield _fact(m.group(1), "commit", m.group(1)[:7], src, line, m.start())
+
+
+def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
+    candidates: dict[str, tuple[Source, str]] = {}
+    present: dict[str, set[int]] = {}
+    for src in sources:
+        text = src.text if src.origin == "user" else src.text[:RESULT_SCAN_CHARS]
+        words = set(_WORD.findall(text))
+        for word in words:
+            present.setdefault(word, set()).add(src.index)
+        if src.origin == "user":
+            named = [m.group(1).rsplit(".", 1)[-1] for m in _BACKTICK.finditer(text)]
+            named += [
+                m.group(1)
+                for pattern in (_CAMEL, _SNAKE)
+                for m in pattern.finditer(text)
+                if text[m.end() : m.end() + 1] == "(" or text[m.start() - 1 : m.start()] == "."
+            ]
+        else:
+            named = _DEFINED.findall(text)
+        for name in named:
+            shaped = _CAMEL.fullmatch(name) or (_SNAKE.fullmatch(name) and "__" not in name)
+            if shaped and name not in candidates:
+                line = next((ln for ln in text.splitlines() if name in ln), name)
+                candidates[name] = (src, line)
+    ranked = sorted(
+        (n for n in candidates if len(present.get(n, ())) >= SYMBOL_MIN_MESSAGES),
+        key=lambda n: (-len(present[n]), list(candidates).index(n)),
+    )[:SYMBOLS_MAX]
+    out = []
+    for name in sorted(ranked, key=list(candidates).index):
+        newest = max(present[name])
+        src = next(s for s in sources if s.index == newest)
+        line = next((ln for ln in src.text.splitlines() if name in ln), candidates[name][1])
+        out.append(_fact(name, "symbol", name, src, line)[1])
+    return out
+
+
+def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
+    """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
+    first-seen order, each with its newest text, source index and context line."""
+    found: list[IdentifierFact] = []
+    for src in sources:
+        user = src.origin == "user"
+        text = src.text if user else src.text[:RESULT_SCAN_CHARS]
+        versions_here = user or re.search(
+            r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
+        )
+        for line in _lines(text):
+            here: list[Found] = [
+                *_tickets(src, line),
+                *_ports(src, line),
+                *_urls(src, line),
+                *_envs(src, line),
+                *(_versions(src, line) if versions_here else ()),
+                *(_commits_in_user_text(src, line) if user else ()),
+            ]
+            found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
+        if not user and _git(src.command):
+            found += [fact for _, fact in _commits_in_git_output(src)]
+    found += _symbols(sources)
+    best: dict[tuple[str, str], IdentifierFact] = {}
+    order: dict[tuple[str, str], int] = {}
+    for fact in found:
+        key = (fact.kind, fact.key)
+        order.setdefault(key, len(order))
+        if key not in best or fact.source >= best[key].source:
+            best[key] = fact
+    return tuple(best[k] for k in sorted(best, key=order.__getitem__))

@@ -1,0 +1,150 @@
+"""One path per file: the session's working directory, found in the messages, and paths
+normalised against it; and which files are scratch (backups, temporary files, helper scripts)
+rather than the session's real changes.
+
+The working directory is read, first found wins, from: Codex's ``<cwd>…</cwd>``
+environment context; SWE-agent's ``(Current directory: …)`` observation footer; a task
+prompt naming it ("… in /testbed (this is the working directory …)", mini-swe-agent); OpenHands'
+``[Current working directory: …]``; the absolute directory most shell commands start with
+``cd`` into (at least twice); and last, an absolute path that ends with a relative path
+also used (``/repo/src/a.py`` and ``src/a.py`` give ``/repo``), the most frequent such prefix.
+
+Normalised form: absolute (relative paths joined to the working directory, ``..`` and ``.``
+resolved), so that both the absolute and the relative spelling an agent used still occur in
+it literally; unchanged (apart from ``./`` and ``..``) when the working directory is unknown.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from ctxengine.model import Message, TextPart, ToolResultPart
+
+_CWD_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"<cwd>\s*(/[^<\n]*?)\s*</cwd>"),
+    re.compile(r"^\(Current directory: (/[^)\n]*)\)\s*$", re.MULTILINE),
+    re.compile(r"\b(?:in|at) (/[\w./-]+) \(this is the working directory"),
+    re.compile(r"\[Current working directory: (/[^\]\n]+)\]"),
+)
+_LEADING_CD = re.compile(r"^\s*cd\s+(/[\w./@+-]+)\s*(?:&&|;|\n)")
+
+
+def _texts(message: Message, results: bool) -> Iterable[str]:
+    if message.meta.get("synthetic") == "is_demo":
+        return
+    wanted = ToolResultPart if results else TextPart
+    for part in message.parts:
+        if isinstance(part, wanted):
+            yield part.text
+
+
+def stated_cwd(messages: Sequence[Message]) -> str:
+    """The working directory the messages state outright (the first four sources of the
+    module docstring; tool-result footers are read from tool results only, and a
+    demonstration's messages are skipped), or ``""``."""
+    for k, pattern in enumerate(_CWD_PATTERNS):
+        for message in messages:
+            for text in _texts(message, results=k in (1, 3)):
+                m = pattern.search(text)
+                if m is not None:
+                    return posixpath.normpath(m.group(1).strip())
+    return ""
+
+
+def guessed_cwd(commands: Sequence[str], paths: Sequence[str]) -> str:
+    """The working directory guessed from shell ``commands`` (an absolute ``cd`` target
+    that starts at least two of them) or, failing that, from ``paths`` (an absolute path's
+    prefix before a relative path it ends with); ``""`` when neither gives one."""
+    cds = Counter(m.group(1).rstrip("/") for c in commands if (m := _LEADING_CD.match(c)))
+    if cds:
+        target, count = cds.most_common(1)[0]
+        if count >= 2:
+            return posixpath.normpath(target)
+    absolute = [p for p in set(paths) if p.startswith("/")]
+    relative = {p.removeprefix("./") for p in paths if not p.startswith(("/", "~")) and "/" in p}
+    prefixes: Counter[str] = Counter()
+    for a in absolute:
+        for r in relative:
+            if a.endswith("/" + r):
+                prefixes[a[: -len(r) - 1] or "/"] += 1
+    return prefixes.most_common(1)[0][0] if prefixes else ""
+
+
+def normalize(path: str, cwd: str) -> str:
+    """``path`` in its one normal form (see the module docstring)."""
+    if not path or path.startswith("~"):
+        return path
+    if path.startswith("/"):
+        return posixpath.normpath(path)
+    if cwd:
+        return posixpath.normpath(posixpath.join(cwd, path))
+    return posixpath.normpath(path)
+
+
+#: Directories whose files are temporary.
+TEMP_DIRS: tuple[str, ...] = ("/tmp/", "/var/tmp/", "/private/tmp/", "/var/folders/", "/dev/shm/")
+_TEMP_PART = frozenset({"tmp", "temp", ".tmp"})
+#: Suffixes of backup copies (``a.py.bak``, ``a.py.orig``, ``a.py.backup2``, ``a.py~``).
+_BACKUP = re.compile(r"(?:\.(?:backup|bak|orig|original|old|rej|swp|save)\d*|~)$", re.IGNORECASE)
+_DIFF_FILE = re.compile(r"\.(?:patch|diff)$")
+_SCRIPT = re.compile(r"\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl)$")
+#: Names of throwaway scripts agents write at the top of a repository.
+_SCRATCH_NAME = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp|try|test)[_\-.]|^reproduce")
+
+
+def in_temp_dir(path: str, cwd: str = "") -> bool:
+    """True for a path under a temporary directory (``/tmp``, ``/var/tmp``, ``$TMPDIR`` on
+    macOS, or a ``tmp``/``temp`` directory of the project)."""
+    if path.startswith(TEMP_DIRS):
+        return True
+    rel = path[len(cwd) + 1 :] if cwd and path.startswith(cwd + "/") else path
+    return any(part in _TEMP_PART for part in rel.split("/")[:-1])
+
+
+def is_backup(path: str, known: Iterable[str] = ()) -> bool:
+    """True for a backup copy: a backup suffix (``.bak``, ``.orig``, ``.backup`` …), or
+    another known file's path plus a suffix (``a.py.fixed`` next to ``a.py``)."""
+    if _BACKUP.search(path):
+        return True
+    stem, dot, suffix = path.rpartition(".")
+    return bool(dot) and stem in set(known) and suffix.isidentifier()
+
+
+def scratch_reason(
+    path: str,
+    *,
+    cwd: str,
+    created: bool,
+    deleted: bool,
+    executed: bool,
+    diff_output: bool,
+    known: Iterable[str],
+) -> str:
+    """Why ``path`` is a scratch file rather than a real change, or ``""`` when it is not:
+
+    - ``"temporary"``: under a temporary directory;
+    - ``"backup"``: a backup copy (:func:`is_backup`);
+    - ``"created then deleted"``: the session created it and later removed it;
+    - ``"patch"``: a ``.patch``/``.diff`` file the session created, or a file that only
+      received ``git diff`` output;
+    - ``"helper script"``: a script the session created at the top of the working directory
+      (or of an unknown one) and ran, or whose source opens other files by name
+      (``executed`` is true for both), or named as throwaway scripts are (``reproduce…``,
+      ``repro_…``, ``debug_…``, ``test_…``, ``tmp_…`` …).
+    """
+    if in_temp_dir(path, cwd):
+        return "temporary"
+    if is_backup(path, known):
+        return "backup"
+    if created and deleted:
+        return "created then deleted"
+    if diff_output or (created and _DIFF_FILE.search(path)):
+        return "patch"
+    top = posixpath.dirname(path) == cwd if cwd else "/" not in path.lstrip("./")
+    named = _SCRATCH_NAME.match(posixpath.basename(path)) is not None
+    if created and (executed or named) and top and _SCRIPT.search(path):
+        return "helper script"
+    return ""

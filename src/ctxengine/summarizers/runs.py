@@ -1,0 +1,149 @@
+"""What kind of run a shell command is, judged from its text: does it run something whose
+output can show a failure, is it a search whose exit code 1 means "no match", which test
+runner and which tests it runs, and the key under which two runs count as the same command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from ctxengine.summarizers.shell import Command, commands, strip_bodies
+
+#: Programs that only read, list, search or print: their output quotes files and logs, so
+#: a traceback or an ``error:`` line in it is not a failure of the command.
+READ_ONLY = frozenset(
+    {
+        "cat", "less", "more", "head", "tail", "nl", "bat", "batcat", "view", "grep", "egrep",
+        "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "wc", "echo", "printf", "pwd",
+        "which", "type", "file", "stat", "du", "df", "diff", "cmp", "awk", "sort", "uniq",
+        "cut", "tr", "column", "jq", "yq", "xxd", "hexdump", "od", "strings", "true", "false",
+        "sleep", "date", "whoami", "env", "printenv", "open", "goto", "scroll_up",
+        "scroll_down", "search_dir", "search_file", "find_file", "submit", "sed", "realpath",
+        "dirname", "basename", "readlink", "history", "clear", "exit", "export", "source",
+        "set", "unset", "alias", "test", "[", "[[", "xargs", "tee", "mkdir", "touch", "rm",
+        "cp", "mv", "ln", "chmod", "chown",
+    }
+)  # fmt: skip
+#: git subcommands that only read.
+_GIT_READ = frozenset(
+    {"log", "show", "diff", "status", "grep", "blame", "branch", "remote", "rev-parse",
+     "ls-files", "describe", "reflog", "shortlog", "config", "tag", "stash", "fetch"}
+)  # fmt: skip
+#: Programs whose exit code 1 means "nothing found" or "different", not a failure.
+SEARCHES = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "[", "[[", "pgrep"}
+)
+#: Filters an output is piped through; they do not change which command ran.
+_FILTERS = frozenset(
+    {"head", "tail", "grep", "egrep", "fgrep", "rg", "tee", "less", "more", "cat", "wc",
+     "sort", "uniq", "cut", "sed", "awk", "tr", "column", "xargs"}
+)  # fmt: skip
+_TRAILING_NOISE = re.compile(r"\s*(?:\d?>&\d|\d?>\s*/dev/null|&>\s*/dev/null)")
+
+
+def _reads_only(cmd: Command) -> bool:
+    if cmd.name == "git":
+        sub = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
+        return sub in _GIT_READ
+    if cmd.name == "sed":
+        return not any(a.startswith("-i") or a == "--in-place" for a in cmd.argv[1:])
+    return cmd.name in READ_ONLY
+
+
+def runs(cmd: Command) -> bool:
+    """True when the program of ``cmd`` is not a reader, lister, printer or a plain file
+    operation (``cat``, ``grep``, ``ls``, ``git diff``, ``sed -n``, ``cp`` …)."""
+    return not _reads_only(cmd)
+
+
+def runs_something(command: str) -> bool:
+    """True when some program of ``command`` :func:`runs`: a run whose output can show a
+    failure. A command that only writes a heredoc to a file is not a run."""
+    return any(runs(c) for c in commands(command))
+
+
+def ends_in_search(command: str) -> bool:
+    """True when the last program of ``command`` (whose exit code the shell reports) is a
+    search or comparison (``grep``, ``rg``, ``diff``, ``test`` …)."""
+    found = commands(command)
+    return bool(found) and found[-1].name in SEARCHES
+
+
+_RUNNERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("pytest", re.compile(r"^(?:py\.test|pytest)\b|^python[\d.]* -m pytest\b")),
+    ("unittest", re.compile(r"^python[\d.]* -m unittest\b|runtests\.py\b|manage\.py test\b")),
+    ("jest", re.compile(r"^(?:jest|vitest|mocha)\b|^(?:npm|pnpm|yarn|bun) (?:run )?test\b")),
+    ("go", re.compile(r"^go test\b")),
+    ("cargo", re.compile(r"^cargo (?:test|nextest)\b")),
+)
+
+
+def _program(cmd: Command) -> str:
+    argv = list(cmd.argv)
+    if argv[:1] in (["npx"], ["uv"], ["poetry"], ["pipenv"]) and len(argv) > 1:
+        argv = argv[2:] if argv[1] == "run" else argv[1:]
+    if argv:
+        argv[0] = argv[0].rsplit("/", 1)[-1]
+    return " ".join(argv)
+
+
+def runner_of(command: str) -> str:
+    """``pytest``, ``unittest``, ``jest`` (jest, vitest, mocha, ``npm test``), ``go`` or
+    ``cargo`` for the first test run in ``command``; ``""`` when it runs no tests."""
+    for cmd in commands(command):
+        program = _program(cmd)
+        for runner, pattern in _RUNNERS:
+            if pattern.search(program):
+                return runner
+    return ""
+
+
+_TEST_PATH = re.compile(r"::|\.(?:py|js|jsx|ts|tsx|mjs|cjs)$|(?:^|/)tests?(?:/|$)")
+
+
+def named_tests(command: str) -> tuple[str, ...]:
+    """The tests a test run names after its runner (pytest ids and files, test directories,
+    jest paths), in order; empty when it names none (a whole-suite run)."""
+    for cmd in commands(command):
+        program = _program(cmd)
+        for _, pattern in _RUNNERS:
+            m = pattern.search(program)
+            if m is None:
+                continue
+            args = program[m.end() :].split()
+            out = [a.rstrip("/") for a in args if not a.startswith("-") and _TEST_PATH.search(a)]
+            return tuple(dict.fromkeys(out))
+    return ()
+
+
+#: Longest command key kept whole, in characters; a longer one keeps its head and a hash.
+KEY_MAX_CHARS = 200
+
+
+def command_key(command: str) -> str:
+    """The key under which two runs are the same command: the command without heredoc
+    bodies (its lines joined by ``;``), without leading ``cd DIR &&``, without
+    ``2>&1``/``>/dev/null`` and without the filters its output is piped through (``| head``,
+    ``| tail -5``, ``| grep x``), whitespace collapsed. A key over :data:`KEY_MAX_CHARS`
+    keeps its first 180 characters and a hash of the whole."""
+    text = " ; ".join(ln for ln in strip_bodies(command).splitlines() if ln.strip())
+    parts = re.split(r"\s*(&&|\|\||;|\|)\s*", text)
+    # parts alternate: command, separator, command …
+    chunks = [(parts[i], parts[i - 1] if i else "") for i in range(0, len(parts), 2)]
+    while len(chunks) > 1 and re.match(r"^cd\s", chunks[0][0]):
+        chunks = chunks[1:]
+        chunks[0] = (chunks[0][0], "")
+    while (
+        len(chunks) > 1
+        and chunks[-1][1] == "|"
+        and chunks[-1][0].split()[:1]
+        and (chunks[-1][0].split()[0] in _FILTERS)
+    ):
+        chunks = chunks[:-1]
+    joined = " ".join(f"{sep} {cmd}" if sep else cmd for cmd, sep in chunks)
+    key = " ".join(_TRAILING_NOISE.sub("", joined).split())
+    if len(key) <= KEY_MAX_CHARS:
+        return key
+    digest = hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
+    return f"{key[:180]} …#{digest}"

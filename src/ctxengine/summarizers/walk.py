@@ -1,0 +1,355 @@
+"""One pass over a range of tool calls and their results: what each call did to files, whether
+it failed (from the agent's flag, the exit code, or the output itself), which lines say why,
+which errors later runs fixed, and which files are scratch.
+
+A call's outcome:
+
+- *failed* when the tool flagged it (``is_error``, a non-zero exit code in the agent's
+  wording, a leading error marker: :func:`~ctxengine.summarizers.signals.result_failed`), or
+  when a shell command that runs something printed a line that alone shows a failure
+  (:func:`~ctxengine.summarizers.failures.shows_failure`: a traceback, a failed test, a
+  compiler or linker error, ``make: ***``), whatever its exit code;
+- not failed when only a search (``grep``, ``diff``, ``test`` …) ended it with exit code 1
+  ("no match") and nothing else shows a failure.
+
+A failed call's file effects do not count, except those of a shell command's programs that
+ran before its last program that runs something (``sed -i x a.py && pytest``: the edit
+happened, the tests failed). Its errors are the lines that say what failed
+(:func:`~ctxengine.summarizers.failures.choose`), never an exit-status line.
+
+An open error is fixed when a later call with the same key (:func:`command_key`, or
+``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
+reported passed, or the whole suite of its runner passing).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+
+from ctxengine.model import ErrorFact, FileFact, ToolCallPart, ToolResultPart
+from ctxengine.model.facts import FileStatus
+from ctxengine.summarizers.failures import (
+    choose,
+    detect,
+    first_line,
+    passed_tests,
+    shows_failure,
+    summary_line,
+)
+from ctxengine.summarizers.identifiers import Source
+from ctxengine.summarizers.paths import normalize, scratch_reason
+from ctxengine.summarizers.runs import (
+    command_key,
+    ends_in_search,
+    named_tests,
+    runner_of,
+    runs,
+    runs_something,
+)
+from ctxengine.summarizers.shell import (
+    CURRENT_FILE,
+    FileEffect,
+    command_effects,
+    commands,
+    looks_like_check,
+    strip_bodies,
+)
+from ctxengine.summarizers.signals import exit_code, result_failed, result_text
+from ctxengine.summarizers.tools import (
+    arguments,
+    call_effects,
+    cap_command,
+    patch_text,
+    shell_command,
+)
+from ctxengine.summarizers.writes import (
+    changed_in_output,
+    diff_redirect,
+    executions,
+    heredoc_files,
+    language_of,
+    opens_files,
+    patch_files,
+    patch_runs,
+    patched_in_output,
+    source_writes,
+)
+
+_SWE_FILE_HEADER = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
+_SWE_EDIT = re.compile(r"^\s*(?:edit\s+\d+:\d+|insert\s+\d+|append)\s*$")
+#: How OpenHands answers ``view`` on a directory (a listing, not a file read).
+_DIRECTORY_LISTING = "Here's the files and directories"
+_UNCHANGED = re.compile(r"\bleft unchanged\b|\b0 files? (?:re)?formatted\b|already formatted")
+_REFORMATTED = re.compile(r"\b[1-9]\d* files? reformatted\b|\breformatted \S")
+
+
+@dataclass
+class _File:
+    """What the walk knows about one path."""
+
+    path: str
+    first: int
+    source: int = 0
+    how: str = ""
+    read: bool = False
+    changed: bool = False
+    created: bool = False
+    deleted: bool = False
+    executed: bool = False
+    diff_output: bool = False
+
+
+@dataclass
+class Walk:
+    """Accumulator for one pass over a range of messages (see the module docstring).
+
+    Args:
+        cwd: the session's working directory (``""`` when unknown): paths are normalised
+            against it (:func:`~ctxengine.summarizers.paths.normalize`).
+        start: added to each message index to give a fact's ``source``.
+    """
+
+    cwd: str = ""
+    start: int = 0
+    done: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    errors: list[ErrorFact] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    files: dict[str, _File] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    current_file: str | None = None
+
+    # ------------------------------------------------------------------ paths and effects
+
+    def _path(self, path: str, cwd: str = "") -> str:
+        if cwd and not path.startswith(("/", "~")):
+            path = posixpath.join(cwd, path)
+        return normalize(path, self.cwd)
+
+    def _file(self, path: str, index: int) -> _File:
+        if path not in self.files:
+            self.files[path] = _File(path, index, index)
+        return self.files[path]
+
+    def _change(self, path: str, index: int, how: str, *, created: bool = False) -> None:
+        f = self._file(path, index)
+        if created or (how in ("wrote", "copied") and not f.read and not f.changed):
+            f.created = True
+        if how == "deleted":
+            f.deleted = True
+        elif f.deleted:
+            f.deleted = False
+        f.changed, f.how, f.source = True, how, index
+
+    def effect(self, effect: FileEffect, index: int, how: str = "") -> None:
+        """Apply one file effect (paths as written; joined to the working directory)."""
+        path = effect.path
+        if path == CURRENT_FILE:
+            if self.current_file is None:
+                return
+            path = self.current_file
+        else:
+            path = self._path(path)
+        other = self._path(effect.other) if effect.other is not None else None
+        action = effect.action
+        if action == "read":
+            f = self._file(path, index)
+            f.read = True
+        elif action == "moved" and other is not None:
+            was_created = self._file(path, index).created
+            self._change(path, index, "deleted")
+            self._change(other, index, how or "moved", created=was_created)
+        elif action == "copied" and other is not None:
+            self._change(other, index, how or "copied")
+        else:
+            self._change(path, index, how or action, created=action == "created")
+        if action == "read":
+            pass
+        elif other is None:
+            self.done.append(f"{action} {path}" if not how else f"{action} {path} ({how})")
+        else:
+            self.done.append(f"{action} {path} to {other}")
+        if action in ("read", "created", "edited", "wrote"):
+            self.current_file = path
+
+    # ------------------------------------------------------------------ one call
+
+    def call(self, call: ToolCallPart, result: ToolResultPart | None, index: int) -> None:
+        """Record one tool call and its result (``None``: unanswered, nothing happened)."""
+        command = shell_command(call)
+        patch = patch_text(call)
+        if command is not None and patch is None and "*** Begin Patch" not in command:
+            self.commands.append(cap_command(command))
+        if result is None:
+            return
+        text = result_text(result)
+        self.sources.append(Source(self.start + index, "result", text, command or ""))
+        if self.current_file is None and _SWE_FILE_HEADER.search(text):
+            header = _SWE_FILE_HEADER.search(text)
+            self.current_file = self._path(header.group(1)) if header else None
+        if command is not None and patch is None:
+            self._shell(call, command, result, text, index)
+        else:
+            self._tool(call, result, text, index)
+
+    def _key(self, call: ToolCallPart, command: str | None) -> str:
+        if command is not None:
+            first = command.lstrip().split("\n", 1)[0]
+            if _SWE_EDIT.match(first) and self.current_file:
+                return f"edit {self.current_file}"
+            return command_key(command)
+        paths = [
+            self.current_file or "" if e.path == CURRENT_FILE else self._path(e.path)
+            for e in call_effects(call)
+        ]
+        return f"{call.name}({' '.join(dict.fromkeys(p for p in paths if p))})"
+
+    def _fail(self, key: str, text: str, index: int, command: str) -> None:
+        found = choose(detect(text, command))
+        if not found:
+            line = summary_line(text) if command else first_line(text)
+            if line:
+                self._error(ErrorFact(line, "open", self.start + index, key))
+            return
+        for f in found:
+            self._error(
+                ErrorFact(f.text, "open", self.start + index, key, f.test, f.where, f.runner)
+            )
+
+    def _error(self, fact: ErrorFact) -> None:
+        same = (fact.command, fact.test, fact.text)
+        self.errors = [e for e in self.errors if (e.command, e.test, e.text) != same]
+        self.errors.append(fact)
+
+    def _pass(self, keys: list[str], index: int) -> None:
+        self.passed.extend(keys)
+        self.errors = [
+            replace(e, status="fixed", fixed_by=self.start + index)
+            if e.status == "open" and e.fixed_by_any(keys)
+            else e
+            for e in self.errors
+        ]
+
+    def _tool(self, call: ToolCallPart, result: ToolResultPart, text: str, index: int) -> None:
+        effects = call_effects(call)
+        key = self._key(call, None)
+        if result_failed(result):
+            self._fail(key, text, index, "")
+            return
+        if text.startswith(_DIRECTORY_LISTING):
+            effects = tuple(e for e in effects if e.action != "read")
+        if call.name == "Write" and text.startswith("File created successfully"):
+            effects = tuple(FileEffect("created", e.path) for e in effects)
+        for effect in effects:
+            self.effect(effect, index)
+        args = arguments(call) or {}
+        content = args.get("content", args.get("file_text"))
+        if isinstance(content, str):
+            for effect in effects:
+                if effect.action != "read":
+                    self.texts[self._path(effect.path)] = content
+        if any(e.action != "read" for e in effects):
+            self._pass([f"cmd:{key}"], index)
+
+    def _shell(
+        self, call: ToolCallPart, command: str, result: ToolResultPart, text: str, index: int
+    ) -> None:
+        key = self._key(call, command)
+        code = exit_code(result.text)
+        failed = result_failed(result)
+        strong = runs_something(command) and shows_failure(text, command)
+        if failed and code == 1 and ends_in_search(command) and not strong:
+            return  # a search that found nothing
+        if strong:
+            failed = True
+        parts = commands(command)
+        for run in executions(command):
+            if run.path:
+                self._file(self._path(run.path, run.cwd), index).executed = True
+        if failed:
+            self._fail(key, text, index, command)
+            last_run = max((i for i, c in enumerate(parts) if runs(c)), default=-1)
+            for c in parts[: max(last_run, 0)]:
+                for effect in command_effects(c):
+                    self.effect(effect, index)
+            return
+        for written in heredoc_files(command):
+            self.texts[self._path(written.path, written.cwd)] = written.text
+        effects = call_effects(call)
+        if text.startswith(_DIRECTORY_LISTING):
+            effects = tuple(e for e in effects if e.action != "read")
+        for effect in effects:
+            if (
+                effect.action == "formatted"
+                and _UNCHANGED.search(text)
+                and not (_REFORMATTED.search(text))
+            ):
+                continue
+            self.effect(effect, index)
+        self._indirect(command, text, index)
+        keys = [f"cmd:{key}", *(f"test:{t}" for t in passed_tests(text))]
+        runner = runner_of(command)
+        if runner:
+            targets = named_tests(command)
+            keys += [f"test:{t}" for t in targets] or [f"suite:{runner}"]
+        self._pass(keys, index)
+        if looks_like_check(command):
+            lines = strip_bodies(command).splitlines() or [""]
+            first = lines[0] + (" …" if len(lines) > 1 else "")
+            self.done.append(f"ran `{cap_command(first)}` (succeeded)")
+
+    def _indirect(self, command: str, text: str, index: int) -> None:
+        """Writes by scripts the command ran, patches it applied, and changes its ``git
+        diff``/``git status`` output shows."""
+        for run in executions(command):
+            source = run.code
+            how = f"inline {run.language}"
+            if run.path:
+                script = self._path(run.path, run.cwd)
+                source = self.texts.get(script, "")
+                how = f"script {posixpath.basename(script)}"
+            for effect in source_writes(source, run.language):
+                self.effect(FileEffect(effect.action, self._path(effect.path, run.cwd)), index, how)
+        for p in patch_runs(command):
+            listed = patched_in_output(text)
+            body = p.text or (self.texts.get(self._path(p.patch, p.cwd), "") if p.patch else "")
+            names = listed or p.targets or patch_files(body, p.strip)
+            for name in names:
+                self.effect(FileEffect("edited", self._path(name, p.cwd)), index, "patched")
+        found = commands(command)
+        where = found[-1].cwd if found else ""
+        for name in changed_in_output(command, text):
+            path = self._path(name, where)
+            f = self._file(path, index)
+            if not f.changed:
+                f.changed, f.how, f.source = True, "diff", index
+        for target in diff_redirect(command):
+            self._file(self._path(target, where), index).diff_output = True
+
+    # ------------------------------------------------------------------ results
+
+    def file_facts(self) -> tuple[FileFact, ...]:
+        """One fact per path, in first-seen order: modified, scratch or read."""
+        known = set(self.files)
+        out: list[FileFact] = []
+        for f in sorted(self.files.values(), key=lambda f: f.first):
+            if f.changed:
+                language = language_of(f.path)
+                tool = bool(language) and opens_files(self.texts.get(f.path, ""), language)
+                reason = scratch_reason(
+                    f.path,
+                    cwd=self.cwd,
+                    created=f.created,
+                    deleted=f.deleted,
+                    executed=f.executed or tool,
+                    diff_output=f.diff_output,
+                    known=known - {f.path},
+                )
+                status: FileStatus = "scratch" if reason else "modified"
+                out.append(FileFact(f.path, status, self.start + f.source, f.how, f.created))
+            elif f.read:
+                out.append(FileFact(f.path, "read", self.start + f.first, "read"))
+        return tuple(out)

@@ -1,0 +1,104 @@
+"""Identifiers kept exactly, deduplicated, newest meaning winning; no encoded-data noise."""
+
+from __future__ import annotations
+
+from ctxengine.model import IdentifierFact
+from ctxengine.summarizers.identifiers import Source, identifiers
+
+
+def _facts(*sources: Source) -> list[tuple[str, str, str, int]]:
+    return [(f.kind, f.text, f.key, f.source) for f in identifiers(sources)]
+
+
+def test_each_kind_from_a_user_message() -> None:
+    text = (
+        "Fix PAY-1423 (see issue #88). The bug came with commit 7f3a9c2e in git.\n"
+        "The API listens on localhost:8080 and Postgres on port 5432.\n"
+        "Docs: https://example.com/api/v2?x=1.\n"
+        "Read $DATABASE_URL and export SENTRY_DSN=… before starting; $HOME is fine.\n"
+        "We target Python 3.11 and release v2.4.0."
+    )
+    assert _facts(Source(3, "user", text)) == [
+        ("ticket", "PAY-1423", "PAY-1423", 3),
+        ("ticket", "#88", "#88", 3),
+        ("commit", "7f3a9c2e", "7f3a9c2", 3),
+        ("port", "localhost:8080", "8080", 3),
+        ("port", "port 5432", "5432", 3),
+        ("url", "https://example.com/api/v2?x=1", "https://example.com/api/v2?x=1", 3),
+        ("env", "DATABASE_URL", "DATABASE_URL", 3),
+        ("env", "SENTRY_DSN", "SENTRY_DSN", 3),
+        ("version", "Python 3.11", "python", 3),
+        ("version", "v2.4.0", "v2.4.0", 3),
+    ]
+
+
+def test_the_newest_meaning_wins_and_first_seen_order_stays() -> None:
+    facts = identifiers(
+        (
+            Source(1, "user", "Always target Python 3.8 on port 8000."),
+            Source(9, "user", "From now on target Python 3.11; the server moved to PORT=8000."),
+        )
+    )
+    assert facts == (
+        IdentifierFact(
+            "Python 3.11",
+            "version",
+            "python",
+            9,
+            "From now on target Python 3.11; the server moved to PORT=8000.",
+        ),
+        IdentifierFact(
+            "PORT=8000",
+            "port",
+            "8000",
+            9,
+            "From now on target Python 3.11; the server moved to PORT=8000.",
+        ),
+    )
+
+
+def test_tool_results_give_only_reliable_kinds() -> None:
+    commit = "[main 225c5a1] cli: add rules subcommand (PAY-7)\n 2 files changed"
+    log = "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: x\n\ncommit " + "f" * 40
+    server = "Listening on http://127.0.0.1:4000/ (pid 42)\nversion 1.2.3 of numpy"
+    code = 'token = os.environ["API_TOKEN"]\necho "$LOCAL_VAR" PAY-9 #12 fixes #13'
+    assert _facts(
+        Source(2, "result", commit, "git commit -m 'x'"),
+        Source(4, "result", log, "git log -2"),
+        Source(6, "result", server, "python -m app"),
+        Source(8, "result", code, "cat app.py"),
+    ) == [
+        ("ticket", "PAY-7", "PAY-7", 2),
+        ("commit", "225c5a1", "225c5a1", 2),
+        ("commit", "0123456789abcdef0123456789abcdef01234567", "0123456", 4),
+        ("url", "http://127.0.0.1:4000/", "http://127.0.0.1:4000/", 6),
+        ("port", "127.0.0.1:4000", "4000", 6),
+        ("env", "API_TOKEN", "API_TOKEN", 8),
+    ]
+
+
+def test_encoded_data_hex_dumps_and_request_ids_give_nothing() -> None:
+    noise = (
+        "data: aGVsbG8gd29ybGQgdGhpcyBpcyBhIHZlcnkgbG9uZyBiYXNlNjQgc3RyaW5nIGNvbW1pdA== commit\n"
+        "00000000 deadbeef 0badf00d 12345678 commit abcdef12\n"
+        "request_id=req_011CY4RR8t5DiSNcujeLfT74 commit 1a2b3c4d on localhost:9000\n"
+        "index 89e2dceeaf..9670e21363 100644\n"
+        "an ISO-8601 date, UTF-8 text and GPT-4 are not tickets\n"
+        "the file main.ts:100 is not a port\n"
+    )
+    assert _facts(Source(0, "user", noise)) == []
+
+
+def test_recurring_names_a_user_writes_as_code_or_a_result_defines() -> None:
+    user_text = "`parse_config` breaks when AppSettings.load_env( is called; AcmeCorp said so."
+    defined = "def parse_config(path):\n    return AppSettings()\nclass AppSettings:\n"
+    facts = _facts(
+        Source(0, "user", user_text),
+        Source(1, "result", defined, "cat cfg.py"),
+        Source(3, "result", "parse_config AppSettings load_env AcmeCorp", "grep -rn x ."),
+        Source(5, "result", "AppSettings", "grep -rn y ."),
+    )
+    assert facts == [
+        ("symbol", "parse_config", "parse_config", 3),
+        ("symbol", "AppSettings", "AppSettings", 5),
+    ]
