@@ -8,6 +8,7 @@ Layout (each module one responsibility):
   guard.
 * :mod:`.log`: :class:`~.log.SessionLog`, the log persisted to its store and projected.
 * :mod:`.runner`: :class:`~.runner.Runner`, the executor of a compaction plan.
+* :mod:`.compactor`: :class:`~.compactor.Compactor`, prune, plan, hooks, execute, events.
 * :mod:`.calls`: rendering, sending and overflow detection of a model call.
 * :mod:`.session`: :class:`Session`, the parts composed.
 

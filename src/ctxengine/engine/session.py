@@ -10,6 +10,7 @@ A session is composed of parts, each with one responsibility:
   requirement`, :func:`~ctxengine.ladder.prune.plan_prune`,
   :func:`~ctxengine.ladder.compaction.plan_compaction`) turning history facts into one
   :class:`~ctxengine.ladder.plan.CompactionPlan`;
+* :class:`~.compactor.Compactor`: prune, plan, the hooks, execute, append, events;
 * :class:`~.runner.Runner`: the executor (summarizer, breaker, the fallback rule,
   acceptance);
 * :mod:`.calls`: rendering, sending and overflow detection of a model call.
@@ -31,8 +32,6 @@ from typing import Any
 
 from ctxengine.errors import (
     Cancelled,
-    CompactionError,
-    CompactionLoopError,
     CompactionVetoed,
     ConfigError,
     ContextOverflow,
@@ -40,9 +39,7 @@ from ctxengine.errors import (
     ProviderError,
     SummaryRejected,
 )
-from ctxengine.ladder.compaction import conversation_of, plan_compaction
 from ctxengine.ladder.plan import CompactionPlan, Reason, Requirement
-from ctxengine.ladder.prune import PrunePlan, plan_prune
 from ctxengine.ladder.recover import (
     FallbackMode,
     OverflowLatch,
@@ -52,21 +49,21 @@ from ctxengine.ladder.recover import (
     recovery_target,
 )
 from ctxengine.ladder.trigger import requirement
-from ctxengine.model import Entry, Message, PruneRecord, Usage
+from ctxengine.model import Entry, Message, Usage
 from ctxengine.model.entries import Body
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S
-from ctxengine.projection import continuation_message
 from ctxengine.projection.context import Context
 from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS, Completion, Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.stores.base import Store
-from ctxengine.summarizers.base import LiveRequest, Summarizer
+from ctxengine.summarizers.base import Summarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 
 from . import calls
+from .compactor import Compactor
 from .events import (
     AfterCompact,
     BeforeCompact,
@@ -75,7 +72,7 @@ from .events import (
 )
 from .log import SessionLog
 from .runner import Runner
-from .view import EpochKey, TailGuard, epoch_key, fixed_tokens
+from .view import TailGuard, epoch_key, fixed_tokens
 
 
 class Session:
@@ -148,20 +145,41 @@ class Session:
         self.runner = Runner(
             chosen, extractive, SummarizerBreaker(policy.max_consecutive_failures), fallback
         )
-        self.before_compact = before_compact
-        self.after_compact = after_compact
-        #: tokens of the continuation-state message around its summary (prefix, tags)
-        self._continuation_overhead = self.log.estimator.message(continuation_message(""))
-        self.events: list[LadderEvent] = []
-        self.failures = 0
+        self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
         self._overflow = OverflowLatch()
-        #: the latest request sent (epoch, messages it holds, request), set by complete()
-        self._live: tuple[EpochKey, int, LiveRequest] | None = None
         self._tail = TailGuard()
         self._last_ladder_at = -1
         self.log.open(entries)
 
     # ------------------------------------------------------------------ the parts' state
+
+    @property
+    def events(self) -> list[LadderEvent]:
+        """Every ladder step taken or tried, in order."""
+        return self.compactor.events
+
+    @property
+    def failures(self) -> int:
+        """Compactions in a row that left the context over the trigger."""
+        return self.compactor.failures
+
+    @property
+    def before_compact(self) -> BeforeCompact | None:
+        """The hook that sees every plan before it runs."""
+        return self.compactor.before_compact
+
+    @before_compact.setter
+    def before_compact(self, hook: BeforeCompact | None) -> None:
+        self.compactor.before_compact = hook
+
+    @property
+    def after_compact(self) -> AfterCompact | None:
+        """The hook that sees every stored compaction."""
+        return self.compactor.after_compact
+
+    @after_compact.setter
+    def after_compact(self, hook: AfterCompact | None) -> None:
+        self.compactor.after_compact = hook
 
     @property
     def policy(self) -> Policy:
@@ -320,7 +338,7 @@ class Session:
                         ctx, req = self._threshold(out)
                     if req is not None:
                         try:
-                            ctx = self._run_ladder(ctx, req, out)
+                            ctx = self.compactor.run_ladder(ctx, req, out)
                         finally:
                             # The ladder's own prune/compaction entries are not new history:
                             # the next run waits for an entry appended after them.
@@ -391,12 +409,12 @@ class Session:
             )
             if req is None:
                 return None
-            prune = self._plan_prune(ctx) if reason == "threshold" else None
+            prune = self.compactor.plan_prune(ctx) if reason == "threshold" else None
             if prune is None:
-                return self._make_plan(ctx, tokens, req, focus, self.budget, None)
+                return self.compactor.make_plan(ctx, tokens, req, focus, self.budget, None)
             ctx = self.log.project(pruned=prune.call_ids)
             tokens = self.log.context_tokens(ctx)
-            plan = self._make_plan(ctx, tokens, req, focus, self.budget, prune)
+            plan = self.compactor.make_plan(ctx, tokens, req, focus, self.budget, prune)
             # A prune that brings the context under the trigger is the whole plan.
             return replace(plan, attempts=()) if tokens < self.budget.trigger else plan
 
@@ -421,184 +439,8 @@ class Session:
             )
             if req is None:
                 raise NothingToCompact("the context is under the trigger")
-            plan = self._make_plan(ctx, tokens, req, focus, self.budget, None)
-            return self._execute(plan, ctx)
-
-    def _plan_prune(self, ctx: Context) -> PrunePlan | None:
-        if not self.policy.prune_enabled:
-            return None
-        return plan_prune(
-            ctx.messages,
-            self.estimator,
-            protect_tokens=self.budget.prune_protect,
-            minimum_tokens=self.budget.prune_minimum,
-            protect_turns=self.policy.prune_protect_turns,
-            exempt_tools=self.policy.prune_exempt_tools,
-            already_pruned=self.log.history.pruned_ids,
-        )
-
-    def _make_plan(
-        self,
-        ctx: Context,
-        tokens: int,
-        req: Requirement,
-        focus: str | None,
-        budget: Budget,
-        prune: PrunePlan | None,
-    ) -> CompactionPlan:
-        """The plan of a compaction of ``ctx`` (``tokens`` by the usage anchor) to
-        ``budget``. The schedule starts from ``budget``'s truncate cap, never from a cap an
-        earlier compaction squeezed: caps relax when room comes back."""
-        h = self.log.history
-        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
-        cap = (
-            budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
-        )
-        return plan_compaction(
-            conversation,
-            self.estimator,
-            requirement=req,
-            budget=budget,
-            policy=self.policy,
-            tokens_before=ctx.tokens,
-            continuation_overhead=self._continuation_overhead,
-            goal_tokens=h.goal_tokens,
-            cap=cap,
-            focus=focus,
-            prune=prune,
-        )
-
-    def _run_ladder(self, ctx: Context, req: Requirement, output: int) -> Context:
-        """Prune, then compact unless pruning brought ``ctx`` under the trigger. A failed
-        compaction is counted and the context returned as it is. ``output``: the coming
-        call's output budget (the context must fit beside it)."""
-        tokens = req.tokens
-        prune = self._plan_prune(ctx)
-        if prune is not None:
-            entry = self.log.append(
-                PruneRecord(prune.call_ids, prune.tokens_saved, self.policy.name)
-            )
-            ctx = self.log.project()
-            tokens = self.log.context_tokens(ctx)
-            detail = f"{len(prune.call_ids)} tool results"
-            self._event("prune", entry.id, req.tokens, tokens, detail)
-            if tokens < self.budget.trigger:
-                self.failures = 0
-                return ctx
-            hard = tokens + output > self.budget.window
-            req = Requirement("hard" if hard else "soft", req.reason, req.detail, tokens)
-        try:
-            plan = self._make_plan(ctx, tokens, req, None, self.budget, prune)
-            return self._execute(plan, ctx).context
-        except CompactionVetoed:
-            return ctx
-        except (CompactionLoopError, Cancelled):
-            raise
-        except (CompactionError, ProviderError) as exc:
-            self._fail(tokens, str(exc))
-            return ctx
-        except Exception as exc:
-            # An unexpected summarizer error propagates, but still counts towards the
-            # breaker: a caller that retries must not loop past it.
-            try:
-                self._fail(tokens, f"{type(exc).__name__}: {exc}")
-            except CompactionLoopError as loop:
-                raise loop from exc
-            raise
-
-    def _execute(self, plan: CompactionPlan, ctx: Context) -> CompactionOutcome:
-        """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
-        compaction and report it.
-
-        Raises:
-            CompactionVetoed: the ``before_compact`` hook vetoed it.
-            NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
-            CompactionLoopError: the context is still over the trigger, too many times in a
-                row.
-        """
-        supplied: str | None = None
-        if self.before_compact is not None:
-            decision = self.before_compact(plan)
-            if decision is not None:
-                if decision.veto is not None:
-                    self._event(
-                        "veto",
-                        None,
-                        plan.tokens_before,
-                        plan.tokens_before,
-                        decision.veto,
-                        plan=plan,
-                    )
-                    raise CompactionVetoed(decision.veto)
-                if decision.focus is not None:
-                    plan = _with_focus(plan, decision.focus)
-                supplied = decision.summary
-        h = self.log.history
-        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
-        live = self._live
-        executed = self.runner.execute(
-            plan,
-            conversation,
-            h,
-            self.estimator,
-            measure=self.log.measure,
-            live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
-            continuation_overhead=self._continuation_overhead,
-            summary=supplied,
-            on_fallback=lambda detail: self._event(
-                "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
-            ),
-        )
-        entry = self.log.append(executed.record, entry_id=executed.entry_id)
-        final = self.log.project()
-        detail = f"first kept {executed.record.first_kept_id}"
-        self._event(
-            "compaction", entry.id, plan.tokens_before, final.tokens, detail, executed.notes, plan
-        )
-        if final.tokens >= self.budget.trigger:
-            self._fail(final.tokens, f"context still {final.tokens} tokens after compaction")
-        else:
-            self.failures = 0
-        outcome = CompactionOutcome(
-            entry,
-            final,
-            plan.tokens_before,
-            final.tokens,
-            plan,
-            executed.attempt,
-            executed.summarizer,
-            executed.notes,
-            executed.fallback,
-        )
-        if self.after_compact is not None:
-            self.after_compact(outcome)
-        return outcome
-
-    def _event(
-        self,
-        step: str,
-        entry_id: str | None,
-        before: int,
-        after: int,
-        detail: str,
-        notes: tuple[str, ...] = (),
-        plan: CompactionPlan | None = None,
-    ) -> None:
-        """Report a step, stamped with the current number of entries."""
-        self.events.append(
-            LadderEvent(step, entry_id, before, after, detail, len(self.log.history), notes, plan)
-        )
-
-    def _fail(self, tokens: int, detail: str) -> None:
-        """Count a failed compaction (context ``tokens``) and report it.
-
-        Raises:
-            CompactionLoopError: ``policy.max_consecutive_failures`` failures in a row.
-        """
-        self.failures += 1
-        self._event("failure", None, tokens, tokens, detail)
-        if self.failures >= self.policy.max_consecutive_failures:
-            raise CompactionLoopError(self.failures, tokens, self.budget.trigger)
+            plan = self.compactor.make_plan(ctx, tokens, req, focus, self.budget, None)
+            return self.compactor.execute(plan, ctx)
 
     def abort(self) -> None:
         """Cancel the summary call in flight, from any thread: its stream is closed, the
@@ -659,7 +501,11 @@ class Session:
             )
             with self._lock:
                 if live is not None:
-                    self._live = (epoch_key(ctx, self.log.history), len(ctx.messages), live)
+                    self.compactor.live = (
+                        epoch_key(ctx, self.log.history),
+                        len(ctx.messages),
+                        live,
+                    )
             self.record(reply.to_message())
             return reply
         finally:
@@ -734,8 +580,8 @@ class Session:
             )
             assert req is not None
             try:
-                plan = self._make_plan(ctx, tokens, req, None, budget, None)
-                outcome = self._execute(plan, ctx)
+                plan = self.compactor.make_plan(ctx, tokens, req, None, budget, None)
+                outcome = self.compactor.execute(plan, ctx)
             except Cancelled:
                 raise
             except (NothingToCompact, SummaryRejected, ProviderError, CompactionVetoed) as exc:
@@ -762,10 +608,6 @@ def _just_compacted(log: SessionLog) -> bool:
     """The newest entry is a compaction record."""
     h = log.history
     return h.compaction is not None and h.compaction == len(h) - 1
-
-
-def _with_focus(plan: CompactionPlan, focus: str) -> CompactionPlan:
-    return replace(plan, focus=focus)
 
 
 def _policy_summarizer(

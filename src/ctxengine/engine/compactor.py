@@ -1,0 +1,262 @@
+"""``Compactor``: the part of a :class:`~ctxengine.engine.Session` that plans and runs its
+compactions: prune, plan (the pure functions of :mod:`ctxengine.ladder`), the
+``before_compact`` / ``after_compact`` hooks, the executor (:class:`~.runner.Runner`), the
+append, the events and the count of failures in a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ctxengine.errors import (
+    Cancelled,
+    CompactionError,
+    CompactionLoopError,
+    CompactionVetoed,
+    ProviderError,
+)
+from ctxengine.ladder.compaction import conversation_of, plan_compaction
+from ctxengine.ladder.plan import CompactionPlan, Requirement
+from ctxengine.ladder.prune import PrunePlan, plan_prune
+from ctxengine.model import PruneRecord
+from ctxengine.policy import Budget, Policy
+from ctxengine.projection import continuation_message
+from ctxengine.projection.context import Context
+from ctxengine.summarizers.base import LiveRequest
+from ctxengine.tokens.base import Estimator
+
+from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
+from .log import SessionLog
+from .runner import Runner
+from .view import EpochKey, epoch_key
+
+
+class Compactor:
+    """Plans and runs the compactions of ``log``.
+
+    Args:
+        log: the session log (history, store, projection).
+        runner: the executor of plans.
+        before_compact / after_compact: the hooks (see :class:`~ctxengine.engine.Session`).
+
+    Attributes:
+        events: every ladder step taken or tried, in order.
+        failures: compactions in a row that left the context over the trigger.
+        live: the latest request sent (epoch, messages it holds, request), or ``None``; a
+            model summarizer may extend it (cache reuse).
+        continuation_overhead: tokens of the continuation-state message around its summary.
+    """
+
+    def __init__(
+        self,
+        log: SessionLog,
+        runner: Runner,
+        before_compact: BeforeCompact | None = None,
+        after_compact: AfterCompact | None = None,
+    ) -> None:
+        self.log = log
+        self.runner = runner
+        self.before_compact = before_compact
+        self.after_compact = after_compact
+        self.events: list[LadderEvent] = []
+        self.failures = 0
+        self.live: tuple[EpochKey, int, LiveRequest] | None = None
+        self.continuation_overhead = log.estimator.message(continuation_message(""))
+
+    @property
+    def policy(self) -> Policy:
+        """The log's policy."""
+        return self.log.policy
+
+    @property
+    def budget(self) -> Budget:
+        """The log's resolved budget."""
+        return self.log.budget
+
+    @property
+    def estimator(self) -> Estimator:
+        """The log's estimator."""
+        return self.log.estimator
+
+    @property
+    def tools(self) -> tuple[Mapping[str, Any], ...]:
+        """The log's tool schemas."""
+        return self.log.tools
+
+    def plan_prune(self, ctx: Context) -> PrunePlan | None:
+        if not self.policy.prune_enabled:
+            return None
+        return plan_prune(
+            ctx.messages,
+            self.estimator,
+            protect_tokens=self.budget.prune_protect,
+            minimum_tokens=self.budget.prune_minimum,
+            protect_turns=self.policy.prune_protect_turns,
+            exempt_tools=self.policy.prune_exempt_tools,
+            already_pruned=self.log.history.pruned_ids,
+        )
+
+    def make_plan(
+        self,
+        ctx: Context,
+        tokens: int,
+        req: Requirement,
+        focus: str | None,
+        budget: Budget,
+        prune: PrunePlan | None,
+    ) -> CompactionPlan:
+        """The plan of a compaction of ``ctx`` (``tokens`` by the usage anchor) to
+        ``budget``. The schedule starts from ``budget``'s truncate cap, never from a cap an
+        earlier compaction squeezed: caps relax when room comes back."""
+        h = self.log.history
+        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
+        cap = (
+            budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
+        )
+        return plan_compaction(
+            conversation,
+            self.estimator,
+            requirement=req,
+            budget=budget,
+            policy=self.policy,
+            tokens_before=ctx.tokens,
+            continuation_overhead=self.continuation_overhead,
+            goal_tokens=h.goal_tokens,
+            cap=cap,
+            focus=focus,
+            prune=prune,
+        )
+
+    def run_ladder(self, ctx: Context, req: Requirement, output: int) -> Context:
+        """Prune, then compact unless pruning brought ``ctx`` under the trigger. A failed
+        compaction is counted and the context returned as it is. ``output``: the coming
+        call's output budget (the context must fit beside it)."""
+        tokens = req.tokens
+        prune = self.plan_prune(ctx)
+        if prune is not None:
+            entry = self.log.append(
+                PruneRecord(prune.call_ids, prune.tokens_saved, self.policy.name)
+            )
+            ctx = self.log.project()
+            tokens = self.log.context_tokens(ctx)
+            detail = f"{len(prune.call_ids)} tool results"
+            self.event("prune", entry.id, req.tokens, tokens, detail)
+            if tokens < self.budget.trigger:
+                self.failures = 0
+                return ctx
+            hard = tokens + output > self.budget.window
+            req = Requirement("hard" if hard else "soft", req.reason, req.detail, tokens)
+        try:
+            plan = self.make_plan(ctx, tokens, req, None, self.budget, prune)
+            return self.execute(plan, ctx).context
+        except CompactionVetoed:
+            return ctx
+        except (CompactionLoopError, Cancelled):
+            raise
+        except (CompactionError, ProviderError) as exc:
+            self.fail(tokens, str(exc))
+            return ctx
+        except Exception as exc:
+            # An unexpected summarizer error propagates, but still counts towards the
+            # breaker: a caller that retries must not loop past it.
+            try:
+                self.fail(tokens, f"{type(exc).__name__}: {exc}")
+            except CompactionLoopError as loop:
+                raise loop from exc
+            raise
+
+    def execute(self, plan: CompactionPlan, ctx: Context) -> CompactionOutcome:
+        """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
+        compaction and report it.
+
+        Raises:
+            CompactionVetoed: the ``before_compact`` hook vetoed it.
+            NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
+            CompactionLoopError: the context is still over the trigger, too many times in a
+                row.
+        """
+        supplied: str | None = None
+        if self.before_compact is not None:
+            decision = self.before_compact(plan)
+            if decision is not None:
+                if decision.veto is not None:
+                    self.event(
+                        "veto",
+                        None,
+                        plan.tokens_before,
+                        plan.tokens_before,
+                        decision.veto,
+                        plan=plan,
+                    )
+                    raise CompactionVetoed(decision.veto)
+                if decision.focus is not None:
+                    plan = replace(plan, focus=decision.focus)
+                supplied = decision.summary
+        h = self.log.history
+        conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
+        live = self.live
+        executed = self.runner.execute(
+            plan,
+            conversation,
+            h,
+            self.estimator,
+            measure=self.log.measure,
+            live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
+            continuation_overhead=self.continuation_overhead,
+            summary=supplied,
+            on_fallback=lambda detail: self.event(
+                "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
+            ),
+        )
+        entry = self.log.append(executed.record, entry_id=executed.entry_id)
+        final = self.log.project()
+        detail = f"first kept {executed.record.first_kept_id}"
+        self.event(
+            "compaction", entry.id, plan.tokens_before, final.tokens, detail, executed.notes, plan
+        )
+        if final.tokens >= self.budget.trigger:
+            self.fail(final.tokens, f"context still {final.tokens} tokens after compaction")
+        else:
+            self.failures = 0
+        outcome = CompactionOutcome(
+            entry,
+            final,
+            plan.tokens_before,
+            final.tokens,
+            plan,
+            executed.attempt,
+            executed.summarizer,
+            executed.notes,
+            executed.fallback,
+        )
+        if self.after_compact is not None:
+            self.after_compact(outcome)
+        return outcome
+
+    def event(
+        self,
+        step: str,
+        entry_id: str | None,
+        before: int,
+        after: int,
+        detail: str,
+        notes: tuple[str, ...] = (),
+        plan: CompactionPlan | None = None,
+    ) -> None:
+        """Report a step, stamped with the current number of entries."""
+        self.events.append(
+            LadderEvent(step, entry_id, before, after, detail, len(self.log.history), notes, plan)
+        )
+
+    def fail(self, tokens: int, detail: str) -> None:
+        """Count a failed compaction (context ``tokens``) and report it.
+
+        Raises:
+            CompactionLoopError: ``policy.max_consecutive_failures`` failures in a row.
+        """
+        self.failures += 1
+        self.event("failure", None, tokens, tokens, detail)
+        if self.failures >= self.policy.max_consecutive_failures:
+            raise CompactionLoopError(self.failures, tokens, self.budget.trigger)
