@@ -1,0 +1,192 @@
+"""The dominant language of a conversation, from the text its user wrote.
+
+Deterministic and cheap, no model and no dictionary beyond a few stop words:
+
+1. Code is set aside first: fenced blocks, inline code spans, URLs, and every
+   whitespace-separated token holding a digit or one of ``/ \\ _ . = ( ) [ ] { } < > : @ # $``
+   inside it (paths, identifiers, commands), so a Chinese request about ``src/parser.py``
+   is not counted as English.
+2. Script: Hangul syllables → Korean; kana → Japanese when they are at least
+   :data:`KANA_SHARE` of the kana and Han characters, else Han → Chinese; Cyrillic words →
+   Russian. Two CJK characters count as one word.
+3. Latin words: English unless the stop words of Spanish, French, German or Portuguese
+   (:data:`STOP_WORDS`) outnumber the English ones, with at least :data:`MIN_STOP_WORDS` hits.
+4. Each text votes for its language with weight ``min(words, VOTE_CAP)``; a text of fewer
+   than :data:`MIN_WORDS` word does not vote (only code, or one CJK character). The language
+   with the most weight wins; ties and no votes give English.
+
+Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal, TypeAlias
+
+Language: TypeAlias = Literal["en", "zh", "ja", "ko", "es", "fr", "de", "pt", "ru"]
+#: Every language :func:`detect_language` can return, English first.
+LANGUAGES: tuple[Language, ...] = ("en", "zh", "ja", "ko", "es", "fr", "de", "pt", "ru")
+#: Names used when asking a model to write in a language (English name, then the native one).
+LANGUAGE_NAMES: dict[Language, str] = {
+    "en": "English",
+    "zh": "Chinese (中文)",
+    "ja": "Japanese (日本語)",
+    "ko": "Korean (한국어)",
+    "es": "Spanish (español)",
+    "fr": "French (français)",
+    "de": "German (Deutsch)",
+    "pt": "Portuguese (português)",
+    "ru": "Russian (русский)",
+}
+#: Smallest share of kana among kana + Han characters that makes CJK text Japanese (Japanese
+#: prose runs at 40-70 % kana; Chinese has none).
+KANA_SHARE = 0.15
+#: Fewest stop-word hits that make Latin-script text other than English.
+MIN_STOP_WORDS = 2
+#: Fewest words a text needs to vote (two CJK characters make one: ``继续`` votes).
+MIN_WORDS = 1
+#: Largest vote of one text, in words: about one sentence, so that the language the user
+#: writes most messages in wins and one long paste does not outvote the conversation.
+VOTE_CAP = 12
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Frequent words that tell the Latin-script languages apart (each listed in one language
+#: only: ``de``, ``que``, ``la`` are shared and left out).
+STOP_WORDS: dict[Language, frozenset[str]] = {
+    "en": _words(
+        "the and is are to of it this that for with you not please be can should we i "
+        "what how why my me do does don't it's there"
+    ),
+    "es": _words(
+        "el los las y del por pero es una muy hay cuando porque ahora usa usar quiero "
+        "necesito eso esto hacer gracias favor puedes estás también sí lo más qué cómo "
+        "nuestro archivo"
+    ),
+    "fr": _words(
+        "le les des est et une du pas pour dans avec je vous nous ce cette qui sur mais "
+        "ne fichier merci faire aussi très où il elle sont peux veux c'est n'est"
+    ),
+    "de": _words(
+        "der die und ist nicht ein eine mit für auf den dem ich wir bitte auch aber oder "
+        "wenn noch nur datei zu von sie soll kann"
+    ),
+    "pt": _words(
+        "os não nao uma um da dos das é você voce mas isso também tambem agora quero "
+        "preciso arquivo obrigado fazer com em ao são pode"
+    ),
+}
+
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_URL = re.compile(r"\b(?:https?|ftp|file)://\S+", re.IGNORECASE)
+_CODE_CHARS = re.compile(r"[\d/\\_.=()\[\]{}<>:@#$]")
+_EDGE = "\"'“”‘’«»„¡¿!?.,;:()[]{}…—–-*"
+_LATIN_WORD = re.compile(r"^[A-Za-z\u00C0-\u024F']+$")
+_APOSTROPHE = str.maketrans({"’": "'"})
+_CYRILLIC_WORD = re.compile(r"^[\u0400-\u04FF\-]+$")
+_HAN = re.compile(r"[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF]")
+_KANA = re.compile(r"[\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]")
+_HANGUL = re.compile(r"[\uAC00-\uD7AF\u1100-\u11FF\u3130-\u318F]")
+_CJK_RUN = re.compile(
+    r"[\u1100-\u11FF\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF"
+    r"\u4E00-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF66-\uFF9F]"
+)
+
+
+def prose(text: str) -> str:
+    """``text`` with code set aside (step 1 of the module docstring): fenced blocks, inline
+    code, URLs and code-like tokens removed; CJK characters are kept wherever they are."""
+    text = _URL.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text)))
+    kept: list[str] = []
+    for token in text.split():
+        if _CJK_RUN.search(token):
+            kept.append(token)
+            continue
+        word = token.strip(_EDGE)
+        if word and not _CODE_CHARS.search(word):
+            kept.append(word)
+    return " ".join(kept)
+
+
+def word_counts(text: str) -> dict[Language, float]:
+    """Words of ``text`` per language (steps 1-3 of the module docstring): CJK characters
+    count half a word each, Cyrillic words go to Russian, Latin words to one Latin-script
+    language."""
+    clean = prose(text)
+    counts: dict[Language, float] = {}
+    han = len(_HAN.findall(clean))
+    kana = len(_KANA.findall(clean))
+    hangul = len(_HANGUL.findall(clean))
+    if hangul:
+        counts["ko"] = hangul / 2
+    if kana and kana >= KANA_SHARE * (kana + han):
+        counts["ja"] = (kana + han) / 2
+    elif han:
+        counts["zh"] = han / 2
+    latin: list[str] = []
+    cyrillic = 0
+    for token in clean.split():
+        if _CJK_RUN.search(token):
+            continue
+        word = token.strip(_EDGE).lower().translate(_APOSTROPHE)
+        if _LATIN_WORD.match(word):
+            latin.append(word)
+        elif _CYRILLIC_WORD.match(word):
+            cyrillic += 1
+    if cyrillic:
+        counts["ru"] = float(cyrillic)
+    if latin:
+        counts[_latin_language(latin)] = float(len(latin))
+    return counts
+
+
+def _latin_language(words: list[str]) -> Language:
+    hits = {lang: sum(w in stops for w in words) for lang, stops in STOP_WORDS.items()}
+    latin: tuple[Language, ...] = ("es", "fr", "de", "pt")
+    best = max(latin, key=lambda lang: (hits[lang], -LANGUAGES.index(lang)))
+    if hits[best] >= MIN_STOP_WORDS and hits[best] > hits["en"]:
+        return best
+    return "en"
+
+
+def text_language(text: str) -> tuple[Language, float] | None:
+    """The language of one text and its word count, or ``None`` when it has fewer than
+    :data:`MIN_WORDS` words. Ties go to the language listed first in :data:`LANGUAGES`."""
+    counts = word_counts(text)
+    total = sum(counts.values())
+    if total < MIN_WORDS:
+        return None
+    lang = max(counts, key=lambda k: (counts[k], -LANGUAGES.index(k)))
+    return lang, total
+
+
+def detect_language(texts: Iterable[str]) -> Language:
+    """The dominant language of ``texts`` (a conversation's real user messages, oldest
+    first): each text votes for :func:`text_language` with weight ``min(words,
+    VOTE_CAP)``; the heaviest language wins, English on a tie or when no text votes."""
+    weights: dict[Language, float] = {}
+    for text in texts:
+        found = text_language(text)
+        if found is not None:
+            lang, words = found
+            weights[lang] = weights.get(lang, 0.0) + min(words, VOTE_CAP)
+    if not weights:
+        return "en"
+    return max(weights, key=lambda k: (weights[k], -LANGUAGES.index(k)))
+
+
+__all__ = [
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "STOP_WORDS",
+    "Language",
+    "detect_language",
+    "prose",
+    "text_language",
+    "word_counts",
+]
