@@ -26,6 +26,12 @@ holds what no ledger does (an imported summary, a model's narrative, or an earli
 our text carried itself): see :mod:`ctxengine.summarizers.anchor`. The goal is the first
 real user message that is not a bare slash command (``/mode``).
 
+Language: headings and the fixed sentences (next step without a later request, turn context)
+follow the dominant language of the real user messages
+(:func:`~ctxengine.projection.language.detect_language`; English, Chinese, Japanese, Korean,
+Spanish, French, German, Portuguese, Russian; English otherwise), from the table of
+:mod:`ctxengine.projection.wording`. The headings listed above are the English ones.
+
 Budget: the user messages are first chosen newest-first within ``user_messages_budget`` tokens
 (the first one that does not fit is cut to the tokens left, as Codex does); then sections
 shrink in the fixed order of :mod:`ctxengine.summarizers.sections` until the whole text fits
@@ -38,8 +44,9 @@ from dataclasses import dataclass, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
+from ctxengine.projection.language import detect_language
+from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
 from ctxengine.summarizers.anchor import (
-    CARRIED_HEADING,
     CARRIED_TAG,
     anchor_ledgers,
     carried_summary,
@@ -111,45 +118,40 @@ def _last_assistant_text(messages: tuple[Message, ...]) -> str:
     return ""
 
 
-def _turn_context(request: SummaryRequest) -> str:
+def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
     prefix = request.turn_prefix
     if not prefix:
         return ""
-    lines = ["The verbatim messages after this summary continue a turn that began before it."]
+    lines = [words.turn_continues]
     if any(is_real_user_message(m) for m in prefix):
-        lines.append("That turn answers the request under Next step.")
+        lines.append(words.turn_answers.format(next_step=words.headings.next_step))
     done = extract_ledgers(prefix).done
     if done:
         shown = done[-TURN_CONTEXT_MAX_STEPS:]
-        lines.append("Already done in that turn: " + "; ".join(shown) + ".")
+        lines.append(words.turn_done.format(steps="; ".join(shown)))
     return "\n".join(lines)
 
 
-def ledger_sections(ledgers: Ledgers) -> tuple[Section, ...]:
+def ledger_sections(ledgers: Ledgers, headings: Headings = ENGLISH.headings) -> tuple[Section, ...]:
     """The ledger sections in their fixed order (constraints, done, files modified, scratch
-    files, files read, errors, identifiers, commands, pinned), items as
-    :mod:`~ctxengine.summarizers.fact_items` writes them; render them with
+    files, files read, errors, identifiers, commands, pinned), headed in the language of
+    ``headings``, items as :mod:`~ctxengine.summarizers.fact_items` writes them; render them with
     :func:`~ctxengine.summarizers.sections.render` and fit them with
     :func:`~ctxengine.summarizers.sections.shrink`. The hybrid summarizer appends these to
     its narrative."""
+    h = headings
     return (
-        Section("constraints", "Constraints", "list", rule_items(ledgers), "constraints"),
-        Section("done", "Done", "list", ledgers.done, "steps"),
+        Section("constraints", h.constraints, "list", rule_items(ledgers), "constraints"),
+        Section("done", h.done, "list", ledgers.done, "steps"),
         Section(
-            "files_modified", "Files modified", "paths", file_items(ledgers, "modified"), "files"
+            "files_modified", h.files_modified, "paths", file_items(ledgers, "modified"), "files"
         ),
-        Section(
-            "files_scratch",
-            "Scratch files (backups, temporary files, helper scripts)",
-            "paths",
-            file_items(ledgers, "scratch"),
-            "files",
-        ),
-        Section("files_read", "Files read", "paths", file_items(ledgers, "read"), "files"),
-        Section("errors", "Errors", "list", error_items(ledgers), "errors"),
-        Section("identifiers", "Identifiers", "list", identifier_items(ledgers), "identifiers"),
-        Section("commands", "Commands run", "list", ledgers.commands, "commands"),
-        Section("pinned", "Pinned", "list", ledgers.pinned, "pins"),
+        Section("files_scratch", h.files_scratch, "paths", file_items(ledgers, "scratch"), "files"),
+        Section("files_read", h.files_read, "paths", file_items(ledgers, "read"), "files"),
+        Section("errors", h.errors, "list", error_items(ledgers), "errors"),
+        Section("identifiers", h.identifiers, "list", identifier_items(ledgers), "identifiers"),
+        Section("commands", h.commands, "list", ledgers.commands, "commands"),
+        Section("pinned", h.pinned, "list", ledgers.pinned, "pins"),
     )
 
 
@@ -225,13 +227,15 @@ class ExtractiveSummarizer:
         *,
         dedupe: bool = False,
     ) -> tuple[Section, ...]:
+        words = wording(detect_language(user_texts))
+        h = words.headings
         texts = list(user_texts)
         goal = ledgers.goal
         _drop_first(texts, goal)
         latest = [i for i, t in enumerate(texts) if not is_slash_command(t)]
         next_step = texts.pop(latest[-1]) if latest else ""
         if not next_step and goal:
-            next_step = "No later request: continue with the goal above."
+            next_step = words.no_later_request
         chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
         # With ``dedupe``, constraint sentences quoted in the goal are not listed again (the
         # caller keeps this only when the goal is then shown whole).
@@ -242,13 +246,13 @@ class ExtractiveSummarizer:
                 constraints=tuple(c for c in ledgers.constraints if c not in goal),
                 rules=tuple(r for r in ledgers.rules if r.text not in goal),
             )
-        ledger = {s.key: s for s in ledger_sections(shown)}
+        ledger = {s.key: s for s in ledger_sections(shown, h)}
         carried, cut = carried_summary(request.previous)
         return (
-            Section("goal", "Goal", "text", (goal,)),
+            Section("goal", h.goal, "text", (goal,)),
             Section(
                 "earlier_summary",
-                CARRIED_HEADING,
+                h.earlier_summary,
                 "text",
                 (carried,),
                 omitted=cut if carried else 0,
@@ -256,7 +260,7 @@ class ExtractiveSummarizer:
             ),
             Section(
                 "user_messages",
-                "User messages (newest first)",
+                h.user_messages,
                 "list",
                 chosen,
                 "messages",
@@ -273,12 +277,12 @@ class ExtractiveSummarizer:
             ledger["commands"],
             Section(
                 "current_work",
-                "Current work",
+                h.current_work,
                 "text",
                 (_last_assistant_text(request.all_messages),),
             ),
-            Section("next_step", "Next step", "text", (next_step,)),
-            Section("turn_context", "Turn context", "text", (_turn_context(request),)),
+            Section("next_step", h.next_step, "text", (next_step,)),
+            Section("turn_context", h.turn_context, "text", (_turn_context(request, words),)),
             ledger["pinned"],
-            Section("focus", "Focus", "text", (request.focus or "",)),
+            Section("focus", h.focus, "text", (request.focus or "",)),
         )
