@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
+from ctxengine.projection.frame import neutralize
+
 #: Characters of the goal (and of the latest request) that always survive.
 KEEP_CHARS = 500
 #: Characters of the carried earlier summary kept (its head) until only required sections
@@ -98,9 +100,12 @@ def _noun(section: Section) -> str:
 
 
 def render_section(section: Section) -> str:
-    """The section as Markdown: ``## heading`` then its body; ``""`` when it is empty."""
+    """The section as Markdown: ``## heading`` then its body; ``""`` when it is empty. Every
+    quoted text (the block, each item) has its frame tags neutralised
+    (:func:`~ctxengine.projection.frame.neutralize`), so none can open or close the
+    section's own ``<tag>`` or the continuation-state frame."""
     if section.kind == "text":
-        body = section.items[0] if section.items else ""
+        body = neutralize(section.items[0]) if section.items else ""
         if not body:
             return ""
         if section.omitted:
@@ -111,7 +116,7 @@ def render_section(section: Section) -> str:
     items = group_paths(section.items) if section.grouped else section.items
     if not items and not section.omitted:
         return ""
-    lines = [f"- {item}" for item in items]
+    lines = [f"- {neutralize(item)}" for item in items]
     if section.omitted:
         age = "older" if section.newest_first else "earlier"
         lines.append(f"- ({section.omitted:,} {age} {_noun(section)} not shown)")
