@@ -244,7 +244,9 @@ class TestRejections:
         server.push(Step(body=chat_reply(GOOD)))
         with pytest.raises(SummaryRejected) as info:
             openai_summarizer(server, sleeps).summarize(request(*work(4_000), budget=100), EST)
-        assert (info.value.reason, info.value.tokens_after) == ("over_budget", EST.text(GOOD))
+        # 111 tokens against 100: over the 10 % tolerance (110).
+        assert (info.value.reason, info.value.tokens_after) == ("over_budget_model", 111)
+        assert EST.text(GOOD) == 111
 
     def test_a_summary_not_smaller_than_the_history_is_inflated(
         self, server: ScriptedServer, sleeps: SleepRecorder

@@ -60,6 +60,12 @@ DEFAULT_GOAL_MAX_RATIO = 0.6
 DEFAULT_SUMMARY_MAX_TOKENS = 8_000
 DEFAULT_SUMMARY_MAX_RATIO = 0.15
 DEFAULT_USER_MESSAGES_BUDGET_TOKENS = 4_000
+#: A model's summary may run this share over its budget (models do not count tokens); more is
+#: rejected as ``over_budget_model`` and counted as a failure of the summarizer, never granted
+#: a larger budget (a model summary 81 times its budget once passed because it still fit under
+#: the trigger). ``summarizers.validate.MODEL_BUDGET_TOLERANCE`` holds the same value (the
+#: summarizers cannot import ``policy``).
+MODEL_SUMMARY_BUDGET_TOLERANCE = 0.1
 
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).

@@ -9,7 +9,8 @@ holds what no ledger does:
 - written by a model (``"llm"``, or the narrative of ``"hybrid"`` without its ledger block):
   the narrative is more than the ledgers, and an extractive fallback must not drop it;
 - written by the extractive summarizer: only the earlier summary it carried itself (found
-  between the ``<earlier-summary>`` tags), with the count of characters already cut from it.
+  between the ``<earlier-summary>`` tags under its heading, in any language of
+  :mod:`ctxengine.projection.wording`), with the count of characters already cut from it.
 
 Paths an imported summary names as created or modified are added to the modified-files
 ledger (:func:`modified_paths_in`): only those with an explicit verb right next to them, so a
@@ -22,15 +23,18 @@ import re
 from dataclasses import replace
 
 from ctxengine.model import CompactionRecord, Ledgers
+from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
+from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.constraints import is_goal_text, is_injected_text, real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.prompts import narrative_of
 
-#: Heading of the carried earlier summary in the extractive continuation state.
-CARRIED_HEADING = "Earlier summary (carried over)"
-#: Tag around the carried text, so that a later compaction finds it again.
-CARRIED_TAG = "earlier-summary"
+#: Heading of the carried earlier summary in the extractive continuation state (English; the
+#: state's language may give another, :mod:`ctxengine.projection.wording`).
+CARRIED_HEADING = WORDINGS["en"].headings.earlier_summary
+#: The carried-summary heading in every language, English first.
+CARRIED_HEADINGS: tuple[str, ...] = tuple(w.headings.earlier_summary for w in WORDINGS.values())
 #: Summarizers whose ledgers are ours; anything else (``"imported"``) is foreign.
 OWN_SUMMARIZERS = frozenset({"extractive", "llm", "hybrid"})
 
@@ -84,8 +88,12 @@ def carried_summary(previous: CompactionRecord | None) -> tuple[str, int]:
 
 
 def _own_carried(summary: str) -> tuple[str, int]:
-    head = f"## {CARRIED_HEADING}\n<{CARRIED_TAG}>\n"
-    start = summary.find(head)
+    start, head = -1, ""
+    for heading in CARRIED_HEADINGS:
+        head = f"## {heading}\n<{CARRIED_TAG}>\n"
+        start = summary.find(head)
+        if start >= 0:
+            break
     if start < 0 or (start > 0 and not summary[:start].endswith("\n\n")):
         return "", 0
     body_start = start + len(head)

@@ -5,7 +5,8 @@ same way). The default when a summary model is configured.
 Budget: the ledger block is rendered first and shrunk (in the extractive summarizer's fixed
 order) to at most ``ledger_share`` of the continuation-state budget; the narrative gets the
 rest. The ledgers are exact and cumulative, so a path, constraint or error line survives even
-when the narrative leaves it out.
+when the narrative leaves it out. The ledger block's headings follow the conversation's
+language (:mod:`ctxengine.projection.wording`); the narrative's are the template's.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from dataclasses import dataclass
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Usage
+from ctxengine.projection.language import detect_language
+from ctxengine.projection.wording import Wording, wording
 from ctxengine.providers.base import Provider
 from ctxengine.summarizers import validate
+from ctxengine.summarizers.anchor import user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ledger_sections
 from ctxengine.summarizers.llm import (
@@ -27,7 +31,6 @@ from ctxengine.summarizers.llm import (
     replaced_tokens,
 )
 from ctxengine.summarizers.notes import call_notes
-from ctxengine.summarizers.prompts import LEDGER_INTRO
 from ctxengine.summarizers.sections import Section, render, shrink
 from ctxengine.tokens.base import Estimator
 
@@ -88,7 +91,8 @@ class HybridSummarizer:
             raise SummaryRejected("empty", "nothing to summarize")
         ledgers = cumulative_ledgers(request)
         budget = request.budget_tokens
-        block, notes = self._ledger_block(ledgers.goal, ledgers, budget, estimator)
+        words = wording(detect_language(user_texts(request)))
+        block, notes = self._ledger_block(ledgers.goal, ledgers, budget, estimator, words)
         target = budget - estimator.text(block) - 2 if block else budget
         if target < MIN_NARRATIVE_TOKENS:
             raise SummaryRejected(
@@ -101,7 +105,10 @@ class HybridSummarizer:
         text = f"{narrative}\n\n{block}" if block else narrative
         tokens = estimator.text(text)
         validate.check_size(
-            tokens, replaced_tokens=replaced_tokens(request, estimator), target_tokens=budget
+            tokens,
+            replaced_tokens=replaced_tokens(request, estimator),
+            target_tokens=budget,
+            tolerance=self.llm.budget_tolerance,
         )
         notes = [*more, *notes, *call_notes(self.llm.calls[first:])]
         return Summary(text, ledgers, self.name, tokens, tuple(notes))
@@ -116,22 +123,26 @@ class HybridSummarizer:
             raise
 
     def _ledger_block(
-        self, goal: str, ledgers: Ledgers, budget: int, estimator: Estimator
+        self, goal: str, ledgers: Ledgers, budget: int, estimator: Estimator, words: Wording
     ) -> tuple[str, list[str]]:
+        """The ledger block in the conversation's language (``words``): its opening line,
+        the first request and the ledger sections, shrunk to ``ledger_share`` of
+        ``budget``."""
         sections: tuple[Section, ...] = (
-            Section("goal", "First user request (verbatim)", "text", (goal,)),
-            *ledger_sections(ledgers),
+            Section("goal", words.headings.first_request, "text", (goal,)),
+            *ledger_sections(ledgers, words.headings),
         )
         limit = int(budget * self.ledger_share)
+        intro = words.ledger_intro
 
         def fits(candidate: tuple[Section, ...]) -> bool:
-            return estimator.text(f"{LEDGER_INTRO}\n\n{render(candidate)}") <= limit
+            return estimator.text(f"{intro}\n\n{render(candidate)}") <= limit
 
         sections, notes = shrink(sections, fits)
         body = render(sections)
         if not body:
             return "", notes
-        return f"{LEDGER_INTRO}\n\n{body}", [f"ledgers:{n}" for n in notes]
+        return f"{intro}\n\n{body}", [f"ledgers:{n}" for n in notes]
 
 
 __all__ = ["DEFAULT_LEDGER_SHARE", "HybridSummarizer"]

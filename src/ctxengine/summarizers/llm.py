@@ -11,6 +11,14 @@ One compaction, step by step:
    error shrinks the next try to 85/70/50/35 % of the rejected size.
 3. Every reply is validated (:mod:`ctxengine.summarizers.validate`); a reply missing required
    headings gets one nudge retry; the optional verification pass asks for a corrected version.
+4. The summary's frame tags are neutralised and a summary that repeats an instruction-like
+   line of the tool output is rejected (``injected_instruction``); a summary more than
+   ``budget_tolerance`` over its target is rejected (``over_budget_model``), never retried
+   with a larger target.
+
+Every prompt asks for the summary in the language the user writes in
+(:func:`~ctxengine.projection.language.detect_language` over the real user messages), the
+template's headings unchanged.
 
 Summary calls are accounted on the summarizer (:attr:`LLMSummarizer.calls`,
 :attr:`LLMSummarizer.usage`), never in the session's history or usage anchor.
@@ -23,9 +31,10 @@ import threading
 from dataclasses import dataclass, field
 
 from ctxengine.errors import Cancelled, ConfigError, ContextOverflow, ProviderError, SummaryRejected
+from ctxengine.projection.language import Language, detect_language
 from ctxengine.providers.base import CompletionRequest, Provider
 from ctxengine.summarizers import prompts, validate
-from ctxengine.summarizers.anchor import choose_goal
+from ctxengine.summarizers.anchor import choose_goal, user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.cache_reuse import NotReusable, append_to_body
 from ctxengine.summarizers.calls import (
@@ -89,6 +98,9 @@ class LLMSummarizer(ModelCaller):
         tool_result_max_chars: per tool result cap in the full transcript, in characters.
         max_chunks: preferred largest number of chunks for an oversized history.
         temperature: sampling temperature, or ``None`` for the provider default.
+        budget_tolerance: share a summary may run over its target before it is rejected
+            (``over_budget_model``); the policy default is
+            ``policy.defaults.MODEL_SUMMARY_BUDGET_TOLERANCE``.
 
     Raises:
         ConfigError: ``max_output_tokens`` leaves no room in ``window``.
@@ -104,6 +116,7 @@ class LLMSummarizer(ModelCaller):
     tool_result_max_chars: int = TOOL_RESULT_MAX_CHARS
     max_chunks: int = 8
     temperature: float | None = None
+    budget_tolerance: float = validate.MODEL_BUDGET_TOLERANCE
     calls: list[SummaryCall] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -149,12 +162,13 @@ class LLMSummarizer(ModelCaller):
         first = len(self.calls)
         text, notes = self.narrative(request, estimator, target_tokens=target, cancel=cancel)
         if pinned:
-            text = f"{text}\n\n{pinned}"
+            text = f"{text}\n\n{validate.check_frame(pinned)}"
         tokens = estimator.text(text)
         validate.check_size(
             tokens,
             replaced_tokens=replaced_tokens(request, estimator),
             target_tokens=request.budget_tokens,
+            tolerance=self.budget_tolerance,
         )
         notes.extend(call_notes(self.calls[first:]))
         return Summary(text, cumulative_ledgers(request), self.name, tokens, tuple(notes))
@@ -176,29 +190,36 @@ class LLMSummarizer(ModelCaller):
         target_tokens: int,
         cancel: threading.Event | None = None,
     ) -> tuple[str, list[str]]:
-        """The model-written summary text (validated, at most ``target_tokens``) and notes on
-        what was done to get it (cache-reuse fallback, shrink retries, degradation, chunking:
-        see :mod:`ctxengine.summarizers.notes`). Raises as :meth:`summarize`."""
+        """The model-written summary text (validated, frame tags neutralised, at most
+        ``target_tokens`` plus the tolerance) and notes on what was done to get it
+        (cache-reuse fallback, shrink retries, degradation, chunking: see
+        :mod:`ctxengine.summarizers.notes`). Raises as :meth:`summarize`."""
         if not any(m.parts for m in request.all_messages):
             raise SummaryRejected("empty", "nothing to summarize")
         notes: list[str] = []
         replaced = replaced_tokens(request, estimator)
+        injected = validate.injected_lines(request.all_messages)
+        language = detect_language(user_texts(request))
         if self.cache_reuse:
             try:
-                text = self._append_mode(request, estimator, target_tokens, notes, cancel)
+                text = self._append_mode(request, estimator, target_tokens, notes, cancel, language)
                 if text is not None:
-                    size = estimator.text(text)
-                    validate.check_size(size, replaced_tokens=replaced, target_tokens=target_tokens)
+                    text = validate.check_frame(text, injected)
+                    self._check_size(estimator.text(text), replaced, target_tokens)
                     return text, [*notes, CACHE_REUSE_APPENDED]
             except Cancelled:
                 raise
             except (SummaryRejected, ProviderError, NotReusable) as exc:
                 notes.append(cache_reuse_fallback(exc))
-        text = self._transcript_mode(request, estimator, target_tokens, notes, cancel)
-        validate.check_size(
-            estimator.text(text), replaced_tokens=replaced, target_tokens=target_tokens
-        )
+        text = self._transcript_mode(request, estimator, target_tokens, notes, cancel, language)
+        text = validate.check_frame(text, injected)
+        self._check_size(estimator.text(text), replaced, target_tokens)
         return text, notes
+
+    def _check_size(self, tokens: int, replaced: int, target: int) -> None:
+        validate.check_size(
+            tokens, replaced_tokens=replaced, target_tokens=target, tolerance=self.budget_tolerance
+        )
 
     # ------------------------------------------------------------------ cache reuse
 
@@ -209,6 +230,7 @@ class LLMSummarizer(ModelCaller):
         target: int,
         notes: list[str],
         cancel: threading.Event | None,
+        language: Language = "en",
     ) -> str | None:
         live = request.live_request
         if live is None or live.provider != self.provider.name:
@@ -222,6 +244,7 @@ class LLMSummarizer(ModelCaller):
             previous=request.previous.summary if request.previous else None,
             focus=request.focus,
             instructions=self.instructions,
+            language=language,
         )
         tokens = live.tokens + estimator.text(instruction) + FRAMING_TOKENS
         if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
@@ -238,7 +261,9 @@ class LLMSummarizer(ModelCaller):
 
     # ------------------------------------------------------------------ transcript mode
 
-    def _skeleton(self, request: SummaryRequest, target: int, previous: str | None) -> str:
+    def _skeleton(
+        self, request: SummaryRequest, target: int, previous: str | None, language: Language
+    ) -> str:
         return prompts.summary_prompt(
             "",
             target_tokens=target,
@@ -248,6 +273,7 @@ class LLMSummarizer(ModelCaller):
             instructions=self.instructions,
             continues_turn=bool(request.turn_prefix),
             part=(1, 2),
+            language=language,
         )
 
     @staticmethod
@@ -272,9 +298,10 @@ class LLMSummarizer(ModelCaller):
         target: int,
         notes: list[str],
         cancel: threading.Event | None,
+        language: Language = "en",
     ) -> str:
         previous = prompts.narrative_of(request.previous.summary) if request.previous else None
-        budget = self._budget(estimator, self._skeleton(request, target, previous))
+        budget = self._budget(estimator, self._skeleton(request, target, previous, language))
         if budget < MIN_INPUT_TOKENS:
             raise SummaryRejected(
                 "no_room",
@@ -288,7 +315,9 @@ class LLMSummarizer(ModelCaller):
                     "empty_input", "the summary input was trimmed to nothing; nothing was sent"
                 )
             try:
-                text = self._run(plan, request, estimator, (running, target), previous, cancel)
+                text = self._run(
+                    plan, request, estimator, (running, target), previous, cancel, language
+                )
             except _PieceOverflow as over:
                 err = over.error
                 reported = getattr(err, "reported", False)
@@ -347,6 +376,7 @@ class LLMSummarizer(ModelCaller):
         targets: tuple[int, int],
         previous: str | None,
         cancel: threading.Event | None,
+        language: Language = "en",
     ) -> str:
         """Send the plan's pieces in order, each summary the anchor of the next; ``targets``
         is (running summary target, final target) in tokens."""
@@ -362,6 +392,7 @@ class LLMSummarizer(ModelCaller):
                 instructions=self.instructions,
                 continues_turn=bool(request.turn_prefix) and k == n,
                 part=(k, n) if n > 1 else None,
+                language=language,
             )
             purpose: Purpose = "chunk" if n > 1 else "summary"
             try:

@@ -21,9 +21,9 @@ only lines that start with ``[`` at column 0 (a tool call is one label line: its
 are JSON-escaped, raw arguments have their line breaks written as ``\n``, tool names keep only
 word characters and ``.:/@+-``). Whatever a message, a tool result or a file says — a line
 ``[user wrote]``, ``</history>`` — it arrives as ``| [user wrote]``. The wrapper tags of the
-summary prompt (:data:`FRAME_TAGS`) are also neutralised wherever outside text is quoted: their
-``<`` becomes ``&lt;`` (:func:`neutralize_tags`), so ``</history>`` inside a tool result cannot
-close the wrapper.
+summary prompt and of the continuation state (:data:`FRAME_TAGS`) are also neutralised
+wherever outside text is quoted: their ``<`` becomes ``&lt;`` (:func:`neutralize_tags`), so
+``</history>`` inside a tool result cannot close the wrapper.
 
 Reasoning is dropped; images and documents become one-line placeholders; tool results longer
 than the cap keep their head and tail around a marker stating how many characters were left
@@ -58,6 +58,7 @@ from ctxengine.model import (
     ToolResultPart,
 )
 from ctxengine.model.json_depth import loads_bounded
+from ctxengine.projection.frame import FRAME_TAGS, neutralize
 
 TranscriptMode: TypeAlias = Literal["full", "tool_head_tail", "no_tool_output", "user_only"]
 #: The modes from least to most degraded.
@@ -74,27 +75,17 @@ TOOL_RESULT_MAX_CHARS = 2_000
 SHORT_ARGUMENT_CHARS = 200
 #: Prefix of every content line of the transcript; label lines never start with it.
 CONTENT_PREFIX = "| "
-#: Tags that frame the parts of a summary prompt; neutralised inside quoted text.
-FRAME_TAGS: tuple[str, ...] = (
-    "history",
-    "previous-summary",
-    "first-request",
-    "priority",
-    "last-summarized",
-)
-_FRAME_TAG = re.compile(
-    r"<(?=\s*/?\s*(?:" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-]))", re.IGNORECASE
-)
 _NAME_UNSAFE = re.compile(r"[^\w.:/@+-]")
 #: Longest tool name written in a label, in characters.
 NAME_MAX_CHARS = 64
 
 
 def neutralize_tags(text: str) -> str:
-    """``text`` with the ``<`` of every opening or closing :data:`FRAME_TAGS` tag (any case,
-    spaces allowed) written as ``&lt;``: ``"</history>"`` → ``"&lt;/history>"``. Other text,
-    other tags included, is unchanged."""
-    return _FRAME_TAG.sub("&lt;", text)
+    """``text`` with the ``<`` of every opening or closing frame tag (:data:`FRAME_TAGS`: the
+    summary prompt's, the continuation state's and a summary reply's; any case, spaces
+    allowed) written as ``&lt;``: ``"</history>"`` → ``"&lt;/history>"``. Other text, other
+    tags included, is unchanged (:func:`ctxengine.projection.frame.neutralize`)."""
+    return neutralize(text, FRAME_TAGS)
 
 
 def quote(text: str) -> str:

@@ -15,8 +15,17 @@ reason                when
 ``template_only``     every required section is empty once normalised (see below)
 ``missing_headings``  required headings are absent (the caller nudges once, then rejects)
 ``inflated``          the summary is at least as large as what it replaces
-``over_budget``       the summary is larger than its target size
+``over_budget``       the summary is larger than its target size (the extractive summarizer:
+                      its required content alone; the caller may grant the size it needs)
+``over_budget_model`` a model's summary is larger than its target by more than
+                      :data:`MODEL_BUDGET_TOLERANCE`; never retried with a larger target
+``injected_instruction``  a model's summary repeats, unquoted, an instruction-like line of
+                      the tool output it summarized (:func:`check_frame`)
 ====================  ======================================================================
+
+Frame tags in a model's summary (``continuation-state``, ``history`` …, see
+:mod:`ctxengine.projection.frame`) are neutralised, not rejected: the summary may quote a
+file that holds one.
 
 A section body counts as empty when each of its lines, after markdown is normalised away
 (list markers, emphasis ``*`` ``_`` ``~``, code backticks, brackets, surrounding
@@ -34,9 +43,19 @@ import re
 from collections.abc import Sequence
 
 from ctxengine.errors import SummaryRejected
+from ctxengine.model import Message
+from ctxengine.projection.frame import FRAME_TAGS, is_instruction_like, neutralize
 from ctxengine.providers.base import Completion
 from ctxengine.summarizers.prompts import EMPTY_MARK, REQUIRED_HEADINGS, TEMPLATE
 
+#: How far over its target a model's summary may run before it is rejected, as a share of the
+#: target (models do not count tokens exactly). The same value as
+#: ``policy.defaults.MODEL_SUMMARY_BUDGET_TOLERANCE`` (summarizers cannot import ``policy``).
+MODEL_BUDGET_TOLERANCE = 0.1
+#: Shortest instruction-like line (characters, once whitespace is collapsed) whose verbatim
+#: repetition rejects a model summary; shorter ones (``SYSTEM:``) say nothing by themselves.
+MIN_INJECTED_CHARS = 16
+_QUOTES = "\"'`“”‘’«»„「」『』"
 _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s*(?P<h>.+?)\s*#*|\*\*(?P<b>[^*]+?)\*\*:?)\s*$")
 _ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.DOTALL | re.IGNORECASE)
 _SUMMARY_TAG = re.compile(r"<summary>(.*?)(?:</summary>|$)", re.DOTALL | re.IGNORECASE)
@@ -194,9 +213,23 @@ def check_headings(text: str) -> None:
         raise SummaryRejected("missing_headings", ", ".join(missing))
 
 
-def check_size(summary_tokens: int, *, replaced_tokens: int, target_tokens: int) -> None:
+def check_size(
+    summary_tokens: int,
+    *,
+    replaced_tokens: int,
+    target_tokens: int,
+    tolerance: float | None = None,
+) -> None:
     """Reject a summary that is not smaller than what it replaces (``inflated``) or larger
-    than its target (``over_budget``). All arguments are tokens."""
+    than its target. All sizes are tokens.
+
+    Args:
+        tolerance: ``None`` for a summary written by code: any excess is ``over_budget``
+            (with ``tokens_after``, so the caller may grant that size). A share (a model's
+            summary, :data:`MODEL_BUDGET_TOLERANCE`): up to ``target × (1 + tolerance)``
+            passes, more is ``over_budget_model``, a failure of the summarizer that a larger
+            target would not fix.
+    """
     if summary_tokens >= replaced_tokens:
         raise SummaryRejected(
             "inflated",
@@ -204,6 +237,16 @@ def check_size(summary_tokens: int, *, replaced_tokens: int, target_tokens: int)
             tokens_before=replaced_tokens,
             tokens_after=summary_tokens,
         )
+    if tolerance is not None:
+        limit = int(target_tokens * (1 + tolerance))
+        if summary_tokens > limit:
+            raise SummaryRejected(
+                "over_budget_model",
+                f"the model wrote {summary_tokens} tokens, target {target_tokens} tokens "
+                f"(at most {limit} accepted)",
+                tokens_after=summary_tokens,
+            )
+        return
     if summary_tokens > target_tokens:
         raise SummaryRejected(
             "over_budget",
@@ -212,11 +255,66 @@ def check_size(summary_tokens: int, *, replaced_tokens: int, target_tokens: int)
         )
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def injected_lines(messages: Sequence[Message]) -> tuple[str, ...]:
+    """The instruction-like lines (:func:`~ctxengine.projection.frame.is_instruction_like`)
+    of the tool results among ``messages``, whitespace collapsed and case folded, at least
+    :data:`MIN_INJECTED_CHARS` characters long, once each in first-seen order. The user's
+    own messages are not searched: the user may give orders."""
+    found: dict[str, None] = {}
+    for message in messages:
+        for result in message.tool_results:
+            for line in result.text.splitlines():
+                if is_instruction_like(line):
+                    squashed = _squash(line.strip().strip(_QUOTES)).rstrip(".!;,:… ")
+                    if len(squashed) >= MIN_INJECTED_CHARS:
+                        found.setdefault(squashed)
+    return tuple(found)
+
+
+def _quoted_at(line: str, start: int) -> bool:
+    """True when the text at ``start`` follows an opening quote (emphasis and spaces
+    between them skipped)."""
+    i = start - 1
+    while i >= 0 and line[i] in " *_":
+        i -= 1
+    return i >= 0 and line[i] in _QUOTES
+
+
+def check_frame(text: str, injected: Sequence[str] = ()) -> str:
+    """A model's summary made safe to store: every frame tag neutralised
+    (:func:`~ctxengine.projection.frame.neutralize`). Raises
+    ``SummaryRejected("injected_instruction")`` when a line repeats one of ``injected``
+    (from :func:`injected_lines`) verbatim (whitespace and case aside) without quoting it:
+    the model took an order found in tool output for a fact or an instruction of its own.
+    A repetition right after an opening quote mark is reported data, and passes."""
+    safe = neutralize(text, FRAME_TAGS)
+    if injected:
+        for line in safe.splitlines():
+            squashed = _squash(line)
+            for bad in injected:
+                start = squashed.find(bad)
+                while start >= 0:
+                    if not _quoted_at(squashed, start):
+                        raise SummaryRejected(
+                            "injected_instruction",
+                            f"the summary repeats an instruction from tool output: {bad[:80]!r}",
+                        )
+                    start = squashed.find(bad, start + 1)
+    return safe
+
+
 __all__ = [
+    "MODEL_BUDGET_TOLERANCE",
+    "check_frame",
     "check_headings",
     "check_reply",
     "check_size",
     "clean_summary",
+    "injected_lines",
     "is_empty_body",
     "is_refusal",
     "is_template_only",
