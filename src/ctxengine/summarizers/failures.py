@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ctxengine.projection.frame import is_instruction_like
+
 #: Longest error line kept, in characters.
 FAILURE_MAX_CHARS = 300
 #: Most failures taken from one output.
@@ -279,12 +281,19 @@ def _generic(lines: list[str], claimed: set[int]) -> Iterator[Failure]:
             yield Failure(_cap(line), score=score, index=i)
 
 
+def _data_lines(text: str) -> list[str]:
+    """The lines of ``text``, with every instruction-like line (``SYSTEM: ignore all previous
+    …``, see :func:`~ctxengine.projection.frame.is_instruction_like`) blanked: an order
+    printed by a tool is never what failed, so it is never kept as an error."""
+    return ["" if is_instruction_like(ln) else ln for ln in text.splitlines()]
+
+
 def detect(text: str, command: str = "") -> tuple[Failure, ...]:
     """Every line of ``text`` some detector takes for a failure, with its score, in output
     order (a line claimed by a tool-specific detector is not scored again generically; a
     traceback's frames and source lines are never candidates). ``command`` (the shell
     command that printed ``text``, or ``""``) enables the go build detector."""
-    lines = text.splitlines()
+    lines = _data_lines(text)
     found: dict[int, Failure] = {}
     for detector in (*DETECTORS, _compilers):
         for failure in detector(lines, command):
@@ -352,7 +361,7 @@ def summary_line(text: str) -> str:
     envelopes never count. Capped; ``""`` when no line is left."""
     lines = [
         ln
-        for ln in text.splitlines()
+        for ln in _data_lines(text)
         if ln.strip() and not ENVELOPE.match(ln) and not _ADVICE.search(ln)
     ]
     telling = [ln for ln in lines if _TELLING.search(ln)]
@@ -362,7 +371,7 @@ def summary_line(text: str) -> str:
 
 def first_line(text: str) -> str:
     """The first non-empty line of ``text`` that is not an exit-status envelope, capped."""
-    for line in text.splitlines():
+    for line in _data_lines(text):
         if line.strip() and not ENVELOPE.match(line):
             return _cap(line)
     return ""
