@@ -6,8 +6,9 @@ Every transcript of the corpus folders (``_common.TRANSCRIPT_DIRS``) whose forma
 replayed with ``ctxengine.replay.replay(entries, window=W)`` (default policy and estimator,
 provider usage dropped) at each window. Per file and window:
 
-- **turns**: real user messages of the source (``ctxengine.boundaries.turns.is_turn_start``:
-  role ``user`` holding no tool result) among the messages the replay appends;
+- **turns**: real user messages of the source (``ctxengine.model.roles.is_real_user_message``:
+  role ``user``, no tool result, not text the harness injects) among the messages the replay
+  appends;
 - **model calls**: the replay's steps (one per assistant reply);
 - **compactions**: ladder steps recorded as ``compaction`` during the replay;
 - **per 100 turns**: ``100 × compactions / turns`` (``-`` when there are no turns);
@@ -28,9 +29,9 @@ from dataclasses import asdict, dataclass
 
 from _common import pct, require_corpus, table, transcript_files
 
-from ctxengine.boundaries.turns import is_turn_start
 from ctxengine.errors import CompactionError, ConfigError, UnsupportedFormatError
 from ctxengine.importers import read_transcript
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.replay import replay, source_messages
 
 
@@ -70,7 +71,7 @@ def measure(windows: list[int]) -> tuple[list[Row], list[str]]:
         except UnsupportedFormatError:
             skipped.append(name)
             continue
-        turns = sum(1 for m in source_messages(entries) if is_turn_start(m))
+        turns = sum(1 for m in source_messages(entries) if is_real_user_message(m))
         loaded.append((name, entries, turns))
     rows: list[Row] = []
     for window in windows:

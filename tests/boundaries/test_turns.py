@@ -38,6 +38,13 @@ class TestTurns:
         msgs = [u(), a("c1"), result_as_user, a()]
         assert segment_turns(msgs) == (Turn(0, 4),)
 
+    def test_injected_user_role_messages_belong_to_the_turn_they_were_written_into(self) -> None:
+        reminder = u("<system-reminder>The file changed.</system-reminder>")
+        meta = Message("user", (TextPart("Caveat: local command"),), meta={"isMeta": True})
+        msgs = [u(), a("c1"), r("c1"), reminder, meta, a(), u("next"), a()]
+        assert turn_starts(msgs) == {0, 6}
+        assert segment_turns(msgs) == (Turn(0, 6), Turn(6, 8))
+
 
 class TestExchanges:
     def test_parallel_calls_and_their_results_are_one_exchange(self) -> None:

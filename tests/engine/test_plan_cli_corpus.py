@@ -10,7 +10,8 @@ For each file:
   database file, nothing in its write-ahead log);
 - the real ``compact SESSION --db DB --report-json`` that follows runs that very plan and
   stores one compaction whose ``first_kept_id`` is the cut of the attempt its outcome reports:
-  the plan's own cut when the first attempt fits, a later attempt's cut when it does not.
+  the plan's own cut when the first attempt fits, a later attempt's cut when it does not
+  (or, for a file of :data:`REJECTED`, is rejected and stores nothing).
 
 No summary model is configured (``CTXENGINE_SUMMARY_MODEL`` removed): the extractive
 summarizer writes, and no model is called.
@@ -43,6 +44,18 @@ LATER_ATTEMPT: dict[str, tuple[int, str]] = {
         "2,229 tokens, one turn: the first attempt cuts at message 1, inside that turn, and "
         "summarizes only the task, which the continuation state carries verbatim: 2,591 "
         "tokens measured, not fewer than before; the second (cut at message 7) gives 1,977",
+    ),
+}
+
+#: Files whose planned compaction the executor rejects, storing nothing: the note the run
+#: prints, and why.
+REJECTED: dict[str, tuple[str, str]] = {
+    "claude-code/spotter-short.jsonl": (
+        "a continuation state would not make this session smaller (summary rejected: inflated)",
+        "301 tokens, one turn: its last user-role message is the harness's '[Request "
+        "interrupted by user for tool use]', not a turn start, so the only cut (message 4, 15 "
+        "tokens kept) splits that turn, and the continuation state is larger than the 286 "
+        "tokens it would replace",
     ),
 }
 
@@ -163,6 +176,12 @@ def test_a_stored_plan_writes_nothing_and_is_what_compact_runs(
     if plan is None or plan["cut"] is None:
         # nothing to compact: the run says why and stores nothing
         assert report["outcome"] is None and report["note"]
+        assert after == before_rows
+        return
+    if rel in REJECTED:
+        note, _why = REJECTED[rel]
+        assert plan["cut"]["splits_turn"] is True
+        assert (report["outcome"], report["note"]) == (None, note)
         assert after == before_rows
         return
     outcome = report["outcome"]

@@ -1,44 +1,17 @@
-"""Real user messages and the constraints ledger."""
+"""The texts of real user messages and the constraints ledger (the predicate itself:
+``tests/test_roles.py``)."""
 
 from __future__ import annotations
 
-from ctxengine.model import Message, TextPart, assistant, tool_result, user
+from ctxengine.model import assistant, tool_result, user
 from ctxengine.summarizers.constraints import (
     constraint_sentences,
     constraints_of,
-    is_injected_text,
-    is_real_user_message,
     real_user_texts,
 )
 
 
-class TestRealUserMessages:
-    def test_typed_text_is_real(self) -> None:
-        assert is_real_user_message(user("fix the bug")) is True
-
-    def test_injected_blocks_are_not(self) -> None:
-        for text in (
-            "<environment_context>\n  <cwd>/x</cwd>\n</environment_context>",
-            "# AGENTS.md instructions for /repo\n...",
-            "<command-name>/mcp</command-name>",
-            "<local-command-stdout>Reconnected.</local-command-stdout>",
-            "[Request interrupted by user]",
-            "This session is being continued from a previous conversation that ran out of context.",
-            "   ",
-        ):
-            assert is_real_user_message(user(text)) is False, text
-
-    def test_injected_text_is_recognised_without_a_message(self) -> None:
-        assert is_injected_text("  <environment_context>x</environment_context>") is True
-        assert is_injected_text(" \n") is True
-        assert is_injected_text("fix it") is False
-
-    def test_meta_flags_and_other_roles_are_not(self) -> None:
-        flagged = Message("user", (TextPart("summary"),), meta={"isCompactSummary": True})
-        assert is_real_user_message(flagged) is False
-        assert is_real_user_message(assistant("must do")) is False
-        assert is_real_user_message(tool_result("c1", "must do")) is False
-
+class TestRealUserTexts:
     def test_real_user_texts_keep_order_and_text(self) -> None:
         msgs = [
             user("one"),

@@ -11,7 +11,6 @@ from ctxengine.boundaries.cut import (
 from ctxengine.boundaries.turns import (
     ToolExchange,
     Turn,
-    is_turn_start,
     segment_turns,
     tool_exchanges,
     turn_starts,
@@ -24,7 +23,6 @@ __all__ = [
     "ToolExchange",
     "Turn",
     "find_cut",
-    "is_turn_start",
     "segment_turns",
     "tool_exchanges",
     "turn_starts",

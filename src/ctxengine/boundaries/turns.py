@@ -3,8 +3,11 @@
 All functions take the conversation *after* the stable head (system and developer messages
 at the start are the caller's, never part of a cut range) and return index ranges into it.
 
-- A **turn** is one real user message plus every message that answers it. A real user
-  message has role ``user`` and holds no tool result. Messages before the first real user
+- A **turn** is one real user message plus every message that answers it. What a real user
+  message is is defined once, in :func:`ctxengine.model.roles.is_real_user_message`: role
+  ``user``, no tool result, and not text the harness injects (``<system-reminder>``,
+  ``<environment_context>`` …) nor a message flagged ``synthetic``/``isMeta``; injected
+  messages belong to the turn they were written into. Messages before the first real user
   message form a leading turn without a user message (``has_user=False``).
 - An **assistant reply** is a maximal run of consecutive assistant messages: sources that
   write one response as several messages (a reasoning block, then text, then each call)
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxengine.model import Message, ToolCallPart, ToolResultPart
+from ctxengine.model.roles import is_real_user_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,19 +59,14 @@ class ToolExchange:
     unanswered: tuple[str, ...] = ()
 
 
-def is_turn_start(message: Message) -> bool:
-    """True for a real user message: role ``user`` and no tool result in it."""
-    return message.role == "user" and not any(isinstance(p, ToolResultPart) for p in message.parts)
-
-
 def holds_results(message: Message) -> bool:
     """True when the message holds at least one tool result."""
     return any(isinstance(p, ToolResultPart) for p in message.parts)
 
 
 def turn_starts(messages: Sequence[Message]) -> frozenset[int]:
-    """Indices of the real user messages."""
-    return frozenset(i for i, m in enumerate(messages) if is_turn_start(m))
+    """Indices of the real user messages (:func:`~ctxengine.model.roles.is_real_user_message`)."""
+    return frozenset(i for i, m in enumerate(messages) if is_real_user_message(m))
 
 
 def segment_turns(messages: Sequence[Message]) -> tuple[Turn, ...]:

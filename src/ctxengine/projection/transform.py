@@ -9,7 +9,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxengine.boundaries.turns import is_turn_start
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -20,6 +19,7 @@ from ctxengine.model import (
     ToolResultPart,
 )
 from ctxengine.model.json_depth import JsonTooDeep, loads_bounded, opaque_arguments
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.context import Truncation
 from ctxengine.tokens.base import Estimator
 
@@ -312,13 +312,13 @@ def _newest_reply(messages: Sequence[Message], start: int, end: int) -> tuple[in
 
 def turn_in_progress(messages: Sequence[Message], first: int, stop: int, end: int) -> bool:
     """True when the reply ``messages[first:stop]`` is mid tool loop as of ``end``: it makes
-    tool calls and no real user message (:func:`~ctxengine.boundaries.turns.is_turn_start`)
+    tool calls and no real user message (:func:`~ctxengine.model.roles.is_real_user_message`)
     follows it before ``end``, whether its results are pending or have arrived. Anthropic
     then requires its signed thinking back byte-exact. A reply without calls (a final
     answer), or one followed by a new real user message, ends its turn."""
     if not any(messages[i].tool_calls for i in range(first, stop)):
         return False
-    return not any(is_turn_start(messages[i]) for i in range(stop, end))
+    return not any(is_real_user_message(messages[i]) for i in range(stop, end))
 
 
 def drop_stale_signed_reasoning(

@@ -7,16 +7,15 @@ summarizers. :class:`LLMSummarizer` has a model write the continuation state;
 :func:`make_summarizer` builds one by name.
 """
 
-from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
-from ctxengine.summarizers.calls import ModelSummarizer, SummaryCall
-from ctxengine.summarizers.constraints import (
-    constraint_sentences,
+from ctxengine.model.roles import (
     is_goal_candidate,
     is_injected_text,
     is_real_user_message,
     is_slash_command,
-    real_user_texts,
 )
+from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
+from ctxengine.summarizers.calls import ModelSummarizer, SummaryCall
+from ctxengine.summarizers.constraints import constraint_sentences, real_user_texts
 from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_sections
 from ctxengine.summarizers.factory import compact_instructions, make_summarizer
 from ctxengine.summarizers.hybrid import HybridSummarizer

@@ -23,10 +23,11 @@ import re
 from dataclasses import replace
 
 from ctxengine.model import CompactionRecord, Ledgers
+from ctxengine.model.roles import is_goal_text, is_injected_text
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers.base import SummaryRequest
-from ctxengine.summarizers.constraints import is_goal_text, is_injected_text, real_user_texts
+from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.prompts import narrative_of
 
@@ -60,7 +61,7 @@ def user_texts(request: SummaryRequest) -> tuple[str, ...]:
 def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> str:
     """The session's goal, verbatim: the first of the previous goal, the caller's goal and the
     user ``texts`` (default :func:`user_texts`) that is a goal text (neither injected nor a
-    bare slash command, :func:`~ctxengine.summarizers.constraints.is_goal_text`); when none
+    bare slash command, :func:`~ctxengine.model.roles.is_goal_text`); when none
     is, the first that is not injected (a session of slash commands only); else ``""``."""
     texts = user_texts(request) if texts is None else texts
     previous = request.previous.ledgers.goal if request.previous else ""

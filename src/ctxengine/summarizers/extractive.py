@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
+from ctxengine.model.roles import is_real_user_message, is_slash_command
 from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
 from ctxengine.summarizers.anchor import (
@@ -54,7 +55,6 @@ from ctxengine.summarizers.anchor import (
     user_texts,
 )
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.constraints import is_real_user_message, is_slash_command
 from ctxengine.summarizers.fact_items import (
     error_items,
     file_items,

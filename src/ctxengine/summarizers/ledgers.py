@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
-from ctxengine.summarizers.constraints import is_real_user_message, user_text
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.summarizers.identifiers import Source, identifiers
 from ctxengine.summarizers.paths import guessed_cwd, stated_cwd
 from ctxengine.summarizers.rules import rule_facts
@@ -90,7 +90,7 @@ def extract_ledgers(
     users: list[Source] = []
     for index, message in enumerate(messages):
         if is_real_user_message(message):
-            users.append(Source(start + index, "user", user_text(message)))
+            users.append(Source(start + index, "user", message.text))
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 found = owner.get(part.id)

@@ -33,7 +33,8 @@ from collections.abc import Sequence
 
 from ctxengine.model import Message, RuleFact, TextPart
 from ctxengine.model.facts import merge_rules
-from ctxengine.summarizers.constraints import constraint_sentences, is_real_user_message
+from ctxengine.model.roles import is_real_user_message
+from ctxengine.summarizers.constraints import constraint_sentences
 
 #: Sentences two messages must share verbatim before their shared sentences count as a
 #: template's boilerplate rather than a user repeating a rule.
