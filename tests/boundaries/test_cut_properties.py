@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ctxengine.boundaries import find_cut, segment_turns, tool_exchanges, turn_starts
 from ctxengine.boundaries.cut import SAFE_INDEX_RULES, valid_cut_points
-from ctxengine.boundaries.invariants import pending_calls
+from ctxengine.boundaries.pending import pending_calls
 from ctxengine.model import Message, ToolCallPart, ToolResultPart
 
 
@@ -82,7 +82,7 @@ def test_every_cut_is_valid_and_keeps_pairs_whole(msgs: list[Message], data: st.
     assert got.turn_start == turn.start
     for x in tool_exchanges(msgs):
         assert not x.start < i < x.end
-    pending = set(pending_calls.pending_call_ids(msgs))
+    pending = pending_calls(msgs)
     kept_calls = {p.id for m in msgs[i:] for p in m.parts if isinstance(p, ToolCallPart)}
     assert pending <= kept_calls
     if got.kept_tokens > budget:  # kept more only when no valid point fits the budget

@@ -9,7 +9,6 @@ import pytest
 from boundary_helpers import Sizes, a, r, u
 
 from ctxengine.boundaries import CutPoint, find_cut, valid_cut_points
-from ctxengine.boundaries.invariants import tool_pairing
 from ctxengine.model import Message
 from ctxengine.tokens import HeuristicEstimator
 
@@ -39,17 +38,10 @@ class TestReportedFailures:
         assert cut(msgs, sizes, 95) == CutPoint(4, 0, True, 30)
         assert cut(msgs, sizes, 95, split=False) == CutPoint(5, 5, False, 20)
 
-    def test_a_keep_last_n_window_never_starts_on_an_orphan_result(self) -> None:
+    def test_a_cut_never_starts_on_a_result_whose_call_it_leaves_behind(self) -> None:
         msgs = [u(), a("c1", "c2"), r("c1"), r("c2"), a(), u(), a()]
-        window = msgs[-4:]  # the last 4 messages: starts on the result of c2
-        assert tool_pairing.enforce(window) == {0}
-        assert [m.role for i, m in enumerate(window) if i not in tool_pairing.enforce(window)] == [
-            "assistant",
-            "user",
-            "assistant",
-        ]
-        # find_cut with the same 4-message budget never starts on 3 either: the first valid
-        # point is 4, and the turn start 5 still keeps half the budget, so it wins
+        # a 4-message budget would start on 3 (the result of c2): the first valid point is
+        # 4, and the turn start 5 still keeps half the budget, so it wins
         assert cut(msgs, [10] * 7, 40) == CutPoint(5, 5, False, 20)
         assert cut(msgs, [10] * 7, 41) == CutPoint(4, 0, True, 30)
 

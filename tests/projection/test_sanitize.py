@@ -163,3 +163,23 @@ class TestPendingCalls:
         out, _, report = sanitize(msgs, ids(3))
         assert out == (msgs[0], msgs[1], synthetic("a"), msgs[2])
         assert report == SanitizeReport(synthetic_results=("a",))
+
+    def test_results_in_a_user_role_message_leave_the_rest_pending(self) -> None:
+        results_only = Message("user", (result("a", "A"),))
+        msgs = [user("go"), assistant("", call("a"), call("b")), results_only]
+        out, _, report = sanitize(msgs, ids(3))
+        assert out == (msgs[0], msgs[1], Message("tool", (result("a", "A"),)))
+        assert report == SanitizeReport()
+
+    def test_a_user_s_text_after_the_reply_ends_it_and_the_call_gets_a_stand_in(self) -> None:
+        mixed = Message("user", (result("a", "A"), TextPart("stop")))
+        msgs = [user("go"), assistant("", call("a"), call("b")), mixed]
+        out, _, report = sanitize(msgs, ids(3))
+        assert out == (
+            msgs[0],
+            msgs[1],
+            Message("tool", (result("a", "A"),)),
+            synthetic("b"),
+            Message("user", (TextPart("stop"),)),
+        )
+        assert report == SanitizeReport(synthetic_results=("b",))

@@ -19,10 +19,11 @@ Rules, in the order they apply:
    another assistant message directly is the same response written in pieces.)
 4. A call that never got a result, and is followed by more messages, gets a synthetic error
    result with :data:`SYNTHETIC_RESULT_TEXT`, placed after the message's other results.
-5. Calls of the last assistant message, when nothing but tool messages follows it, are
-   pending (running, or awaiting a human confirmation): they are left without a result.
-   Calls of an earlier piece of the same reply are not pending: the piece after them
-   already needs their results in front of it.
+5. Pending calls (:func:`ctxengine.boundaries.pending.pending_calls`: calls of the newest
+   reply, unanswered, with only tool results after it; running, or awaiting a human
+   confirmation) of the reply's last assistant message are left without a result. Pending
+   calls of an earlier piece of the same reply get the synthetic result all the same: the
+   piece after them needs their results in front of it.
 
 After ``sanitize`` every assistant message with calls is immediately followed by tool
 messages holding exactly one result per call (pending calls of the newest message aside),
@@ -35,6 +36,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxengine.boundaries.pending import pending_calls
 from ctxengine.model import Message, Part, TextPart, ToolCallPart, ToolResultPart
 
 #: Text of the synthetic error result given to a call whose result never arrived.
@@ -123,16 +125,11 @@ def _scan(messages: Sequence[Message]) -> _Scan:
     return scan
 
 
-def _pending_index(messages: Sequence[Message]) -> int:
-    """Index of the last message if it is an assistant message followed only by tool
-    messages, else -1."""
-    for i in range(len(messages) - 1, -1, -1):
-        role = messages[i].role
-        if role == "assistant":
-            return i
-        if role != "tool":
-            return -1
-    return -1
+def _last_assistant(messages: Sequence[Message]) -> int:
+    """Index of the last assistant message, or -1."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), -1
+    )
 
 
 def _synthetic(call: ToolCallPart) -> Message:
@@ -163,7 +160,8 @@ def sanitize(
     if len(messages) != len(sources):
         raise ValueError(f"{len(messages)} messages but {len(sources)} sources")
     scan = _scan(messages)
-    pending = _pending_index(messages)
+    pending = pending_calls(messages)
+    last_piece = _last_assistant(messages) if pending else -1
     out: list[Message] = []
     out_sources: list[str | None] = []
     synthetic: list[str] = []
@@ -180,9 +178,9 @@ def sanitize(
         if msg.role != "assistant" or not msg.tool_calls:
             continue
         _emit_results(messages, sources, scan.accepted.get(i, []), out, out_sources)
-        if i == pending:
-            continue
         for call in msg.tool_calls:
+            if i == last_piece and call.id in pending:
+                continue
             if (i, call.id) not in scan.answered:
                 scan.answered.add((i, call.id))
                 synthetic.append(call.id)

@@ -1,11 +1,12 @@
 """Closing a context for hand-off: a session that ended (or was exported) while tool calls
-were still unanswered cannot be sent as is. ``close_pending`` gives every unanswered call of
-the newest reply a synthetic error result, in the projection only."""
+were still unanswered cannot be sent as is. ``close_pending`` gives every pending call (see
+:mod:`ctxengine.boundaries.pending`) a synthetic error result, in the projection only."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from ctxengine.boundaries.pending import pending_calls, pending_reply_start
 from ctxengine.model import Message, TextPart, ToolResultPart
 from ctxengine.projection.context import Context
 from ctxengine.tokens.base import Estimator
@@ -15,22 +16,19 @@ SESSION_ENDED_RESULT = "[no result recorded: the session ended before this tool 
 
 
 def close_pending(ctx: Context, estimator: Estimator) -> tuple[Context, tuple[str, ...]]:
-    """``ctx`` with the unanswered calls of its newest reply answered by
-    :data:`SESSION_ENDED_RESULT` (``is_error=True``), appended as one tool message.
+    """``ctx`` with its pending calls (:func:`~ctxengine.boundaries.pending.pending_calls`)
+    answered by :data:`SESSION_ENDED_RESULT` (``is_error=True``), in call order, appended as
+    one tool message.
 
     Returns:
         ``(context, closed_call_ids)``; ``ctx`` itself when nothing was pending.
     """
-    answered: set[str] = set()
-    i = len(ctx.messages) - 1
-    while i >= 0 and ctx.messages[i].role == "tool":
-        answered.update(r.call_id for r in ctx.messages[i].tool_results)
-        i -= 1
-    if i < 0 or ctx.messages[i].role != "assistant":
+    start = pending_reply_start(ctx.messages)
+    if start is None:
         return ctx, ()
-    pending = tuple(c.id for c in ctx.messages[i].tool_calls if c.id not in answered)
-    if not pending:
-        return ctx, ()
+    open_ids = pending_calls(ctx.messages)
+    calls = (c.id for m in ctx.messages[start:] for c in m.tool_calls if c.id in open_ids)
+    pending = tuple(dict.fromkeys(calls))
     results = tuple(
         ToolResultPart(cid, (TextPart(SESSION_ENDED_RESULT),), is_error=True) for cid in pending
     )
