@@ -32,14 +32,18 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "providers",
     },
-    "presets": {"policy", "errors"},
     "analysis": {"model", "tokens", "errors"},
     "replay": {"engine", "model", "policy", "projection", "tokens", "errors"},
     "cli": {"*"},
-    "testing": {"*"},
     "__init__": {"*"},
     "__main__": {"*"},
 }
+
+
+#: ``policy.defaults`` holds every tuning constant and imports nothing, so any layer above
+#: ``model`` may read it (importing it runs ``policy/__init__``, which imports only ``errors``).
+DEFAULTS = "policy.defaults"
+DEFAULTS_FORBIDDEN = frozenset({"model", "errors"})
 
 
 def _layer(path: Path) -> str:
@@ -54,11 +58,15 @@ def _imports(path: Path) -> set[str]:
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "ctxengine.policy":
+            names = [f"ctxengine.policy.{a.name}" for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
         for name in names:
             parts = name.split(".")
-            if parts[0] == "ctxengine" and len(parts) > 1:
+            if name == f"ctxengine.{DEFAULTS}":
+                found.add(DEFAULTS)
+            elif parts[0] == "ctxengine" and len(parts) > 1:
                 found.add(parts[1])
     return found
 
@@ -73,7 +81,10 @@ def test_every_import_points_down() -> None:
         assert allowed is not None, f"{path}: layer {layer!r} has no entry in ALLOWED"
         if "*" in allowed:
             continue
-        for target in _imports(path) - {layer} - allowed:
+        targets = _imports(path) - {layer} - allowed
+        if layer not in DEFAULTS_FORBIDDEN:
+            targets.discard(DEFAULTS)
+        for target in sorted(targets):
             violations.append(f"{path.relative_to(SRC)} imports ctxengine.{target}")
     assert violations == []
 
@@ -81,3 +92,18 @@ def test_every_import_points_down() -> None:
 def test_model_imports_nothing_of_ours_except_itself() -> None:
     for path in (SRC / "model").rglob("*.py"):
         assert _imports(path) <= {"model"}, path
+
+
+def test_only_the_defaults_module_of_policy_is_open_to_every_layer(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from ctxengine.policy.defaults import DEFAULT_TRIGGER_RATIO\n"
+        "from ctxengine.policy import defaults\n",
+        encoding="utf-8",
+    )
+    assert _imports(module) == {DEFAULTS}
+    module.write_text(
+        "from ctxengine.policy import DEFAULT_POLICY, defaults\nimport ctxengine.policy\n",
+        encoding="utf-8",
+    )
+    assert _imports(module) == {DEFAULTS, "policy"}

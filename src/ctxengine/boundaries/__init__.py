@@ -2,7 +2,6 @@
 and the cut for a keep-recent budget."""
 
 from ctxengine.boundaries.cut import (
-    MIN_TURN_START_KEPT_RATIO,
     SAFE_INDEX_RULES,
     CutPoint,
     find_cut,
@@ -17,7 +16,6 @@ from ctxengine.boundaries.turns import (
 )
 
 __all__ = [
-    "MIN_TURN_START_KEPT_RATIO",
     "SAFE_INDEX_RULES",
     "CutPoint",
     "ToolExchange",

@@ -12,9 +12,9 @@ Rule of :func:`find_cut`:
 2. Candidates are the valid cut points in ``[p, len - 1]`` (the tail is never empty).
 3. A turn start (real user message) is preferred: the first candidate if it is one; else the
    first candidate turn start ``t`` if it still keeps at least
-   :data:`MIN_TURN_START_KEPT_RATIO` of the budget; else, when splitting is allowed, the
-   first candidate ``c0`` (inside a turn larger than what is left of the budget, at an
-   assistant boundary: ``splits_turn=True``); else ``t``.
+   :data:`~ctxengine.policy.defaults.MIN_TURN_START_KEPT_RATIO` of the budget; else, when
+   splitting is allowed, the first candidate ``c0`` (inside a turn larger than what is left
+   of the budget, at an assistant boundary: ``splits_turn=True``); else ``t``.
 4. With no suitable candidate (a pending call near the end, or one newest message over the
    budget) the cut slides back to the latest valid point before ``p``, which keeps more than
    the budget; with none of those either: ``None``.
@@ -34,11 +34,8 @@ from ctxengine.boundaries.invariants import (
 )
 from ctxengine.boundaries.turns import segment_turns, turn_starts
 from ctxengine.model import Message
+from ctxengine.policy.defaults import MIN_TURN_START_KEPT_RATIO
 from ctxengine.tokens.base import Estimator
-
-#: A turn start later than the first valid point is preferred while it keeps at least this
-#: share of the keep-recent budget; below it the cut splits the turn instead.
-MIN_TURN_START_KEPT_RATIO = 0.5
 
 #: The ``safe_indices`` function of every protocol invariant.
 SAFE_INDEX_RULES: tuple[Callable[[Sequence[Message]], frozenset[int]], ...] = (

@@ -126,3 +126,17 @@ DEFAULT_HEADROOM_RATIO = 0.4
 #: Tries of one append when other writers of the same stored session keep appending first
 #: (each refused try adopts their entries before the next).
 APPEND_RETRIES = 8
+
+#: Output budget of a model request that names none, in tokens (the Anthropic Messages API
+#: requires one). Cline's SDK gives its summary requests the same
+#: (``DEFAULT_SUMMARY_MAX_OUTPUT_TOKENS=4_096``).
+DEFAULT_MAX_OUTPUT_TOKENS = 4_096
+
+#: A turn start later than the first valid cut point is preferred while it keeps at least this
+#: share of the keep-recent budget; below it the cut splits the turn instead (ours: pi splits
+#: the turn whenever the budget ends inside it; keeping half the budget is our compromise).
+MIN_TURN_START_KEPT_RATIO = 0.5
+
+#: The summarizers a policy or the CLI may name: the deterministic extractive default, a model
+#: writing the continuation state, and the model's narrative plus the extractive ledgers.
+SUMMARIZER_NAMES: tuple[str, ...] = ("extractive", "llm", "hybrid")
