@@ -14,21 +14,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.model import Entry, Message
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
-from ctxengine.projection.render.anthropic import render_anthropic
-from ctxengine.projection.render.openai import render_openai
+from ctxengine.projection.render.registry import renderer_for
 from ctxengine.projection.validate import validate
 from ctxengine.tokens.base import Estimator
 
-#: Renderers used for each replayed request: every tool the context calls is declared (a
-#: transcript rarely records the schemas, and Anthropic rejects tool blocks without them).
-RENDERERS: dict[str, Callable[[Context], dict[str, object]]] = {
-    "openai": partial(render_openai, declare_tools=True),
-    "anthropic": partial(render_anthropic, declare_tools=True),
+#: Providers a replayed request is rendered and validated for (those ``validate`` checks).
+VALIDATED_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
+#: Their renderers (from :mod:`ctxengine.projection.render.registry`) as a replay uses them:
+#: every tool the context calls is declared (a transcript rarely records the schemas, and
+#: Anthropic rejects tool blocks without them).
+RENDERERS: dict[str, Callable[[Context], dict[str, Any]]] = {
+    name: partial(renderer_for(name), declare_tools=True) for name in VALIDATED_PROVIDERS
 }
 
 
@@ -108,7 +110,7 @@ def replay(
     window: int,
     policy: Policy = DEFAULT_POLICY,
     estimator: Estimator | None = None,
-    providers: Sequence[str] = ("openai", "anthropic"),
+    providers: Sequence[str] = VALIDATED_PROVIDERS,
     keep_usage: bool = False,
     on_step: Callable[[ReplayStep], None] | None = None,
 ) -> ReplayResult:
@@ -119,7 +121,8 @@ def replay(
         window: the model's context window in tokens.
         policy: ladder configuration.
         estimator: token estimator (default heuristic).
-        providers: renderers to validate each request with (``"openai"``, ``"anthropic"``).
+        providers: providers to render and validate each request for (a subset of
+            :data:`VALIDATED_PROVIDERS`).
         keep_usage: keep the source's usage on assistant messages as usage anchors.
         on_step: called after each model call (progress bars).
 

@@ -10,8 +10,8 @@ from servers import ScriptedServer, SleepRecorder, Step, anthropic_reply, respon
 from ctxengine.model import Message, ReasoningPart, TextPart, user
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.anthropic import render_anthropic
+from ctxengine.projection.render.openai_responses import render_openai_responses
 from ctxengine.providers import AnthropicProvider, OpenAIProvider
-from ctxengine.providers._wire import openai_responses_input
 
 OPENAI = {"provider": "openai"}
 
@@ -56,7 +56,7 @@ def test_responses_input_keeps_reasoning_only_before_a_following_item_and_strips
         result("c1", "text"),
         Message("assistant", (anthropic_thinking, TextPart("Read it."), trailing)),
     )
-    assert openai_responses_input(messages) == [
+    assert render_openai_responses(Context(messages=messages, sources=()))["input"] == [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
         {
             "type": "reasoning",

@@ -1,5 +1,6 @@
-"""One definition of what a request carries: the renderers emit a reasoning or native
-compaction part exactly when ``carries`` says so, and the estimate prices exactly those."""
+"""One definition of what a request carries: the renderers (summary requests included, which
+the providers render with the same renderers) emit a reasoning or native compaction part
+exactly when ``carries`` says so, and the estimate prices exactly those."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import pytest
 from ctxengine.model import Message, NativeCompactionPart, Part, ReasoningPart, TextPart, user
 from ctxengine.model.carriage import carried_anywhere, carries
 from ctxengine.projection import Context
-from ctxengine.projection.render import render_anthropic, render_openai
-from ctxengine.providers._wire import anthropic_messages, openai_responses_input
+from ctxengine.projection.render import render_anthropic, render_openai, render_openai_responses
 from ctxengine.tokens import HeuristicEstimator
 
 EST = HeuristicEstimator()
@@ -72,13 +72,16 @@ def test_the_openai_renderer_follows_carries(part: Part) -> None:
     assert not carries("openai", part)
 
 
-@pytest.mark.parametrize("part", reasoning_variants(), ids=repr)
-def test_the_summary_request_mappings_follow_carries(part: ReasoningPart) -> None:
-    msg = Message("assistant", (part, TextPart("done")))
-    _, messages = anthropic_messages([msg])
-    assert (len(messages[0]["content"]) == 2) == carries("anthropic", part)
-    items = openai_responses_input([msg])
-    assert (items[0]["type"] == "reasoning") == carries("openai-responses", part)
+@pytest.mark.parametrize("part", PARTS, ids=repr)
+def test_the_responses_renderer_follows_carries(part: Part) -> None:
+    items = render_openai_responses(context(part))["input"]
+    assert (len(items) == 4) == carries("openai-responses", part)
+    assert (items[1]["type"] == "reasoning") == carries("openai-responses", part)
+    assert items[-2] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "done"}],
+    }
 
 
 @pytest.mark.parametrize("part", PARTS, ids=repr)

@@ -68,8 +68,11 @@ class TestWireName:
         assert name_problem("n" * 65, "openai") == "must match ^[a-zA-Z0-9_-]{1,64}$"
         assert name_problem("", "anthropic") == "must match ^[a-zA-Z0-9_-]{1,64}$"
 
-    def test_original_names_maps_a_reply_back(self) -> None:
+    def test_original_names_maps_only_the_replaced_names_back(self) -> None:
         assert original_names(["bash", "my.tool/v2"], "openai") == {
-            "bash": "bash",
             "my_tool_v2_9fb9626a25": "my.tool/v2",
         }
+        assert original_names(("bash", "my.tool/v2"), "anthropic") == {
+            "my_tool_v2_9fb9626a25": "my.tool/v2",
+        }
+        assert original_names(["bash", "read_file"], "openai") == {}

@@ -39,6 +39,10 @@ class TestCompletionRequest:
         with pytest.raises(InvalidRequest, match="not both"):
             CompletionRequest(messages=(user("x"),), body={"messages": []})
 
+    def test_a_prebuilt_body_declares_its_own_tools(self) -> None:
+        with pytest.raises(InvalidRequest, match="a prebuilt body declares its own tools"):
+            CompletionRequest(body={"messages": []}, tools=({"name": "bash"},))
+
     def test_output_budget_must_be_positive(self) -> None:
         with pytest.raises(InvalidRequest, match="max_output_tokens must be positive, got 0"):
             CompletionRequest(messages=(user("x"),), max_output_tokens=0)
@@ -51,6 +55,20 @@ class TestCompletionRequest:
             False,
             4_096,
         )
+
+
+class TestCompletionToolNames:
+    def test_only_the_names_in_the_map_change(self) -> None:
+        reply = Completion(
+            "", (ToolCallPart("c1", "my_tool_x", "{}"), ToolCallPart("c2", "bash", "{}"))
+        )
+        mapped = reply.with_tool_names({"my_tool_x": "my.tool", "other": "o"})
+        assert mapped.tool_calls == (
+            ToolCallPart("c1", "my.tool", "{}"),
+            ToolCallPart("c2", "bash", "{}"),
+        )
+        assert reply.with_tool_names({"other": "o"}) is reply
+        assert reply.with_tool_names({}) is reply
 
 
 class TestCompletionToMessage:

@@ -18,9 +18,9 @@ native_compaction      never: OpenAI's items    Anthropic's own, when the payloa
 Every other part is carried by both (as a text stand-in where a format has no place for it).
 So an OpenAI reasoning item (Codex ``encrypted_content``, a Responses summary), unsigned
 reasoning text (``reasoning_content``) and an OpenAI compaction item are sent by neither
-rendered request, and cost nothing in the context size. The OpenAI Responses provider,
-which maps messages itself, also echoes OpenAI reasoning items (``"openai-responses"``
-below); the context size follows the two rendered formats, :data:`RENDERED_APIS`.
+rendered request, and cost nothing in the context size. The OpenAI Responses renderer
+(for the Responses provider) also echoes OpenAI reasoning items (``"openai-responses"``
+below); the context size follows the two formats a replay validates, :data:`RENDERED_APIS`.
 """
 
 from __future__ import annotations

@@ -5,18 +5,21 @@
 Subclasses implement one method, :meth:`SDKProvider._attempt`: a single HTTP call that
 returns a :class:`~ctxengine.providers.base.Completion` or raises. Everything it raises is
 mapped onto :mod:`ctxengine.errors` here; only rate limits and transient failures are retried.
+Tool names the renderer replaced are mapped back on the parsed reply here too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxengine.errors import Cancelled, ConfigError, ProviderError, TransientProviderError
+from ctxengine.providers._render import reply_names
 from ctxengine.providers.base import Completion, CompletionRequest, RetrySettings
 from ctxengine.providers.classify import ErrorClass, classify_error, to_provider_error
 
@@ -209,13 +212,14 @@ class SDKProvider:
 
     def _mapped_attempt(self, request: CompletionRequest, control: CallControl) -> Completion:
         try:
-            return self._attempt(request, control)
+            reply = self._attempt(request, control)
         except ProviderError:
             raise
         except Exception as exc:
             if control.cancelled:
                 raise Cancelled("the call was cancelled; its stream was closed") from exc
             raise to_provider_error(exc, now=self._now) from exc
+        return reply.with_tool_names(reply_names(request, self.name))
 
     def complete(
         self, request: CompletionRequest, *, cancel: threading.Event | None = None
@@ -241,3 +245,14 @@ class SDKProvider:
     def classify_error(self, exc: BaseException) -> ErrorClass:
         """See :func:`ctxengine.providers.classify.classify_error`."""
         return classify_error(exc, now=self._now)
+
+
+def sdk_kwargs(method: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """Split a request body into the keyword arguments ``method`` declares and an
+    ``extra_body`` holding the rest, so fields newer than the installed SDK still go out."""
+    params = inspect.signature(method).parameters
+    known = {k: v for k, v in body.items() if k in params}
+    extra = {k: v for k, v in body.items() if k not in params}
+    if extra:
+        known["extra_body"] = extra
+    return known

@@ -6,26 +6,23 @@ retries are off (``max_retries=0``): retries are ours.
 
 Caching: with ``cache=False`` (the default, used for summary requests) every
 ``cache_control`` marker is removed from the body, top-level automatic caching included, so
-the call writes nothing to the prefix cache. With ``cache=True`` a body we build marks the
-system prompt as a cache breakpoint; a prebuilt body is sent with its own markers.
+the call writes nothing to the prefix cache. With ``cache=True`` a body we build from
+``messages`` is marked as every agent request is (``render_anthropic(cache=True)``: the
+system prompt and the last block of the last message); a prebuilt body is sent with its own
+markers.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxengine.errors import ConfigError
-from ctxengine.providers._call import CallControl, SDKProvider
+from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
 from ctxengine.providers._parse_anthropic import MessageStreamAccumulator, parse_message
-from ctxengine.providers._wire import (
-    anthropic_messages,
-    sdk_kwargs,
-    strip_cache_control,
-    tool_schemas,
-)
+from ctxengine.providers._render import render_messages
 from ctxengine.providers.base import (
     DEFAULT_TIMEOUT_S,
     Completion,
@@ -96,20 +93,13 @@ class AnthropicProvider(SDKProvider):
         if request.body is not None:
             body: dict[str, Any] = dict(request.body)
         else:
-            lifted, messages = anthropic_messages(request.messages)
-            system = "\n\n".join(s for s in (request.system, lifted) if s)
-            body = {"messages": messages}
-            if system:
-                block: dict[str, Any] = {"type": "text", "text": system}
-                if request.cache:
-                    block["cache_control"] = {"type": "ephemeral"}
-                body["system"] = [block]
+            body = render_messages(request, self.name)
+            if isinstance(body.get("system"), str):
+                body["system"] = [{"type": "text", "text": body["system"]}]
         body.setdefault("model", request.model or self.model)
         body.setdefault("max_tokens", request.max_output_tokens)
         if request.temperature is not None:
             body.setdefault("temperature", request.temperature)
-        if request.tools and "tools" not in body:
-            body["tools"] = tool_schemas(request.tools, "anthropic")
         if not request.cache:
             body = strip_cache_control(body)
         if stream:
@@ -136,3 +126,12 @@ class AnthropicProvider(SDKProvider):
         finally:
             control.register(None)
             result.close()
+
+
+def strip_cache_control(value: Any) -> Any:
+    """A deep copy of a JSON-like value with every ``cache_control`` key removed."""
+    if isinstance(value, Mapping):
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list | tuple):
+        return [strip_cache_control(v) for v in value]
+    return value

@@ -8,6 +8,7 @@ A :class:`Provider` completes a :class:`CompletionRequest` and returns a :class:
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ctxengine.errors import InvalidRequest
 from ctxengine.model import Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
+from ctxengine.policy.defaults import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.providers.classify import ErrorClass
 
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "error", "content_filter"]
@@ -31,8 +33,6 @@ DEFAULT_MAX_RETRY_AFTER_S = 60.0
 #: Whole-request timeout handed to the SDK clients (seconds). Summaries of long histories take
 #: a while; streaming calls are also bounded between chunks by the same value.
 DEFAULT_TIMEOUT_S = 300.0
-#: Output budget when the request gives none (tokens).
-DEFAULT_MAX_OUTPUT_TOKENS = 4_096
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +65,14 @@ def _no_tools() -> tuple[Mapping[str, Any], ...]:
 class CompletionRequest:
     """One model call.
 
-    Either ``messages`` (our values; the provider renders them to its wire format, a minimal
-    mapping meant for summary requests) or ``body`` (a request body already rendered for this
-    provider's API, e.g. by :mod:`ctxengine.projection.render`, sent as it is apart from the
-    fields below) must be given.
+    Either ``messages`` (our values; the provider renders them with the renderer of its name,
+    :func:`ctxengine.projection.render.registry.renderer_for`, as every agent request is) or
+    ``body`` (a request body already rendered for this provider's API, sent as it is apart
+    from the fields below) must be given.
 
     Attributes:
-        system: system prompt (ignored when ``body`` is given).
+        system: system prompt (ignored when ``body`` is given): the first system message (the
+            ``instructions`` of a Responses request).
         messages: the conversation, oldest first.
         body: a prebuilt provider request body.
         model: model id; ``None`` uses the provider's default model.
@@ -82,9 +83,15 @@ class CompletionRequest:
         cache: ``False`` asks the provider not to write its prefix cache. Anthropic: every
             ``cache_control`` marker is removed from the body. OpenAI caches prefixes
             automatically and offers no switch, so nothing changes there.
-        tools: tool schemas (``name``, ``description``, ``parameters`` JSON schema). None by
-            default: a summary request offers no tools.
+        tools: tool schemas (``name``, ``description``, ``parameters`` JSON schema), declared
+            with ``messages``; a prebuilt ``body`` holds its own. None by default: a summary
+            request offers no tools.
         stream: consume the reply as a stream (always so when a cancel event is given).
+        tool_names: ``{name as sent: the caller's name}`` for the tool names the renderer of a
+            prebuilt ``body`` replaced
+            (:func:`~ctxengine.projection.render.registry.original_tool_names`); the reply's
+            tool calls are mapped back through it. With ``messages`` the provider works it
+            out itself.
     """
 
     system: str = ""
@@ -96,6 +103,7 @@ class CompletionRequest:
     cache: bool = False
     tools: tuple[Mapping[str, Any], ...] = field(default_factory=_no_tools)
     stream: bool = False
+    tool_names: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -103,6 +111,8 @@ class CompletionRequest:
             problems.append("a request needs messages or a prebuilt body")
         if self.body is not None and self.messages:
             problems.append("give messages or a prebuilt body, not both")
+        if self.body is not None and self.tools:
+            problems.append("a prebuilt body declares its own tools: give tools with messages")
         if self.max_output_tokens <= 0:
             problems.append(f"max_output_tokens must be positive, got {self.max_output_tokens}")
         if problems:
@@ -147,6 +157,16 @@ class Completion:
             self.finish_reason, self.finish_reason
         )
         return Message("assistant", tuple(parts), self.usage, self.model, stop)
+
+    def with_tool_names(self, names: Mapping[str, str]) -> Completion:
+        """This reply with each tool call's name mapped through ``names`` (``{name as sent:
+        the caller's name}``; names not in it are kept); ``self`` when nothing changes."""
+        if not any(c.name in names for c in self.tool_calls):
+            return self
+        calls = tuple(
+            dataclasses.replace(c, name=names.get(c.name, c.name)) for c in self.tool_calls
+        )
+        return dataclasses.replace(self, tool_calls=calls)
 
 
 @runtime_checkable

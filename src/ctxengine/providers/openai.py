@@ -19,13 +19,8 @@ from typing import Any, Literal
 
 from ctxengine.errors import ConfigError
 from ctxengine.providers import _parse_openai as parse
-from ctxengine.providers._call import CallControl, SDKProvider
-from ctxengine.providers._wire import (
-    openai_chat_messages,
-    openai_responses_input,
-    sdk_kwargs,
-    tool_schemas,
-)
+from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
+from ctxengine.providers._render import render_messages
 from ctxengine.providers.base import (
     DEFAULT_TIMEOUT_S,
     Completion,
@@ -118,11 +113,9 @@ class OpenAIProvider(SDKProvider):
         if request.body is not None:
             body = dict(request.body)
         else:
-            body = {"messages": openai_chat_messages(request.system, request.messages)}
+            body = render_messages(request, self.name)
         if "max_tokens" not in body and "max_completion_tokens" not in body:
             body[self.max_tokens_param] = request.max_output_tokens
-        if request.tools and "tools" not in body:
-            body["tools"] = tool_schemas(request.tools, "chat")
         self._common(request, body, stream)
         if stream:
             body.setdefault("stream_options", {"include_usage": True})
@@ -133,12 +126,10 @@ class OpenAIProvider(SDKProvider):
         if request.body is not None:
             body = dict(request.body)
         else:
-            body = {"input": openai_responses_input(request.messages), "store": False}
+            body = render_messages(request, self.name, system_message=False)
             if request.system:
                 body["instructions"] = request.system
         body.setdefault("max_output_tokens", request.max_output_tokens)
-        if request.tools and "tools" not in body:
-            body["tools"] = tool_schemas(request.tools, "responses")
         self._common(request, body, stream)
         return body
 

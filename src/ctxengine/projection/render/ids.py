@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 #: Pattern of an Anthropic ``tool_use`` id.
 ANTHROPIC_ID_PATTERN = "^[a-zA-Z0-9_-]+$"
@@ -104,7 +105,8 @@ def wire_name(name: str, provider: str) -> str:
     """Tool ``name`` as sent to ``provider``: unchanged when valid, else its replacement
     cut to 64 characters (``"my.tool/v2"`` becomes ``"my_tool_v2_"`` plus the hash). The
     same name maps the same way in ``tools``, ``tool_use`` blocks and ``tool_calls``; a
-    reply calls the replacement, which :func:`original_names` maps back.
+    reply calls the replacement, which the providers map back through
+    :func:`original_names` (``CompletionRequest.tool_names``).
 
     Raises:
         ValueError: unknown ``provider``.
@@ -114,11 +116,13 @@ def wire_name(name: str, provider: str) -> str:
     return _replacement(name, NAME_MAX)
 
 
-def original_names(names: list[str] | tuple[str, ...], provider: str) -> dict[str, str]:
-    """``{wire name: name}`` for ``names`` (e.g. the tool names of a context), to map the
-    tool names of a model's reply back to the caller's own.
+def original_names(names: Iterable[str], provider: str) -> dict[str, str]:
+    """``{wire name: name}`` for each of ``names`` that :func:`wire_name` replaces for
+    ``provider`` (names sent unchanged are left out), to map the tool names of a model's
+    reply back to the caller's own. Empty when no name is replaced.
 
     Raises:
         ValueError: unknown ``provider``.
     """
-    return {wire_name(name, provider): name for name in names}
+    _check_provider(provider)
+    return {wire: name for name in names if (wire := wire_name(name, provider)) != name}

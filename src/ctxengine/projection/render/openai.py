@@ -197,6 +197,7 @@ def render_openai(
     model: str | None = None,
     max_tokens: int | None = None,
     declare_tools: bool = False,
+    cache: bool = False,
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``context`` (see the module docstring).
 
@@ -210,6 +211,8 @@ def render_openai(
             description: "(schema not recorded in the transcript)", parameters:
             {"type": "object"}}}``, so a transcript without its tool schemas can be sent
             as is.
+        cache: accepted for a uniform renderer signature; OpenAI caches prefixes
+            automatically, so nothing is marked.
 
     Returns:
         ``{"model"?, "messages", "tools"?, "max_completion_tokens"?}`` as plain JSON values.
@@ -218,6 +221,7 @@ def render_openai(
         none. With ``model`` and ``declare_tools=True`` the body passes
         ``validate(body, "openai", strict=True)``.
     """
+    del cache
     body: dict[str, Any] = {}
     if model is not None:
         body["model"] = model

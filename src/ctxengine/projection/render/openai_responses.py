@@ -1,0 +1,244 @@
+"""Render a :class:`Context` as an OpenAI Responses request body, for stateless replay.
+
+Mapping, part by part (every part kind is handled):
+
+=====================  ===============================================================
+part                   Responses ``input`` item
+=====================  ===============================================================
+text                   system, developer and user messages: ``{"type": "input_text"}`` in
+                       a ``message`` item; assistant text: one ``output_text`` per run of
+                       text in an assistant ``message`` item (empty text is skipped)
+image                  user: ``{"type": "input_image", "image_url": data or remote URL}``;
+                       elsewhere a text stand-in
+document               its inline text; else an ``input_file`` with a data URL (user
+                       messages); else a text stand-in
+tool_call              ``{"type": "function_call", call_id, name, arguments}``, arguments
+                       verbatim
+tool_result            a tool message's results: ``{"type": "function_call_output",
+                       call_id, output}``, the result's text, with images and files shown
+                       as text stand-ins (results in other messages are dropped: the
+                       sanitizer has moved them into tool messages)
+reasoning              OpenAI's own encrypted reasoning (``meta["provider"] == "openai"``,
+                       signed, not redacted): ``{"type": "reasoning", summary,
+                       encrypted_content}``, without its id, and only when an output item
+                       of the same message follows it (the API rejects a reasoning item
+                       with nothing after it); other reasoning is dropped
+native_compaction      dropped
+=====================  ===============================================================
+
+Which reasoning and native parts are carried is decided by
+:func:`ctxengine.model.carriage.carries` (``"openai-responses"``).
+
+Items carry no ids and the body says ``"store": false``: the request stands alone.
+
+Ids and names: call ids are sent as they are; a tool name the API would reject
+(``my.tool/v2``) is replaced as for Chat Completions wherever it appears, in
+``function_call`` items and ``tools`` (see :mod:`ctxengine.projection.render.ids`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, assert_never
+
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.model.carriage import carries
+from ctxengine.projection.context import Context
+from ctxengine.projection.render._common import (
+    data_url,
+    document_stand_in,
+    document_text,
+    image_stand_in,
+    tool_declarations,
+)
+from ctxengine.projection.render.ids import wire_name
+
+Json = dict[str, Any]
+PROVIDER = "openai-responses"
+#: Function names follow the rule of Chat Completions (``^[a-zA-Z0-9_-]{1,64}$``).
+NAME_RULES = "openai"
+
+
+def _input_text(text: str) -> Json:
+    return {"type": "input_text", "text": text}
+
+
+def _document(doc: DocumentPart, *, media: bool) -> Json:
+    text = document_text(doc)
+    if text is not None:
+        return _input_text(text)
+    if media and doc.data is not None:
+        file_data = f"data:{doc.media_type};base64,{doc.data}"
+        return {"type": "input_file", "filename": doc.title or "document", "file_data": file_data}
+    return _input_text(document_stand_in(doc))
+
+
+def _content(parts: Sequence[Part], *, media: bool) -> list[Json]:
+    """Content of a system, developer or user message; images and files only when
+    ``media`` (user messages)."""
+    out: list[Json] = []
+    for part in parts:
+        match part:
+            case TextPart():
+                if part.text:
+                    out.append(_input_text(part.text))
+            case ImagePart():
+                url = data_url(part)
+                if media and url is not None:
+                    out.append({"type": "input_image", "image_url": url})
+                else:
+                    out.append(_input_text(image_stand_in(part)))
+            case DocumentPart():
+                out.append(_document(part, media=media))
+            case ToolCallPart() | ToolResultPart() | ReasoningPart() | NativeCompactionPart():
+                pass
+            case _:
+                assert_never(part)
+    return out
+
+
+def _reasoning(part: ReasoningPart) -> Json | None:
+    """OpenAI's encrypted reasoning as a stateless item, or ``None`` for any other."""
+    if not carries(PROVIDER, part) or not part.signature:
+        return None
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    return {"type": "reasoning", "summary": summary, "encrypted_content": part.signature}
+
+
+def _assistant(msg: Message) -> list[Json]:
+    """Items of one assistant message, in part order."""
+    out: list[Json] = []
+    held: list[Json] = []  # reasoning waiting for the output item that follows it
+    texts: list[str] = []
+
+    def flush_text() -> None:
+        if texts:
+            content = [{"type": "output_text", "text": "".join(texts)}]
+            out.append({"type": "message", "role": "assistant", "content": content})
+            texts.clear()
+
+    def output(text: str) -> None:
+        out.extend(held)
+        held.clear()
+        texts.append(text)
+
+    for part in msg.parts:
+        match part:
+            case ReasoningPart():
+                item = _reasoning(part)
+                if item is not None:
+                    flush_text()
+                    held.append(item)
+            case TextPart():
+                if part.text:
+                    output(part.text)
+            case ImagePart():
+                output(image_stand_in(part))
+            case DocumentPart():
+                output(document_text(part) or document_stand_in(part))
+            case ToolCallPart():
+                flush_text()
+                out.extend(held)
+                held.clear()
+                name = wire_name(part.name, NAME_RULES)
+                call = {"call_id": part.id, "name": name, "arguments": part.arguments}
+                out.append({"type": "function_call", **call})
+            case ToolResultPart() | NativeCompactionPart():
+                pass
+            case _:
+                assert_never(part)
+    flush_text()
+    return out
+
+
+def _output(result: ToolResultPart) -> str:
+    """A tool result's content as text: text verbatim, images and files as stand-ins."""
+    lines: list[str] = []
+    for item in result.content:
+        match item:
+            case TextPart():
+                lines.append(item.text)
+            case ImagePart():
+                lines.append(image_stand_in(item))
+            case DocumentPart():
+                lines.append(document_text(item) or document_stand_in(item))
+            case _:
+                assert_never(item)
+    return "\n".join(lines)
+
+
+def _items(messages: Sequence[Message]) -> list[Json]:
+    out: list[Json] = []
+    for msg in messages:
+        if msg.role == "assistant":
+            out.extend(_assistant(msg))
+        elif msg.role == "tool":
+            out.extend(
+                {"type": "function_call_output", "call_id": r.call_id, "output": _output(r)}
+                for r in msg.tool_results
+            )
+        else:
+            content = _content(msg.parts, media=msg.role == "user")
+            if content:
+                out.append({"type": "message", "role": msg.role, "content": content})
+    return out
+
+
+def render_openai_responses(
+    context: Context,
+    *,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    declare_tools: bool = False,
+    cache: bool = False,
+) -> dict[str, Any]:
+    """The Responses API request body for ``context`` (see the module docstring).
+
+    Args:
+        context: the projected context.
+        model: ``model`` field; omitted when ``None``.
+        max_tokens: output cap in tokens, sent as ``max_output_tokens``; omitted when
+            ``None``.
+        declare_tools: also declare every function the messages call that
+            ``context.tools`` lacks, with the description "(schema not recorded in the
+            transcript)" and parameters ``{"type": "object"}``.
+        cache: accepted for a uniform renderer signature; OpenAI caches prefixes
+            automatically, so nothing is marked.
+
+    Returns:
+        ``{"model"?, "input", "store": False, "tools"?, "max_output_tokens"?}`` as plain
+        JSON values. Tools are ``{"type": "function", name, description?, parameters}``, one
+        per name (the first schema of a name wins); ``tools`` is omitted when there are none.
+    """
+    del cache
+    body: dict[str, Any] = {}
+    if model is not None:
+        body["model"] = model
+    body["input"] = _items(context.messages)
+    body["store"] = False
+    tools = tool_declarations(
+        context.tools, context.messages, NAME_RULES, declare_tools=declare_tools
+    )
+    if tools:
+        body["tools"] = [_tool_def(*tool) for tool in tools]
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    return body
+
+
+def _tool_def(name: str, description: str | None, params: Json) -> Json:
+    out: Json = {"type": "function", "name": name}
+    if description is not None:
+        out["description"] = description
+    out["parameters"] = params
+    return out
