@@ -8,7 +8,7 @@ import pytest
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import Policy, SummarizerName
-from ctxengine.summarizers.factory import SUMMARIZER_KINDS
+from ctxengine.policy.defaults import SUMMARIZER_NAMES
 
 
 class TestSummarizerName:
@@ -34,5 +34,5 @@ class TestSummarizerName:
         ]
         assert info.value.__cause__ is None
 
-    def test_the_policy_names_the_same_summarizers_as_the_factory(self) -> None:
-        assert get_args(SummarizerName) == SUMMARIZER_KINDS
+    def test_the_policy_type_names_the_summarizers_of_the_defaults(self) -> None:
+        assert get_args(SummarizerName) == SUMMARIZER_NAMES

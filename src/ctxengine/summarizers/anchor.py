@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from ctxengine.model import CompactionRecord, Ledgers
 from ctxengine.model.roles import is_goal_text, is_injected_text
+from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers.base import SummaryRequest
@@ -37,7 +38,7 @@ CARRIED_HEADING = WORDINGS["en"].headings.earlier_summary
 #: The carried-summary heading in every language, English first.
 CARRIED_HEADINGS: tuple[str, ...] = tuple(w.headings.earlier_summary for w in WORDINGS.values())
 #: Summarizers whose ledgers are ours; anything else (``"imported"``) is foreign.
-OWN_SUMMARIZERS = frozenset({"extractive", "llm", "hybrid"})
+OWN_SUMMARIZERS = frozenset(SUMMARIZER_NAMES)
 
 _CUT_NOTE = re.compile(r"\n\[… ([\d,]+) more characters not shown\]$")
 _PATH = (

@@ -7,9 +7,9 @@ them in.
 from __future__ import annotations
 
 import re
-from typing import Literal, TypeAlias
 
 from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.providers.base import Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.summarizers.base import Summarizer
@@ -17,8 +17,6 @@ from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import DEFAULT_SUMMARY_OUTPUT_TOKENS, LLMSummarizer
 
-SummarizerKind: TypeAlias = Literal["extractive", "llm", "hybrid"]
-SUMMARIZER_KINDS: tuple[str, ...] = ("extractive", "llm", "hybrid")
 #: Largest share of the summary model's window its output budget may take.
 OUTPUT_MAX_WINDOW_RATIO = 0.25
 #: Headings (any level, any case) of the project compact instructions section.
@@ -51,7 +49,8 @@ def make_summarizer(
     """The summarizer named ``kind``.
 
     Args:
-        kind: ``"extractive"``, ``"llm"`` or ``"hybrid"``.
+        kind: one of :data:`~ctxengine.policy.defaults.SUMMARIZER_NAMES` (``"extractive"``,
+            ``"llm"``, ``"hybrid"``).
         user_messages_budget: tokens of verbatim user messages (extractive).
         provider / profile: the summary model and its profile (window and max output), both
             required for ``llm`` and ``hybrid``.
@@ -63,8 +62,8 @@ def make_summarizer(
     """
     if kind == "extractive":
         return ExtractiveSummarizer(user_messages_budget=user_messages_budget)
-    if kind not in SUMMARIZER_KINDS:
-        raise ConfigError(f"unknown summarizer {kind!r}; expected one of {SUMMARIZER_KINDS}")
+    if kind not in SUMMARIZER_NAMES:
+        raise ConfigError(f"unknown summarizer {kind!r}; expected one of {SUMMARIZER_NAMES}")
     if provider is None or profile is None:
         raise ConfigError(
             f"the {kind} summarizer needs a summary model: set CTXENGINE_SUMMARY_MODEL "
@@ -104,8 +103,6 @@ def compact_instructions(markdown: str) -> str | None:
 
 
 __all__ = [
-    "SUMMARIZER_KINDS",
-    "SummarizerKind",
     "compact_instructions",
     "make_summarizer",
     "summary_output_tokens",
