@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import UNKNOWN_MODEL_CONTEXT_WINDOW
 from ctxengine.providers.profiles import (
-    UNKNOWN_CONTEXT_WINDOW,
     ModelProfile,
     ProfileTable,
     UnknownModelWarning,
@@ -97,7 +97,9 @@ class TestUnknownModels:
     def test_unknown_model_gets_the_default_and_a_warning(self) -> None:
         with pytest.warns(UnknownModelWarning, match="no profile for model 'my-finetune'"):
             profile = ProfileTable.builtin().resolve("my-finetune")
-        assert profile == ModelProfile("my-finetune", None, None, UNKNOWN_CONTEXT_WINDOW, 4_096)
+        assert profile == ModelProfile(
+            "my-finetune", None, None, UNKNOWN_MODEL_CONTEXT_WINDOW, 4_096
+        )
         assert profile.known is False
 
     def test_known_model_resolves_without_a_warning(self) -> None:

@@ -112,7 +112,7 @@ DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
 #: same value for callers that pass none (the store layer cannot import ``policy``).
 DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0
 #: Longest wait for another writer's compaction of the same session (seconds). A compaction may
-#: include a model summary call (provider timeout 300 s, ``providers.base.DEFAULT_TIMEOUT_S``),
+#: include a model summary call (provider timeout 300 s, :data:`PROVIDER_TIMEOUT_S`),
 #: so the wait covers one such call with room for its retries. A holder that dies releases the
 #: lock at once (an OS file lock), so this bounds only a live holder that hangs.
 DEFAULT_COMPACTION_LOCK_TIMEOUT_S = 600.0
@@ -140,3 +140,26 @@ MIN_TURN_START_KEPT_RATIO = 0.5
 #: The summarizers a policy or the CLI may name: the deterministic extractive default, a model
 #: writing the continuation state, and the model's narrative plus the extractive ledgers.
 SUMMARIZER_NAMES: tuple[str, ...] = ("extractive", "llm", "hybrid")
+
+#: Provider calls: attempts per call, counting the first (so 2 retries). Claude Code and the
+#: SDKs retry 2–10 times; a summary call is cheap to give up on because the extractive
+#: fallback exists.
+PROVIDER_MAX_ATTEMPTS = 3
+#: Exponential backoff when the provider sends no ``retry-after``: 1 s, 2 s, 4 s … capped at
+#: 30 s (seconds).
+PROVIDER_INITIAL_WAIT_S = 1.0
+PROVIDER_MAX_WAIT_S = 30.0
+#: A ``retry-after`` longer than this (seconds) is not waited for: the call fails at once with
+#: ``RateLimited`` carrying the wait, and the caller decides.
+PROVIDER_MAX_RETRY_AFTER_S = 60.0
+#: Whole-request timeout handed to the SDK clients (seconds). Summaries of long histories take
+#: a while; streaming calls are also bounded between chunks by the same value.
+PROVIDER_TIMEOUT_S = 300.0
+#: A reply is "on a full window" when its reported input is at least this share of the window
+#: (a length stop there with no output is an overflow).
+OVERFLOW_FULL_WINDOW_RATIO = 0.9
+#: Profile of a model the table does not know: a 32k window (what most current open-weight
+#: servers run at least, and small enough that compaction starts early rather than never) and
+#: a 4k output budget (tokens).
+UNKNOWN_MODEL_CONTEXT_WINDOW = 32_768
+UNKNOWN_MODEL_MAX_OUTPUT_TOKENS = 4_096

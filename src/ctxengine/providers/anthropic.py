@@ -20,15 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import PROVIDER_TIMEOUT_S
 from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
 from ctxengine.providers._parse_anthropic import MessageStreamAccumulator, parse_message
 from ctxengine.providers._render import render_messages
-from ctxengine.providers.base import (
-    DEFAULT_TIMEOUT_S,
-    Completion,
-    CompletionRequest,
-    RetrySettings,
-)
+from ctxengine.providers.base import Completion, CompletionRequest, RetrySettings
 
 
 def load_anthropic_sdk() -> Any:
@@ -65,7 +61,7 @@ class AnthropicProvider(SDKProvider):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
+        timeout: float = PROVIDER_TIMEOUT_S,
         retry: RetrySettings | None = None,
         sleep: Callable[[float], None] | None = None,
         now: Callable[[], float] = time.time,

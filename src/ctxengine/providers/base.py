@@ -17,22 +17,15 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from ctxengine.errors import InvalidRequest
 from ctxengine.model import Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
 from ctxengine.policy.defaults import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
+from ctxengine.policy.defaults import (
+    PROVIDER_INITIAL_WAIT_S,
+    PROVIDER_MAX_ATTEMPTS,
+    PROVIDER_MAX_RETRY_AFTER_S,
+    PROVIDER_MAX_WAIT_S,
+)
 from ctxengine.providers.classify import ErrorClass
 
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "error", "content_filter"]
-
-#: Attempts per call, counting the first (so 2 retries). Claude Code and the SDKs retry 2–10
-#: times; a summary call is cheap to give up on because the extractive fallback exists.
-DEFAULT_MAX_ATTEMPTS = 3
-#: Exponential backoff when the provider sends no ``retry-after``: 1 s, 2 s, 4 s … capped.
-DEFAULT_INITIAL_WAIT_S = 1.0
-DEFAULT_MAX_WAIT_S = 30.0
-#: A ``retry-after`` longer than this is not waited for: the call fails at once with
-#: :class:`~ctxengine.errors.RateLimited` carrying the wait, and the caller decides.
-DEFAULT_MAX_RETRY_AFTER_S = 60.0
-#: Whole-request timeout handed to the SDK clients (seconds). Summaries of long histories take
-#: a while; streaming calls are also bounded between chunks by the same value.
-DEFAULT_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +39,10 @@ class RetrySettings:
         max_retry_after_s: longest ``retry-after`` honoured; longer ones fail at once.
     """
 
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    initial_wait_s: float = DEFAULT_INITIAL_WAIT_S
-    max_wait_s: float = DEFAULT_MAX_WAIT_S
-    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+    max_attempts: int = PROVIDER_MAX_ATTEMPTS
+    initial_wait_s: float = PROVIDER_INITIAL_WAIT_S
+    max_wait_s: float = PROVIDER_MAX_WAIT_S
+    max_retry_after_s: float = PROVIDER_MAX_RETRY_AFTER_S
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based) without a

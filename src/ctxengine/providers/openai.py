@@ -18,15 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import PROVIDER_TIMEOUT_S
 from ctxengine.providers import _parse_openai as parse
 from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
 from ctxengine.providers._render import render_messages
-from ctxengine.providers.base import (
-    DEFAULT_TIMEOUT_S,
-    Completion,
-    CompletionRequest,
-    RetrySettings,
-)
+from ctxengine.providers.base import Completion, CompletionRequest, RetrySettings
 
 #: Key sent to servers that need none (a custom ``base_url`` and no key configured).
 PLACEHOLDER_API_KEY = "not-needed"
@@ -70,7 +66,7 @@ class OpenAIProvider(SDKProvider):
         api: Literal["chat", "responses"] = "chat",
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
+        timeout: float = PROVIDER_TIMEOUT_S,
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] | None = None,
         retry: RetrySettings | None = None,
         sleep: Callable[[float], None] | None = None,

@@ -24,9 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ctxengine.model import Usage
-
-#: A reply is "on a full window" when its reported input is at least this share of the window.
-FULL_WINDOW_RATIO = 0.9
+from ctxengine.policy.defaults import OVERFLOW_FULL_WINDOW_RATIO
 
 _I = re.IGNORECASE
 
@@ -193,7 +191,7 @@ def is_length_stop_on_full_window(
     input_tokens: int,
     window: int,
     *,
-    full_ratio: float = FULL_WINDOW_RATIO,
+    full_ratio: float = OVERFLOW_FULL_WINDOW_RATIO,
 ) -> bool:
     """True for a reply cut by the output limit before writing anything while its input
     filled the window: the prompt left no room to answer (a server that truncates instead of

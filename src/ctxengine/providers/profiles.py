@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import UNKNOWN_MODEL_CONTEXT_WINDOW, UNKNOWN_MODEL_MAX_OUTPUT_TOKENS
 
 ReasoningFormat: TypeAlias = Literal[
     "anthropic-signed-thinking",
@@ -65,10 +66,6 @@ SUMMARY_MODEL_ENV = "CTXENGINE_SUMMARY_MODEL"
 #: Providers a model spec may name (``openai`` = Chat Completions).
 PROVIDER_NAMES: tuple[str, ...] = ("openai", "openai-responses", "anthropic")
 
-#: Unknown models: a 32k window (what most current open-weight servers run at least, and small
-#: enough that compaction starts early rather than never) and a 4k output budget.
-UNKNOWN_CONTEXT_WINDOW = 32_768
-UNKNOWN_MAX_OUTPUT_TOKENS = 4_096
 
 _BEDROCK_PREFIX = re.compile(
     r"^(?:(?:us|eu|apac|global|jp|au|ca)\.)?"
@@ -140,7 +137,9 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
 
 
 def _unknown(model: str) -> ModelProfile:
-    return ModelProfile(model, None, None, UNKNOWN_CONTEXT_WINDOW, UNKNOWN_MAX_OUTPUT_TOKENS)
+    return ModelProfile(
+        model, None, None, UNKNOWN_MODEL_CONTEXT_WINDOW, UNKNOWN_MODEL_MAX_OUTPUT_TOKENS
+    )
 
 
 class ProfileTable:
@@ -215,8 +214,9 @@ class ProfileTable:
         if found is not None:
             return found
         warnings.warn(
-            f"no profile for model {model!r}: assuming a {UNKNOWN_CONTEXT_WINDOW}-token window "
-            f"and {UNKNOWN_MAX_OUTPUT_TOKENS} output tokens; add it to a {PROFILES_ENV} file",
+            f"no profile for model {model!r}: assuming a {UNKNOWN_MODEL_CONTEXT_WINDOW}-token "
+            f"window and {UNKNOWN_MODEL_MAX_OUTPUT_TOKENS} output tokens; add it to a "
+            f"{PROFILES_ENV} file",
             UnknownModelWarning,
             stacklevel=2,
         )
