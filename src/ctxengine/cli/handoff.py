@@ -11,8 +11,7 @@ import typer
 from ctxengine.policy.defaults import DEFAULT_ANTHROPIC_MAX_TOKENS
 from ctxengine.projection.context import Context
 from ctxengine.projection.handoff import close_pending, with_next_user
-from ctxengine.projection.render.anthropic import render_anthropic
-from ctxengine.projection.render.openai import render_openai
+from ctxengine.projection.render.registry import renderer_for
 from ctxengine.projection.validate import validate
 from ctxengine.tokens.base import Estimator
 
@@ -74,11 +73,11 @@ def render_request(ctx: Context, opts: RequestOptions, reserve: int) -> dict[str
             next user message is needed: ``--user``).
         RuntimeError: ctxengine produced an invalid body (an internal error).
     """
-    if opts.provider == "anthropic":
-        out_budget = opts.max_tokens or min(DEFAULT_ANTHROPIC_MAX_TOKENS, reserve)
-        body = render_anthropic(ctx, model=opts.model, max_tokens=out_budget, declare_tools=True)
-    else:
-        body = render_openai(ctx, model=opts.model, max_tokens=opts.max_tokens, declare_tools=True)
+    out_budget = opts.max_tokens
+    if opts.provider == "anthropic" and out_budget is None:
+        out_budget = min(DEFAULT_ANTHROPIC_MAX_TOKENS, reserve)
+    render = renderer_for(opts.provider)
+    body = render(ctx, model=opts.model, max_tokens=out_budget, declare_tools=True)
     problems = validate(body, opts.provider, strict=opts.model is not None)
     if any("(prefill)" in p for p in problems):
         raise typer.BadParameter(

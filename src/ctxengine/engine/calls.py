@@ -14,8 +14,7 @@ from collections.abc import Callable
 from ctxengine.errors import ContextOverflow, ProviderOverflow
 from ctxengine.model import Usage
 from ctxengine.projection.context import Context
-from ctxengine.projection.render.anthropic import render_anthropic
-from ctxengine.projection.render.openai import render_openai
+from ctxengine.projection.render.registry import original_tool_names, renderer_for
 from ctxengine.providers import classify_error, to_provider_error
 from ctxengine.providers.base import Completion, CompletionRequest, Provider
 from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
@@ -62,24 +61,22 @@ def final_overflow(
 
 def build_request(
     ctx: Context, provider: Provider, max_output: int, temperature: float | None
-) -> tuple[CompletionRequest, LiveRequest | None]:
-    """The request for ``ctx``: rendered body for the OpenAI and Anthropic providers (with
-    the :class:`LiveRequest` a model summarizer can extend), plain messages otherwise
-    (Responses: the provider maps them itself). ``max_output`` is in tokens."""
-    renderers = {"openai": render_openai, "anthropic": render_anthropic}
-    render = renderers.get(provider.name)
-    if render is None:
-        request = CompletionRequest(
-            messages=ctx.messages,
-            tools=ctx.tools,
-            max_output_tokens=max_output,
-            temperature=temperature,
-            cache=True,
-        )
-        return request, None
-    body = render_anthropic(ctx, cache=True) if provider.name == "anthropic" else render(ctx)
+) -> tuple[CompletionRequest, LiveRequest]:
+    """The request for ``ctx``: the body rendered for ``provider.name`` by the one renderer
+    registry (with prompt-cache breakpoints), the tool names it renamed (mapped back in the
+    reply), and the :class:`LiveRequest` a model summarizer can extend. ``max_output`` is in
+    tokens.
+
+    Raises:
+        ConfigError: no renderer for the provider's name.
+    """
+    body = renderer_for(provider.name)(ctx, cache=True)
     request = CompletionRequest(
-        body=body, max_output_tokens=max_output, temperature=temperature, cache=True
+        body=body,
+        max_output_tokens=max_output,
+        temperature=temperature,
+        cache=True,
+        tool_names=original_tool_names(ctx, provider.name),
     )
     return request, LiveRequest(provider.name, body, ctx.tokens)
 

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ctxengine.boundaries.pending import pending_calls_newest_first
 from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, PruneRecord
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
-from ctxengine.summarizers import is_goal_candidate, is_real_user_message
+from ctxengine.model.roles import is_goal_candidate, is_real_user_message
 from ctxengine.tokens.base import Estimator
 
 
@@ -201,26 +202,9 @@ class History:
         return tuple(out)
 
     def pending_call_ids(self) -> frozenset[str]:
-        """Calls of the newest reply (all its assistant messages) that no later message
-        answers while only tool results follow it: running, or awaiting a human
-        confirmation. O(size of the newest reply)."""
-        answered: set[str] = set()
-        calls: set[str] = set()
-        i = len(self.entries) - 1
-        while i >= 0:
-            m = self.entries[i].message
-            if m is not None and m.role == "assistant":
-                break
-            if m is not None and not m.tool_results:
-                return frozenset()
-            if m is not None:
-                answered.update(r.call_id for r in m.tool_results)
-            i -= 1
-        while i >= 0:
-            m = self.entries[i].message
-            if m is not None and m.role != "assistant":
-                break
-            if m is not None:
-                calls.update(c.id for c in m.tool_calls)
-            i -= 1
-        return frozenset(calls - answered)
+        """Calls of the newest reply that no later message answers while only tool results
+        follow it: running, or awaiting a human confirmation
+        (:func:`~ctxengine.boundaries.pending.pending_calls`). O(size of the newest reply)."""
+        return pending_calls_newest_first(
+            m for e in reversed(self.entries) if (m := e.message) is not None
+        )

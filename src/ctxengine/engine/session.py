@@ -52,9 +52,9 @@ from ctxengine.ladder.trigger import requirement
 from ctxengine.model import Entry, Message, Usage
 from ctxengine.model.entries import Body
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
-from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S
+from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.projection.context import Context
-from ctxengine.providers.base import DEFAULT_MAX_OUTPUT_TOKENS, Completion, Provider
+from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import Summarizer

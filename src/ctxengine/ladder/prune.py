@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ctxengine.model import Message, ToolResultPart
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import PRUNE_PLACEHOLDER_TOKENS
 from ctxengine.tokens.base import Estimator
 
@@ -28,10 +29,6 @@ class PrunePlan:
 
     call_ids: tuple[str, ...]
     tokens_saved: int
-
-
-def _is_real_user(message: Message) -> bool:
-    return message.role == "user" and not message.tool_results
 
 
 def plan_prune(
@@ -51,7 +48,9 @@ def plan_prune(
         estimator: token estimator.
         protect_tokens: newest tool-output tokens never pruned.
         minimum_tokens: smallest total saving worth a prune (else ``None``).
-        protect_turns: the last N real user turns are never pruned.
+        protect_turns: the last N real user turns are never pruned (a real user message:
+            :func:`~ctxengine.model.roles.is_real_user_message`, so injected reminders do not
+            count).
         exempt_tools: tool names whose results are never pruned (skills, plans).
         already_pruned: call ids pruned by earlier prune entries (skipped).
 
@@ -66,7 +65,7 @@ def plan_prune(
     boundary = len(messages)
     if protect_turns > 0:
         for i in range(len(messages) - 1, -1, -1):
-            if _is_real_user(messages[i]):
+            if is_real_user_message(messages[i]):
                 user_seen += 1
                 if user_seen == protect_turns:
                     boundary = i
