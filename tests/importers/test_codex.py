@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
-from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.codex import IMPORTER, tool_output_is_error
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 FILES = (
     "codex-cpolar-connect-2025-09-16-a.jsonl",
@@ -239,9 +239,9 @@ class TestMapping:
         )
         found = messages(IMPORTER.read(path).entries)
         first, second = found[0].tool_calls[0], found[2].tool_calls[0]
-        assert (first.name, first.arguments, first.meta) == (
+        assert (first.name, json.loads(first.arguments), first.meta) == (
             "apply_patch",
-            patch,
+            {"input": patch},
             {"freeform": True},
         )
         assert (second.name, second.arguments) == (
@@ -285,26 +285,98 @@ class TestToolOutputErrors:
         assert tool_output_is_error(text) is expected
 
 
-class TestMalformed:
-    def test_truncated_last_line_names_the_line(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), '{"timestamp":"x","type":"respo')
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a JSON object, got invalid JSON "
-            "(unexpected end of data: line 1 column 31 (char 30))"
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its line when strict."""
+
+    def test_calls_and_outputs_without_ids_pair_in_order(self, tmp_path: Path) -> None:
+        bare = item({"type": "function_call", "name": "shell", "arguments": "{}"})
+        out = item({"type": "function_call_output", "output": "first"})
+        path = write(tmp_path, meta(), msg("user", "go"), bare, out)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 2: function_call without call_id ×1 (line 3), function_call_output "
+            "without call_id ×1 (line 4)",
+            ":3: expected a string `call_id` on a function_call item",
+        )
+        found = messages(session.entries)
+        assert [c.id for c in found[1].tool_calls] == ["call_gen_3"]
+        assert [(r.call_id, r.text) for r in found[2].tool_results] == [("call_gen_3", "first")]
+
+    def test_structured_output(self, tmp_path: Path) -> None:
+        """Codex 0.146 wrote a function_call_output whose ``output`` is one content object."""
+        out = item(
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": {"type": "input_text", "text": "structured"},
+            }
+        )
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), out)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 1: structured tool output ×1 (line 4)",
+            ":4: expected `output` text or a list of content items on a tool output item, "
+            "got one content object of type 'input_text'",
+        )
+        assert messages(session.entries)[2].tool_results[0].text == "structured"
+
+    def test_null_arguments(self, tmp_path: Path) -> None:
+        call = item({"type": "function_call", "name": "shell", "arguments": None, "call_id": "c1"})
+        path = write(tmp_path, meta(), msg("user", "go"), call, fout("c1"))
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 1: null arguments ×1 (line 3)",
+            ":3: expected `arguments` (a JSON string) on a function_call item",
+        )
+        assert messages(session.entries)[1].tool_calls[0].arguments == "{}"
+
+    def test_unknown_record_kind(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), {"type": "hologram", "payload": {}})
+        session = tolerated(
+            path,
+            "codex",
+            "skipped 1: record:hologram ×1 (line 3)",
+            ":3: expected a rollout line of type session_meta, response_item, event_msg, "
+            "turn_context or compacted, got 'hologram'",
+        )
+        assert len(messages(session.entries)) == 1
+
+    def test_unknown_item_kind(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), item({"type": "hologram_call"}))
+        tolerated(
+            path,
+            "codex",
+            "skipped 1: response_item:hologram_call ×1 (line 3)",
+            ":3: expected a known response item type, got 'hologram_call'",
         )
 
-    def test_line_without_payload(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), {"type": "response_item"})
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a rollout line with a string `type` and a `payload` object"
+    def test_partial_last_line_of_a_live_session(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), '{"timestamp":"x","type":"respo')
+        session = tolerated(
+            path,
+            "codex",
+            "skipped 1: partial last line ×1 (line 3)",
+            ":3: expected a complete JSON object, got a line cut short "
+            "(unexpected end of data: line 1 column 31 (char 30))",
         )
+        assert len(messages(session.entries)) == 1
 
-    def test_function_call_without_call_id(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), item({"type": "function_call", "name": "shell"}))
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == f"{path}:2: expected a string `call_id` on a function_call item"
+    def test_lone_surrogate(self, tmp_path: Path) -> None:
+        line = json.dumps(fout("c1", "SURROGATE")).replace("SURROGATE", LONE_SURROGATE_JSON)
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), line + "\n")
+        session = tolerated(
+            path, "codex", "repaired 1: lone surrogate ×1 (line 4)", f":4: {LONE_SURROGATE_ERROR}"
+        )
+        assert messages(session.entries)[2].tool_results[0].text == LONE_SURROGATE_TEXT
+
+    def test_line_without_payload_is_skipped(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), {"type": "response_item"})
+        tolerated(
+            path,
+            "codex",
+            "skipped 1: malformed line ×1 (line 3)",
+            ":3: expected a rollout line with a string `type` and a `payload` object",
+        )
