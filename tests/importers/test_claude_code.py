@@ -459,3 +459,134 @@ class TestDrift:
         )
         msg = session.entries[1].message
         assert msg is not None and msg.meta["other_blocks"] == [block] and msg.text == "ok"
+
+
+def attachment(uuid: str, kind: str, role: str | None, *texts: str, **extra: Any) -> dict[str, Any]:
+    """An ``attachment`` line; ``role`` ``None`` writes no ``rendered`` texts."""
+    line: dict[str, Any] = {
+        "type": "attachment",
+        "sessionId": "s1",
+        "uuid": uuid,
+        "attachment": {"type": kind},
+        **extra,
+    }
+    if role is not None:
+        line["rendered"] = [{"content": t} for t in texts]
+        line["renderedRole"] = role
+    return line
+
+
+def reminder(text: str) -> str:
+    return f"<system-reminder>\n{text}\n</system-reminder>"
+
+
+class TestRecordKinds:
+    """What the model was sent: rendered attachments in the role and order Claude Code sends
+    them, the segment a compaction keeps, and the newer fields of assistant lines."""
+
+    def session(self, tmp_path: Path) -> Path:
+        search = {
+            "type": "server_tool_use",
+            "id": "srv1",
+            "name": "web_search",
+            "input": {"query": "pytest"},
+        }
+        hit = {"type": "web_search_result", "title": "Docs", "url": "https://d"}
+        found = {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": [hit]}
+        loader = {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"q": "todo"}}
+        reference = {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": [{"type": "tool_reference", "tool_name": "TodoWrite"}],
+        }
+        reply = assistant("a1", "m1", search, found, loader, effort="high")
+        reply["message"]["diagnostics"] = {"cache_miss_reason": {"type": "messages_changed"}}
+        kept = {"headUuid": "a2", "tailUuid": "a2"}
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "sessionId": "s1",
+            "uuid": "b1",
+            "compactMetadata": {"trigger": "auto", "preTokens": 900, "preservedSegment": kept},
+        }
+        return write(
+            tmp_path,
+            user("u1", "go"),
+            attachment("d1", "date", "system", reminder("Today is X.")),
+            attachment("c1", "session_context", "user", reminder("git: clean")),
+            attachment("p1", "prompt_snapshot", None),
+            {"type": "api-request", "sessionId": "s1", "id": "req1", "keep": 0, "tail": []},
+            reply,
+            user("r1", [reference], sourceToolAssistantUUID="a1"),
+            attachment("s2", "silent_turn_reminder", "system", "Keep the user posted."),
+            attachment("f1", "file", "user", "Called Read", "Result of Read"),
+            assistant("a2", "m2", {"type": "text", "text": "done"}),
+            boundary,
+            attachment("d2", "date", "system", reminder("Today is Y.")),
+            user("sum", "Summary: fixed it", isCompactSummary=True),
+            user("u3", "next"),
+            {"type": "cost-state", "sessionId": "s1", "totalCostUSD": 1.0},
+            {"type": "mode", "sessionId": "s1", "mode": "normal"},
+        )
+
+    def test_the_log_is_what_was_sent_in_the_order_it_was_sent(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path))
+        shape = [
+            (e.id, e.body.role, e.body.meta.get("synthetic"), e.body.text)
+            if isinstance(e.body, Message)
+            else (e.id, e.kind, None, "")
+            for e in session.entries
+        ]
+        assert shape == [
+            ("c1", "user", "attachment:session_context", reminder("git: clean")),
+            ("u1", "user", None, "go"),
+            ("d1", "system", "attachment:date", "Today is X."),
+            ("a1", "assistant", None, shape[3][3]),
+            ("r1", "tool", None, ""),
+            ("r1#loaded", "user", "tool_loaded", "Tool loaded."),
+            ("f1", "user", "attachment:file", "Called Read\nResult of Read"),
+            ("s2", "system", "attachment:silent_turn_reminder", "Keep the user posted."),
+            ("a2", "assistant", None, "done"),
+            ("b1", "compaction", None, ""),
+            ("u3", "user", None, "next"),
+            ("d2", "system", "attachment:date", "Today is Y."),
+        ]  # fmt: skip
+        record = session.entries[9].body
+        assert isinstance(record, CompactionRecord)
+        assert (record.first_kept_id, record.summary, record.tokens_before) == (
+            "a2",
+            "Summary: fixed it",
+            900,
+        )
+
+    def test_assistant_fields_and_provider_side_blocks(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path))
+        reply = session.entries[3].body
+        assert isinstance(reply, Message)
+        assert [p.kind for p in reply.parts] == ["text", "text", "tool_call"]
+        assert reply.text == (
+            '[provider-side tool call] web_search({"query": "pytest"})\n'
+            "[provider-side tool result: web_search]\n- Docs <https://d>"
+        )
+        assert reply.meta["effort"] == "high"
+        assert reply.meta["cache_diagnostics"] == {
+            "cache_miss_reason": {"type": "messages_changed"}
+        }
+        result = session.entries[4].body
+        assert isinstance(result, Message) and result.tool_results[0].content == ()
+
+    def test_the_report_counts_what_never_reaches_the_model(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path), strict=True)
+        assert session.report.counts("ignored") == {
+            "api-request": 1,
+            "attachment:prompt_snapshot": 1,
+            "block:tool_reference": 1,
+            "cost-state": 1,
+            "mode": 1,
+        }
+        assert session.meta["skipped"] == {
+            "api-request": 1,
+            "attachment:prompt_snapshot": 1,
+            "cost-state": 1,
+            "mode": 1,
+        }

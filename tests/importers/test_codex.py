@@ -11,7 +11,15 @@ import pytest
 from corpus import require_corpus
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.codex import IMPORTER, tool_output_is_error
-from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from ctxengine.model import (
+    CompactionRecord,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    ReasoningPart,
+    TextPart,
+    Usage,
+)
 from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 FILES = (
@@ -380,3 +388,121 @@ class TestDrift:
             "skipped 1: malformed line ×1 (line 3)",
             ":3: expected a rollout line with a string `type` and a `payload` object",
         )
+
+
+#: A 1×1 PNG, base64.
+PNG_1X1 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg=="
+)
+
+
+def event(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "event_msg", "payload": {"type": kind, **fields}}
+
+
+class TestRecordKinds:
+    """Every record kind of current rollouts is read or deliberately ignored."""
+
+    def rollout(self, tmp_path: Path) -> Path:
+        base = {"text": "You are Codex."}
+        skills = "<skills_instructions>use skills</skills_instructions>"
+        return write(
+            tmp_path,
+            {"type": "session_meta", "payload": {"id": "s1", "base_instructions": base}},
+            {"type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
+            {"type": "world_state", "payload": {"full": True, "state": {}}},
+            item({"type": "message", "role": "developer", "content": [
+                {"type": "input_text", "text": skills}
+            ]}),
+            msg("user", "find the bug"),
+            event("entered_review_mode"),
+            event("mcp_tool_call_begin", invocation={"server": "fs", "tool": "read"}),
+            event("collab_agent_spawn_begin"),
+            event("thread_goal_updated", goal="fix"),
+            item({"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
+            item({"type": "web_search_call", "status": "completed",
+                  "action": {"type": "search", "query": "pytest mean"}}),
+            item({"type": "tool_search_call", "call_id": "ts1", "execution": "client",
+                  "arguments": {"query": "files"}}),
+            item({"type": "tool_search_output", "call_id": "ts1", "tools": [{"name": "read"}]}),
+            fcall("m1", "mcp__fs__read"),
+            fout("m1", "file text"),
+            item({"type": "image_generation_call", "id": "ig1", "status": "completed",
+                  "revised_prompt": "a chart", "result": PNG_1X1}),
+            item({"type": "compaction", "encrypted_content": "opaque=="}),
+            {"type": "token_usage_record", "payload": {"usage": {"input_tokens": 5}}},
+            event("exited_review_mode"),
+            {"type": "compacted", "payload": {
+                "message": "SUMMARY",
+                "replacement_history": [
+                    {"type": "message", "role": "developer", "content": [
+                        {"type": "input_text", "text": skills}
+                    ]},
+                    {"type": "message", "role": "user", "content": [
+                        {"type": "input_text", "text": "find the bug"}
+                    ]},
+                    {"type": "message", "role": "user", "content": [
+                        {"type": "input_text", "text": "SUMMARY"}
+                    ]},
+                ],
+            }},
+        )  # fmt: skip
+
+    def test_what_each_kind_becomes(self, tmp_path: Path) -> None:
+        session = read_transcript(self.rollout(tmp_path))
+        bodies = [e.body for e in session.entries]
+        shape = [
+            (b.role, [p.kind for p in b.parts]) if isinstance(b, Message) else b.kind
+            for b in bodies
+        ]
+        assert shape == [
+            ("developer", ["text"]),
+            ("developer", ["text"]),
+            ("user", ["text"]),
+            ("assistant", ["text", "tool_call"]),
+            ("tool", ["tool_result"]),
+            ("assistant", ["tool_call"]),
+            ("tool", ["tool_result"]),
+            ("assistant", ["image", "native_compaction"]),
+            "compaction",
+            ("user", ["text"]),
+        ]
+        msgs = [b for b in bodies if isinstance(b, Message)]
+        assert msgs[0].text == "You are Codex." and msgs[0].meta == {"source": "base_instructions"}
+        search = msgs[3].parts[0]
+        assert isinstance(search, TextPart)
+        assert search.text == (
+            '[provider-side tool call] web_search({"query": "pytest mean", "type": "search"})'
+        )
+        assert [(c.id, c.name, c.arguments) for c in msgs[3].tool_calls] == [
+            ("ts1", "tool_search", '{"query":"files"}')
+        ]
+        assert msgs[4].tool_results[0].text == '[{"name":"read"}]'
+        assert [(c.id, c.name) for c in msgs[5].tool_calls] == [("m1", "mcp__fs__read")]
+        image = msgs[7].parts[0]
+        assert isinstance(image, ImagePart)
+        assert (image.media_type, image.width, image.height) == ("image/png", 1, 1)
+        assert image.meta["revised_prompt"] == "a chart"
+        assert msgs[7].parts[1] == NativeCompactionPart(
+            "openai", '{"encrypted_content":"opaque==","type":"compaction"}'
+        )
+        record = bodies[8]
+        assert isinstance(record, CompactionRecord) and record.summary == "SUMMARY"
+        assert msgs[-1].text == "find the bug"
+        assert (session.meta["model"], session.meta["reasoning_effort"]) == ("gpt-5.5", "high")
+
+    def test_the_report_counts_what_never_reaches_the_model(self, tmp_path: Path) -> None:
+        session = read_transcript(self.rollout(tmp_path))
+        assert session.report.summary() == ""
+        assert session.report.counts("ignored") == {
+            "event_msg:collab_agent_spawn_begin": 1,
+            "event_msg:entered_review_mode": 1,
+            "event_msg:exited_review_mode": 1,
+            "event_msg:mcp_tool_call_begin": 1,
+            "event_msg:thread_goal_updated": 1,
+            "response_item:ghost_snapshot": 1,
+            "token_usage_record": 1,
+            "world_state": 1,
+        }
+        assert read_transcript(self.rollout(tmp_path), strict=True).entries == session.entries
