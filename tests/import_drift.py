@@ -17,10 +17,12 @@ def tolerated(path: Path, format: str, summary: str, strict: str) -> ImportedSes
     import must raise ``TranscriptError`` whose text is ``f"{path}{strict}"`` (``strict``
     starts with ``":<line>: "`` or ``" at <json path>: "``). Returns the tolerant session."""
     session = read_transcript(path, format)
-    assert session.report.summary() == summary
+    found = session.report.summary()
+    assert found == summary, f"summary {found!r} != {summary!r}"
     with pytest.raises(TranscriptError) as info:
         read_transcript(path, format, strict=True)
-    assert str(info.value) == f"{path}{strict}"
+    error = str(info.value)
+    assert error == f"{path}{strict}", f"strict error {error!r} != {path}{strict!r}"
     return session
 
 
