@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,10 +229,3 @@ def first_difference(a: Canonical, b: Canonical) -> str:
 def _short(message: tuple[str, list[Item]]) -> str:
     role, items = message
     return role + " " + repr([tuple(str(v)[:60] for v in i) for i in items])[:600]
-
-
-def walk(entries: Sequence[Entry]) -> Iterator[Message]:
-    """The messages of ``entries``."""
-    for e in entries:
-        if e.message is not None:
-            yield e.message

@@ -40,6 +40,7 @@ from live_requests import (
     anthropic_request,
     entries_before,
     first_difference,
+    merge,
     norm,
     projected,
     requests,
@@ -52,9 +53,10 @@ CLAUDE = ("live-agents", "claude-code-2.1.328")
 CODEX = ("live-agents", "codex-0.169.0")
 
 
-def answered_by(reply: Sequence[dict[str, Any]], call_kinds: tuple[str, ...]) -> Callable[
-    [Message], bool
-]:  # fmt: skip
+Matcher = Callable[[Message], bool]
+
+
+def answered_by(reply: Sequence[dict[str, Any]], call_kinds: tuple[str, ...]) -> Matcher:
     """Whether an assistant message is the reply ``reply``: the same call ids when it made
     calls, else the same texts."""
     ids = [b.get("call_id", b.get("id")) for b in reply if b.get("type") in call_kinds]
@@ -184,21 +186,7 @@ def kept_segment_first(request: Canonical) -> Canonical:
     rest[after] = ("user", [*items[:cut], *users, *items[cut:]])
     system = next(k for k, (role, _) in enumerate(rest) if role == "system" and k > after)
     rest[system] = ("system", [*systems, *rest[system][1]])
-    merged: Canonical = []
-    for role, found in rest:
-        if merged and merged[-1][0] == role:
-            merged[-1][1].extend(found)
-        else:
-            merged.append((role, found))
-    for _, found in merged:
-        joined: list[tuple[str, ...]] = []
-        for item in found:
-            if item[0] == "text" and joined and joined[-1][0] == "text":
-                joined[-1] = ("text", norm(joined[-1][1] + " " + item[1]))
-            else:
-                joined.append(item)
-        found[:] = joined
-    return merged
+    return merge(rest)
 
 
 class TestCodex:
