@@ -418,6 +418,17 @@ class TestDrift:
         )
         assert [e.id for e in session.entries] == ["u1"]
 
+    def test_invalid_line_in_the_middle(self, tmp_path: Path) -> None:
+        path = write(tmp_path, user("u1", "hi"), '{"type": "user", "mess', user("u2", "again"))
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: invalid JSON line ×1 (line 2)",
+            ":2: expected a JSON object, got invalid JSON "
+            "(unexpected control character in string: line 1 column 23 (char 22))",
+        )
+        assert [e.id for e in session.entries] == ["u1", "u2"]
+
     def test_lone_surrogate(self, tmp_path: Path) -> None:
         line = json.dumps(user("r1", [result("t1", "SURROGATE")])).replace(
             "SURROGATE", LONE_SURROGATE_JSON
