@@ -39,6 +39,32 @@ def transcript_files() -> list[Path]:
     )
 
 
+#: Agents whose ``format-fixtures/<agent>/`` samples have an importer.
+FIXTURE_AGENTS: tuple[str, ...] = ("claude", "codex", "pi")
+#: The live-agent runs: folder under ``live-agents/`` → its importable transcripts.
+LIVE_AGENTS: dict[str, tuple[str, ...]] = {
+    "claude-code-2.1.328": (
+        "session.jsonl",
+        "subagent.jsonl",
+        "session/subagents/agent-a73f6f8bdab2fbcaf.jsonl",
+    ),
+    "codex-0.169.0": ("rollout.jsonl",),
+}
+
+
+def fixture_files(agents: tuple[str, ...] = FIXTURE_AGENTS) -> list[Path]:
+    """Every ``.jsonl`` file under ``format-fixtures/<agent>/`` (subfolders included) for
+    ``agents``, sorted by path."""
+    root = CORPUS / "format-fixtures"
+    return sorted(p for a in agents if (root / a).is_dir() for p in (root / a).rglob("*.jsonl"))
+
+
+def live_agent_files() -> list[Path]:
+    """The importable transcripts of :data:`LIVE_AGENTS`, in that order."""
+    root = CORPUS / "live-agents"
+    return [root / agent / name for agent, names in LIVE_AGENTS.items() for name in names]
+
+
 def require_corpus(*parts: str) -> Path:
     """``CORPUS`` joined with ``parts``; skips (or fails under CI) when it does not exist."""
     path = CORPUS.joinpath(*parts)

@@ -227,7 +227,7 @@ class TestStoreCommands:
 
 
 class TestBadInput:
-    def test_a_malformed_file_names_file_and_line_exits_2_and_writes_nothing(
+    def test_a_malformed_file_under_strict_names_file_and_line_exits_2_and_writes_nothing(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path
     ) -> None:
         lines = require_corpus("claude-code", "spotter-short.jsonl").read_text().splitlines()
@@ -235,7 +235,7 @@ class TestBadInput:
         broken = '{"type": "assistant", "message": {"role": "assistant", "content": ['
         bad.write_text("\n".join([*lines[:5], broken, *lines[5:]]) + "\n")
         db = tmp_path / "ctx.db"
-        code, stdout, stderr = run(capsys, "import", str(bad), "--db", str(db))
+        code, stdout, stderr = run(capsys, "import", str(bad), "--db", str(db), "--strict")
         assert (code, stdout) == (2, "")
         assert stderr.startswith(f"error: {bad}:6: expected a JSON object, got invalid JSON")
         with sqlite3.connect(db) as conn:

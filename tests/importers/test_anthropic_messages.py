@@ -25,6 +25,7 @@ from ctxengine.model import (
     ToolResultPart,
     Usage,
 )
+from import_drift import tolerated
 from server_tool_history import (
     ENCRYPTED,
     server_tool_conversation,
@@ -362,18 +363,6 @@ class TestErrors:
             IMPORTER.read(path)
         return str(info.value).removeprefix(f"{path} at ")
 
-    def test_system_role_inside_messages(self, tmp_path: Path) -> None:
-        msg = self.error(tmp_path, [{"role": "system", "content": "x"}])
-        assert msg == '$.messages[0].role: expected "user" or "assistant"'
-
-    def test_unknown_block_type(self, tmp_path: Path) -> None:
-        msg = self.error(tmp_path, [{"role": "user", "content": [{"type": "audio", "data": ""}]}])
-        assert msg == (
-            "$.messages[0].content[0].type: expected one of text, image, document, thinking, "
-            "redacted_thinking, tool_use, tool_result, compaction or a provider-side tool block "
-            "(server_tool_use, mcp_tool_use, *_tool_result, container_upload); got 'audio'"
-        )
-
     def test_tool_result_in_assistant_message(self, tmp_path: Path) -> None:
         block = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
         msg = self.error(tmp_path, [{"role": "assistant", "content": [block]}])
@@ -385,13 +374,102 @@ class TestErrors:
         msg = self.error(tmp_path, [{"role": "user", "content": [block]}])
         assert msg == f"$.messages[0].content[0].type: expected {kind} only in assistant messages"
 
-    def test_tool_use_without_id(self, tmp_path: Path) -> None:
-        block = {"type": "tool_use", "name": "ls", "input": {}}
-        msg = self.error(tmp_path, [{"role": "assistant", "content": [block]}])
-        assert msg == "$.messages[0].content[0].id: expected a string `id`"
-
     def test_image_with_unknown_source(self, tmp_path: Path) -> None:
         block = {"type": "image", "source": {"type": "file", "file_id": "f1"}}
         msg = self.error(tmp_path, [{"role": "user", "content": [block]}])
         expected = "expected an image source of type base64 or url"
         assert msg == f"$.messages[0].content[0].source.type: {expected}"
+
+
+def anthropic(tmp_path: Path, messages: list[Any]) -> Path:
+    return write(tmp_path, {"system": "s", "messages": messages})
+
+
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its JSON path when
+    strict."""
+
+    def test_system_role_inside_messages(self, tmp_path: Path) -> None:
+        path = anthropic(
+            tmp_path, [{"role": "system", "content": "x"}, {"role": "user", "content": "u"}]
+        )
+        session = tolerated(
+            path,
+            "anthropic-messages",
+            "skipped 1: message role system ×1 ($.messages[0].role)",
+            ' at $.messages[0].role: expected "user" or "assistant"',
+        )
+        assert [e.message.role for e in session.entries if e.message] == ["system", "user"]
+
+    def test_unknown_block_type(self, tmp_path: Path) -> None:
+        content = [{"type": "audio", "data": ""}, {"type": "text", "text": "hi"}]
+        session = tolerated(
+            anthropic(tmp_path, [{"role": "user", "content": content}]),
+            "anthropic-messages",
+            "skipped 1: block:audio ×1 ($.messages[0].content[0].type)",
+            " at $.messages[0].content[0].type: expected one of text, image, document, thinking, "
+            "redacted_thinking, tool_use, tool_result, compaction or a provider-side tool block "
+            "(server_tool_use, mcp_tool_use, *_tool_result, container_upload); got 'audio'",
+        )
+        assert session.entries[1].message is not None
+        assert session.entries[1].message.text == "hi"
+
+    def test_tool_use_without_id_pairs_with_the_result_without_id(self, tmp_path: Path) -> None:
+        messages = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "content": "a b"}]},
+        ]
+        session = tolerated(
+            anthropic(tmp_path, messages),
+            "anthropic-messages",
+            "repaired 2: tool_use block without id ×1 ($.messages[1].content[0].id), "
+            "tool_result block without call id ×1 ($.messages[2].content[0].tool_use_id)",
+            " at $.messages[1].content[0].id: expected a string `id` on a tool_use block",
+        )
+        tool = session.entries[3].message
+        assert tool is not None and [(r.call_id, r.text) for r in tool.tool_results] == [
+            ("call_gen_1", "a b")
+        ]
+
+    def test_null_input(self, tmp_path: Path) -> None:
+        block = {"type": "tool_use", "id": "t1", "name": "ls", "input": None}
+        session = tolerated(
+            anthropic(
+                tmp_path,
+                [{"role": "user", "content": "go"}, {"role": "assistant", "content": [block]}],
+            ),
+            "anthropic-messages",
+            "repaired 1: null arguments ×1 ($.messages[1].content[0].input)",
+            " at $.messages[1].content[0].input: expected tool-call arguments, got null",
+        )
+        msg = session.entries[2].message
+        assert msg is not None and msg.tool_calls[0].arguments == "{}"
+
+    def test_structured_output(self, tmp_path: Path) -> None:
+        messages = [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": {"type": "text", "text": "x"},
+                    }
+                ],
+            },
+        ]
+        session = tolerated(
+            anthropic(tmp_path, messages),
+            "anthropic-messages",
+            "repaired 1: structured content ×1 ($.messages[2].content[0].content)",
+            " at $.messages[2].content[0].content: expected `content` to be a string or a list "
+            "of blocks, got one block object",
+        )
+        tool = session.entries[3].message
+        assert tool is not None and tool.tool_results[0].text == "x"

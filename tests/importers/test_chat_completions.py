@@ -25,6 +25,7 @@ from ctxengine.model import (
     ToolResultPart,
     Usage,
 )
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 DJANGO = "mini-swe-agent-deepseek-chat-django-13265.traj.json"
 PVLIB = "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json"
@@ -339,14 +340,6 @@ class TestErrors:
             IMPORTER.read(path)
         return str(info.value).removeprefix(f"{path} at ")
 
-    def test_unknown_role(self, tmp_path: Path) -> None:
-        msg = self.error(
-            tmp_path, [{"role": "user", "content": "a"}, {"role": "robot", "content": "x"}]
-        )
-        assert (
-            msg == "$[1].role: expected one of system, developer, user, assistant, tool, function"
-        )
-
     def test_messages_not_a_list(self, tmp_path: Path) -> None:
         assert (
             self.error(tmp_path, {"messages": {"a": 1}})
@@ -368,16 +361,6 @@ class TestErrors:
             "$.messages[1].tool_calls[0].function: expected a function object {name, arguments}"
         )
 
-    def test_tool_message_without_call_id(self, tmp_path: Path) -> None:
-        msg = self.error(tmp_path, [{"role": "tool", "content": "x"}])
-        assert msg == "$[0].tool_call_id: expected a string `tool_call_id`"
-
-    def test_unknown_content_part(self, tmp_path: Path) -> None:
-        value = [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]
-        assert self.error(tmp_path, value) == (
-            "$[0].content[0].type: expected a text, image_url or file part, got 'input_audio'"
-        )
-
     def test_invalid_json_names_the_file(self, tmp_path: Path) -> None:
         path = tmp_path / "broken.json"
         path.write_text('{"messages": [', encoding="utf-8")
@@ -385,3 +368,94 @@ class TestErrors:
             IMPORTER.read(path)
         assert info.value.path == str(path)
         assert info.value.expected.startswith("expected a JSON document")
+
+
+USER = {"role": "user", "content": "fix it"}
+
+
+def calling(call: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its JSON path when
+    strict."""
+
+    def test_tool_call_without_id_pairs_with_the_result_without_id(self, tmp_path: Path) -> None:
+        call = {"type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        path = write(tmp_path, [USER, calling(call), {"role": "tool", "content": "out"}])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 2: tool call without id ×1 ($[1].tool_calls[0].id), tool message without "
+            "call id ×1 ($[2].tool_call_id)",
+            " at $[1].tool_calls[0].id: expected a string `id` on a tool call",
+        )
+        msgs = [e.message for e in session.entries if e.message is not None]
+        assert msgs[1].tool_calls[0].id == "call_gen_1"
+        assert [(r.call_id, r.text) for r in msgs[2].tool_results] == [("call_gen_1", "out")]
+
+    def test_structured_output(self, tmp_path: Path) -> None:
+        call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        out = {"role": "tool", "tool_call_id": "c1", "content": {"type": "text", "text": "x"}}
+        path = write(tmp_path, [USER, calling(call), out])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 1: structured content ×1 ($[2].content)",
+            " at $[2].content: expected `content` to be a string, null or a list of parts, got "
+            "one part object",
+        )
+        tool = session.entries[2].message
+        assert tool is not None and tool.tool_results[0].text == "x"
+
+    def test_null_arguments(self, tmp_path: Path) -> None:
+        call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": None}}
+        path = write(tmp_path, [USER, calling(call)])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 1: null arguments ×1 ($[1].tool_calls[0].function)",
+            " at $[1].tool_calls[0].function: expected tool-call arguments, got null",
+        )
+        msg = session.entries[1].message
+        assert msg is not None and msg.tool_calls[0].arguments == "{}"
+
+    def test_unknown_role(self, tmp_path: Path) -> None:
+        path = write(tmp_path, [USER, {"role": "robot", "content": "x"}])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "skipped 1: message role robot ×1 ($[1].role)",
+            " at $[1].role: expected one of system, developer, user, assistant, tool, function",
+        )
+        assert len(session.entries) == 1
+
+    def test_unknown_content_part(self, tmp_path: Path) -> None:
+        value = [
+            {"role": "user", "content": [{"type": "input_audio"}, {"type": "text", "text": "a"}]}
+        ]
+        session = tolerated(
+            write(tmp_path, value),
+            "chat-completions",
+            "skipped 1: content part input_audio ×1 ($[0].content[0].type)",
+            " at $[0].content[0].type: expected a text, image_url or file part, got 'input_audio'",
+        )
+        msg = session.entries[0].message
+        assert msg is not None and msg.text == "a"
+
+    def test_lone_surrogate_names_its_line(self, tmp_path: Path) -> None:
+        path = tmp_path / "chat.json"
+        path.write_text(
+            '[\n{"role": "user", "content": "go"},\n'
+            f'{{"role": "assistant", "content": "{LONE_SURROGATE_JSON}"}}\n]',
+            encoding="utf-8",
+        )
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 1: lone surrogate ×1 (line 3)",
+            f":3: {LONE_SURROGATE_ERROR}",
+        )
+        msg = session.entries[1].message
+        assert msg is not None and msg.text == LONE_SURROGATE_TEXT

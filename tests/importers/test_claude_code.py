@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
-from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.claude_code import IMPORTER
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 FILES = (
     "spotter-long-a0y-main.jsonl",
@@ -307,31 +307,297 @@ class TestMapping:
         assert session.meta["skipped"] == {"progress": 1, "sidechain": 1}
 
 
-class TestMalformed:
-    def test_truncated_last_line_names_the_line(self, tmp_path: Path) -> None:
-        path = write(tmp_path, user("u1", "hi"), '{"type": "user", "mess')
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a JSON object, got invalid JSON "
-            "(unexpected end of data: line 1 column 23 (char 22))"
-        )
-        assert info.value.line == 2
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its line when strict."""
 
-    def test_message_without_role(self, tmp_path: Path) -> None:
+    def test_tool_use_without_id_is_paired_by_the_record_linkage(self, tmp_path: Path) -> None:
+        """Claude Code 2.1.80 wrote a tool_use without ``id`` and its tool_result without
+        ``tool_use_id``; the result line names the call's line in
+        ``sourceToolAssistantUUID`` (else ``parentUuid``)."""
+        no_id = {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", no_id, call("t9")),
+            user("r1", [{"type": "tool_result", "content": "t9 out"}], parentUuid="a1"),
+            user("r0", [result("t9", "by id")]),
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 2: tool_use without id ×1 (line 2), tool_result without tool_use_id ×1 "
+            "(line 3)",
+            ":2: expected a string `id` on a tool_use block",
+        )
+        msgs = [e.message for e in session.entries if e.message is not None]
+        assert [c.id for c in msgs[1].tool_calls] == ["toolu_gen_a1_0", "t9"]
+        assert [(r.call_id, r.text) for m in msgs[2:] for r in m.tool_results] == [
+            ("toolu_gen_a1_0", "t9 out"),
+            ("t9", "by id"),
+        ]
+
+    def test_result_without_id_prefers_source_tool_assistant_uuid(self, tmp_path: Path) -> None:
+        bare = {"type": "tool_use", "name": "Bash", "input": {}}
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", bare),
+            assistant("a2", "m2", bare),
+            user(
+                "r1", [{"type": "tool_result", "content": "for a2"}], sourceToolAssistantUUID="a2"
+            ),
+            user("r2", [{"type": "tool_result", "content": "for a1"}]),
+        )
+        session = read_transcript(path)
+        results = [
+            (r.call_id, r.text)
+            for e in session.entries
+            if e.message
+            for r in e.message.tool_results
+        ]
+        assert results == [("toolu_gen_a2_0", "for a2"), ("toolu_gen_a1_0", "for a1")]
+        assert session.report.counts("repaired") == {
+            "tool_result without tool_use_id": 2,
+            "tool_use without id": 2,
+        }
+
+    def test_structured_output(self, tmp_path: Path) -> None:
+        block = {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": {"type": "text", "text": "x"},
+        }
+        path = write(
+            tmp_path, user("u1", "go"), assistant("a1", "m1", call("t1")), user("r1", [block])
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 1: structured tool output ×1 (line 3)",
+            ":3: expected tool_result `content` to be a string or a list of blocks, got an object",
+        )
+        [tool] = [e.message for e in session.entries if e.message and e.message.role == "tool"]
+        assert tool.tool_results[0].text == "x"
+
+    def test_null_input(self, tmp_path: Path) -> None:
+        block = {"type": "tool_use", "id": "t1", "name": "Read", "input": None}
+        path = write(tmp_path, user("u1", "go"), assistant("a1", "m1", block))
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 1: null tool input ×1 (line 2)",
+            ":2: expected an `input` object on a tool_use block",
+        )
+        msg = session.entries[1].message
+        assert msg is not None and msg.tool_calls[0].arguments == "{}"
+
+    def test_unknown_record_kind(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            {"type": "hologram", "sessionId": "s1", "uuid": "h1"},
+            assistant("a1", "m1", {"type": "text", "text": "done"}),
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: record:hologram ×1 (line 2)",
+            ":2: expected a Claude Code record type (user, assistant, attachment, system …), "
+            "got 'hologram'",
+        )
+        assert [e.id for e in session.entries] == ["u1", "a1"]
+
+    def test_partial_last_line_of_a_live_session(self, tmp_path: Path) -> None:
+        path = write(tmp_path, user("u1", "hi"), '{"type": "user", "mess')
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: partial last line ×1 (line 2)",
+            ":2: expected a complete JSON object, got a line cut short "
+            "(unexpected end of data: line 1 column 23 (char 22))",
+        )
+        assert [e.id for e in session.entries] == ["u1"]
+
+    def test_invalid_line_in_the_middle(self, tmp_path: Path) -> None:
+        path = write(tmp_path, user("u1", "hi"), '{"type": "user", "mess', user("u2", "again"))
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: invalid JSON line ×1 (line 2)",
+            ":2: expected a JSON object, got invalid JSON "
+            "(unexpected control character in string: line 1 column 23 (char 22))",
+        )
+        assert [e.id for e in session.entries] == ["u1", "u2"]
+
+    def test_lone_surrogate(self, tmp_path: Path) -> None:
+        line = json.dumps(user("r1", [result("t1", "SURROGATE")])).replace(
+            "SURROGATE", LONE_SURROGATE_JSON
+        )
+        path = write(tmp_path, user("u1", "go"), assistant("a1", "m1", call("t1")), line + "\n")
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 1: lone surrogate ×1 (line 3)",
+            f":3: {LONE_SURROGATE_ERROR}",
+        )
+        tool = session.entries[2].message
+        assert tool is not None and tool.tool_results[0].text == LONE_SURROGATE_TEXT
+
+    def test_message_without_role_is_skipped(self, tmp_path: Path) -> None:
         path = write(
             tmp_path,
             user("u1", "hi"),
             {"type": "assistant", "uuid": "a1", "message": {"content": []}},
         )
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a `message` object with `role` and `content` (a string or a list)"
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: assistant without message ×1 (line 2)",
+            ":2: expected a `message` object with `role` and `content` (a string or a list)",
+        )
+        assert [e.id for e in session.entries] == ["u1"]
+
+    def test_unknown_block_is_skipped_and_kept_in_meta(self, tmp_path: Path) -> None:
+        block = {"type": "hologram_block", "data": 1}
+        path = write(
+            tmp_path, user("u1", "go"), assistant("a1", "m1", block, {"type": "text", "text": "ok"})
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "skipped 1: block:hologram_block ×1 (line 2)",
+            ":2: expected a text, image or document block, got 'hologram_block'",
+        )
+        msg = session.entries[1].message
+        assert msg is not None and msg.meta["other_blocks"] == [block] and msg.text == "ok"
+
+
+def attachment(uuid: str, kind: str, role: str | None, *texts: str, **extra: Any) -> dict[str, Any]:
+    """An ``attachment`` line; ``role`` ``None`` writes no ``rendered`` texts."""
+    line: dict[str, Any] = {
+        "type": "attachment",
+        "sessionId": "s1",
+        "uuid": uuid,
+        "attachment": {"type": kind},
+        **extra,
+    }
+    if role is not None:
+        line["rendered"] = [{"content": t} for t in texts]
+        line["renderedRole"] = role
+    return line
+
+
+def reminder(text: str) -> str:
+    return f"<system-reminder>\n{text}\n</system-reminder>"
+
+
+class TestRecordKinds:
+    """What the model was sent: rendered attachments in the role and order Claude Code sends
+    them, the segment a compaction keeps, and the newer fields of assistant lines."""
+
+    def session(self, tmp_path: Path) -> Path:
+        search = {
+            "type": "server_tool_use",
+            "id": "srv1",
+            "name": "web_search",
+            "input": {"query": "pytest"},
+        }
+        hit = {"type": "web_search_result", "title": "Docs", "url": "https://d"}
+        found = {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": [hit]}
+        loader = {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"q": "todo"}}
+        reference = {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": [{"type": "tool_reference", "tool_name": "TodoWrite"}],
+        }
+        reply = assistant("a1", "m1", search, found, loader, effort="high")
+        reply["message"]["diagnostics"] = {"cache_miss_reason": {"type": "messages_changed"}}
+        kept = {"headUuid": "a2", "tailUuid": "a2"}
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "sessionId": "s1",
+            "uuid": "b1",
+            "compactMetadata": {"trigger": "auto", "preTokens": 900, "preservedSegment": kept},
+        }
+        return write(
+            tmp_path,
+            user("u1", "go"),
+            attachment("d1", "date", "system", reminder("Today is X.")),
+            attachment("c1", "session_context", "user", reminder("git: clean")),
+            attachment("p1", "prompt_snapshot", None),
+            {"type": "api-request", "sessionId": "s1", "id": "req1", "keep": 0, "tail": []},
+            reply,
+            user("r1", [reference], sourceToolAssistantUUID="a1"),
+            attachment("s2", "silent_turn_reminder", "system", "Keep the user posted."),
+            attachment("f1", "file", "user", "Called Read", "Result of Read"),
+            assistant("a2", "m2", {"type": "text", "text": "done"}),
+            boundary,
+            attachment("d2", "date", "system", reminder("Today is Y.")),
+            user("sum", "Summary: fixed it", isCompactSummary=True),
+            user("u3", "next"),
+            {"type": "cost-state", "sessionId": "s1", "totalCostUSD": 1.0},
+            {"type": "mode", "sessionId": "s1", "mode": "normal"},
         )
 
-    def test_tool_use_without_id(self, tmp_path: Path) -> None:
-        path = write(tmp_path, assistant("a1", "m1", {"type": "tool_use", "name": "Read"}))
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == f"{path}:1: expected a string `id` on a tool_use block"
+    def test_the_log_is_what_was_sent_in_the_order_it_was_sent(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path))
+        shape = [
+            (e.id, e.body.role, e.body.meta.get("synthetic"), e.body.text)
+            if isinstance(e.body, Message)
+            else (e.id, e.kind, None, "")
+            for e in session.entries
+        ]
+        assert shape == [
+            ("c1", "user", "attachment:session_context", reminder("git: clean")),
+            ("u1", "user", None, "go"),
+            ("d1", "system", "attachment:date", "Today is X."),
+            ("a1", "assistant", None, shape[3][3]),
+            ("r1", "tool", None, ""),
+            ("r1#loaded", "user", "tool_loaded", "Tool loaded."),
+            ("f1", "user", "attachment:file", "Called Read\nResult of Read"),
+            ("s2", "system", "attachment:silent_turn_reminder", "Keep the user posted."),
+            ("a2", "assistant", None, "done"),
+            ("b1", "compaction", None, ""),
+            ("u3", "user", None, "next"),
+            ("d2", "system", "attachment:date", "Today is Y."),
+        ]  # fmt: skip
+        record = session.entries[9].body
+        assert isinstance(record, CompactionRecord)
+        assert (record.first_kept_id, record.summary, record.tokens_before) == (
+            "a2",
+            "Summary: fixed it",
+            900,
+        )
+
+    def test_assistant_fields_and_provider_side_blocks(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path))
+        reply = session.entries[3].body
+        assert isinstance(reply, Message)
+        assert [p.kind for p in reply.parts] == ["text", "text", "tool_call"]
+        assert reply.text == (
+            '[provider-side tool call] web_search({"query": "pytest"})\n'
+            "[provider-side tool result: web_search]\n- Docs <https://d>"
+        )
+        assert reply.meta["effort"] == "high"
+        assert reply.meta["cache_diagnostics"] == {
+            "cache_miss_reason": {"type": "messages_changed"}
+        }
+        result = session.entries[4].body
+        assert isinstance(result, Message) and result.tool_results[0].content == ()
+
+    def test_the_report_counts_what_never_reaches_the_model(self, tmp_path: Path) -> None:
+        session = read_transcript(self.session(tmp_path), strict=True)
+        assert session.report.counts("ignored") == {
+            "api-request": 1,
+            "attachment:prompt_snapshot": 1,
+            "block:tool_reference": 1,
+            "cost-state": 1,
+            "mode": 1,
+        }
+        assert session.meta["skipped"] == {
+            "api-request": 1,
+            "attachment:prompt_snapshot": 1,
+            "cost-state": 1,
+            "mode": 1,
+        }

@@ -9,10 +9,18 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
-from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.codex import IMPORTER, tool_output_is_error
-from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from ctxengine.model import (
+    CompactionRecord,
+    ImagePart,
+    Message,
+    NativeCompactionPart,
+    ReasoningPart,
+    TextPart,
+    Usage,
+)
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 FILES = (
     "codex-cpolar-connect-2025-09-16-a.jsonl",
@@ -239,9 +247,9 @@ class TestMapping:
         )
         found = messages(IMPORTER.read(path).entries)
         first, second = found[0].tool_calls[0], found[2].tool_calls[0]
-        assert (first.name, first.arguments, first.meta) == (
+        assert (first.name, json.loads(first.arguments), first.meta) == (
             "apply_patch",
-            patch,
+            {"input": patch},
             {"freeform": True},
         )
         assert (second.name, second.arguments) == (
@@ -285,26 +293,216 @@ class TestToolOutputErrors:
         assert tool_output_is_error(text) is expected
 
 
-class TestMalformed:
-    def test_truncated_last_line_names_the_line(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), '{"timestamp":"x","type":"respo')
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a JSON object, got invalid JSON "
-            "(unexpected end of data: line 1 column 31 (char 30))"
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its line when strict."""
+
+    def test_calls_and_outputs_without_ids_pair_in_order(self, tmp_path: Path) -> None:
+        bare = item({"type": "function_call", "name": "shell", "arguments": "{}"})
+        out = item({"type": "function_call_output", "output": "first"})
+        path = write(tmp_path, meta(), msg("user", "go"), bare, out)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 2: function_call without call_id ×1 (line 3), function_call_output "
+            "without call_id ×1 (line 4)",
+            ":3: expected a string `call_id` on a function_call item",
+        )
+        found = messages(session.entries)
+        assert [c.id for c in found[1].tool_calls] == ["call_gen_3"]
+        assert [(r.call_id, r.text) for r in found[2].tool_results] == [("call_gen_3", "first")]
+
+    def test_structured_output(self, tmp_path: Path) -> None:
+        """Codex 0.146 wrote a function_call_output whose ``output`` is one content object."""
+        out = item(
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": {"type": "input_text", "text": "structured"},
+            }
+        )
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), out)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 1: structured tool output ×1 (line 4)",
+            ":4: expected `output` text or a list of content items on a tool output item, "
+            "got one content object of type 'input_text'",
+        )
+        assert messages(session.entries)[2].tool_results[0].text == "structured"
+
+    def test_null_arguments(self, tmp_path: Path) -> None:
+        call = item({"type": "function_call", "name": "shell", "arguments": None, "call_id": "c1"})
+        path = write(tmp_path, meta(), msg("user", "go"), call, fout("c1"))
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 1: null arguments ×1 (line 3)",
+            ":3: expected `arguments` (a JSON string) on a function_call item",
+        )
+        assert messages(session.entries)[1].tool_calls[0].arguments == "{}"
+
+    def test_unknown_record_kind(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), {"type": "hologram", "payload": {}})
+        session = tolerated(
+            path,
+            "codex",
+            "skipped 1: record:hologram ×1 (line 3)",
+            ":3: expected a rollout line of type session_meta, response_item, event_msg, "
+            "turn_context or compacted, got 'hologram'",
+        )
+        assert len(messages(session.entries)) == 1
+
+    def test_unknown_item_kind(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), item({"type": "hologram_call"}))
+        tolerated(
+            path,
+            "codex",
+            "skipped 1: response_item:hologram_call ×1 (line 3)",
+            ":3: expected a known response item type, got 'hologram_call'",
         )
 
-    def test_line_without_payload(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), {"type": "response_item"})
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == (
-            f"{path}:2: expected a rollout line with a string `type` and a `payload` object"
+    def test_partial_last_line_of_a_live_session(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), '{"timestamp":"x","type":"respo')
+        session = tolerated(
+            path,
+            "codex",
+            "skipped 1: partial last line ×1 (line 3)",
+            ":3: expected a complete JSON object, got a line cut short "
+            "(unexpected end of data: line 1 column 31 (char 30))",
+        )
+        assert len(messages(session.entries)) == 1
+
+    def test_lone_surrogate(self, tmp_path: Path) -> None:
+        line = json.dumps(fout("c1", "SURROGATE")).replace("SURROGATE", LONE_SURROGATE_JSON)
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), line + "\n")
+        session = tolerated(
+            path, "codex", "repaired 1: lone surrogate ×1 (line 4)", f":4: {LONE_SURROGATE_ERROR}"
+        )
+        assert messages(session.entries)[2].tool_results[0].text == LONE_SURROGATE_TEXT
+
+    def test_line_without_payload_is_skipped(self, tmp_path: Path) -> None:
+        path = write(tmp_path, meta(), msg("user", "go"), {"type": "response_item"})
+        tolerated(
+            path,
+            "codex",
+            "skipped 1: malformed line ×1 (line 3)",
+            ":3: expected a rollout line with a string `type` and a `payload` object",
         )
 
-    def test_function_call_without_call_id(self, tmp_path: Path) -> None:
-        path = write(tmp_path, meta(), item({"type": "function_call", "name": "shell"}))
-        with pytest.raises(TranscriptError) as info:
-            IMPORTER.read(path)
-        assert str(info.value) == f"{path}:2: expected a string `call_id` on a function_call item"
+
+#: A 1×1 PNG, base64.
+PNG_1X1 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg=="
+)
+
+
+def event(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "event_msg", "payload": {"type": kind, **fields}}
+
+
+class TestRecordKinds:
+    """Every record kind of current rollouts is read or deliberately ignored."""
+
+    def rollout(self, tmp_path: Path) -> Path:
+        base = {"text": "You are Codex."}
+        skills = "<skills_instructions>use skills</skills_instructions>"
+        return write(
+            tmp_path,
+            {"type": "session_meta", "payload": {"id": "s1", "base_instructions": base}},
+            {"type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
+            {"type": "world_state", "payload": {"full": True, "state": {}}},
+            item({"type": "message", "role": "developer", "content": [
+                {"type": "input_text", "text": skills}
+            ]}),
+            msg("user", "find the bug"),
+            event("entered_review_mode"),
+            event("mcp_tool_call_begin", invocation={"server": "fs", "tool": "read"}),
+            event("collab_agent_spawn_begin"),
+            event("thread_goal_updated", goal="fix"),
+            item({"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
+            item({"type": "web_search_call", "status": "completed",
+                  "action": {"type": "search", "query": "pytest mean"}}),
+            item({"type": "tool_search_call", "call_id": "ts1", "execution": "client",
+                  "arguments": {"query": "files"}}),
+            item({"type": "tool_search_output", "call_id": "ts1", "tools": [{"name": "read"}]}),
+            fcall("m1", "mcp__fs__read"),
+            fout("m1", "file text"),
+            item({"type": "image_generation_call", "id": "ig1", "status": "completed",
+                  "revised_prompt": "a chart", "result": PNG_1X1}),
+            item({"type": "compaction", "encrypted_content": "opaque=="}),
+            {"type": "token_usage_record", "payload": {"usage": {"input_tokens": 5}}},
+            event("exited_review_mode"),
+            {"type": "compacted", "payload": {
+                "message": "SUMMARY",
+                "replacement_history": [
+                    {"type": "message", "role": "developer", "content": [
+                        {"type": "input_text", "text": skills}
+                    ]},
+                    {"type": "message", "role": "user", "content": [
+                        {"type": "input_text", "text": "find the bug"}
+                    ]},
+                    {"type": "message", "role": "user", "content": [
+                        {"type": "input_text", "text": "SUMMARY"}
+                    ]},
+                ],
+            }},
+        )  # fmt: skip
+
+    def test_what_each_kind_becomes(self, tmp_path: Path) -> None:
+        session = read_transcript(self.rollout(tmp_path))
+        bodies = [e.body for e in session.entries]
+        shape = [
+            (b.role, [p.kind for p in b.parts]) if isinstance(b, Message) else b.kind
+            for b in bodies
+        ]
+        assert shape == [
+            ("developer", ["text"]),
+            ("developer", ["text"]),
+            ("user", ["text"]),
+            ("assistant", ["text", "tool_call"]),
+            ("tool", ["tool_result"]),
+            ("assistant", ["tool_call"]),
+            ("tool", ["tool_result"]),
+            ("assistant", ["image", "native_compaction"]),
+            "compaction",
+            ("user", ["text"]),
+        ]
+        msgs = [b for b in bodies if isinstance(b, Message)]
+        assert msgs[0].text == "You are Codex." and msgs[0].meta == {"source": "base_instructions"}
+        search = msgs[3].parts[0]
+        assert isinstance(search, TextPart)
+        assert search.text == (
+            '[provider-side tool call] web_search({"query": "pytest mean", "type": "search"})'
+        )
+        assert [(c.id, c.name, c.arguments) for c in msgs[3].tool_calls] == [
+            ("ts1", "tool_search", '{"query":"files"}')
+        ]
+        assert msgs[4].tool_results[0].text == '[{"name":"read"}]'
+        assert [(c.id, c.name) for c in msgs[5].tool_calls] == [("m1", "mcp__fs__read")]
+        image = msgs[7].parts[0]
+        assert isinstance(image, ImagePart)
+        assert (image.media_type, image.width, image.height) == ("image/png", 1, 1)
+        assert image.meta["revised_prompt"] == "a chart"
+        assert msgs[7].parts[1] == NativeCompactionPart(
+            "openai", '{"encrypted_content":"opaque==","type":"compaction"}'
+        )
+        record = bodies[8]
+        assert isinstance(record, CompactionRecord) and record.summary == "SUMMARY"
+        assert msgs[-1].text == "find the bug"
+        assert (session.meta["model"], session.meta["reasoning_effort"]) == ("gpt-5.5", "high")
+
+    def test_the_report_counts_what_never_reaches_the_model(self, tmp_path: Path) -> None:
+        session = read_transcript(self.rollout(tmp_path))
+        assert session.report.summary() == ""
+        assert session.report.counts("ignored") == {
+            "event_msg:collab_agent_spawn_begin": 1,
+            "event_msg:entered_review_mode": 1,
+            "event_msg:exited_review_mode": 1,
+            "event_msg:mcp_tool_call_begin": 1,
+            "event_msg:thread_goal_updated": 1,
+            "response_item:ghost_snapshot": 1,
+            "token_usage_record": 1,
+            "world_state": 1,
+        }
+        assert read_transcript(self.rollout(tmp_path), strict=True).entries == session.entries

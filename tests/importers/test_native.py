@@ -26,6 +26,7 @@ from ctxengine.model import (
 )
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.stores import SQLiteStore
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
 SMALL_ID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
@@ -180,3 +181,35 @@ class TestErrors:
         bad = self.entry(0, body={"kind": "message", "parts": []})
         msg = self.error(tmp_path, bad)
         assert msg == ":1: expected a valid entry body (KeyError: 'role')"
+
+
+class TestDrift:
+    """An export being written and a lone surrogate are tolerated, refused when strict; an
+    entry is never repaired (see :class:`TestErrors`)."""
+
+    def test_partial_last_line(self, tmp_path: Path) -> None:
+        log = small_log()
+        path = tmp_path / "export.jsonl"
+        path.write_bytes(export_lines(log) + b'{"id":"x","session_id":"s')
+        session = tolerated(
+            path,
+            "ctxengine",
+            f"skipped 1: partial last line ×1 (line {len(log) + 1})",
+            f":{len(log) + 1}: expected a complete JSON object, got a line cut short "
+            "(unexpected end of data: line 1 column 26 (char 25))",
+        )
+        assert session.entries == tuple(log)
+
+    def test_lone_surrogate(self, tmp_path: Path) -> None:
+        entry = Entry("e0", "s1", 0, Message("user", (TextPart("SURROGATE"),)))
+        line = export_lines([entry]).replace(b"SURROGATE", LONE_SURROGATE_JSON.encode())
+        path = tmp_path / "export.jsonl"
+        path.write_bytes(line)
+        session = tolerated(
+            path,
+            "ctxengine",
+            "repaired 1: lone surrogate ×1 (line 1)",
+            f":1: {LONE_SURROGATE_ERROR}",
+        )
+        message = session.entries[0].message
+        assert message is not None and message.text == LONE_SURROGATE_TEXT

@@ -18,9 +18,9 @@ KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-
 CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
 
 
-def error_of(path: Path, format: str | None = None) -> TranscriptError:
+def error_of(path: Path, format: str | None = None, *, strict: bool = False) -> TranscriptError:
     with pytest.raises(TranscriptError) as info:
-        read_transcript(path, format)
+        read_transcript(path, format, strict=strict)
     return info.value
 
 
@@ -61,33 +61,62 @@ class TestFormats:
         assert str(error_of(path)) == f"{path}: unrecognised transcript format (known: {KNOWN})"
 
 
-class TestNoMessages:
+class TestNothingUsable:
     def test_an_empty_file_forced_as_claude_code(self, tmp_path: Path) -> None:
         path = tmp_path / "empty.jsonl"
         path.write_bytes(b"")
         err = error_of(path, "claude-code")
-        assert str(err) == f"{path}: no messages found; is this a claude-code file?"
+        assert str(err) == (
+            f"{path}: read as a Claude Code session, but no message could be read from it "
+            "(it is empty)"
+        )
         assert (err.path, err.line, err.json_path) == (str(path), None, None)
 
-    def test_a_codex_file_forced_as_claude_code(self) -> None:
+    def test_a_codex_file_forced_as_claude_code_names_what_it_skipped(self) -> None:
         path = require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl")
-        err = error_of(path, "claude-code")
-        assert str(err) == f"{path}: no messages found; is this a claude-code file?"
+        assert str(error_of(path, "claude-code")) == (
+            f"{path}: read as a Claude Code session, but no message could be read from it "
+            "(skipped 326: record:session_meta ×1 (line 1), record:response_item ×150 "
+            "(line 2), record:event_msg ×118 (line 4), record:turn_context ×57 (line 5))"
+        )
+
+    def test_strict_stops_at_the_first_line_it_cannot_read(self) -> None:
+        path = require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl")
+        err = error_of(path, "claude-code", strict=True)
+        assert (err.line, err.expected) == (
+            1,
+            "expected a Claude Code record type (user, assistant, attachment, system …), "
+            "got 'session_meta'",
+        )
+
+    def test_a_sniffed_rollout_without_messages_looks_like_one(self, tmp_path: Path) -> None:
+        path = tmp_path / "rollout.jsonl"
+        lines = [
+            {"type": "session_meta", "payload": {"id": "s1"}},
+            {"type": "event_msg", "payload": {"type": "token_count"}},
+            {"type": "response_item", "payload": {"type": "future_item"}},
+        ]
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        assert str(error_of(path)) == (
+            f"{path}: looks like a Codex rollout, but no message could be read from it "
+            "(skipped 1: response_item:future_item ×1 (line 3); ignored 1: "
+            "event_msg:token_count ×1)"
+        )
 
     @pytest.mark.parametrize(
-        ("name", "format", "data"),
+        ("name", "format", "data", "label"),
         [
-            ("empty.json", "chat-completions", b"[]"),
-            ("only-records.jsonl", "ctxengine", b""),
+            ("empty.json", "chat-completions", b"[]", "a chat-completions message list"),
+            ("only-records.jsonl", "ctxengine", b"", "a ctxengine export"),
         ],
     )
     def test_other_formats_say_the_same(
-        self, tmp_path: Path, name: str, format: str, data: bytes
+        self, tmp_path: Path, name: str, format: str, data: bytes, label: str
     ) -> None:
         path = tmp_path / name
         path.write_bytes(data)
         assert str(error_of(path, format)) == (
-            f"{path}: no messages found; is this a {format} file?"
+            f"{path}: read as {label}, but no message could be read from it (it is empty)"
         )
 
 

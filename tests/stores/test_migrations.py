@@ -26,13 +26,15 @@ def connect(path: Path) -> sqlite3.Connection:
 class TestMigrate:
     def test_a_new_database_gets_every_migration_and_a_version(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
-        assert migrate(conn) == ["m001_initial"]
-        assert schema_version(conn) == len(MIGRATIONS) == 1
+        assert migrate(conn) == ["m001_initial", "m002_import_reports"]
+        assert schema_version(conn) == len(MIGRATIONS) == 2
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
-        assert names == ["m001_initial"]
+        assert names == ["m001_initial", "m002_import_reports"]
         objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
         assert objects == [
+            ("index", "import_reports_session"),
             ("table", "entries"),
+            ("table", "import_reports"),
             ("table", "schema_migrations"),
             ("table", "sessions"),
             ("trigger", "entries_append_only_delete"),
@@ -48,8 +50,8 @@ class TestMigrate:
         before = schema(conn)
         assert migrate(conn) == []
         assert schema(conn) == before
-        assert schema_version(conn) == 1
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+        assert schema_version(conn) == 2
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 2
 
     def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "ctx.db").close()
@@ -78,6 +80,18 @@ class TestMigrate:
         assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == [
             "m001_initial"
         ]
+
+    def test_a_database_of_the_first_schema_gets_the_import_reports_table(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        db = tmp_path / "ctx.db"
+        monkeypatch.setattr(mig, "MIGRATIONS", [m001_initial])
+        with SQLiteStore(db) as store:
+            store.create_session(SessionInfo("s1", "live"))
+        monkeypatch.undo()
+        with SQLiteStore(db) as store:
+            assert store.import_reports("s1") == []
+        assert schema_version(connect(db)) == 2
 
     def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
@@ -147,4 +161,4 @@ class TestReadFirst:
         assert str(info.value) == f"sqlite store {db}: open failed: database is locked"
         with SQLiteStore(db) as store:
             assert store.sessions() == []
-        assert schema_version(connect(db)) == 1
+        assert schema_version(connect(db)) == 2

@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxengine.cli.output import err
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
 from ctxengine.stores.sqlite import SQLiteStore
 
@@ -22,6 +24,8 @@ class Target:
         entries: its log.
         store: the store it came from (``None`` for a file read in memory).
         format: transcript format, when known.
+        report: what the import of a file skipped and repaired (``None`` for a stored
+            session).
     """
 
     label: str
@@ -29,6 +33,7 @@ class Target:
     entries: tuple[Entry, ...]
     store: SQLiteStore | None
     format: str | None
+    report: ImportReport | None = None
 
 
 def open_store(db: str | None) -> SQLiteStore:
@@ -47,13 +52,23 @@ def looks_like_path(target: str) -> bool:
     return any(s in target for s in separators) or target.lower().endswith(FILE_SUFFIXES)
 
 
-def load_target(target: str, *, db: str | None, format: str | None) -> Target:
-    """A file path is imported in memory (nothing written); anything else is looked up as a
-    stored session id (or unique prefix).
+def report_line(path: str, report: ImportReport) -> None:
+    """Print ``"<path>: <report summary>"`` to stderr when the import skipped or repaired
+    anything (one line; nothing for a clean import)."""
+    summary = report.summary()
+    if summary:
+        err.print(f"{path}: {summary}", highlight=False, markup=False, soft_wrap=True)
+
+
+def load_target(target: str, *, db: str | None, format: str | None, strict: bool = False) -> Target:
+    """A file path is imported in memory (nothing written; what the import skipped or
+    repaired is printed as one line on stderr); anything else is looked up as a stored
+    session id (or unique prefix).
 
     Raises:
-        TranscriptError: the file is malformed or in an unknown format; ``"file not found"``
-            for a missing file that looks like a path (:func:`looks_like_path`); ``"expected a
+        TranscriptError: the file is malformed (with ``strict``: at its first record that
+            cannot be read as it is) or in an unknown format; ``"file not found"`` for a
+            missing file that looks like a path (:func:`looks_like_path`); ``"expected a
             file path or a session id"`` for an empty target.
         SessionNotFound: no stored session matches.
     """
@@ -63,8 +78,16 @@ def load_target(target: str, *, db: str | None, format: str | None) -> Target:
     if not path.exists() and looks_like_path(target):
         raise TranscriptError(target, "file not found")
     if path.exists():
-        imported = read_transcript(path, format)
-        return Target(str(path), imported.session_id, imported.entries, None, imported.format)
+        imported = read_transcript(path, format, strict=strict)
+        report_line(str(path), imported.report)
+        return Target(
+            str(path),
+            imported.session_id,
+            imported.entries,
+            None,
+            imported.format,
+            imported.report,
+        )
     store = open_store(db)
     info = store.session(target)
     return Target(info.id, info.id, tuple(store.entries(info.id)), store, info.format)

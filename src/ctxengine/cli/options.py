@@ -15,6 +15,14 @@ DbOpt = Annotated[
 FormatOpt = Annotated[
     str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
 ]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Refuse a transcript at its first record that cannot be read as it is, naming "
+        "file and line (default: skip or repair it and print one line saying what).",
+    ),
+]
 NextUserOpt = Annotated[
     str | None,
     typer.Option(

@@ -4,6 +4,8 @@ parent-linked log, and disambiguating reused tool-call ids."""
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ctxengine.errors import TranscriptError
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
@@ -55,13 +58,104 @@ def located(path: Path, line: int | None = None) -> Iterator[None]:
         raise
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+#: A lone UTF-16 surrogate code point (what ``json`` decodes a ``"\\ud83d"`` escape without its
+#: pair into).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: A ``\\uD800``-``\\uDFFF`` escape in JSON text not part of a high+low pair.
+_LONE_ESCAPE = re.compile(
+    rb"(?<!\\)\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+#: The replacement character lone surrogates become.
+REPLACEMENT = "\ufffd"
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) replaced by
+    U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
+
+
+def parse_json(
+    raw: bytes, report: ImportReport, *, line: int | None = None
+) -> tuple[Any, orjson.JSONDecodeError | None]:
+    """``(value, None)`` for JSON text ``raw``, or ``(None, error)`` when it is not JSON.
+
+    Text orjson refuses is decoded once more, leniently: bytes that are not UTF-8 become
+    U+FFFD (``report.repair("invalid UTF-8", …)``) and lone UTF-16 surrogate escapes
+    (``"\\ud83d"``, written by Node-based agents that cut a string inside an emoji) become
+    U+FFFD (``report.repair("lone surrogate", …)``).
+
+    Raises:
+        TranscriptError: in strict mode, for a repair.
+        RecursionError, ValueError: nesting too deep, integers too long (see :func:`located`).
+    """
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        bad_utf8 = True
+    else:
+        bad_utf8 = False
+        if _LONE_ESCAPE.search(raw) is None:
+            return None, first
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None, first
+    if bad_utf8:
+        report.repair(
+            "invalid UTF-8", "expected UTF-8 text (bytes that are not UTF-8 found)", line=line
+        )
+    if _has_surrogate(value):
+        report.repair(
+            "lone surrogate",
+            "expected paired UTF-16 surrogate escapes (a lone surrogate such as \\ud83d found)",
+            line=line if line is not None else _surrogate_line(raw),
+        )
+        value = _scrub(value)
+    return value, None
+
+
+def _surrogate_line(raw: bytes) -> int | None:
+    """1-based line of the first lone surrogate escape in a multi-line document."""
+    match = _LONE_ESCAPE.search(raw)
+    return raw.count(b"\n", 0, match.start()) + 1 if match else None
+
+
+def iter_jsonl(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based).
     A UTF-8 byte order mark before the first line is dropped.
 
+    Tolerated (and counted in ``report``): a last line without its newline that is not valid
+    JSON (``"partial last line"``: a live session still being written), any other line that
+    is not JSON (``"invalid JSON line"``) or not an object (``"non-object line"``), bytes that
+    are not UTF-8 and lone surrogate escapes (:func:`parse_json`).
+
     Raises:
-        TranscriptError: a line is not valid JSON, too deeply nested, or not a JSON object
-            (names the line).
+        TranscriptError: the file cannot be read; a line nested too deeply or with an
+            integer too long to convert (names the line); in strict mode the first line
+            that is skipped or repaired.
     """
     try:
         fh = path.open("rb")
@@ -73,35 +167,49 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raw = raw.removeprefix(BOM)
             if not raw.strip():
                 continue
-            try:
-                with located(path, number):
-                    value = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise TranscriptError(
-                    str(path), f"expected a JSON object, got invalid JSON ({exc})", line=number
-                ) from None
+            with located(path, number):
+                value, error = parse_json(raw, report, line=number)
+            if error is not None:
+                if not raw.endswith(b"\n"):
+                    report.skip(
+                        "partial last line",
+                        f"expected a complete JSON object, got a line cut short ({error})",
+                        line=number,
+                    )
+                else:
+                    report.skip(
+                        "invalid JSON line",
+                        f"expected a JSON object, got invalid JSON ({error})",
+                        line=number,
+                    )
+                continue
             if not isinstance(value, dict):
-                raise TranscriptError(
-                    str(path), f"expected a JSON object, got {type(value).__name__}", line=number
+                report.skip(
+                    "non-object line",
+                    f"expected a JSON object, got {type(value).__name__}",
+                    line=number,
                 )
+                continue
             yield number, value
 
 
-def load_json(path: Path) -> Any:
-    """Parse a whole JSON file (a leading UTF-8 byte order mark is dropped).
+def load_json(path: Path, report: ImportReport) -> Any:
+    """Parse a whole JSON file (a leading UTF-8 byte order mark is dropped); bytes that are
+    not UTF-8 and lone surrogate escapes are repaired (:func:`parse_json`).
 
     Raises:
-        TranscriptError: unreadable, invalid or too deeply nested JSON.
+        TranscriptError: unreadable, invalid or too deeply nested JSON; in strict mode a
+            repair.
     """
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-    try:
-        with located(path):
-            return orjson.loads(data.removeprefix(BOM))
-    except orjson.JSONDecodeError as exc:
-        raise TranscriptError(str(path), f"expected a JSON document ({exc})") from None
+    with located(path):
+        value, error = parse_json(data.removeprefix(BOM), report)
+    if error is not None:
+        raise TranscriptError(str(path), f"expected a JSON document ({error})")
+    return value
 
 
 def file_digest(path: Path) -> str:
@@ -196,6 +304,13 @@ class CallIds:
             return pending.pop(0)
         return self._last.get(source_id, source_id)
 
+    def answer(self, source_id: str, unique: str) -> None:
+        """Mark the call ``unique`` (source id ``source_id``) answered by a result paired to it
+        by other means than its id (a result that carries none)."""
+        pending = self._open.get(source_id)
+        if pending and unique in pending:
+            pending.remove(unique)
+
 
 class LineReader(Protocol):
     """A stateful reader of one JSONL transcript, fed line by line."""
@@ -209,14 +324,16 @@ class LineReader(Protocol):
         ...
 
 
-def read_jsonl(path: Path, reader: LineReader) -> ImportedSession:
+def read_jsonl(path: Path, reader: LineReader, report: ImportReport) -> ImportedSession:
     """Feed every object of the JSONL file ``path`` to ``reader`` and return its session;
-    an error while a line is read names that line (:func:`located`).
+    an error while a line is read names that line (:func:`located`). Lines that are not
+    JSON objects are skipped into ``report`` (:func:`iter_jsonl`).
 
     Raises:
-        TranscriptError: unreadable file, invalid JSON, or a record the reader rejects.
+        TranscriptError: unreadable file, or a record the reader rejects (in strict mode
+            also the first skipped or repaired line).
     """
-    for number, obj in iter_jsonl(path):
+    for number, obj in iter_jsonl(path, report):
         with located(path, number):
             reader.feed(number, obj)
     return reader.finish()

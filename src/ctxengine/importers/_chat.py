@@ -15,6 +15,13 @@ Mapping (one source message → one :class:`~ctxengine.model.Message`):
   with ``input = prompt_tokens − cached_tokens``; ``finish_reason`` → stop reason.
 - mini-swe-agent ``extra``: ``timestamp`` → ``created_at``; a tool result with a non-zero
   ``returncode`` or an ``exception_info`` is an error result.
+
+Tolerated drift (counted in the :class:`~ctxengine.importers.report.ImportReport` with its
+JSON path, refused in strict mode): a message that is not an object or has an unknown role,
+and a content part of an unknown type, are skipped; ``content`` that is one part object
+instead of a list is read as a list of it; a tool call without ``id`` gets
+``"call_gen_<n>"`` (n counts from 1), ``null`` arguments become ``{}``, and a ``tool``
+message without ``tool_call_id`` answers the oldest unanswered call.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import orjson
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds
 from ctxengine.importers._images import image_from_url
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -115,13 +123,64 @@ def json_text(value: Any) -> str:
 
 
 class ChatReader:
-    """Converts the chat messages of one file; errors name ``path`` and a JSON path."""
+    """Converts the chat messages of one file; what it skips and repairs is counted in
+    ``report`` with its JSON path, and errors name ``path`` and a JSON path."""
 
-    def __init__(self, path: Path, calls: CallIds | None = None) -> None:
+    def __init__(
+        self, path: Path, calls: CallIds | None = None, report: ImportReport | None = None
+    ) -> None:
         self.path = path
         self.calls = calls or CallIds()
+        self.report = report if report is not None else ImportReport(path)
         self._legacy_open: list[str] = []
         self._legacy_count = 0
+        self._generated = 0
+        #: ``(source id, unique id)`` of every call, in order, and the answered unique ids.
+        self.order: list[tuple[str, str]] = []
+        self.answered: set[str] = set()
+
+    def skip(self, kind: str, json_path: str, expected: str) -> None:
+        """``report.skip`` at ``json_path``."""
+        self.report.skip(kind, expected, json_path=json_path)
+
+    def new_call(self, source_id: Any, jp: str, what: str) -> str:
+        """The unique id of a new call whose source id is ``source_id``; a missing id is
+        repaired with ``"call_gen_<n>"``."""
+        if not isinstance(source_id, str) or not source_id:
+            self._generated += 1
+            source_id = f"call_gen_{self._generated}"
+            self.report.repair(
+                f"{what} without id", f"expected a string `id` on a {what}", json_path=jp
+            )
+        unique = self.calls.call(source_id)
+        self.order.append((source_id, unique))
+        return unique
+
+    def answer(self, source_id: Any, jp: str, what: str) -> str | None:
+        """The unique id of the call a result answers: by ``source_id``, else (repaired) the
+        oldest unanswered call; ``None`` (skipped) when there is none."""
+        if isinstance(source_id, str) and source_id:
+            unique = self.calls.result(source_id)
+        else:
+            pending = next(((s, u) for s, u in self.order if u not in self.answered), None)
+            expected = f"expected a string call id on a {what}"
+            if pending is None:
+                self.skip(f"{what} without a call", jp, expected)
+                return None
+            self.report.repair(f"{what} without call id", expected, json_path=jp)
+            source_id, unique = pending
+            self.calls.answer(source_id, unique)
+        self.answered.add(unique)
+        return unique
+
+    def arguments(self, value: Any, jp: str) -> Any:
+        """Tool-call arguments; ``null`` is repaired to ``{}``."""
+        if value is None:
+            self.report.repair(
+                "null arguments", "expected tool-call arguments, got null", json_path=jp
+            )
+            return {}
+        return value
 
     def fail(self, json_path: str, expected: str) -> TranscriptError:
         """The error to raise for ``expected`` at ``json_path``."""
@@ -137,18 +196,35 @@ class ChatReader:
     # -- content ------------------------------------------------------------------------
 
     def content(self, value: Any, jp: str) -> list[Content]:
-        """``content`` (string, ``null`` or list of parts) as parts; ``""`` gives none."""
+        """``content`` (string, ``null`` or list of parts) as parts; ``""`` gives none. Parts
+        not understood are skipped."""
         if value is None:
             return []
         if isinstance(value, str):
             return [TextPart(value)] if value else []
+        if isinstance(value, dict) and "type" in value:
+            self.report.repair(
+                "structured content",
+                "expected `content` to be a string, null or a list of parts, got one part object",
+                json_path=jp,
+            )
+            value = [value]
         if not isinstance(value, list):
-            raise self.fail(jp, "expected `content` to be a string, null or a list of parts")
-        return [self._content_part(p, f"{jp}[{i}]") for i, p in enumerate(value)]
+            self.skip(
+                "malformed content",
+                jp,
+                "expected `content` to be a string, null or a list of parts",
+            )
+            return []
+        found = (self._content_part(p, f"{jp}[{i}]") for i, p in enumerate(value))
+        return [p for p in found if p is not None]
 
-    def _content_part(self, part: Any, jp: str) -> Content:
+    def _content_part(self, part: Any, jp: str) -> Content | None:
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise self.fail(jp, "expected a content part object with a string `type`")
+            self.skip(
+                "malformed content part", jp, "expected a content part object with a string `type`"
+            )
+            return None
         kind = part["type"]
         extra = {k: v for k, v in part.items() if k not in ("type", kind, "text")}
         if kind in ("text", "input_text", "output_text"):
@@ -164,7 +240,12 @@ class ChatReader:
             return image_from_url(url, meta)
         if kind == "file":
             return self._file(part.get("file"), f"{jp}.file")
-        raise self.fail(f"{jp}.type", f"expected a text, image_url or file part, got {kind!r}")
+        self.skip(
+            f"content part {kind}",
+            f"{jp}.type",
+            f"expected a text, image_url or file part, got {kind!r}",
+        )
+        return None
 
     def _file(self, ref: Any, jp: str) -> DocumentPart:
         if not isinstance(ref, dict):
@@ -180,22 +261,29 @@ class ChatReader:
 
     # -- messages -----------------------------------------------------------------------
 
-    def message(self, m: Any, jp: str) -> Message:
-        """One chat message as a :class:`Message`.
+    def message(self, m: Any, jp: str) -> Message | None:
+        """One chat message as a :class:`Message`; ``None`` (skipped) for a message that is
+        not an object, has an unknown role or answers no call.
 
         Raises:
-            TranscriptError: not an object, unknown role, or a malformed field (JSON path).
+            TranscriptError: a malformed field (JSON path); in strict mode any skip or repair.
         """
         if not isinstance(m, dict):
-            raise self.fail(jp, "expected a message object")
+            self.skip("malformed message", jp, "expected a message object")
+            return None
         role = m.get("role")
         if role not in CHAT_ROLES:
-            raise self.fail(f"{jp}.role", "expected one of " + ", ".join(CHAT_ROLES))
+            self.skip(
+                f"message role {role}" if isinstance(role, str) else "message without role",
+                f"{jp}.role",
+                "expected one of " + ", ".join(CHAT_ROLES),
+            )
+            return None
         meta = {k: v for k, v in m.items() if k not in _MODELED}
         extra = as_object(m.get("extra"))
         if role == "tool":
-            call_id = self.calls.result(self.string(m, "tool_call_id", jp))
-            return self.result(call_id, m, jp, extra, meta)
+            call_id = self.answer(m.get("tool_call_id"), f"{jp}.tool_call_id", "tool message")
+            return None if call_id is None else self.result(call_id, m, jp, extra, meta)
         if role == "function":
             name = self.string(m, "name", jp)
             call_id = self._legacy_open.pop(0) if self._legacy_open else self._legacy_id()
@@ -267,15 +355,15 @@ class ChatReader:
             cjp = f"{jp}[{i}]"
             if not isinstance(call, dict):
                 raise self.fail(cjp, "expected a tool call object")
-            source_id = self.string(call, "id", cjp)
             kind = call.get("type", "function")
             fn = call.get(kind) if kind in ("function", "custom") else None
             if not isinstance(fn, dict):
                 raise self.fail(f"{cjp}.function", "expected a function object {name, arguments}")
             name = self.string(fn, "name", f"{cjp}.{kind}")
-            args = fn.get("arguments", fn.get("input", ""))
+            args = self.arguments(fn.get("arguments", fn.get("input", "")), f"{cjp}.{kind}")
             meta = {"type": kind} if kind != "function" else {}
-            found.append(ToolCallPart(self.calls.call(source_id), name, json_text(args), meta))
+            unique = self.new_call(call.get("id"), f"{cjp}.id", "tool call")
+            found.append(ToolCallPart(unique, name, json_text(args), meta))
         return found
 
     def _function_call(self, value: Any, jp: str) -> list[ToolCallPart]:

@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds
 from ctxengine.importers._images import image_from_base64
 from ctxengine.importers._parts import SYNTHETIC, json_text, opt_dict, opt_int, opt_str
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     ImagePart,
     Message,
@@ -50,58 +50,91 @@ def bash_execution_text(msg: Mapping[str, Any]) -> str:
 
 
 class PiMessages:
-    """Converts the messages of one file, raising ``TranscriptError`` at ``path:line``."""
+    """Converts the messages of one file, counting what it skips and repairs in ``report``."""
 
-    def __init__(self, path: Path, calls: CallIds) -> None:
+    def __init__(self, path: Path, calls: CallIds, report: ImportReport) -> None:
         self.path = path
         self.calls = calls
+        self.report = report
         self.names: dict[str, str] = {}
+        #: ``(source id, unique id)`` of every call, in order, and the answered unique ids.
+        self.order: list[tuple[str, str]] = []
+        self.answered: set[str] = set()
 
-    def _fail(self, line: int, expected: str) -> TranscriptError:
-        return TranscriptError(str(self.path), expected, line=line)
+    def _skip(self, line: int, kind: str, expected: str) -> None:
+        self.report.skip(kind, expected, line=line)
 
     def convert(self, line: int, msg: Any) -> Message | None:
-        """The message of a ``message`` entry; ``None`` for a bash run excluded from context."""
+        """The message of a ``message`` entry; ``None`` for a bash run excluded from context
+        (ignored) or a message not understood (skipped)."""
         if not isinstance(msg, dict):
-            raise self._fail(line, "expected a `message` object")
+            self._skip(line, "malformed message", "expected a `message` object")
+            return None
         role = msg.get("role")
         if not isinstance(role, str):
-            raise self._fail(line, "expected a string `message.role`")
+            self._skip(line, "message without role", "expected a string `message.role`")
+            return None
         if role == "user":
-            return Message("user", self._content(line, msg.get("content")))
+            content = self._content(line, msg.get("content"))
+            return None if content is None else Message("user", content)
         if role == "assistant":
             return self._assistant(line, msg)
         if role == "toolResult":
             return self._tool_result(line, msg)
         if role == "bashExecution":
             if msg.get("excludeFromContext"):
+                self.report.ignore("excluded_bash", line=line)
                 return None
             meta = {SYNTHETIC: "bashExecution", "command": str(msg.get("command", ""))}
             return Message("user", (TextPart(bash_execution_text(msg)),), meta=meta)
         if role in ("custom", "hookMessage"):
             return self.custom(line, msg)
-        raise self._fail(line, f"expected `message.role` to be one of {_ROLES}, got {role!r}")
+        self._skip(
+            line,
+            f"message role {role}",
+            f"expected `message.role` to be one of {_ROLES}, got {role!r}",
+        )
+        return None
 
-    def custom(self, line: int, obj: Mapping[str, Any]) -> Message:
-        """An extension message (``custom`` role or ``custom_message`` entry) as user text."""
+    def custom(self, line: int, obj: Mapping[str, Any]) -> Message | None:
+        """An extension message (``custom`` role or ``custom_message`` entry) as user text;
+        ``None`` (skipped) when its content is not text or blocks."""
         kind = obj.get("customType")
         meta = {SYNTHETIC: f"custom:{kind}" if isinstance(kind, str) else "custom"}
-        return Message("user", self._content(line, obj.get("content")), meta=meta)
+        content = self._content(line, obj.get("content"))
+        return None if content is None else Message("user", content, meta=meta)
 
-    def _content(self, line: int, content: Any) -> tuple[TextPart | ImagePart, ...]:
+    def _content(self, line: int, content: Any) -> tuple[TextPart | ImagePart, ...] | None:
         if isinstance(content, str):
             return (TextPart(content),)
+        if isinstance(content, dict) and "type" in content:
+            self.report.repair(
+                "structured content",
+                "expected `content` to be a string or a list of blocks, got one block object",
+                line=line,
+            )
+            content = [content]
         if not isinstance(content, list):
-            raise self._fail(line, "expected `content` to be a string or a list of blocks")
+            self._skip(
+                line,
+                "message without content",
+                "expected `content` to be a string or a list of blocks",
+            )
+            return None
         parts: list[TextPart | ImagePart] = []
         for block in content:
             part = self._block(line, block)
+            if part is None:
+                continue
             if not isinstance(part, TextPart | ImagePart):
-                raise self._fail(line, "expected only text and image blocks here")
+                self._skip(
+                    line, f"{part.kind} block here", "expected only text and image blocks here"
+                )
+                continue
             parts.append(part)
         return tuple(parts)
 
-    def _block(self, line: int, block: Any) -> Part:
+    def _block(self, line: int, block: Any) -> Part | None:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
             sig = opt_str(block, "textSignature")
@@ -113,19 +146,47 @@ class PiMessages:
             text = opt_str(block, "thinking") or ""
             return ReasoningPart(text, signature=signature, redacted=bool(block.get("redacted")))
         if kind == "toolCall":
-            call_id, name = opt_str(block, "id"), opt_str(block, "name")
-            if call_id is None or name is None:
-                raise self._fail(line, "expected string `id` and `name` on a toolCall block")
-            unique = self.calls.call(call_id)
-            self.names[unique] = name
-            return ToolCallPart(unique, name, json_text(block.get("arguments", {})))
-        raise self._fail(line, f"expected a text, image, thinking or toolCall block, got {kind!r}")
+            return self._call(line, block)
+        self._skip(
+            line,
+            f"block:{kind}" if isinstance(kind, str) else "malformed block",
+            f"expected a text, image, thinking or toolCall block, got {kind!r}",
+        )
+        return None
 
-    def _assistant(self, line: int, msg: dict[str, Any]) -> Message:
+    def _call(self, line: int, block: dict[str, Any]) -> ToolCallPart | None:
+        name = opt_str(block, "name")
+        if name is None:
+            self._skip(
+                line, "toolCall without name", "expected a string `name` on a toolCall block"
+            )
+            return None
+        call_id = opt_str(block, "id")
+        if call_id is None:
+            self.report.repair(
+                "toolCall without id", "expected a string `id` on a toolCall block", line=line
+            )
+            prefix = f"call_gen_{line}_"
+            call_id = prefix + str(sum(1 for s, _ in self.order if s.startswith(prefix)))
+        arguments = block.get("arguments", {})
+        if arguments is None:
+            self.report.repair(
+                "null arguments", "expected an `arguments` object on a toolCall block", line=line
+            )
+            arguments = {}
+        unique = self.calls.call(call_id)
+        self.order.append((call_id, unique))
+        self.names[unique] = name
+        return ToolCallPart(unique, name, json_text(arguments))
+
+    def _assistant(self, line: int, msg: dict[str, Any]) -> Message | None:
         content = msg.get("content")
         if not isinstance(content, list):
-            raise self._fail(line, "expected `content` to be a list of blocks")
-        parts = tuple(self._block(line, block) for block in content)
+            self._skip(
+                line, "assistant without content", "expected `content` to be a list of blocks"
+            )
+            return None
+        parts = tuple(p for p in (self._block(line, block) for block in content) if p is not None)
         api = opt_str(msg, "api") or ""
         if api and not api.startswith("anthropic"):
             # Signatures from another provider's API (an OpenAI reasoning item stored as
@@ -157,14 +218,31 @@ class PiMessages:
             meta=meta,
         )
 
-    def _tool_result(self, line: int, msg: dict[str, Any]) -> Message:
+    def _tool_result(self, line: int, msg: dict[str, Any]) -> Message | None:
         call_id = opt_str(msg, "toolCallId")
-        if call_id is None:
-            raise self._fail(line, "expected a string `toolCallId` on a toolResult")
-        unique = self.calls.result(call_id)
+        if call_id is not None:
+            unique = self.calls.result(call_id)
+        else:
+            pending = next(((s, u) for s, u in self.order if u not in self.answered), None)
+            if pending is None:
+                self._skip(
+                    line,
+                    "toolResult without a call",
+                    "expected a string `toolCallId` on a toolResult",
+                )
+                return None
+            self.report.repair(
+                "toolResult without toolCallId",
+                "expected a string `toolCallId` on a toolResult",
+                line=line,
+            )
+            call_id, unique = pending
+            self.calls.answer(call_id, unique)
+        self.answered.add(unique)
+        content = self._content(line, msg.get("content"))
         result = ToolResultPart(
             unique,
-            self._content(line, msg.get("content")),
+            content or (),
             is_error=bool(msg.get("isError")),
             name=opt_str(msg, "toolName") or self.names.get(unique),
         )

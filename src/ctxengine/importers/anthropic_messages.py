@@ -30,7 +30,8 @@ from ctxengine.importers._chat import ChatReader, json_text, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
 from ctxengine.importers._peek import peek
 from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
-from ctxengine.importers.base import ImportedSession
+from ctxengine.importers.base import ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -75,10 +76,11 @@ def _anthropic_blocks(m: dict[str, Any]) -> bool:
 
 
 class _Blocks(ChatReader):
-    """Converts Anthropic content blocks, raising ``TranscriptError`` at a JSON path."""
+    """Converts Anthropic content blocks; what it skips and repairs is counted with its JSON
+    path, and errors name a JSON path."""
 
-    def __init__(self, path: Path, calls: CallIds) -> None:
-        super().__init__(path, calls)
+    def __init__(self, path: Path, calls: CallIds, report: ImportReport) -> None:
+        super().__init__(path, calls, report)
         self.provider = ProviderBlocks()
 
     def block_content(self, value: Any, jp: str) -> list[Content]:
@@ -88,20 +90,31 @@ class _Blocks(ChatReader):
             return [TextPart(value)] if value else []
         if value is None:
             return []
+        if isinstance(value, dict) and "type" in value:
+            self.report.repair(
+                "structured content",
+                "expected `content` to be a string or a list of blocks, got one block object",
+                json_path=jp,
+            )
+            value = [value]
         if not isinstance(value, list):
             raise self.fail(jp, "expected `content` to be a string or a list of blocks")
         out: list[Content] = []
         for i, block in enumerate(value):
             part = self.block(block, f"{jp}[{i}]")
+            if part is None:
+                continue
             if not isinstance(part, TextPart | ImagePart | DocumentPart):
                 raise self.fail(f"{jp}[{i}].type", "expected a text, image or document block")
             out.append(part)
         return out
 
-    def block(self, block: Any, jp: str) -> Part:
-        """One content block as a part (``tool_result`` is handled by the caller)."""
+    def block(self, block: Any, jp: str) -> Part | None:
+        """One content block as a part (``tool_result`` is handled by the caller); ``None``
+        (skipped) for a block that is not an object or has a type we do not read."""
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            raise self.fail(jp, "expected a content block object with a string `type`")
+            self.skip("malformed block", jp, "expected a content block object with a string `type`")
+            return None
         kind = block["type"]
         if kind == "text":
             return TextPart(self.string(block, "text", jp), meta=_rest(block, "text"))
@@ -116,20 +129,23 @@ class _Blocks(ChatReader):
         if kind == "redacted_thinking":
             return ReasoningPart("", signature=self.string(block, "data", jp), redacted=True)
         if kind == "tool_use":
-            call_id = self.calls.call(self.string(block, "id", jp))
             name = self.string(block, "name", jp)
+            call_id = self.new_call(block.get("id"), f"{jp}.id", "tool_use block")
             meta = _rest(block, "id", "name", "input")
-            return ToolCallPart(call_id, name, json_text(block.get("input", {})), meta)
+            args = self.arguments(block.get("input", {}), f"{jp}.input")
+            return ToolCallPart(call_id, name, json_text(args), meta)
         if kind == "compaction":
             return NativeCompactionPart("anthropic", canonical_json(block).decode())
         if is_provider_block(kind):
             raise self.fail(f"{jp}.type", f"expected {kind} only in assistant messages")
-        raise self.fail(
+        self.skip(
+            f"block:{kind}",
             f"{jp}.type",
             "expected one of text, image, document, thinking, redacted_thinking, tool_use, "
             "tool_result, compaction or a provider-side tool block (server_tool_use, "
             f"mcp_tool_use, *_tool_result, container_upload); got {kind!r}",
         )
+        return None
 
     def _source(self, block: dict[str, Any], jp: str) -> dict[str, Any]:
         source = block.get("source")
@@ -168,9 +184,12 @@ class _Blocks(ChatReader):
             return DocumentPart(media or "application/pdf", title, url=url, meta=meta)
         raise self.fail(f"{sjp}.type", "expected a document source of type base64, text or url")
 
-    def tool_result(self, block: dict[str, Any], jp: str) -> ToolResultPart:
-        """A ``tool_result`` block, paired with its (possibly renamed) call."""
-        call_id = self.calls.result(self.string(block, "tool_use_id", jp))
+    def tool_result(self, block: dict[str, Any], jp: str) -> ToolResultPart | None:
+        """A ``tool_result`` block, paired with its (possibly renamed) call; ``None``
+        (skipped) when it names none and no call is left to answer."""
+        call_id = self.answer(block.get("tool_use_id"), f"{jp}.tool_use_id", "tool_result block")
+        if call_id is None:
+            return None
         content = tuple(self.block_content(block.get("content"), f"{jp}.content"))
         meta = _rest(block, "tool_use_id", "content", "is_error")
         return ToolResultPart(
@@ -186,6 +205,7 @@ class AnthropicMessagesImporter:
     """Importer for Anthropic Messages JSON (see the module docstring)."""
 
     name = "anthropic-messages"
+    label = "an Anthropic Messages conversation"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for an object with ``messages`` whose roles are only ``user``/``assistant``
@@ -199,15 +219,18 @@ class AnthropicMessagesImporter:
             return False
         return "system" in p.keys or any(_anthropic_blocks(m) for m in records)
 
-    def read(self, path: Path) -> ImportedSession:
-        """Import the whole file.
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Import the whole file; messages and blocks not understood are skipped and drift
+        repaired into ``report``.
 
         Raises:
-            TranscriptError: not an object with a ``messages`` list, or a malformed message
-                or block (with its JSON path, e.g. ``$.messages[2].content[0].type``).
+            TranscriptError: not an object with a ``messages`` list, or a malformed block
+                field (with its JSON path, e.g. ``$.messages[2].content[0].source``); in
+                strict mode the first skip or repair.
         """
-        data = load_json(path)
-        blocks = _Blocks(path, CallIds())
+        report = start_report(path, report)
+        data = load_json(path, report)
+        blocks = _Blocks(path, CallIds(), report)
         if not isinstance(data, dict):
             raise blocks.fail("$", "expected an object with `messages`")
         messages = data.get("messages")
@@ -230,6 +253,7 @@ class AnthropicMessagesImporter:
             entries=tuple(builder.entries),
             title=title_from(out),
             meta={k: data[k] for k in _TOP_KEYS if k in data},
+            report=report,
         )
 
 
@@ -237,10 +261,13 @@ def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
     """One source message as one message, or (user with tool results) a tool message
     followed by a user message with the remaining blocks."""
     if not isinstance(m, dict):
-        raise blocks.fail(jp, "expected a message object")
+        blocks.skip("malformed message", jp, "expected a message object")
+        return []
     role = m.get("role")
     if role not in ("user", "assistant"):
-        raise blocks.fail(f"{jp}.role", 'expected "user" or "assistant"')
+        kind = f"message role {role}" if isinstance(role, str) else "message without role"
+        blocks.skip(kind, f"{jp}.role", 'expected "user" or "assistant"')
+        return []
     meta = {k: v for k, v in m.items() if k not in ("role", "content", "usage", "stop_reason")}
     content = m.get("content")
     if isinstance(content, str) or content is None:
@@ -253,7 +280,9 @@ def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 if role != "user":
                     raise blocks.fail(f"{bjp}.type", "expected tool_result only in user messages")
-                results.append(blocks.tool_result(block, bjp))
+                result = blocks.tool_result(block, bjp)
+                if result is not None:
+                    results.append(result)
             elif (
                 role == "assistant"
                 and isinstance(block, dict)
@@ -261,7 +290,9 @@ def _message(blocks: _Blocks, m: Any, jp: str) -> list[Message]:
             ):
                 parts.append(blocks.provider.part(block))
             else:
-                parts.append(blocks.block(block, bjp))
+                part = blocks.block(block, bjp)
+                if part is not None:
+                    parts.append(part)
     else:
         raise blocks.fail(f"{jp}.content", "expected `content` to be a string or a list of blocks")
     if role == "user":

@@ -22,7 +22,8 @@ from typing import Any
 from ctxengine.importers._build import LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import CHAT_ROLES, ChatReader, as_object, iso_time, title_from
 from ctxengine.importers._peek import peek
-from ctxengine.importers.base import ImportedSession
+from ctxengine.importers.base import ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, TextPart, ToolResultPart
 
 #: Non-chat records skipped on import (mini-swe-agent's final ``exit`` record).
@@ -50,6 +51,7 @@ class ChatCompletionsImporter:
     """Importer for chat-completions message lists (see the module docstring)."""
 
     name = "chat-completions"
+    label = "a chat-completions message list"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the head is a list of chat messages or an object whose ``messages``
@@ -72,16 +74,19 @@ class ChatCompletionsImporter:
         snippet = "".join(p.snippets.get(key, "").split())
         return snippet.startswith(tuple(f'[{{"role":"{r}"' for r in CHAT_ROLES))
 
-    def read(self, path: Path) -> ImportedSession:
-        """Import the whole file.
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Import the whole file; messages not understood are skipped and drift repaired
+        into ``report`` (:mod:`ctxengine.importers._chat`).
 
         Raises:
-            TranscriptError: not a list / ``messages`` list, or a malformed message (with its
-                JSON path, e.g. ``$.messages[3].role``).
+            TranscriptError: not a list / ``messages`` list, or a malformed message field
+                (with its JSON path, e.g. ``$.messages[3].tool_calls``); in strict mode the
+                first skip or repair.
         """
-        data = load_json(path)
+        report = start_report(path, report)
+        data = load_json(path, report)
         top: dict[str, Any] = data if isinstance(data, dict) else {}
-        reader = ChatReader(path)
+        reader = ChatReader(path, report=report)
         if isinstance(data, list):
             messages, base = data, "$"
         elif isinstance(top.get("messages"), list):
@@ -105,6 +110,8 @@ class ChatCompletionsImporter:
                 imported.append(final)
                 continue
             msg = reader.message(m, f"{base}[{i}]")
+            if msg is None:
+                continue
             extra = as_object(m.get("extra"))
             builder.add(msg, created_at=iso_time(extra.get("timestamp")))
             imported.append(msg)
@@ -116,6 +123,7 @@ class ChatCompletionsImporter:
             entries=tuple(builder.entries),
             title=instance if isinstance(instance, str) else title_from(imported),
             meta=meta,
+            report=report,
         )
 
 

@@ -1,29 +1,42 @@
 """Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
 
-Every line is ``{"timestamp", "type", "payload"}``. Only ``response_item`` lines (what the
-model saw and said) become messages; ``event_msg`` lines repeat them for the UI and are never
-messages. Mapping, in file order:
+Every line is ``{"timestamp", "type", "payload"}``. ``response_item`` lines (what the model saw
+and said) become messages; ``event_msg`` lines repeat them for the UI (or report progress,
+review mode, collaborating agents, goals, MCP calls …) and are never messages. Mapping, in
+file order:
 
+* ``session_meta.base_instructions`` (Codex's base prompt, sent as the first ``developer``
+  input item of every request) becomes the first message, role ``developer``, marked
+  ``meta["source"] = "base_instructions"``.
 * ``message`` items with role user / developer / system become messages of that role. User
   messages Codex writes itself (``<environment_context>``, ``<user_instructions>``, AGENTS.md
   text) are marked ``meta["synthetic"]`` with the tag name.
-* A run of assistant-side items (assistant ``message``, ``reasoning``, ``function_call``,
-  ``custom_tool_call``, ``local_shell_call``, ``web_search_call``) with nothing else between
-  them is one model response and becomes one assistant message, so parallel calls stay in
-  one message. Reasoning keeps its summary text and its ``encrypted_content`` as the
-  signature, byte-exact. ``stop_reason`` is ``"tool_use"`` when the response made calls,
-  else ``"stop"``; a response cut by ``turn_aborted`` gets ``"aborted"``.
-* ``function_call_output`` / ``custom_tool_call_output`` become one ``tool`` message each.
-  ``is_error`` is set when the output reports a non-zero exit code (JSON ``metadata.exit_code``
-  or an ``Exit code: N`` header) or starts with a sandbox / patch failure.
+* A run of assistant-side items (assistant ``message``, ``reasoning``, calls, provider-side
+  web search, image generation and compaction items) with nothing else between them is one
+  model response and becomes one assistant message, so parallel calls stay in one message.
+  Reasoning keeps its summary text and its ``encrypted_content`` as the signature,
+  byte-exact. ``stop_reason`` is ``"tool_use"`` when the response made calls, else
+  ``"stop"``; a response cut by ``turn_aborted`` gets ``"aborted"``. Item mapping:
+  :mod:`ctxengine.importers._codex_items`.
+* Tool outputs become one ``tool`` message each. ``is_error`` is set when the output reports
+  a non-zero exit code (JSON ``metadata.exit_code`` or an ``Exit code: N`` header) or starts
+  with a sandbox / patch failure.
 * ``event_msg`` ``token_count``: Codex logs it when a response completes, before (0.3x) or
   after (later versions) that response's items. Usage therefore goes to the assistant message
   of the same stretch between two non-assistant items (user message, tool output); the last
   count in the stretch wins. ``last_token_usage.input_tokens`` includes cached tokens, so
   ``input = input_tokens - cached_input_tokens``.
 * A ``compacted`` line becomes a :class:`CompactionRecord` with its ``message`` as summary.
+  When it carries the ``replacement_history`` Codex continues from, the items of that history
+  follow the record, except the messages already in the head and the user message that
+  repeats the summary, so that the projection holds what Codex sent after compacting.
 * Each ``session_meta`` line adds its id to ``meta["session_ids"]``: a resumed rollout starts
   with its own id followed by the id it resumed. The session id is the first one.
+* ``turn_context`` gives the model and the reasoning effort (the last ones are
+  ``meta["model"]`` and ``meta["reasoning_effort"]``). ``world_state``,
+  ``token_usage_record``, ``ghost_snapshot`` items and every ``event_msg`` never reach the
+  model: they are ignored (counted in ``meta["skipped"]``); unknown record and item types
+  are skipped.
 * Entry ids are content hashes (rollout lines carry no ids).
 """
 
@@ -33,7 +46,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import (
     CallIds,
     LogBuilder,
@@ -41,15 +53,31 @@ from ctxengine.importers._build import (
     read_jsonl,
 )
 from ctxengine.importers._codex_items import Items, tool_output_is_error
-from ctxengine.importers._parts import count, opt_dict, opt_int, opt_str, title_of
-from ctxengine.importers.base import ImportedSession
-from ctxengine.model import CompactionRecord, Message, Part, Usage
+from ctxengine.importers._parts import opt_dict, opt_int, opt_str, title_of
+from ctxengine.importers.base import ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
+from ctxengine.model import CompactionRecord, Message, Part, TextPart, Usage
 
 _SNIFF = re.compile(rb'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
 _ASSISTANT_ITEMS = frozenset(
-    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+        "tool_search_call",
+        "image_generation_call",
+        "compaction",
+        "tool_call",
+    }
 )
-_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+_OUTPUT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "tool_search_output", "tool_result"}
+)
+#: Items and records that never reach the model.
+_IGNORED_ITEMS = frozenset({"ghost_snapshot"})
+_IGNORED_RECORDS = frozenset({"world_state", "token_usage_record"})
 
 __all__ = ["IMPORTER", "CodexImporter", "tool_output_is_error"]
 
@@ -58,6 +86,7 @@ class CodexImporter:
     """Importer for Codex CLI rollout JSONL (see the module docstring for the mapping)."""
 
     name = "codex"
+    label = "a Codex rollout"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for JSONL whose lines are Codex rollout items (``type`` + ``payload``)."""
@@ -67,68 +96,103 @@ class CodexImporter:
             and _SNIFF.search(head[:4096]) is not None
         )
 
-    def read(self, path: Path) -> ImportedSession:
-        """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed items."""
-        return read_jsonl(path, _Reader(path))
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Parse ``path``, counting what is skipped, repaired and ignored in ``report``.
+
+        Raises:
+            TranscriptError: unreadable file; in strict mode the first skipped or repaired
+                item, naming its line.
+        """
+        report = start_report(path, report)
+        return read_jsonl(path, _Reader(path, report), report)
 
 
 class _Reader:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, report: ImportReport) -> None:
         self.path = path
-        self.items = Items(path, CallIds())
+        self.report = report
+        self.items = Items(path, CallIds(), report)
         self.entries: list[tuple[Message | CompactionRecord, str | None]] = []
+        self.head: list[Message] = []
         self.group: list[Part] = []
         self.group_meta: dict[str, Any] = {}
         self.group_at: str | None = None
         self.usage: Usage | None = None
         self.model: str | None = None
+        self.effort: str | None = None
         self.session_ids: list[str] = []
+        self.meta_seen = False
         self.info: dict[str, Any] = {}
-        self.skipped: dict[str, int] = {}
 
     def feed(self, line: int, obj: dict[str, Any]) -> None:
         """Take the record on 1-based ``line`` (see :class:`~._build.LineReader`)."""
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(kind, str) or not isinstance(payload, dict):
-            raise TranscriptError(
-                str(self.path),
+            self.report.skip(
+                "malformed line",
                 "expected a rollout line with a string `type` and a `payload` object",
                 line=line,
             )
+            return
         created = opt_str(obj, "timestamp")
         if kind == "response_item":
             self._item(line, payload, created)
         elif kind == "event_msg":
-            self._event(payload)
+            self._event(line, payload)
         elif kind == "session_meta":
-            self._session_meta(payload)
+            self._session_meta(payload, created)
         elif kind == "turn_context":
             self.model = opt_str(payload, "model") or self.model
+            self.effort = opt_str(payload, "effort") or self.effort
         elif kind == "compacted":
-            self._flush()
-            summary = opt_str(payload, "message") or ""
-            self.entries.append((_compaction(summary), created))
+            self._compacted(line, payload, created)
+        elif kind in _IGNORED_RECORDS:
+            self.report.ignore(kind, line=line)
         else:
-            count(self.skipped, kind)
+            self.report.skip(
+                f"record:{kind}",
+                "expected a rollout line of type session_meta, response_item, event_msg, "
+                f"turn_context or compacted, got {kind!r}",
+                line=line,
+            )
+
+    def _add(self, body: Message | CompactionRecord, created: str | None) -> None:
+        at_head = len(self.head) == len(self.entries)
+        if at_head and isinstance(body, Message) and body.role in ("developer", "system"):
+            self.head.append(body)
+        self.entries.append((body, created))
 
     def _item(self, line: int, payload: dict[str, Any], created: str | None) -> None:
         kind = payload.get("type")
         if not isinstance(kind, str):
-            raise TranscriptError(str(self.path), "expected a string `payload.type`", line=line)
+            self.report.skip("item without type", "expected a string `payload.type`", line=line)
+            return
         if (kind == "message" and payload.get("role") == "assistant") or kind in _ASSISTANT_ITEMS:
             if not self.group:
                 self.group_at = created
             self.items.assistant(line, payload, self.group, self.group_meta)
+        elif kind == "compaction_summary":
+            self._item(line, {**payload, "type": "compaction"}, created)
         elif kind == "message":
             self._flush()
-            self.entries.append((self.items.message(line, payload), created))
+            msg = self.items.message(line, payload)
+            if msg is not None:
+                self._add(msg, created)
         elif kind in _OUTPUT_ITEMS:
             self._flush()
-            self.entries.append((self.items.output(line, payload), created))
+            out = self.items.output(line, payload)
+            if out is not None:
+                self._add(out, created)
+        elif kind in _IGNORED_ITEMS:
+            self.report.ignore(f"response_item:{kind}", line=line)
         else:
-            count(self.skipped, f"response_item:{kind}")
+            self.report.skip(
+                f"response_item:{kind}",
+                f"expected a known response item type, got {kind!r}",
+                line=line,
+            )
 
-    def _event(self, payload: dict[str, Any]) -> None:
+    def _event(self, line: int, payload: dict[str, Any]) -> None:
         kind = opt_str(payload, "type") or "?"
         if kind == "token_count":
             last = opt_dict(opt_dict(payload, "info"), "last_token_usage")
@@ -145,19 +209,57 @@ class _Reader:
         elif kind == "turn_aborted" and self.group:
             self.group_meta["stop_reason"] = "aborted"
             self._flush()
-        count(self.skipped, f"event_msg:{kind}")
+        self.report.ignore(f"event_msg:{kind}", line=line)
 
-    def _session_meta(self, payload: dict[str, Any]) -> None:
+    def _session_meta(self, payload: dict[str, Any], created: str | None) -> None:
         sid = opt_str(payload, "id")
         if sid and sid not in self.session_ids:
             self.session_ids.append(sid)
-        if len(self.session_ids) <= 1:
+        if not self.meta_seen:
+            self.meta_seen = True
             for key in ("cwd", "cli_version", "originator"):
                 if opt_str(payload, key):
                     self.info[key] = payload[key]
             git = opt_dict(payload, "git")
             if opt_str(git, "branch"):
                 self.info["git_branch"] = git["branch"]
+            base = payload.get("base_instructions")
+            text = opt_str(base, "text") if isinstance(base, dict) else base
+            if isinstance(text, str) and text:
+                self._flush()
+                meta = {"source": "base_instructions"}
+                self._add(Message("developer", (TextPart(text),), meta=meta), created)
+
+    def _compacted(self, line: int, payload: dict[str, Any], created: str | None) -> None:
+        self._flush()
+        summary = opt_str(payload, "message") or ""
+        self._add(_compaction(summary), created)
+        history = payload.get("replacement_history")
+        if not isinstance(history, list):
+            return
+        for item in history:
+            if not isinstance(item, dict):
+                self.report.skip(
+                    "malformed replacement item",
+                    "expected `replacement_history` items to be objects",
+                    line=line,
+                )
+                continue
+            if item.get("type") == "message" and item.get("role") != "assistant":
+                msg = self.items.message(line, item)
+                if msg is None or self._repeats(msg, summary):
+                    continue
+                self._add(msg, created)
+            else:
+                self._item(line, item, created)
+        self._flush()
+
+    def _repeats(self, msg: Message, summary: str) -> bool:
+        """True for a replacement-history message the projection already shows: a head
+        message, or the user message that repeats the summary."""
+        if msg.role == "user":
+            return msg.text == summary
+        return any(h.role == msg.role and h.text == msg.text for h in self.head)
 
     def _flush(self) -> None:
         """Close the stretch: emit the pending assistant message with the stretch's usage."""
@@ -172,7 +274,7 @@ class _Reader:
                 stop_reason=stop or ("tool_use" if calls else "stop"),
                 meta=dict(self.group_meta),
             )
-            self.entries.append((msg, self.group_at))
+            self._add(msg, self.group_at)
         self.group = []
         self.group_meta = {}
         self.usage = None
@@ -188,10 +290,19 @@ class _Reader:
         meta["session_ids"] = list(self.session_ids)
         if self.model:
             meta["model"] = self.model
-        if self.skipped:
-            meta["skipped"] = dict(sorted(self.skipped.items()))
+        if self.effort:
+            meta["reasoning_effort"] = self.effort
+        skipped = {
+            k: n
+            for k, n in self.report.counts("ignored").items()
+            if k.startswith(("event_msg:", "response_item:")) or k in _IGNORED_RECORDS
+        }
+        if skipped:
+            meta["skipped"] = skipped
         entries = tuple(builder.entries)
-        return ImportedSession(sid, "codex", str(self.path), entries, title_of(entries), meta)
+        return ImportedSession(
+            sid, "codex", str(self.path), entries, title_of(entries), meta, self.report
+        )
 
 
 def _compaction(summary: str) -> CompactionRecord:

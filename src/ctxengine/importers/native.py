@@ -21,7 +21,8 @@ import orjson
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import file_digest, iter_jsonl
 from ctxengine.importers._parts import title_of
-from ctxengine.importers.base import SNIFF_BYTES, ImportedSession
+from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
 from ctxengine.model.codec import entry_from_dict
 
@@ -53,6 +54,7 @@ class NativeImporter:
     """Importer for ctxengine's JSONL export (see the module docstring)."""
 
     name = "ctxengine"
+    label = "a ctxengine export"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the first line is an exported entry with ``seq`` 0 (decoded when it fits
@@ -66,16 +68,20 @@ class NativeImporter:
             return _is_entry(obj) and obj["seq"] == 0
         return _LINE_START.match(first) is not None
 
-    def read(self, path: Path) -> ImportedSession:
-        """Import the whole file.
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Import the whole file. Lines that are not JSON (a partial last line) are skipped
+        into ``report`` (:func:`~ctxengine.importers._build.iter_jsonl`); an entry is never
+        repaired: its own export must come back unchanged.
 
         Raises:
             TranscriptError: a line that is not an exported entry, belongs to another
-                session, breaks the seq order or repeats an id (names the line).
+                session, breaks the seq order or repeats an id (names the line); in strict
+                mode also a skipped line.
         """
+        report = start_report(path, report)
         entries: list[Entry] = []
         ids: set[str] = set()
-        for number, obj in iter_jsonl(path):
+        for number, obj in iter_jsonl(path, report):
             entry = _entry(path, number, obj)
             _check_order(path, number, entry, entries, ids)
             ids.add(entry.id)
@@ -87,6 +93,7 @@ class NativeImporter:
             source_path=str(path),
             entries=tuple(entries),
             title=title_of(entries),
+            report=report,
         )
 
 

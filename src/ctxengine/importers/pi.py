@@ -22,7 +22,16 @@ is a tree (a user can go back and branch). Mapping:
   entries counting the header), or from the first message after it when that entry is not a
   message.
 * ``model_change``, ``thinking_level_change``, ``custom``, ``label`` and ``session_info``
-  entries are metadata, counted in ``meta["skipped"]``.
+  entries are metadata, ignored and counted in ``meta["skipped"]``; other entry types are
+  skipped.
+
+Tolerated drift (counted in the report, refused in strict mode): a version 2 entry without
+``id`` or a ``parentId`` cycle (the branch stops there), a message that is not an object or
+has an unknown role, a block that is not text/image/thinking/toolCall, a ``toolCall`` without
+``id`` (``"call_gen_<line>_<n>"``) or with ``null`` arguments (``{}``), a ``toolResult``
+without ``toolCallId`` (paired with the oldest unanswered call), and what
+:func:`~ctxengine.importers._build.iter_jsonl` tolerates. A file without its header line is
+refused.
 """
 
 from __future__ import annotations
@@ -32,9 +41,10 @@ from typing import Any
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds, LogBuilder, iter_jsonl
-from ctxengine.importers._parts import SYNTHETIC, count, opt_int, opt_str, title_of
+from ctxengine.importers._parts import SYNTHETIC, opt_int, opt_str, title_of
 from ctxengine.importers._pi_messages import PiMessages
-from ctxengine.importers.base import ImportedSession
+from ctxengine.importers.base import ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Message, TextPart
 
 _HEADER_KEYS = ("cwd", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession")
@@ -47,6 +57,7 @@ class PiImporter:
     """Importer for pi session JSONL (see the module docstring for the mapping)."""
 
     name = "pi"
+    label = "a pi session"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the first line is a pi ``{"type": "session", "id": …}`` header."""
@@ -58,9 +69,15 @@ class PiImporter:
             and b'"sessionId"' not in first
         )
 
-    def read(self, path: Path) -> ImportedSession:
-        """Parse ``path``. Raises ``TranscriptError`` naming the line on malformed entries."""
-        rows = list(iter_jsonl(path))
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Parse ``path``, counting what is skipped, repaired and ignored in ``report``.
+
+        Raises:
+            TranscriptError: unreadable file or no header line; in strict mode the first
+                skipped or repaired item, naming its line.
+        """
+        report = start_report(path, report)
+        rows = list(iter_jsonl(path, report))
         if not rows or rows[0][1].get("type") != "session" or not opt_str(rows[0][1], "id"):
             line = rows[0][0] if rows else 1
             raise TranscriptError(
@@ -71,18 +88,27 @@ class PiImporter:
         header = rows[0][1]
         version = header.get("version", 1)
         tree = isinstance(version, int) and version >= 2
-        path_rows = _active_branch(path, rows[1:]) if tree else rows[1:]
-        return _Reader(path, header, rows, path_rows, tree).run()
+        if tree:
+            rows = [rows[0], *_with_ids(rows[1:], report)]
+        path_rows = _active_branch(rows[1:], report) if tree else rows[1:]
+        return _Reader(path, header, rows, path_rows, tree, report).run()
 
 
-def _active_branch(path: Path, rows: list[Row]) -> list[Row]:
-    """The rows from the root to the last entry, following ``parentId`` (pi's default leaf)."""
-    by_id: dict[str, Row] = {}
+def _with_ids(rows: list[Row], report: ImportReport) -> list[Row]:
+    """The rows that have a string ``id`` (the others are skipped)."""
+    kept: list[Row] = []
     for line, obj in rows:
-        entry_id = opt_str(obj, "id")
-        if entry_id is None:
-            raise TranscriptError(str(path), "expected a string `id` on a session entry", line=line)
-        by_id[entry_id] = (line, obj)
+        if opt_str(obj, "id") is None:
+            report.skip("entry without id", "expected a string `id` on a session entry", line=line)
+        else:
+            kept.append((line, obj))
+    return kept
+
+
+def _active_branch(rows: list[Row], report: ImportReport) -> list[Row]:
+    """The rows from the root to the last entry, following ``parentId`` (pi's default leaf);
+    a ``parentId`` cycle ends the walk (skipped)."""
+    by_id: dict[str, Row] = {obj["id"]: (line, obj) for line, obj in rows}
     branch: list[Row] = []
     seen: set[str] = set()
     current = rows[-1] if rows else None
@@ -92,11 +118,12 @@ def _active_branch(path: Path, rows: list[Row]) -> list[Row]:
         seen.add(entry_id)
         parent = opt_str(current[1], "parentId")
         if parent in seen:
-            raise TranscriptError(
-                str(path),
+            report.skip(
+                "parentId cycle",
                 f"expected `parentId` links without a cycle (at {parent})",
                 line=current[0],
             )
+            break
         current = by_id.get(parent) if parent else None
     branch.reverse()
     return branch
@@ -104,7 +131,13 @@ def _active_branch(path: Path, rows: list[Row]) -> list[Row]:
 
 class _Reader:
     def __init__(
-        self, path: Path, header: dict[str, Any], rows: list[Row], branch: list[Row], tree: bool
+        self,
+        path: Path,
+        header: dict[str, Any],
+        rows: list[Row],
+        branch: list[Row],
+        tree: bool,
+        report: ImportReport,
     ) -> None:
         self.path = path
         self.header = header
@@ -113,8 +146,8 @@ class _Reader:
         self.tree = tree
         self.session_id: str = header["id"]
         self.builder = LogBuilder(self.session_id)
-        self.messages = PiMessages(path, CallIds())
-        self.skipped: dict[str, int] = {}
+        self.report = report
+        self.messages = PiMessages(path, CallIds(), report)
         #: id of the message entry made from each branch position (``None``: none).
         self.made: list[str | None] = []
         self.position: dict[int, int] = {line: i for i, (line, _) in enumerate(branch)}
@@ -127,24 +160,26 @@ class _Reader:
         off = len(self.rows) - 1 - len(self.branch)
         if off:
             meta["off_branch"] = off
-        if self.skipped:
-            meta["skipped"] = dict(sorted(self.skipped.items()))
+        skipped = {
+            k: n for k, n in self.report.counts("ignored").items() if not k.startswith("block:")
+        }
+        if skipped:
+            meta["skipped"] = skipped
         entries = tuple(self.builder.entries)
         return ImportedSession(
-            self.session_id, "pi", str(self.path), entries, title_of(entries), meta
+            self.session_id, "pi", str(self.path), entries, title_of(entries), meta, self.report
         )
 
     def _entry(self, line: int, obj: dict[str, Any]) -> str | None:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            raise TranscriptError(str(self.path), "expected a string `type`", line=line)
+            self.report.skip("entry without type", "expected a string `type`", line=line)
+            return None
         source_id = opt_str(obj, "id")
         created = opt_str(obj, "timestamp")
         body: Message | CompactionRecord | None = None
         if kind == "message":
             body = self.messages.convert(line, obj.get("message"))
-            if body is None:
-                count(self.skipped, "excluded_bash")
         elif kind == "custom_message":
             body = self.messages.custom(line, obj)
         elif kind == "branch_summary":
@@ -152,8 +187,14 @@ class _Reader:
             body = Message("user", (TextPart(text),), meta={SYNTHETIC: "branch_summary"})
         elif kind == "compaction":
             body = self._compaction(line, obj)
+        elif kind in _METADATA:
+            self.report.ignore(kind, line=line)
         else:
-            count(self.skipped, kind if kind in _METADATA else f"unknown:{kind}")
+            self.report.skip(
+                f"entry:{kind}",
+                f"expected a pi entry type (message, compaction, model_change …), got {kind!r}",
+                line=line,
+            )
         if body is None:
             return None
         entry = self.builder.add(body, source_id=source_id, created_at=created)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ctxengine.errors import TranscriptError, UnknownFormat
 from ctxengine.importers._build import BOM, located
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, Importer
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message
 
 #: Importers in sniffing order (most specific first). Each module exposes ``IMPORTER``.
@@ -91,20 +92,44 @@ def detect(path: Path) -> Importer:
     )
 
 
-def read_transcript(path: Path | str, format: str | None = None) -> ImportedSession:
+def read_transcript(
+    path: Path | str, format: str | None = None, *, strict: bool = False
+) -> ImportedSession:
     """Import one transcript file, sniffing its format unless ``format`` is given.
 
+    Tolerant by default: what the importer skips, repairs or ignores is in the session's
+    ``report`` (:mod:`ctxengine.importers.base`). With ``strict`` the first skipped or
+    repaired item raises instead, naming the file and line.
+
     Raises:
-        TranscriptError: unreadable, malformed or unrecognised input; JSON nested too deeply
-            or an integer too long to process; or a file that yields no message
-            (``"no messages found; is this a <format> file?"``).
+        TranscriptError: unreadable or unrecognised input; JSON nested too deeply or an
+            integer too long to process; a file from which no message could be read
+            (``"looks like a Codex rollout, but …"``, or ``"read as …"`` when ``format``
+            was given); in strict mode, the first item skipped or repaired.
         UnsupportedFormatError: a recognised format with no importer yet.
         UnknownFormat: ``format`` names no importer.
     """
     p = Path(path)
     imp = get_importer(format) if format else detect(p)
+    report = ImportReport(p, strict=strict)
     with located(p):
-        session = imp.read(p)
+        session = imp.read(p, report)
     if not any(isinstance(e.body, Message) for e in session.entries):
-        raise TranscriptError(str(p), f"no messages found; is this a {imp.name} file?")
+        raise TranscriptError(str(p), _nothing_usable(imp, report, forced=format is not None))
     return session
+
+
+def _nothing_usable(imp: Importer, report: ImportReport, *, forced: bool) -> str:
+    """Why a file that gave no message is refused: the format it was read as and what was
+    in it."""
+    seen = "read as" if forced else "looks like"
+    found = report.summary()
+    ignored = report.of("ignored")
+    if ignored:
+        total = sum(i.count for i in ignored)
+        kinds = ", ".join(f"{i.kind} ×{i.count}" for i in ignored[:5])
+        more = ", …" if len(ignored) > 5 else ""
+        found = "; ".join(x for x in (found, f"ignored {total}: {kinds}{more}") if x)
+    return f"{seen} {imp.label}, but no message could be read from it" + (
+        f" ({found})" if found else " (it is empty)"
+    )

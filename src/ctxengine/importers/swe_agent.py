@@ -40,7 +40,8 @@ from ctxengine.importers._build import LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import ChatReader, title_from
 from ctxengine.importers._parts import SYNTHETIC
 from ctxengine.importers._peek import peek
-from ctxengine.importers.base import ImportedSession
+from ctxengine.importers.base import ImportedSession, start_report
+from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, Part, TextPart, ToolCallPart, ToolResultPart
 
 #: ``info`` fields kept in the session meta.
@@ -61,6 +62,7 @@ class SweAgentImporter:
     """Importer for SWE-agent trajectories (see the module docstring)."""
 
     name = "swe-agent"
+    label = "a SWE-agent trajectory"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for an object whose ``history`` messages carry SWE-agent's ``agent`` or
@@ -78,15 +80,18 @@ class SweAgentImporter:
         snippet = "".join(p.snippets.get("trajectory", "").split())
         return snippet.startswith(tuple(f'[{{"{k}":' for k in ("action", *_STEP_MARKS)))
 
-    def read(self, path: Path) -> ImportedSession:
-        """Import the whole file.
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
+        """Import the whole file; history messages not understood are skipped and drift
+        repaired into ``report`` (:mod:`ctxengine.importers._chat`).
 
         Raises:
             TranscriptError: not an object, no ``history``/``trajectory`` list, or a
-                malformed message or step (with its JSON path).
+                malformed message field or step (with its JSON path); in strict mode the
+                first skip or repair.
         """
-        data = load_json(path)
-        reader = ChatReader(path)
+        report = start_report(path, report)
+        data = load_json(path, report)
+        reader = ChatReader(path, report=report)
         if not isinstance(data, dict):
             raise reader.fail("$", "expected a SWE-agent trajectory object")
         builder = LogBuilder(file_digest(path))
@@ -118,6 +123,7 @@ class SweAgentImporter:
             entries=tuple(builder.entries),
             title=title_from([m for m in messages if not m.meta.get("is_demo")]),
             meta=meta,
+            report=report,
         )
 
 
@@ -168,11 +174,16 @@ def _is_fc(m: Any) -> bool:
     return isinstance(m, dict) and (bool(m.get("tool_calls")) or m.get("role") == "tool")
 
 
-def _checked(reader: ChatReader, m: Any, jp: str) -> dict[str, Any]:
+def _checked(reader: ChatReader, m: Any, jp: str) -> dict[str, Any] | None:
+    """``m`` when it is a message object with a SWE-agent role, else ``None`` (skipped)."""
     if not isinstance(m, dict):
-        raise reader.fail(jp, "expected a message object")
-    if m.get("role") not in _ROLES:
-        raise reader.fail(f"{jp}.role", "expected one of " + ", ".join(_ROLES))
+        reader.skip("malformed message", jp, "expected a message object")
+        return None
+    role = m.get("role")
+    if role not in _ROLES:
+        kind = f"message role {role}" if isinstance(role, str) else "message without role"
+        reader.skip(kind, f"{jp}.role", "expected one of " + ", ".join(_ROLES))
+        return None
     result: dict[str, Any] = m
     return result
 
@@ -183,19 +194,26 @@ def _read_fc(reader: ChatReader, history: list[Any]) -> list[Message]:
     for i, raw in enumerate(history):
         jp = f"$.history[{i}]"
         m = _checked(reader, raw, jp)
+        if m is None:
+            continue
         if m["role"] != "tool":
-            out.append(reader.message(m, jp))
+            msg = reader.message(m, jp)
+            if msg is not None:
+                out.append(msg)
             continue
         ids = m.get("tool_call_ids")
         if ids is None and isinstance(m.get("tool_call_id"), str):
             ids = [m["tool_call_id"]]
         if not (isinstance(ids, list) and ids and all(isinstance(x, str) for x in ids)):
-            raise reader.fail(f"{jp}.tool_call_ids", "expected a non-empty list of call ids")
+            ids = [None]
         meta = {k: v for k, v in m.items() if k not in ("role", "content", "tool_call_ids")}
         parts: list[Part] = []
         for source_id in ids:
-            parts.extend(reader.result(reader.calls.result(source_id), m, jp, {}, {}).parts)
-        out.append(Message("tool", tuple(parts), meta=meta))
+            unique = reader.answer(source_id, f"{jp}.tool_call_ids", "tool message")
+            if unique is not None:
+                parts.extend(reader.result(unique, m, jp, {}, {}).parts)
+        if parts:
+            out.append(Message("tool", tuple(parts), meta=meta))
     return out
 
 
@@ -207,6 +225,8 @@ def _read_actions(reader: ChatReader, history: list[Any]) -> list[Message]:
     for i, raw in enumerate(history):
         jp = f"$.history[{i}]"
         m = _checked(reader, raw, jp)
+        if m is None:
+            continue
         role = m["role"]
         meta = {k: v for k, v in m.items() if k not in ("role", "content", "thought", "action")}
         content = reader.content(m.get("content"), f"{jp}.content")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ctxengine.errors import TranscriptError, UnsupportedFormatError
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession
+from ctxengine.importers.report import ImportReport
 
 OPENHANDS = "OpenHands events"
 GEMINI_CLI = "Gemini CLI chat share (Markdown)"
@@ -89,12 +90,13 @@ class UnsupportedImporter:
     """Recognises the formats listed in the module docstring and refuses to import them."""
 
     name = "unsupported"
+    label = "a format without an importer"
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when ``head`` is one of the recognised, not yet importable formats."""
         return which(path, head) is not None
 
-    def read(self, path: Path) -> ImportedSession:
+    def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
         """Always raises.
 
         Raises:

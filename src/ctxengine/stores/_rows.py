@@ -8,6 +8,7 @@ holds the orjson bytes of ``codec.body_to_dict``, ``meta`` the orjson bytes of t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 import orjson
@@ -15,12 +16,13 @@ import orjson
 from ctxengine.errors import StoreError
 from ctxengine.model import Entry
 from ctxengine.model.codec import body_from_dict, body_to_dict
-from ctxengine.stores.base import SessionInfo
+from ctxengine.stores.base import ImportedLog, ImportRecord, SessionInfo
 
 EntryRow: TypeAlias = tuple[str, int, str, str | None, str, str | None, bytes, bytes | None]
 
 ENTRY_COLUMNS = "session_id, seq, id, parent_id, kind, created_at, body, meta"
 SESSION_COLUMNS = "id, format, source_path, title, created_at, meta"
+IMPORT_COLUMNS = "session_id, imported_at, source_path, format, added, report"
 
 
 def dump_meta(meta: Mapping[str, Any]) -> bytes | None:
@@ -110,3 +112,24 @@ def row_session(row: tuple[Any, ...]) -> SessionInfo:
         entry_count=count,
         meta=load_meta(meta),
     )
+
+
+def import_row(imported: ImportedLog, added: int, where: str) -> tuple[Any, ...]:
+    """The ``import_reports`` row of one import (columns in :data:`IMPORT_COLUMNS` order),
+    stamped with the current time (UTC).
+
+    Raises:
+        StoreError: the report cannot be serialised.
+    """
+    try:
+        report = orjson.dumps(imported.report.to_dict())
+    except TypeError as exc:
+        raise StoreError(f"{where}: import report cannot be serialised: {exc}") from exc
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return (imported.session_id, now, imported.source_path, imported.format, added, report)
+
+
+def row_import(row: tuple[Any, ...]) -> ImportRecord:
+    """The import record of an ``import_reports`` row."""
+    sid, imported_at, source_path, fmt, added, report = row
+    return ImportRecord(sid, imported_at, source_path, fmt, added, orjson.loads(report))

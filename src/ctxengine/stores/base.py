@@ -68,6 +68,36 @@ class ImportResult:
     skipped: int
 
 
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """One stored import of a transcript (:meth:`Store.import_reports`).
+
+    Attributes:
+        session_id: the session imported into.
+        imported_at: ISO-8601 time of the import (UTC).
+        source_path: the file it was read from, or ``None``.
+        format: the importer's name.
+        added: entries the import added.
+        report: what the importer skipped, repaired and ignored, as
+            ``ctxengine.importers.report.ImportReport.to_dict()`` gives it.
+    """
+
+    session_id: str
+    imported_at: str
+    source_path: str | None
+    format: str
+    added: int
+    report: Mapping[str, Any] = field(default_factory=_no_meta)
+
+
+class ReportData(Protocol):
+    """What a store keeps of an import report: its JSON form."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-compatible data."""
+        ...
+
+
 class ImportedLog(Protocol):
     """What :meth:`Store.import_session` reads from an imported transcript.
 
@@ -102,6 +132,11 @@ class ImportedLog(Protocol):
     @property
     def meta(self) -> Mapping[str, Any]:
         """Source facts kept with the session."""
+        ...
+
+    @property
+    def report(self) -> ReportData:
+        """What the importer skipped, repaired and ignored."""
         ...
 
 
@@ -198,9 +233,20 @@ class Store(Protocol):
         (a compaction record) to the imported session; the file's new tail follows them.
         Ids, parents, bodies and meta are stored as the importer gave them.
 
+        Every call also stores an :class:`ImportRecord` (time, file, entries added and
+        ``imported.report``) in the same transaction.
+
         Raises:
             StoreError: an id repeats within ``imported.entries``, an entry belongs to another
                 session or cannot be serialised; nothing of the import is stored.
+        """
+        ...
+
+    def import_reports(self, session_id: str) -> list[ImportRecord]:
+        """Every stored import of the session, oldest first.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
         """
         ...
 

@@ -78,6 +78,24 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+@migration
+def m002_import_reports(conn: sqlite3.Connection) -> None:
+    """One row per import of a transcript: when, from which file, how many entries it added,
+    and the importer's report of what it skipped, repaired and ignored (orjson bytes of
+    ``ImportReport.to_dict()``)."""
+    conn.execute(
+        """CREATE TABLE import_reports (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            imported_at TEXT NOT NULL,
+            source_path TEXT,
+            format TEXT NOT NULL,
+            added INTEGER NOT NULL,
+            report BLOB NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX import_reports_session ON import_reports (session_id)")
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     """``PRAGMA user_version``: the number of migrations applied to this database."""
     row = conn.execute("PRAGMA user_version").fetchone()

@@ -37,7 +37,7 @@ from ctxengine.model import Entry
 from ctxengine.stores import _rows
 from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
-from ctxengine.stores.base import ImportedLog, ImportResult, SessionInfo
+from ctxengine.stores.base import ImportedLog, ImportRecord, ImportResult, SessionInfo
 from ctxengine.stores.migrations import migrate
 
 #: Environment variable that overrides the default database path.
@@ -225,7 +225,23 @@ class SQLiteStore:
             start = self._last_seq(conn, sid) + 1
             renumbered = [replace(e, seq=start + i) for i, e in enumerate(fresh)]
             self._insert(conn, sid, renumbered, start, operation)
+            conn.execute(
+                f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                _rows.import_row(imported, len(fresh), self._where(operation)),
+            )
         return ImportResult(sid, len(fresh), len(imported.entries) - len(fresh))
+
+    def import_reports(self, session_id: str) -> list[ImportRecord]:
+        """Every stored import of the session, oldest first (see
+        :meth:`ctxengine.stores.base.Store.import_reports`)."""
+        with self._read(f"read import reports of {session_id!r}") as conn:
+            self._require(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {_rows.IMPORT_COLUMNS} FROM import_reports WHERE session_id = ? "
+                "ORDER BY rowid",
+                (session_id,),
+            ).fetchall()
+        return [_rows.row_import(row) for row in rows]
 
     def _append(
         self,

@@ -21,6 +21,7 @@ from ctxengine.cli.options import (
     MaxTokensOpt,
     ModelOpt,
     NextUserOpt,
+    StrictOpt,
     WindowOpt,
     policy_from_options,
 )
@@ -76,6 +77,7 @@ def compact(
     next_user: NextUserOpt = None,
     db: DbOpt = None,
     format: FormatOpt = None,
+    strict: StrictOpt = False,
     plan: Annotated[
         bool,
         typer.Option(
@@ -100,7 +102,7 @@ def compact(
     )
     for warning in choice.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-    t = load_target(target, db=db, format=format)
+    t = load_target(target, db=db, format=format, strict=strict)
     if plan:
         _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
         return

@@ -16,6 +16,7 @@ from ctxengine.cli.options import (
     MaxTokensOpt,
     ModelOpt,
     NextUserOpt,
+    StrictOpt,
     WindowOpt,
     policy_from_options,
 )
@@ -37,10 +38,11 @@ def export(
     max_tokens: MaxTokensOpt = None,
     next_user: NextUserOpt = None,
     db: DbOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Export a session: its whole log as ctxengine JSONL, or the request body for its next
     call (the ladder run for --window, unanswered calls closed)."""
-    t = load_target(target, db=db, format=None)
+    t = load_target(target, db=db, format=None, strict=strict)
     if format == "jsonl":
         lines = b"".join(orjson.dumps(entry_to_dict(e)) + b"\n" for e in t.entries)
         if output:

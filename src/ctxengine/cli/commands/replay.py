@@ -9,7 +9,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ctxengine.cli.load import load_target
-from ctxengine.cli.options import DbOpt, FormatOpt, KeepRecentOpt, WindowOpt, policy_from_options
+from ctxengine.cli.options import (
+    DbOpt,
+    FormatOpt,
+    KeepRecentOpt,
+    StrictOpt,
+    WindowOpt,
+    policy_from_options,
+)
 from ctxengine.cli.output import dump_json, err, out
 from ctxengine.cli.views import show_replay
 from ctxengine.policy.defaults import DEFAULT_WINDOW
@@ -26,10 +33,11 @@ def replay_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print the timeline as JSON.")] = False,
     db: DbOpt = None,
     format: FormatOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Re-play a session as a live agent would: prepare() before every assistant message,
     validate each request for both providers, and print the timeline."""
-    t = load_target(target, db=db, format=format)
+    t = load_target(target, db=db, format=format, strict=strict)
     total = sum(1 for e in t.entries if e.message is not None and e.message.role == "assistant")
     with Progress(
         TextColumn("replaying"),
