@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctxengine.cli import main
+from ctxengine.cli.commands.compact import measured_by_us
+from ctxengine.cli.load import load_target
 from ctxengine.engine import Session
 from ctxengine.importers import read_transcript
 from ctxengine.model import CompactionRecord
@@ -30,7 +32,10 @@ def report_of(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, objec
 
 def test_events_are_the_ladder_events_of_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     report = report_of(capsys, str(EXAMPLE), "--window", "16000")
-    session = Session(16_000, entries=read_transcript(EXAMPLE).entries)
+    # The CLI sizes another agent's transcript by our estimate: its usage is left out.
+    session = Session(
+        16_000, entries=measured_by_us(load_target(str(EXAMPLE), db=None, format=None))
+    )
     outcome = session.compact()
     record = outcome.entry.body
     assert isinstance(record, CompactionRecord)

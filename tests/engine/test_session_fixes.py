@@ -100,6 +100,10 @@ class TestLearnedLimit:
             s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
             ctx = s.prepare()
             assert s.context_tokens(ctx) < 4_800 + 320
+        # The same window again: the limit stays (the provider said so under it).
         s.set_window(10_000)
+        assert (s.learned_limit, s.budget.window) == (6_000, 6_000)
+        # A larger window forgets it: reserve 2,400, trigger 9,600.
+        s.set_window(12_000)
         assert s.learned_limit is None
-        assert (s.budget.window, s.budget.trigger) == (10_000, 8_000)
+        assert (s.budget.window, s.budget.trigger) == (12_000, 9_600)

@@ -121,7 +121,7 @@ class Compactor:
             requirement=req,
             budget=budget,
             policy=self.policy,
-            tokens_before=ctx.tokens,
+            tokens_before=tokens,
             continuation_overhead=self.continuation_overhead,
             goal_tokens=h.goal_tokens,
             cap=cap,

@@ -138,10 +138,10 @@ class Runner:
             fell_back = why
             on_fallback(detail)
 
-        for n, attempt in enumerate(plan.attempts):
+        for n in plan.order:
+            attempt = plan.attempts[n]
             cut = attempt.cut
-            if cut is None:
-                continue
+            assert cut is not None  # plan.order lists attempts with a cut only
             key = (cut.first_kept_id, cut.splits_turn)
             request = _request(plan, attempt, conversation, history, live)
             room = summary_room(
@@ -192,7 +192,7 @@ class Runner:
             if rejected is not None:
                 raise rejected
             raise NothingToCompact("no valid cut point leaves anything to summarize")
-        accept(best.context.tokens, plan.tokens_before, plan.reason)
+        accept(best.context.tokens, plan.tokens_before, plan.reason, plan.budget.window)
         return best
 
     def _supplied(self, text: str, request: SummaryRequest, estimator: Estimator) -> Summary:

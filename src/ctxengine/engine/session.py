@@ -243,15 +243,24 @@ class Session:
         return self._learned_limit
 
     def set_window(self, window: int) -> None:
-        """Use a ``window``-token model from now on; forgets any learned limit.
+        """Use a ``window``-token model from now on. A limit learned from a provider's
+        overflow error stays in force while ``window`` is not larger than the window it was
+        learned under (the budget is then resolved for the smaller of the two); a larger
+        window forgets it. The next context is a new baseline (its earlier messages may be
+        truncated differently).
 
         Raises:
             ConfigError: the policy's reserve leaves no room in ``window``.
         """
         with self._lock:
-            self.log.resize(window)
+            learned = self._learned_limit
+            if learned is not None and window > self._window:
+                learned = None
+            effective = min(window, learned) if learned is not None else window
+            self.log.resize(effective)
             self._window = window
-            self._learned_limit = None
+            self._learned_limit = learned if learned is not None and learned < window else None
+            self._tail = TailGuard()
 
     @property
     def default_output_tokens(self) -> int:
@@ -395,6 +404,7 @@ class Session:
             NothingToCompact: a manual compaction with nothing new since the latest one.
         """
         with self._lock:
+            self.log.sync()
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)
             out = max_output_tokens or self.default_output_tokens
@@ -602,6 +612,7 @@ class Session:
         except ConfigError:
             return
         self._learned_limit = limit
+        self._tail = TailGuard()  # a new budget: the next context is a new baseline
 
 
 def _just_compacted(log: SessionLog) -> bool:

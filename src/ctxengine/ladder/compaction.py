@@ -208,12 +208,21 @@ def plan_compaction(
     )
 
 
-def accept(tokens_after: int, tokens_before: int, reason: Reason) -> None:
-    """The acceptance check of a measured compaction.
+def accept(tokens_after: int, tokens_before: int, reason: Reason, window: int) -> None:
+    """The acceptance check of a measured compaction (all sizes in tokens).
 
     Raises:
-        SummaryRejected: ``"inflated"``: the context would not shrink (allowed for an
-            overflow, where any fit is worth it).
+        SummaryRejected: ``"too_large"``: the context would not fit the ``window`` at all
+            (whatever the reason: such a compaction helps nobody); ``"inflated"``: the
+            context would not shrink (allowed for an overflow, where any fit is worth it).
     """
+    if tokens_after > window:
+        raise SummaryRejected(
+            "too_large",
+            f"the compacted context would be {tokens_after:,} tokens, over the "
+            f"{window:,}-token window",
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
     if tokens_after >= tokens_before and reason != "overflow":
         raise SummaryRejected("inflated", tokens_before=tokens_before, tokens_after=tokens_after)

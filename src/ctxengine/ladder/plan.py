@@ -135,9 +135,18 @@ class CompactionPlan:
         return self.requirement.reason
 
     @property
+    def order(self) -> tuple[int, ...]:
+        """Indices of the attempts with a cut, in the order the executor tries them. (The
+        expected sizes are upper bounds that cannot see what a compaction drops besides the
+        summarized range, such as finished turns' reasoning, so every attempt is measured.)"""
+        return tuple(n for n, a in enumerate(self.attempts) if a.cut is not None)
+
+    @property
     def first(self) -> Attempt | None:
-        """The first attempt that has a cut, or ``None`` (nothing to summarize)."""
-        return next((a for a in self.attempts if a.cut is not None), None)
+        """The attempt the executor tries first (:attr:`order`), or ``None`` (nothing to
+        summarize)."""
+        order = self.order
+        return self.attempts[order[0]] if order else None
 
     @property
     def cut(self) -> Cut | None:

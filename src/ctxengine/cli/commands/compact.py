@@ -7,7 +7,7 @@ compaction would run and stops: no model call, nothing written.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any, get_args
 
 import typer
@@ -266,6 +266,19 @@ def _run_compaction(
     return CompactionRun(session, new_entries, sent.body, report)
 
 
+def measured_by_us(target: Target) -> tuple[Entry, ...]:
+    """The target's entries; for a transcript another agent wrote, without the provider
+    usage on its replies: that usage measured the source agent's own requests (its system
+    prompt and tool schemas are not in the log), so both sides of a compaction are sized by
+    ctxengine's estimate (entry ids unchanged)."""
+    if target.format == "ctxengine":
+        return target.entries
+    return tuple(
+        replace(e, body=replace(m, usage=None)) if (m := e.message) is not None and m.usage else e
+        for e in target.entries
+    )
+
+
 def _session(
     target: Target,
     window: int,
@@ -280,7 +293,7 @@ def _session(
         window,
         policy=policy,
         session_id=target.session_id,
-        entries=target.entries,
+        entries=measured_by_us(target),
         summarizer=choice.summarizer,
         fallback="on_failure" if by_default else "breaker",
     )
