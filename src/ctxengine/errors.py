@@ -181,13 +181,15 @@ class SummaryRejected(CompactionError):
 class CompactionLoopError(CompactionError):
     """``failures`` consecutive compactions freed nothing; the circuit breaker is open."""
 
-    def __init__(self, failures: int, tokens: int, threshold: int) -> None:
+    def __init__(self, failures: int, tokens: int, threshold: int, why: str = "") -> None:
         self.failures = failures
         self.tokens = tokens
         self.threshold = threshold
+        self.why = why
         super().__init__(
             f"{failures} consecutive compactions failed to bring the context "
             f"({tokens} tokens) under the trigger ({threshold} tokens)"
+            + (f": {why}" if why else "")
         )
 
 

@@ -4,11 +4,12 @@ estimator (``EST``: 4 tokens per message plus ``len(text) // 4 + 1`` per text)."
 
 from __future__ import annotations
 
+import pytest
 from engine_helpers import EST, filler
 
 from ctxengine.engine import Session
-from ctxengine.errors import ContextOverflow
-from ctxengine.model import CompactionRecord, Ledgers, Message, Usage, assistant, user
+from ctxengine.errors import CompactionLoopError, ContextOverflow
+from ctxengine.model import CompactionRecord, Ledgers, Message, TextPart, Usage, assistant, user
 
 
 def twenty_turns(last_usage: Usage | None) -> Session:
@@ -107,3 +108,21 @@ class TestLearnedLimit:
         s.set_window(12_000)
         assert s.learned_limit is None
         assert (s.budget.window, s.budget.trigger) == (12_000, 9_600)
+
+
+class TestLoopErrorSaysWhy:
+    def test_a_head_over_the_trigger_is_named_in_the_loop_error(self) -> None:
+        # Window 4,000: trigger 3,200. A 3,300-token system prompt cannot be compacted.
+        s = Session(4_000, estimator=EST)
+        s.append(Message("system", (TextPart(filler("sys", 3_296)),)), entry_id="sys")
+        for i in range(6):
+            s.append(user(filler(f"u{i}", 96)), entry_id=f"u{i}")
+            s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
+        with pytest.raises(CompactionLoopError) as info:
+            for i in range(6, 12):
+                s.append(user(filler(f"u{i}", 96)), entry_id=f"u{i}")
+                s.prepare()
+        assert info.value.why == (
+            "the system prompt and tool schemas alone are 3,300 tokens, which no compaction "
+            "can shrink; use a model with a larger window or a shorter system prompt"
+        )

@@ -30,7 +30,7 @@ from ctxengine.tokens.base import Estimator
 from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
 from .log import SessionLog
 from .runner import Runner
-from .view import EpochKey, epoch_key
+from .view import EpochKey, epoch_key, fixed_tokens
 
 
 class Compactor:
@@ -259,4 +259,12 @@ class Compactor:
         self.failures += 1
         self.event("failure", None, tokens, tokens, detail)
         if self.failures >= self.policy.max_consecutive_failures:
-            raise CompactionLoopError(self.failures, tokens, self.budget.trigger)
+            fixed = fixed_tokens(self.log.project(), self.estimator)
+            why = ""
+            if fixed >= self.budget.trigger:
+                why = (
+                    f"the system prompt and tool schemas alone are {fixed:,} tokens, which no "
+                    "compaction can shrink; use a model with a larger window or a shorter "
+                    "system prompt"
+                )
+            raise CompactionLoopError(self.failures, tokens, self.budget.trigger, why)

@@ -21,7 +21,9 @@ from ctxengine.errors import SummaryRejected
 from ctxengine.model import Message
 from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import (
+    ATTEMPT_SHRINK_DIVISOR,
     COMPACTION_ATTEMPTS,
+    MIN_FIRST_KEEP_SHARE,
     MIN_TRUNCATE_TOKENS,
     SUMMARY_ROOM_MARGIN_RATIO,
 )
@@ -114,7 +116,7 @@ def first_keep(budget: Budget, fixed: int, overhead: int, goal_tokens: int) -> i
     summary = summary_budget(budget, goal_tokens, budget.target)
     margin = int(budget.window * SUMMARY_ROOM_MARGIN_RATIO)
     fits = budget.target - fixed - overhead - summary - margin
-    return max(budget.keep_recent // 4, min(budget.keep_recent, fits))
+    return max(int(budget.keep_recent * MIN_FIRST_KEEP_SHARE), min(budget.keep_recent, fits))
 
 
 def cut_of(
@@ -191,9 +193,11 @@ def plan_compaction(
             summary = summary_budget(budget, goal_tokens, room)
             expected = conversation.fixed + continuation_overhead + summary + cut.kept_tokens
         attempts.append(Attempt(keep, truncate, cut, summary, expected))
-        keep //= 2
+        keep //= ATTEMPT_SHRINK_DIVISOR
         if n >= 1:
-            truncate = max(MIN_TRUNCATE_TOKENS, (truncate or budget.truncate_tokens) // 2)
+            truncate = max(
+                MIN_TRUNCATE_TOKENS, (truncate or budget.truncate_tokens) // ATTEMPT_SHRINK_DIVISOR
+            )
     return CompactionPlan(
         requirement=requirement,
         focus=focus,

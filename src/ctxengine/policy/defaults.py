@@ -163,3 +163,10 @@ OVERFLOW_FULL_WINDOW_RATIO = 0.9
 #: a 4k output budget (tokens).
 UNKNOWN_MODEL_CONTEXT_WINDOW = 32_768
 UNKNOWN_MODEL_MAX_OUTPUT_TOKENS = 4_096
+
+#: Each later attempt of a compaction keeps the tail of the one before divided by this (and
+#: from the third on divides the truncate-at-source cap by it too).
+ATTEMPT_SHRINK_DIVISOR = 2
+#: The first attempt's keep-recent budget is lowered to fit the target, never below this
+#: share of the policy's (a continuation state alone loses the thread of the newest turn).
+MIN_FIRST_KEEP_SHARE = 0.25

@@ -7,6 +7,7 @@ compaction would run and stops: no model call, nothing written.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any, get_args
 
@@ -33,7 +34,7 @@ from ctxengine.errors import CompactionError, NothingToCompact, SummaryRejected
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.codec import body_to_dict
 from ctxengine.policy import Policy, SummarizerName
-from ctxengine.policy.defaults import DEFAULT_WINDOW
+from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_WINDOW
 from ctxengine.replay import RENDERERS
 
 
@@ -94,6 +95,13 @@ def compact(
     AGENTS.md / CLAUDE.md in the current directory as priority instructions."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
+    if json_out and not plan:
+        raise typer.BadParameter("--json prints a plan: use it with --plan", param_hint="--json")
+    if plan and (output is not None or report_json):
+        raise typer.BadParameter(
+            "--plan writes nothing and prints the plan only: drop -o/--report-json, or --plan",
+            param_hint="--plan",
+        )
     if summarizer is not None and summarizer not in get_args(SummarizerName):
         raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
     policy = policy_from_options(keep_recent, window=window, max_tokens=max_tokens)
@@ -106,21 +114,28 @@ def compact(
     if plan:
         _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
         return
-    run = _run_compaction(
-        t,
-        window=window,
-        policy=policy,
-        choice=choice,
-        summarizer_asked=summarizer is not None,
-        focus=focus,
-        request=RequestOptions(provider, model, max_tokens, next_user),
-    )
-    if output is not None:
-        dump_json(run.body, output)
-    if t.store is not None:
-        # Only now, after the request was written, in one transaction: a failed run leaves
-        # the store as it was.
-        t.store.append(t.session_id, list(run.new_entries))
+    request = RequestOptions(provider, model, max_tokens, next_user)
+    with _single_flight(t):
+        if t.store is not None:
+            # Under the session's compaction lock, from what is stored now: a compaction
+            # another process stored meanwhile is used, not made again.
+            t.entries = tuple(t.store.entries(t.session_id))
+        run = _run_compaction(
+            t,
+            window=window,
+            policy=policy,
+            choice=choice,
+            summarizer_asked=summarizer is not None,
+            focus=focus,
+            request=request,
+        )
+        if output is not None:
+            dump_json(run.body, output)
+        if t.store is not None:
+            # Only now, after the request was written, in one transaction: a failed run
+            # leaves the store as it was.
+            last = t.entries[-1].seq if t.entries else -1
+            t.store.append(t.session_id, list(run.new_entries), expect_last_seq=last)
     if report_json:
         dump_json(run.report, None, to_stderr=output == "-")
     elif output != "-":
@@ -132,6 +147,14 @@ def compact(
             f"more than the {window:,}-token window (the system prompt and the newest turn "
             "alone may not fit)"
         )
+
+
+def _single_flight(t: Target) -> AbstractContextManager[None]:
+    """The stored session's compaction lock (one compaction at a time across processes),
+    or nothing for a file compacted in memory."""
+    if t.store is None:
+        return nullcontext()
+    return t.store.compaction_lock(t.session_id, timeout_s=DEFAULT_COMPACTION_LOCK_TIMEOUT_S)
 
 
 def _show_plan(session: Session, focus: str | None, json_out: bool) -> None:
