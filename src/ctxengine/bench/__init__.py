@@ -1,0 +1,1 @@
+"""The fact-survival benchmark of the continuation state (``ctxengine bench``)."""
