@@ -264,11 +264,11 @@ ACKNOWLEDGEMENTS: frozenset[str] = frozenset(
 
 
 def is_acknowledgement(text: str) -> bool:
-    """True when ``text`` is only an acknowledgement (``"continue"``, ``"Go on."``, ``"继续"``),
-    ignoring case, surrounding quotes, list bullets and final punctuation."""
-    t = collapse(text).lower().strip("-*• \"'`")
-    t = t.rstrip(".!。！ ")
-    return t in ACKNOWLEDGEMENTS
+    """True when ``text`` is only acknowledgements (``"continue"``, ``"Go on."``,
+    ``"ok, keep going"``, ``"继续"``), ignoring case, quotes, list bullets and punctuation."""
+    pieces = re.split(r"[,;，。！!.]+", collapse(text).lower().strip("-*• \"'`"))
+    words = [p.strip(" \"'`") for p in pieces if p.strip(" \"'`")]
+    return bool(words) and all(w in ACKNOWLEDGEMENTS for w in words)
 
 
 def message_texts(message: Message) -> tuple[str, ...]:
