@@ -8,9 +8,8 @@ import json
 import pytest
 
 from ctxengine.bench.drive import replay_to_end
-from ctxengine.bench.facts import PlantedSession
 from ctxengine.bench.generator import INJECTION, TEMPLATES, generate, verify
-from ctxengine.bench.generator.worlds import PY, TS, WORLDS
+from ctxengine.bench.generator.worlds import PY, TS
 from ctxengine.bench.text import has_token, is_acknowledgement, message_texts
 from ctxengine.model import Message, TextPart
 from ctxengine.policy import DEFAULT_POLICY
@@ -47,10 +46,6 @@ DIALECT_SEEDS = {"mini": (0, "debug"), "claude": (0, "feature"), "generic": (1, 
 
 def _text(message: Message) -> str:
     return "\n".join(message_texts(message))
-
-
-def _world(session: PlantedSession) -> object:
-    return next(w for w in WORLDS if w.name == session.meta["world"])
 
 
 def test_the_same_seed_gives_the_same_session_byte_for_byte() -> None:

@@ -102,3 +102,16 @@ def test_a_session_factory_replays_exactly_as_replay_does() -> None:
     for provider, render in RENDERERS.items():
         assert request_hash(render(built.context)) == request_hash(render(plain.context)), provider
     assert len(entries_of("x", s.messages)) == len(s.messages)
+
+
+def test_a_narrow_band_next_to_the_boundary_is_found() -> None:
+    # exactly 5 only in [9_062, 9_085): narrower than the bisection's 0.5 % bracket
+    def count(window: int) -> int:
+        if window >= 40_000:
+            return 0
+        return 4 if window >= 9_085 else 5 if window >= 9_062 else 6
+
+    search = WindowSearch(count, upper=100_000)
+    assert search.find(1) is None  # 0 above 40,000, 4 below: never 1
+    w = search.find(5)
+    assert w is not None and 9_062 <= w < 9_085

@@ -1,7 +1,7 @@
 """Benchmark profiles (which sessions, which k) and the policies compared.
 
 ``smoke`` runs in the test suite: one session per template, k ∈ {1, 3, 10}, no corpus.
-``full``: four sessions per template from about 40k to 200k estimated tokens (about 150 to 500
+``full``: four sessions per template from about 60k to 200k estimated tokens (about 150 to 450
 messages), k ∈ {1, 2, 3, 5, 10}, and the plants inserted into three corpus transcripts.
 
 A policy compared is a :class:`BenchPolicy`: a :class:`~ctxengine.policy.Policy` value and,
@@ -62,7 +62,7 @@ FULL = Profile(
     name="full",
     sessions=tuple(
         SessionSpec(template, 100 + 4 * i + j, tokens)
-        for i, tokens in enumerate((40_000, 80_000, 130_000, 200_000))
+        for i, tokens in enumerate((60_000, 100_000, 140_000, 200_000))
         for j, template in enumerate(("debug", "feature", "refactor", "ci_fix"))
     ),
     ks=(1, 2, 3, 5, 10),

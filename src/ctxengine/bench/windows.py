@@ -4,8 +4,8 @@ The number of compactions a replay records falls as the window grows (not strict
 ladder's cut points can make it jump). :class:`WindowSearch` bisects for the *largest* window
 with at least k compactions, so that the k-th compaction happens as late as possible: at the
 end of the session, the continuation state then stands for as much of it as the window
-allows. When the count jumps over k at that boundary, smaller windows are tried in small
-steps. Every count is memoised, so the searches for several k over one session share their
+allows. When the count jumps over k at that boundary, the bracket is narrowed to one token
+(a narrow band may still give exactly k), then smaller windows are tried in small steps. Every count is memoised, so the searches for several k over one session share their
 replays. Deterministic: the same counts give the same windows.
 """
 
@@ -58,6 +58,17 @@ class WindowSearch:
         c = self.at(window)
         return c is None or c >= k
 
+    def _bisect(self, k: int, lo: int, hi: int, width: int) -> tuple[int, int]:
+        """Narrow ``[lo, hi]`` (at least k compactions at ``lo``, fewer at ``hi``) to
+        ``width`` tokens."""
+        while hi - lo > width:
+            mid = (lo + hi) // 2
+            if self._at_least(mid, k):
+                lo = mid
+            else:
+                hi = mid
+        return lo, hi
+
     def find(self, k: int) -> int | None:
         """The largest window (within :data:`BRACKET_RATIO`) with exactly ``k`` compactions,
         or ``None`` when none was found.
@@ -77,12 +88,10 @@ class WindowSearch:
         hi = min(w for w in self.memo if w > lo and not self._at_least(w, k))
         if not self._at_least(lo, k):
             return None  # even the smallest window compacts fewer than k times
-        while hi - lo > max(1, int(lo * BRACKET_RATIO)):
-            mid = (lo + hi) // 2
-            if self._at_least(mid, k):
-                lo = mid
-            else:
-                hi = mid
+        lo, hi = self._bisect(k, lo, hi, max(1, int(lo * BRACKET_RATIO)))
+        if self.at(lo) != k:
+            # the count jumps over k near the boundary: a narrow band may still give k
+            lo, hi = self._bisect(k, lo, hi, 1)
         if self.at(lo) == k:
             return lo
         step = max(1, int(lo * SCAN_RATIO))
