@@ -262,6 +262,14 @@ def test_superseded_rule_is_stale_when_the_state_lists_it_unmarked() -> None:
     assert (outcome.survived, outcome.stale) == (None, True)
 
 
+def test_the_rule_that_replaced_it_next_to_a_marked_old_rule_is_not_stale() -> None:
+    state = (
+        "## Constraints\n- (superseded) Always target Python 3.8, the prod image still runs it.\n"
+        "- From now on you must target Python 3.11: prod moved to the new image this morning."
+    )
+    assert not stale_rule(OLD, view_of_text(state, state=state))
+
+
 def test_superseded_mark_must_be_the_states_own_words() -> None:
     text = "No longer target Python 3.8 anywhere."
     old = Fact("rule-old", "rule_superseded", 1, text, ("target", "Python 3.8"))

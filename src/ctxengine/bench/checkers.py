@@ -160,20 +160,16 @@ def distractor_shown(fact: Fact, view: RequestView) -> bool:
 
 
 def stale_rule(fact: Fact, view: RequestView) -> bool:
-    """A superseded rule is stale when the continuation state shows it (its keys co-occur
-    on one line, or within the rule window around a line holding its first key) on a line
-    without a supersession mark (:data:`SUPERSEDED_MARK`). The verbatim tail is history in
-    order, followed by the rule that replaced it, so it is not read for staleness."""
-    first = collapse(fact.keys[0]).lower()
-    lines = view.state.splitlines()
-    for i, line in enumerate(lines):
-        if first not in collapse(line).lower():
-            continue
-        around = "\n".join(lines[max(0, i - 1) : i + 2])
-        if not cooccur(around, fact.keys, RULE_WINDOW_CHARS):
+    """A superseded rule is stale when a line of the continuation state shows it (its keys
+    co-occur on that line) without a supersession mark (:data:`SUPERSEDED_MARK`) beside it.
+    The verbatim tail is history in order, followed by the rule that replaced it, so it is
+    not read for staleness."""
+    surface = collapse(fact.surface).lower()
+    for line in view.state.splitlines():
+        if not cooccur(line, fact.keys, RULE_WINDOW_CHARS):
             continue
         # the mark must be the state's own words, not part of the rule's text
-        rest = collapse(line).lower().replace(collapse(fact.surface).lower(), " ")
+        rest = collapse(line).lower().replace(surface, " ")
         if SUPERSEDED_MARK.search(rest) is None:
             return True
     return False

@@ -181,7 +181,7 @@ _MODIFIED_HEADING = re.compile(r"modif|chang|edit|writ|wrote|creat|touched", re.
 _NOT_MODIFIED_HEADING = re.compile(
     r"\bread\b|not modified|unchanged|untouched|viewed|inspected", re.IGNORECASE
 )
-_NEXT_HEADING = re.compile(r"next|pending", re.IGNORECASE)
+_NEXT_HEADING = re.compile(r"\bnext\b|\bpending\b", re.IGNORECASE)
 
 #: A path-like token: an optional root (``/``, ``./``, ``~/``), directories, and a file name
 #: with an extension (``src/app/config.py``, ``/tmp/fix.py``, ``config.py.bak``).

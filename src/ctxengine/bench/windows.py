@@ -5,8 +5,9 @@ ladder's cut points can make it jump). :class:`WindowSearch` bisects for the *la
 with at least k compactions, so that the k-th compaction happens as late as possible: at the
 end of the session, the continuation state then stands for as much of it as the window
 allows. When the count jumps over k at that boundary, the bracket is narrowed to one token
-(a narrow band may still give exactly k), then smaller windows are tried in small steps. Every count is memoised, so the searches for several k over one session share their
-replays. Deterministic: the same counts give the same windows.
+(a narrow band may still give exactly k), then smaller windows are tried in small steps.
+Every count is memoised, so the searches for several k over one session share their replays.
+Deterministic: the same counts give the same windows.
 """
 
 from __future__ import annotations
