@@ -20,32 +20,32 @@ from ctxengine.bench.run import run_bench
 #: Survival of exposed facts measured on the smoke profile (default policy, extractive),
 #: per report row and k: the floor each rate must stay at or above.
 SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
-    "rule": {"1": 1.0, "3": 1.0, "10": 0.75},
+    "rule": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (superseding)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
-    "identifier (tool)": {"1": 0.0, "3": 0.0, "10": 0.0},
-    "identifier (user)": {"1": 1.0, "3": 1.0, "10": 0.875},
-    "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "error": {"1": 1.0, "3": 1.0, "10": 0.75},
+    "identifier (tool)": {"1": 1.0, "3": 1.0, "10": 0.25},
+    "identifier (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "error": {"1": 1.0, "3": 1.0, "10": 0.375},
     "decision (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
-    "decision (user)": {"1": 1.0, "3": 1.0, "10": 0.75},
-    "next_step": {"1": 0.3333, "3": 0.25, "10": 0.0},
+    "decision (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "next_step": {"1": 0.0, "3": 0.0, "10": 0.0},
     "file_modified (direct)": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "file_modified (indirect)": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "file_modified (indirect)": {"1": 0.9167, "3": 1.0, "10": 1.0},
 }
 #: Artifact trail floors per k: (recall, precision).
 ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
-    "1": (0.5714, 0.5),
-    "3": (0.5714, 0.5),
-    "10": (0.5714, 0.5),
+    "1": (0.9643, 1.0),
+    "3": (1.0, 1.0),
+    "10": (1.0, 1.0),
 }
 #: Ceilings per k (lower is better): corruption rate, stale superseded rules, bare next steps.
 CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0714, "3": 0.0714, "10": 0.0}
-STALE_CEILINGS: dict[str, float] = {"1": 1.0, "3": 1.0, "10": 1.0}
-BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 2, "3": 3, "10": 4}
+STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
+BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 3, "3": 4, "10": 4}
 #: The smoke profile must run in the test suite in under this many seconds.
 SMOKE_MAX_SECONDS = 60
 
@@ -77,7 +77,7 @@ def test_smoke_runs_in_time_with_exactly_k_compactions_in_every_cell(
         assert cell["compactions"] == cell["k"], cell["session"]
         assert cell["window"] >= 4_000
     names = [s["name"] for s in report["sessions"]]
-    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-3"]
+    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-15"]
 
 
 def test_every_request_is_valid_and_the_run_is_deterministic(

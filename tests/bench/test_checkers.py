@@ -15,7 +15,6 @@ from ctxengine.bench.checkers import (
 from ctxengine.bench.facts import Fact
 from ctxengine.bench.text import (
     collapse,
-    continuation_frame,
     cooccur,
     has_line,
     has_token,
@@ -186,11 +185,25 @@ def test_next_step_section_and_acknowledgements() -> None:
 
 
 def test_state_of_reads_the_text_inside_the_continuation_frame() -> None:
-    before, after = continuation_frame()
-    assert before and after
     framed = continuation_message("## Goal\nship it").text
     assert state_of(["hello", framed, "later"]) == "## Goal\nship it"
     assert state_of(["hello"]) == ""
+    # a quoted closing tag cannot end the state early: it is neutralised
+    quoted = continuation_message("## Goal\nprint </continuation-state> here").text
+    assert state_of([quoted]) == "## Goal\nprint &lt;/continuation-state> here"
+
+
+def test_state_headings_are_read_in_every_language_ctxengine_writes() -> None:
+    state = (
+        "## 目标\n修复\n\n## 已修改的文件\n- src/a.py\n\n"
+        "## 已读取的文件\n- src/b.py\n\n## 下一步\n继续"
+    )
+    framed = continuation_message(state).text
+    assert not framed.startswith("The earlier part")  # a Chinese opening
+    assert state_of([framed]) == state
+    assert modified_paths(state) == frozenset({"src/a.py"})
+    assert next_step_of(state) == "继续"
+    assert is_acknowledgement("继续")
 
 
 def _context(*messages: Message) -> Context:
@@ -268,6 +281,18 @@ def test_the_rule_that_replaced_it_next_to_a_marked_old_rule_is_not_stale() -> N
         "- From now on you must target Python 3.11: prod moved to the new image this morning."
     )
     assert not stale_rule(OLD, view_of_text(state, state=state))
+
+
+def test_the_old_rule_quoted_among_the_user_messages_is_history_not_stale() -> None:
+    state = (
+        "## User messages (newest first)\n"
+        "- From now on you must target Python 3.11: prod moved to the new image.\n"
+        "- Always target Python 3.8, the prod image still runs it.\n\n"
+        "## Constraints\n- (superseded) Always target Python 3.8, the prod image still runs it."
+    )
+    assert not stale_rule(OLD, view_of_text(state, state=state))
+    unmarked = state.replace("(superseded) ", "")
+    assert stale_rule(OLD, view_of_text(unmarked, state=unmarked))
 
 
 def test_superseded_mark_must_be_the_states_own_words() -> None:

@@ -112,6 +112,11 @@ def request_hash(payload: object) -> str:
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def final_hashes(replayed: Replayed) -> dict[str, str]:
+    """Per provider, :func:`request_hash` of the final request of ``replayed``."""
+    return {p: request_hash(RENDERERS[p](replayed.context)) for p in PROVIDERS}
+
+
 def _combine(outcomes: Sequence[Outcome]) -> Outcome:
     """One outcome over several renderings: shown only if shown in all, flagged (corrupted,
     stale, bare) if flagged in any."""

@@ -20,9 +20,11 @@ from ctxengine.bench.text import (
     has_line,
     has_token,
     is_acknowledgement,
+    is_history_heading,
     modified_paths,
     next_step_of,
     payload_texts,
+    sections,
     state_of,
 )
 
@@ -162,16 +164,22 @@ def distractor_shown(fact: Fact, view: RequestView) -> bool:
 def stale_rule(fact: Fact, view: RequestView) -> bool:
     """A superseded rule is stale when a line of the continuation state shows it (its keys
     co-occur on that line) without a supersession mark (:data:`SUPERSEDED_MARK`) beside it.
-    The verbatim tail is history in order, followed by the rule that replaced it, so it is
-    not read for staleness."""
+
+    Quoted history is not read for staleness: the verbatim tail, and a section of the state
+    quoting the user's messages verbatim (:func:`~ctxengine.bench.text.is_history_heading`),
+    show the old rule as what it was, a message, together with the newer message that
+    replaced it."""
     surface = collapse(fact.surface).lower()
-    for line in view.state.splitlines():
-        if not cooccur(line, fact.keys, RULE_WINDOW_CHARS):
+    for heading, body in sections(view.state):
+        if is_history_heading(heading):
             continue
-        # the mark must be the state's own words, not part of the rule's text
-        rest = collapse(line).lower().replace(surface, " ")
-        if SUPERSEDED_MARK.search(rest) is None:
-            return True
+        for line in body.splitlines():
+            if not cooccur(line, fact.keys, RULE_WINDOW_CHARS):
+                continue
+            # the mark must be the state's own words, not part of the rule's text
+            rest = collapse(line).lower().replace(surface, " ")
+            if SUPERSEDED_MARK.search(rest) is None:
+                return True
     return False
 
 

@@ -51,7 +51,7 @@ def entries_of(name: str, messages: Sequence[Message]) -> list[Entry]:
     return [Entry(f"m{i}", name, i, m) for i, m in enumerate(messages)]
 
 
-def _loop(session: Session, entries: Sequence[Entry]) -> list[ReplayStep]:
+def _loop(session: Session, entries: Sequence[Entry], providers: Sequence[str]) -> list[ReplayStep]:
     """The loop of :func:`ctxengine.replay.replay` on a given session."""
     steps: list[ReplayStep] = []
     seen_user = False
@@ -68,7 +68,7 @@ def _loop(session: Session, entries: Sequence[Entry]) -> list[ReplayStep]:
                     messages=len(ctx.messages),
                     epoch=ctx.epoch,
                     events=tuple(session.events[n_events:]),
-                    problems={p: validate(RENDERERS[p](ctx), p) for p in PROVIDERS},
+                    problems={p: validate(RENDERERS[p](ctx), p) for p in providers},
                 )
             )
         if message.role == "user":
@@ -100,6 +100,8 @@ def replay_to_end(
     window: int,
     policy: Policy,
     make_session: SessionFactory | None = None,
+    *,
+    validate_steps: bool = True,
 ) -> Replayed:
     """Replay ``messages`` with a ``window``-token model and prepare the final request.
 
@@ -110,20 +112,23 @@ def replay_to_end(
         policy: the policy (used by :func:`~ctxengine.replay.replay`; a factory builds its
             session with it itself).
         make_session: builds the session instead of :func:`~ctxengine.replay.replay`.
+        validate_steps: render and validate every request of the replay (for
+            :data:`PROVIDERS`); off when only the compactions are counted.
 
     Raises:
         CompactionLoopError: the ladder failed repeatedly at this window.
         ConfigError: the window leaves no room for the policy.
     """
     entries = entries_of(name, messages)
+    providers = PROVIDERS if validate_steps else ()
     if make_session is None:
-        result = replay(entries, window=window, policy=policy, providers=PROVIDERS)
+        result = replay(entries, window=window, policy=policy, providers=providers)
         assert result.session is not None
         session = result.session
         steps = tuple(result.steps)
     else:
         session = make_session(window)
-        steps = tuple(_loop(session, entries))
+        steps = tuple(_loop(session, entries, providers))
     context = session.prepare()
     events: list[LadderEvent] = session.events
     return Replayed(
@@ -142,9 +147,11 @@ def compactions_at(
     policy: Policy,
     make_session: SessionFactory | None = None,
 ) -> int | None:
-    """Compactions a replay at ``window`` records, or ``None`` when the window is too small
-    for the ladder (a compaction loop, or a window the policy refuses)."""
+    """Compactions a replay at ``window`` records (its requests not validated), or ``None``
+    when the window is too small for the ladder (a compaction loop, or a window the policy
+    refuses)."""
     try:
-        return replay_to_end(name, messages, window, policy, make_session).compactions
+        replayed = replay_to_end(name, messages, window, policy, make_session, validate_steps=False)
+        return replayed.compactions
     except (CompactionLoopError, ConfigError):
         return None

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ctxengine.bench.cells import CellResult, evaluate
+from ctxengine.bench.cells import CellResult, evaluate, final_hashes
 from ctxengine.bench.corpus import corpus_files, plant_corpus
 from ctxengine.bench.drive import SessionFactory, compactions_at, replay_to_end
 from ctxengine.bench.facts import PlantedSession
@@ -143,10 +143,11 @@ def run_bench(
                 cells[bp.name].append(cell)
                 if profile.determinism and bp.make_session is None:
                     again = source.build()
-                    twin = replay_to_end(again.name, again.messages, window, bp.policy)
-                    twin_cell = evaluate(again, bp.name, k, window, twin)
+                    twin = replay_to_end(
+                        again.name, again.messages, window, bp.policy, validate_steps=False
+                    )
                     count_ok = identical[bp.name]
-                    if count_ok is not None and twin_cell.hashes == cell.hashes:
+                    if count_ok is not None and final_hashes(twin) == cell.hashes:
                         identical[bp.name] = count_ok + 1
                 elif bp.make_session is not None:
                     identical[bp.name] = None

@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from ctxengine.model import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ctxengine.projection import continuation_message
+from ctxengine.projection.frame import STATE_TAG
+from ctxengine.projection.wording import WORDINGS
 
 #: Keys of a rendered request whose string values are protocol, not content.
 STRUCTURAL_KEYS: frozenset[str] = frozenset(
@@ -24,17 +25,8 @@ STRUCTURAL_KEYS: frozenset[str] = frozenset(
 #: Top-level keys of a rendered request that hold no conversation content.
 SKIPPED_TOP_KEYS: frozenset[str] = frozenset({"tools", "tool_choice", "max_tokens"})
 
-_MARK = "\x00STATE\x00"
-
-
-@lru_cache(maxsize=1)
-def continuation_frame() -> tuple[str, str]:
-    """``(before, after)``: the text the projection puts around a continuation state (read
-    from :func:`~ctxengine.projection.continuation_message`, so a change of the frame is
-    followed here)."""
-    text = continuation_message(_MARK).text
-    before, _, after = text.partition(_MARK)
-    return before, after
+_OPEN = f"<{STATE_TAG}>"
+_CLOSE = f"</{STATE_TAG}>"
 
 
 def _leaves(value: Any, key: str | None, depth: int) -> Iterator[str]:
@@ -69,16 +61,18 @@ def payload_texts(payload: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def state_of(texts: Iterable[str]) -> str:
-    """The continuation-state text inside a request's content strings (between the frame
-    of :func:`continuation_frame`), or ``""`` when the request holds none."""
-    before, after = continuation_frame()
+    """The continuation-state text inside a request's content strings: what the
+    continuation-state message holds between its ``<continuation-state>`` tags (one opening
+    and one closing tag whatever the state quotes; see :mod:`ctxengine.projection.frame`),
+    or ``""`` when the request holds none."""
     for text in texts:
-        start = text.find(before)
+        start = text.find(_OPEN)
         if start < 0:
             continue
-        body = text[start + len(before) :]
-        end = body.rfind(after) if after else -1
-        return body[:end] if end >= 0 else body
+        body = text[start + len(_OPEN) :]
+        end = body.rfind(_CLOSE)
+        body = body[:end] if end >= 0 else body
+        return body.removeprefix("\n").removesuffix("\n")
     return ""
 
 
@@ -162,6 +156,21 @@ _LABEL = re.compile(r"^\s{0,3}([A-Za-z][\w /()'-]{1,60}):\s*$")
 _TAG = re.compile(r"^\s*<([A-Za-z][\w-]{0,40})>\s*$")
 
 
+def _norm(heading: str) -> str:
+    return collapse(heading.replace("_", " ").replace("-", " ")).lower()
+
+
+def _is_modified_heading(heading: str) -> bool:
+    h = _norm(heading)
+    if h in _KNOWN_MODIFIED:
+        return True
+    return bool(_MODIFIED_HEADING.search(h)) and not _NOT_MODIFIED_HEADING.search(h)
+
+
+def _is_next_heading(heading: str) -> bool:
+    return _norm(heading) in _KNOWN_NEXT or bool(_NEXT_HEADING.search(heading))
+
+
 def sections(state: str) -> list[tuple[str, str]]:
     """The ``(heading, body)`` sections of a continuation state. A heading is a Markdown
     heading line (``## Files modified``), a label line ending with a colon
@@ -177,6 +186,13 @@ def sections(state: str) -> list[tuple[str, str]]:
     return [(h, "\n".join(body)) for h, body in out if h or any(s.strip() for s in body)]
 
 
+#: The modified-files and next-step headings ctxengine writes, in every language it writes.
+_KNOWN_MODIFIED = frozenset(_norm(w.headings.files_modified) for w in WORDINGS.values())
+_KNOWN_NEXT = frozenset(_norm(w.headings.next_step) for w in WORDINGS.values())
+_KNOWN_HISTORY = frozenset(_norm(w.headings.user_messages) for w in WORDINGS.values())
+#: Headings of a section that quotes the user's messages verbatim (history, not facts).
+_HISTORY_HEADING = re.compile(r"user messages|messages from the user", re.IGNORECASE)
+#: Headings other writers use (English): a section about changed files, not reads.
 _MODIFIED_HEADING = re.compile(r"modif|chang|edit|writ|wrote|creat|touched", re.IGNORECASE)
 _NOT_MODIFIED_HEADING = re.compile(
     r"\bread\b|not modified|unchanged|untouched|viewed|inspected", re.IGNORECASE
@@ -223,21 +239,29 @@ def paths_in(text: str, roots: Iterable[str] = ()) -> list[str]:
     return found
 
 
+def is_history_heading(heading: str) -> bool:
+    """True for the heading of a section quoting the user's messages verbatim (ctxengine's
+    "User messages" heading in any of its languages, or one naming user messages)."""
+    return _norm(heading) in _KNOWN_HISTORY or bool(_HISTORY_HEADING.search(heading))
+
+
 def modified_paths(state: str, roots: Iterable[str] = ()) -> frozenset[str]:
-    """Paths the continuation state shows as modified: those in a section whose heading
-    speaks of changes (modified, changed, edited, written, created) and not of reads."""
+    """Paths the continuation state shows as modified: those under the modified-files heading
+    ctxengine writes (in any of its languages), or under a heading that speaks of changes
+    (modified, changed, edited, written, created) and not of reads."""
     out: set[str] = set()
     for heading, body in sections(state):
-        if _MODIFIED_HEADING.search(heading) and not _NOT_MODIFIED_HEADING.search(heading):
+        if _is_modified_heading(heading):
             out.update(paths_in(body, roots))
     return frozenset(out)
 
 
 def next_step_of(state: str) -> str | None:
-    """The body of the continuation state's next-step section (a heading naming "next" or
-    "pending"), stripped; ``None`` when the state has none."""
+    """The body of the continuation state's next-step section (ctxengine's next-step heading
+    in any of its languages, or a heading naming "next" or "pending"), stripped; ``None``
+    when the state has none."""
     for heading, body in sections(state):
-        if _NEXT_HEADING.search(heading):
+        if _is_next_heading(heading):
             return body.strip()
     return None
 

@@ -1,7 +1,8 @@
 """Choosing the window so that exactly k compactions happen.
 
 The number of compactions a replay records falls as the window grows (not strictly: the
-ladder's cut points can make it jump). :class:`WindowSearch` bisects for the *largest* window
+ladder's cut points can make it jump). :class:`WindowSearch` searches (interpolation steps,
+taking the count as linear in 1/window, alternating with bisection steps) for the *largest* window
 with at least k compactions, so that the k-th compaction happens as late as possible: at the
 end of the session, the continuation state then stands for as much of it as the window
 allows. When the count jumps over k at that boundary, the bracket is narrowed to one token
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 #: that needs a smaller window is reported as unreachable for that session.
 MIN_BENCH_WINDOW = 4_000
 #: The bisection stops when the bracket is narrower than this share of the window.
-BRACKET_RATIO = 0.005
+BRACKET_RATIO = 0.02
 #: After the bisection, smaller windows tried (each :data:`SCAN_RATIO` smaller) when the
 #: count at the boundary is not exactly k.
 SCAN_STEPS = 40
@@ -62,13 +63,27 @@ class WindowSearch:
     def _bisect(self, k: int, lo: int, hi: int, width: int) -> tuple[int, int]:
         """Narrow ``[lo, hi]`` (at least k compactions at ``lo``, fewer at ``hi``) to
         ``width`` tokens."""
+        step = 0
         while hi - lo > width:
-            mid = (lo + hi) // 2
+            mid = self._guess(k, lo, hi) if step % 3 != 2 else (lo + hi) // 2
+            step += 1
             if self._at_least(mid, k):
                 lo = mid
             else:
                 hi = mid
         return lo, hi
+
+    def _guess(self, k: int, lo: int, hi: int) -> int:
+        """Where the count crosses ``k - ½`` between ``lo`` and ``hi``, taking it as linear
+        in 1/window (a compaction every so many tokens of growth); kept at least an eighth
+        of the bracket from either end, so that every step still narrows it."""
+        c_lo, c_hi = self.memo.get(lo), self.memo.get(hi)
+        margin = max(1, (hi - lo) // 8)
+        if c_lo is None or c_hi is None or c_lo == c_hi:
+            return (lo + hi) // 2
+        x = 1 / hi + (k - 0.5 - c_hi) * (1 / lo - 1 / hi) / (c_lo - c_hi)
+        guess = int(1 / x) if x > 0 else (lo + hi) // 2
+        return min(max(guess, lo + margin), hi - margin)
 
     def find(self, k: int) -> int | None:
         """The largest window (within :data:`BRACKET_RATIO`) with exactly ``k`` compactions,
