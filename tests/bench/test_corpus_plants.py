@@ -29,6 +29,7 @@ def test_plants_are_whole_turns_around_the_original_messages() -> None:
     base = source_messages(read_transcript(path).entries)
     planted = plant_corpus(path)
     assert planted.template == "corpus" and planted.modified is None
+    assert planted.roots == ("/home/user/Downloads/CpolarAutoUpdater", "/home/dev/payments-api")
     assert "next-step" not in {f.id for f in planted.facts}
     assert len(planted.facts) == 21
     # the original messages are all still there, in order (a subsequence)

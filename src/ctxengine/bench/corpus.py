@@ -8,7 +8,8 @@ session's size as in generated sessions; the session then ends with the user's "
 Next steps are not planted: the transcript's own later requests are the latest ones.
 
 The transcript's own file changes are not known, so only the planted files' recall is
-measured (no artifact precision).
+measured (no artifact precision). Paths are compared relative to the transcript's working
+directory (its ``cwd``) as well as the planted project's root.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def _complete(messages: list[Message]) -> list[Message]:
     while out and out[-1].role == "assistant" and out[-1].tool_calls:
         out.pop()
     return out
+
+
+def _roots(cwd: object) -> tuple[str, ...]:
+    """Roots stripped from paths: the transcript's working directory (the state may give the
+    planted relative paths under it), then the planted world's root."""
+    return ((cwd,) if isinstance(cwd, str) and cwd.startswith("/") else ()) + (PY.root,)
 
 
 def corpus_files(directory: Path, limit: int) -> list[Path]:
@@ -143,7 +150,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
         facts=facts,
         modified=None,
         not_modified=frozenset(b.not_modified),
-        roots=(PY.root,),
+        roots=_roots(imported.meta.get("cwd")),
         injection=injection,
         injection_text=INJECTION if injection is not None else "",
         meta={"world": PY.name, "dialect": "generic", "source": str(path)},
