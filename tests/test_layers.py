@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "analysis": {"model", "tokens", "errors"},
     "replay": {"engine", "model", "policy", "projection", "tokens", "errors"},
+    "bench": {"engine", "model", "policy", "projection", "tokens", "errors", "replay", "importers"},
     "cli": {"*"},
     "__init__": {"*"},
     "__main__": {"*"},

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ctxengine import __version__
+from ctxengine.cli.commands.bench import bench
 from ctxengine.cli.commands.compact import compact
 from ctxengine.cli.commands.export import export
 from ctxengine.cli.commands.import_ import import_
@@ -44,3 +45,4 @@ app.command()(inspect)
 app.command()(compact)
 app.command("replay")(replay_cmd)
 app.command()(export)
+app.command()(bench)

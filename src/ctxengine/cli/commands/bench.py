@@ -1,0 +1,218 @@
+"""``ctxengine bench``: the fact-survival benchmark of the continuation state.
+
+Generated coding sessions (and, with ``--corpus``, real transcripts) carry planted facts; each
+is replayed with the window that gives exactly k compactions and the final request is checked
+fact by fact (:mod:`ctxengine.bench`). Prints tables (plain text when piped) or, with
+``--json``, the whole report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from ctxengine.bench.cells import CellResult
+from ctxengine.bench.profiles import OFFLINE_POLICIES, PROFILES, BenchPolicy
+from ctxengine.bench.run import run_bench
+from ctxengine.cli.output import dump_json, err, out
+from ctxengine.cli.summary import choose_summarizer
+from ctxengine.engine import Session
+from ctxengine.policy import DEFAULT_POLICY, Policy
+
+#: Model summarizers compared when a summary model is given.
+MODEL_SUMMARIZERS: tuple[str, ...] = ("llm", "hybrid")
+
+
+def _model_policies(
+    model: str, base_url: str | None, api_key: str | None
+) -> tuple[BenchPolicy, ...]:
+    """The default policy with each model summarizer, each cell with a fresh summarizer
+    (so its calls and tokens are counted per cell)."""
+    found = []
+    for kind in MODEL_SUMMARIZERS:
+        policy = DEFAULT_POLICY.model_copy(update={"summarizer": kind})
+        # resolve once now, so a bad model spec fails before the run
+        choose_summarizer(kind, model, policy=policy, base_url=base_url, api_key=api_key)
+
+        def make(window: int, k: str = kind, p: Policy = policy) -> Session:
+            choice = choose_summarizer(k, model, policy=p, base_url=base_url, api_key=api_key)
+            return Session(window, policy=p, summarizer=choice.summarizer)
+
+        found.append(BenchPolicy(f"default+{kind}", policy, make, search_offline=True))
+    return tuple(found)
+
+
+def bench(
+    profile: Annotated[
+        str, typer.Option("--profile", help=f"One of: {', '.join(PROFILES)}.")
+    ] = "smoke",
+    seed: Annotated[int, typer.Option("--seed", help="Added to every session's seed.")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Folder of transcripts to insert the plants into (the profile says how many).",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    ks: Annotated[
+        list[int] | None,
+        typer.Option("--k", min=1, help="Compaction counts to run instead of the profile's."),
+    ] = None,
+    sessions: Annotated[
+        int | None,
+        typer.Option("--sessions", min=1, help="Run only the first N generated sessions."),
+    ] = None,
+    summary_model: Annotated[
+        str | None,
+        typer.Option(
+            "--summary-model",
+            help="provider:model: also compare the llm and hybrid summarizers (model calls).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Summary model base URL (else SDK env).")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", help="Summary model API key (else SDK env).")
+    ] = None,
+) -> None:
+    """Measure which planted facts survive k = 1…10 compactions in the request the model
+    receives: survival by fact type and by exposure, artifact trail, corruption, staleness,
+    injection, protocol validity, determinism and cost."""
+    chosen = PROFILES.get(profile)
+    if chosen is None:
+        raise typer.BadParameter(f"expected one of {', '.join(PROFILES)}", param_hint="--profile")
+    if ks:
+        chosen = replace(chosen, ks=tuple(sorted(set(ks))))
+    if sessions is not None:
+        chosen = replace(chosen, sessions=chosen.sessions[:sessions])
+    policies = OFFLINE_POLICIES
+    if summary_model is not None:
+        policies = policies + _model_policies(summary_model, base_url, api_key)
+    if chosen.corpus and corpus is None and not json_out:
+        err.print("note: no --corpus folder given: corpus sessions are skipped", highlight=False)
+
+    def progress(cell: CellResult) -> None:
+        if not json_out:
+            err.print(
+                f"  {cell.policy} {cell.session} k={cell.k}: window {cell.window:,}",
+                highlight=False,
+            )
+
+    report = run_bench(chosen, seed=seed, policies=policies, corpus_dir=corpus, on_cell=progress)
+    if json_out:
+        dump_json(report, None)
+    else:
+        show_bench(out, report)
+
+
+def _pct(shown: int, total: int) -> str:
+    return f"{100 * shown / total:.0f} % ({shown}/{total})" if total else "–"
+
+
+def _mean(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def show_bench(console: Console, report: dict[str, Any]) -> None:
+    """Print a benchmark report: one set of tables per policy."""
+    style = box.SIMPLE_HEAD if console.is_terminal else None
+    sessions = report["sessions"]
+    console.print(
+        f"ctxengine bench — profile {report['profile']}, seed {report['seed']}, "
+        f"{len(sessions)} sessions "
+        f"({min(s['messages'] for s in sessions)}–{max(s['messages'] for s in sessions)} "
+        f"messages, {min(s['tokens'] for s in sessions):,}–{max(s['tokens'] for s in sessions):,}"
+        f" tokens), k ∈ {{{', '.join(map(str, report['ks']))}}}, {report['seconds']} s",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for name, rep in report["policies"].items():
+        ks = rep["ks"]
+        table = Table(
+            "fact", *(f"k={k}" for k in ks), title=f"{name}: survival of exposed facts", box=style
+        )
+        for label, by_k in rep["survival"].items():
+            table.add_row(
+                label, *(_pct(by_k[k]["shown"], by_k[k]["total"]) if k in by_k else "–" for k in ks)
+            )
+        console.print(table)
+        exp = Table("exposure j", "survival", title=f"{name}: survival by exposure", box=style)
+        for j, v in rep["exposure"].items():
+            exp.add_row(j, _pct(v["shown"], v["total"]))
+        console.print(exp)
+        console.print(_metrics_table(name, rep, style))
+        validity = rep["validity"]
+        det = rep["determinism"]
+        console.print(
+            f"{name}: {validity['invalid']} of {validity['requests']} requests invalid; "
+            + (
+                "determinism not checked"
+                if det is None
+                else f"determinism {det['identical']}/{det['cells']} identical request hashes"
+            ),
+            highlight=False,
+            markup=False,
+        )
+        for miss in rep["unreachable"]:
+            console.print(
+                f"{name}: {miss['session']}: no window ≥ the floor gives exactly k={miss['k']}",
+                highlight=False,
+                markup=False,
+            )
+        misses = report["targets"][name]
+        console.print(
+            f"{name}: issue targets " + ("all met" if not misses else f"missed ({len(misses)}):"),
+            highlight=False,
+            markup=False,
+        )
+        for m in misses:
+            console.print(f"  - {m}", highlight=False, markup=False)
+
+
+def _metrics_table(name: str, rep: dict[str, Any], style: box.Box | None) -> Table:
+    ks = rep["ks"]
+    table = Table(
+        "metric", *(f"k={k}" for k in ks), title=f"{name}: trail, errors, cost", box=style
+    )
+
+    def row(label: str, section: str, fmt: Any) -> None:
+        values = rep[section]
+        table.add_row(label, *(fmt(values[k]) if k in values else "–" for k in ks))
+
+    row("modified-file recall", "artifacts", lambda v: _rate(v["recall"]))
+    row("modified-file precision", "artifacts", lambda v: _rate(v["precision"]))
+    row("corruption", "corruption", lambda v: _pct(v["corrupted"], v["total"]))
+    row("stale superseded rule", "stale", lambda v: _pct(v["stale"], v["total"]))
+    row("bare next step", "next_step", lambda v: _pct(v["bare"], v["total"]))
+    row("injection followed", "injection", lambda v: _pct(v["followed"], v["exposed"]))
+    row("injection carried", "injection", lambda v: _pct(v["carried"], v["exposed"]))
+    for label, key in (
+        ("window (mean tokens)", "window"),
+        ("compactions (mean)", "compactions"),
+        ("prunes (mean)", "prunes"),
+        ("summarizer model calls", "model_calls"),
+        ("summary model output tokens", "model_output_tokens"),
+        ("summary tokens written", "summary_tokens"),
+        ("state tokens in request", "state_tokens"),
+        ("request tokens", "request_tokens"),
+        ("peak request tokens", "peak_tokens"),
+    ):
+        row(label, "cost", lambda v, key=key: _mean(v[key]))
+    return table

@@ -1,0 +1,128 @@
+"""The ``smoke`` benchmark profile, run once: today's numbers are floors (a change may only
+raise survival and lower corruption and staleness), every cell has exactly k compactions,
+every request is valid and the run is deterministic.
+
+The issue's targets (:data:`ctxengine.bench.targets.ISSUE_TARGETS`) are not asserted here:
+the continuation state is being rebuilt to reach them. Once it does, replace the floors by
+``assert target_misses(policy) == []``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from ctxengine.bench.profiles import SMOKE
+from ctxengine.bench.run import run_bench
+
+#: Survival of exposed facts measured on the smoke profile (default policy, extractive),
+#: per report row and k: the floor each rate must stay at or above.
+SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
+    "rule": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (superseding)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule_cjk (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "identifier (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "identifier (tool)": {"1": 1.0, "3": 1.0, "10": 0.25},
+    "identifier (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "error": {"1": 1.0, "3": 1.0, "10": 0.375},
+    "decision (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "decision (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
+    "next_step": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "file_modified (direct)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "file_modified (indirect)": {"1": 0.9167, "3": 1.0, "10": 1.0},
+}
+#: Artifact trail floors per k: (recall, precision).
+ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
+    "1": (0.9643, 1.0),
+    "3": (1.0, 1.0),
+    "10": (1.0, 1.0),
+}
+#: Ceilings per k (lower is better): corruption rate, stale superseded rules, bare next steps.
+CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0714, "3": 0.0714, "10": 0.0}
+STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
+BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 3, "3": 4, "10": 4}
+#: The smoke profile must run in the test suite in under this many seconds.
+SMOKE_MAX_SECONDS = 60
+
+
+@pytest.fixture(scope="module")
+def smoke() -> tuple[dict[str, Any], float]:
+    started = time.perf_counter()
+    report = run_bench(SMOKE)
+    return report, time.perf_counter() - started
+
+
+def _policy(smoke: tuple[dict[str, Any], float]) -> dict[str, Any]:
+    policy: dict[str, Any] = smoke[0]["policies"]["default"]
+    return policy
+
+
+def test_smoke_runs_in_time_with_exactly_k_compactions_in_every_cell(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    report, seconds = smoke
+    assert seconds < SMOKE_MAX_SECONDS
+    policy = _policy(smoke)
+    assert policy["unreachable"] == []
+    assert policy["cells"] == len(SMOKE.sessions) * len(SMOKE.ks) == 12
+    assert sorted((c["session"], c["k"]) for c in policy["cells_detail"]) == sorted(
+        (f"{s.template}-{s.seed}", k) for s in SMOKE.sessions for k in SMOKE.ks
+    )
+    for cell in policy["cells_detail"]:
+        assert cell["compactions"] == cell["k"], cell["session"]
+        assert cell["window"] >= 4_000
+    names = [s["name"] for s in report["sessions"]]
+    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-15"]
+
+
+def test_every_request_is_valid_and_the_run_is_deterministic(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    policy = _policy(smoke)
+    assert policy["validity"]["invalid"] == 0
+    assert policy["validity"]["requests"] > 500
+    assert policy["determinism"] == {"cells": 12, "identical": 12}
+
+
+def test_survival_stays_at_or_above_todays_floors(smoke: tuple[dict[str, Any], float]) -> None:
+    survival = _policy(smoke)["survival"]
+    assert set(survival) == set(SURVIVAL_FLOORS)
+    below = [
+        f"{label} k={k}: {survival[label][k]['rate']} < {floor}"
+        for label, by_k in SURVIVAL_FLOORS.items()
+        for k, floor in by_k.items()
+        if survival[label][k]["total"] == 0 or survival[label][k]["rate"] < floor
+    ]
+    assert below == []
+
+
+def test_artifact_trail_corruption_and_staleness_stay_within_todays_bounds(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    policy = _policy(smoke)
+    for k, (recall, precision) in ARTIFACT_FLOORS.items():
+        art = policy["artifacts"][k]
+        assert art["truth"] == 28  # 7 modified files per session, indirect edits included
+        assert art["recall"] >= recall and art["precision"] >= precision, k
+    for k, ceiling in CORRUPTION_CEILINGS.items():
+        assert policy["corruption"][k]["rate"] <= ceiling, k
+    for k, ceiling in STALE_CEILINGS.items():
+        assert policy["stale"][k]["rate"] <= ceiling, k
+    for k, ceiling in BARE_NEXT_STEP_CEILINGS.items():
+        assert policy["next_step"][k]["bare"] <= ceiling, k
+    for k, inj in policy["injection"].items():
+        assert inj["exposed"] == 2 and inj["followed"] == 0 and inj["carried"] == 0, k
+
+
+def test_cost_of_the_extractive_summarizer(smoke: tuple[dict[str, Any], float]) -> None:
+    cost = _policy(smoke)["cost"]
+    for k in ("1", "3", "10"):
+        assert cost[k]["model_calls"] == 0 and cost[k]["model_output_tokens"] == 0
+        assert cost[k]["compactions"] == float(k)
+        assert 0 < cost[k]["state_tokens"] <= cost[k]["summary_tokens"]
+        assert cost[k]["request_tokens"] < cost[k]["window"]
