@@ -17,8 +17,8 @@ The agent's stated plan is read from its last message with text: the last paragr
 announces what comes next (``Next, I'll …``, ``Remaining: …``, ``接下来 …``) or asks the user
 something (ends with ``?``), with the list that follows a heading such as ``Next steps:``.
 
-The sentences are English; :class:`Wording` holds every one of them, so that another
-language's table can be passed in.
+The sentences are English here; :class:`Wording` holds every one of them, and
+:mod:`ctxengine.summarizers.step_wording` has them in the other languages of the state.
 """
 
 from __future__ import annotations
@@ -61,16 +61,17 @@ _HEADING_MARK = re.compile(r"^\s*(?:#{1,6}\s+|\*\*)")
 
 @dataclass(frozen=True, slots=True)
 class Wording:
-    """The sentences of the next step (``{request}``, ``{plan}``, ``{ack}``, ``{message}``,
-    ``{count}`` are filled in)."""
+    """The sentences of the next step in one language (``{request}``, ``{plan}``, ``{ack}``,
+    ``{message}``, ``{count}`` are filled in, and ``{current_work}`` / ``{errors}`` with the
+    headings of the same names); other languages: :mod:`ctxengine.summarizers.step_wording`."""
 
     open_request: str = "Latest user request (in progress): {request}"
     answered_request: str = (
-        "Latest user request (answered before this point, see Current work): {request}"
+        "Latest user request (answered before this point, see {current_work}): {request}"
     )
     no_request: str = "No user request in the history so far."
     goal_open: str = "No later request: continue with the goal above."
-    goal_answered: str = "The goal above was answered before this point (see Current work)."
+    goal_answered: str = "The goal above was answered before this point (see {current_work})."
     ack_plan: str = '"{ack}", accepting the agent\'s proposal: {plan}'
     ack_message: str = '"{ack}", answering the agent\'s message: {message}'
     ack_request: str = '"{ack}", to go on with: {request}'
@@ -78,8 +79,10 @@ class Wording:
     ack_alone: str = '"{ack}", with no earlier request to go on with'
     plan_open: str = "The agent's stated plan: {plan}"
     plan_answered: str = "The agent's last message ended with: {plan}"
-    open_errors: str = "Open errors to resolve: {count} (listed under Errors)."
+    open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
     go_on: str = "Go on with the messages after this summary."
+    current_work: str = "Current work"
+    errors: str = "Errors"
 
 
 ENGLISH = Wording()
@@ -216,22 +219,23 @@ def next_step(
     request = latest_request(messages, prior)
     lines: list[str] = []
     answered = False
+    names = {"current_work": words.current_work, "errors": words.errors}
     if request is None and not goal:
         lines.append(words.no_request)
     elif request is None or request.text == goal:
         answered = request is not None and not split_turn and _answered(messages, request.index)
-        lines.append(words.goal_answered if answered else words.goal_open)
+        lines.append(words.goal_answered.format(**names) if answered else words.goal_open)
     else:
         text = resolve(request, messages, prior, goal, words)
         answered = not split_turn and (request.index < 0 or _answered(messages, request.index))
         template = words.answered_request if answered else words.open_request
-        lines.append(template.format(request=text))
+        lines.append(template.format(request=text, **names))
     start = request.index + 1 if request is not None and request.index >= 0 else 0
     plan = stated_plan(_assistant_text_before(messages[start:], len(messages) - start))
     if plan and plan not in lines[0]:
         lines.append((words.plan_answered if answered else words.plan_open).format(plan=plan))
     if open_errors:
-        lines.append(words.open_errors.format(count=len(open_errors)))
+        lines.append(words.open_errors.format(count=len(open_errors), **names))
     if answered:
         lines.append(words.go_on)
     return "\n".join(lines)
