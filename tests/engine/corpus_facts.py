@@ -1,6 +1,8 @@
 """Facts read straight from the raw corpus files, without ctxengine's importers: the first
 user request and the files the session modified. The replay tests compare the engine's
-output against these.
+output against these. The first request of Claude Code and Codex files skips bare
+acknowledgements (``Can we continue from where we left off?``): they are never a goal
+(:func:`ctxengine.summarizers.acknowledge.is_acknowledgement`).
 
 A file counts as modified when a tool call names it as the target of a change and the
 call's result does not report failure (``is_error``/``isError``, a non-zero exit code):
@@ -25,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 
 _PATCH_HEADER = re.compile(
     r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M
@@ -94,7 +98,13 @@ def _claude(path: Path) -> tuple[str, list[Call]]:
                 if r.get("is_error") and r.get("tool_use_id") in calls:
                     calls[r["tool_use_id"]].failed = True
             text = _text_of(content)
-            if not first and not results and text.strip() and not _claude_injected(text):
+            if (
+                not first
+                and not results
+                and text.strip()
+                and not _claude_injected(text)
+                and not is_acknowledgement(text)
+            ):
                 first = text
         elif d.get("type") == "assistant":
             for c in content or []:
@@ -120,7 +130,12 @@ def _codex(path: Path) -> tuple[str, list[Call]]:
         kind = p.get("type")
         if kind == "message" and p.get("role") == "user":
             text = _text_of(p.get("content"))
-            if not first and text.strip() and not text.lstrip().startswith(_INJECTED):
+            if (
+                not first
+                and text.strip()
+                and not text.lstrip().startswith(_INJECTED)
+                and not is_acknowledgement(text)
+            ):
                 first = text
         elif kind == "function_call":
             args = _loads(p.get("arguments"))

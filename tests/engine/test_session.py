@@ -155,16 +155,18 @@ class TestTrigger:
                 rec.tokens_after,
                 "first kept u10",
                 n + 1,
-                ("current_work: 633 characters cut",),
+                (),
             )
         ]
         plan = s.events[0].plan
         assert plan is not None
         # The plan names the stored cut before the summarizer ran: 20 messages summarized,
-        # 780 tokens kept, a 600-token summary budget.
+        # 780 tokens kept. The summary budget grows from 600 into the room left under the
+        # target: 1,920 − 20 (head) − 780 (tail) − 52 (continuation message) − 40 (1 % margin)
+        # = 1,028, capped at 25 % of the window: 1,000.
         assert plan.cut == Cut(20, "u10", 20, 0, False, 780)
         assert (plan.requirement.level, plan.requirement.reason) == ("soft", "threshold")
-        assert plan.attempts[0].summary_tokens == 600
+        assert plan.attempts[0].summary_tokens == 1_000
         assert s.failures == 0
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
@@ -326,10 +328,15 @@ class TestEpochs:
             s.append(user(filler(f"request {k}", 56)), entry_id=f"u{k}")
             contexts.append(s.prepare())
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
-        # 13 calls fill the first epoch; each compaction then leaves 1,430-1,452 tokens, so
-        # one comes every 8 turns.
-        assert [c.epoch for c in contexts] == [0] * 13 + [1] * 8 + [2] * 8 + [3] * 8 + [4] * 3
-        assert [record_of(e).first_kept_id for e in compactions(s)] == ["u10", "u18", "u26", "u34"]
+        # 13 calls fill the first epoch; the first compaction leaves 1,629 tokens, the later
+        # ones, whose continuation state lists more user messages in the room free under the
+        # 1,920-token target, 1,840-1,851 tokens: one every 6 turns.
+        assert [c.epoch for c in contexts] == (
+            [0] * 13 + [1] * 7 + [2] * 6 + [3] * 6 + [4] * 6 + [5] * 2
+        )
+        records = [record_of(e) for e in compactions(s)]
+        assert [r.first_kept_id for r in records] == ["u10", "u17", "u23", "u29", "u35"]
+        assert [r.tokens_after for r in records] == [1_629, 1_840, 1_851, 1_851, 1_851]
         for prev, cur in pairwise(contexts):
             if cur.compaction_id == prev.compaction_id:
                 n = len(prev.messages)
@@ -397,8 +404,8 @@ class TestPendingCalls:
             ctx = s.prepare()
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
         second = record_of(compactions(s)[1])
-        assert second.first_kept_id == "u17"
-        assert ctx.sources[:3] == ("sys", None, "u17")
+        assert second.first_kept_id == "u16"
+        assert ctx.sources[:3] == ("sys", None, "u16")
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
     def test_a_result_arriving_for_an_earlier_piece_of_the_reply_does_not_break_prepare(

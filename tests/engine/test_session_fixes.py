@@ -33,10 +33,13 @@ class TestUsageAnchor:
             assert s.context_tokens(s.project()) == 12_600
             assert (s.budget.trigger, s.budget.keep_recent) == (9_600, 3_000)
         a, b = output_only.prepare(), no_usage.prepare()
-        # Keep-recent 3,000: the last 4 turns (2,520) are kept, 5 (3,150) would not fit.
+        # Keep-recent 3,000: the last 4 turns (2,520) are kept, 5 (3,150) would not fit. The
+        # continuation state grows into the room under the 5,760-token target (5,760 − 2,520
+        # − 52 for its message − 120 margin = 3,068), capped at 25 % of the window: 3,000
+        # tokens, which it fills with the earlier user messages.
         assert a.sources[1:3] == b.sources[1:3] == ("u16", "a16")
-        assert a.tokens == b.tokens == 3_784
-        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 3_784
+        assert a.tokens == b.tokens == 5_572
+        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 5_572
         assert [m.parts for m in a.messages] == [m.parts for m in b.messages]
 
     def test_a_usage_with_prompt_tokens_anchors_the_size(self) -> None:
@@ -82,7 +85,8 @@ class TestCapsRelax:
         third = plan.attempts[2].cut
         assert third is not None
         assert outcome.record.first_kept_id == third.first_kept_id == "u25"
-        assert outcome.tokens_after == 3_038
+        # Under the 5,760-token target already, the context gets the base 1,800-token state.
+        assert outcome.tokens_after == 3_219
 
 
 class TestLearnedLimit:

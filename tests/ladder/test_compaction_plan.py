@@ -7,7 +7,9 @@ text, so a message holding ``filler(label, n)`` costs ``n + 4`` tokens.
 
 The budget (built by hand): window 10,000, trigger 8,000, headroom 3,000 → target 5,000;
 keep-recent 800; truncate cap 200; summary budget 600; goal cap 3,000. The summary margin is
-``int(10,000 × SUMMARY_ROOM_MARGIN_RATIO 0.01)`` = 100.
+``int(10,000 × SUMMARY_ROOM_MARGIN_RATIO 0.01)`` = 100. A plan whose context is over the
+target grows the summary budget into the room left, up to 2,500 (25 % of the window); the
+plans here start at 1,450 tokens, under the target, unless a test says otherwise.
 """
 
 from __future__ import annotations
@@ -19,18 +21,25 @@ from ladder_helpers import EST, call, filler
 
 from ctxengine.ladder.compaction import (
     Conversation,
+    base_summary_budget,
     conversation_of,
     cut_of,
     first_keep,
     plan_compaction,
     summary_budget,
+    summary_cap,
     without_stand_ins,
 )
 from ctxengine.ladder.plan import Attempt, CompactionPlan, Cut, Requirement
 from ctxengine.ladder.prune import PrunePlan
 from ctxengine.model import Message, assistant, system, tool_result, user
 from ctxengine.policy import Budget, Policy
-from ctxengine.policy.defaults import MIN_TRUNCATE_TOKENS, SUMMARY_ROOM_MARGIN_RATIO
+from ctxengine.policy.defaults import (
+    MIN_TRUNCATE_TOKENS,
+    SUMMARY_GROWTH_MAX_RATIO,
+    SUMMARY_GROWTH_MAX_TOKENS,
+    SUMMARY_ROOM_MARGIN_RATIO,
+)
 from ctxengine.projection.context import Context
 
 BUDGET = Budget(
@@ -193,11 +202,39 @@ class TestFirstKeep:
     def test_the_first_keep_recent_budget(self, fixed: int, goal: int, keep: int) -> None:
         assert first_keep(BUDGET, fixed, OVERHEAD, goal) == keep
 
-    def test_summary_budget_rule(self) -> None:
-        assert summary_budget(BUDGET, 300, 10_000) == 600  # 300 + 300 ≤ 600: the base
-        assert summary_budget(BUDGET, 301, 10_000) == 901  # 301 + 600
-        assert summary_budget(BUDGET, 3_000, 2_000) == 2_000  # the room caps it
-        assert summary_budget(BUDGET, 3_000, 100) == 600  # never below the base
+    def test_base_summary_budget_rule(self) -> None:
+        assert base_summary_budget(BUDGET, 300, 10_000) == 600  # 300 + 300 ≤ 600: the base
+        assert base_summary_budget(BUDGET, 301, 10_000) == 901  # 301 + 600
+        assert base_summary_budget(BUDGET, 3_000, 2_000) == 2_000  # the room caps it
+        assert base_summary_budget(BUDGET, 3_000, 100) == 600  # never below the base
+
+    def test_summary_budget_grows_into_the_room_up_to_the_cap(self) -> None:
+        # cap: min(20,000, 25 % of 10,000) = 2,500
+        assert (SUMMARY_GROWTH_MAX_RATIO, SUMMARY_GROWTH_MAX_TOKENS) == (0.25, 20_000)
+        assert summary_cap(BUDGET) == 2_500
+        assert summary_budget(BUDGET, 300, 10_000) == 2_500  # room 10,000: the cap
+        assert summary_budget(BUDGET, 300, 1_000) == 1_000  # the room, over the base 600
+        assert summary_budget(BUDGET, 300, 100) == 600  # never below the base
+        assert summary_budget(BUDGET, 3_000, 10_000) == 3_600  # a larger goal's 3,000 + 600
+        # a window whose 25 % is over 20,000 stops there; summary_max is the floor
+        big = BUDGET.model_copy(update={"window": 200_000, "summary_max": 8_000})
+        assert summary_cap(big) == 20_000
+        small = BUDGET.model_copy(update={"window": 2_000})
+        assert summary_cap(small) == 600  # 25 % of 2,000 is 500 < summary_max 600
+
+    def test_over_the_target_the_summary_grows_into_the_room_left(self) -> None:
+        # tokens before 6,000 > target 5,000: each attempt's summary grows into
+        # room = 5,000 − 150 − kept − 50 − 100, up to the 2,500 cap: 4,200 (kept 500),
+        # 4,500 (kept 200), 4,550 (kept 150): the cap each time.
+        # expected = 150 + 50 + 2,500 + kept.
+        p = plan(tokens_before=6_000)
+        assert [a.summary_tokens for a in p.attempts] == [2_500] * 4
+        assert [a.expected_tokens for a in p.attempts] == [3_200, 2_900, 2_900, 2_850]
+        # fixed 2,500: first keep 5,000 − 2,500 − 50 − 600 − 100 = 1,750 → 800 (cut at 4,
+        # kept 500); room 5,000 − 2,500 − 500 − 50 − 100 = 1,850 < the cap: the summary takes
+        # it and the context is expected at the target less the margin, 4,900.
+        p = plan(conversation(fixed=2_500), tokens_before=6_000)
+        assert (p.attempts[0].summary_tokens, p.attempts[0].expected_tokens) == (1_850, 4_900)
 
     def test_a_lowered_first_budget_halves_from_there(self) -> None:
         # fixed 1,000, goal 3,000: keep 250, 125, 62, 31.

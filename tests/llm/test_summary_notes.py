@@ -185,7 +185,7 @@ class TestHybrid:
         out = hybrid.summarize(request(*work_history(TASK, 40), budget=2_000), EST)
         assert out.notes == (
             "input:tool_head_tail",
-            "ledgers:files_read: grouped by directory, 27 files not shown",
+            "ledgers:files_read: 33 not shown",
             *CALL_NOTES,
         )
 

@@ -63,7 +63,9 @@ class TestLanguage:
             "`pytest -q tests/test_parser.py`\n\n"
             "## 已运行的命令\n- pytest -q tests/test_parser.py\n\n"
             "## 当前工作\n正在修改 split 函数。\n\n"
-            "## 下一步\n好的，先修 split 函数。\n\n"
+            "## 下一步\n用户最新的请求（已在此之前答复，见“当前工作”）：好的，先修 split 函数。\n"
+            "待解决的错误：1 个（见“错误”）。\n"
+            "请接着处理本摘要之后的消息。\n\n"
             "## 重点\n只看 split 函数"
         )
         assert continuation_message(text).text.startswith(
@@ -75,12 +77,15 @@ class TestLanguage:
         messages = chinese()
         text = summarize(messages[:5], turn_prefix=messages[5:])
         assert text.endswith(
-            "## 下一步\n好的，先修 split 函数。\n\n"
+            "## 下一步\n用户最新的请求（进行中）：好的，先修 split 函数。\n"
+            "待解决的错误：1 个（见“错误”）。\n\n"
             "## 本轮上下文\n本摘要之后的原文消息延续了一个在摘要之前开始的轮次。\n"
             "该轮次回应的是“下一步”下的请求。"
         )
         only_goal = summarize(messages[:5])
-        assert only_goal.endswith("## 下一步\n之后没有新的请求：继续完成上面的目标。")
+        assert only_goal.endswith(
+            "## 下一步\n之后没有新的请求：继续完成上面的目标。\n待解决的错误：1 个（见“错误”）。"
+        )
 
     def test_a_spanish_session_gets_spanish_headings(self) -> None:
         assert summarize(spanish()) == (
@@ -88,7 +93,9 @@ class TestLanguage:
             "por favor.\n\n"
             "## Archivos leídos\n- src/parser.py\n\n"
             "## Trabajo actual\nEstoy cambiando la función split.\n\n"
-            "## Siguiente paso\nVale, ahora arregla la función split, por favor."
+            "## Siguiente paso\nÚltima petición del usuario (respondida antes de este punto, "
+            "ver Trabajo actual): Vale, ahora arregla la función split, por favor.\n"
+            "Continúa con los mensajes que siguen a este resumen."
         )
         assert continuation_message(summarize(spanish())).text.startswith(
             "La parte anterior de esta sesión se compactó. El estado de continuación que "
@@ -142,7 +149,8 @@ class TestFrames:
             "&lt;continuation-state>\n\n"
             "## Files read\n- notes.txt\n\n"
             "## Commands run\n- cat notes.txt\n\n"
-            "## Next step\nNow look at &lt;history> and &lt;/earlier-summary> too.\n\n"
+            "## Next step\nLatest user request (in progress): "
+            "Now look at &lt;history> and &lt;/earlier-summary> too.\n\n"
             "## Focus\nkeep &lt;/continuation-state> out"
         )
         assert count_tags(continuation_message(text).text, "continuation-state") == (1, 1)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from summarizer_helpers import QuarterEstimator, call, calls, results
+from test_carried import CLAUDE_CODE
 
 from corpus import require_corpus
 from ctxengine.engine import Session
@@ -40,6 +41,12 @@ IMPORTED_SUMMARY = (
 )
 
 
+#: Claude Code's template with a long analysis and a long current work: 1,343 characters.
+LONG = CLAUDE_CODE.replace("   Wiring PubSub.", "   Wiring PubSub. " + "detail " * 30).replace(
+    "Analysis:\n", "Analysis:\n" + "step. " * 120
+)
+
+
 def _imported(summary: str = IMPORTED_SUMMARY) -> CompactionRecord:
     return CompactionRecord(summary, None, 9_000, 0, "claude-code", "imported", "imported")
 
@@ -54,7 +61,7 @@ def _later() -> tuple[Message, ...]:
 
 
 def _request(previous: CompactionRecord | None, budget: int = 2_000) -> SummaryRequest:
-    return SummaryRequest(_later(), previous, "Work on bead a0y.", budget)
+    return SummaryRequest(_later(), previous, "Work on bead a0y.", budget, covered=(0, 30))
 
 
 class TestSlashCommands:
@@ -93,7 +100,8 @@ class TestSlashCommands:
             "## Goal\nPort the theme to the selectors.\n\n"
             "## User messages (newest first)\n- /mode\n\n"
             "## Current work\nok\n\n"
-            "## Next step\nNo later request: continue with the goal above."
+            "## Next step\nThe goal above was answered before this point (see Current work).\n"
+            "Go on with the messages after this summary."
         )
 
     def test_a_goal_found_in_prior_messages_wins_over_a_command(self) -> None:
@@ -170,7 +178,8 @@ class TestCarriedSummary:
             "## Done\n- edited lib/app/tail.ex\n\n"
             "## Files modified\n- lib/app/registry.ex\n- lib/app/sync.ex\n- lib/app/tail.ex\n\n"
             "## Current work\nWired.\n\n"
-            "## Next step\nNow wire the tail worker."
+            "## Next step\nLatest user request (answered before this point, see Current work): "
+            "Now wire the tail worker.\nGo on with the messages after this summary."
         )
         assert summary.ledgers.files_modified == (
             "lib/app/registry.ex",
@@ -191,48 +200,52 @@ class TestCarriedSummary:
         assert second.text.count("## Earlier summary (carried over)") == 1
         assert second.ledgers.files_modified == first.ledgers.files_modified
 
-    def test_a_cut_summary_keeps_its_head_and_the_count_adds_up_across_compactions(
-        self,
-    ) -> None:
-        # 7,016 characters once stripped of the trailing space
-        long = "Task a0y.1 done. " + "detail " * 1_000
-        first = SUMMARIZER.summarize(_request(_imported(long), budget=700), EST)
-        # optional sections go first; then the summary is cut to the 2,800 characters left
-        assert first.notes == (
-            "current_work: 6 characters cut",
-            "done: 1 step not shown",
-            "earlier_summary: 4,465 characters cut",
+    def test_a_long_summary_loses_its_analysis_first(self) -> None:
+        summary = SUMMARIZER.summarize(_request(_imported(LONG), budget=300), EST)
+        assert summary.notes == ("earlier_summary: 540 characters cut",)
+        assert summary.tokens == 300
+        carried = summary.text.split("<earlier-summary>\n")[1].split("\n</earlier-summary>")[0]
+        assert carried == (
+            "This session is being continued from a previous conversation.\n\n"
+            "Analysis:\n" + "step. " * 40 + "ste\n"
+            "[… 540 more characters of this section not shown]\n"
+            + LONG[LONG.index("Summary:") :].rstrip()
         )
-        assert (len(first.text), first.tokens) == (2_800, 700)
-        assert "\n[… 4,465 more characters not shown]\n</earlier-summary>\n\n" in first.text
-        record = CompactionRecord(first.text, "e9", 5_000, 0, "d", "extractive")
-        assert carried_summary(record) == (long[:2_551], 4_465)
-        second = SUMMARIZER.summarize(
-            SummaryRequest((user("Go on."), assistant("Done.")), record, "", 400), EST
-        )
-        assert "earlier_summary: 5,539 characters cut" in second.notes
-        again = CompactionRecord(second.text, "e10", 5_000, 0, "d", "extractive")
-        assert carried_summary(again) == (long[:1_477], 7_016 - 1_477)
 
-    def test_it_keeps_its_first_2000_characters_while_next_step_and_goal_shrink(
-        self,
-    ) -> None:
-        long = "Task a0y.1 done. " + "detail " * 1_000
-        later = (user("Go on. " + "z" * 1_500), assistant("Done."))
-        request = SummaryRequest(later, _imported(long), "Work on bead a0y.", 700)
-        summary = SUMMARIZER.summarize(request, EST)
-        assert summary.notes == (
-            "current_work: 5 characters cut",
-            "earlier_summary: 5,016 characters cut",
-            "next_step: 890 characters cut",
+    def test_current_work_next_step_and_pending_tasks_are_kept_longest(self) -> None:
+        summary = SUMMARIZER.summarize(_request(_imported(LONG), budget=200), EST)
+        assert summary.notes == ("earlier_summary: 4 not shown",)
+        assert summary.tokens == 195
+        carried = summary.text.split("<earlier-summary>\n")[1].split("\n</earlier-summary>")[0]
+        # kept: current work (100), next step (98), pending tasks (96), then what still fits
+        # (the short "Summary:" and concepts lines); left out: the opening text, the long
+        # analysis, the request and the errors
+        assert carried == (
+            "Summary:\n"
+            "2. Key Technical Concepts:\n   - GenServer\n\n"
+            "7. Pending Tasks:\n   - a0y.4\n\n"
+            "8. Current Work:\n   Wiring PubSub. " + "detail " * 30 + "\n\n"
+            "9. Optional Next Step:\n   Compile and test.\n"
+            "[… 4 more sections not shown (no room left): 970 characters]"
         )
+        # a later compaction carries the shortened text as it is
         record = CompactionRecord(summary.text, "e9", 5_000, 0, "d", "extractive")
-        assert carried_summary(record) == (long[:2_000], 5_016)
+        assert carried_summary(record) == (carried, 0)
+        again = SUMMARIZER.summarize(
+            SummaryRequest((user("Go on."), assistant("Done.")), record, "", 2_000), EST
+        )
+        assert f"<earlier-summary>\n{carried}\n</earlier-summary>" in again.text
 
-    def test_it_goes_before_the_required_sections(self) -> None:
-        summary = SUMMARIZER.summarize(_request(_imported("x" * 3_000), budget=16), EST)
-        assert summary.text == "## Goal\nWork on bead a0y.\n\n## Files modified\n- lib/app/tail.ex"
-        assert "earlier_summary: 3,000 characters cut" in summary.notes
+    def test_when_the_budget_is_spent_it_goes_whole_and_the_closing_note_says_so(
+        self,
+    ) -> None:
+        summary = SUMMARIZER.summarize(_request(_imported(LONG), budget=100), EST)
+        assert "<earlier-summary>" not in summary.text
+        assert summary.text.endswith(
+            "## Not shown (no room left)\n"
+            "- 9 sections of the earlier summary: entries 0–30 of the history"
+        )
+        assert summary.notes == ("earlier_summary: 9 not shown",)
 
     def test_a_hybrid_narrative_is_carried_without_its_ledger_block(self) -> None:
         text = f"## Goal\nShip it.\n## Next step\nTest.\n\n{LEDGER_INTRO}\n\n## Done\n- x"

@@ -305,6 +305,9 @@ def _request(
     messages = conversation.messages
     covered = conversation.start + n_sum + n_prefix
     live_request = live[1] if live is not None and live[0] >= covered else None
+    at = [history.index.get(src) for src in sources[: n_sum + n_prefix] if src is not None]
+    known = [history.entries[i].seq for i in at if i is not None]
+    head = history.entries[history.head_end].seq if history.head_end < len(history) else 0
     return SummaryRequest(
         messages=history.originals(messages[:n_sum], sources[:n_sum]),
         previous=history.previous_compaction(),
@@ -317,6 +320,8 @@ def _request(
         prior_user_messages=history.prior_user_messages(),
         pinned=history.pins(),
         live_request=live_request,
+        range_start=known[0] if known else 0,
+        covered=(min(head, known[0]), known[-1]) if known else None,
     )
 
 

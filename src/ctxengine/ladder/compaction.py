@@ -25,6 +25,8 @@ from ctxengine.policy.defaults import (
     COMPACTION_ATTEMPTS,
     MIN_FIRST_KEEP_SHARE,
     MIN_TRUNCATE_TOKENS,
+    SUMMARY_GROWTH_MAX_RATIO,
+    SUMMARY_GROWTH_MAX_TOKENS,
     SUMMARY_ROOM_MARGIN_RATIO,
 )
 from ctxengine.projection.context import Context
@@ -88,15 +90,33 @@ def conversation_of(
     return Conversation(messages, sources, start, fixed)
 
 
-def summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
-    """Tokens for the continuation state: ``budget.summary_max``, raised (within ``room``,
-    the tokens left under the target beside the head and the kept tail) so that the first
-    user request (``goal_tokens``) fits verbatim beside the ledgers, up to ``goal_max``."""
+def base_summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
+    """The continuation state's budget before it grows into free room: ``budget.summary_max``,
+    raised (within ``room``) so that the first user request (``goal_tokens``) fits verbatim
+    beside the ledgers, up to ``goal_max``."""
     base = budget.summary_max
     goal = min(goal_tokens, budget.goal_max)
     if goal + base // 2 <= base:
         return base
     return max(base, min(room, goal + base))
+
+
+def summary_cap(budget: Budget) -> int:
+    """The most a continuation state's budget grows to, in tokens:
+    :data:`~ctxengine.policy.defaults.SUMMARY_GROWTH_MAX_RATIO` of the window, at most
+    :data:`~ctxengine.policy.defaults.SUMMARY_GROWTH_MAX_TOKENS`, never below
+    ``budget.summary_max``."""
+    grown = min(SUMMARY_GROWTH_MAX_TOKENS, int(budget.window * SUMMARY_GROWTH_MAX_RATIO))
+    return max(budget.summary_max, grown)
+
+
+def summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
+    """Tokens for the continuation state: :func:`base_summary_budget`, grown into ``room``
+    (the tokens left under the target beside the head, the kept tail, the continuation
+    message and the margin: :func:`summary_room`) up to :func:`summary_cap`. The state may
+    fill the room up to the target, never past it, so the plan's headroom stays free."""
+    base = base_summary_budget(budget, goal_tokens, room)
+    return max(base, min(room, summary_cap(budget)))
 
 
 def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: int) -> int:
@@ -110,10 +130,11 @@ def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: i
 def first_keep(budget: Budget, fixed: int, overhead: int, goal_tokens: int) -> int:
     """The keep-recent budget of a plan's first attempt, in tokens: ``budget.keep_recent``,
     lowered so that the fixed part, the continuation message (its ``overhead`` and a summary
-    at its full budget) and the tail fit under ``budget.target``; never below a quarter of
-    ``budget.keep_recent`` (a continuation state alone loses the thread of the newest turn).
+    at its base budget, :func:`base_summary_budget`) and the tail fit under
+    ``budget.target``; never below a quarter of ``budget.keep_recent`` (a continuation state
+    alone loses the thread of the newest turn).
     """
-    summary = summary_budget(budget, goal_tokens, budget.target)
+    summary = base_summary_budget(budget, goal_tokens, budget.target)
     margin = int(budget.window * SUMMARY_ROOM_MARGIN_RATIO)
     fits = budget.target - fixed - overhead - summary - margin
     return max(int(budget.keep_recent * MIN_FIRST_KEEP_SHARE), min(budget.keep_recent, fits))
@@ -190,7 +211,10 @@ def plan_compaction(
             room = summary_room(
                 budget, target, conversation.fixed, cut.kept_tokens, continuation_overhead
             )
-            summary = summary_budget(budget, goal_tokens, room)
+            # The state grows into the room under the target only when the context is over
+            # the target: a context already under it (a manual compaction) must still shrink.
+            grows = tokens_before > target
+            summary = (summary_budget if grows else base_summary_budget)(budget, goal_tokens, room)
             expected = conversation.fixed + continuation_overhead + summary + cut.kept_tokens
         attempts.append(Attempt(keep, truncate, cut, summary, expected))
         keep //= ATTEMPT_SHRINK_DIVISOR

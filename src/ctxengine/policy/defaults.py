@@ -66,6 +66,16 @@ DEFAULT_USER_MESSAGES_BUDGET_TOKENS = 4_000
 #: the trigger). ``summarizers.validate.MODEL_BUDGET_TOLERANCE`` holds the same value (the
 #: summarizers cannot import ``policy``).
 MODEL_SUMMARY_BUDGET_TOLERANCE = 0.1
+#: The continuation state's budget grows past ``summary_max`` into the room actually free
+#: under a plan's target (beside the head and the kept tail), so that no fact is left out
+#: while that room is free; it stops at this share of the window, and at most at the tokens
+#: below. 25 % is the largest share of the window the kept tail may take (OpenCode clamps it
+#: there), so the state never outweighs the verbatim history; 20,000 tokens is the largest
+#: continuation state the known systems write (Claude Code ``MAX_OUTPUT_TOKENS_FOR_SUMMARY
+#: = 20_000``; Codex carries at most ``COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000`` of user
+#: messages).
+SUMMARY_GROWTH_MAX_RATIO = 0.25
+SUMMARY_GROWTH_MAX_TOKENS = 20_000
 
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).

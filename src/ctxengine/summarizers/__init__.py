@@ -16,7 +16,7 @@ from ctxengine.model.roles import (
 from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.calls import ModelSummarizer, SummaryCall
 from ctxengine.summarizers.constraints import constraint_sentences, real_user_texts
-from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_sections
+from ctxengine.summarizers.extractive import ExtractiveSummarizer, ledger_block
 from ctxengine.summarizers.factory import compact_instructions, make_summarizer
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.ledgers import call_effects, extract_ledgers, shell_command
@@ -49,7 +49,7 @@ __all__ = [
     "is_injected_text",
     "is_real_user_message",
     "is_slash_command",
-    "ledger_sections",
+    "ledger_block",
     "make_summarizer",
     "real_user_texts",
     "serialize_transcript",

@@ -27,6 +27,7 @@ from ctxengine.model.roles import is_goal_text, is_injected_text
 from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
@@ -52,25 +53,44 @@ _PATH_THEN_NOTE = re.compile(rf"{_PATH}{_QUOTE}[ \t]*\([ \t]*(?:{_VERBS}|new)\b"
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bbe|\bwill|\bto|\bshould|\bmust)[ \t]*$", re.I)
 
 
+def prior_texts(request: SummaryRequest) -> tuple[str, ...]:
+    """The caller's real user texts before the range, oldest first, injected blocks
+    dropped."""
+    return tuple(t for t in request.prior_user_messages if not is_injected_text(t))
+
+
 def user_texts(request: SummaryRequest) -> tuple[str, ...]:
     """Real user texts of the whole session up to the cut, oldest first: the caller's prior
     ones (injected blocks dropped), then those of the range."""
-    prior = tuple(t for t in request.prior_user_messages if not is_injected_text(t))
-    return prior + real_user_texts(request.all_messages)
+    return prior_texts(request) + real_user_texts(request.all_messages)
+
+
+def is_substantive(text: str) -> bool:
+    """True for a user text that may be the goal: a goal text (neither injected nor a bare
+    slash command, :func:`~ctxengine.model.roles.is_goal_text`) that is not a
+    bare acknowledgement (:func:`~ctxengine.summarizers.acknowledge.is_acknowledgement`)."""
+    return is_goal_text(text) and not is_acknowledgement(text)
 
 
 def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> str:
     """The session's goal, verbatim: the first of the previous goal, the caller's goal and the
-    user ``texts`` (default :func:`user_texts`) that is a goal text (neither injected nor a
-    bare slash command, :func:`~ctxengine.model.roles.is_goal_text`); when none
-    is, the first that is not injected (a session of slash commands only); else ``""``."""
+    user ``texts`` (default :func:`user_texts`) that is substantive (:func:`is_substantive`);
+    when none is, the first of them that is neither injected nor an acknowledgement (a
+    session of slash commands only); else ``""`` (acknowledgements are never a goal)."""
     texts = user_texts(request) if texts is None else texts
     previous = request.previous.ledgers.goal if request.previous else ""
     candidates = (previous, request.goal, *texts)
-    found = next((g for g in candidates if g and is_goal_text(g)), None)
+    found = next((g for g in candidates if g and is_substantive(g)), None)
     if found is not None:
         return found
-    return next((g for g in (previous, request.goal, *texts[:1]) if not is_injected_text(g)), "")
+    return next(
+        (
+            g
+            for g in (previous, request.goal, *texts[:1])
+            if not is_injected_text(g) and not is_acknowledgement(g)
+        ),
+        "",
+    )
 
 
 def is_foreign(previous: CompactionRecord | None) -> bool:
@@ -139,6 +159,6 @@ def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
     grow), the pinned items added and the goal fixed (:func:`choose_goal`)."""
     goal = choose_goal(request)
     anchor = anchor_ledgers(request.previous)
-    new = extract_ledgers(request.all_messages, goal, cwd=anchor.cwd)
+    new = extract_ledgers(request.all_messages, goal, cwd=anchor.cwd, start=request.range_start)
     merged = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
     return replace(merged, goal=goal)

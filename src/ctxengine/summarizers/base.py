@@ -56,6 +56,12 @@ class SummaryRequest:
         pinned: texts of pin entries up to the cut (they are carried in ``Ledgers.pinned``).
         live_request: the latest request sent to the agent's model when it covers every
             message to summarize (cache-reuse mode), else ``None``.
+        range_start: the history index (entry ``seq``) of ``messages[0]``: added to the
+            source index of every fact read from the range, so that facts of successive
+            compactions compare by age. 0 when unknown.
+        covered: the first and last history entries (``seq``) the continuation state covers
+            (the first entry after the head, the last summarized entry), named where the state
+            leaves items out; ``None`` when unknown.
     """
 
     messages: tuple[Message, ...]
@@ -67,6 +73,8 @@ class SummaryRequest:
     prior_user_messages: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
     live_request: LiveRequest | None = None
+    range_start: int = 0
+    covered: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

@@ -1,41 +1,41 @@
 """The extractive summarizer: deterministic continuation state, no LLM.
 
-The text is a fixed sequence of headed sections (empty ones are left out)::
+The state is a budgeted set of typed facts (:mod:`ctxengine.summarizers.items`): the goal,
+the sections of a carried earlier summary, the user messages, every ledger fact (rules,
+done steps, files, errors, identifiers, commands, pins), the current work, the next step, the
+turn context and the focus. Items of every type compete for the one token budget by value
+(:mod:`ctxengine.summarizers.select`) and are written grouped by type under headings
+(:mod:`ctxengine.summarizers.sections`). An item is left out only when the budget is spent,
+and then a note says how many and where the full lists are (the history's entry range).
 
-    ## Goal                          the first real user request, verbatim
-    ## Earlier summary (carried over) the previous compaction's text, when it is not ours
-    ## User messages (newest first)  later user messages, verbatim, within a token budget
-    ## Constraints                   user rules, superseded ones labelled (ledger)
-    ## Done                          completed steps, past tense (ledger)
-    ## Files modified / ## Scratch files / ## Files read
-    ## Errors                        open and fixed errors, exact lines (ledger)
-    ## Identifiers                   ids, hashes, ports, URLs, variables, versions (ledger)
-    ## Commands run                  shell commands (ledger)
-    ## Current work                  the last assistant text before the cut
-    ## Next step                     the latest user request (not a bare slash command)
-    ## Turn context                  what the split turn did before the cut
-    ## Pinned                        pinned items (ledger)
-    ## Focus                         the focus text given to this compaction
+- **Goal**: the first substantive user request, verbatim (a bare slash command or a bare
+  acknowledgement such as ``continue`` never is: :func:`~.anchor.choose_goal`); its first
+  :data:`KEEP_CHARS` characters are always shown.
+- **Next step**: the latest user request, open or answered, a bare acknowledgement resolved
+  to what it acknowledged, the agent's stated plan and the open errors
+  (:mod:`ctxengine.summarizers.next_step`); its first :data:`NEXT_STEP_KEEP_CHARS` characters
+  are always shown.
+- **User messages**: the real user messages other than the goal and the latest request, one
+  each (a repeated text once, bare acknowledgements left out), newest first; the newest
+  within ``user_messages_budget`` tokens rank with the rules, older ones last.
+- **Earlier summary**: a carried summary (another system's, a model's narrative, or the one
+  our previous state carried: :mod:`ctxengine.summarizers.anchor`) split into its sections
+  (:mod:`ctxengine.summarizers.carried`), each ranked by its priority, so current work, next
+  steps, pending tasks and errors are kept longest.
+- **Focus**: items that match the focus text rank first.
+- Modified paths are always shown (grouped by directory when they alone overflow).
+
+Language: headings and the fixed sentences (the next step without a later request, the turn
+context) follow the dominant language of the real user messages
+(:func:`~ctxengine.projection.language.detect_language`; English, Chinese, Japanese, Korean,
+Spanish, French, German, Portuguese, Russian; English otherwise), from the tables of
+:mod:`ctxengine.projection.wording`, and the next step's sentences and the closing note's
+heading from :mod:`ctxengine.summarizers.step_wording` (the item names in the closing note
+stay English).
 
 Anchor: the previous compaction's ledgers are merged with this range's (they only grow), so a
-path or constraint from compaction k is still listed after compaction k+1 even when it is not
-in the new range. User messages carry over through ``SummaryRequest.prior_user_messages``:
-the caller passes the real user messages that precede the range, so the newest ones of the
-whole session are chosen each time. The previous compaction's text is carried only when it
-holds what no ledger does (an imported summary, a model's narrative, or an earlier summary
-our text carried itself): see :mod:`ctxengine.summarizers.anchor`. The goal is the first
-real user message that is not a bare slash command (``/mode``).
-
-Language: headings and the fixed sentences (next step without a later request, turn context)
-follow the dominant language of the real user messages
-(:func:`~ctxengine.projection.language.detect_language`; English, Chinese, Japanese, Korean,
-Spanish, French, German, Portuguese, Russian; English otherwise), from the table of
-:mod:`ctxengine.projection.wording`. The headings listed above are the English ones.
-
-Budget: the user messages are first chosen newest-first within ``user_messages_budget`` tokens
-(the first one that does not fit is cut to the tokens left, as Codex does); then sections
-shrink in the fixed order of :mod:`ctxengine.summarizers.sections` until the whole text fits
-``budget_tokens``.
+path or rule from compaction k is still there after compaction k+1 even when it is not in the
+new range. User messages carry over through ``SummaryRequest.prior_user_messages``.
 """
 
 from __future__ import annotations
@@ -44,71 +44,45 @@ from dataclasses import dataclass, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
-from ctxengine.model.roles import is_real_user_message, is_slash_command
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
+from ctxengine.summarizers import next_step as steps
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.anchor import (
-    CARRIED_TAG,
     anchor_ledgers,
     carried_summary,
     choose_goal,
+    prior_texts,
     user_texts,
 )
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.fact_items import (
-    error_items,
-    file_items,
-    identifier_items,
-    rule_items,
+from ctxengine.summarizers.carried import split_sections
+from ctxengine.summarizers.constraints import real_user_texts
+from ctxengine.summarizers.items import (
+    CARRIED_BASE,
+    CARRIED_SCALE,
+    VALUES,
+    Item,
+    ledger_items,
+    spread,
+    with_focus,
 )
 from ctxengine.summarizers.ledgers import extract_ledgers
-from ctxengine.summarizers.sections import Section, render, shrink
+from ctxengine.summarizers.sections import NOT_SHOWN_HEADING, StateLayout, group_paths, notes
+from ctxengine.summarizers.select import select
+from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
 from ctxengine.summarizers.transcript import head_tail
 from ctxengine.tokens.base import Estimator
 
+#: Characters of the goal that are always shown.
+KEEP_CHARS = 500
+#: Characters of the next step that are always shown.
+NEXT_STEP_KEEP_CHARS = 300
 #: Longest "current work" text before any budget cut, in characters (head and tail kept).
 CURRENT_WORK_MAX_CHARS = 1_200
 #: Done steps of the split turn listed in the turn-context section, at most.
 TURN_CONTEXT_MAX_STEPS = 10
-
-
-def _fit_tokens(text: str, tokens: int, estimator: Estimator) -> str:
-    """The longest prefix of ``text`` estimated at most ``tokens`` tokens."""
-    if estimator.text(text) <= tokens:
-        return text
-    lo, hi, best = 0, len(text), 0
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if estimator.text(text[:mid]) <= tokens:
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    return text[:best]
-
-
-def choose_user_messages(
-    texts: tuple[str, ...], budget: int, estimator: Estimator
-) -> tuple[tuple[str, ...], int]:
-    """Newest first, verbatim, within ``budget`` tokens: returns (chosen, number left out).
-    The first message that does not fit is cut to the tokens left and ends with a marker."""
-    chosen: list[str] = []
-    left = budget
-    for text in reversed(texts):
-        cost = estimator.text(text)
-        if cost <= left:
-            chosen.append(text)
-            left -= cost
-            continue
-        room = left - estimator.text(_cut_marker(text, ""))
-        part = _fit_tokens(text, room, estimator) if room > 0 else ""
-        if part and estimator.text(part + _cut_marker(text, part)) <= left:
-            chosen.append(part + _cut_marker(text, part))
-        break
-    return tuple(chosen), len(texts) - len(chosen)
-
-
-def _cut_marker(full: str, part: str) -> str:
-    return f" [… {len(full) - len(part):,} more characters]"
 
 
 def _last_assistant_text(messages: tuple[Message, ...]) -> str:
@@ -132,32 +106,75 @@ def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
     return "\n".join(lines)
 
 
-def ledger_sections(ledgers: Ledgers, headings: Headings = ENGLISH.headings) -> tuple[Section, ...]:
-    """The ledger sections in their fixed order (constraints, done, files modified, scratch
-    files, files read, errors, identifiers, commands, pinned), headed in the language of
-    ``headings``, items as :mod:`~ctxengine.summarizers.fact_items` writes them; render them with
-    :func:`~ctxengine.summarizers.sections.render` and fit them with
-    :func:`~ctxengine.summarizers.sections.shrink`. The hybrid summarizer appends these to
-    its narrative."""
-    h = headings
-    return (
-        Section("constraints", h.constraints, "list", rule_items(ledgers), "constraints"),
-        Section("done", h.done, "list", ledgers.done, "steps"),
-        Section(
-            "files_modified", h.files_modified, "paths", file_items(ledgers, "modified"), "files"
-        ),
-        Section("files_scratch", h.files_scratch, "paths", file_items(ledgers, "scratch"), "files"),
-        Section("files_read", h.files_read, "paths", file_items(ledgers, "read"), "files"),
-        Section("errors", h.errors, "list", error_items(ledgers), "errors"),
-        Section("identifiers", h.identifiers, "list", identifier_items(ledgers), "identifiers"),
-        Section("commands", h.commands, "list", ledgers.commands, "commands"),
-        Section("pinned", h.pinned, "list", ledgers.pinned, "pins"),
-    )
+def user_message_items(
+    texts: tuple[str, ...], exclude: tuple[str, ...], budget: int, estimator: Estimator
+) -> list[Item]:
+    """The user messages worth listing, newest first: ``texts`` (oldest first) without the
+    ones in ``exclude`` (each once: the goal, the latest request), without bare
+    acknowledgements, a repeated text only at its newest place. The newest within ``budget``
+    tokens are ``user_message`` items, older ones ``user_message.older``."""
+    remaining = list(texts)
+    for text in exclude:
+        if text in remaining:
+            remaining.reverse()
+            remaining.remove(text)
+            remaining.reverse()
+    seen: set[str] = set()
+    newest_first: list[str] = []
+    for text in reversed(remaining):
+        if text in seen or is_acknowledgement(text):
+            continue
+        seen.add(text)
+        newest_first.append(text)
+    recency = spread(len(newest_first))[::-1]
+    out: list[Item] = []
+    left = budget
+    for i, text in enumerate(newest_first):
+        cost = estimator.text(text)
+        kind = "user_message" if cost <= left else "user_message.older"
+        left = max(0, left - cost) if kind == "user_message" else 0
+        out.append(Item("user_messages", kind, text, order=i, recency=recency[i], cut_floor=0))
+    return out
 
 
-def _drop_first(texts: list[str], value: str) -> None:
-    if value in texts:
-        texts.remove(value)
+def carried_items(request: SummaryRequest) -> list[Item]:
+    """The sections of the carried earlier summary, each valued by its priority."""
+    carried, _cut = carried_summary(request.previous)
+    return [
+        Item(
+            "earlier_summary",
+            "carried",
+            section.text,
+            order=k,
+            cut_floor=0,
+            value=CARRIED_BASE + CARRIED_SCALE * section.priority,
+            label=section.title,
+        )
+        for k, section in enumerate(split_sections(carried))
+    ]
+
+
+def grouped_modified(items: list[Item]) -> list[Item]:
+    """``items`` with the modified paths grouped by directory (one required item per
+    directory), when that is shorter."""
+    paths = tuple(i.text for i in items if i.kind == "file.modified")
+    grouped = group_paths(paths)
+    if sum(map(len, grouped)) + 2 * len(grouped) >= sum(map(len, paths)) + 2 * len(paths):
+        return items
+    first = next(n for n, i in enumerate(items) if i.kind == "file.modified")
+    new = [
+        Item(
+            "files_modified",
+            "file.modified.grouped",
+            text,
+            order=k,
+            required=True,
+            value=VALUES["file.modified"],
+        )
+        for k, text in enumerate(grouped)
+    ]
+    rest = [i for i in items if i.kind != "file.modified"]
+    return rest[:first] + new + rest[first:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +182,8 @@ class ExtractiveSummarizer:
     """Deterministic continuation state from the ledgers and verbatim user text.
 
     Args:
-        user_messages_budget: tokens for the "User messages" section (the caller passes
-            ``Policy.user_messages_budget_tokens``).
+        user_messages_budget: tokens of the newest user messages that rank with the rules
+            (the caller passes ``Policy.user_messages_budget_tokens``); older ones rank last.
     """
 
     user_messages_budget: int
@@ -181,8 +198,10 @@ class ExtractiveSummarizer:
 
         Raises:
             SummaryRejected: ``"empty"`` when ``messages`` and ``turn_prefix`` hold nothing;
-                ``"over_budget"`` when the goal's first 500 characters, the constraints and the
-                modified paths cannot fit even after every shrink step.
+                ``"over_budget"`` (with the tokens needed) when the required items — the
+                goal's first :data:`KEEP_CHARS` characters, the next step's first
+                :data:`NEXT_STEP_KEEP_CHARS`, every modified path (grouped by directory) —
+                and the notes of what is left out do not fit.
         """
         messages = request.all_messages
         if not any(m.parts for m in messages):
@@ -190,99 +209,110 @@ class ExtractiveSummarizer:
         anchor = anchor_ledgers(request.previous)
         texts = user_texts(request)
         goal = choose_goal(request, texts)
-        new = extract_ledgers(messages, goal, cwd=anchor.cwd)
+        new = extract_ledgers(messages, goal, cwd=anchor.cwd, start=request.range_start)
         ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
         budget = request.budget_tokens
-
-        def fits(candidate: tuple[Section, ...]) -> bool:
-            return estimator.text(render(candidate)) <= budget
-
-        sections, notes = shrink(self._sections(request, ledgers, texts, estimator), fits)
-        text = render(sections)
-        if goal and goal not in text:
-            # The goal had to be cut: try again without listing the constraint sentences the
-            # goal already quotes, and keep that only if the goal then survives whole.
-            deduped, deduped_notes = shrink(
-                self._sections(request, ledgers, texts, estimator, dedupe=True), fits
-            )
-            if goal in render(deduped):
-                sections, notes = deduped, deduped_notes
-                text = render(sections)
+        words = wording(detect_language(texts))
+        layout = StateLayout(
+            headings=words.headings, entries=request.covered, not_shown=not_shown_heading(words)
+        )
+        items = self.items(request, ledgers, estimator, words)
+        selection = select(items, budget, estimator, layout)
+        text = layout.render(selection)
         tokens = estimator.text(text)
+        if tokens > budget:
+            grouped = grouped_modified(items)
+            if grouped is not items:
+                selection = select(grouped, budget, estimator, layout)
+                text = layout.render(selection)
+                tokens = estimator.text(text)
         if tokens > budget:
             raise SummaryRejected(
                 "over_budget",
-                f"required sections need {tokens} tokens, budget {budget}",
+                f"required items need {tokens} tokens, budget {budget}",
                 tokens_after=tokens,
             )
-        return Summary(text, ledgers, self.name, tokens, tuple(notes))
+        return Summary(text, ledgers, self.name, tokens, notes(selection))
 
-    def _sections(
+    def items(
         self,
         request: SummaryRequest,
         ledgers: Ledgers,
-        user_texts: tuple[str, ...],
         estimator: Estimator,
-        *,
-        dedupe: bool = False,
-    ) -> tuple[Section, ...]:
-        words = wording(detect_language(user_texts))
-        h = words.headings
-        texts = list(user_texts)
+        words: Wording = ENGLISH,
+    ) -> list[Item]:
+        """Every item the state may show for ``request`` (``ledgers``: the cumulative
+        ledgers, goal set; ``words``: the state's language), focus marks set."""
         goal = ledgers.goal
-        _drop_first(texts, goal)
-        latest = [i for i, t in enumerate(texts) if not is_slash_command(t)]
-        next_step = texts.pop(latest[-1]) if latest else ""
-        if not next_step and goal:
-            next_step = words.no_later_request
-        chosen, left_out = choose_user_messages(tuple(texts), self.user_messages_budget, estimator)
-        # With ``dedupe``, constraint sentences quoted in the goal are not listed again (the
-        # caller keeps this only when the goal is then shown whole).
-        shown = ledgers
-        if dedupe and goal:
-            shown = replace(
-                ledgers,
-                constraints=tuple(c for c in ledgers.constraints if c not in goal),
-                rules=tuple(r for r in ledgers.rules if r.text not in goal),
-            )
-        ledger = {s.key: s for s in ledger_sections(shown, h)}
-        carried, cut = carried_summary(request.previous)
-        return (
-            Section("goal", h.goal, "text", (goal,)),
-            Section(
-                "earlier_summary",
-                h.earlier_summary,
-                "text",
-                (carried,),
-                omitted=cut if carried else 0,
-                tag=CARRIED_TAG,
-            ),
-            Section(
-                "user_messages",
-                h.user_messages,
-                "list",
-                chosen,
-                "messages",
-                left_out,
-                newest_first=True,
-            ),
-            ledger["constraints"],
-            ledger["done"],
-            ledger["files_modified"],
-            ledger["files_scratch"],
-            ledger["files_read"],
-            ledger["errors"],
-            ledger["identifiers"],
-            ledger["commands"],
-            Section(
-                "current_work",
-                h.current_work,
-                "text",
-                (_last_assistant_text(request.all_messages),),
-            ),
-            Section("next_step", h.next_step, "text", (next_step,)),
-            Section("turn_context", h.turn_context, "text", (_turn_context(request, words),)),
-            ledger["pinned"],
-            Section("focus", h.focus, "text", (request.focus or "",)),
+        messages = request.all_messages
+        prior = prior_texts(request)
+        latest = steps.latest_request(messages, prior)
+        open_errors = tuple(e.text for e in ledgers.error_facts if e.status == "open")
+        step = steps.next_step(
+            messages,
+            split_turn=bool(request.turn_prefix),
+            prior=prior,
+            goal=goal,
+            open_errors=open_errors,
+            words=step_wording(words),
         )
+        exclude = (goal, latest.text) if latest is not None and latest.text != goal else (goal,)
+        texts = prior + real_user_texts(messages)
+        items: list[Item] = []
+        if goal:
+            items.append(
+                Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS)
+            )
+        items += carried_items(request)
+        items += user_message_items(texts, exclude, self.user_messages_budget, estimator)
+        items += ledger_items(ledgers)
+        current = _last_assistant_text(messages)
+        if current and current not in step:  # a short last message may be the plan quoted
+            items.append(Item("current_work", "current_work", current, cut_floor=0))
+        items.append(
+            Item("next_step", "next_step", step, required=True, cut_floor=NEXT_STEP_KEEP_CHARS)
+        )
+        context = _turn_context(request, words)
+        if context:
+            items.append(Item("turn_context", "turn_context", context, cut_floor=0))
+        if request.focus:
+            items.append(Item("focus", "focus", request.focus, cut_floor=0))
+        return with_focus(items, request.focus)
+
+
+def ledger_block(
+    ledgers: Ledgers,
+    limit: int,
+    estimator: Estimator,
+    *,
+    intro: str,
+    headings: Headings = ENGLISH.headings,
+    not_shown: str = NOT_SHOWN_HEADING,
+    covered: tuple[int, int] | None = None,
+    focus: str | None = None,
+) -> tuple[str, tuple[str, ...]]:
+    """The ledgers as a model summarizer appends them to its narrative: ``intro``, the first
+    user request (``ledgers.goal``, its first :data:`KEEP_CHARS` characters always shown) and
+    every ledger fact, selected by value within ``limit`` tokens like the extractive state
+    (modified paths always shown, grouped by directory when they alone overflow), under
+    ``headings`` (the first request under ``headings.first_request``; the closing note under
+    ``not_shown``). Returns the
+    text (``""`` when there is nothing to list) and the notes of what was left out. The text
+    may exceed ``limit`` only with the required items alone."""
+    goal = ledgers.goal
+    items: list[Item] = []
+    if goal:
+        items.append(Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS))
+    items += ledger_items(ledgers)
+    if not items:
+        return "", ()
+    items = with_focus(items, focus)
+    block_headings = replace(headings, goal=headings.first_request)
+    layout = StateLayout(headings=block_headings, entries=covered, intro=intro, not_shown=not_shown)
+    selection = select(items, limit, estimator, layout)
+    if estimator.text(layout.render(selection)) > limit:
+        grouped = grouped_modified(items)
+        if grouped is not items:
+            selection = select(grouped, limit, estimator, layout)
+    return layout.render(selection), notes(selection)

@@ -1,22 +1,20 @@
-"""The ledger lists as the extractive text shows them: typed facts turned into section items,
-with the plain lists of ledgers stored before typed facts existed kept as they were.
+"""Ledger facts as the continuation state writes them, one line each (the items and their
+value are :mod:`ctxengine.summarizers.items`), with the plain lists of ledgers stored before
+typed facts existed kept as they were:
 
-- rules: the active ones verbatim; superseded ones first, labelled ``(superseded)``;
-- errors: ``fixed: LINE`` first, then ``open: LINE``, each with its location (``— at
-  File "a.py", line 3, in f``) and, when short, the shell command that failed (a file tool's
-  key, ``Edit(/repo/a.py)``, is not shown);
-- files: modified, scratch and read paths, one normalised path each;
-- identifiers: ``kind: text`` (``port: localhost:8080``).
-
-Each list is ordered oldest (or least useful) first, so that a budget that keeps the newest
-items keeps the open errors and the active rules.
+- a rule verbatim, a superseded one labelled ``(superseded)``;
+- an error as ``fixed: LINE`` or ``open: LINE``, with its location (``— at File "a.py",
+  line 3, in f``) and, when short, the shell command that failed (a file tool's key,
+  ``Edit(/repo/a.py)``, is not shown);
+- a file under its one normalised path;
+- an identifier as ``kind: text`` (``port: localhost:8080``).
 """
 
 from __future__ import annotations
 
 import re
 
-from ctxengine.model import Ledgers
+from ctxengine.model import ErrorFact, IdentifierFact, Ledgers, RuleFact
 
 #: Longest failed command shown next to an error, in characters (longer ones are left out).
 ERROR_COMMAND_MAX_CHARS = 60
@@ -25,34 +23,34 @@ _TOOL_KEY = re.compile(r"^\w+\(.*\)$")
 SUPERSEDED = "(superseded) "
 
 
-def rule_items(ledgers: Ledgers) -> tuple[str, ...]:
-    """Rules: superseded ones (labelled) first, then the active ones, then plain constraints
-    no rule fact covers (older ledgers)."""
-    covered = {r.text for r in ledgers.rules}
-    superseded = [SUPERSEDED + r.text for r in ledgers.rules if r.status == "superseded"]
-    active = [r.text for r in ledgers.rules if r.status == "active"]
-    plain = [c for c in ledgers.constraints if c not in covered]
-    return (*superseded, *plain, *active)
-
-
-def error_items(ledgers: Ledgers) -> tuple[str, ...]:
-    """Errors: ``fixed: …`` then ``open: …`` (each in first-seen order), after the plain
-    error lines no fact covers (older ledgers)."""
+def plain_errors(ledgers: Ledgers) -> tuple[str, ...]:
+    """Error lines of ``ledgers.errors`` no error fact covers (ledgers stored before typed
+    facts existed), in their order."""
     covered = {e.text for e in ledgers.error_facts}
-    plain = [e for e in ledgers.errors if e not in covered]
+    return tuple(e for e in ledgers.errors if e not in covered)
 
-    def item(text: str, status: str, where: str, command: str) -> str:
-        out = f"{status}: {text}"
-        if where:
-            out += f" — at {where}"
-        if command and len(command) <= ERROR_COMMAND_MAX_CHARS and not _TOOL_KEY.match(command):
-            out += f" — `{command}`"
-        return out
 
-    facts = ledgers.error_facts
-    fixed = [item(e.text, "fixed", e.where, e.command) for e in facts if e.status == "fixed"]
-    open_ = [item(e.text, "open", e.where, e.command) for e in facts if e.status == "open"]
-    return tuple(dict.fromkeys([*plain, *fixed, *open_]))
+def rule_line(rule: RuleFact) -> str:
+    """A rule as listed: its text, after :data:`SUPERSEDED` when it was superseded."""
+    return SUPERSEDED + rule.text if rule.status == "superseded" else rule.text
+
+
+def error_line(error: ErrorFact) -> str:
+    """An error as listed: ``STATUS: LINE``, then ``— at WHERE`` when it has a location and
+    ``— `COMMAND``` when its shell command is at most :data:`ERROR_COMMAND_MAX_CHARS`
+    characters (a file tool's key, ``Edit(/repo/a.py)``, is not shown)."""
+    out = f"{error.status}: {error.text}"
+    if error.where:
+        out += f" — at {error.where}"
+    command = error.command
+    if command and len(command) <= ERROR_COMMAND_MAX_CHARS and not _TOOL_KEY.match(command):
+        out += f" — `{command}`"
+    return out
+
+
+def identifier_line(identifier: IdentifierFact) -> str:
+    """``kind: text`` (``port: localhost:8080``)."""
+    return f"{identifier.kind}: {identifier.text}"
 
 
 def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:
@@ -68,8 +66,3 @@ def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:
     else:
         plain = []
     return tuple(dict.fromkeys([*plain, *facts]))
-
-
-def identifier_items(ledgers: Ledgers) -> tuple[str, ...]:
-    """``kind: text`` per identifier, in first-seen order."""
-    return tuple(f"{i.kind}: {i.text}" for i in ledgers.identifiers)

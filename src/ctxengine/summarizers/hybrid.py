@@ -2,8 +2,8 @@
 extractive summarizer, appended verbatim (pi appends its read/modified file lists in code the
 same way). The default when a summary model is configured.
 
-Budget: the ledger block is rendered first and shrunk (in the extractive summarizer's fixed
-order) to at most ``ledger_share`` of the continuation-state budget; the narrative gets the
+Budget: the ledger block is written first, its facts selected by value (as the extractive
+state's are) within ``ledger_share`` of the continuation-state budget; the narrative gets the
 rest. The ledgers are exact and cumulative, so a path, constraint or error line survives even
 when the narrative leaves it out. The ledger block's headings follow the conversation's
 language (:mod:`ctxengine.projection.wording`); the narrative's are the template's.
@@ -23,7 +23,7 @@ from ctxengine.providers.base import Provider
 from ctxengine.summarizers import validate
 from ctxengine.summarizers.anchor import user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.extractive import ledger_sections
+from ctxengine.summarizers.extractive import ledger_block
 from ctxengine.summarizers.llm import (
     LLMSummarizer,
     SummaryCall,
@@ -31,7 +31,7 @@ from ctxengine.summarizers.llm import (
     replaced_tokens,
 )
 from ctxengine.summarizers.notes import call_notes
-from ctxengine.summarizers.sections import Section, render, shrink
+from ctxengine.summarizers.step_wording import not_shown_heading
 from ctxengine.tokens.base import Estimator
 
 #: Largest share of the continuation-state budget the ledger block may take.
@@ -92,7 +92,7 @@ class HybridSummarizer:
         ledgers = cumulative_ledgers(request)
         budget = request.budget_tokens
         words = wording(detect_language(user_texts(request)))
-        block, notes = self._ledger_block(ledgers.goal, ledgers, budget, estimator, words)
+        block, notes = self._ledger_block(request, ledgers, budget, estimator, words)
         target = budget - estimator.text(block) - 2 if block else budget
         if target < MIN_NARRATIVE_TOKENS:
             raise SummaryRejected(
@@ -123,26 +123,28 @@ class HybridSummarizer:
             raise
 
     def _ledger_block(
-        self, goal: str, ledgers: Ledgers, budget: int, estimator: Estimator, words: Wording
+        self,
+        request: SummaryRequest,
+        ledgers: Ledgers,
+        budget: int,
+        estimator: Estimator,
+        words: Wording,
     ) -> tuple[str, list[str]]:
         """The ledger block in the conversation's language (``words``): its opening line,
-        the first request and the ledger sections, shrunk to ``ledger_share`` of
-        ``budget``."""
-        sections: tuple[Section, ...] = (
-            Section("goal", words.headings.first_request, "text", (goal,)),
-            *ledger_sections(ledgers, words.headings),
-        )
+        the first request and the ledger facts chosen by value within ``ledger_share`` of
+        ``budget`` (:func:`~ctxengine.summarizers.extractive.ledger_block`), and its notes."""
         limit = int(budget * self.ledger_share)
-        intro = words.ledger_intro
-
-        def fits(candidate: tuple[Section, ...]) -> bool:
-            return estimator.text(f"{intro}\n\n{render(candidate)}") <= limit
-
-        sections, notes = shrink(sections, fits)
-        body = render(sections)
-        if not body:
-            return "", notes
-        return f"{intro}\n\n{body}", [f"ledgers:{n}" for n in notes]
+        block, notes = ledger_block(
+            ledgers,
+            limit,
+            estimator,
+            intro=words.ledger_intro,
+            headings=words.headings,
+            not_shown=not_shown_heading(words),
+            covered=request.covered,
+            focus=request.focus,
+        )
+        return block, [f"ledgers:{n}" for n in notes]
 
 
 __all__ = ["DEFAULT_LEDGER_SHARE", "HybridSummarizer"]

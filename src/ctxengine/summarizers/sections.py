@@ -1,86 +1,105 @@
-"""Headed sections of the extractive continuation state, their rendering, and the fixed order
-in which they shrink until the whole text fits its token budget.
+"""How the continuation state is written: its items grouped by type under headings, in a
+fixed order, each line exact, and a note where items were left out.
 
-Shrink order (first applied first; each step stops as soon as the text fits). Optional
-sections go first, then the earlier summary down to its head, then what the continuation
-cannot do without:
+Groups (:data:`GROUPS`, in the order they are written; empty ones are left out)::
 
- 1. commands: keep the newest ones;
- 2. files read: group by directory, then keep the newest;
- 3. identifiers, then errors: keep the newest (errors are listed fixed first, open last);
- 4. current work: cut from its end, down to nothing;
- 5. user messages: keep the newest;
- 6. turn context: cut, down to nothing;
- 7. done: keep the newest;
- 8. focus: cut, down to nothing;
- 9. earlier summary (carried over): cut from its end down to its first
-    :data:`CARRIED_KEEP_CHARS` characters (it holds the only record of the history before
-    a compaction another system wrote, so it outranks the optional sections above);
-10. next step, then goal: cut down to their first :data:`KEEP_CHARS` characters;
-11. next step: cut down to nothing;
-12. commands, files read, identifiers, errors, user messages, done: left out, omission
-    notes too;
-13. earlier summary: cut down to nothing;
-14. only when the required sections alone are too big: constraints cut to
-    :data:`SHORT_CONSTRAINT_CHARS` characters each, pinned items and then constraints keep the
-    newest (active rules come last, so they stay), the scratch files are grouped by
-    directory and then keep the newest, and last the modified paths are grouped by directory
-    (``dir/: a.py, b.py``).
+    ## Goal                           text: the first substantive request, verbatim
+    ## Earlier summary (carried over) a carried summary, between <earlier-summary> tags
+    ## User messages (newest first)   list
+    ## Constraints                    list: user rules, "(superseded)" before replaced ones
+    ## Done                           list
+    ## Files modified                 list: one normalised path each
+    ## Scratch files (…)              list
+    ## Files read                     list
+    ## Errors                         list: "open: LINE" / "fixed: LINE", exact
+    ## Identifiers                    list: "kind: text"
+    ## Commands run                   list
+    ## Current work                   text
+    ## Next step                      text
+    ## Turn context                   text
+    ## Pinned                         list
+    ## Focus                          text
+    ## Not shown (no room left)       what was left out, and where it is
 
-Grouping paths is skipped when it would not shorten the section.
+When items are left out (only when the budget is spent), a closing group says what and where
+the full lists are::
 
-Goal's first :data:`KEEP_CHARS` characters and every modified path (its directory and file
-name) are never dropped; when even they do not fit, the summarizer rejects the summary.
-Every cut is stated in the text (``[… N more characters not shown]``, ``(N earlier commands
-not shown)``).
+    ## Not shown (no room left)
+    - 3 more commands run, 2 errors, 1 file read: entries 120–388 of the history
+
+naming the history entries the state covers when the caller knows them
+(:attr:`StateLayout.entries`). A shortened text ends with ``[… N more characters not
+shown]``; a carried summary that shows some of its sections ends with ``[… N more sections
+not shown (no room left): M characters]``.
+
+Headings come from the language tables of :mod:`ctxengine.projection.wording` (English by
+default; the layout takes another); every quoted text passes through :func:`neutralise`
+(frame tags made inert) before it is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ctxengine.projection.frame import neutralize
+from ctxengine.projection.frame import CARRIED_TAG, neutralize
+from ctxengine.projection.wording import ENGLISH, Headings
+from ctxengine.summarizers.select import Selection, Shown
 
-#: Characters of the goal (and of the latest request) that always survive.
-KEEP_CHARS = 500
-#: Characters of the carried earlier summary kept (its head) until only required sections
-#: are left to shrink: about 500 tokens of prose.
-CARRIED_KEEP_CHARS = 2_000
-#: Length each constraint is cut to when constraints alone overflow the budget.
-SHORT_CONSTRAINT_CHARS = 120
+Kind: TypeAlias = Literal["text", "list", "carried"]
 
-Kind: TypeAlias = Literal["text", "list", "paths"]
+#: Heading of the closing note of what was left out (English; not in the language tables yet).
+NOT_SHOWN_HEADING = "Not shown (no room left)"
 
 
 @dataclass(frozen=True, slots=True)
-class Section:
-    """One headed section.
+class Group:
+    """A group of items under one heading.
 
     Attributes:
-        key: stable identifier (``"goal"``, ``"commands"`` …).
-        heading: the heading line's text.
-        kind: ``text`` (one block), ``list`` (bullets), ``paths`` (bullets, groupable).
-        items: the block (``text``) or the items, oldest first (newest first when
-            ``newest_first``).
-        noun: what an item is, for the omission note (``"commands"``).
-        omitted: items dropped (lists) or characters cut (text).
-        grouped: paths shown grouped by directory.
-        newest_first: items are ordered newest first.
-        tag: for a ``text`` section, wrap the block (and its cut note) in ``<tag>`` …
-            ``</tag>`` lines, so that quoted text with headings of its own stays delimited.
+        key: the group key items name (``"errors"``); also the name of its heading in
+            :class:`~ctxengine.projection.wording.Headings`.
+        kind: ``text`` (one block), ``list`` (one bullet per item), ``carried`` (the
+            sections of a carried summary, joined, between :data:`CARRIED_TAG` tags).
+        noun: (singular, plural) of an item in the closing note of what was left out.
     """
 
     key: str
-    heading: str
     kind: Kind
-    items: tuple[str, ...]
-    noun: str = "items"
-    omitted: int = 0
-    grouped: bool = False
-    newest_first: bool = False
-    tag: str = ""
+    noun: tuple[str, str] = ("item", "items")
+
+
+#: Every group, in the order the state is written.
+GROUPS: tuple[Group, ...] = (
+    Group("goal", "text"),
+    Group(
+        "earlier_summary",
+        "carried",
+        ("section of the earlier summary", "sections of the earlier summary"),
+    ),
+    Group("user_messages", "list", ("user message", "user messages")),
+    Group("constraints", "list", ("constraint", "constraints")),
+    Group("done", "list", ("done step", "done steps")),
+    Group("files_modified", "list", ("modified file", "modified files")),
+    Group("files_scratch", "list", ("scratch file", "scratch files")),
+    Group("files_read", "list", ("file read", "files read")),
+    Group("errors", "list", ("error", "errors")),
+    Group("identifiers", "list", ("identifier", "identifiers")),
+    Group("commands", "list", ("command run", "commands run")),
+    Group("current_work", "text"),
+    Group("next_step", "text"),
+    Group("turn_context", "text"),
+    Group("pinned", "list", ("pinned item", "pinned items")),
+    Group("focus", "text"),
+)
+GROUP_BY_KEY: dict[str, Group] = {g.key: g for g in GROUPS}
+
+
+def neutralise(text: str) -> str:
+    """Quoted text as written into the state: frame tags made inert
+    (:func:`~ctxengine.projection.frame.neutralize`), so that no quoted text can open or
+    close the carried summary's tags or the continuation-state frame."""
+    return neutralize(text)
 
 
 def group_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -95,198 +114,155 @@ def group_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-def _noun(section: Section) -> str:
-    return section.noun[:-1] if section.omitted == 1 else section.noun
+def _chars_note(cut: int) -> str:
+    return f"[… {cut:,} more characters not shown]"
 
 
-def render_section(section: Section) -> str:
-    """The section as Markdown: ``## heading`` then its body; ``""`` when it is empty. Every
-    quoted text (the block, each item) has its frame tags neutralised
-    (:func:`~ctxengine.projection.frame.neutralize`), so none can open or close the
-    section's own ``<tag>`` or the continuation-state frame."""
-    if section.kind == "text":
-        body = neutralize(section.items[0]) if section.items else ""
-        if not body:
+@dataclass(frozen=True, slots=True)
+class StateLayout:
+    """Writes a :class:`~ctxengine.summarizers.select.Selection` as Markdown.
+
+    Attributes:
+        headings: the group headings (default English,
+            :data:`ctxengine.projection.wording.ENGLISH`; a group's heading is the field named
+            by its key).
+        entries: first and last history entry (seq) the state covers, named in the closing
+            note of what was left out; ``None`` when unknown.
+        intro: a line written before the first group (the hybrid ledger block's), or ``""``.
+        not_shown: the closing note's heading.
+    """
+
+    headings: Headings = field(default_factory=lambda: ENGLISH.headings)
+    entries: tuple[int, int] | None = None
+    intro: str = ""
+    not_shown: str = NOT_SHOWN_HEADING
+
+    def heading(self, group: str) -> str:
+        """``## HEADING`` of ``group``."""
+        return f"## {getattr(self.headings, group)}"
+
+    def frame(self, group: str) -> str:
+        """Heading line and the blank line that separates groups (and the carried tags)."""
+        if GROUP_BY_KEY[group].kind == "carried":
+            return f"{self.heading(group)}\n<{CARRIED_TAG}>\n\n</{CARRIED_TAG}>\n\n"
+        return f"{self.heading(group)}\n\n\n"
+
+    def line(self, shown: Shown) -> str:
+        """One item as written in its group (a list bullet, a text block, a carried
+        section), with the note of characters cut."""
+        kind = GROUP_BY_KEY[shown.item.group].kind
+        text = neutralise(shown.text)
+        if kind == "list":
+            return f"- {text} {_chars_note(shown.cut)}" if shown.cut else f"- {text}"
+        if kind == "carried":
+            if not shown.cut:
+                return text
+            return f"{text}\n[… {shown.cut:,} more characters of this section not shown]\n"
+        return f"{text}\n{_chars_note(shown.cut)}" if shown.cut else text
+
+    def note(self, group: str, omitted: int) -> str:
+        """For a carried summary that shows some sections, the note counting the
+        ``omitted`` others (its size in characters estimated); ``""`` for any other group
+        (its items left out are counted in the closing note)."""
+        if GROUP_BY_KEY[group].kind != "carried":
             return ""
-        if section.omitted:
-            body += f"\n[… {section.omitted:,} more characters not shown]"
-        if section.tag:
-            body = f"<{section.tag}>\n{body}\n</{section.tag}>"
-        return f"## {section.heading}\n{body}"
-    items = group_paths(section.items) if section.grouped else section.items
-    if not items and not section.omitted:
-        return ""
-    lines = [f"- {neutralize(item)}" for item in items]
-    if section.omitted:
-        age = "older" if section.newest_first else "earlier"
-        lines.append(f"- ({section.omitted:,} {age} {_noun(section)} not shown)")
-    return f"## {section.heading}\n" + "\n".join(lines)
+        return f"\n[… {omitted:,} more sections not shown (no room left): 99,999 characters]"
+
+    def _where(self) -> str:
+        if self.entries is None:
+            return ""
+        first, last = self.entries
+        return f": entries {first}–{last} of the history"
+
+    def closing(self, group: str, omitted: int, partial: bool) -> str:
+        """``3 more commands run, `` (``partial``: the group shows others) or ``4 files read,
+        ``; ``""`` for a text group and for a carried summary that shows some sections."""
+        spec = GROUP_BY_KEY[group]
+        if not omitted or spec.kind == "text" or (partial and spec.kind == "carried"):
+            return ""
+        singular, plural = spec.noun
+        more = "more " if partial else ""
+        return f"{omitted:,} {more}{singular if omitted == 1 else plural}, "
+
+    def closing_frame(self) -> str:
+        """The closing note's heading and line, without its parts."""
+        return f"\n\n## {self.not_shown}\n- {self._where()}"
+
+    def _carried(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
+        """The carried sections shown, in their order, then one note counting those left
+        out."""
+        body = "".join(self.line(s) for s in shown).strip()
+        if omitted:
+            chars = sum(n for _, _, n in omitted)
+            noun = "section" if len(omitted) == 1 else "sections"
+            body += (
+                f"\n[… {len(omitted):,} more {noun} not shown (no room left): {chars:,} characters]"
+            )
+        return f"<{CARRIED_TAG}>\n{body}\n</{CARRIED_TAG}>"
+
+    def render(self, selection: Selection) -> str:
+        """The whole text: the groups of :data:`GROUPS` that show or leave out something,
+        separated by blank lines."""
+        shown: dict[str, list[Shown]] = {}
+        for s in selection.shown:
+            shown.setdefault(s.item.group, []).append(s)
+        left: dict[str, list[tuple[float, str, int]]] = {}
+        for item in selection.omitted:
+            left.setdefault(item.group, []).append((item.order, item.label, len(item.text)))
+        blocks: list[str] = [self.intro] if self.intro else []
+        closing: list[str] = []
+        for group in GROUPS:
+            items = sorted(shown.get(group.key, []), key=lambda s: s.item.order)
+            gone = left.get(group.key, [])
+            part = self.closing(group.key, len(gone), bool(items))
+            if part:
+                closing.append(part[:-2])
+            if not items:
+                continue
+            if group.kind == "carried":
+                body = self._carried(items, gone)
+            elif group.kind == "text":
+                body = "\n".join(self.line(s) for s in items)
+            else:
+                body = "\n".join(self.line(s) for s in items)
+            blocks.append(f"{self.heading(group.key)}\n{body}")
+        if closing:
+            what = ", ".join(closing)
+            blocks.append(f"## {self.not_shown}\n- {what}{self._where()}")
+        return "\n\n".join(blocks)
 
 
-def render(sections: tuple[Section, ...]) -> str:
-    """All non-empty sections, in order, separated by blank lines."""
-    return "\n\n".join(s for s in (render_section(x) for x in sections) if s)
+def notes(selection: Selection) -> tuple[str, ...]:
+    """One line per group that lost something (``"commands: 5 not shown"``, ``"goal: 1,306
+    characters cut"``, ``"files_modified: grouped by directory"``), in group order."""
+    cut: dict[str, int] = {}
+    for s in selection.shown:
+        if s.cut:
+            cut[s.item.group] = cut.get(s.item.group, 0) + s.cut
+    gone = selection.groups_omitted()
+    grouped = {s.item.group for s in selection.shown if s.item.kind.endswith(".grouped")}
+    out: list[str] = []
+    for group in GROUPS:
+        bits: list[str] = []
+        if group.key in grouped:
+            bits.append("grouped by directory")
+        if group.key in gone:
+            bits.append(f"{gone[group.key]:,} not shown")
+        if group.key in cut:
+            bits.append(f"{cut[group.key]:,} characters cut")
+        if bits:
+            out.append(f"{group.key}: " + ", ".join(bits))
+    return tuple(out)
 
 
-Fits: TypeAlias = Callable[[tuple[Section, ...]], bool]
-
-
-def _with(sections: tuple[Section, ...], new: Section) -> tuple[Section, ...]:
-    return tuple(new if s.key == new.key else s for s in sections)
-
-
-def _max_fitting(lo: int, hi: int, fits: Callable[[int], bool]) -> int:
-    """Largest n in [lo, hi] with fits(n) (fits is monotone); ``lo`` when none fits."""
-    if fits(hi):
-        return hi
-    best = lo
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if fits(mid):
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    return best
-
-
-def _keep_newest(section: Section, k: int) -> Section:
-    total = len(section.items) + section.omitted
-    items = section.items[:k] if section.newest_first else section.items[len(section.items) - k :]
-    return replace(section, items=items, omitted=total - k)
-
-
-def _cut_text(section: Section, n: int) -> Section:
-    text = section.items[0] if section.items else ""
-    total = len(text) + section.omitted
-    return replace(section, items=(text[:n],), omitted=total - n)
-
-
-Step: TypeAlias = Callable[[Section, Fits, tuple[Section, ...]], Section]
-
-
-def keep_newest(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-    """Keep as many of the newest items as fit."""
-    k = _max_fitting(0, len(section.items), lambda k: fits(_with(all_, _keep_newest(section, k))))
-    return _keep_newest(section, k)
-
-
-def keep_at_most(n: int) -> Step:
-    """A step keeping only the newest ``n`` items of a long list, so that when the budget is
-    short every list keeps its newest entries instead of the first lists shrunk losing all."""
-
-    def step(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-        if len(section.items) <= n:
-            return section
-        return _keep_newest(section, n)
-
-    return step
-
-
-def cut_text(floor: int) -> Step:
-    """A step cutting a text section from its end, never below ``floor`` characters."""
-
-    def step(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-        text = section.items[0] if section.items else ""
-        if len(text) <= floor:
-            return section
-        n = _max_fitting(floor, len(text), lambda n: fits(_with(all_, _cut_text(section, n))))
-        return _cut_text(section, n)
-
-    return step
-
-
-def group(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-    """Show paths grouped by directory, unless that is no shorter (one file per directory)."""
-    grouped = replace(section, grouped=True)
-    if len(render_section(grouped)) >= len(render_section(section)):
-        return section
-    return grouped
-
-
-def hide(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-    """Leave the section out, omission note included."""
-    return replace(section, items=(), omitted=0)
-
-
-def shorten_items(limit: int) -> Step:
-    """A step cutting every item to ``limit`` characters (ending with "…")."""
-
-    def step(section: Section, fits: Fits, all_: tuple[Section, ...]) -> Section:
-        items = tuple(i if len(i) <= limit else i[: limit - 1] + "…" for i in section.items)
-        return replace(section, items=items)
-
-    return step
-
-
-#: (section key, step, note template) in the order they are tried.
-#: Newest items a long list keeps in the first, balancing pass of :data:`SHRINK_ORDER`.
-BALANCED_ITEMS = 12
-
-SHRINK_ORDER: tuple[tuple[str, Step], ...] = (
-    # First a balancing pass: long lists are capped to their newest items, so that a short
-    # budget leaves every list its newest entries (a greedy pass alone would empty the
-    # first lists it meets whenever a later one is long).
-    ("commands", keep_at_most(BALANCED_ITEMS)),
-    ("errors", keep_at_most(BALANCED_ITEMS)),
-    ("identifiers", keep_at_most(BALANCED_ITEMS)),
-    ("files_read", keep_at_most(2 * BALANCED_ITEMS)),
-    ("done", keep_at_most(2 * BALANCED_ITEMS)),
-    ("user_messages", keep_at_most(BALANCED_ITEMS)),
-    ("commands", keep_newest),
-    ("files_read", group),
-    ("files_read", keep_newest),
-    ("identifiers", keep_newest),
-    ("errors", keep_newest),
-    ("current_work", cut_text(0)),
-    ("user_messages", keep_newest),
-    ("turn_context", cut_text(0)),
-    ("done", keep_newest),
-    ("focus", cut_text(0)),
-    ("earlier_summary", cut_text(CARRIED_KEEP_CHARS)),
-    ("next_step", cut_text(KEEP_CHARS)),
-    ("goal", cut_text(KEEP_CHARS)),
-    ("next_step", cut_text(0)),
-    ("commands", hide),
-    ("files_read", hide),
-    ("identifiers", hide),
-    ("errors", hide),
-    ("user_messages", hide),
-    ("done", hide),
-    ("earlier_summary", cut_text(0)),
-    ("constraints", shorten_items(SHORT_CONSTRAINT_CHARS)),
-    ("pinned", keep_newest),
-    ("constraints", keep_newest),
-    ("files_scratch", group),
-    ("files_scratch", keep_newest),
-    ("files_modified", group),
-)
-
-
-def shrink(sections: tuple[Section, ...], fits: Fits) -> tuple[tuple[Section, ...], list[str]]:
-    """Apply :data:`SHRINK_ORDER` until ``fits``; returns the sections and one note per
-    section that changed (``"commands: 3 earlier not shown"``). The result may still not fit."""
-    notes: dict[str, str] = {}
-    for key, step in SHRINK_ORDER:
-        if fits(sections):
-            break
-        section = next((s for s in sections if s.key == key), None)
-        if section is None or not (section.items or section.omitted):
-            continue
-        new = step(section, fits, sections)
-        if new != section:
-            sections = _with(sections, new)
-            notes[key] = _note(new)
-    return sections, list(notes.values())
-
-
-def _note(section: Section) -> str:
-    if not section.items and not section.omitted:
-        return f"{section.key}: left out"
-    if section.kind == "text":
-        return f"{section.key}: {section.omitted:,} characters cut"
-    parts = []
-    if section.grouped:
-        parts.append("grouped by directory")
-    if section.omitted:
-        parts.append(f"{section.omitted:,} {_noun(section)} not shown")
-    return f"{section.key}: " + (", ".join(parts) or "items shortened")
+__all__ = [
+    "CARRIED_TAG",
+    "GROUPS",
+    "GROUP_BY_KEY",
+    "NOT_SHOWN_HEADING",
+    "Group",
+    "StateLayout",
+    "group_paths",
+    "neutralise",
+    "notes",
+]

@@ -1,0 +1,305 @@
+"""The continuation state as typed items, and the one table that says what each is worth.
+
+Every fact the state may show is an :class:`Item`: one line of a list (a rule, an error, a
+path, an identifier, a done step, a command, a pinned item, a user message) or one block of
+text (the goal, the next step, the current work, the turn context, the focus, a section of a
+carried summary). Items of every type compete for one token budget
+(:mod:`ctxengine.summarizers.select`) by their score, highest first:
+
+    score = VALUES[kind] + RECENCY_WEIGHT × recency (+ FOCUS_BONUS when the item matches
+            the focus text)
+
+``recency`` runs from 0 (the oldest item of its kind) to 1 (the newest): by the item's source
+entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
+the user's own words first (goal, next step, focus, pins, active rules, the newest user
+messages), then what the work stands on (current work, open errors, modified files), then
+what helps (identifiers, fixed errors, scratch files, done steps, read files), then what is
+cheap to find again (older user messages, superseded rules, commands). A carried summary's
+sections take their value from their priority (:mod:`ctxengine.summarizers.carried`):
+:data:`CARRIED_BASE` + :data:`CARRIED_SCALE` × priority.
+
+Items are rendered grouped by type under headings (:mod:`ctxengine.summarizers.sections`);
+``order`` is an item's place in its group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from ctxengine.model import Ledgers
+from ctxengine.summarizers.fact_items import (
+    error_line,
+    file_items,
+    identifier_line,
+    plain_errors,
+    rule_line,
+)
+from ctxengine.summarizers.runs import command_key
+
+#: The value of each kind of item (see the module docstring).
+VALUES: dict[str, float] = {
+    "goal": 100,
+    "next_step": 100,
+    "focus": 100,
+    "pinned": 95,
+    "rule": 90,
+    "user_message": 85,
+    "current_work": 80,
+    "turn_context": 80,
+    "error.open": 75,
+    "file.modified": 72,
+    "identifier": 50,
+    "error.fixed": 45,
+    "error.plain": 45,
+    "file.scratch": 40,
+    "done": 35,
+    "file.read": 30,
+    "user_message.older": 25,
+    "rule.superseded": 20,
+    "command": 15,
+}
+#: Score added to the newest item of a kind (the oldest gets 0, linear in between).
+RECENCY_WEIGHT = 10.0
+#: Score added to an item that matches the focus text: it outranks every other item.
+FOCUS_BONUS = 200.0
+#: A carried summary section's value: ``CARRIED_BASE + CARRIED_SCALE × priority`` (current
+#: work, priority 100, is worth 80, like our own current work; an analysis, 15, is worth 29).
+CARRIED_BASE = 20.0
+CARRIED_SCALE = 0.6
+#: Words of the focus text shorter than this are not matched on their own.
+FOCUS_WORD_MIN_CHARS = 3
+_FOCUS_STOPWORDS = frozenset(
+    ("the", "and", "for", "with", "from", "that", "this", "into", "onto", "about", "keep"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One fact of the continuation state.
+
+    Attributes:
+        group: the heading it is listed under (``"errors"``, ``"files_modified"`` …, see
+            :data:`~ctxengine.summarizers.sections.GROUPS`).
+        kind: its key in :data:`VALUES` (``"error.open"``), or ``"carried"``.
+        text: the exact line (a list item) or block (a text group, a carried section).
+        order: its place in its group (ascending).
+        recency: 0 (oldest of its kind) to 1 (newest).
+        required: shown even when the budget is spent (the caller rejects the state when
+            the required items alone do not fit).
+        cut_floor: for text that may be shortened, the fewest characters a shortened copy
+            keeps (the item is left out rather than cut below it, unless required); ``None``
+            when the item is shown whole or not at all.
+        value: the item's value when it is not ``VALUES[kind]`` (carried sections).
+        label: what an omission note calls it (a carried section's title).
+        focus: it matches the focus text.
+    """
+
+    group: str
+    kind: str
+    text: str
+    order: float = 0.0
+    recency: float = 0.0
+    required: bool = False
+    cut_floor: int | None = None
+    value: float | None = None
+    label: str = ""
+    focus: bool = False
+
+    @property
+    def score(self) -> float:
+        """``value + RECENCY_WEIGHT × recency (+ FOCUS_BONUS)``; higher is shown first."""
+        base = self.value if self.value is not None else VALUES[self.kind]
+        return base + RECENCY_WEIGHT * self.recency + (FOCUS_BONUS if self.focus else 0.0)
+
+
+def spread(n: int) -> list[float]:
+    """Recency of ``n`` items in age order: ``0 … 1`` evenly (``[1.0]`` for one item)."""
+    if n <= 1:
+        return [1.0] * n
+    return [i / (n - 1) for i in range(n)]
+
+
+def by_source(sources: Sequence[int | None]) -> list[float]:
+    """Recency from source indexes (0 for the lowest, 1 for the highest); an item without a
+    source counts as the oldest."""
+    known = [s for s in sources if s is not None]
+    if not known:
+        return [0.0] * len(sources)
+    lo, hi = min(known), max(known)
+    span = hi - lo
+    return [0.0 if s is None else (1.0 if span == 0 else (s - lo) / span) for s in sources]
+
+
+def _list(group: str, kind: str, texts: Sequence[str], **fields: object) -> list[Item]:
+    recency = spread(len(texts))
+    return [
+        Item(group, kind, text, order=i, recency=recency[i], **fields)  # type: ignore[arg-type]
+        for i, text in enumerate(texts)
+    ]
+
+
+def rule_items(ledgers: Ledgers) -> list[Item]:
+    """Rules: superseded ones first (labelled), then plain constraints no rule covers (older
+    ledgers), then the active rules."""
+    covered = {r.text for r in ledgers.rules}
+    rules = ledgers.rules
+    superseded = [r for r in rules if r.status == "superseded"]
+    active = [r for r in rules if r.status == "active"]
+    plain = [c for c in ledgers.constraints if c not in covered]
+    out: list[Item] = []
+    recency = by_source([r.source for r in rules])
+    at = {id(r): recency[i] for i, r in enumerate(rules)}
+    for r in superseded:
+        out.append(Item("constraints", "rule.superseded", rule_line(r), recency=at[id(r)]))
+    for i, c in enumerate(plain):
+        out.append(Item("constraints", "rule", c, recency=spread(len(plain))[i] * 0.5))
+    for r in active:
+        out.append(Item("constraints", "rule", rule_line(r), recency=at[id(r)]))
+    return [replace(item, order=i) for i, item in enumerate(out)]
+
+
+def error_items(ledgers: Ledgers) -> list[Item]:
+    """Errors: plain lines no fact covers (older ledgers), then fixed, then open, each in
+    first-seen order; one item per distinct line."""
+    facts = ledgers.error_facts
+    fixed = [e for e in facts if e.status == "fixed"]
+    open_ = [e for e in facts if e.status == "open"]
+    recency = by_source([e.source for e in facts])
+    at = {id(e): recency[i] for i, e in enumerate(facts)}
+    out: list[Item] = _list("errors", "error.plain", plain_errors(ledgers))
+    seen = {i.text for i in out}
+    for fact in (*fixed, *open_):
+        line = error_line(fact)
+        if line in seen:
+            continue
+        seen.add(line)
+        kind = "error.open" if fact.status == "open" else "error.fixed"
+        out.append(Item("errors", kind, line, recency=at[id(fact)]))
+    return [replace(item, order=i) for i, item in enumerate(out)]
+
+
+def file_group_items(ledgers: Ledgers, status: str) -> list[Item]:
+    """Paths of one status (``modified``, ``scratch``, ``read``) in first-seen order;
+    modified paths are required."""
+    paths = file_items(ledgers, status)
+    sources = {f.path: f.source for f in ledgers.files}
+    recency = by_source([sources.get(p) for p in paths])
+    group = {"modified": "files_modified", "scratch": "files_scratch", "read": "files_read"}
+    return [
+        Item(
+            group[status],
+            f"file.{status}",
+            path,
+            order=i,
+            recency=recency[i],
+            required=status == "modified",
+        )
+        for i, path in enumerate(paths)
+    ]
+
+
+#: A done step that ran a command: ``ran `COMMAND` (succeeded)``.
+_RAN = re.compile(r"^ran `(?P<command>.*)` \(succeeded\)$", re.DOTALL)
+#: What a done step says when the same command failed again after that run.
+FAILED_LATER = "ran `{command}` (succeeded, then failed again later: see Errors)"
+
+
+def done_items(ledgers: Ledgers) -> list[Item]:
+    """Done steps, in order; a command that succeeded and whose latest run failed (an open
+    error of the same command key) is never shown as simply succeeded: its step says it
+    failed again later."""
+    failing = {e.command for e in ledgers.error_facts if e.status == "open" and e.command}
+    texts: list[str] = []
+    for step in ledgers.done:
+        found = _RAN.match(step)
+        if found is not None and failing and failed_later(found["command"], failing):
+            step = FAILED_LATER.format(command=found["command"])
+        texts.append(step)
+    return _list("done", "done", texts)
+
+
+def failed_later(shown: str, failing: Iterable[str]) -> bool:
+    """True when the command a done step shows (its first line, ``…`` when cut) is one of
+    the ``failing`` command keys (:func:`~ctxengine.summarizers.runs.command_key`)."""
+    cut = shown.endswith("…")
+    key = command_key(shown.removesuffix("…").rstrip())
+    return any(k == key or (cut and k.startswith(key)) for k in failing)
+
+
+def identifier_items(ledgers: Ledgers) -> list[Item]:
+    """``kind: text`` per identifier, in first-seen order."""
+    facts = ledgers.identifiers
+    recency = by_source([f.source for f in facts])
+    return [
+        Item("identifiers", "identifier", identifier_line(f), order=i, recency=recency[i])
+        for i, f in enumerate(facts)
+    ]
+
+
+def ledger_items(ledgers: Ledgers) -> list[Item]:
+    """Every ledger fact as an item: rules, done steps, modified, scratch and read files,
+    errors, identifiers, commands and pinned items."""
+    return [
+        *rule_items(ledgers),
+        *done_items(ledgers),
+        *file_group_items(ledgers, "modified"),
+        *file_group_items(ledgers, "scratch"),
+        *file_group_items(ledgers, "read"),
+        *error_items(ledgers),
+        *identifier_items(ledgers),
+        *_list("commands", "command", ledgers.commands),
+        *_list("pinned", "pinned", ledgers.pinned),
+    ]
+
+
+def focus_words(focus: str | None) -> tuple[str, ...]:
+    """The words of ``focus`` an item is matched on (lower case, at least
+    :data:`FOCUS_WORD_MIN_CHARS` characters, common words left out)."""
+    if not focus:
+        return ()
+    words = re.findall(r"[\w./:-]+", focus.lower())
+    return tuple(
+        dict.fromkeys(
+            w.strip(".:-")
+            for w in words
+            if len(w.strip(".:-")) >= FOCUS_WORD_MIN_CHARS
+            and w.strip(".:-") not in _FOCUS_STOPWORDS
+        )
+    )
+
+
+def matches_focus(text: str, words: Sequence[str]) -> bool:
+    """True when ``text`` holds one of ``words`` (case-insensitive) between characters that
+    are not letters or digits (``ast`` matches ``test_ast.py``, not ``last``)."""
+    lowered = text.lower()
+    return any(re.search(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])", lowered) for w in words)
+
+
+def with_focus(items: Sequence[Item], focus: str | None) -> list[Item]:
+    """``items`` with ``focus`` set on those matching the focus text (:func:`focus_words`)."""
+    words = focus_words(focus)
+    if not words:
+        return list(items)
+    return [replace(i, focus=True) if matches_focus(i.text, words) else i for i in items]
+
+
+__all__ = [
+    "CARRIED_BASE",
+    "CARRIED_SCALE",
+    "FOCUS_BONUS",
+    "RECENCY_WEIGHT",
+    "VALUES",
+    "Item",
+    "by_source",
+    "error_items",
+    "file_group_items",
+    "focus_words",
+    "identifier_items",
+    "ledger_items",
+    "matches_focus",
+    "rule_items",
+    "spread",
+    "with_focus",
+]

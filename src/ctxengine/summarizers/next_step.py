@@ -1,0 +1,253 @@
+"""The next step of a continuation state: the latest user request (open or answered), a bare
+acknowledgement resolved to what it acknowledged, the agent's own stated plan, and the open
+errors.
+
+The latest request is the newest real user message of the summarized range and the split
+turn (a bare slash command does not count); when the range holds none, the newest of the
+user messages before it. It is *open* when the compaction splits its turn (the verbatim
+messages after the state continue it) or nothing answered it yet; otherwise the turn it opened
+ended inside the summarized range and the messages after the state hold what comes next.
+
+A bare acknowledgement (:func:`~ctxengine.summarizers.acknowledge.is_acknowledgement`:
+``continue``, ``yes``, ``继续`` …) is never shown alone: it resolves to the plan or question
+the agent stated in its last message before it (:func:`stated_plan`), else to the latest
+substantive request before it, else to the goal.
+
+The agent's stated plan is read from its last message with text: the last paragraph that
+announces what comes next (``Next, I'll …``, ``Remaining: …``, ``接下来 …``) or asks the user
+something (ends with ``?``), with the list that follows a heading such as ``Next steps:``.
+
+The sentences are English here; :class:`Wording` holds every one of them, and
+:mod:`ctxengine.summarizers.step_wording` has them in the other languages of the state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxengine.model import Message
+from ctxengine.model.roles import is_real_user_message, is_slash_command
+from ctxengine.summarizers.acknowledge import is_acknowledgement
+
+#: Longest stated plan quoted, in characters (its head is kept, then "…").
+PLAN_MAX_CHARS = 600
+#: Longest quoted request in an acknowledgement's resolution, in characters.
+RESOLVED_MAX_CHARS = 600
+#: Paragraphs of the agent's last message searched for a plan, from its end.
+PLAN_PARAGRAPHS = 4
+#: Longest paragraph read as a heading of the list that follows it (``Next steps:``).
+PLAN_HEADING_MAX_CHARS = 80
+
+_PLAN = re.compile(
+    r"\bnext(?: step| steps)?\b|\bI(?:'ll| will| am going to|'m going to)\b|\blet me\b|"
+    r"(?:^|(?<=[.!?:;]\s))(?:now|then|finally|after that)\b|\blet's\b|\bgoing to\b|"
+    r"\b(?:I|we) (?:still )?need to\b|"
+    r"\bnow I\b|\bthen I\b|\bremaining\b|\bstill (?:need|to)\b|\bto ?do\b|\bplan\b|"
+    r"\bwould you like\b|\bwant me to\b|\bdo you want\b|\bshould I\b|\bshall I\b|"
+    r"\blet me know\b|\bif you(?:'d| would) like\b|\bI can (?:also|now|next)\b|"
+    r"接下来|下一步|要不要|是否需要|需要我|我将|我会|计划|是否要|还需要|"
+    r"次に|次は|しますか|しましょうか|다음|할까요|원하시면|"
+    r"\bsiguiente paso\b|¿quieres|\bvoy a\b|\bpróximo\b|"
+    r"\bprochaine étape\b|\bvoulez-vous\b|\bveux-tu\b|\bje vais\b|\bensuite\b|"
+    r"\bnächste|\bals nächstes\b|\bsoll ich\b|\bmöchtest du\b|\bich werde\b|"
+    r"\bpróximo passo\b|\bquer que\b|"
+    r"следующ|\bдалее\b|\bхотите\b|\bя буду\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HEADING_MARK = re.compile(r"^\s*(?:#{1,6}\s+|\*\*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """The sentences of the next step in one language (``{request}``, ``{plan}``, ``{ack}``,
+    ``{message}``, ``{count}`` are filled in, and ``{current_work}`` / ``{errors}`` with the
+    headings of the same names); other languages: :mod:`ctxengine.summarizers.step_wording`."""
+
+    open_request: str = "Latest user request (in progress): {request}"
+    answered_request: str = (
+        "Latest user request (answered before this point, see {current_work}): {request}"
+    )
+    no_request: str = "No user request in the history so far."
+    goal_open: str = "No later request: continue with the goal above."
+    goal_answered: str = "The goal above was answered before this point (see {current_work})."
+    ack_plan: str = '"{ack}", accepting the agent\'s proposal: {plan}'
+    ack_message: str = '"{ack}", answering the agent\'s message: {message}'
+    ack_request: str = '"{ack}", to go on with: {request}'
+    ack_goal: str = '"{ack}", to go on with the goal above'
+    ack_alone: str = '"{ack}", with no earlier request to go on with'
+    plan_open: str = "The agent's stated plan: {plan}"
+    plan_answered: str = "The agent's last message ended with: {plan}"
+    open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
+    go_on: str = "Go on with the messages after this summary."
+    current_work: str = "Current work"
+    errors: str = "Errors"
+
+
+ENGLISH = Wording()
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def stated_plan(text: str) -> str:
+    """What the agent said it will do next, or asked the user, in ``text`` (its message):
+    the last of its final :data:`PLAN_PARAGRAPHS` paragraphs that holds a plan marker or
+    ends with ``?`` (a short heading paragraph such as ``Next steps:`` with the paragraph
+    after it), capped at :data:`PLAN_MAX_CHARS` characters; ``""`` when there is none."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    first = max(0, len(paragraphs) - PLAN_PARAGRAPHS)
+    for i in range(len(paragraphs) - 1, first - 1, -1):
+        para = paragraphs[i]
+        if not (_PLAN.search(para) or para.rstrip("*_ )").endswith(("?", "？"))):
+            continue
+        heading = len(para) <= PLAN_HEADING_MAX_CHARS and (
+            para.rstrip("*_ ").endswith((":", "：")) or _HEADING_MARK.match(para) is not None
+        )
+        if heading and i + 1 < len(paragraphs):
+            para = f"{para}\n{paragraphs[i + 1]}"
+        return _cap(para, PLAN_MAX_CHARS)
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The latest user request of a range.
+
+    Attributes:
+        index: its position in the messages (-1 when it comes from before them).
+        text: the user's text, verbatim.
+    """
+
+    index: int
+    text: str
+
+
+def latest_request(messages: Sequence[Message], prior: Sequence[str] = ()) -> Request | None:
+    """The newest real user message of ``messages`` that is not a bare slash command, else
+    the newest such text of ``prior`` (index -1), else ``None``."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if is_real_user_message(message) and not is_slash_command(message.text):
+            return Request(i, message.text)
+    for text in reversed(prior):
+        if not is_slash_command(text):
+            return Request(-1, text)
+    return None
+
+
+def _assistant_text_before(messages: Sequence[Message], end: int) -> str:
+    for message in reversed(messages[:end]):
+        if message.role == "assistant" and message.text.strip():
+            return message.text.strip()
+    return ""
+
+
+def _answered(messages: Sequence[Message], index: int) -> bool:
+    """True when the turn of ``messages[index]`` ended with a reply: the last message after
+    it is the agent's, with text and no tool call."""
+    last = messages[-1] if len(messages) > index + 1 else None
+    return (
+        last is not None
+        and last.role == "assistant"
+        and bool(last.text.strip())
+        and not last.tool_calls
+    )
+
+
+def resolve(
+    request: Request,
+    messages: Sequence[Message],
+    prior: Sequence[str],
+    goal: str,
+    words: Wording = ENGLISH,
+) -> str:
+    """``request``'s text, or for a bare acknowledgement what it acknowledged: the agent's
+    stated plan or question in the agent's message just before it (:func:`stated_plan`), else
+    the last paragraph of that message, else the latest substantive request before it (capped
+    at :data:`RESOLVED_MAX_CHARS`), else the goal, else the acknowledgement alone, said to
+    have nothing before it."""
+    if not is_acknowledgement(request.text):
+        return request.text
+    ack = " ".join(request.text.split())
+    if request.index >= 0:
+        before = _assistant_text_before(messages, request.index)
+        plan = stated_plan(before)
+        if plan:
+            return words.ack_plan.format(ack=ack, plan=plan)
+        if before:
+            last = re.split(r"\n\s*\n", before)[-1].strip()
+            return words.ack_message.format(ack=ack, message=_cap(last, PLAN_MAX_CHARS))
+    earlier = [m.text for m in messages[: max(request.index, 0)] if is_real_user_message(m)]
+    texts = [*prior, *earlier] if request.index >= 0 else list(prior)
+    for text in reversed(texts):
+        if text != request.text and not is_slash_command(text) and not is_acknowledgement(text):
+            if text == goal:
+                break
+            return words.ack_request.format(ack=ack, request=_cap(text, RESOLVED_MAX_CHARS))
+    return words.ack_goal.format(ack=ack) if goal else words.ack_alone.format(ack=ack)
+
+
+def next_step(
+    messages: Sequence[Message],
+    *,
+    split_turn: bool,
+    prior: Sequence[str],
+    goal: str,
+    open_errors: Sequence[str] = (),
+    words: Wording = ENGLISH,
+) -> str:
+    """The next-step text of a continuation state (see the module docstring).
+
+    Args:
+        messages: everything that leaves the context, oldest first (the summarized range
+            and the part of a split turn before the cut).
+        split_turn: the compaction splits the newest turn (the messages after the state
+            continue it).
+        prior: real user texts before ``messages``, oldest first.
+        goal: the session's goal (a request equal to it is reported as the goal).
+        open_errors: the open error lines, oldest first.
+        words: the sentences.
+
+    Returns:
+        One to four lines: the request (open or answered), the agent's stated plan after it,
+        the number of open errors, and for an answered request that the messages after the
+        state say what comes next.
+    """
+    request = latest_request(messages, prior)
+    lines: list[str] = []
+    answered = False
+    names = {"current_work": words.current_work, "errors": words.errors}
+    if request is None and not goal:
+        lines.append(words.no_request)
+    elif request is None or request.text == goal:
+        answered = request is not None and not split_turn and _answered(messages, request.index)
+        lines.append(words.goal_answered.format(**names) if answered else words.goal_open)
+    else:
+        text = resolve(request, messages, prior, goal, words)
+        answered = not split_turn and (request.index < 0 or _answered(messages, request.index))
+        template = words.answered_request if answered else words.open_request
+        lines.append(template.format(request=text, **names))
+    start = request.index + 1 if request is not None and request.index >= 0 else 0
+    plan = stated_plan(_assistant_text_before(messages[start:], len(messages) - start))
+    if plan and plan not in lines[0]:
+        lines.append((words.plan_answered if answered else words.plan_open).format(plan=plan))
+    if open_errors:
+        lines.append(words.open_errors.format(count=len(open_errors), **names))
+    if answered:
+        lines.append(words.go_on)
+    return "\n".join(lines)
+
+
+__all__ = [
+    "ENGLISH",
+    "PLAN_MAX_CHARS",
+    "Request",
+    "Wording",
+    "latest_request",
+    "next_step",
+    "resolve",
+    "stated_plan",
+]

@@ -1,0 +1,546 @@
+"""Fitting typed items into a token budget by value (pure; a layout renders the text).
+
+:func:`select` decides which items (:mod:`ctxengine.summarizers.items`) a continuation state
+shows, whole or shortened, so that the rendered text fits ``budget`` tokens:
+
+1. required items first, whole; when they alone overflow the budget, the shortenable ones
+   (the goal, the next step) are cut by measure towards their floors, lowest score first,
+   and nothing else is shown;
+2. every other item in score order: shown whole when it fits the tokens left (alone, or with
+   the rest of its group, since showing a group whole drops its part of the closing note),
+   else shortened to the tokens left when it may be (never below its floor, never below
+   :data:`MIN_CUT_TOKENS`), else left out; what the state says about items left out (the
+   closing note, a carried summary's section notes) is priced too;
+3. the text is rendered and measured (the per-item costs are estimates, the measure is
+   exact): while it is over the budget, the lowest-scored items shown are shortened or
+   go; while it is under, the items left out or shortened are tried again in score order
+   with the tokens the measure leaves free, and at the end a few by measure alone.
+
+So items are left out only when the budget is spent. ``select`` never raises: when the
+required items alone do not fit, the selection holds them at their floors (the same
+selection whatever the budget) and the caller measures it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ctxengine.summarizers.items import Item
+from ctxengine.tokens.base import Estimator
+
+#: Fewest tokens worth showing of a shortened optional item (less, and it is left out).
+MIN_CUT_TOKENS = 24
+#: Rounds of measuring and filling again after the first pass.
+REFILL_ROUNDS = 4
+#: Parts of the closing note the first pass keeps room for when not everything fits.
+CLOSING_PARTS = 3
+#: Largest share of the budget kept for the closing note in the first pass.
+CLOSING_RESERVE_MAX_RATIO = 0.1
+#: Items (or whole groups) tried by measure at the end, at most.
+EXACT_TRIALS = 8
+#: How far over the free room an item's estimated cost may be and still be tried by
+#: measure (the per-line estimates round up).
+EXACT_SLACK = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """An item as shown: ``text`` is its first characters when ``cut`` (the number of
+    characters left out) is above 0."""
+
+    item: Item
+    text: str
+    cut: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What a continuation state shows and leaves out, each in the items' input order."""
+
+    shown: tuple[Shown, ...] = ()
+    omitted: tuple[Item, ...] = ()
+
+    def groups_omitted(self) -> dict[str, int]:
+        """Items left out per group."""
+        out: dict[str, int] = {}
+        for item in self.omitted:
+            out[item.group] = out.get(item.group, 0) + 1
+        return out
+
+
+class Layout(Protocol):
+    """How a selection is written: the whole text, and the parts :func:`select` prices."""
+
+    def render(self, selection: Selection) -> str:
+        """The whole text."""
+        ...
+
+    def line(self, shown: Shown) -> str:
+        """The text one shown item adds to its group."""
+        ...
+
+    def frame(self, group: str) -> str:
+        """The text a group adds around its items (heading, separators, tags)."""
+        ...
+
+    def note(self, group: str, omitted: int) -> str:
+        """What a group that shows some of its items writes among them about the ``omitted``
+        others (``""`` when nothing)."""
+        ...
+
+    def closing(self, group: str, omitted: int, partial: bool) -> str:
+        """What the closing note says of a group's ``omitted`` items (``partial``: the group
+        shows others); ``""`` when it says nothing."""
+        ...
+
+    def closing_frame(self) -> str:
+        """The closing note without its parts."""
+        ...
+
+
+def shortened(item: Item, keep: int) -> Shown:
+    """``item`` showing its first ``keep`` characters (trailing spaces dropped)."""
+    if keep >= len(item.text):
+        return Shown(item, item.text)
+    text = item.text[:keep].rstrip()
+    return Shown(item, text, len(item.text) - len(text))
+
+
+class _State:
+    """The selection being built and its estimated cost in tokens (``total``)."""
+
+    def __init__(self, items: Sequence[Item], estimator: Estimator, layout: Layout) -> None:
+        self.items = items
+        self.est = estimator
+        self.layout = layout
+        self.shown: dict[int, Shown] = {}
+        self.omitted: set[int] = set()
+        self.cost: dict[int, int] = {}
+        self.g_cost: dict[str, int] = defaultdict(int)
+        self.g_shown: dict[str, int] = defaultdict(int)
+        self.g_left: dict[str, int] = defaultdict(int)
+        self.total = 0
+        self._frames: dict[str, int] = {}
+        self._notes: dict[tuple[str, int, bool], int] = {}
+        self._lines: dict[Shown, int] = {}
+        self.listed: set[str] = set()
+        self._closing_frame_cost: int | None = None
+        self.g_omitted: dict[str, set[int]] = defaultdict(set)
+        self.g_left_cost: dict[str, int] = defaultdict(int)
+        self._wholes: dict[int, Shown] = {}
+
+    def whole(self, index: int) -> Shown:
+        """Item ``index`` shown whole."""
+        found = self._wholes.get(index)
+        if found is None:
+            item = self.items[index]
+            found = self._wholes[index] = Shown(item, item.text)
+        return found
+
+    def line_cost(self, shown: Shown) -> int:
+        """Estimated tokens of ``shown``'s line."""
+        cost = self._lines.get(shown)
+        if cost is None:
+            cost = self._lines[shown] = self.est.text(self.layout.line(shown))
+        return cost
+
+    def _frame(self, group: str) -> int:
+        if group not in self._frames:
+            self._frames[group] = self.est.text(self.layout.frame(group))
+        return self._frames[group]
+
+    def _note(self, group: str, left: int, shown: int) -> int:
+        """Tokens of what the group writes about its ``left`` items left out: its own note
+        and its part of the closing note."""
+        key = (group, left, bool(shown))
+        if key not in self._notes:
+            cost = 0
+            if left:
+                inline = self.layout.note(group, left) if shown else ""
+                part = self.layout.closing(group, left, bool(shown))
+                cost = (self.est.text(inline) if inline else 0) + (
+                    self.est.text(part) if part else 0
+                )
+            self._notes[key] = cost
+        return self._notes[key]
+
+    def _listed(self, group: str, shown: int, left: int) -> bool:
+        """The closing note names ``group``."""
+        return bool(left) and bool(self.layout.closing(group, left, bool(shown)))
+
+    def _group(self, group: str, cost: int, shown: int, left: int) -> int:
+        """Tokens a group adds: its heading and items when it shows something, and what it
+        writes about the items left out."""
+        body = self._frame(group) + cost if shown else 0
+        return body + self._note(group, left, shown)
+
+    def _closing_cost(self) -> int:
+        if self._closing_frame_cost is None:
+            self._closing_frame_cost = self.est.text(self.layout.closing_frame())
+        return self._closing_frame_cost if self.listed else 0
+
+    def _after(self, index: int, new: Shown | None) -> tuple[int, int, int, int]:
+        """The group's (cost, shown, left) once ``index`` becomes ``new`` (``None``: left
+        out), and the line cost of ``new``."""
+        group = self.items[index].group
+        cost, shown, left = self.g_cost[group], self.g_shown[group], self.g_left[group]
+        if index in self.shown:
+            cost, shown = cost - self.cost[index], shown - 1
+        elif index in self.omitted:
+            left -= 1
+        line = 0
+        if new is None:
+            left += 1
+        else:
+            line = self.line_cost(new)
+            cost, shown = cost + line, shown + 1
+        return cost, shown, left, line
+
+    def _frame_change(self, group: str, shown: int, left: int) -> tuple[set[str], int]:
+        """The groups the closing note names once ``group`` has (``shown``, ``left``) items,
+        and the change of the closing note's frame cost."""
+        listed = set(self.listed)
+        if self._listed(group, shown, left):
+            listed.add(group)
+        else:
+            listed.discard(group)
+        before = self._closing_cost()
+        saved = self.listed
+        self.listed = listed
+        after = self._closing_cost()
+        self.listed = saved
+        return listed, after - before
+
+    def delta(self, index: int, new: Shown | None) -> int:
+        """Change of ``total`` if ``index`` became ``new``."""
+        group = self.items[index].group
+        cost, shown, left, _ = self._after(index, new)
+        before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
+        _, frame = self._frame_change(group, shown, left)
+        return self._group(group, cost, shown, left) - before + frame
+
+    def set(self, index: int, new: Shown | None) -> None:
+        """Make item ``index`` ``new`` (``None``: left out) and update ``total``."""
+        group = self.items[index].group
+        before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
+        cost, shown, left, line = self._after(index, new)
+        self.listed, frame = self._frame_change(group, shown, left)
+        self.total += frame
+        self.shown.pop(index, None)
+        self.cost.pop(index, None)
+        if index in self.omitted:
+            self.omitted.discard(index)
+            self.g_omitted[group].discard(index)
+            self.g_left_cost[group] -= self.line_cost(self.whole(index))
+        if new is None:
+            self.omitted.add(index)
+            self.g_omitted[group].add(index)
+            self.g_left_cost[group] += self.line_cost(self.whole(index))
+        else:
+            self.shown[index] = new
+            self.cost[index] = line
+        self.g_cost[group], self.g_shown[group], self.g_left[group] = cost, shown, left
+        self.total += self._group(group, cost, shown, left) - before
+
+    def group_delta(self, group: str, extra: int | None = None) -> int:
+        """Change of ``total`` if every item of ``group`` left out, and item ``extra`` (not
+        shown), were shown whole."""
+        cost = self.g_cost[group] + self.g_left_cost[group]
+        shown = self.g_shown[group] + self.g_left[group]
+        if extra is not None and extra not in self.omitted:
+            cost += self.line_cost(self.whole(extra))
+            shown += 1
+        before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
+        _, frame = self._frame_change(group, shown, 0)
+        return self._group(group, cost, shown, 0) - before + frame
+
+    def show_group(self, group: str, extra: int | None = None) -> list[tuple[int, Shown | None]]:
+        """Show every item of ``group`` left out (and ``extra``) whole; returns what each
+        was before, for :meth:`undo`."""
+        indices = sorted(self.g_omitted[group])
+        if extra is not None and extra not in self.omitted:
+            indices.append(extra)
+        before = [(j, self.shown.get(j)) for j in indices]
+        for j in indices:
+            self.set(j, self.whole(j))
+        return before
+
+    def undo(self, before: list[tuple[int, Shown | None]]) -> None:
+        """Put back what :meth:`show_group` changed (an item that was neither shown nor left
+        out is left out)."""
+        for j, shown in reversed(before):
+            self.set(j, shown)
+
+    def selection(self) -> Selection:
+        shown = tuple(self.shown[i] for i in sorted(self.shown))
+        return Selection(shown, tuple(self.items[i] for i in sorted(self.omitted)))
+
+    def measure(self) -> int:
+        return self.est.text(self.layout.render(self.selection()))
+
+
+def _longest(state: _State, index: int, limit: int, floor: int) -> Shown | None:
+    """The longest shortened copy of item ``index`` (at least ``floor`` characters) that
+    keeps ``total`` within ``limit``, or ``None``."""
+    item = state.items[index]
+    lo, hi = floor, len(item.text) - 1
+    best: Shown | None = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = shortened(item, mid)
+        if state.total + state.delta(index, candidate) <= limit:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best if best is not None and best.text else None
+
+
+def _with_group(state: _State, index: int, limit: int) -> bool:
+    """Show item ``index`` together with every other item of its group left out, when all of
+    them fit ``limit`` at once (showing a group whole drops its note, which one item at a
+    time never pays for); True when done."""
+    group = state.items[index].group
+    if not state.g_omitted[group] - {index}:
+        return False
+    if state.total + state.group_delta(group, index) > limit:
+        return False
+    state.show_group(group, index)
+    return True
+
+
+def _place(state: _State, index: int, limit: int) -> None:
+    """Show item ``index`` whole (alone, or with the rest of its group), or shortened, within
+    ``limit``; else leave it out."""
+    item = state.items[index]
+    whole = state.whole(index)
+    if state.total + state.delta(index, whole) <= limit:
+        state.set(index, whole)
+        return
+    if _with_group(state, index, limit):
+        return
+    if item.cut_floor is not None:
+        cut = _longest(state, index, limit, item.cut_floor)
+        current = state.shown.get(index)
+        if (
+            cut is not None
+            and (item.cut_floor > 0 or state.line_cost(cut) >= MIN_CUT_TOKENS)
+            and (current is None or len(cut.text) > len(current.text))
+        ):
+            state.set(index, cut)
+            return
+        if current is not None:
+            return  # keep the shorter copy it has
+    state.set(index, None)
+
+
+def _fit_required(state: _State, order: list[int], budget: int) -> None:
+    """Show the required items whole, then shorten the shortenable ones, lowest score
+    first, while the estimate is over ``budget``."""
+    for i in order:
+        if state.items[i].required:
+            state.set(i, state.whole(i))
+    for i in reversed(order):
+        item = state.items[i]
+        if state.total <= budget:
+            return
+        if item.required and item.cut_floor is not None and item.cut_floor < len(item.text):
+            cut = _longest(state, i, budget, item.cut_floor) or shortened(item, item.cut_floor)
+            state.set(i, cut)
+
+
+def _evict(state: _State, order: list[int], excess: int, settled: set[int]) -> bool:
+    """Free ``excess`` estimated tokens from the lowest-scored optional items shown: shorten
+    one that may be shortened, else leave it out; the items touched join ``settled`` (not
+    filled again). False when nothing could go."""
+    freed = 0
+    changed = False
+    for i in reversed(order):
+        if freed >= excess:
+            break
+        shown = state.shown.get(i)
+        item = state.items[i]
+        if shown is None or item.required:
+            continue
+        before = state.total
+        floor = item.cut_floor
+        cut = None
+        if floor is not None:
+            cut = _longest(state, i, state.total - (excess - freed), floor)
+            if cut is not None and (
+                len(cut.text) >= len(shown.text)
+                or (floor == 0 and state.line_cost(cut) < MIN_CUT_TOKENS)
+            ):
+                cut = None
+        state.set(i, cut)
+        settled.add(i)
+        freed += before - state.total
+        changed = True
+    return changed
+
+
+def select(items: Sequence[Item], budget: int, estimator: Estimator, layout: Layout) -> Selection:
+    """The items to show within ``budget`` tokens of ``layout.render`` (see the module
+    docstring); the result exceeds the budget only when the required items alone do."""
+    order = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
+    state = _State(items, estimator, layout)
+    _fit_required(state, order, budget)
+    settled: set[int] = set()
+    if any(s.cut for s in state.shown.values()):  # the required items alone overflow
+        for i in order:
+            if not items[i].required:
+                state.set(i, None)
+        return _squeeze(state, order, budget, settled)
+    limit = budget - _closing_reserve(state, budget)
+    for i in order:
+        if not items[i].required:
+            _place(state, i, limit)
+    for _ in range(REFILL_ROUNDS):
+        tokens = state.measure()
+        offset = tokens - state.total
+        if tokens > budget:
+            if not _evict(state, order, tokens - budget, settled):
+                break
+            continue
+        waiting = [
+            i
+            for i in order
+            if not items[i].required
+            and i not in settled
+            and (i in state.omitted or (i in state.shown and state.shown[i].cut))
+        ]
+        before = (len(state.omitted), sum(s.cut for s in state.shown.values()))
+        for i in waiting:
+            _place(state, i, budget - offset)
+        if (len(state.omitted), sum(s.cut for s in state.shown.values())) == before:
+            break
+    return _squeeze(state, order, budget, settled)
+
+
+def _closing_reserve(state: _State, budget: int) -> int:
+    """Tokens the first pass keeps for the closing note when not everything can fit: its
+    frame and :data:`CLOSING_PARTS` parts, at most :data:`CLOSING_RESERVE_MAX_RATIO` of the
+    budget (else the first item left out would push the text over the budget, and the
+    eviction that follows would take out more than it must)."""
+    everything = sum(state.line_cost(state.whole(i)) for i in range(len(state.items)))
+    everything += sum(state._frame(g) for g in {item.group for item in state.items})
+    if everything <= budget:
+        return 0
+    part = state.est.text("99 more items, ")
+    reserve = state.est.text(state.layout.closing_frame()) + CLOSING_PARTS * part
+    return min(reserve, int(budget * CLOSING_RESERVE_MAX_RATIO))
+
+
+def _top_up(state: _State, order: list[int], budget: int, tokens: int) -> None:
+    """Fill what the measured text leaves free: first the items left out whose estimated
+    cost fits, in score order, as one batch (taken back and retried with half the room when
+    the measure finds it over); then, by measure, up to :data:`EXACT_TRIALS` items (alone,
+    or with the rest of their group) whose estimate is within :data:`EXACT_SLACK` tokens of
+    the room."""
+    room = budget - tokens
+    for _ in range(REFILL_ROUNDS):
+        if room <= 0:
+            break
+        added: list[int] = []
+        spent = 0
+        for i in order:
+            item = state.items[i]
+            if i not in state.omitted or item.required:
+                continue
+            cost = state.delta(i, state.whole(i))
+            if spent + cost <= room:
+                state.set(i, state.whole(i))
+                added.append(i)
+                spent += cost
+        if not added:
+            break
+        measured = state.measure()
+        if measured <= budget:
+            room = budget - measured
+            continue
+        for i in reversed(added):
+            state.set(i, None)
+        room //= 2
+    _exact(state, order, budget)
+
+
+def _exact(state: _State, order: list[int], budget: int) -> None:
+    """Try, by measure, the best item left out of each group alone, then the whole group, in
+    the order of their best items (see :func:`_top_up`)."""
+    tokens = state.measure()
+    trials = 0
+    tried: set[str] = set()
+    for i in order:
+        if trials >= EXACT_TRIALS or tokens >= budget:
+            return
+        item = state.items[i]
+        if i not in state.omitted or item.required or item.group in tried:
+            continue
+        tried.add(item.group)
+        room = budget - tokens + EXACT_SLACK
+        options: list[int | None] = [i]
+        if len(state.g_omitted[item.group]) > 1:
+            options.append(None)
+        for option in options:
+            if option is not None:
+                if state.delta(option, state.whole(option)) > room:
+                    continue
+                before = [(option, state.shown.get(option))]
+                state.set(option, state.whole(option))
+            else:
+                if state.group_delta(item.group) > room:
+                    continue
+                before = state.show_group(item.group)
+            trials += 1
+            measured = state.measure()
+            if measured <= budget:
+                tokens = measured
+                break
+            state.undo(before)
+
+
+def _squeeze(state: _State, order: list[int], budget: int, settled: set[int]) -> Selection:
+    """Leave out optional items until the measured text fits; when the required items alone
+    do not fit, shorten them by measure (to their floors when even those are over the
+    budget, so that such a result is the same whatever the budget); when nothing required is
+    shortened, fill what is left free (:func:`_top_up`)."""
+    while True:
+        tokens = state.measure()
+        if tokens <= budget or not _evict(state, order, tokens - budget, settled):
+            break
+    cuttable = [
+        i
+        for i in reversed(order)
+        if i in state.shown and state.items[i].required and state.items[i].cut_floor is not None
+    ]
+    if tokens > budget or any(state.shown[i].cut for i in cuttable):
+        _floors_then_longest(state, cuttable, budget)
+    if not any(state.shown[i].cut for i in cuttable):
+        _top_up(state, order, budget, state.measure())
+    return state.selection()
+
+
+def _floors_then_longest(state: _State, cuttable: list[int], budget: int) -> None:
+    """Set the required items that may be shortened to their floors (so that a result over
+    the budget is the same whatever the budget), then lengthen them again by measure,
+    highest score first, while the text fits."""
+    for i in cuttable:
+        item = state.items[i]
+        state.set(i, shortened(item, item.cut_floor or 0))
+    for i in reversed(cuttable):
+        item = state.items[i]
+        lo, hi = len(state.shown[i].text) + 1, len(item.text)
+        best = state.shown[i]
+        while lo <= hi:  # measured, not estimated: this path is rare and must be exact
+            mid = (lo + hi) // 2
+            state.set(i, shortened(item, mid))
+            if state.measure() <= budget:
+                best, lo = state.shown[i], mid + 1
+            else:
+                hi = mid - 1
+        state.set(i, best)
+
+
+__all__ = ["MIN_CUT_TOKENS", "Layout", "Selection", "Shown", "select", "shortened"]

@@ -1,0 +1,147 @@
+"""Items of every type compete for one budget by value: the rendered text fits, what is left
+out is the least valuable, a closing note says what and where only when the budget is spent,
+the focus text ranks first, texts are shortened to the room left, and required items that do
+not fit give the same result whatever the budget. Sizes by :class:`QuarterEstimator` (one
+token per started 4 characters)."""
+
+from __future__ import annotations
+
+from summarizer_helpers import QuarterEstimator
+
+from ctxengine.summarizers.items import FOCUS_BONUS, RECENCY_WEIGHT, VALUES, Item, with_focus
+from ctxengine.summarizers.sections import StateLayout, notes
+from ctxengine.summarizers.select import Selection, select
+
+EST = QuarterEstimator()
+LAYOUT = StateLayout(entries=(3, 40))
+COMMANDS = tuple(f"pytest tests/test_{n}.py" for n in ("lexer", "parser", "ast", "eval"))
+FULL = (
+    "## Goal\nFix the parser.\n\n"
+    "## Files modified\n- src/parser.py\n\n"
+    "## Files read\n- src/lexer.py\n\n"
+    "## Errors\n- fixed: E1: old failure\n- open: E2: new failure\n\n"
+    "## Commands run\n" + "\n".join(f"- {c}" for c in COMMANDS)
+)
+
+
+def items() -> list[Item]:
+    return [
+        Item("goal", "goal", "Fix the parser.", recency=1.0, required=True, cut_floor=500),
+        Item("files_modified", "file.modified", "src/parser.py", required=True),
+        Item("files_read", "file.read", "src/lexer.py"),
+        Item("errors", "error.fixed", "fixed: E1: old failure", order=0, recency=0.0),
+        Item("errors", "error.open", "open: E2: new failure", order=1, recency=1.0),
+        *[Item("commands", "command", c, order=k, recency=k / 3) for k, c in enumerate(COMMANDS)],
+    ]
+
+
+def text(chosen: Selection) -> str:
+    return LAYOUT.render(chosen)
+
+
+def test_the_score_table() -> None:
+    open_error = Item("errors", "error.open", "x", recency=0.5)
+    assert open_error.score == VALUES["error.open"] + RECENCY_WEIGHT * 0.5 == 80
+    assert Item("commands", "command", "x", focus=True).score == 15 + FOCUS_BONUS
+    assert Item("earlier_summary", "carried", "x", value=62.0).score == 62
+    ranked = sorted(VALUES, key=lambda k: -VALUES[k])
+    assert ranked.index("rule") < ranked.index("error.open") < ranked.index("error.fixed")
+    assert ranked.index("file.modified") < ranked.index("file.read")
+    assert ranked.index("user_message") < ranked.index("user_message.older")
+
+
+def test_with_room_everything_is_shown_and_nothing_is_said_left_out() -> None:
+    chosen = select(items(), 1_000, EST, LAYOUT)
+    assert text(chosen) == FULL
+    assert EST.text(FULL) == 70
+    assert chosen.omitted == () and notes(chosen) == ()
+    # the budget of exactly the text's size shows it all too
+    assert text(select(items(), 70, EST, LAYOUT)) == FULL
+
+
+def test_the_oldest_commands_go_first_and_the_closing_note_says_where_they_are() -> None:
+    chosen = select(items(), 69, EST, LAYOUT)
+    assert text(chosen) == (
+        "## Goal\nFix the parser.\n\n"
+        "## Files modified\n- src/parser.py\n\n"
+        "## Files read\n- src/lexer.py\n\n"
+        "## Errors\n- fixed: E1: old failure\n- open: E2: new failure\n\n"
+        "## Commands run\n- pytest tests/test_eval.py\n\n"
+        "## Not shown (no room left)\n- 3 more commands run: entries 3–40 of the history"
+    )
+    assert EST.text(text(chosen)) == 69
+    assert notes(chosen) == ("commands: 3 not shown",)
+    # one token less and the newest command does not fit either: 56 tokens, and the next
+    # item (the heading, the line, "4" → "3 more" in the note) would need 13 more
+    chosen = select(items(), 68, EST, LAYOUT)
+    assert text(chosen).endswith(
+        "## Not shown (no room left)\n- 4 commands run: entries 3–40 of the history"
+    )
+    assert EST.text(text(chosen)) == 56
+
+
+def test_an_open_error_stays_when_a_fixed_one_and_a_read_file_go() -> None:
+    chosen = select(items(), 49, EST, LAYOUT)
+    assert text(chosen) == (
+        "## Goal\nFix the parser.\n\n"
+        "## Files modified\n- src/parser.py\n\n"
+        "## Errors\n- open: E2: new failure\n\n"
+        "## Not shown (no room left)\n"
+        "- 1 file read, 1 more error, 4 commands run: entries 3–40 of the history"
+    )
+    assert EST.text(text(chosen)) == 49
+
+
+def test_items_matching_the_focus_rank_first() -> None:
+    focused = with_focus(items(), "AST")
+    assert [i.text for i in focused if i.focus] == ["pytest tests/test_ast.py"]
+    chosen = select(focused, 59, EST, LAYOUT)
+    assert text(chosen) == (
+        "## Goal\nFix the parser.\n\n"
+        "## Files modified\n- src/parser.py\n\n"
+        "## Commands run\n- pytest tests/test_ast.py\n- pytest tests/test_eval.py\n\n"
+        "## Not shown (no room left)\n"
+        "- 1 file read, 2 errors, 2 more commands run: entries 3–40 of the history"
+    )
+    assert EST.text(text(chosen)) == 59
+
+
+def test_a_text_is_shortened_to_the_room_left() -> None:
+    message = "word " * 40  # 200 characters
+    chosen = select(
+        [
+            Item("goal", "goal", "Fix the parser.", required=True, cut_floor=500),
+            Item("user_messages", "user_message", message.strip(), cut_floor=0),
+        ],
+        60,
+        EST,
+        LAYOUT,
+    )
+    assert text(chosen) == (
+        "## Goal\nFix the parser.\n\n## User messages (newest first)\n- "
+        + "word " * 28
+        + "word [… 55 more characters not shown]"
+    )
+    # 236 characters: 59 tokens (the cut is sized on the line's estimated cost)
+    assert EST.text(text(chosen)) == 59
+
+
+def test_required_items_over_the_budget_sit_at_their_floors_whatever_the_budget() -> None:
+    goal = "".join(f"{i:04d} " for i in range(200))  # 1,000 characters
+    made = [
+        Item("goal", "goal", goal, required=True, cut_floor=500),
+        Item("files_modified", "file.modified", "src/parser.py", required=True),
+        Item("commands", "command", "make"),
+    ]
+    first, second = select(made, 100, EST, LAYOUT), select(made, 150, EST, LAYOUT)
+    assert first == second
+    assert text(first) == (
+        f"## Goal\n{goal[:499]}\n[… 501 more characters not shown]\n\n"
+        "## Files modified\n- src/parser.py\n\n"
+        "## Not shown (no room left)\n- 1 command run: entries 3–40 of the history"
+    )
+    assert EST.text(text(first)) == 163
+    # with room for more of the goal, it is lengthened by measure
+    wider = select(made, 200, EST, LAYOUT)
+    assert EST.text(text(wider)) == 200
+    assert text(wider).count("[… ") == 1

@@ -1,0 +1,191 @@
+"""The continuation state on every corpus transcript: one compaction of the imported history
+(foreign compactions included) at 8,000, 32,000 and 128,000 tokens, and a replay at 8,000
+tokens (chained compactions, each carrying the one before). For every state the extractive
+summarizer writes:
+
+- nothing is said left out ("not shown") unless the state used its budget, less at most
+  :data:`SLACK` tokens (one list line);
+- no command the ledgers judge failed at its latest run is reported as succeeded;
+- the next step (under its heading in the state's language) is present and is never a bare
+  acknowledgement;
+
+and every request rendered for OpenAI and for Anthropic after a compaction holds exactly one
+opening and one closing ``continuation-state`` tag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+
+import ctxengine.replay as replay_module
+from corpus import CORPUS, replayable_names, require_corpus
+from ctxengine.engine import Session
+from ctxengine.errors import NothingToCompact, SummaryRejected, UnsupportedFormatError
+from ctxengine.importers import read_transcript
+from ctxengine.model import Entry
+from ctxengine.projection.context import Context
+from ctxengine.projection.wording import state_language, wording
+from ctxengine.replay import RENDERERS, replay
+from ctxengine.summarizers import ExtractiveSummarizer, Summary, SummaryRequest
+from ctxengine.summarizers.acknowledge import is_acknowledgement
+from ctxengine.summarizers.items import failed_later
+
+#: Windows of the single compaction, in tokens.
+WINDOWS: tuple[int, ...] = (8_000, 32_000, 128_000)
+#: Window of the replay, in tokens.
+REPLAY_WINDOW = 8_000
+#: Tokens a state may leave free and still say it left something out: about one list line
+#: (a path or a command of 100 to 200 characters).
+SLACK = 48
+NOT_SHOWN = re.compile(r"not shown", re.IGNORECASE)
+RAN = re.compile(r"^- ran `(.*)` \(succeeded\)$", re.MULTILINE)
+#: The label before the request on the next step's first line, in any language.
+LABEL = re.compile(r"^[^:：]*[:：]\s*")
+
+Written = list[tuple[SummaryRequest, Summary]]
+
+
+@contextmanager
+def recording() -> Iterator[Written]:
+    """While active, every state the extractive summarizer writes is recorded with its
+    request."""
+    written: Written = []
+    original = ExtractiveSummarizer.summarize
+
+    def summarize(self: ExtractiveSummarizer, request: SummaryRequest, estimator: Any) -> Summary:
+        summary = original(self, request, estimator)
+        written.append((request, summary))
+        return summary
+
+    with patch.object(ExtractiveSummarizer, "summarize", summarize):
+        yield written
+
+
+def section(text: str, heading: str) -> str:
+    """The body of ``## heading`` in ``text`` (``""`` when absent)."""
+    _, found, rest = text.partition(f"## {heading}\n")
+    return rest.split("\n\n## ", 1)[0] if found else ""
+
+
+def problems_of(request: SummaryRequest, summary: Summary) -> list[str]:
+    """What is wrong with one state (see the module docstring)."""
+    text = summary.text
+    out: list[str] = []
+    if NOT_SHOWN.search(text) and summary.tokens < request.budget_tokens - SLACK:
+        out.append(f"left out with {request.budget_tokens - summary.tokens} tokens free")
+    failing = {e.command for e in summary.ledgers.error_facts if e.status == "open" and e.command}
+    out += [f"{c} reported succeeded" for c in RAN.findall(text) if failed_later(c, failing)]
+    step = section(text, wording(state_language(text)).headings.next_step)
+    if not step:
+        out.append("no next step")
+    first = step.split("\n", 1)[0]
+    if is_acknowledgement(step) or is_acknowledgement(LABEL.sub("", first)):
+        out.append(f"next step is a bare acknowledgement: {first!r}")
+    return out
+
+
+def tag_counts(ctx: Context) -> dict[str, tuple[int, int]]:
+    """Per provider, the opening and closing ``continuation-state`` tags of the request."""
+    counts = {}
+    for provider, render in RENDERERS.items():
+        body = json.dumps(render(ctx), ensure_ascii=False)
+        counts[provider] = (body.count("<continuation-state>"), body.count("</continuation-state>"))
+    return counts
+
+
+@contextmanager
+def counting_tags(seen: dict[str, dict[str, tuple[int, int]]]) -> Iterator[None]:
+    """While active, the first request the replay renders after each compaction has its tags
+    counted into ``seen`` (keyed by compaction id)."""
+    original = dict(replay_module.RENDERERS)
+
+    def wrap(
+        provider: str, render: Callable[[Context], dict[str, object]]
+    ) -> Callable[[Context], dict[str, object]]:
+        def counted(ctx: Context) -> dict[str, object]:
+            body = render(ctx)
+            if ctx.compaction_id is not None:
+                text = json.dumps(body, ensure_ascii=False)
+                counts = (text.count("<continuation-state>"), text.count("</continuation-state>"))
+                seen.setdefault(ctx.compaction_id, {})[provider] = counts
+            return body
+
+        return counted
+
+    wrapped = {p: wrap(p, r) for p, r in original.items()}
+    with patch.dict(replay_module.RENDERERS, wrapped):
+        yield
+
+
+def _entries(name: str) -> tuple[Entry, ...] | None:
+    require_corpus(name)
+    try:
+        return tuple(read_transcript(CORPUS / name).entries)
+    except UnsupportedFormatError:
+        return None
+
+
+@pytest.mark.parametrize("name", replayable_names())
+def test_every_state_of_a_compaction_keeps_its_promises(name: str) -> None:
+    entries = _entries(name)
+    if entries is None:
+        pytest.skip("format not supported yet")
+    failures: list[str] = []
+    states = 0
+    for window in WINDOWS:
+        with recording() as written:
+            session = Session(window, entries=entries)
+            try:
+                outcome = session.compact()
+            except (NothingToCompact, SummaryRejected):
+                continue  # nothing to summarize, or a state as large as what it replaces
+        states += len(written)
+        for request, summary in written:
+            failures += [f"{window}: {p}" for p in problems_of(request, summary)]
+        counts = tag_counts(outcome.context)
+        if counts != {"openai": (1, 1), "anthropic": (1, 1)}:
+            failures.append(f"{window}: continuation-state tags {counts}")
+    with recording() as written:
+        seen: dict[str, dict[str, tuple[int, int]]] = {}
+        with counting_tags(seen):
+            result = replay(entries, window=REPLAY_WINDOW)
+    states += len(written)
+    for request, summary in written:
+        failures += [f"replay: {p}" for p in problems_of(request, summary)]
+    assert len(seen) == result.compactions
+    for compaction, counts in seen.items():
+        if counts != {"openai": (1, 1), "anthropic": (1, 1)}:
+            failures.append(f"replay {compaction}: continuation-state tags {counts}")
+    assert failures == [], failures
+    if result.compactions:
+        assert states > 0
+
+
+def test_the_checks_catch_what_they_look_for() -> None:
+    from ctxengine.model import ErrorFact, Ledgers
+
+    request = SummaryRequest((), None, "", 100)
+    ledgers = Ledgers(error_facts=(ErrorFact("boom", "open", 3, "pytest -q"),))
+    bad = Summary(
+        "## Done\n- ran `pytest -q` (succeeded)\n\n## Next step\n"
+        "Latest user request (in progress): continue\n\n"
+        "## Not shown (no room left)\n- 3 commands run",
+        ledgers,
+        "extractive",
+        40,
+    )
+    assert problems_of(request, bad) == [
+        "left out with 60 tokens free",
+        "pytest -q reported succeeded",
+        "next step is a bare acknowledgement: 'Latest user request (in progress): continue'",
+    ]
+    assert problems_of(request, Summary("## Goal\nx", Ledgers(), "extractive", 3)) == [
+        "no next step"
+    ]
