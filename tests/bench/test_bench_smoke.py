@@ -26,13 +26,13 @@ SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
     "rule_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
-    "identifier (tool)": {"1": 1.0, "3": 1.0, "10": 0.25},
-    "identifier (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
-    "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 0.5},
-    "error": {"1": 1.0, "3": 1.0, "10": 0.375},
+    "identifier (tool)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "identifier (user)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "error": {"1": 1.0, "3": 1.0, "10": 0.875},
     "decision (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
-    "decision (user)": {"1": 1.0, "3": 1.0, "10": 0.5},
-    "next_step": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "decision (user)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "next_step": {"1": 1.0, "3": 1.0, "10": 1.0},
     "file_modified (direct)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "file_modified (indirect)": {"1": 0.9167, "3": 1.0, "10": 1.0},
 }
@@ -43,9 +43,9 @@ ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
     "10": (1.0, 1.0),
 }
 #: Ceilings per k (lower is better): corruption rate, stale superseded rules, bare next steps.
-CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0714, "3": 0.0714, "10": 0.0}
+CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0714, "3": 0.0714, "10": 0.0357}
 STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
-BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 3, "3": 4, "10": 4}
+BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 0, "3": 0, "10": 0}
 #: The smoke profile must run in the test suite in under this many seconds.
 SMOKE_MAX_SECONDS = 60
 
