@@ -54,13 +54,17 @@ class DroidImporter:
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for a session store (first line ``session_start``, or a ``message`` line
         with a ``message`` object) or a stream-json log (first line of a stream-json type
-        with a ``session_id``)."""
+        with a ``session_id`` and no ``subtype``, which Claude Code's stream-json has)."""
         first = first_line(head)
         if _STORE.match(first) and (
             b'"session_start"' in first or b'"message":{' in first.replace(b" ", b"")
         ):
             return True
-        return _STREAM.match(first) is not None and b'"session_id"' in first
+        return (
+            _STREAM.match(first) is not None
+            and b'"session_id"' in first
+            and b'"subtype"' not in first
+        )
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
         """Parse ``path``, counting what is skipped, repaired and ignored in ``report``.

@@ -28,8 +28,9 @@ Every line is a record ``{"uuid", "parentUuid", "sessionId", "timestamp", "type"
 
 Tolerated drift (counted in the report, refused in strict mode): a ``functionCall`` without
 ``id`` (``"call_gen_<line>_<n>"``) or with ``null`` args, a ``functionResponse`` without
-``id`` (answers the oldest unanswered call), glued JSON objects on one line, unknown record
-types and parts, and what :func:`~ctxengine.importers._lines.iter_objects` tolerates.
+``id`` (answers the oldest unanswered call), a ``response`` that is not an object (its
+text, or JSON), glued JSON objects on one line, unknown record types and parts, and what
+:func:`~ctxengine.importers._lines.iter_objects` tolerates.
 """
 
 from __future__ import annotations
@@ -258,7 +259,15 @@ class _Reader:
             unique = self.calls.result(response.get("id"), what="functionResponse", line=line)
             if unique is None:
                 continue
-            text, error = _response_text(response.get("response"))
+            raw = response.get("response")
+            if not isinstance(raw, dict):
+                self.report.repair(
+                    "tool output not an object",
+                    "expected `functionResponse.response` to be an object, got "
+                    + type(raw).__name__,
+                    line=line,
+                )
+            text, error = _response_text(raw)
             results.append(
                 ToolResultPart(
                     unique,
