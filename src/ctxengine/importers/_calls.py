@@ -37,6 +37,8 @@ class Calls:
         self.answered: set[str] = set()
         self.names: dict[str, str] = {}
         self._sources: set[str] = set()
+        #: index in :attr:`order` before which every call is answered.
+        self._oldest = 0
 
     def call(
         self,
@@ -77,7 +79,9 @@ class Calls:
 
     def pending(self) -> tuple[str, str] | None:
         """``(source id, unique id)`` of the oldest call not yet answered, or ``None``."""
-        return next(((s, u) for s, u in self.order if u not in self.answered), None)
+        while self._oldest < len(self.order) and self.order[self._oldest][1] in self.answered:
+            self._oldest += 1
+        return self.order[self._oldest] if self._oldest < len(self.order) else None
 
     def result(
         self,

@@ -48,8 +48,11 @@ class ContextReader:
         self.pending_input: int | None = None
         #: row of the assistant message whose ``usage.total`` may follow.
         self.awaiting_total: int | None = None
+        #: the line being read (the source of the rows it adds).
+        self.current: dict[str, Any] = {}
 
     def feed(self, line: int, obj: dict[str, Any]) -> None:
+        self.current = obj
         role = obj.get("role")
         if role == "_system_prompt":
             text = opt_str(obj, "content")
@@ -80,7 +83,7 @@ class ContextReader:
 
     def _add(self, msg: Message) -> int:
         self.awaiting_total = None
-        return self.rows.add(msg)
+        return self.rows.add(msg, key=self.current)
 
     def _plain(self, line: int, role: str, obj: dict[str, Any]) -> None:
         parts = content_parts(obj.get("content"), self.report, line)

@@ -86,9 +86,13 @@ class WireReader:
         self.subagents: dict[str, str] = {}
         self.user_rows: list[int] = []
         self.step: list[Part] = []
-        self.step_results: list[Message] = []
+        self.step_results: list[tuple[Message, dict[str, Any]]] = []
+        self.step_keys: list[dict[str, Any]] = []
+        #: the record being read (the source of the rows it adds).
+        self.current: dict[str, Any] = {}
 
     def feed(self, line: int, obj: dict[str, Any]) -> None:
+        self.current = obj
         kind = obj.get("type")
         if not isinstance(kind, str):
             self.report.skip("record without type", "expected a string `type`", line=line)
@@ -124,7 +128,7 @@ class WireReader:
         prompt = opt_str(obj, "systemPrompt")
         if prompt and self.system_prompt is None:
             self.system_prompt = prompt
-            self.rows.add(Message("system", (TextPart(prompt),)))
+            self.rows.add(Message("system", (TextPart(prompt),)), key=obj)
         self.model = opt_str(obj, "modelAlias") or self.model
         for key in ("profileName", "thinkingEffort", "cwd"):
             if opt_str(obj, key):
@@ -145,7 +149,7 @@ class WireReader:
         if parts is None:
             return
         if role == "assistant":
-            self.rows.add(Message("assistant", tuple(parts)))
+            self.rows.add(Message("assistant", tuple(parts)), key=self.current)
             return
         content = tuple(p for p in parts if isinstance(p, TextPart | ImagePart))
         origin = opt_dict(message, "origin")
@@ -154,7 +158,7 @@ class WireReader:
             meta[SYNTHETIC] = (
                 opt_str(origin, "variant") or opt_str(origin, "name") or str(origin.get("kind"))
             )
-        row = self.rows.add(Message(role, content, meta=meta))
+        row = self.rows.add(Message(role, content, meta=meta), key=self.current)
         if role == "user" and not meta:
             self.user_rows.append(row)
 
@@ -172,6 +176,7 @@ class WireReader:
         elif kind == "content.part":
             parts = content_parts([event.get("part")], self.report, line)
             self.step.extend(parts or ())
+            self.step_keys.append(event)
         elif kind == "tool.call":
             self._call(line, event)
         elif kind == "tool.result":
@@ -201,6 +206,7 @@ class WireReader:
             event.get("toolCallId"), name, f"call_gen_{line}", what="tool.call", line=line
         )
         self.step.append(ToolCallPart(unique, name, arguments_text(args)))
+        self.step_keys.append(event)
 
     def _result(self, line: int, event: dict[str, Any]) -> None:
         unique = self.calls.result(event.get("toolCallId"), what="tool.result", line=line)
@@ -225,7 +231,7 @@ class WireReader:
         part = ToolResultPart(
             unique, (TextPart(text),), is_error=result.get("isError") is True, name=name
         )
-        self.step_results.append(Message("tool", (part,)))
+        self.step_results.append((Message("tool", (part,)), event))
 
     def _close(self, end: dict[str, Any] | None = None, *, aborted: bool = False) -> None:
         """Emit the open step: its assistant message, then its tool results."""
@@ -255,11 +261,12 @@ class WireReader:
                 "assistant", tuple(parts), usage=usage, model=self.model, stop_reason=stop,
                 meta=meta,
             )  # fmt: skip
-            self.rows.add(msg)
-        for result in self.step_results:
-            self.rows.add(result)
+            self.rows.add(msg, key=self.step_keys)
+        for result, event in self.step_results:
+            self.rows.add(result, key=event)
         self.step = []
         self.step_results = []
+        self.step_keys = []
 
     def _compaction(self, obj: dict[str, Any]) -> None:
         self._close()
@@ -279,7 +286,9 @@ class WireReader:
         for row in copies:
             msg = self.rows.rows[row].body
             assert isinstance(msg, Message)
-            kept_rows.append(self.rows.add(msg, meta={"kept_by_compaction": True}))
+            original = self.rows.rows[row].key
+            key = ["kept", original.hex()] if original is not None else None
+            kept_rows.append(self.rows.add(msg, meta={"kept_by_compaction": True}, key=key))
         self.user_rows = kept_rows
 
     def finish(self) -> None:

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import BOM, located, parse_json
+from ctxengine.importers._build import BOM, INT_LIMIT, parse_json, too_complex
 from ctxengine.importers.report import ImportReport
 
 _DECODER = json.JSONDecoder()
@@ -67,9 +69,15 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
                 raw = raw.removeprefix(BOM)
             if not raw.strip():
                 continue
-            with located(path, number):
+            try:
                 value, error = parse_json(raw, report, line=number)
                 glued = split_glued(raw) if error is not None else None
+            except (RecursionError, orjson.JSONEncodeError) as exc:
+                raise too_complex(path, exc, line=number) from None
+            except ValueError as exc:
+                if str(exc).startswith(INT_LIMIT):
+                    raise too_complex(path, exc, line=number) from None
+                raise
             if glued is not None:
                 report.repair(
                     "glued JSON objects",

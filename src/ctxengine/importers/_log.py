@@ -5,16 +5,27 @@ Rows are appended as the file is read; a :class:`Cut` (a native compaction or tr
 names the row where its verbatim tail starts by index. :meth:`Rows.build` turns the rows into
 parent-linked entries and each cut into a :class:`~ctxengine.model.CompactionRecord` whose
 ``first_kept_id`` is the entry of that row.
+
+Entry ids: the source's own id when the row has one (and it is not used yet), else, for a row
+given the parsed source record(s) it came from as ``key``, ``"b2:"`` + a blake2b hash of the
+previous entry's id and the digest of that source's canonical JSON, else the hash of the
+converted body (:class:`~ctxengine.importers._build.LogBuilder`). Hashing the parsed source is
+as stable across re-imports as hashing the body, and several times cheaper; only its 16-byte
+digest is kept until the log is built.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ctxengine.importers._build import LogBuilder
 from ctxengine.model import CompactionRecord, Entry, Message
+from ctxengine.model.codec import HASH_PREFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +52,8 @@ class Row:
     body: Message | Cut
     created_at: str | None = None
     source_id: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
+    key: bytes | None = None
 
 
 class Rows:
@@ -59,9 +71,13 @@ class Rows:
         created_at: str | None = None,
         source_id: str | None = None,
         meta: Mapping[str, Any] | None = None,
+        *,
+        key: Any = None,
     ) -> int:
-        """Append ``body``; returns its row index."""
-        self.rows.append(Row(body, created_at, source_id, dict(meta or {})))
+        """Append ``body`` (``key``: the parsed source it came from, for its id); returns its
+        row index."""
+        digest = _digest(key) if key is not None and source_id is None else None
+        self.rows.append(Row(body, created_at, source_id, meta, digest))
         return len(self.rows) - 1
 
     def truncate(self, size: int) -> int:
@@ -135,8 +151,11 @@ class Rows:
                 )
                 ids.append(None)
             else:
+                source_id = row.source_id
+                if source_id is None and row.key is not None:
+                    source_id = _source_hash(row.key, builder)
                 entry = builder.add(
-                    row.body, source_id=row.source_id, created_at=row.created_at, meta=row.meta
+                    row.body, source_id=source_id, created_at=row.created_at, meta=row.meta
                 )
                 ids.append(entry.id)
         return tuple(builder.entries)
@@ -144,3 +163,19 @@ class Rows:
 
 def _conversation(body: Message | Cut) -> bool:
     return isinstance(body, Message) and body.role in ("user", "assistant", "tool")
+
+
+def _digest(key: Any) -> bytes | None:
+    """blake2b digest (16 bytes) of the canonical JSON of ``key``; ``None`` when it cannot be
+    serialised (integers over 64 bits)."""
+    try:
+        data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _source_hash(digest: bytes, builder: LogBuilder) -> str:
+    """The id of a row whose source has ``digest``, chained to the last entry."""
+    parent = builder.entries[-1].id.encode() if builder.entries else b""
+    return HASH_PREFIX + hashlib.blake2b(parent + b"\0" + digest, digest_size=16).hexdigest()

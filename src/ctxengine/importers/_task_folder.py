@@ -98,7 +98,7 @@ def read_task(path: Path, report: ImportReport, agent: str) -> ImportedSession:
                     pending = []
                 if msg.role == "assistant":
                     assistants.append(len(rows))
-                rows.add(msg, created_at=_iso(item))
+                rows.add(msg, created_at=_iso(item), key=item)
         for start, end in truncations.get(i, ()):
             kept = row_of[end + 1] if end + 1 < len(row_of) else None
             if end + 1 <= i:

@@ -132,6 +132,8 @@ class _Reader:
         #: row count when each event was read (for rewinds).
         self.at_event: dict[str, int] = {}
         self.reasoning: list[ReasoningPart] = []
+        #: the event being read (the source of the rows it adds).
+        self.current: dict[str, Any] = {}
         self.compaction_start: int | None = None
         #: row of the assistant message a later ``assistant.usage`` belongs to.
         self.usage_row: int | None = None
@@ -155,6 +157,7 @@ class _Reader:
             return
         created = opt_str(obj, "timestamp")
         source_id = opt_str(obj, "id")
+        self.current = obj
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, line, data, created, source_id)
@@ -436,7 +439,7 @@ class _Reader:
     def _add(self, msg: Message, created: str | None, source_id: str | None) -> int:
         if msg.role in ("user", "tool"):
             self.usage_row = None
-        return self.rows.add(msg, created, source_id)
+        return self.rows.add(msg, created, source_id, key=self.current)
 
     def finish(self) -> ImportedSession:
         sid = self.session_id or file_digest(self.path)

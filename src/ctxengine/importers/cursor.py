@@ -128,12 +128,12 @@ class _Reader:
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                self.rows.add(assistant_message(parts))
+                self.rows.add(assistant_message(parts), key=obj)
             else:
                 self.report.skip("empty assistant message", "expected content blocks", line=line)
         else:
             for msg in self.blocks.user(line, content):
-                self.rows.add(msg)
+                self.rows.add(msg, key=obj)
 
 
 IMPORTER = CursorImporter()

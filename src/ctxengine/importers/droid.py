@@ -152,10 +152,10 @@ class _Store:
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                self.rows.add(assistant_message(parts), created, source)
+                self.rows.add(assistant_message(parts), created, source, key=obj)
             return
         for n, msg in enumerate(self.blocks.user(line, content)):
-            self.rows.add(msg, created, source if n == 0 else None)
+            self.rows.add(msg, created, source if n == 0 else None, key=obj)
 
 
 class _Stream:
@@ -166,6 +166,7 @@ class _Stream:
         self.session_id: str | None = None
         self.info: dict[str, Any] = {}
         self.open: list[Part] = []
+        self.open_keys: list[dict[str, Any]] = []
         self.open_at: str | None = None
         self.last_text: str | None = None
 
@@ -188,7 +189,8 @@ class _Stream:
             text = opt_str(obj, "finalText")
             self._flush()
             if text and text != self.last_text:
-                self.rows.add(assistant_message([TextPart(text)], stop_reason="stop"), created)
+                msg = assistant_message([TextPart(text)], stop_reason="stop")
+                self.rows.add(msg, created, key=obj)
                 self.last_text = text
             self.report.ignore("completion", line=line)
         else:
@@ -211,10 +213,11 @@ class _Stream:
         self._flush()
         if role == "assistant":
             self.open = [TextPart(text)]
+            self.open_keys = [obj]
             self.open_at = created
             self.last_text = text
         else:
-            self.rows.add(Message("user", (TextPart(text),)), created)
+            self.rows.add(Message("user", (TextPart(text),)), created, key=obj)
 
     def _call(self, line: int, obj: dict[str, Any], created: str | None) -> None:
         name = opt_str(obj, "toolName")
@@ -230,6 +233,7 @@ class _Stream:
         )
         if not self.open:
             self.open_at = created
+        self.open_keys.append(obj)
         self.open.append(ToolCallPart(unique, name, arguments_text(args)))
 
     def _result(self, line: int, obj: dict[str, Any], created: str | None) -> None:
@@ -251,12 +255,13 @@ class _Stream:
         part = ToolResultPart(
             unique, (TextPart(text),), is_error=failed, name=self.calls.name_of(unique)
         )
-        self.rows.add(Message("tool", (part,)), created)
+        self.rows.add(Message("tool", (part,)), created, key=obj)
 
     def _flush(self) -> None:
         if self.open:
-            self.rows.add(assistant_message(self.open), self.open_at)
+            self.rows.add(assistant_message(self.open), self.open_at, key=self.open_keys)
         self.open = []
+        self.open_keys = []
 
     def finish(self) -> None:
         self._flush()

@@ -17,8 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._build import file_digest, load_json
 from ctxengine.importers._chat import ChatReader, as_object
+from ctxengine.importers._log import Rows
 from ctxengine.importers._parts import opt_str, title_of
 from ctxengine.importers._peek import peek
 from ctxengine.importers.base import ImportedSession, start_report
@@ -61,10 +62,10 @@ class HermesImporter:
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
             raise reader.fail("$.messages", "expected an object with a `messages` list")
         sid = opt_str(data, "session_id") or file_digest(path)
-        builder = LogBuilder(sid)
+        rows = Rows()
         prompt = opt_str(data, "system_prompt")
         if prompt:
-            builder.add(Message("system", (TextPart(prompt),)))
+            rows.add(Message("system", (TextPart(prompt),)), key=prompt)
         for i, m in enumerate(data["messages"]):
             jp = f"$.messages[{i}]"
             if isinstance(m, dict) and m.get("role") in _IGNORED_ROLES:
@@ -84,8 +85,8 @@ class HermesImporter:
                     "assistant", (ReasoningPart(reasoning), *msg.parts), msg.usage, msg.model,
                     msg.stop_reason, msg.meta,
                 )  # fmt: skip
-            builder.add(msg)
-        entries = tuple(builder.entries)
+            rows.add(msg, key=m)
+        entries = rows.build(sid)
         meta: dict[str, Any] = {}
         for key in ("model", "platform", "session_start", "last_updated", "cwd"):
             if opt_str(data, key):

@@ -179,7 +179,12 @@ class _Reader:
             return
         sub = opt_str(obj, "subtype")
         meta = {SYNTHETIC: sub} if sub and sub not in _TYPED else {}
-        self.rows.add(Message("user", tuple(parts), meta=meta), opt_str(obj, "timestamp"), None)
+        self.rows.add(
+            Message("user", tuple(parts), meta=meta),
+            opt_str(obj, "timestamp"),
+            opt_str(obj, "uuid"),
+            key=obj,
+        )
 
     def _content(self, line: int, part: Any) -> Content | None:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
@@ -213,8 +218,9 @@ class _Reader:
             self.rows.replace(self.last_assistant, msg)
             return
         self.last_assistant = self.rows.add(
-            _assistant(parts, usage, model), opt_str(obj, "timestamp"), opt_str(obj, "uuid")
-        )
+            _assistant(parts, usage, model), opt_str(obj, "timestamp"), opt_str(obj, "uuid"),
+            key=obj,
+        )  # fmt: skip
 
     def _model_part(self, line: int, n: int, part: Any) -> Part | None:
         if not isinstance(part, dict):
@@ -277,7 +283,8 @@ class _Reader:
                 )
             )
         if results:
-            self.rows.add(Message("tool", tuple(results)), opt_str(obj, "timestamp"))
+            msg = Message("tool", tuple(results))
+            self.rows.add(msg, opt_str(obj, "timestamp"), opt_str(obj, "uuid"), key=obj)
 
     def _system(self, line: int, obj: dict[str, Any]) -> None:
         sub = opt_str(obj, "subtype") or "?"
