@@ -122,7 +122,7 @@ class TestCline:
         assert found[6].usage == Usage(300, 10, 7, 5)
         assert session.session_id == "1760000000000"
         assert session.meta == {"model": "claude-sonnet-4-6", "files_in_context": ["a.py"]}
-        assert session.title == "<task>"
+        assert session.title == "read a.py"
         assert session.entries[0].created_at == "2025-10-09T08:53:20+00:00"
 
     def test_a_deleted_range_becomes_a_compaction_record(self, tmp_path: Path) -> None:

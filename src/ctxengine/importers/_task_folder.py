@@ -23,7 +23,8 @@ text, which stays text). Per agent:
   the assistant message after the API message it names; without that index (Roo), the n-th
   request's usage goes to the n-th assistant message when both counts agree.
 * ``task_metadata.json`` gives the model (last ``model_usage`` entry) and the files in
-  context (``files_in_context`` with ``record_state`` ``active``).
+  context (``files_in_context`` with ``record_state`` ``active``); the UI's ``task`` message
+  gives the title.
 
 The session id is the task folder's name.
 """
@@ -38,7 +39,7 @@ import orjson
 from ctxengine.importers._build import CallIds, load_json
 from ctxengine.importers._chat import iso_time
 from ctxengine.importers._log import Cut, Rows
-from ctxengine.importers._parts import opt_int, opt_str, title_of
+from ctxengine.importers._parts import TITLE_CHARS, opt_int, opt_str, title_of
 from ctxengine.importers.anthropic_messages import _Blocks, _message
 from ctxengine.importers.base import ImportedSession
 from ctxengine.importers.report import ImportReport
@@ -108,7 +109,19 @@ def read_task(path: Path, report: ImportReport, agent: str) -> ImportedSession:
     sid = path.parent.name or path.stem
     entries = rows.build(sid)
     meta = _metadata(path)
-    return ImportedSession(sid, agent, str(path), entries, title_of(entries), meta, report)
+    title = _task_text(ui if isinstance(ui, list) else []) or title_of(entries)
+    return ImportedSession(sid, agent, str(path), entries, title, meta, report)
+
+
+def _task_text(ui: list[Any]) -> str | None:
+    """The first line of the task as the user typed it (the UI's ``task`` message), cut to
+    :data:`~ctxengine.importers._parts.TITLE_CHARS`."""
+    for msg in ui:
+        if isinstance(msg, dict) and msg.get("say") == "task" and opt_str(msg, "text"):
+            line = msg["text"].strip().splitlines()[0].strip() if msg["text"].strip() else ""
+            if line:
+                return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    return None
 
 
 def _json_beside(path: Path, name: str) -> Any:
