@@ -49,10 +49,10 @@ class ContextReader:
         #: row of the assistant message whose ``usage.total`` may follow.
         self.awaiting_total: int | None = None
         #: the line being read (the source of the rows it adds).
-        self.current: dict[str, Any] = {}
+        self.current = b""
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
-        self.current = obj
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.current = raw
         role = obj.get("role")
         if role == "_system_prompt":
             text = opt_str(obj, "content")

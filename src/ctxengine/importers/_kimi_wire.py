@@ -86,13 +86,13 @@ class WireReader:
         self.subagents: dict[str, str] = {}
         self.user_rows: list[int] = []
         self.step: list[Part] = []
-        self.step_results: list[tuple[Message, dict[str, Any]]] = []
-        self.step_keys: list[dict[str, Any]] = []
+        self.step_results: list[tuple[Message, bytes]] = []
+        self.step_keys: list[bytes] = []
         #: the record being read (the source of the rows it adds).
-        self.current: dict[str, Any] = {}
+        self.current = b""
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
-        self.current = obj
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.current = raw
         kind = obj.get("type")
         if not isinstance(kind, str):
             self.report.skip("record without type", "expected a string `type`", line=line)
@@ -128,7 +128,7 @@ class WireReader:
         prompt = opt_str(obj, "systemPrompt")
         if prompt and self.system_prompt is None:
             self.system_prompt = prompt
-            self.rows.add(Message("system", (TextPart(prompt),)), key=obj)
+            self.rows.add(Message("system", (TextPart(prompt),)), key=self.current)
         self.model = opt_str(obj, "modelAlias") or self.model
         for key in ("profileName", "thinkingEffort", "cwd"):
             if opt_str(obj, key):
@@ -176,7 +176,7 @@ class WireReader:
         elif kind == "content.part":
             parts = content_parts([event.get("part")], self.report, line)
             self.step.extend(parts or ())
-            self.step_keys.append(event)
+            self.step_keys.append(self.current)
         elif kind == "tool.call":
             self._call(line, event)
         elif kind == "tool.result":
@@ -206,7 +206,7 @@ class WireReader:
             event.get("toolCallId"), name, f"call_gen_{line}", what="tool.call", line=line
         )
         self.step.append(ToolCallPart(unique, name, arguments_text(args)))
-        self.step_keys.append(event)
+        self.step_keys.append(self.current)
 
     def _result(self, line: int, event: dict[str, Any]) -> None:
         unique = self.calls.result(event.get("toolCallId"), what="tool.result", line=line)
@@ -231,7 +231,7 @@ class WireReader:
         part = ToolResultPart(
             unique, (TextPart(text),), is_error=result.get("isError") is True, name=name
         )
-        self.step_results.append((Message("tool", (part,)), event))
+        self.step_results.append((Message("tool", (part,)), self.current))
 
     def _close(self, end: dict[str, Any] | None = None, *, aborted: bool = False) -> None:
         """Emit the open step: its assistant message, then its tool results."""
@@ -261,9 +261,9 @@ class WireReader:
                 "assistant", tuple(parts), usage=usage, model=self.model, stop_reason=stop,
                 meta=meta,
             )  # fmt: skip
-            self.rows.add(msg, key=self.step_keys)
-        for result, event in self.step_results:
-            self.rows.add(result, key=event)
+            self.rows.add(msg, key=b"".join(self.step_keys))
+        for result, source in self.step_results:
+            self.rows.add(result, key=source)
         self.step = []
         self.step_results = []
         self.step_keys = []

@@ -47,9 +47,10 @@ def split_glued(raw: bytes) -> list[dict[str, Any]] | None:
     return found if len(found) > 1 else None
 
 
-def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based); a
-    UTF-8 byte order mark before the first line is dropped.
+def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """Yield ``(line_number, object, line_bytes)`` for each non-blank line of a JSONL file
+    (1-based); a UTF-8 byte order mark before the first line is dropped. The bytes identify
+    the record cheaply (:class:`~ctxengine.importers._log.Rows` hashes them for entry ids).
 
     Tolerated (counted in ``report``): glued objects (repaired, see the module docstring), a
     partial last line, a line that is not JSON or not an object, bytes that are not UTF-8 and
@@ -85,7 +86,7 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
                     line=number,
                 )
                 for obj in glued:
-                    yield number, obj
+                    yield number, obj, raw
                 continue
             if error is not None:
                 if not raw.endswith(b"\n"):
@@ -108,7 +109,7 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
                     line=number,
                 )
                 continue
-            yield number, value
+            yield number, value, raw
 
 
 def first_line(head: bytes) -> bytes:

@@ -7,10 +7,11 @@ parent-linked entries and each cut into a :class:`~ctxengine.model.CompactionRec
 ``first_kept_id`` is the entry of that row.
 
 Entry ids: the source's own id when the row has one (and it is not used yet), else, for a row
-given the parsed source record(s) it came from as ``key``, ``"b2:"`` + a blake2b hash of the
-previous entry's id and the digest of that source's canonical JSON, else the hash of the
-converted body (:class:`~ctxengine.importers._build.LogBuilder`). Hashing the parsed source is
-as stable across re-imports as hashing the body, and several times cheaper; only its 16-byte
+given the source it came from as ``key`` (the bytes of its line, or a parsed record),
+``"b2:"`` + a blake2b hash of the previous entry's id and the digest of that source (of its
+canonical JSON for a parsed record), else the hash of the converted body
+(:class:`~ctxengine.importers._build.LogBuilder`). Hashing the source is as stable across
+re-imports of the file as hashing the body, and several times cheaper; only its 16-byte
 digest is kept until the log is built.
 """
 
@@ -166,8 +167,10 @@ def _conversation(body: Message | Cut) -> bool:
 
 
 def _digest(key: Any) -> bytes | None:
-    """blake2b digest (16 bytes) of the canonical JSON of ``key``; ``None`` when it cannot be
-    serialised (integers over 64 bits)."""
+    """blake2b digest (16 bytes) of ``key`` (bytes as they are, anything else as canonical
+    JSON); ``None`` when it cannot be serialised (integers over 64 bits)."""
+    if isinstance(key, bytes):
+        return hashlib.blake2b(key, digest_size=16).digest()
     try:
         data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:

@@ -113,8 +113,8 @@ class CopilotImporter:
         """
         report = start_report(path, report)
         reader = _Reader(path, report)
-        for line, obj in iter_objects(path, report):
-            reader.feed(line, obj)
+        for line, obj, raw in iter_objects(path, report):
+            reader.feed(line, obj, raw)
         return reader.finish()
 
 
@@ -133,12 +133,12 @@ class _Reader:
         self.at_event: dict[str, int] = {}
         self.reasoning: list[ReasoningPart] = []
         #: the event being read (the source of the rows it adds).
-        self.current: dict[str, Any] = {}
+        self.current = b""
         self.compaction_start: int | None = None
         #: row of the assistant message a later ``assistant.usage`` belongs to.
         self.usage_row: int | None = None
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
         kind, data = obj.get("type"), obj.get("data")
         if not isinstance(kind, str) or not isinstance(data, dict):
             self.report.skip(
@@ -157,7 +157,7 @@ class _Reader:
             return
         created = opt_str(obj, "timestamp")
         source_id = opt_str(obj, "id")
-        self.current = obj
+        self.current = raw
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, line, data, created, source_id)

@@ -60,8 +60,8 @@ class CursorImporter:
         """
         report = start_report(path, report)
         reader = _Reader(report)
-        for line, obj in iter_objects(path, report):
-            reader.feed(line, obj)
+        for line, obj, raw in iter_objects(path, report):
+            reader.feed(line, obj, raw)
         sid, meta = _identity(path)
         entries = reader.rows.build(sid)
         return ImportedSession(sid, self.name, str(path), entries, title_of(entries), meta, report)
@@ -94,7 +94,7 @@ class _Reader:
         self.rows = Rows()
         self.blocks = LineBlocks(report, "cursor", ids_recorded=False)
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
         role = obj.get("role")
         if role is None and isinstance(obj.get("type"), str):
             kind = obj["type"]
@@ -128,12 +128,12 @@ class _Reader:
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                self.rows.add(assistant_message(parts), key=obj)
+                self.rows.add(assistant_message(parts), key=raw)
             else:
                 self.report.skip("empty assistant message", "expected content blocks", line=line)
         else:
             for msg in self.blocks.user(line, content):
-                self.rows.add(msg, key=obj)
+                self.rows.add(msg, key=raw)
 
 
 IMPORTER = CursorImporter()

@@ -76,16 +76,16 @@ class DroidImporter:
         report = start_report(path, report)
         store: _Store | None = None
         stream: _Stream | None = None
-        for line, obj in iter_objects(path, report):
+        for line, obj, raw in iter_objects(path, report):
             if store is None and stream is None:
                 if obj.get("type") == "session_start" or isinstance(obj.get("message"), dict):
                     store = _Store(report)
                 else:
                     stream = _Stream(report)
             if store is not None:
-                store.feed(line, obj)
+                store.feed(line, obj, raw)
             elif stream is not None:
-                stream.feed(line, obj)
+                stream.feed(line, obj, raw)
         reader: _Store | _Stream = store or stream or _Store(report)
         if isinstance(reader, _Stream):
             reader.finish()
@@ -117,7 +117,7 @@ class _Store:
         self.session_id: str | None = None
         self.info: dict[str, Any] = {}
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
         kind = obj.get("type")
         if kind == "session_start":
             self.session_id = self.session_id or opt_str(obj, "id")
@@ -152,10 +152,10 @@ class _Store:
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                self.rows.add(assistant_message(parts), created, source, key=obj)
+                self.rows.add(assistant_message(parts), created, source, key=raw)
             return
         for n, msg in enumerate(self.blocks.user(line, content)):
-            self.rows.add(msg, created, source if n == 0 else None, key=obj)
+            self.rows.add(msg, created, source if n == 0 else None, key=raw)
 
 
 class _Stream:
@@ -166,11 +166,13 @@ class _Stream:
         self.session_id: str | None = None
         self.info: dict[str, Any] = {}
         self.open: list[Part] = []
-        self.open_keys: list[dict[str, Any]] = []
+        self.open_keys: list[bytes] = []
+        self.raw = b""
         self.open_at: str | None = None
         self.last_text: str | None = None
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.raw = raw
         kind = obj.get("type")
         self.session_id = self.session_id or opt_str(obj, "session_id")
         created = opt_str(obj, "timestamp")
@@ -190,7 +192,7 @@ class _Stream:
             self._flush()
             if text and text != self.last_text:
                 msg = assistant_message([TextPart(text)], stop_reason="stop")
-                self.rows.add(msg, created, key=obj)
+                self.rows.add(msg, created, key=raw)
                 self.last_text = text
             self.report.ignore("completion", line=line)
         else:
@@ -213,11 +215,11 @@ class _Stream:
         self._flush()
         if role == "assistant":
             self.open = [TextPart(text)]
-            self.open_keys = [obj]
+            self.open_keys = [self.raw]
             self.open_at = created
             self.last_text = text
         else:
-            self.rows.add(Message("user", (TextPart(text),)), created, key=obj)
+            self.rows.add(Message("user", (TextPart(text),)), created, key=self.raw)
 
     def _call(self, line: int, obj: dict[str, Any], created: str | None) -> None:
         name = opt_str(obj, "toolName")
@@ -233,7 +235,7 @@ class _Stream:
         )
         if not self.open:
             self.open_at = created
-        self.open_keys.append(obj)
+        self.open_keys.append(self.raw)
         self.open.append(ToolCallPart(unique, name, arguments_text(args)))
 
     def _result(self, line: int, obj: dict[str, Any], created: str | None) -> None:
@@ -255,11 +257,12 @@ class _Stream:
         part = ToolResultPart(
             unique, (TextPart(text),), is_error=failed, name=self.calls.name_of(unique)
         )
-        self.rows.add(Message("tool", (part,)), created, key=obj)
+        self.rows.add(Message("tool", (part,)), created, key=self.raw)
 
     def _flush(self) -> None:
         if self.open:
-            self.rows.add(assistant_message(self.open), self.open_at, key=self.open_keys)
+            key = b"".join(self.open_keys)
+            self.rows.add(assistant_message(self.open), self.open_at, key=key)
         self.open = []
         self.open_keys = []
 

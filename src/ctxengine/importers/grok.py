@@ -80,8 +80,8 @@ class GrokImporter:
         """
         report = start_report(path, report)
         reader = _Reader(report)
-        for line, obj in iter_objects(path, report):
-            reader.feed(line, obj)
+        for line, obj, raw in iter_objects(path, report):
+            reader.feed(line, obj, raw)
         reader.drop_pending(None)
         summary = _summary(path)
         info = opt_dict(summary, "info")
@@ -114,22 +114,22 @@ class _Reader:
         self.pending_line: int | None = None
         self.model: str | None = None
         #: the item being read (the source of the rows it adds).
-        self.current: dict[str, Any] = {}
+        self.current = b""
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
-        self.current = obj
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.current = raw
         kind = obj.get("type")
         if kind == "system":
             text = self._text(line, obj.get("content"))
             if text is not None:
-                self.rows.add(Message("system", (TextPart(text),)), key=obj)
+                self.rows.add(Message("system", (TextPart(text),)), key=self.current)
         elif kind == "user":
             self.drop_pending(line)
             parts = self._user_parts(line, obj.get("content"))
             if parts:
                 reason = opt_str(obj, "synthetic_reason")
                 meta = {SYNTHETIC: reason} if reason else {}
-                self.rows.add(Message("user", tuple(parts), meta=meta), key=obj)
+                self.rows.add(Message("user", tuple(parts), meta=meta), key=self.current)
         elif kind == "reasoning":
             self._hold(line, _reasoning(obj))
         elif kind == "backend_tool_call":
@@ -230,7 +230,7 @@ class _Reader:
         if not parts:
             self.report.skip("empty assistant item", "expected content or tool calls", line=line)
             return
-        self.rows.add(assistant_message(parts, model=model, meta=meta), key=obj)
+        self.rows.add(assistant_message(parts, model=model, meta=meta), key=self.current)
 
     def _tool(self, line: int, obj: dict[str, Any]) -> None:
         unique = self.calls.result(obj.get("tool_call_id"), what="tool_result", line=line)
@@ -238,7 +238,7 @@ class _Reader:
             return
         text = self._text(line, obj.get("content"))
         result = ToolResultPart(unique, (TextPart(text or ""),), name=self.calls.name_of(unique))
-        self.rows.add(Message("tool", (result,)), key=obj)
+        self.rows.add(Message("tool", (result,)), key=self.current)
 
 
 def _reasoning(obj: dict[str, Any]) -> ReasoningPart:

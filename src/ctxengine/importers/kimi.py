@@ -69,16 +69,16 @@ class KimiImporter:
         report = start_report(path, report)
         context: ContextReader | None = None
         wire: WireReader | None = None
-        for line, obj in iter_objects(path, report):
+        for line, obj, raw in iter_objects(path, report):
             if context is None and wire is None:
                 if "role" in obj and "type" not in obj:
                     context = ContextReader(report)
                 else:
                     wire = WireReader(report)
             if context is not None:
-                context.feed(line, obj)
+                context.feed(line, obj, raw)
             elif wire is not None:
-                wire.feed(line, obj)
+                wire.feed(line, obj, raw)
         sid, meta = _identity(path)
         if wire is not None:
             wire.finish()

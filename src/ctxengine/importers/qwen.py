@@ -94,8 +94,8 @@ class QwenImporter:
         """
         report = start_report(path, report)
         reader = _Reader(report)
-        for line, obj in iter_objects(path, report):
-            reader.feed(line, obj)
+        for line, obj, raw in iter_objects(path, report):
+            reader.feed(line, obj, raw)
         sid = reader.session_id or file_digest(path)
         entries = reader.rows.build(sid)
         meta = dict(reader.info)
@@ -114,8 +114,10 @@ class _Reader:
         self.after: dict[str, int] = {}
         self.last_uuid: str | None = None
         self.last_assistant: int | None = None
+        self.raw = b""
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.raw = raw
         kind = obj.get("type")
         if not isinstance(kind, str):
             self.report.skip("record without type", "expected a string `type`", line=line)
@@ -183,7 +185,7 @@ class _Reader:
             Message("user", tuple(parts), meta=meta),
             opt_str(obj, "timestamp"),
             opt_str(obj, "uuid"),
-            key=obj,
+            key=self.raw,
         )
 
     def _content(self, line: int, part: Any) -> Content | None:
@@ -219,7 +221,7 @@ class _Reader:
             return
         self.last_assistant = self.rows.add(
             _assistant(parts, usage, model), opt_str(obj, "timestamp"), opt_str(obj, "uuid"),
-            key=obj,
+            key=self.raw,
         )  # fmt: skip
 
     def _model_part(self, line: int, n: int, part: Any) -> Part | None:
@@ -284,7 +286,7 @@ class _Reader:
             )
         if results:
             msg = Message("tool", tuple(results))
-            self.rows.add(msg, opt_str(obj, "timestamp"), opt_str(obj, "uuid"), key=obj)
+            self.rows.add(msg, opt_str(obj, "timestamp"), opt_str(obj, "uuid"), key=self.raw)
 
     def _system(self, line: int, obj: dict[str, Any]) -> None:
         sub = opt_str(obj, "subtype") or "?"
