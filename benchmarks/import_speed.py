@@ -12,6 +12,17 @@ each, with ``time.perf_counter``:
 
 It prints the median time and the speed in MB (10^6 bytes) of source file per second; the row
 marked ``*`` is the largest importable file of the corpus.
+
+A second table compares the agent formats whose only corpus files are short format samples
+(``format-fixtures/``, a few KB, where the fixed cost of opening, sniffing and hashing a file
+dominates) with the Claude Code importer on equal terms. For each format it times the largest
+sample as it is, and the sample scaled to about ``--scaled-mb`` MB by repeating its
+conversation records (header lines once; every id-like field — ``uuid``, ``id``,
+``toolCallId``, ``tool_use_id`` … — suffixed with the copy number so that copies stay distinct
+records, as in a long session; JSON documents repeat their ``messages``). The Claude Code
+sample is scaled the same way, and the last column is each format's scaled MB/s relative to
+Claude Code's (formats whose records are short, such as Cursor's, have more entries per MB,
+so compare µs per entry too).
 """
 
 from __future__ import annotations
@@ -20,7 +31,9 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import orjson
 from _common import largest_per_format, median, require_corpus, table
 
 from ctxengine.importers import read_transcript
@@ -52,9 +65,101 @@ def time_parse_store(path: Path, runs: int) -> float:
     return median(times)
 
 
+#: format → (its largest format sample, header lines kept once when scaling).
+AGENT_SAMPLES: dict[str, tuple[str, int]] = {
+    "claude-code": ("claude/large.jsonl", 0),
+    "copilot": ("copilot/large.jsonl", 1),
+    "cursor": ("cursor/large.jsonl", 0),
+    "droid": ("droid/session_store_large.jsonl", 1),
+    "grok": ("grok/chat_history.jsonl", 1),
+    "hermes": ("hermes/large.json", 0),
+    "kimi": ("kimi/assistant_tools.jsonl", 4),
+    "openclaw": ("openclaw/large.jsonl", 1),
+    "qwen": ("qwen/019f0000-0000-7000-8000-000000000001.jsonl", 0),
+}
+#: Fields holding record, message or call ids, made distinct per copy when scaling.
+ID_KEYS = frozenset(
+    {
+        "uuid", "parentUuid", "id", "parentId", "toolCallId", "tool_use_id", "tool_call_id",
+        "call_id", "messageId", "stepUuid", "upToEventId", "sourceToolAssistantUUID",
+    }
+)  # fmt: skip
+
+
+def _suffix_ids(value: Any, tag: str) -> Any:
+    """``value`` with every string under an :data:`ID_KEYS` key suffixed with ``tag``."""
+    if isinstance(value, dict):
+        return {
+            k: v + tag if k in ID_KEYS and isinstance(v, str) else _suffix_ids(v, tag)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_suffix_ids(v, tag) for v in value]
+    return value
+
+
+def scaled_copy(source: Path, header: int, target_bytes: int, out: Path) -> Path:
+    """``source`` scaled to about ``target_bytes`` (see the module docstring), written to
+    ``out``."""
+    data = source.read_bytes()
+    copies = max(1, target_bytes // len(data))
+    if source.suffix == ".json":
+        doc = orjson.loads(data)
+        doc["messages"] = [_suffix_ids(m, f"~{k}") for k in range(copies) for m in doc["messages"]]
+        out.write_bytes(orjson.dumps(doc))
+        return out
+    lines = [orjson.loads(x) for x in data.splitlines() if x.strip()]
+    head, body = lines[:header], lines[header:]
+    with out.open("wb") as fh:
+        for obj in head:
+            fh.write(orjson.dumps(obj) + b"\n")
+        for k in range(copies):
+            for obj in body:
+                fh.write(orjson.dumps(_suffix_ids(obj, f"~{k}")) + b"\n")
+    return out
+
+
+def time_forced(path: Path, fmt: str, runs: int) -> float:
+    """Median seconds of ``read_transcript(path, fmt)``."""
+    times: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        read_transcript(path, fmt)
+        times.append(time.perf_counter() - start)
+    return median(times)
+
+
+def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
+    """The second table (see the module docstring)."""
+    rows: list[tuple[str, ...]] = []
+    speeds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt, (rel, header) in AGENT_SAMPLES.items():
+            sample = corpus / "format-fixtures" / rel
+            scaled = scaled_copy(sample, header, int(scaled_mb * 1e6), Path(tmp) / f"{fmt}.x")
+            kb, mb = sample.stat().st_size / 1e3, scaled.stat().st_size / 1e6
+            sample_s = time_forced(sample, fmt, runs)
+            scaled_s = time_forced(scaled, fmt, runs)
+            speeds[fmt] = mb / scaled_s
+            entries = len(read_transcript(scaled, fmt).entries)
+            rows.append(
+                (fmt, rel, f"{kb:.1f}", f"{kb / 1e3 / sample_s:.1f}", f"{mb:.2f}",
+                 f"{entries:,}", f"{mb / scaled_s:.1f}", f"{scaled_s / entries * 1e6:.1f}")
+            )  # fmt: skip
+    table(
+        ("format", "sample", "KB", "sample MB/s", "scaled MB", "entries", "scaled MB/s",
+         "µs/entry", "MB/s × Claude Code"),
+        [(*r, f"{speeds[r[0]] / speeds['claude-code']:.2f}") for r in rows],
+        title=f"Agent format samples, as they are and scaled, median of {runs} runs",
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="runs per measurement (median)")
+    parser.add_argument(
+        "--scaled-mb", type=float, default=2.0, help="size the agent samples are scaled to"
+    )
     args = parser.parse_args()
     corpus = require_corpus()
     files = largest_per_format(corpus)
@@ -93,6 +198,7 @@ def main() -> None:
         rows,
         title=f"Import speed, median of {args.runs} runs (* = largest importable corpus file)",
     )
+    agent_samples(corpus, args.runs, args.scaled_mb)
 
 
 if __name__ == "__main__":

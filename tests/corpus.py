@@ -40,7 +40,22 @@ def transcript_files() -> list[Path]:
 
 
 #: Agents whose ``format-fixtures/<agent>/`` samples have an importer.
-FIXTURE_AGENTS: tuple[str, ...] = ("claude", "codex", "pi")
+FIXTURE_AGENTS: tuple[str, ...] = (
+    "claude",
+    "codex",
+    "pi",
+    "copilot",
+    "cursor",
+    "droid",
+    "grok",
+    "hermes",
+    "kimi",
+    "openclaw",
+    "qwen",
+)
+#: JSON (not JSONL) format fixtures that are transcripts (the other ``.json`` samples are
+#: metadata files, refused on purpose).
+FIXTURE_JSON: tuple[str, ...] = ("hermes/large.json", "hermes/small.json")
 #: The live-agent runs: folder under ``live-agents/`` → its importable transcripts.
 LIVE_AGENTS: dict[str, tuple[str, ...]] = {
     "claude-code-2.1.328": (
@@ -54,9 +69,11 @@ LIVE_AGENTS: dict[str, tuple[str, ...]] = {
 
 def fixture_files(agents: tuple[str, ...] = FIXTURE_AGENTS) -> list[Path]:
     """Every ``.jsonl`` file under ``format-fixtures/<agent>/`` (subfolders included) for
-    ``agents``, sorted by path."""
+    ``agents``, and the :data:`FIXTURE_JSON` files of those agents, sorted by path."""
     root = CORPUS / "format-fixtures"
-    return sorted(p for a in agents if (root / a).is_dir() for p in (root / a).rglob("*.jsonl"))
+    jsonl = [p for a in agents if (root / a).is_dir() for p in (root / a).rglob("*.jsonl")]
+    json = [root / f for f in FIXTURE_JSON if f.split("/")[0] in agents and (root / f).is_file()]
+    return sorted([*jsonl, *json])
 
 
 def live_agent_files() -> list[Path]:

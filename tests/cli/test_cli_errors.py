@@ -13,7 +13,10 @@ from ctxengine.cli.commands import inspect as inspect_module
 from ctxengine.model import Entry
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
-KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-completions"
+KNOWN = (
+    "ctxengine, qwen, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, "
+    "grok, hermes, cline, roo-code, anthropic-messages, chat-completions"
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -2,8 +2,9 @@
 requests.
 
 Files: every file of ``claude-code/``, ``codex/``, ``pi/``, ``openai-messages/`` and
-``swe-agent/``, every ``.jsonl`` of ``format-fixtures/{claude,codex,pi}/`` (short samples with
-newer-version drift) and the live-agent transcripts. Checked for each:
+``swe-agent/``, every ``.jsonl`` of ``format-fixtures/<agent>/`` for each agent with an
+importer (short samples with newer-version drift) plus the Hermes JSON samples, and the
+live-agent transcripts. Checked for each:
 
 - the exact report: the native corpus imports without a skip or repair; the format fixtures
   and live sessions with the repairs listed in :data:`EXPECTED` (and the message, call,
@@ -76,6 +77,135 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int, str]] = {
         "(line 7)",
     ),
     "format-fixtures/pi/small.jsonl": ({"assistant": 2, "user": 2}, 0, 0, 2, ""),
+    # The truncation event of this sample has neither message count (schema drift).
+    "format-fixtures/copilot/large.jsonl": (
+        {"assistant": 4, "system": 1, "tool": 1, "user": 3},
+        1,
+        1,
+        0,
+        "skipped 1: session.truncation without counts ×1 (line 18)",
+    ),
+    "format-fixtures/copilot/subdir_v1/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl": (
+        {"assistant": 2, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/cursor/large.jsonl": ({"assistant": 5, "tool": 2, "user": 3}, 2, 2, 0, ""),
+    "format-fixtures/cursor/small.jsonl": ({"assistant": 2, "user": 2}, 1, 0, 0, ""),
+    "format-fixtures/cursor/subagent/parent.jsonl": ({"assistant": 1, "user": 1}, 1, 0, 0, ""),
+    "format-fixtures/cursor/subagent/subagents/child.jsonl": (
+        {"assistant": 1, "user": 1},
+        0,
+        0,
+        0,
+        "",
+    ),
+    "format-fixtures/droid/session_store_large.jsonl": (
+        {"assistant": 4, "tool": 1, "user": 2},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/droid/session_store_small.jsonl": (
+        {"assistant": 1, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    # stream-json: the completion's final text is the second assistant message.
+    "format-fixtures/droid/stream_json_large.jsonl": (
+        {"assistant": 2, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/droid/stream_json_small.jsonl": (
+        {"assistant": 2, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    # user: environment context, the prompt, the screenshot turn.
+    "format-fixtures/grok/chat_history.jsonl": (
+        {"assistant": 2, "system": 1, "tool": 2, "user": 3},
+        2,
+        2,
+        0,
+        "",
+    ),
+    "format-fixtures/grok/subagent/chat_history.jsonl": (
+        {"assistant": 2, "system": 1, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/hermes/large.json": (
+        {"assistant": 2, "system": 1, "tool": 1, "user": 1},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/hermes/small.json": ({"assistant": 1, "user": 1}, 0, 0, 0, ""),
+    # 22 steps; user: 8 typed, 5 reminders Kimi injected, and the 8 typed ones the
+    # compaction keeps.
+    "format-fixtures/kimi/assistant_tools.jsonl": (
+        {"assistant": 22, "system": 1, "tool": 19, "user": 21},
+        19,
+        19,
+        1,
+        "",
+    ),
+    # Every step of this sample was cancelled before the model answered.
+    "format-fixtures/kimi/small.jsonl": ({"system": 1, "user": 3}, 0, 0, 0, ""),
+    "format-fixtures/kimi/subagent_agent-0.jsonl": (
+        {"assistant": 3, "system": 1, "tool": 2, "user": 1},
+        2,
+        2,
+        0,
+        "",
+    ),
+    # user: the custom message OpenClaw injects, and the prompt.
+    "format-fixtures/openclaw/large.jsonl": (
+        {"assistant": 3, "tool": 2, "user": 2},
+        2,
+        2,
+        0,
+        "",
+    ),
+    "format-fixtures/openclaw/small.jsonl": ({"assistant": 1, "tool": 1, "user": 1}, 1, 1, 0, ""),
+    "format-fixtures/qwen/019f0000-0000-7000-8000-000000000001.jsonl": (
+        {"assistant": 2, "tool": 1, "user": 2},
+        1,
+        1,
+        0,
+        "",
+    ),
+    "format-fixtures/qwen/019f0000-0000-7000-8000-000000000002.jsonl": ({"user": 1}, 0, 0, 0, ""),
+    # The rewind drops the answer of the abandoned branch; the last call has no result yet.
+    "format-fixtures/qwen/019f0000-0000-7000-8000-000000000004.jsonl": (
+        {"assistant": 1, "user": 2},
+        1,
+        0,
+        0,
+        "",
+    ),
+    "format-fixtures/qwen/019f0000-0000-7000-8000-000000000005.jsonl": (
+        {"assistant": 1, "user": 1},
+        0,
+        0,
+        0,
+        "repaired 1: glued JSON objects ×1 (line 1)",
+    ),
+    "format-fixtures/qwen/019f0000000070008000000000000003.jsonl": ({"user": 1}, 0, 0, 0, ""),
+    "format-fixtures/qwen/system_telemetry.jsonl": ({"assistant": 1, "tool": 1}, 1, 1, 0, ""),
     # 21 user: 5 typed or command lines, 15 user-role attachments, 1 "Tool loaded."; 30
     # system-role attachments.
     "live-agents/claude-code-2.1.328/session.jsonl": (

@@ -14,7 +14,10 @@ from ctxengine.errors import ConfigError, TranscriptError, UnknownFormat
 from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
 from ctxengine.importers.registry import _load, formats
 
-KNOWN = "ctxengine, claude-code, codex, pi, swe-agent, anthropic-messages, chat-completions"
+KNOWN = (
+    "ctxengine, qwen, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, "
+    "grok, hermes, cline, roo-code, anthropic-messages, chat-completions"
+)
 CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
 
 

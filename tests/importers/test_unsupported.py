@@ -99,5 +99,9 @@ class TestForced:
         assert not isinstance(info.value, UnsupportedFormatError)
         assert str(info.value) == (
             f"{path}: expected one of: OpenHands events, Gemini CLI chat share (Markdown), "
-            "aider chat history (Markdown), OpenCode storage JSON"
+            "aider chat history (Markdown), OpenCode storage JSON, "
+            "Antigravity trajectory steps (tool steps name no call, so tool exchanges cannot "
+            "be rebuilt), Antigravity brain artifact (Markdown notes, not a conversation), "
+            "Grok session summary (metadata only; import chat_history.jsonl beside it), "
+            "Kimi Code session state (metadata only; import the agents' JSONL logs)"
         )

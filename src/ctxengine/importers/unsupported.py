@@ -11,6 +11,7 @@ Sniffing finds them, so ``read_transcript`` can say which format a file is inste
 * aider chat history Markdown (``.aider.chat.history.md``, ``# aider chat started at``).
 * OpenCode storage JSON (``ses_…`` session, ``msg_…`` message and ``prt_…`` part files, and
   ``opencode export`` documents).
+* Files refused on purpose, the reason in the name (:mod:`ctxengine.importers._refusals`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxengine.errors import TranscriptError, UnsupportedFormatError
+from ctxengine.importers import _refusals as refused
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession
 from ctxengine.importers.report import ImportReport
 
@@ -75,6 +77,10 @@ FORMATS: tuple[tuple[str, Callable[[Path, bytes], bool]], ...] = (
     (GEMINI_CLI, _gemini),
     (AIDER, _aider),
     (OPENCODE, _opencode),
+    (refused.ANTIGRAVITY_STEPS, refused.antigravity_steps),
+    (refused.ANTIGRAVITY_BRAIN, refused.antigravity_brain),
+    (refused.GROK_SUMMARY, refused.grok_summary),
+    (refused.KIMI_STATE, refused.kimi_state),
 )
 
 

@@ -1,0 +1,122 @@
+"""Tool-call ids and call/result pairing for the agent importers, with drift counted.
+
+:class:`Calls` wraps :class:`~ctxengine.importers._build.CallIds` (reused ids made unique) and
+adds what each importer otherwise repeats: a call without an id gets the id its importer
+generates (repaired, unless the format never records call ids), and a result without an id
+answers the oldest call still unanswered (repaired; skipped when none is left).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ctxengine.importers._build import CallIds
+from ctxengine.importers.report import ImportReport
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as JSON text: a string verbatim, anything else serialised with its
+    key order kept."""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+class Calls:
+    """The calls of one session and the results that answer them.
+
+    Args:
+        report: where repairs and skips are counted.
+    """
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        self.ids = CallIds()
+        #: ``(source id, unique id)`` of every call, in order.
+        self.order: list[tuple[str, str]] = []
+        self.answered: set[str] = set()
+        self.names: dict[str, str] = {}
+        self._sources: set[str] = set()
+        #: index in :attr:`order` before which every call is answered.
+        self._oldest = 0
+
+    def call(
+        self,
+        source_id: Any,
+        name: str,
+        generated: str,
+        *,
+        what: str = "tool call",
+        line: int | None = None,
+        json_path: str | None = None,
+        repair: bool = True,
+    ) -> str:
+        """The unique id of a new call named ``name``; a missing ``source_id`` becomes
+        ``generated`` (counted as ``"<what> without id"`` unless ``repair`` is false, for
+        formats that never record call ids).
+
+        Raises:
+            TranscriptError: in strict mode, for a call without an id (when ``repair``).
+        """
+        if not isinstance(source_id, str) or not source_id:
+            if repair:
+                self.report.repair(
+                    f"{what} without id",
+                    f"expected a string id on a {what}",
+                    line=line,
+                    json_path=json_path,
+                )
+            source_id = generated
+        unique = self.ids.call(source_id)
+        self.order.append((source_id, unique))
+        self._sources.add(source_id)
+        self.names[unique] = name
+        return unique
+
+    def known(self, source_id: Any) -> bool:
+        """True when a call with ``source_id`` was seen."""
+        return isinstance(source_id, str) and source_id in self._sources
+
+    def pending(self) -> tuple[str, str] | None:
+        """``(source id, unique id)`` of the oldest call not yet answered, or ``None``."""
+        while self._oldest < len(self.order) and self.order[self._oldest][1] in self.answered:
+            self._oldest += 1
+        return self.order[self._oldest] if self._oldest < len(self.order) else None
+
+    def result(
+        self,
+        source_id: Any,
+        *,
+        what: str = "tool result",
+        line: int | None = None,
+        json_path: str | None = None,
+        repair: bool = True,
+    ) -> str | None:
+        """The unique id of the call a result answers: by ``source_id``, else the oldest
+        unanswered call (counted as ``"<what> without call id"`` unless ``repair`` is false);
+        ``None`` when there is no call left to answer (counted as ``"<what> without a
+        call"``, skipped).
+
+        Raises:
+            TranscriptError: in strict mode, for a result paired or skipped that way.
+        """
+        if isinstance(source_id, str) and source_id:
+            unique = self.ids.result(source_id)
+        else:
+            found = self.pending()
+            expected = f"expected a string call id on a {what}"
+            if found is None:
+                self.report.skip(f"{what} without a call", expected, line=line, json_path=json_path)
+                return None
+            if repair:
+                self.report.repair(
+                    f"{what} without call id", expected, line=line, json_path=json_path
+                )
+            source_id, unique = found
+            self.ids.answer(source_id, unique)
+        self.answered.add(unique)
+        return unique
+
+    def name_of(self, unique: str) -> str | None:
+        """The tool name of the call ``unique``, when known."""
+        return self.names.get(unique)

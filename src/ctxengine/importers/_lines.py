@@ -1,0 +1,117 @@
+"""JSONL reading for the agent importers that also tolerates JSON objects glued onto one line.
+
+:func:`iter_objects` is :func:`~ctxengine.importers._build.iter_jsonl` plus one repair: a line
+holding several complete JSON objects one after the other (``{…}{…}``, written by an agent
+that lost a newline between two appends, as in Qwen Code's fixture of that case) yields each
+object under that line's number, counted as ``report.repair("glued JSON objects", …)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ctxengine.errors import TranscriptError
+from ctxengine.importers._build import BOM, INT_LIMIT, parse_json, too_complex
+from ctxengine.importers.report import ImportReport
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+def split_glued(raw: bytes) -> list[dict[str, Any]] | None:
+    """The objects of a line made of two or more complete JSON objects with nothing but
+    whitespace between them; ``None`` for any other line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found: list[dict[str, Any]] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos] in _WS:
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        found.append(value)
+    return found if len(found) > 1 else None
+
+
+def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """Yield ``(line_number, object, line_bytes)`` for each non-blank line of a JSONL file
+    (1-based); a UTF-8 byte order mark before the first line is dropped. The bytes identify
+    the record cheaply (:class:`~ctxengine.importers._log.Rows` hashes them for entry ids).
+
+    Tolerated (counted in ``report``): glued objects (repaired, see the module docstring), a
+    partial last line, a line that is not JSON or not an object, bytes that are not UTF-8 and
+    lone surrogate escapes (as :func:`~ctxengine.importers._build.iter_jsonl`).
+
+    Raises:
+        TranscriptError: the file cannot be read; a line nested too deeply or with an integer
+            too long to convert; in strict mode the first line skipped or repaired.
+    """
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if number == 1:
+                raw = raw.removeprefix(BOM)
+            if not raw.strip():
+                continue
+            try:
+                value, error = parse_json(raw, report, line=number)
+                glued = split_glued(raw) if error is not None else None
+            except (RecursionError, orjson.JSONEncodeError) as exc:
+                raise too_complex(path, exc, line=number) from None
+            except ValueError as exc:
+                if str(exc).startswith(INT_LIMIT):
+                    raise too_complex(path, exc, line=number) from None
+                raise
+            if glued is not None:
+                report.repair(
+                    "glued JSON objects",
+                    f"expected one JSON object per line, got {len(glued)} on one line",
+                    line=number,
+                )
+                for obj in glued:
+                    yield number, obj, raw
+                continue
+            if error is not None:
+                if not raw.endswith(b"\n"):
+                    report.skip(
+                        "partial last line",
+                        f"expected a complete JSON object, got a line cut short ({error})",
+                        line=number,
+                    )
+                else:
+                    report.skip(
+                        "invalid JSON line",
+                        f"expected a JSON object, got invalid JSON ({error})",
+                        line=number,
+                    )
+                continue
+            if not isinstance(value, dict):
+                report.skip(
+                    "non-object line",
+                    f"expected a JSON object, got {type(value).__name__}",
+                    line=number,
+                )
+                continue
+            yield number, value, raw
+
+
+def first_line(head: bytes) -> bytes:
+    """The first line of ``head`` (without its newline), stripped of whitespace."""
+    return head.split(b"\n", 1)[0].strip()

@@ -1,0 +1,184 @@
+"""A session log under construction for importers whose compaction markers name the messages
+they keep by position (count kept, a later message) rather than by entry id.
+
+Rows are appended as the file is read; a :class:`Cut` (a native compaction or truncation)
+names the row where its verbatim tail starts by index. :meth:`Rows.build` turns the rows into
+parent-linked entries and each cut into a :class:`~ctxengine.model.CompactionRecord` whose
+``first_kept_id`` is the entry of that row.
+
+Entry ids: the source's own id when the row has one (and it is not used yet), else, for a row
+given the source it came from as ``key`` (the bytes of its line, or a parsed record),
+``"b2:"`` + a blake2b hash of the previous entry's id and the digest of that source (of its
+canonical JSON for a parsed record), else the hash of the converted body
+(:class:`~ctxengine.importers._build.LogBuilder`). Hashing the source is as stable across
+re-imports of the file as hashing the body, and several times cheaper; only its 16-byte
+digest is kept until the log is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ctxengine.importers._build import LogBuilder
+from ctxengine.model import CompactionRecord, Entry, Message
+from ctxengine.model.codec import HASH_PREFIX
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A compaction or truncation the agent performed.
+
+    Attributes:
+        summary: what stands for the removed prefix (the agent's summary, or a marker text
+            naming what a truncation removed).
+        policy: the agent (``CompactionRecord.policy``).
+        kept: index of the row where the verbatim tail starts (``None``: only later rows).
+        tokens_before / tokens_after: the agent's own counts, 0 when unknown.
+    """
+
+    summary: str
+    policy: str
+    kept: int | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass(slots=True)
+class Row:
+    body: Message | Cut
+    created_at: str | None = None
+    source_id: str | None = None
+    meta: Mapping[str, Any] | None = None
+    key: bytes | None = None
+
+
+class Rows:
+    """Messages and cuts in log order."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(
+        self,
+        body: Message | Cut,
+        created_at: str | None = None,
+        source_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        key: Any = None,
+    ) -> int:
+        """Append ``body`` (``key``: the parsed source it came from, for its id); returns its
+        row index."""
+        digest = _digest(key) if key is not None and source_id is None else None
+        self.rows.append(Row(body, created_at, source_id, meta, digest))
+        return len(self.rows) - 1
+
+    def truncate(self, size: int) -> int:
+        """Drop the rows from index ``size`` on (a rewind); returns how many were dropped."""
+        dropped = max(0, len(self.rows) - size)
+        del self.rows[size:]
+        return dropped
+
+    def last_message(self, role: str | None = None) -> tuple[int, Message] | None:
+        """The last message row (of ``role`` when given) as ``(index, message)``."""
+        for i in range(len(self.rows) - 1, -1, -1):
+            body = self.rows[i].body
+            if isinstance(body, Message) and (role is None or body.role == role):
+                return i, body
+        return None
+
+    def replace(self, index: int, body: Message) -> None:
+        """Put ``body`` in place of the message at row ``index``."""
+        self.rows[index].body = body
+
+    def tail_start(self) -> int:
+        """Index of the first row the agent still sends: the kept row of the latest cut, or
+        the row after it; 0 without a cut."""
+        for i in range(len(self.rows) - 1, -1, -1):
+            body = self.rows[i].body
+            if isinstance(body, Cut):
+                return body.kept if body.kept is not None else i + 1
+        return 0
+
+    def keep_last(self, count: int) -> int | None:
+        """Index of the row where a tail of the last ``count`` conversation messages (user,
+        assistant, tool) of the current tail starts, moved forward past tool messages so it
+        never starts inside a tool exchange; ``None`` when ``count`` is 0 or the tail has no
+        such row left."""
+        if count <= 0:
+            return None
+        rows = [
+            i for i in range(self.tail_start(), len(self.rows)) if _conversation(self.rows[i].body)
+        ]
+        if count >= len(rows):
+            return rows[0] if rows else None
+        start = rows[-count]
+        while start < len(self.rows):
+            body = self.rows[start].body
+            if isinstance(body, Message) and body.role != "tool":
+                return start
+            start += 1
+        return None
+
+    def build(self, session_id: str) -> tuple[Entry, ...]:
+        """The entries, ``seq`` 0..n-1 and parent-linked (ids: the rows' source ids when
+        unique, else content hashes)."""
+        builder = LogBuilder(session_id)
+        ids: list[str | None] = []
+        for index, row in enumerate(self.rows):
+            if isinstance(row.body, Cut):
+                cut = row.body
+                start = index if cut.kept is None else cut.kept
+                kept = next((ids[j] for j in range(start, index) if ids[j] is not None), None)
+                record = CompactionRecord(
+                    summary=cut.summary,
+                    first_kept_id=kept,
+                    tokens_before=cut.tokens_before,
+                    tokens_after=cut.tokens_after,
+                    policy=cut.policy,
+                    summarizer="imported",
+                    reason="imported",
+                )
+                builder.add(
+                    record, source_id=row.source_id, created_at=row.created_at, meta=row.meta
+                )
+                ids.append(None)
+            else:
+                source_id = row.source_id
+                if source_id is None and row.key is not None:
+                    source_id = _source_hash(row.key, builder)
+                entry = builder.add(
+                    row.body, source_id=source_id, created_at=row.created_at, meta=row.meta
+                )
+                ids.append(entry.id)
+        return tuple(builder.entries)
+
+
+def _conversation(body: Message | Cut) -> bool:
+    return isinstance(body, Message) and body.role in ("user", "assistant", "tool")
+
+
+def _digest(key: Any) -> bytes | None:
+    """blake2b digest (16 bytes) of ``key`` (bytes as they are, anything else as canonical
+    JSON); ``None`` when it cannot be serialised (integers over 64 bits)."""
+    if isinstance(key, bytes):
+        return hashlib.blake2b(key, digest_size=16).digest()
+    try:
+        data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _source_hash(digest: bytes, builder: LogBuilder) -> str:
+    """The id of a row whose source has ``digest``, chained to the last entry."""
+    parent = builder.entries[-1].id.encode() if builder.entries else b""
+    return HASH_PREFIX + hashlib.blake2b(parent + b"\0" + digest, digest_size=16).hexdigest()
