@@ -25,6 +25,7 @@
     │   ├── ProviderRequestError    any other rejected request (4xx), not worth retrying
     │   └── Cancelled               the caller cancelled the call (stream closed)
     ├── InvalidRequest              a rendered request breaks a provider protocol
+    ├── HookError                   a before_compact / after_compact hook raised
     └── InvariantError              an engine invariant broke (a bug in ctxengine, not the input)
 
 Every error carries its numbers as attributes, so callers never parse messages.
@@ -203,6 +204,22 @@ class CompactionVetoed(CompactionError):
     def __init__(self, why: str) -> None:
         self.why = why
         super().__init__(f"compaction vetoed by a before_compact hook: {why}")
+
+
+class HookError(CtxEngineError):
+    """A ``before_compact`` or ``after_compact`` hook raised: the caller's code, not a failed
+    compaction, so it is not counted towards the failure breaker. For ``before_compact``
+    nothing was stored; for ``after_compact`` the compaction was stored already.
+
+    Attributes:
+        hook: ``"before_compact"`` or ``"after_compact"``.
+        error: what the hook raised (also the ``__cause__``).
+    """
+
+    def __init__(self, hook: str, error: BaseException) -> None:
+        self.hook = hook
+        self.error = error
+        super().__init__(f"the {hook} hook raised {type(error).__name__}: {error}")
 
 
 class InvariantError(CtxEngineError):

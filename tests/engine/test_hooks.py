@@ -8,7 +8,7 @@ import pytest
 from engine_helpers import EST, filler
 
 from ctxengine.engine import CompactionOutcome, PlanDecision, Session
-from ctxengine.errors import CompactionVetoed
+from ctxengine.errors import CompactionVetoed, HookError
 from ctxengine.ladder.plan import CompactionPlan
 from ctxengine.model import CompactionRecord, assistant, user
 
@@ -78,3 +78,20 @@ def test_a_hook_may_change_the_focus() -> None:
     s.summarizer = Recording()
     s.compact(focus="anything")
     assert focuses == ["the parser"]
+
+
+def test_a_raising_hook_propagates_at_once_and_is_no_compaction_failure() -> None:
+    def broken(plan: CompactionPlan) -> PlanDecision:
+        raise RuntimeError("hook bug")
+
+    s = session(before_compact=broken)
+    # 6,840 + 2 × 1,504 = 9,848: over the 9,600-token trigger (each under the 2,400-token
+    # truncation cap of pasted text).
+    s.append(user(filler("more", 1_500)))
+    s.append(user(filler("still more", 1_500)))
+    for i in range(4):  # more than the breaker's 3: no CompactionLoopError
+        s.append(assistant(filler(f"r{i}", 20)))
+        with pytest.raises(HookError, match="the before_compact hook raised RuntimeError"):
+            s.prepare(max_output_tokens=100)
+    assert s.failures == 0
+    assert not any(isinstance(e.body, CompactionRecord) for e in s.entries)

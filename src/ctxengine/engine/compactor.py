@@ -15,6 +15,7 @@ from ctxengine.errors import (
     CompactionError,
     CompactionLoopError,
     CompactionVetoed,
+    HookError,
     ProviderError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
@@ -153,7 +154,7 @@ class Compactor:
             return self.execute(plan, ctx).context
         except CompactionVetoed:
             return ctx
-        except (CompactionLoopError, Cancelled):
+        except (CompactionLoopError, Cancelled, HookError):
             raise
         except (CompactionError, ProviderError) as exc:
             self.fail(tokens, str(exc))
@@ -179,7 +180,10 @@ class Compactor:
         """
         supplied: str | None = None
         if self.before_compact is not None:
-            decision = self.before_compact(plan)
+            try:
+                decision = self.before_compact(plan)
+            except Exception as exc:
+                raise HookError("before_compact", exc) from exc
             if decision is not None:
                 if decision.veto is not None:
                     self.event(
@@ -232,7 +236,10 @@ class Compactor:
             executed.fallback,
         )
         if self.after_compact is not None:
-            self.after_compact(outcome)
+            try:
+                self.after_compact(outcome)
+            except Exception as exc:
+                raise HookError("after_compact", exc) from exc
         return outcome
 
     def event(
