@@ -14,6 +14,7 @@ from ctxengine.model import Message
 _MODULES: tuple[str, ...] = (
     "ctxengine.importers.native",
     "ctxengine.importers.qwen",
+    "ctxengine.importers.gemini_cli",
     "ctxengine.importers.claude_code",
     "ctxengine.importers.codex",
     "ctxengine.importers.openclaw",
@@ -27,6 +28,9 @@ _MODULES: tuple[str, ...] = (
     "ctxengine.importers.hermes",
     "ctxengine.importers.cline",
     "ctxengine.importers.roo_code",
+    "ctxengine.importers.openhands",
+    "ctxengine.importers.opencode",
+    "ctxengine.importers.aider",
     "ctxengine.importers.anthropic_messages",
     "ctxengine.importers.chat_completions",
     "ctxengine.importers.unsupported",
@@ -83,15 +87,17 @@ def get_importer(name: str) -> Importer:
 
 
 def detect(path: Path) -> Importer:
-    """Sniff ``path`` (its first :data:`SNIFF_BYTES`, without a UTF-8 byte order mark) and
-    return its importer.
+    """Sniff ``path`` (its first :data:`SNIFF_BYTES`, without a UTF-8 byte order mark; a
+    folder with an empty head) and return its importer.
 
     Raises:
         TranscriptError: the file cannot be read or matches no known format.
     """
     try:
-        with path.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES).removeprefix(BOM)
+        head = b""
+        if not path.is_dir():  # a folder is a store (OpenCode storage): sniffed by its path
+            with path.open("rb") as fh:
+                head = fh.read(SNIFF_BYTES).removeprefix(BOM)
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     for imp in IMPORTERS:

@@ -1,0 +1,274 @@
+"""Gemini CLI chat shares (``/chat share file.md`` and ``file.json``) to messages.
+
+Both hold the chat history Gemini CLI sends to the model, a list of ``Content``
+(``{"role": "user" | "model", "parts": [...]}``). The JSON share is that list. The Markdown
+share writes each content as a header line (``🧑‍💻 ## USER`` / ``✨ ## MODEL`` in older
+versions, ``## USER 🧑‍💻`` / ``## MODEL ✨`` in newer ones), a blank line and its parts
+concatenated: text as it is, a function call as ``**Tool Command**:`` and a fenced JSON block
+of ``{name, args[, id]}``, a function response as ``**Tool Response**:`` and a fenced JSON
+block of ``{id, name, response}``; contents are joined by ``\\n\\n---\\n\\n``.
+:func:`parse_markdown` reverses that: a header counts only at the start of the file or after
+that separator, and a JSON block ends at the first line that is a closing fence (JSON text
+never holds a raw newline).
+
+Mapping (:class:`ContentReader`): a model content is one assistant message (``thought``
+text → reasoning; calls in order). Function calls of older Gemini API versions carry no id;
+their response carries the id Gemini CLI gave the call, so a response answers the call with
+its id, else the oldest unanswered call of the same name without an id. A user content is a
+``tool`` message for its responses and a user message for the rest; the text parts that
+follow responses in the same content are tool output (``read_many_files`` appends the files
+read) and are marked ``meta["synthetic"] = "function_response_parts"``. Gemini CLI's
+environment context is marked ``meta["synthetic"] = "setup_context"``.
+
+Tolerated drift (counted, refused in strict mode): a section with another role (skipped), a
+JSON block that is not JSON (skipped) or is cut at the end of the file (``"partial last
+block"``, skipped), a response without an id (paired by name, repaired) or without a call
+(skipped), ``null`` arguments (repaired), a non-string ``output`` (repaired), lone surrogate
+escapes (repaired).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxengine.importers._build import parse_json
+from ctxengine.importers._gemini_parts import Content, GeminiParts, Where, tool_result, user_meta
+from ctxengine.importers._parts import SYNTHETIC, opt_str
+from ctxengine.importers.report import ImportReport
+from ctxengine.model import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+
+_ICON = r"(?:🧑\u200d?💻|✨)"
+#: A content header: ``[icon ]## ROLE[ icon]``.
+HEADER = re.compile(rf"^(?:{_ICON} )?## ([A-Z][A-Z_]*)(?: {_ICON})?[ \t]*$", re.M)
+SEPARATOR = "\n\n---\n\n"
+_BLOCK = re.compile(r"\*\*Tool (Command|Response)\*\*:\n```json\n")
+_FENCE = "\n```"
+#: Roles of a share.
+ROLES = ("USER", "MODEL")
+#: ``meta["synthetic"]`` of text that follows function responses in a user content.
+RESPONSE_PARTS = "function_response_parts"
+
+
+@dataclass
+class Turn:
+    """One content of a share: its role, its parts (Gemini ``Part`` objects) and where each
+    part is (report locations)."""
+
+    role: str
+    where: Where
+    parts: list[Any] = field(default_factory=list)
+    wheres: list[Where] = field(default_factory=list)
+
+
+def _line(text: str, pos: int, starts: list[int]) -> int:
+    """1-based line of ``pos`` given the offsets of line starts (binary search)."""
+    lo, hi = 0, len(starts)
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        if starts[mid] <= pos:
+            lo = mid
+        else:
+            hi = mid
+    return lo + 1
+
+
+def _sections(text: str) -> Iterator[tuple[str, int, int, int]]:
+    """``(role, header start, body start, body end)`` of each content of a Markdown share."""
+    found: list[tuple[str, int, int]] = []
+    for m in HEADER.finditer(text):
+        start = m.start()
+        if (
+            start == 0
+            or text.endswith(SEPARATOR, 0, start)
+            or (not found and not text[:start].strip())
+        ):
+            found.append((m.group(1), start, m.end()))
+    for k, (role, start, end) in enumerate(found):
+        stop = found[k + 1][1] - len(SEPARATOR) if k + 1 < len(found) else len(text)
+        body = end + 2 if text.startswith("\n\n", end) else end + 1
+        yield role, start, min(body, stop), stop
+
+
+def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
+    """The contents of a Markdown share, with 1-based line locations.
+
+    Raises:
+        TranscriptError: in strict mode, the first skipped or repaired block.
+    """
+    text = raw.decode("utf-8", errors="replace")
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    turns: list[Turn] = []
+    for role, start, body, stop in _sections(text):
+        where: Where = {"line": _line(text, start, starts)}
+        turn = Turn(role, where)
+        turns.append(turn)
+        pos = body
+        while pos < stop:
+            m = _BLOCK.search(text, pos, stop)
+            end = m.start() if m else stop
+            if end > pos:
+                turn.parts.append({"text": text[pos:end]})
+                turn.wheres.append({"line": _line(text, pos, starts)})
+            if m is None:
+                break
+            block_where: Where = {"line": _line(text, m.start(), starts)}
+            close = text.find(_FENCE, m.end(), stop)
+            if close < 0:
+                report.skip(
+                    "partial last block",
+                    "expected a complete fenced JSON block, got one cut short",
+                    **block_where,
+                )
+                break
+            value, error = parse_json(
+                text[m.end() : close].encode(), report, line=block_where["line"]
+            )
+            if error is not None or not isinstance(value, dict):
+                report.skip(
+                    "invalid JSON block",
+                    f"expected a JSON object in the Tool {m.group(1)} block",
+                    **block_where,
+                )
+            else:
+                key = "functionCall" if m.group(1) == "Command" else "functionResponse"
+                turn.parts.append({key: value})
+                turn.wheres.append(block_where)
+            pos = close + len(_FENCE)
+    return turns
+
+
+def json_turns(data: Any, report: ImportReport) -> list[Turn]:
+    """The contents of a JSON share (a list of ``{role, parts}``) with JSON-path locations;
+    an item that is not such an object is skipped."""
+    turns: list[Turn] = []
+    for i, item in enumerate(data if isinstance(data, list) else ()):
+        where: Where = {"json_path": f"[{i}]"}
+        parts = item.get("parts") if isinstance(item, dict) else None
+        role = item.get("role") if isinstance(item, dict) else None
+        if not isinstance(role, str) or not isinstance(parts, list):
+            report.skip(
+                "malformed content",
+                "expected a content object with a string `role` and a `parts` list",
+                **where,
+            )
+            continue
+        turn = Turn(role.upper(), where, list(parts))
+        turn.wheres = [{"json_path": f"[{i}].parts[{k}]"} for k in range(len(parts))]
+        turns.append(turn)
+    return turns
+
+
+class ContentReader:
+    """Turns share contents into messages (the mapping is in the module docstring)."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        self.parts = GeminiParts(report)
+        #: unanswered calls with their source id (``None`` when the call had none).
+        self.open: list[tuple[ToolCallPart, str | None]] = []
+        self.unnamed = 0
+
+    def turn(self, turn: Turn) -> list[Message]:
+        """The messages of one content; ``[]`` (skipped) for a role other than user and
+        model."""
+        if turn.role == "MODEL":
+            return self._model(turn)
+        if turn.role == "USER":
+            return self._user(turn)
+        self.report.skip(
+            f"section:{turn.role}", f"expected a USER or MODEL content, got {turn.role}",
+            **turn.where,
+        )  # fmt: skip
+        return []
+
+    def _model(self, turn: Turn) -> list[Message]:
+        parts: list[Part] = []
+        for part, where in zip(turn.parts, turn.wheres, strict=True):
+            fc = part.get("functionCall") if isinstance(part, dict) else None
+            if isinstance(fc, dict):
+                call = self._call(fc, where)
+                if call is not None:
+                    parts.append(call)
+                continue
+            found = self.parts.content(part, where)
+            if found is None or (isinstance(found, TextPart) and not found.text):
+                continue
+            parts.append(found)
+        if not parts:
+            return []
+        calls = any(isinstance(p, ToolCallPart) for p in parts)
+        return [Message("assistant", tuple(parts), stop_reason="tool_use" if calls else "stop")]
+
+    def _call(self, fc: dict[str, Any], where: Where) -> ToolCallPart | None:
+        source = opt_str(fc, "id")
+        if source is None:
+            self.unnamed += 1
+            fc = {**fc, "id": f"gemini_call_{self.unnamed}"}
+        call = self.parts.call(fc.get("name"), fc.get("args"), fc.get("id"), where, {})
+        if call is not None:
+            self.open.append((call, source))
+        return call
+
+    def _answer(self, fr: dict[str, Any], where: Where) -> ToolCallPart | None:
+        """The open call ``fr`` answers (see the module docstring); ``None`` (skipped) when
+        there is none."""
+        rid, name = opt_str(fr, "id"), opt_str(fr, "name")
+        k = next((k for k, (_, s) in enumerate(self.open) if rid and s == rid), None)
+        if k is None:
+            k = next(
+                (k for k, (c, s) in enumerate(self.open) if s is None and c.name == name), None
+            )
+            if k is not None and rid is None:
+                self.report.repair(
+                    "function response without id",
+                    "expected a string `id` on a function response",
+                    **where,
+                )
+        if k is None:
+            self.report.skip(
+                "function response without a call",
+                f"expected a function response to answer an earlier call (id {rid!r})",
+                **where,
+            )
+            return None
+        return self.open.pop(k)[0]
+
+    def _user(self, turn: Turn) -> list[Message]:
+        out: list[Message] = []
+        results: list[ToolResultPart] = []
+        texts: list[Content] = []
+        answered = False
+
+        def flush_texts() -> None:
+            if texts:
+                meta = {SYNTHETIC: RESPONSE_PARTS} if answered else user_meta(list(texts))
+                out.append(Message("user", tuple(texts), meta=meta))
+                texts.clear()
+
+        for part, where in zip(turn.parts, turn.wheres, strict=True):
+            fr = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(fr, dict):
+                call = self._answer(fr, where)
+                if call is None:
+                    continue
+                flush_texts()
+                content, error = self.parts.response(fr, where)
+                meta = {"response_id": fr["id"]} if isinstance(fr.get("id"), str) else {}
+                results.append(tool_result(call, content, error, meta))
+                answered = True
+                continue
+            if results:
+                out.append(Message("tool", tuple(results)))
+                results = []
+            found = self.parts.content(part, where)
+            if isinstance(found, ReasoningPart):
+                found = TextPart(found.text)
+            if found is not None and not (isinstance(found, TextPart) and not found.text):
+                texts.append(found)
+        if results:
+            out.append(Message("tool", tuple(results)))
+        flush_texts()
+        return out
