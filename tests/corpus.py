@@ -94,12 +94,12 @@ def require_corpus(*parts: str) -> Path:
 
 def replayable_names() -> list[str]:
     """Corpus-relative paths of the transcripts the replay tests read: every file of a
-    transcript folder, Markdown only for Gemini CLI (``["(corpus missing)"]`` without the
-    corpus, so that the parametrized test still runs and skips or fails)."""
+    transcript folder, Markdown only for Gemini CLI and aider (``["(corpus missing)"]``
+    without the corpus, so that the parametrized test still runs and skips or fails)."""
     if not CORPUS.exists():
         return ["(corpus missing)"]
     return sorted(
         str(p.relative_to(CORPUS))
         for p in transcript_files()
-        if p.suffix != ".md" or p.parent.name == "gemini-cli"
+        if p.suffix != ".md" or p.parent.name in ("gemini-cli", "aider")
     )

@@ -13,6 +13,13 @@ call's result does not report failure (``is_error``/``isError``, a non-zero exit
 - SWE-agent: ``create`` (``create <path>`` or the function's ``filename``), ``edit`` and
   ``insert`` (on the file of the latest ``open``/``create``), and ``str_replace_editor``
   ``create``/``str_replace``/``insert`` ``path``;
+- OpenHands: ``str_replace_editor`` as above (a call is the ``model_response`` tool call of
+  an action, or an older event's ``run`` / ``edit`` action); a failed observation is an
+  ``error``, a non-zero exit code or content starting with ``ERROR:``;
+- Gemini CLI chat shares: ``write_file``/``replace`` ``file_path`` (a ``Tool Response``
+  answers the oldest ``Tool Command`` of its name; it failed when it holds ``error``);
+- aider: the paths of its ``> Applied edit to <path>`` lines (aider applies edits from the
+  reply text; there are no tool calls);
 - any shell command of any format: redirect targets (``> f``, ``>> f``), ``sed -i``
   operands and ``apply_patch`` headers (heredoc bodies, quoted strings, variables and
   globs are not looked into).
@@ -219,6 +226,107 @@ def _chat(path: Path) -> tuple[str, list[Call]]:
     return first, list(calls.values())
 
 
+def _openhands_events(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(run number, event)`` of an OpenHands file (one run per line of an evaluation
+    output, else run 0)."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        for e in json.loads(text):
+            yield 0, e
+        return
+    for n, line in enumerate(text.splitlines()):
+        if line.strip():
+            d = json.loads(line)
+            for e in d["history"] if isinstance(d.get("history"), list) else [d]:
+                yield n, e
+
+
+def _openhands(path: Path) -> tuple[str, list[Call]]:
+    first = ""
+    calls: dict[str, Call] = {}
+    by_event: dict[Any, Call] = {}
+    for i, (run, e) in enumerate(_openhands_events(path)):
+        args = e.get("args") if isinstance(e.get("args"), dict) else e
+        if e.get("action") == "message" and e.get("source", "user") == "user" and not first:
+            first = str(args.get("content") or e.get("content") or "")
+        tcm = e.get("tool_call_metadata") or {}
+        if "action" in e and tcm:
+            message = (tcm.get("model_response") or {}).get("choices", [{}])[0].get("message", {})
+            for tc in message.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                key = f"{run}:{tc['id']}"
+                calls[key] = Call(key, fn.get("name", ""), _loads(fn.get("arguments")))
+        elif e.get("action") in ("run", "edit", "write") and e.get("source") != "user":
+            call = Call(
+                f"event-{i}", e["action"], {k: v for k, v in args.items() if k != "thought"}
+            )
+            if call.name == "run":
+                call.name = "bash"
+            calls[call.id] = call
+            by_event[(run, e.get("id", i))] = call
+        elif "observation" in e:
+            content = e.get("content")
+            extras = e.get("extras") if isinstance(e.get("extras"), dict) else e
+            code = (extras.get("metadata") or {}).get("exit_code", extras.get("exit_code"))
+            failed = (
+                e["observation"] == "error"
+                or (isinstance(code, int) and code not in (0, -1))
+                or (isinstance(content, str) and content.startswith("ERROR:"))
+            )
+            key = f"{run}:{tcm.get('tool_call_id', '')}"
+            target = calls.get(key) if tcm else by_event.get((run, e.get("cause")))
+            if target is not None and failed:
+                target.failed = True
+    return first, list(calls.values())
+
+
+_GEMINI_HEADER = re.compile(r"^(?:\S+ )?## (USER|MODEL)(?: \S+)?$", re.M)
+_GEMINI_BLOCK = re.compile(r"\*\*Tool (Command|Response)\*\*:\n```json\n(.*?)\n```", re.S)
+_GEMINI_SETUP = re.compile(r"\A\s*This is the [^\n.]+\. We are setting up the context")
+
+
+def _gemini_share(path: Path) -> tuple[str, list[Call]]:
+    text = path.read_text(encoding="utf-8")
+    heads = list(_GEMINI_HEADER.finditer(text))
+    first = ""
+    calls: list[Call] = []
+    for k, h in enumerate(heads):
+        end = heads[k + 1].start() - len("\n\n---\n\n") if k + 1 < len(heads) else len(text)
+        body = text[h.end() + 2 : end]
+        blocks = list(_GEMINI_BLOCK.finditer(body))
+        if h.group(1) == "USER" and not blocks and not first and not _GEMINI_SETUP.match(body):
+            first = body
+        for b in blocks:
+            value = json.loads(b.group(2))
+            if b.group(1) == "Command":
+                calls.append(Call(str(len(calls)), value["name"], value.get("args") or {}))
+                continue
+            open_call = next((c for c in calls if c.id != "done" and c.name == value["name"]), None)
+            if open_call is not None:
+                open_call.failed = "error" in (value.get("response") or {})
+                open_call.id = "done"
+    return first, calls
+
+
+def _aider(path: Path) -> tuple[str, list[Call]]:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    first = ""
+    block: list[str] = []
+    calls: list[Call] = []
+    for line in [*lines, ""]:
+        if line.startswith("#### ") or line == "####":
+            block.append(line[5:].removesuffix("  "))
+            continue
+        text = "\n".join(block).strip()
+        block = []
+        if text and not first and not text.startswith("/"):
+            first = text
+        if line.startswith("> Applied edit to "):
+            edited = line[len("> Applied edit to ") :].removesuffix("  ")
+            calls.append(Call(str(len(calls)), "Edit", {"file_path": edited}))
+    return first, calls
+
+
 # ------------------------------------------------------------------ modified files
 
 
@@ -234,6 +342,8 @@ def modified_paths(calls: Iterable[Call]) -> list[str]:
             changed.append(str(a.get("file_path") or a.get("notebook_path") or ""))
         elif c.name in ("edit", "write") and "path" in a:  # pi
             changed.append(str(a["path"]))
+        elif c.name in ("write_file", "replace"):  # Gemini CLI
+            changed.append(str(a.get("file_path") or ""))
         elif c.name == "str_replace_editor":
             if a.get("command") in ("create", "str_replace", "insert"):
                 changed.append(str(a.get("path") or ""))
@@ -328,6 +438,9 @@ READERS = {
     "pi": _pi,
     "swe-agent": _swe_agent,
     "openai-messages": _chat,
+    "openhands": _openhands,
+    "gemini-cli": _gemini_share,
+    "aider": _aider,
 }
 
 

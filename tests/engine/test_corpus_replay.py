@@ -9,8 +9,6 @@ For each file whose format imports, the window is a quarter of the file's estima
 - the final projected request, rendered for each provider, still holds the first 500
   characters of the first user request and every path the source modified, both read
   from the raw file by :mod:`corpus_facts` (not by our importers).
-
-Files of formats without an importer yet must fail with ``UnsupportedFormatError``.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from corpus_facts import READERS, raw_facts
 
 from corpus import replayable_names, require_corpus
 from ctxengine.engine import Session
-from ctxengine.errors import UnsupportedFormatError
 from ctxengine.importers import read_transcript
 from ctxengine.model import CompactionRecord
 from ctxengine.replay import RENDERERS, ReplayResult, replay
@@ -32,13 +29,12 @@ from ctxengine.tokens.estimate import HeuristicEstimator
 #: Smallest window replayed, in tokens: its continuation-state budget (15 %, 600 tokens)
 #: still holds a 500-character request and a list of paths.
 MIN_WINDOW = 4_000
-#: Formats with no importer yet (a later issue).
-UNSUPPORTED_DIRS = frozenset({"openhands", "gemini-cli", "aider"})
 #: Windows chosen by hand (tokens) for files too small for the quarter-of-the-file rule.
 WINDOWS: dict[str, int] = {
     "spotter-tool-heavy.jsonl": 1_000,
     "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": 1_500,
     "swe-agent-test-repo-i1-gpt4.traj": 3_000,
+    "openhands-traj-vue-todo-gui.json": 1_000,
 }
 #: Files that cannot be compacted twice: the exact number of compactions, and why. A replay
 #: prepares one request per model call and runs the ladder at most once per request.
@@ -58,6 +54,15 @@ FEWER_COMPACTIONS: dict[str, tuple[int, str]] = {
         "target, 40 % below the trigger, and the last call stays under it",
     ),
     "spotter-short.jsonl": (0, "297 tokens in all"),
+    "openhands-traj-basic.json": (
+        0,
+        "2 model calls, 2,642 tokens in all: every request stays under the trigger (the "
+        "largest, 1,834 tokens at 4,000; a smaller window truncates its 1,261-token call)",
+    ),
+    "aider-dev-chat-history-first-sessions.aider.chat.history.md": (
+        0,
+        "2 model calls, 1,457 tokens in all: under the 3,200-token trigger at 4,000",
+    ),
     "spotter-tool-heavy.jsonl": (
         1,
         "2,998 tokens and 4 calls: only the request of the last call is large enough",
@@ -92,10 +97,6 @@ def test_every_corpus_transcript_replays_into_valid_requests_that_keep_the_task(
     name: str,
 ) -> None:
     path = require_corpus(name)
-    if path.parent.name in UNSUPPORTED_DIRS:
-        with pytest.raises(UnsupportedFormatError, match="not supported yet"):
-            read_transcript(path)
-        return
     assert path.parent.name in READERS
     imported = read_transcript(path)
     window = _window(path.name, imported.entries, HeuristicEstimator())

@@ -42,6 +42,7 @@ from ctxengine.importers._parts import title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, TextPart
+from ctxengine.model.messages import APPLIED_EDITS
 
 NAME = "aider"
 _STARTED = "# aider chat started at "
@@ -131,10 +132,11 @@ class _Parser:
             if not self.user:
                 self.user_line = number
             self.user.append(line[len(_USER) :].removesuffix("  "))
-        elif line.startswith(">"):
+        elif line.startswith("> ") or line == ">":
             self._end_user()
+            self._end_reply()
             self.output = number
-            self.output_lines = [line[2:] if line.startswith("> ") else line[1:]]
+            self.output_lines = [line[2:]]
             if line.endswith("  ") or line == ">":
                 self._end_output()
         else:
@@ -208,7 +210,7 @@ class _Parser:
                 msg, created, run = self.messages[-1]
                 meta = dict(msg.meta)
                 if applied:
-                    meta.setdefault("applied_edits", []).append(applied.group(1))
+                    meta.setdefault(APPLIED_EDITS, []).append(applied.group(1))
                 if commit:
                     meta.setdefault("commits", []).append(commit.group(1))
                 msg = Message(

@@ -19,6 +19,12 @@ from ctxengine.model.usage import Usage
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "developer", "user", "assistant", "tool")
 
+#: Key in ``Message.meta`` of an assistant message listing the files (paths as the agent
+#: wrote them) that the agent changed by applying edits written in the message's text, as the
+#: agent reported it (aider's ``Applied edit to <path>`` after a reply with SEARCH/REPLACE
+#: blocks): such agents make no tool calls, so the ledgers read the changes from here.
+APPLIED_EDITS = "applied_edits"
+
 #: Stop reasons that mean the reply did not finish normally; its usage is never an anchor.
 ABNORMAL_STOPS: frozenset[str] = frozenset({"error", "aborted", "abort", "cancelled"})
 

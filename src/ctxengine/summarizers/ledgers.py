@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
+from ctxengine.model.messages import APPLIED_EDITS
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.summarizers.identifiers import Source, identifiers
 from ctxengine.summarizers.paths import guessed_cwd, stated_cwd
 from ctxengine.summarizers.rules import rule_facts
+from ctxengine.summarizers.shell import FileEffect
 from ctxengine.summarizers.tools import PATH_KEYS, arguments, call_effects, shell_command
 from ctxengine.summarizers.walk import Walk
 
@@ -76,6 +78,8 @@ def extract_ledgers(
         (normalised paths, scratch files in neither), ``done`` (one line per successful
         change: ``"edited src/app.py"``, ``"created t.py"``, ``"moved a to b"``; and per
         successful test/build/lint/commit command: ``"ran `pytest -q` (succeeded)"``),
+        the files an assistant message's ``meta["applied_edits"]`` names counting as edited
+        (:data:`~ctxengine.model.messages.APPLIED_EDITS`: aider),
         ``constraints`` (rule texts, superseded ones included), ``errors`` (the exact lines
         of the error facts), ``commands`` (shell commands, ``apply_patch`` excluded), each in
         first-seen order.
@@ -95,6 +99,10 @@ def extract_ledgers(
             if isinstance(part, ToolCallPart):
                 found = owner.get(part.id)
                 walk.call(part, found[0] if found else None, found[1] if found else index)
+        applied = message.meta.get(APPLIED_EDITS) if message.role == "assistant" else None
+        for path in applied if isinstance(applied, list) else ():
+            if isinstance(path, str) and path:
+                walk.effect(FileEffect("edited", path), index)
     files = walk.file_facts()
     rules = rule_facts(messages, start)
     sources = sorted([*users, *walk.sources], key=lambda s: s.index)
