@@ -16,7 +16,7 @@ from corpus import require_corpus
 from ctxengine.analysis import breakdown
 from ctxengine.cli import main
 from ctxengine.engine import Session
-from ctxengine.importers import read_transcript
+from ctxengine.importers import read_transcript, unsupported
 from ctxengine.model import CompactionRecord
 from ctxengine.model.codec import entry_from_dict, entry_to_dict
 from ctxengine.projection.render import render_anthropic, render_openai
@@ -243,12 +243,15 @@ class TestBadInput:
             assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
     def test_an_unsupported_format_exits_2_with_format_not_supported_yet(
-        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        path = require_corpus("openhands", "openhands-traj-basic.json")
+        listed = (("Hologram log", lambda path, head: head.startswith(b"HOLOGRAM")),)
+        monkeypatch.setattr(unsupported, "FORMATS", listed)
+        path = tmp_path / "a.log"
+        path.write_bytes(b"HOLOGRAM v1\n")
         code, _, stderr = run(capsys, "import", str(path), "--db", str(tmp_path / "ctx.db"))
         assert code == 2
-        assert stderr == f"error: {path}: format not supported yet: OpenHands events"
+        assert stderr == f"error: {path}: format not supported yet: Hologram log"
 
     def test_an_unknown_session_id_exits_2(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path

@@ -14,8 +14,9 @@ from ctxengine.model import Entry
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 KNOWN = (
-    "ctxengine, qwen, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, "
-    "grok, hermes, cline, roo-code, anthropic-messages, chat-completions"
+    "ctxengine, qwen, gemini-cli, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, "
+    "kimi, droid, grok, hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
+    "chat-completions"
 )
 
 
@@ -42,9 +43,11 @@ def test_an_unknown_format_exits_2_naming_the_known_ones(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
 ) -> None:
     db = tmp_path / "ctx.db"
-    code, stdout, stderr = run(capsys, command, str(EXAMPLE), "--format", "aider", "--db", str(db))
+    code, stdout, stderr = run(
+        capsys, command, str(EXAMPLE), "--format", "hologram", "--db", str(db)
+    )
     assert (code, stdout) == (2, "")
-    assert stderr == f"error: unknown format 'aider'; known formats: {KNOWN}"
+    assert stderr == f"error: unknown format 'hologram'; known formats: {KNOWN}"
     assert not db.exists()
 
 

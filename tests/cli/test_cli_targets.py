@@ -91,9 +91,10 @@ class TestImportSeveralFiles:
             f"{third}: session {TRAJ_ID} (swe-agent): 13 entries added, 0 already stored"
         )
         assert stderr == (
-            f"error: {bad}: unrecognised transcript format (known: ctxengine, qwen, claude-code, "
-            "codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, hermes, cline, "
-            "roo-code, anthropic-messages, chat-completions) "
+            f"error: {bad}: unrecognised transcript format (known: ctxengine, qwen, gemini-cli, "
+            "claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, "
+            "hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
+            "chat-completions) "
             "error: 1 of 3 files not imported"
         )
         with sqlite3.connect(db) as conn:
@@ -148,8 +149,9 @@ class TestImportSeveralFiles:
         )
         assert (code, stdout) == (2, "")
         assert stderr == (
-            "error: unknown format 'unsupported'; known formats: ctxengine, qwen, claude-code, "
-            "codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, hermes, cline, "
-            "roo-code, anthropic-messages, chat-completions"
+            "error: unknown format 'unsupported'; known formats: ctxengine, qwen, gemini-cli, "
+            "claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, "
+            "hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
+            "chat-completions"
         )
         assert not db.exists()

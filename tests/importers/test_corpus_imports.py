@@ -1,10 +1,10 @@
 """Every transcript of an imported agent in the corpus imports, and compacts into valid
 requests.
 
-Files: every file of ``claude-code/``, ``codex/``, ``pi/``, ``openai-messages/`` and
-``swe-agent/``, every ``.jsonl`` of ``format-fixtures/<agent>/`` for each agent with an
-importer (short samples with newer-version drift) plus the Hermes JSON samples, and the
-live-agent transcripts. Checked for each:
+Files: every file of ``claude-code/``, ``codex/``, ``pi/``, ``openai-messages/``,
+``swe-agent/``, ``gemini-cli/``, ``openhands/`` and ``aider/``, every ``.jsonl`` of
+``format-fixtures/<agent>/`` for each agent with an importer (short samples with newer-version
+drift) plus the Hermes JSON samples, and the live-agent transcripts. Checked for each:
 
 - the exact report: the native corpus imports without a skip or repair; the format fixtures
   and live sessions with the repairs listed in :data:`EXPECTED` (and the message, call,
@@ -31,7 +31,10 @@ from ctxengine.model import CompactionRecord, Message
 from ctxengine.projection.validate import validate
 
 #: Folders of native transcripts whose format has an importer.
-NATIVE = ("claude-code", "codex", "pi", "openai-messages", "swe-agent")
+NATIVE = (
+    "claude-code", "codex", "pi", "openai-messages", "swe-agent", "gemini-cli", "openhands",
+    "aider",
+)  # fmt: skip
 WINDOWS = (8_000, 32_000)
 
 

@@ -15,8 +15,9 @@ from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
 from ctxengine.importers.registry import _load, formats
 
 KNOWN = (
-    "ctxengine, qwen, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, "
-    "grok, hermes, cline, roo-code, anthropic-messages, chat-completions"
+    "ctxengine, qwen, gemini-cli, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, "
+    "kimi, droid, grok, hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
+    "chat-completions"
 )
 CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
 
@@ -39,10 +40,10 @@ class TestFormats:
 
     def test_an_unknown_format_is_a_config_error_that_lists_the_choosable_ones(self) -> None:
         with pytest.raises(ConfigError) as info:
-            read_transcript("whatever.jsonl", "aider")
+            read_transcript("whatever.jsonl", "hologram")
         assert isinstance(info.value, UnknownFormat)
-        assert (info.value.name, ", ".join(info.value.known)) == ("aider", KNOWN)
-        assert str(info.value) == f"unknown format 'aider'; known formats: {KNOWN}"
+        assert (info.value.name, ", ".join(info.value.known)) == ("hologram", KNOWN)
+        assert str(info.value) == f"unknown format 'hologram'; known formats: {KNOWN}"
 
     def test_a_listed_importer_module_that_is_missing_fails_loudly(self) -> None:
         missing = "ctxengine.importers.renamed_away"

@@ -24,7 +24,7 @@ Tolerated drift (counted, refused in strict mode): a section with another role (
 JSON block that is not JSON (skipped) or is cut at the end of the file (``"partial last
 block"``, skipped), a response without an id (paired by name, repaired) or without a call
 (skipped), ``null`` arguments (repaired), a non-string ``output`` (repaired), lone surrogate
-escapes (repaired).
+escapes and bytes that are not UTF-8 (repaired).
 """
 
 from __future__ import annotations
@@ -44,8 +44,13 @@ _ICON = r"(?:🧑\u200d?💻|✨)"
 #: A content header: ``[icon ]## ROLE[ icon]``.
 HEADER = re.compile(rf"^(?:{_ICON} )?## ([A-Z][A-Z_]*)(?: {_ICON})?[ \t]*$", re.M)
 SEPARATOR = "\n\n---\n\n"
-_BLOCK = re.compile(r"\*\*Tool (Command|Response)\*\*:\n```json\n")
-_FENCE = "\n```"
+_HEADER_B = re.compile(
+    rb"(?:(?:\xf0\x9f\xa7\x91(?:\xe2\x80\x8d)?\xf0\x9f\x92\xbb|\xe2\x9c\xa8) )?## ([A-Z][A-Z_]*)"
+    rb"(?: (?:\xf0\x9f\xa7\x91(?:\xe2\x80\x8d)?\xf0\x9f\x92\xbb|\xe2\x9c\xa8))?[ \t]*(?:\r?\n|\Z)"
+)
+_SEPARATOR_B = SEPARATOR.encode()
+_BLOCK_B = re.compile(rb"\*\*Tool (Command|Response)\*\*:\n```json\n")
+_FENCE_B = b"\n```"
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
 #: ``meta["synthetic"]`` of text that follows function responses in a user content.
@@ -63,59 +68,69 @@ class Turn:
     wheres: list[Where] = field(default_factory=list)
 
 
-def _line(text: str, pos: int, starts: list[int]) -> int:
-    """1-based line of ``pos`` given the offsets of line starts (binary search)."""
-    lo, hi = 0, len(starts)
-    while lo + 1 < hi:
-        mid = (lo + hi) // 2
-        if starts[mid] <= pos:
-            lo = mid
-        else:
-            hi = mid
-    return lo + 1
+def _sections(raw: bytes) -> Iterator[tuple[str, int, int, bytes]]:
+    """``(role, header line, body line, body)`` (lines 1-based) of each content of a
+    Markdown share. The file
+    is split at the separator; a piece that does not open with a header line belongs to the
+    body before it (a separator written inside a message)."""
+    role: str | None = None
+    line = header = first = 1
+    body: list[bytes] = []
+    start = len(raw) - len(raw.lstrip(b"\n"))
+    line += start
+    for piece in raw[start:].split(_SEPARATOR_B):
+        m = _HEADER_B.match(piece)
+        if m is not None:
+            if role is not None:
+                yield role, header, first, _SEPARATOR_B.join(body)
+            role, header = m.group(1).decode(), line
+            rest = piece[m.end() :]
+            blank = rest.startswith(b"\n")
+            first = line + 1 + blank
+            body = [rest[1:] if blank else rest]
+        elif role is not None:
+            body.append(piece)
+        line += piece.count(b"\n") + _SEPARATOR_B.count(b"\n")
+    if role is not None:
+        yield role, header, first, _SEPARATOR_B.join(body)
 
 
-def _sections(text: str) -> Iterator[tuple[str, int, int, int]]:
-    """``(role, header start, body start, body end)`` of each content of a Markdown share."""
-    found: list[tuple[str, int, int]] = []
-    for m in HEADER.finditer(text):
-        start = m.start()
-        if (
-            start == 0
-            or text.endswith(SEPARATOR, 0, start)
-            or (not found and not text[:start].strip())
-        ):
-            found.append((m.group(1), start, m.end()))
-    for k, (role, start, end) in enumerate(found):
-        stop = found[k + 1][1] - len(SEPARATOR) if k + 1 < len(found) else len(text)
-        body = end + 2 if text.startswith("\n\n", end) else end + 1
-        yield role, start, min(body, stop), stop
+def _text(chunk: bytes, line: int, report: ImportReport) -> str:
+    """A text part: UTF-8, or (repaired at ``line``) with U+FFFD for the bytes that are not."""
+    try:
+        return chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.repair(
+            "invalid UTF-8",
+            "expected UTF-8 text (bytes that are not UTF-8 found)",
+            line=line + chunk.count(b"\n", 0, exc.start),
+        )
+        return chunk.decode("utf-8", errors="replace")
 
 
 def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
-    """The contents of a Markdown share, with 1-based line locations.
+    """The contents of a Markdown share, with 1-based line locations. Read as bytes: JSON
+    blocks go to the JSON parser as they are, and only text parts are decoded.
 
     Raises:
         TranscriptError: in strict mode, the first skipped or repaired block.
     """
-    text = raw.decode("utf-8", errors="replace")
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
     turns: list[Turn] = []
-    for role, start, body, stop in _sections(text):
-        where: Where = {"line": _line(text, start, starts)}
-        turn = Turn(role, where)
+    for role, header, first, body in _sections(raw):
+        turn = Turn(role, {"line": header})
         turns.append(turn)
-        pos = body
+        pos, line, stop = 0, first, len(body)
         while pos < stop:
-            m = _BLOCK.search(text, pos, stop)
+            m = _BLOCK_B.search(body, pos)
             end = m.start() if m else stop
             if end > pos:
-                turn.parts.append({"text": text[pos:end]})
-                turn.wheres.append({"line": _line(text, pos, starts)})
+                turn.parts.append({"text": _text(body[pos:end], line, report)})
+                turn.wheres.append({"line": line})
+                line += body.count(b"\n", pos, end)
             if m is None:
                 break
-            block_where: Where = {"line": _line(text, m.start(), starts)}
-            close = text.find(_FENCE, m.end(), stop)
+            block_where: Where = {"line": line}
+            close = body.find(_FENCE_B, m.end())
             if close < 0:
                 report.skip(
                     "partial last block",
@@ -123,20 +138,19 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                     **block_where,
                 )
                 break
-            value, error = parse_json(
-                text[m.end() : close].encode(), report, line=block_where["line"]
-            )
+            value, error = parse_json(body[m.end() : close], report, line=line)
             if error is not None or not isinstance(value, dict):
                 report.skip(
                     "invalid JSON block",
-                    f"expected a JSON object in the Tool {m.group(1)} block",
+                    f"expected a JSON object in the Tool {m.group(1).decode()} block",
                     **block_where,
                 )
             else:
-                key = "functionCall" if m.group(1) == "Command" else "functionResponse"
+                key = "functionCall" if m.group(1) == b"Command" else "functionResponse"
                 turn.parts.append({key: value})
                 turn.wheres.append(block_where)
-            pos = close + len(_FENCE)
+            pos = close + len(_FENCE_B)
+            line += body.count(b"\n", m.start(), pos)
     return turns
 
 
@@ -145,7 +159,7 @@ def json_turns(data: Any, report: ImportReport) -> list[Turn]:
     an item that is not such an object is skipped."""
     turns: list[Turn] = []
     for i, item in enumerate(data if isinstance(data, list) else ()):
-        where: Where = {"json_path": f"[{i}]"}
+        where: Where = {"json_path": f"$[{i}]"}
         parts = item.get("parts") if isinstance(item, dict) else None
         role = item.get("role") if isinstance(item, dict) else None
         if not isinstance(role, str) or not isinstance(parts, list):
@@ -156,7 +170,7 @@ def json_turns(data: Any, report: ImportReport) -> list[Turn]:
             )
             continue
         turn = Turn(role.upper(), where, list(parts))
-        turn.wheres = [{"json_path": f"[{i}].parts[{k}]"} for k in range(len(parts))]
+        turn.wheres = [{"json_path": f"$[{i}].parts[{k}]"} for k in range(len(parts))]
         turns.append(turn)
     return turns
 

@@ -20,14 +20,14 @@ Mapping:
   message); ``model`` from the run's ``Model:`` / ``Main model:`` / ``Models:`` line;
   ``Applied edit to <path>`` lines after it → ``meta["applied_edits"]`` and ``Commit <hash>
   <message>`` lines → ``meta["commits"]``;
-* aider's output blocks never reach the model: ignored (``aider output``, one per block); text
-  before the first message of the file is ignored (``preamble``).
+* aider's output never reaches the model: ignored (``aider output``, one per run of output
+  lines); text before the first message of the file is ignored (``preamble``).
 
 The runs are imported one after the other into one log, each entry marked with the time its
 run started (``meta["run"]``); ``/clear`` and a new run empty aider's chat, which the log does
 not reproduce (``meta["runs"]`` and the ignored ``command:/clear`` count say where). The
-session id is a hash of the file. Nothing in this format is skipped or repaired: every line
-is one of the kinds above.
+session id is a hash of the file. Every line is one of the kinds above, so nothing is
+skipped; a line with bytes that are not UTF-8 is repaired (U+FFFD in their place).
 """
 
 from __future__ import annotations
@@ -37,19 +37,46 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import BOM, LogBuilder, file_digest
+from ctxengine.importers._build import BOM, LogBuilder
 from ctxengine.importers._parts import title_of
+from ctxengine.importers._text import bytes_digest, decode_text
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, TextPart
 from ctxengine.model.messages import APPLIED_EDITS
 
 NAME = "aider"
-_STARTED = "# aider chat started at "
+_STARTED = b"# aider chat started at "
 _SNIFF = re.compile(rb"^# aider chat started at ", re.M)
 _USER = "#### "
 #: Commands whose text aider sends to the model as the user's message.
 CHAT_COMMANDS = ("/ask", "/code", "/architect", "/context")
+_STOP = rb"(?:#### |####\r?$|# aider chat started at )"
+#: The segments of the file, in order (every character is in one): a run header, a run of
+#: user input lines, a run of outputs (blank lines after it included): one-line outputs (a
+#: line that ends in two spaces, or a bare ``>``) and multi-line ones (up to their line that
+#: ends in two spaces, or a line of input or a header, which cut them short); reply text.
+_SEGMENT = re.compile(
+    rb"(?P<run># aider chat started at [^\n]*(?:\n|\Z))"
+    rb"|(?P<user>(?:(?:#### [^\n]*|####\r?)(?:\n|\Z))+)"
+    rb"|(?P<out>(?:(?:> [^\n]*  |>)\r?(?:\n|\Z)"
+    rb"|> [^\n]*(?:\n|\Z)(?:(?!" + _STOP + rb")[^\n]*\n)*?"
+    rb"(?:[^\n]*  \r?(?:\n|\Z)|(?=" + _STOP + rb")|\Z))+\n*)"
+    rb"|(?P<text>(?:(?!" + _STOP + rb"|> |>\r?$)[^\n]*(?:\n|\Z))+)",
+    re.M,
+)
+_LEADING_NEWLINES = re.compile(rb"\n*")
+#: Output lines read: the model (``Model:``, ``Main model:``, ``Models:``), an applied edit,
+#: a commit.
+_NOTE_OPENINGS = (b"Model: ", b"Main model: ", b"Models: ", b"Applied edit to ", b"Commit ")
+_NOTE = re.compile(
+    r"^(?:> )?[ \t]*(?:(?:Model|Main model|Models): (\S+)[^\n]*?|"
+    r"((?:Applied edit to |Commit [0-9a-f]{7,40} )[^\n]*?))[ \t]*\r?$",
+    re.M,
+)
+#: Where a multi-line output block ends: its last line ends in two spaces; a line of user
+#: input or a run header ends it too (output cut short).
+_OUTPUT_END = re.compile(r"  \r?$|^(?=#### |####\r?$|# aider chat started at )", re.M)
 _MODEL = re.compile(r"^(?:Model|Main model|Models): (\S+)")
 _APPLIED = re.compile(r"^Applied edit to (.+)$")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*)$")
@@ -67,23 +94,24 @@ class AiderImporter:
         return path.name.endswith(".aider.chat.history.md") or _SNIFF.search(head) is not None
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
-        """Parse ``path``, counting what is ignored in ``report``.
+        """Parse ``path``, counting what is repaired and ignored in ``report``.
 
         Raises:
-            TranscriptError: the file cannot be read.
+            TranscriptError: the file cannot be read; in strict mode the first line that is
+                not UTF-8.
         """
         report = start_report(path, report)
         try:
-            raw = path.read_bytes().removeprefix(BOM)
+            data = path.read_bytes()
         except OSError as exc:
             raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
+        raw = data.removeprefix(BOM)
         parser = _Parser(report)
-        for number, line in enumerate(raw.decode("utf-8", errors="replace").split("\n"), 1):
-            parser.line(number, line.removesuffix("\r"))
+        parser.feed(raw)
         parser.flush()
-        builder = LogBuilder(file_digest(path))
-        for msg, created, run in parser.messages:
-            builder.add(msg, created_at=created, meta={"run": run} if run else None)
+        builder = LogBuilder(bytes_digest(data))
+        for msg, line, run in parser.messages:
+            builder.add(msg, source_id=f"line-{line}", meta={"run": run} if run else None)
         entries = tuple(builder.entries)
         meta: dict[str, Any] = {"runs": parser.runs}
         if parser.last_model:
@@ -94,11 +122,12 @@ class AiderImporter:
 
 
 class _Parser:
-    """A line state machine over the file (see the module docstring)."""
+    """Reads the file (see the module docstring)."""
 
     def __init__(self, report: ImportReport) -> None:
         self.report = report
-        self.messages: list[tuple[Message, str | None, str | None]] = []
+        #: each message, the line it starts at, and its run.
+        self.messages: list[tuple[Message, int, str | None]] = []
         self.runs: list[str] = []
         self.run: str | None = None
         self.model: str | None = None
@@ -107,45 +136,60 @@ class _Parser:
         self.user_line = 0
         self.reply: list[str] = []
         self.reply_line = 0
-        #: the open aider output block, if any (its first line number).
-        self.output: int | None = None
-        self.output_lines: list[str] = []
         self.seen_user = False
 
-    def line(self, number: int, line: str) -> None:
-        """Take one line (1-based ``number``, no line ending)."""
-        if self.output is not None:
-            if line.startswith((_USER, _STARTED)) or line == "####":
-                self._end_output()
+    def feed(self, raw: bytes) -> None:
+        """Read the whole file, cut by one regular expression into segments: a run header,
+        a run of user input lines, a run of aider output, or reply text. Read as bytes: only
+        input and replies are decoded."""
+        number = 1
+        for m in _SEGMENT.finditer(raw):
+            segment = m.group()
+            if not segment:
+                continue
+            kind = m.lastgroup
+            if kind == "text":
+                self._chunk(number, segment)
+            elif kind == "user":
+                if self.reply:
+                    self._end_reply()
+                if not self.user:
+                    self.user_line = number
+                for line in self._decode(segment, number).rstrip("\n").split("\n"):
+                    self.user.append(line.removesuffix("\r")[len(_USER) :].removesuffix("  "))
+            elif kind == "run":
+                self.flush()
+                self.run = self._decode(segment[len(_STARTED) :], number).strip()
+                self.runs.append(self.run)
+                self.model = None
             else:
-                self.output_lines.append(line)
-                if line.endswith("  "):
-                    self._end_output()
-                return
-        if line.startswith(_STARTED):
-            self.flush()
-            self.run = line[len(_STARTED) :].strip()
-            self.runs.append(self.run)
-            self.model = None
-        elif line.startswith(_USER) or line == "####":
-            self._end_reply()
-            if not self.user:
-                self.user_line = number
-            self.user.append(line[len(_USER) :].removesuffix("  "))
-        elif line.startswith("> ") or line == ">":
+                if self.user:
+                    self._end_user()
+                if self.reply:
+                    self._end_reply()
+                self.report.ignore("aider output", line=number)
+                self._output(segment)
+            number += segment.count(b"\n")
+
+    def _decode(self, segment: bytes, number: int) -> str:
+        """``segment`` (starting at line ``number``) as text; bytes that are not UTF-8
+        become U+FFFD, repaired at their line."""
+        try:
+            return segment.decode("utf-8")
+        except UnicodeDecodeError:
+            return decode_text(segment, self.report, first_line=number)
+
+    def _chunk(self, number: int, chunk: bytes) -> None:
+        """Text between special lines: part of a reply (blank text only ends user input)."""
+        if self.user:
             self._end_user()
-            self._end_reply()
-            self.output = number
-            self.output_lines = [line[2:]]
-            if line.endswith("  ") or line == ">":
-                self._end_output()
-        else:
-            self._end_user()
-            if not self.reply:
-                if not line.strip():
-                    return
-                self.reply_line = number
-            self.reply.append(line)
+        if chunk.isspace():
+            return
+        lead = _LEADING_NEWLINES.match(chunk)
+        first = number + (lead.end() if lead else 0)
+        if not self.reply:
+            self.reply_line = first
+        self.reply.append(self._decode(chunk, number))
 
     def _end_user(self) -> None:
         if not self.user:
@@ -167,12 +211,12 @@ class _Parser:
                 return
             meta["command"] = command
             text = rest.strip()
-        self.messages.append((Message("user", (TextPart(text),), meta=meta), None, self.run))
+        self.messages.append((Message("user", (TextPart(text),), meta=meta), where, self.run))
 
     def _end_reply(self) -> None:
         if not self.reply:
             return
-        text = "\n".join(self.reply).strip()
+        text = "".join(self.reply).strip()
         where = self.reply_line
         self.reply = []
         if not text:
@@ -189,40 +233,47 @@ class _Parser:
                 stop_reason="stop",
                 meta=dict(last.meta),
             )
-            self.messages[-1] = (merged, None, self.messages[-1][2])
+            self.messages[-1] = (merged, self.messages[-1][1], self.messages[-1][2])
             return
         msg = Message("assistant", (TextPart(text),), model=self.model, stop_reason="stop")
-        self.messages.append((msg, None, self.run))
+        self.messages.append((msg, where, self.run))
 
-    def _end_output(self) -> None:
-        assert self.output is not None
-        self.report.ignore("aider output", line=self.output)
-        self.output = None
-        for raw in self.output_lines:
-            text = raw.strip()
-            model = _MODEL.match(text)
-            if model:
-                self.model = model.group(1)
-                self.last_model = self.model
-            applied = _APPLIED.match(text)
-            commit = _COMMIT.match(text)
-            if (applied or commit) and self.messages and self.messages[-1][0].role == "assistant":
-                msg, created, run = self.messages[-1]
-                meta = dict(msg.meta)
-                if applied:
-                    meta.setdefault(APPLIED_EDITS, []).append(applied.group(1))
-                if commit:
-                    meta.setdefault("commits", []).append(commit.group(1))
-                msg = Message(
-                    msg.role, msg.parts, model=msg.model, stop_reason=msg.stop_reason, meta=meta
-                )
-                self.messages[-1] = (msg, created, run)
-        self.output_lines = []
+    def _output(self, segment: bytes) -> None:
+        """The model, applied-edit and commit lines of a segment of aider output (found by
+        their opening words, then read whole)."""
+        for needle in _NOTE_OPENINGS:
+            at = segment.find(needle)
+            while at >= 0:
+                start = segment.rfind(b"\n", 0, at) + 1
+                if segment[start:at] in (b"", b"> "):
+                    end = segment.find(b"\n", at)
+                    line = segment[start : len(segment) if end < 0 else end]
+                    note = _NOTE.match(line.decode("utf-8", errors="replace"))
+                    if note and note.group(1):
+                        self.model = self.last_model = note.group(1)
+                    elif note and note.group(2):
+                        self._note(note.group(2))
+                at = segment.find(needle, at + 1)
+
+    def _note(self, text: str) -> None:
+        """An ``Applied edit to`` or ``Commit`` line, kept on the reply before it."""
+        if not self.messages or self.messages[-1][0].role != "assistant":
+            return
+        applied = _APPLIED.match(text)
+        commit = _COMMIT.match(text)
+        if not applied and not commit:
+            return
+        msg, created, run = self.messages[-1]
+        meta = dict(msg.meta)
+        if applied:
+            meta.setdefault(APPLIED_EDITS, []).append(applied.group(1))
+        if commit:
+            meta.setdefault("commits", []).append(commit.group(1))
+        msg = Message(msg.role, msg.parts, model=msg.model, stop_reason=msg.stop_reason, meta=meta)
+        self.messages[-1] = (msg, created, run)
 
     def flush(self) -> None:
         """Close whatever is open (at a new run and at the end of the file)."""
-        if self.output is not None:
-            self._end_output()
         self._end_user()
         self._end_reply()
 

@@ -32,7 +32,9 @@ Message records (session JSON and recording):
   ``model`` → the message model.
 * ``info``, ``error`` and ``warning`` records are shown to the user only: ignored.
 
-The session id is the metadata ``sessionId`` (a share: a hash of the file); meta holds
+Entry ids are the message record ids (``<id>#<k>`` for a record's later messages), for a
+share ``turn-<n>`` (``turn-<n>#<k>``). The session id is the metadata ``sessionId`` (a share:
+a hash of the file); meta holds
 ``project_hash``, ``start_time``, ``last_updated``, ``kind``, ``directories``, the session
 ``summary``, the last ``model``, ``variant`` (``recording``, ``session-json``,
 ``share-markdown``, ``share-json``) and, for a subagent, ``parent_session_id`` (the folder
@@ -74,6 +76,7 @@ from ctxengine.importers._gemini_share import (
 )
 from ctxengine.importers._parts import opt_str, title_of
 from ctxengine.importers._peek import peek
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
@@ -170,25 +173,27 @@ class GeminiCliImporter:
                 raise TranscriptError(str(path), "expected an object with a `messages` list")
             reader.metadata({k: v for k, v in data.items() if k != "messages"})
             for i, rec in enumerate(data["messages"]):
-                reader.record(rec, {"json_path": f"messages[{i}]"}, i + 1)
+                reader.record(rec, {"json_path": f"$.messages[{i}]"}, i + 1)
             return reader.finish()
+        digest: str | None = None
         if variant == "share-json":
             turns = json_turns(load_json(path, report), report)
         elif variant == "share-markdown":
             try:
-                raw = path.read_bytes().removeprefix(BOM)
+                data = path.read_bytes()
             except OSError as exc:
                 raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-            turns = parse_markdown(raw, report)
+            digest = bytes_digest(data)
+            turns = parse_markdown(data.removeprefix(BOM), report)
         else:
             raise TranscriptError(
                 str(path), "expected a Gemini CLI chat recording, session JSON or chat share"
             )
         share = ContentReader(report)
-        builder = LogBuilder(file_digest(path))
-        for turn in turns:
-            for msg in share.turn(turn):
-                builder.add(msg)
+        builder = LogBuilder(digest or file_digest(path))
+        for n, turn in enumerate(turns):
+            for k, msg in enumerate(share.turn(turn)):
+                builder.add(msg, source_id=f"turn-{n}#{k}" if k else f"turn-{n}")
         entries = tuple(builder.entries)
         meta = {"variant": variant}
         return ImportedSession(

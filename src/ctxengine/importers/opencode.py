@@ -20,7 +20,7 @@ id (file name in the storage folder), as OpenCode reads them; they become log bo
 :mod:`ctxengine.importers._opencode_parts` describes.
 
 Locations in the report are store paths: ``message/<session>/<file>.json`` in a storage
-folder, ``part[<id>].data`` in a database, ``messages[i].parts[j]`` in an export. A storage
+folder, ``part[<id>].data`` in a database, ``$.messages[i].parts[j]`` in an export. A storage
 file or a ``data`` value that is not JSON (a file being written) is skipped; a message file
 without ``id`` takes its file name (repaired).
 """
@@ -233,7 +233,7 @@ class _Folder(_Store):
             raw = path.read_bytes()
         except OSError as exc:
             raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-        value, error = parse_json(raw, self.report)
+        value, error = _parse(raw, self.report, where)
         if error is not None or not isinstance(value, dict):
             self.report.skip(
                 "invalid JSON file", "expected a JSON object in the storage file", **where
@@ -293,7 +293,7 @@ class _Database(_Store):
 
     def _data(self, raw: Any, where: Where) -> dict[str, Any] | None:
         blob = raw.encode() if isinstance(raw, str) else raw if isinstance(raw, bytes) else b""
-        value, error = parse_json(blob, self.report)
+        value, error = _parse(blob, self.report, where)
         if error is not None or not isinstance(value, dict):
             self.report.skip("invalid data", "expected a JSON object in the `data` column", **where)
             return None
@@ -363,7 +363,7 @@ class _Export(_Store):
         found: list[RawMessage] = []
         items = self.data.get("messages")
         for i, item in enumerate(items if isinstance(items, list) else ()):
-            where: Where = {"json_path": f"messages[{i}]"}
+            where: Where = {"json_path": f"$.messages[{i}]"}
             info = item.get("info") if isinstance(item, dict) else None
             if not isinstance(info, dict):
                 self.report.skip(
@@ -374,9 +374,20 @@ class _Export(_Store):
             parts = item.get("parts")
             for k, part in enumerate(parts if isinstance(parts, list) else ()):
                 if isinstance(part, dict):
-                    msg.parts.append((part, {"json_path": f"messages[{i}].parts[{k}]"}))
+                    msg.parts.append((part, {"json_path": f"$.messages[{i}].parts[{k}]"}))
             found.append(msg)
         return found
+
+
+def _parse(raw: bytes, report: ImportReport, where: Where) -> tuple[Any, Exception | None]:
+    """:func:`~._build.parse_json` with its repairs (lone surrogates, bytes that are not
+    UTF-8) counted at ``where`` (a store path) instead of at a line of the value's text."""
+    scratch = ImportReport(report.path)
+    value, error = parse_json(raw, scratch)
+    for issue in scratch.issues:
+        for _ in range(issue.count):
+            report.repair(issue.kind, issue.expected or issue.kind, **where)
+    return value, error
 
 
 def _ordered(messages: list[RawMessage]) -> list[RawMessage]:

@@ -88,11 +88,11 @@ class OpenHandsImporter:
         if start == b"[":
             data = load_json(path, report)
             for i, ev in enumerate(data):
-                yield Event(ev, {"json_path": f"[{i}]"})
+                yield Event(ev, {"json_path": f"$[{i}]"})
             return
         document = load_json(path, report) if _single_document(path) else None
         if isinstance(document, dict):
-            yield from _run(document, lambda i: {"json_path": f"history[{i}]"}, None)
+            yield from _run(document, lambda i: {"json_path": f"$.history[{i}]"}, None)
             return
         for line, obj in iter_jsonl(path, report):
             if isinstance(obj.get("history"), list):

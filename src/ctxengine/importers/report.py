@@ -72,12 +72,15 @@ class ImportReport:
     :attr:`issues`, :meth:`summary` and :meth:`to_dict`.
     """
 
-    __slots__ = ("_issues", "path", "strict")
+    __slots__ = ("_counts", "_issues", "path", "strict")
 
     def __init__(self, path: str | Path, *, strict: bool = False) -> None:
         self.path = str(path)
         self.strict = strict
+        #: the first occurrence of each kind, and how often it occurred (kept apart so that
+        #: counting one more is a dict update: importers report thousands of ignored records).
         self._issues: dict[tuple[Action, str], Issue] = {}
+        self._counts: dict[tuple[Action, str], int] = {}
 
     def skip(
         self, kind: str, expected: str, *, line: int | None = None, json_path: str | None = None
@@ -116,32 +119,41 @@ class ImportReport:
         if self.strict and action != "ignored":
             raise TranscriptError(self.path, expected or kind, line=line, json_path=json_path)
         key = (action, kind)
-        found = self._issues.get(key)
-        if found is None:
+        seen = self._counts.get(key)
+        if seen is None:
             self._issues[key] = Issue(action, kind, 1, line, json_path, expected)
+            self._counts[key] = 1
         else:
-            self._issues[key] = replace(found, count=found.count + 1)
+            self._counts[key] = seen + 1
+
+    def _all(self) -> list[Issue]:
+        """Every issue with its count, in first-seen order."""
+        return [
+            i if i.count == self._counts[k] else replace(i, count=self._counts[k])
+            for k, i in self._issues.items()
+        ]
 
     @property
     def issues(self) -> tuple[Issue, ...]:
         """Every issue, skipped first, then repaired, then ignored; in first-seen order
         within each."""
-        return tuple(i for a in ACTIONS for i in self._issues.values() if i.action == a)
+        found = self._all()
+        return tuple(i for a in ACTIONS for i in found if i.action == a)
 
     def of(self, action: Action) -> tuple[Issue, ...]:
         """The issues with ``action``, in first-seen order."""
-        return tuple(i for i in self._issues.values() if i.action == action)
+        return tuple(i for i in self._all() if i.action == action)
 
     def counts(self, *actions: Action) -> dict[str, int]:
         """``{kind: count}`` of the issues with one of ``actions`` (all when none given),
         sorted by kind."""
         chosen = actions or ACTIONS
-        return dict(sorted((i.kind, i.count) for i in self._issues.values() if i.action in chosen))
+        return dict(sorted((k, n) for (a, k), n in self._counts.items() if a in chosen))
 
     @property
     def clean(self) -> bool:
         """True when nothing was skipped or repaired (ignored records do not count)."""
-        return not any(i.action != "ignored" for i in self._issues.values())
+        return not any(a != "ignored" for a, _ in self._counts)
 
     def summary(self) -> str:
         """One line naming what was skipped and repaired, with counts and where each kind
@@ -188,6 +200,7 @@ class ImportReport:
                 raw.get("expected"),
             )
             report._issues[(issue.action, issue.kind)] = issue
+            report._counts[(issue.action, issue.kind)] = issue.count
         return report
 
     def __repr__(self) -> str:

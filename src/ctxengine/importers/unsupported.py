@@ -59,7 +59,10 @@ class UnsupportedImporter:
         name = which(path, head)
         if name is None:
             known = ", ".join(n for n, _ in FORMATS)
-            raise TranscriptError(str(path), f"expected one of: {known}")
+            expected = (
+                f"expected one of: {known}" if known else "expected a listed format (none is)"
+            )
+            raise TranscriptError(str(path), expected)
         raise UnsupportedFormatError(str(path), name)
 
 

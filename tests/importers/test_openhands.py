@@ -1,0 +1,285 @@
+"""OpenHands event streams: trajectories (a JSON list), evaluation outputs (JSONL of runs)
+and the older event stream without ``source`` and function calling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from compact_check import counts
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
+
+from corpus import require_corpus
+from ctxengine.engine import Session
+from ctxengine.importers import detect, read_transcript
+from ctxengine.model import CompactionRecord, Message, Usage
+
+OPENHANDS = "openhands"
+
+CORPUS_FILES = {
+    # (messages by role, calls, results, compactions), ignored records
+    "openhands-multi-swe-bench-ponyc-3runs.jsonl": (
+        ({"assistant": 105, "system": 1, "tool": 103, "user": 5}, 103, 103, 0),
+        {"action:recall": 3, "observation:recall": 3, "repeated system prompt": 2},
+    ),
+    "openhands-resolver-mock-output.jsonl": (
+        ({"assistant": 26, "tool": 24, "user": 2}, 24, 24, 0),
+        {},
+    ),
+    "openhands-traj-basic.json": (({"assistant": 2, "tool": 1, "user": 1}, 1, 1, 0), {}),
+    "openhands-traj-vue-todo-gui.json": (
+        ({"assistant": 5, "tool": 4, "user": 1}, 4, 4, 0),
+        {
+            "action:change_agent_state": 1,
+            "observation:agent_state_changed": 4,
+            "observation:null": 3,
+        },
+    ),
+}
+
+
+def messages(session: Any) -> list[Message]:
+    return [e.body for e in session.entries if isinstance(e.body, Message)]
+
+
+def raw_events(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return list(json.loads(text))
+    found: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        found.extend(json.loads(line)["history"])
+    return found
+
+
+class TestCorpus:
+    @pytest.mark.parametrize("name", sorted(CORPUS_FILES))
+    def test_counts_and_report(self, name: str) -> None:
+        path = require_corpus("openhands", name)
+        session = read_transcript(path)
+        assert detect(path).name == OPENHANDS
+        expected, ignored = CORPUS_FILES[name]
+        assert counts(session) == expected
+        assert session.report.summary() == ""
+        assert session.report.counts("ignored") == ignored
+
+    @pytest.mark.parametrize("name", sorted(CORPUS_FILES))
+    def test_calls_and_results_match_an_independent_count_of_the_events(self, name: str) -> None:
+        """Every agent action but ``finish``, ``message``, ``system`` and ``recall`` is one
+        call; every observation that is not a state change, a null or a recall answers one,
+        except the ``error`` observations that answer nothing (ponyc's invalid calls)."""
+        events = raw_events(require_corpus("openhands", name))
+        actions = [e for e in events if "action" in e and e.get("source") != "user"]
+        calls = [e for e in actions if e["action"] not in ("finish", "message", "system", "recall",
+                                                              "change_agent_state")]  # fmt: skip
+        observed = [
+            e
+            for e in events
+            if e.get("observation") not in (None, "agent_state_changed", "null", "recall")
+            and (e.get("observation") != "error" or e.get("tool_call_metadata"))
+        ]
+        (_, n_calls, n_results, _), _ = CORPUS_FILES[name]
+        assert (len(calls), len(observed)) == (n_calls, n_results)
+
+    def test_evaluation_runs_follow_each_other_and_are_named(self) -> None:
+        path = require_corpus("openhands", "openhands-multi-swe-bench-ponyc-3runs.jsonl")
+        session = read_transcript(path)
+        assert session.meta["runs"] == [
+            "ponylang__ponyc-4595",
+            "ponylang__ponyc-4593",
+            "ponylang__ponyc-4588",
+        ]
+        found = messages(session)
+        assert found[0].role == "system"
+        assert found[0].text.startswith("You are OpenHands agent, a helpful AI assistant")
+        assert found[1].text.startswith("<uploaded_files>\n/workspace/ponylang__ponyc__0.1")
+        assert [e.meta["run"] for e in session.entries[:2]] == ["ponylang__ponyc-4595"] * 2
+        reply = found[2]
+        assert reply.usage == Usage(5920, 128, 0, 0)
+        assert reply.model == "meta-llama/llama-4-maverick"
+        assert reply.tool_calls[0].id == "toolu_01"
+        assert (
+            reply.tool_calls[0].arguments == '{"command": "ls -l /workspace/ponylang__ponyc__0.1"}'
+        )
+        assert found[3].tool_results[0].call_id == "toolu_01"
+        # the second run reuses call ids: they are made unique and still pair
+        second = [m for m in found if m.tool_calls and m.tool_calls[0].id.startswith("toolu_01#")]
+        assert [m.tool_calls[0].id for m in second] == ["toolu_01#2", "toolu_01#3"]
+
+    def test_invalid_call_error_is_a_user_message(self) -> None:
+        path = require_corpus("openhands", "openhands-multi-swe-bench-ponyc-3runs.jsonl")
+        errors = [m for m in messages(read_transcript(path)) if m.meta.get("synthetic")]
+        assert [m.meta["synthetic"] for m in errors] == ["observation:error"] * 2
+        assert errors[0].text == (
+            "Parameter 'command' is expected to be one of ['view', 'create', 'str_replace', "
+            "'insert', 'undo_edit']."
+        )
+
+    def test_finish_is_its_thought_without_a_call(self) -> None:
+        path = require_corpus("openhands", "openhands-traj-basic.json")
+        found = messages(read_transcript(path))
+        assert [m.role for m in found] == ["user", "assistant", "tool", "assistant"]
+        assert found[-1].tool_calls == ()
+        assert found[-1].text.startswith("I've created a simple implementation of the 2048 game")
+        assert found[1].usage == Usage(4, 1135, 0, 3482)
+
+    def test_older_events_become_calls_answered_in_order(self) -> None:
+        path = require_corpus("openhands", "openhands-resolver-mock-output.jsonl")
+        session = read_transcript(path)
+        found = messages(session)
+        assert session.meta["runs"] == ["neubig/pr-viewer#5", "neubig/pr-viewer#1"]
+        first = found[1]
+        assert first.text.startswith("Certainly! I'll add the MIT license")
+        assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
+            ("event-1", "execute_bash", '{"command":"touch LICENSE"}')
+        ]
+        assert found[2].tool_results[0].call_id == "event-1"
+        assert found[3].tool_calls[0].name == "execute_ipython_cell"
+
+
+def write_events(tmp_path: Path, events: list[Any]) -> Path:
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events, indent=1), encoding="utf-8")
+    return path
+
+
+def user_event(text: str = "fix it") -> dict[str, Any]:
+    return {"id": 0, "source": "user", "action": "message", "args": {"content": text}}
+
+
+def response(call_id: Any = "call_1", arguments: Any = '{"command": "ls"}') -> dict[str, Any]:
+    tool_call: dict[str, Any] = {"function": {"name": "execute_bash", "arguments": arguments}}
+    if call_id is not None:
+        tool_call["id"] = call_id
+    message = {"role": "assistant", "content": "Listing.", "tool_calls": [tool_call]}
+    return {
+        "id": "resp-1",
+        "model": "m",
+        "choices": [{"finish_reason": "tool_calls", "message": message}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5},
+    }
+
+
+def run_event(call_id: Any = "call_1", **extra: Any) -> dict[str, Any]:
+    tcm = {"function_name": "execute_bash", "model_response": response(call_id, **extra)}
+    if call_id is not None:
+        tcm["tool_call_id"] = call_id
+    return {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"},
+            "tool_call_metadata": tcm}  # fmt: skip
+
+
+def obs_event(call_id: Any = "call_1", content: Any = "a.py") -> dict[str, Any]:
+    tcm = {"function_name": "execute_bash"}
+    if call_id is not None:
+        tcm["tool_call_id"] = call_id
+    return {"id": 2, "source": "agent", "observation": "run", "cause": 1, "content": content,
+            "extras": {"metadata": {"exit_code": 0}}, "tool_call_metadata": tcm}  # fmt: skip
+
+
+class TestMapping:
+    def test_condensation_becomes_a_compaction_record(self, tmp_path: Path) -> None:
+        events = [
+            user_event(),
+            run_event(),
+            obs_event(),
+            {"id": 3, "source": "agent", "action": "message", "args": {"content": "Done."}},
+            {"id": 4, "source": "user", "action": "message", "args": {"content": "more"}},
+            {
+                "id": 5,
+                "source": "agent",
+                "action": "condensation",
+                "args": {"forgotten_event_ids": [1, 2], "summary": "Listed the files."},
+            },
+            {"id": 6, "source": "agent", "action": "message", "args": {"content": "Next."}},
+        ]
+        session = read_transcript(write_events(tmp_path, events))
+        record = session.entries[5].body
+        assert isinstance(record, CompactionRecord)
+        assert record.summary == "Listed the files."
+        assert record.first_kept_id == session.entries[3].id  # the message after event 2
+        context = Session(100_000, entries=session.entries).project().messages
+        assert [m.text for m in context][1:] == ["Done.", "more", "Next."]
+
+    def test_exit_code_and_error_marker_flag_results(self, tmp_path: Path) -> None:
+        failed = obs_event(content="boom")
+        failed["extras"] = {"metadata": {"exit_code": 2}}
+        session = read_transcript(write_events(tmp_path, [user_event(), run_event(), failed]))
+        assert messages(session)[2].tool_results[0].is_error is True
+
+
+class TestDrift:
+    """Each drift is tolerated with an exact report, and refused at its event when strict."""
+
+    def test_calls_and_observations_without_ids(self, tmp_path: Path) -> None:
+        path = write_events(tmp_path, [user_event(), run_event(None), obs_event(None)])
+        session = tolerated(
+            path,
+            OPENHANDS,
+            "repaired 2: tool call without id ×1 ($[1]), observation without tool_call_id ×1 "
+            "($[2])",
+            " at $[1]: expected a string `tool_call_id` on a tool call",
+        )
+        found = messages(session)
+        assert found[1].tool_calls[0].id == found[2].tool_results[0].call_id == "call_gen_1"
+
+    def test_structured_observation_content(self, tmp_path: Path) -> None:
+        content = [{"type": "text", "text": "a.py"}, {"type": "text", "text": "b.py"}]
+        path = write_events(tmp_path, [user_event(), run_event(), obs_event(content=content)])
+        session = tolerated(
+            path,
+            OPENHANDS,
+            "repaired 1: structured observation content ×1 ($[2])",
+            " at $[2]: expected observation `content` to be a string, got list",
+        )
+        assert messages(session)[2].tool_results[0].text == "a.py\nb.py"
+
+    def test_null_arguments(self, tmp_path: Path) -> None:
+        path = write_events(tmp_path, [user_event(), run_event(arguments=None), obs_event()])
+        session = tolerated(
+            path,
+            OPENHANDS,
+            "repaired 1: null arguments ×1 ($[1])",
+            " at $[1]: expected tool-call arguments, got null",
+        )
+        assert messages(session)[1].tool_calls[0].arguments == "{}"
+
+    def test_unknown_action_and_observation(self, tmp_path: Path) -> None:
+        events = [
+            user_event(),
+            {"id": 1, "source": "agent", "action": "hologram", "args": {}},
+            {"id": 2, "source": "agent", "observation": "hologram", "content": ""},
+        ]
+        session = tolerated(
+            write_events(tmp_path, events),
+            OPENHANDS,
+            "skipped 2: action:hologram ×1 ($[1]), observation:hologram ×1 ($[2])",
+            " at $[1]: expected a known OpenHands action, got 'hologram'",
+        )
+        assert [m.text for m in messages(session)] == ["fix it"]
+
+    def test_partial_last_line_of_an_event_stream(self, tmp_path: Path) -> None:
+        path = tmp_path / "events.jsonl"
+        lines = [json.dumps(user_event()), json.dumps(run_event()), '{"id": 2, "source": "ag']
+        path.write_text("\n".join(lines), encoding="utf-8")
+        session = tolerated(
+            path,
+            OPENHANDS,
+            "skipped 1: partial last line ×1 (line 3)",
+            ":3: expected a complete JSON object, got a line cut short "
+            "(unexpected end of data: line 1 column 24 (char 23))",
+        )
+        assert [m.role for m in messages(session)] == ["user", "assistant"]
+
+    def test_lone_surrogate(self, tmp_path: Path) -> None:
+        path = tmp_path / "events.jsonl"
+        obs = json.dumps(obs_event(content="SURROGATE")).replace("SURROGATE", LONE_SURROGATE_JSON)
+        path.write_text(
+            "\n".join([json.dumps(user_event()), json.dumps(run_event()), obs]) + "\n",
+            encoding="utf-8",
+        )
+        session = tolerated(
+            path, OPENHANDS, "repaired 1: lone surrogate ×1 (line 3)", f":3: {LONE_SURROGATE_ERROR}"
+        )
+        assert messages(session)[2].tool_results[0].text == LONE_SURROGATE_TEXT
