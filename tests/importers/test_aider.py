@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from compact_check import counts, problems_after_compact
-from import_drift import tolerated
-
 from corpus import require_corpus
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import Message
 from ctxengine.summarizers.ledgers import extract_ledgers
+from import_drift import tolerated
 
 AIDER = "aider"
 FIRST = "aider-dev-chat-history-first-sessions.aider.chat.history.md"
@@ -92,7 +91,10 @@ def write(tmp_path: Path, text: str | bytes) -> Path:
     return path
 
 
-HEADER = "\n# aider chat started at 2024-08-05 19:33:02\n\n> aider  \n> Model: gpt-4o with diff edit format  \n\n"
+HEADER = (
+    "\n# aider chat started at 2024-08-05 19:33:02\n\n"
+    "> aider  \n> Model: gpt-4o with diff edit format  \n\n"
+)
 
 
 class TestMapping:

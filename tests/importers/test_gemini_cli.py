@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compact_check import counts, problems_after_compact
-from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
+from compact_check import counts, problems_after_compact
 from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 GEMINI = "gemini-cli"
 
@@ -313,7 +313,8 @@ class TestShare:
             "## USER 🧑‍💻\n\nfix it\n\n---\n\n## MODEL ✨\n\nLooking.**Tool Command**:\n```json\n"
             '{\n  "name": "read_file",\n  "args": {\n    "file_path": "a.py"\n  },\n  "id": "r1"\n}'
             "\n```\n\n---\n\n## USER 🧑‍💻\n\n**Tool Response**:\n```json\n"
-            '{\n  "id": "r1",\n  "name": "read_file",\n  "response": {\n    "output": "x = 1"\n  }\n}'
+            '{\n  "id": "r1",\n  "name": "read_file",\n  "response": {\n    "output": '
+            '"x = 1"\n  }\n}'
             "\n```\n\n---\n\n## MODEL ✨\n\nDone."
         )
         path = tmp_path / "chat.md"
@@ -511,7 +512,7 @@ class TestShareDrift:
 
     def test_lone_surrogate_in_a_block(self, tmp_path: Path) -> None:
         path = tmp_path / "a.md"
-        response = RESPONSE % ('"id": "r1",\n  ', '{"output": "%s"}' % LONE_SURROGATE_JSON)
+        response = RESPONSE % ('"id": "r1",\n  ', '{"output": "' + LONE_SURROGATE_JSON + '"}')
         path.write_text(
             share(
                 "## USER 🧑‍💻\n\ngo",

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compact_check import counts, problems_after_compact
-from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
+from compact_check import counts, problems_after_compact
 from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 OPENCODE = "opencode"
 
@@ -196,7 +196,7 @@ class TestMapping:
                 "text": "hm",
                 "time": {"start": 1},
                 "metadata": {"anthropic": {"signature": "sig"}},
-            },  # fmt: skip
+            },
             tool(),
             finish,
             {"id": "c", "type": "step-start"},
@@ -218,7 +218,7 @@ class TestMapping:
             (
                 info("m5", "user", 5),
                 [{"id": "p5", "type": "compaction", "auto": True, "tail_start_id": "m3"}],
-            ),  # fmt: skip
+            ),
             (
                 info("m6", "assistant", 6, summary=True, finish="stop", parentID="m5"),
                 [text("p6", "We listed files.")],
@@ -261,8 +261,15 @@ class TestMapping:
     def test_child_sessions_are_linked(self, tmp_path: Path) -> None:
         root = tmp_path / "storage"
         shutil.copytree(storage(), root)
-        child = {"id": "ses_child", "projectID": "proj_test", "directory": "/tmp", "title": "sub",
-                 "version": "1", "parentID": "s_stage0_small", "time": {"created": 1, "updated": 9e12}}  # fmt: skip
+        child = {
+            "id": "ses_child",
+            "projectID": "proj_test",
+            "directory": "/tmp",
+            "title": "sub",
+            "version": "1",
+            "parentID": "s_stage0_small",
+            "time": {"created": 1, "updated": 9e12},
+        }
         (root / "session" / "proj_test" / "ses_child.json").write_text(json.dumps(child))
         (root / "message" / "ses_child").mkdir()
         (root / "message" / "ses_child" / "m.json").write_text(

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compact_check import counts
-from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
+from compact_check import counts
 from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import CompactionRecord, Message, Usage
+from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 OPENHANDS = "openhands"
 
