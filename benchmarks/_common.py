@@ -66,18 +66,26 @@ def transcript_files(corpus: Path) -> list[Path]:
     )
 
 
+def size_of(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder (a store such as OpenCode's)."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
 def largest_per_format(corpus: Path) -> dict[str, Path]:
-    """The largest file of each format ctxengine imports, by format name (files of
-    formats recognised but not imported yet, and unrecognised files, are skipped)."""
+    """The largest file (or store folder) of each format ctxengine imports, by format name
+    (files of formats recognised but not imported yet, unrecognised files and the corpus's
+    own notes at its top level are skipped)."""
     best: dict[str, Path] = {}
-    for path in sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix != ".md"):
+    for path in sorted(p for p in corpus.rglob("*") if p.parent != corpus or p.is_dir()):
         try:
             name = detect(path).name
         except TranscriptError:
             continue
         if name == "unsupported":
             continue
-        if name not in best or path.stat().st_size > best[name].stat().st_size:
+        if name not in best or size_of(path) > size_of(best[name]):
             best[name] = path
     return best
 

@@ -2,16 +2,16 @@
 
 Run: ``.venv/bin/python benchmarks/import_speed.py [--runs N]`` (default 9 runs).
 
-Every file under ``../shared/corpus/`` is sniffed; files of formats that ctxengine does not
-import yet are skipped. For the largest file of each imported format it times, ``N`` times
-each, with ``time.perf_counter``:
+Every file (and store folder) under ``../shared/corpus/`` is sniffed; files of formats that
+ctxengine does not import yet are skipped. For the largest file of each imported format it
+times, ``N`` times each, with ``time.perf_counter``:
 
 - **parse**: ``read_transcript(path)`` (sniffing, reading, parsing, building the entries);
 - **parse + store**: the same plus ``SQLiteStore.import_session`` into a fresh SQLite file in
   a temporary folder (one transaction, committed; opening the database is not timed).
 
-It prints the median time and the speed in MB (10^6 bytes) of source file per second; the row
-marked ``*`` is the largest importable file of the corpus.
+It prints the median time and the speed in MB (10^6 bytes) of source file (all files of a
+folder) per second; the row marked ``*`` is the largest importable file of the corpus.
 
 A second table compares the agent formats whose only corpus files are short format samples
 (``format-fixtures/``, a few KB, where the fixed cost of opening, sniffing and hashing a file
@@ -22,19 +22,23 @@ conversation records (header lines once; every id-like field — ``uuid``, ``id`
 records, as in a long session; JSON documents repeat their ``messages``). The Claude Code
 sample is scaled the same way, and the last column is each format's scaled MB/s relative to
 Claude Code's (formats whose records are short, such as Cursor's, have more entries per MB,
-so compare µs per entry too).
+so compare µs per entry too). OpenCode's sample is a storage folder; its scaled form is an
+OpenCode database holding the rows of the sample's largest session repeated with new ids (the
+same message and part shapes, one session).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
-from _common import largest_per_format, median, require_corpus, table
+from _common import largest_per_format, median, require_corpus, size_of, table
 
 from ctxengine.importers import read_transcript
 from ctxengine.stores.sqlite import SQLiteStore
@@ -76,6 +80,8 @@ AGENT_SAMPLES: dict[str, tuple[str, int]] = {
     "kimi": ("kimi/assistant_tools.jsonl", 4),
     "openclaw": ("openclaw/large.jsonl", 1),
     "qwen": ("qwen/019f0000-0000-7000-8000-000000000001.jsonl", 0),
+    "gemini-cli": ("gemini/jsonl_v040.jsonl", 1),
+    "opencode": ("opencode/storage_v2", 0),
 }
 #: Fields holding record, message or call ids, made distinct per copy when scaling.
 ID_KEYS = frozenset(
@@ -119,6 +125,58 @@ def scaled_copy(source: Path, header: int, target_bytes: int, out: Path) -> Path
     return out
 
 
+_OPENCODE_TABLES = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT,
+  directory TEXT, title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,
+  time_updated INTEGER, data TEXT);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,
+  time_created INTEGER, time_updated INTEGER, data TEXT);
+"""
+
+
+def _without(record: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k not in keys}
+
+
+def opencode_database(storage: Path, target_bytes: int, out: Path) -> Path:
+    """An OpenCode database (``session``, ``message``, ``part`` with JSON ``data``) at
+    ``out`` holding one session: the messages and parts of the largest session of the storage
+    folder ``storage``, repeated with new ids until the file holds about ``target_bytes``."""
+    largest = max((storage / "message").iterdir(), key=size_of)
+    rows = []
+    for msg_file in sorted(largest.glob("*.json")):
+        msg = json.loads(msg_file.read_text(encoding="utf-8"))
+        parts = [
+            (p.stem, json.loads(p.read_text(encoding="utf-8")))
+            for p in sorted((storage / "part" / str(msg["id"])).glob("*.json"))
+        ]
+        rows.append((msg, parts))
+    con = sqlite3.connect(out)
+    con.executescript(_OPENCODE_TABLES)
+    con.execute("INSERT INTO session VALUES ('ses_b', 'p', NULL, 'b', '/w', 'b', '1', 0, 0)")
+    copy = 0
+    while out.stat().st_size < target_bytes:
+        for k, (msg, parts) in enumerate(rows):
+            msg_id, t = f"msg_{copy:06d}_{k}", copy * 100 + k
+            data = json.dumps(_without(msg, "id", "sessionID"))
+            con.execute("INSERT INTO message VALUES (?, 'ses_b', ?, ?, ?)", (msg_id, t, t, data))
+            con.executemany(
+                "INSERT INTO part VALUES (?, ?, 'ses_b', ?, ?, ?)",
+                [
+                    (f"{msg_id}-{stem}", msg_id, t, t,
+                     json.dumps(_without(p, "id", "sessionID", "messageID")))
+                    for stem, p in parts
+                ],
+            )  # fmt: skip
+        copy += 1
+        if copy % 50 == 0:
+            con.commit()
+    con.commit()
+    con.close()
+    return out
+
+
 def time_forced(path: Path, fmt: str, runs: int) -> float:
     """Median seconds of ``read_transcript(path, fmt)``."""
     times: list[float] = []
@@ -136,8 +194,12 @@ def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, (rel, header) in AGENT_SAMPLES.items():
             sample = corpus / "format-fixtures" / rel
-            scaled = scaled_copy(sample, header, int(scaled_mb * 1e6), Path(tmp) / f"{fmt}.x")
-            kb, mb = sample.stat().st_size / 1e3, scaled.stat().st_size / 1e6
+            target, out = int(scaled_mb * 1e6), Path(tmp) / f"{fmt}.x"
+            if sample.is_dir():
+                scaled = opencode_database(sample, target, out.with_suffix(".db"))
+            else:
+                scaled = scaled_copy(sample, header, target, out)
+            kb, mb = size_of(sample) / 1e3, size_of(scaled) / 1e6
             sample_s = time_forced(sample, fmt, runs)
             scaled_s = time_forced(scaled, fmt, runs)
             speeds[fmt] = mb / scaled_s
@@ -163,10 +225,10 @@ def main() -> None:
     args = parser.parse_args()
     corpus = require_corpus()
     files = largest_per_format(corpus)
-    largest = max(files.values(), key=lambda p: p.stat().st_size)
+    largest = max(files.values(), key=size_of)
     rows = []
-    for fmt, path in sorted(files.items(), key=lambda kv: -kv[1].stat().st_size):
-        mb = path.stat().st_size / 1e6
+    for fmt, path in sorted(files.items(), key=lambda kv: -size_of(kv[1])):
+        mb = size_of(path) / 1e6
         parse_s, entries = time_parse(path, args.runs)
         store_s = time_parse_store(path, args.runs)
         mark = " *" if path == largest else ""

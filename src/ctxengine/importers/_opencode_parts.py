@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ctxengine.importers._build import CallIds
@@ -101,8 +102,6 @@ def usage_of(tokens: Any) -> Usage | None:
 
 
 def _iso(ms: Any) -> str | None:
-    from datetime import UTC, datetime
-
     if isinstance(ms, int | float) and not isinstance(ms, bool):
         return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
     return None

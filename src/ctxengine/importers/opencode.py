@@ -33,6 +33,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import LogBuilder, load_json, parse_json
 from ctxengine.importers._opencode_parts import Converter, RawMessage, Where
@@ -283,10 +285,11 @@ class _Database(_Store):
         self.path = path
         self.report = report
 
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         try:
             with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:
-                db.row_factory = sqlite3.Row
+                if sql.startswith("SELECT *"):
+                    db.row_factory = sqlite3.Row
                 return db.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
             raise TranscriptError(str(self.path), f"cannot read the database: {exc}") from exc
@@ -323,24 +326,25 @@ class _Database(_Store):
             "ORDER BY time_created, id",
             (session_id,),
         )
-        for row in rows:
-            where: Where = {"json_path": f"message[{row['id']}].data"}
-            data = self._data(row["data"], where)
+        for msg_id, created, raw in rows:
+            where: Where = {"json_path": f"message[{msg_id}].data"}
+            data = self._data(raw, where)
             if data is None:
                 continue
-            info = {**data, "id": row["id"], "sessionID": session_id}
-            info.setdefault("time", {"created": row["time_created"]})
-            found[row["id"]] = RawMessage(info, where)
+            info = {**data, "id": msg_id, "sessionID": session_id}
+            info.setdefault("time", {"created": created})
+            found[msg_id] = RawMessage(info, where)
         parts = self._query(
             "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
             (session_id,),
         )
-        for row in parts:
-            where = {"json_path": f"part[{row['id']}].data"}
-            data = self._data(row["data"], where)
-            msg = found.get(row["message_id"])
+        for part_id, message_id, raw in parts:
+            where = {"json_path": f"part[{part_id}].data"}
+            data = self._data(raw, where)
+            msg = found.get(message_id)
             if data is not None and msg is not None:
-                msg.parts.append(({**data, "id": row["id"]}, where))
+                data["id"] = part_id
+                msg.parts.append((data, where))
         return list(found.values())
 
 
@@ -382,6 +386,10 @@ class _Export(_Store):
 def _parse(raw: bytes, report: ImportReport, where: Where) -> tuple[Any, Exception | None]:
     """:func:`~._build.parse_json` with its repairs (lone surrogates, bytes that are not
     UTF-8) counted at ``where`` (a store path) instead of at a line of the value's text."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        pass
     scratch = ImportReport(report.path)
     value, error = parse_json(raw, scratch)
     for issue in scratch.issues:
