@@ -20,7 +20,7 @@ def test_corpus_files_are_chosen_by_size_and_user_messages() -> None:
     assert [p.relative_to(root).as_posix() for p in found] == [
         "codex/codex-cpolar-connect-2025-09-16-a.jsonl",
         "codex/codex-cpolar-connect-2025-09-16-b.jsonl",
-        "pi/pi-mono-large-session.jsonl",
+        "gemini-cli/gemini-cli-chat-share-2025-11-05.md",
     ]
 
 
