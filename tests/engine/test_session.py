@@ -2,8 +2,11 @@
 usage anchor and the store round trip, with exact values.
 
 Sizes come from :class:`~engine_helpers.LinearEstimator`. Under the default policy a
-4,000-token window resolves to: reserve 800, trigger 3,200, keep-recent 1,000, truncate cap
-800, prune protect 800 / minimum 400, summary budget 600.
+4,000-token window resolves to: reserve 800, trigger 3,200, target 1,440 (the trigger less
+its 55 % headroom, 1,760), keep-recent 1,000, truncate cap 800, prune protect 800 / minimum
+400, summary budget 600. A compaction's first attempt lowers the keep-recent budget so that
+the tail fits the target beside the head, the continuation message and a summary at its base
+budget: with the 20-token system prompt, :data:`FIRST_KEEP`.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from ctxengine.stores.sqlite import SQLiteStore
 WINDOW = 4_000
 TRIGGER = 3_200
 KEEP = 1_000
+#: The first attempt's keep-recent budget behind the 20-token system prompt: 1,440 (target)
+#: − 20 (head) − 52 (continuation message) − 600 (summary budget) − 40 (1 % margin).
+FIRST_KEEP = 728
 NO_PRUNE = DEFAULT_POLICY.model_copy(update={"prune_enabled": False})
 
 
@@ -102,6 +108,7 @@ class TestConfiguration:
         b = Session(WINDOW).budget
         assert (b.reserve, b.trigger, b.keep_recent, b.truncate_tokens) == (800, 3200, 1000, 800)
         assert (b.prune_protect, b.prune_minimum, b.summary_max) == (800, 400, 600)
+        assert (b.headroom, b.target) == (1_760, 1_440)
 
 
 class TestTrigger:
@@ -131,16 +138,16 @@ class TestTrigger:
         assert len(s.entries) == n + 1
         comp = s.entries[-1]
         rec = record_of(comp)
-        first_kept = expected_first_kept(s.entries[:n], KEEP)
-        assert first_kept == "u10"  # u13 + three 240-token turns = 780 ≤ 1,000 < 1,020
+        first_kept = expected_first_kept(s.entries[:n], FIRST_KEEP)
+        assert first_kept == "u11"  # u13 + two 240-token turns = 540 ≤ 728 < 780
         assert rec.first_kept_id == first_kept
         assert rec.tokens_before == 3_200
-        tail = [e.message for e in s.entries[2 * 10 + 1 : n]]  # u10 … u13
+        tail = [e.message for e in s.entries[2 * 11 + 1 : n]]  # u11 … u13
         summary_msg = continuation_message(rec.summary)
-        assert rec.tokens_after == 20 + EST.message(summary_msg) + 780
+        assert rec.tokens_after == 20 + EST.message(summary_msg) + 540
         assert ctx.tokens == rec.tokens_after
         assert ctx.messages == (s.entries[0].body, summary_msg, *tail)
-        assert ctx.sources == ("sys", None, "u10", "a10", "u11", "a11", "u12", "a12", "u13")
+        assert ctx.sources == ("sys", None, "u11", "a11", "u12", "a12", "u13")
         assert (rec.policy, rec.summarizer, rec.reason, rec.splits_turn) == (
             "default",
             "extractive",
@@ -153,20 +160,27 @@ class TestTrigger:
                 comp.id,
                 3_200,
                 rec.tokens_after,
-                "first kept u10",
+                "first kept u11",
                 n + 1,
-                (),
+                # The state fills its 788-token budget (below) and shortens the answer it
+                # quotes as the current work.
+                ("current_work: 219 characters cut",),
             )
         ]
         plan = s.events[0].plan
         assert plan is not None
-        # The plan names the stored cut before the summarizer ran: 20 messages summarized,
-        # 780 tokens kept. The summary budget grows from 600 into the room left under the
-        # target: 1,920 − 20 (head) − 780 (tail) − 52 (continuation message) − 40 (1 % margin)
-        # = 1,028, capped at 25 % of the window: 1,000.
-        assert plan.cut == Cut(20, "u10", 20, 0, False, 780)
+        # The plan names the stored cut before the summarizer ran: 22 messages summarized,
+        # 540 tokens kept (walking back 728 tokens reaches a10 at 720; the turn start u11
+        # after it keeps 540, at least half the budget, so the cut does not split turn 10).
+        # The summary budget grows from 600 into the room left under the target: 1,440 − 20
+        # (head) − 540 (tail) − 52 (continuation message) − 40 (1 % margin) = 788, under the
+        # cap of 25 % of the window (1,000).
+        assert plan.attempts[0].keep_recent == FIRST_KEEP
+        assert plan.cut == Cut(22, "u11", 22, 0, False, 540)
         assert (plan.requirement.level, plan.requirement.reason) == ("soft", "threshold")
-        assert plan.attempts[0].summary_tokens == 1_000
+        assert plan.attempts[0].summary_tokens == 788
+        assert EST.text(rec.summary) == 788  # the state uses its whole budget
+        assert plan.attempts[0].expected_tokens == 20 + 52 + 788 + 540
         assert s.failures == 0
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
@@ -328,15 +342,16 @@ class TestEpochs:
             s.append(user(filler(f"request {k}", 56)), entry_id=f"u{k}")
             contexts.append(s.prepare())
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
-        # 13 calls fill the first epoch; the first compaction leaves 1,629 tokens, the later
-        # ones, whose continuation state lists more user messages in the room free under the
-        # 1,920-token target, 1,840-1,851 tokens: one every 6 turns.
-        assert [c.epoch for c in contexts] == (
-            [0] * 13 + [1] * 7 + [2] * 6 + [3] * 6 + [4] * 6 + [5] * 2
-        )
+        # 13 calls fill the first epoch. Each compaction keeps the newest request and two
+        # turns (540 tokens of the 728-token first keep) and a continuation state of 786-788
+        # tokens, filling the 788 tokens free under the 1,440-token target: 1,397-1,399 tokens
+        # after it. The answer (180) and 7 more turns then bring the context to 1,399 + 180 +
+        # 60 + 7 × 240 = 3,319 ≥ 3,200 (6 turns: 3,079): one compaction every 8 turns.
+        assert [c.epoch for c in contexts] == ([0] * 13 + [1] * 8 + [2] * 8 + [3] * 8 + [4] * 3)
         records = [record_of(e) for e in compactions(s)]
-        assert [r.first_kept_id for r in records] == ["u10", "u17", "u23", "u29", "u35"]
-        assert [r.tokens_after for r in records] == [1_629, 1_840, 1_851, 1_851, 1_851]
+        assert [r.first_kept_id for r in records] == ["u11", "u19", "u27", "u35"]
+        assert [r.tokens_before for r in records] == [3_200, 3_319, 3_317, 3_318]
+        assert [r.tokens_after for r in records] == [1_399, 1_397, 1_398, 1_398]
         for prev, cur in pairwise(contexts):
             if cur.compaction_id == prev.compaction_id:
                 n = len(prev.messages)
@@ -403,9 +418,12 @@ class TestPendingCalls:
             s.append(user(filler(f"request {k}", 56)), entry_id=f"u{k}")
             ctx = s.prepare()
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
+        # The first compaction left 1,399 tokens; with the result, "Deploying now." (16) and
+        # u11, 1,475; the trigger is reached at u19 (1,475 + 8 × 240 = 3,395), where walking
+        # back the 600-token budget keeps u17 … u19 (540 tokens).
         second = record_of(compactions(s)[1])
-        assert second.first_kept_id == "u16"
-        assert ctx.sources[:3] == ("sys", None, "u16")
+        assert (second.tokens_before, second.first_kept_id) == (3_395, "u17")
+        assert ctx.sources[:3] == ("sys", None, "u17")
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
     def test_a_result_arriving_for_an_earlier_piece_of_the_reply_does_not_break_prepare(
@@ -464,7 +482,13 @@ class TestLedgers:
     def test_steps_done_before_a_compaction_appear_as_done_in_the_continuation_state(
         self,
     ) -> None:
-        s = Session(WINDOW, estimator=EST)
+        """The state's text is read, so the scenario needs room for the ledgers beside the
+        eight 60-token user messages, which rank with the rules (they are within
+        ``user_messages_budget_tokens``). It was written for a 40 % headroom: target 1,920,
+        state budget 848. At the default 55 % (target 1,440) the state gets 608 tokens, and
+        the ranking rightly gives them to the user messages, leaving out the done step and
+        the error; so this test names the 40 % headroom."""
+        s = Session(WINDOW, estimator=EST, policy=Policy(headroom_ratio=0.4))
         s.append(system(filler("system", 16)), entry_id="sys")
         self._edits(s)
         chat(s, 13)
