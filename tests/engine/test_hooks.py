@@ -43,12 +43,17 @@ def test_the_stored_cut_is_the_planned_cut_and_after_compact_sees_it() -> None:
     s = session(after_compact=outcomes.append)
     plan = s.plan()
     assert plan is not None and plan.cut is not None
-    # Keep-recent 3,000: 13 turns of 228 tokens (2,964) are kept, 14 would not fit.
-    assert (plan.cut.first_kept_id, plan.cut.kept_tokens) == ("u17", 2_964)
+    # Trigger 9,600, target 9,600 − 5,280 (55 %) = 4,320. The first attempt's keep-recent
+    # budget is 3,000 lowered to fit the target beside the continuation message (52), a
+    # summary at its base budget (1,800) and the 1 % margin (120): 2,348. Walking back
+    # reaches a19 (10 turns of 228 + 24 = 2,304); the turn start u20 after it keeps 2,280,
+    # at least half the budget, so 10 turns are kept.
+    assert plan.attempts[0].keep_recent == 2_348
+    assert (plan.cut.first_kept_id, plan.cut.kept_tokens) == ("u20", 2_280)
     outcome = s.compact()
     assert outcomes == [outcome]
     assert outcome.attempt == 0
-    assert outcome.record.first_kept_id == "u17"
+    assert outcome.record.first_kept_id == "u20"
     assert outcome.plan == plan
 
 
@@ -58,7 +63,7 @@ def test_a_supplied_summary_is_stored_at_the_plans_cut_with_the_ledgers() -> Non
     record = s.entries[-1].body
     assert isinstance(record, CompactionRecord)
     assert record.summary == "We refactored the parser."
-    assert (record.summarizer, record.first_kept_id) == ("hook", "u17")
+    assert (record.summarizer, record.first_kept_id) == ("hook", "u20")
     assert outcome.notes == ("supplied:before_compact",)
 
 
