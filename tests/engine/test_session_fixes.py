@@ -33,13 +33,16 @@ class TestUsageAnchor:
             assert s.context_tokens(s.project()) == 12_600
             assert (s.budget.trigger, s.budget.keep_recent) == (9_600, 3_000)
         a, b = output_only.prepare(), no_usage.prepare()
-        # Keep-recent 3,000: the last 4 turns (2,520) are kept, 5 (3,150) would not fit. The
-        # continuation state grows into the room under the 5,760-token target (5,760 − 2,520
-        # − 52 for its message − 120 margin = 3,068), capped at 25 % of the window: 3,000
-        # tokens, which it fills with the earlier user messages.
-        assert a.sources[1:3] == b.sources[1:3] == ("u16", "a16")
-        assert a.tokens == b.tokens == 5_572
-        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 5_572
+        # Target 9,600 − 5,280 (55 %) = 4,320. The first attempt's keep-recent budget, 3,000
+        # lowered to fit the target beside the continuation message (52), a state at its base
+        # budget (1,800) and the 120-token margin, is 2,348: walking back reaches a16 (3
+        # turns + 30 = 1,920), and the turn start u17 after it keeps 3 turns (1,890), at
+        # least half the budget. The continuation state grows into the room under the target
+        # (4,320 − 1,890 − 52 − 120 = 2,258), which it fills with the earlier user messages
+        # up to one token: 52 + 2,257 + 1,890.
+        assert a.sources[1:3] == b.sources[1:3] == ("u17", "a17")
+        assert a.tokens == b.tokens == 4_199
+        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 4_199
         assert [m.parts for m in a.messages] == [m.parts for m in b.messages]
 
     def test_a_usage_with_prompt_tokens_anchors_the_size(self) -> None:
@@ -75,18 +78,24 @@ class TestCapsRelax:
         # Budget cap 2,400 (20 % of the window): attempts 1-2 use it (None), 3-4 halve it.
         assert s.budget.truncate_tokens == 2_400
         assert [a.truncate_tokens for a in plan.attempts] == [None, None, 1_200, 600]
-        # The squeezed epoch shows every 204-token message cut to 64 tokens (3,529 tokens in
-        # all). With the budget's cap the first two attempts would not shrink it; the third
-        # (keep-recent 750, cap 1,200) does. Before, the schedule started from the inherited
-        # 64-token cap and never left it.
+        # The squeezed epoch shows every 204-token message cut to 64 tokens (91 with the
+        # marker; 3,529 tokens in all, 115 a turn). The first attempt's keep-recent budget is
+        # 3,000 lowered to fit the 4,320-token target (9,600 − 55 %) beside the continuation
+        # message (52), the base 1,800-token state and the 120-token margin: 2,348, halved
+        # by each attempt. With the budget's cap the kept turns regrow to 228 tokens, so the
+        # first two attempts (20 and 10 turns) would not shrink the context; the third
+        # (keep-recent 587: 5 turns, cap 1,200) does. Before, the schedule started from the
+        # inherited 64-token cap and never left it.
+        assert [a.keep_recent for a in plan.attempts] == [2_348, 1_174, 587, 293]
         assert s.project().tokens == 3_529
         outcome = s.compact()
         assert (outcome.attempt, outcome.record.truncate_tokens) == (2, 1_200)
         third = plan.attempts[2].cut
         assert third is not None
-        assert outcome.record.first_kept_id == third.first_kept_id == "u25"
-        # Under the 5,760-token target already, the context gets the base 1,800-token state.
-        assert outcome.tokens_after == 3_219
+        assert outcome.record.first_kept_id == third.first_kept_id == "u26"
+        # Under the 4,320-token target already, the context gets the base 1,800-token state
+        # (its message: 1,851 tokens) and the 5 kept turns at full size: 1,851 + 5 × 228.
+        assert outcome.tokens_after == 2_991
 
 
 class TestLearnedLimit:
