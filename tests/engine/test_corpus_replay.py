@@ -32,7 +32,7 @@ MIN_WINDOW = 4_000
 #: Windows chosen by hand (tokens) for files too small for the quarter-of-the-file rule.
 WINDOWS: dict[str, int] = {
     "spotter-tool-heavy.jsonl": 1_000,
-    "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": 1_500,
+    "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": 1_200,
     "swe-agent-test-repo-i1-gpt4.traj": 3_000,
     "openhands-traj-vue-todo-gui.json": 1_000,
 }
@@ -45,13 +45,15 @@ FEWER_COMPACTIONS: dict[str, tuple[int, str]] = {
     ),
     "spotter-long-dov-agent-acompact.jsonl": (
         0,
-        "one model call of 2,503 tokens, under the 3,200-token trigger at 4,000 (its task is "
-        "kept verbatim up to 60 % of the target, 1,152 tokens)",
+        "one model call of 2,229 tokens, under the 3,200-token trigger at 4,000 (its task is "
+        "kept verbatim up to 60 % of the 1,440-token target, 864 tokens)",
     ),
     "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": (
         1,
-        "3 model calls at a 1,500-token window: one compaction leaves the context at the "
-        "target, 40 % below the trigger, and the last call stays under it",
+        "4 model calls at a 1,200-token window (trigger 960, target 432): only the last "
+        "request, 983 tokens, crosses the trigger. At 1,500 none would: its task is kept "
+        "verbatim up to 60 % of the 540-token target, 324 tokens, and the largest request, "
+        "1,151 tokens, stays under the 1,200-token trigger",
     ),
     "spotter-short.jsonl": (0, "297 tokens in all"),
     "openhands-traj-basic.json": (
