@@ -66,15 +66,19 @@ class TestOverBudget:
         s = new_session(
             summarizer,
             window=40_000,
-            messages=work_history(TASK, 60),
+            messages=work_history(TASK, 45),
             summary_max_tokens=100,
         )
         plan = s.plan()
         assert plan is not None
+        # 45 steps of 360 tokens: 15,796 tokens, under the target (36,000 less its 55 %
+        # headroom, 19,800: 16,200), so the state keeps its 100-token budget; over the target
+        # it would grow into the room left under it (up to 10,000 tokens) and the reply fit.
+        assert (s.budget.trigger, s.budget.target) == (36_000, 16_200)
+        assert s.context_tokens(s.project()) == 15_796
         assert [a.summary_tokens for a in plan.attempts] == [100, 100, 100, 100]
         # The summary would fit under the trigger beside the tail: before, the executor asked
         # the model again with a 2,423-token budget and stored the second reply.
-        assert s.budget.trigger == 36_000 and s.context_tokens(s.project()) == 21_196
         before = s.entries
         with pytest.raises(SummaryRejected) as info:
             s.compact()
