@@ -63,7 +63,10 @@ class TestRecoveryBudget:
             691,
             921,
         )
-        assert got.goal_max == 2_212 and got.window == 64_000
+        # headroom int(3687 * 0.55) = 2027; the task stays verbatim up to 60 % of the
+        # recovery's target: int((3687 - 2027) * 0.6) = 996, as resolve() computes it.
+        assert (got.headroom, got.target) == (2_027, 1_660)
+        assert got.goal_max == 996 and got.window == 64_000
 
     def test_a_target_at_the_trigger_keeps_the_budget(self) -> None:
         budget = DEFAULT_POLICY.resolve(64_000)

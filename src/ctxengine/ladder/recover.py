@@ -195,6 +195,7 @@ def recovery_budget(budget: Budget, policy: Policy, target: int) -> Budget:
     if target >= budget.trigger:
         return budget
     scaled_window = target * budget.window // budget.trigger
+    headroom = int(target * policy.headroom_ratio)
     return budget.model_copy(
         update={
             "trigger": target,
@@ -208,7 +209,7 @@ def recovery_budget(budget: Budget, policy: Policy, target: int) -> Budget:
                 1,
                 min(budget.truncate_tokens, int(scaled_window * policy.truncate_max_window_ratio)),
             ),
-            "goal_max": min(budget.goal_max, int(target * policy.goal_max_ratio)),
-            "headroom": int(target * policy.headroom_ratio),
+            "goal_max": min(budget.goal_max, int((target - headroom) * policy.goal_max_ratio)),
+            "headroom": headroom,
         }
     )
