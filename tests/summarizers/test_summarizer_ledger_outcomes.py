@@ -213,3 +213,26 @@ def test_extraction_sources_start_where_the_range_starts() -> None:
     assert extract_ledgers(msgs, start=100).error_facts == (
         ErrorFact("make: *** [all] Error 2", "open", 101, "make"),
     )
+
+
+def test_a_formatter_run_by_any_command_changes_the_files_its_output_names() -> None:
+    black = (
+        "black src tests\nreformatted /home/dev/app/src/db/pool.py\n\nAll done!\n"
+        "1 file reformatted, 57 files left unchanged.\n"
+    )
+    prettier = "src/a.ts 4ms (unchanged)\nsrc/store/index.ts 31ms\n"
+    msgs = (
+        user("Tidy the code in /home/dev/app."),
+        calls(call("a", "Bash", command="make fmt")),
+        results(("a", black)),
+        calls(call("b", "Bash", command="pnpm run format")),
+        results(("b", prettier)),
+        calls(call("c", "Bash", command="cat fmt.log")),
+        results(("c", "reformatted src/old.py\n")),
+    )
+    ledgers = extract_ledgers(msgs, cwd="/home/dev/app")
+    assert ledgers.files == (
+        FileFact("/home/dev/app/src/db/pool.py", "modified", 2, "formatted"),
+        FileFact("/home/dev/app/src/store/index.ts", "modified", 4, "formatted"),
+        FileFact("/home/dev/app/fmt.log", "read", 6, "read"),
+    )

@@ -18,6 +18,7 @@ from ctxengine.summarizers.writes import (
     patch_runs,
     patched_in_output,
     python_writes,
+    reformatted_in_output,
     source_writes,
 )
 
@@ -151,3 +152,17 @@ def test_commands_carry_cwd_redirections_stdin_heredoc_and_pipes() -> None:
         "body",
         False,
     )
+
+
+def test_formatter_output_names_the_files_it_changed() -> None:
+    assert reformatted_in_output("make fmt", "reformatted src/a.py\nFixing /r/b.py\n") == (
+        "src/a.py",
+        "/r/b.py",
+    )
+    prettier = "src/a.ts 4ms (unchanged)\nsrc/b.ts 31ms\n"
+    assert reformatted_in_output("npm run format", prettier) == ("src/b.ts",)
+    assert reformatted_in_output("npx prettier --write src", "src/b.ts 31ms\n") == ("src/b.ts",)
+    # without prettier named or its "(unchanged)" lines, "NAME 31ms" is no formatter's report
+    assert reformatted_in_output("node bench.js", "src/b.ts 31ms\n") == ()
+    # a log read back is no run
+    assert reformatted_in_output("cat fmt.log", "reformatted src/a.py\n") == ()

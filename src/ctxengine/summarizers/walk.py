@@ -74,6 +74,7 @@ from ctxengine.summarizers.writes import (
     patch_files,
     patch_runs,
     patched_in_output,
+    reformatted_in_output,
     source_writes,
 )
 
@@ -302,8 +303,8 @@ class Walk:
             self.done.append(f"ran `{cap_command(first)}` (succeeded)")
 
     def _indirect(self, command: str, text: str, index: int) -> None:
-        """Writes by scripts the command ran, patches it applied, and changes its ``git
-        diff``/``git status`` output shows."""
+        """Writes by scripts the command ran, patches it applied, files a formatter it ran
+        says it reformatted, and changes its ``git diff``/``git status`` output shows."""
         for run in executions(command):
             source = run.code
             how = f"inline {run.language}"
@@ -326,6 +327,8 @@ class Walk:
             f = self._file(path, index)
             if not f.changed:
                 f.changed, f.how, f.source = True, "diff", index
+        for name in reformatted_in_output(command, text):
+            self.effect(FileEffect("formatted", self._path(name, where)), index)
         for target in diff_redirect(command):
             self._file(self._path(target, where), index).diff_output = True
 

@@ -10,6 +10,10 @@ Read from text alone (no execution).
   ``bash <<EOF``.
 - A patch names its files in ``+++ b/path`` lines (``-pN`` strips N components); GNU patch
   prints ``patching file path``.
+- A formatter run through any command (``make fmt``, ``npm run format``) names the files it
+  changed: ``reformatted PATH`` (black), ``Fixing PATH`` (isort), ``Formatted PATH`` (dart),
+  and prettier's ``PATH 12ms`` lines (without ``(unchanged)``) when the command names prettier
+  or the output holds prettier's ``(unchanged)`` lines (:func:`reformatted_in_output`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from ctxengine.summarizers.runs import runs_something
 from ctxengine.summarizers.shell import Command, FileEffect, commands, shell_effects
 
 _PY_OPEN_LITERAL = re.compile(
@@ -285,6 +290,23 @@ def changed_in_output(command: str, output: str) -> tuple[str, ...]:
         short = any(a in ("-s", "--short", "--porcelain") for c in found for a in c.argv)
         pattern = _STATUS_SHORT if short else _STATUS_LONG
         out += [m.group(1) for m in pattern.finditer(output)]
+    return tuple(dict.fromkeys(out))
+
+
+_REFORMATTED_LINE = re.compile(r"^(?:reformatted|Fixing|Formatted) (\S+\.\w+)\s*$", re.MULTILINE)
+_PRETTIER_LINE = re.compile(r"^(\S+\.\w+) \d+(?:\.\d+)?m?s\s*$", re.MULTILINE)
+_PRETTIER_UNCHANGED = re.compile(r"^\S+\.\w+ \d+(?:\.\d+)?m?s \(unchanged\)\s*$", re.MULTILINE)
+
+
+def reformatted_in_output(command: str, output: str) -> tuple[str, ...]:
+    """Files a formatter's output says it changed (see the module docstring), as written, in
+    order, each once; empty when no program of ``command`` runs (``cat``, ``grep`` … of a
+    log that quotes such lines)."""
+    if not runs_something(command):
+        return ()
+    out = [m.group(1) for m in _REFORMATTED_LINE.finditer(output)]
+    if "prettier" in command or _PRETTIER_UNCHANGED.search(output):
+        out += [m.group(1) for m in _PRETTIER_LINE.finditer(output)]
     return tuple(dict.fromkeys(out))
 
 
