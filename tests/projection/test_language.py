@@ -77,8 +77,8 @@ class TestWording:
         assert tuple(WORDINGS) == LANGUAGES
         for lang, words in WORDINGS.items():
             values = dataclasses.astuple(words.headings)
-            assert len(values) == len(dataclasses.fields(Headings)) == 17
-            assert all(values) and len(set(values)) == 17, lang
+            assert len(values) == len(dataclasses.fields(Headings)) == 18
+            assert all(values) and len(set(values)) == 18, lang
             assert "{next_step}" in words.turn_answers and "{steps}" in words.turn_done
             assert words.ledger_intro.startswith("---\n")
 

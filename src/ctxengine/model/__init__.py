@@ -9,7 +9,7 @@ from ctxengine.model.entries import (
     PinRecord,
     PruneRecord,
 )
-from ctxengine.model.facts import ErrorFact, FileFact, IdentifierFact, RuleFact
+from ctxengine.model.facts import DecisionFact, ErrorFact, FileFact, IdentifierFact, RuleFact
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import (
     ROLES,
@@ -38,6 +38,7 @@ __all__ = [
     "ROLES",
     "Body",
     "CompactionRecord",
+    "DecisionFact",
     "DocumentPart",
     "Entry",
     "EntryKind",

@@ -1,5 +1,6 @@
-"""Typed ledger facts: errors, files, identifiers and user rules, each with a status, the index
-of the message it came from and its exact text, and how two ledgers' facts combine.
+"""Typed ledger facts: errors, files, identifiers, user rules and decisions, each with a status
+(where it has one), the index of the message it came from and its exact text, and how two
+ledgers' facts combine.
 
 ``source`` is the index of the message the fact was read from: the position in the range given
 to the extractor plus the range's ``start`` (0 unless the caller knows where the range begins
@@ -14,7 +15,8 @@ Combining (older, newer) never loses a fact; it only changes statuses forward:
 - identifiers: one per (kind, key), the newest text and context win, first-seen order kept;
 - rules: an older active rule is *superseded* by a newer one on the same topic (same topic
   words with a different text, or a newer rule that says it replaces earlier ones and shares
-  more than half of the older rule's topic words).
+  more than half of the older rule's topic words);
+- decisions: one per text, the newer one's source, first-seen order.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ ErrorStatus: TypeAlias = Literal["open", "fixed"]
 FileStatus: TypeAlias = Literal["modified", "scratch", "read"]
 RuleStatus: TypeAlias = Literal["active", "superseded"]
 IdentifierKind: TypeAlias = Literal["ticket", "commit", "port", "url", "env", "version", "symbol"]
+DecisionOrigin: TypeAlias = Literal["user", "assistant"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,22 @@ class RuleFact:
     superseded_by: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class DecisionFact:
+    """A choice the user or the agent stated (``we'll use X instead of Y because Z``).
+
+    Attributes:
+        text: the sentence, verbatim (capped), followed by the next sentence when that one
+            gives the reason.
+        source: index of the newest message that stated it.
+        origin: who stated it: ``user`` or ``assistant``.
+    """
+
+    text: str
+    source: int
+    origin: DecisionOrigin = "user"
+
+
 def _by(items: Iterable[Any], key: Any) -> dict[Any, int]:
     return {key(item): i for i, item in enumerate(items)}
 
@@ -245,6 +264,22 @@ def merge_rules(older: Sequence[RuleFact], newer: Sequence[RuleFact]) -> tuple[R
     return tuple(out)
 
 
+def merge_decisions(
+    older: Sequence[DecisionFact], newer: Sequence[DecisionFact]
+) -> tuple[DecisionFact, ...]:
+    """One fact per text, first-seen order, the newer one's source and origin."""
+    out = list(older)
+    index = _by(out, lambda d: d.text)
+    for fact in newer:
+        at = index.get(fact.text)
+        if at is None:
+            index[fact.text] = len(out)
+            out.append(fact)
+        else:
+            out[at] = fact
+    return tuple(out)
+
+
 def _rebuild(cls: type[Any], items: Iterable[Mapping[str, Any]]) -> tuple[Any, ...]:
     return tuple(cls(**dict(item)) for item in items)
 
@@ -256,5 +291,6 @@ def facts_from_plain(raw: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
         "files": FileFact,
         "identifiers": IdentifierFact,
         "rules": RuleFact,
+        "decisions": DecisionFact,
     }
     return {name: _rebuild(cls, raw[name]) for name, cls in types.items() if name in raw}

@@ -7,11 +7,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ctxengine.model.facts import (
+    DecisionFact,
     ErrorFact,
     FileFact,
     IdentifierFact,
     RuleFact,
     facts_from_plain,
+    merge_decisions,
     merge_errors,
     merge_files,
     merge_identifiers,
@@ -37,7 +39,8 @@ class Ledgers:
     facts, which only move forward (open → fixed, active → superseded), and ``passed``.
 
     The string fields are the plain lists every summarizer renders; the typed fields
-    (``error_facts``, ``files``, ``identifiers``, ``rules``, see :mod:`ctxengine.model.facts`)
+    (``error_facts``, ``files``, ``identifiers``, ``rules``, ``decisions``, see
+    :mod:`ctxengine.model.facts`)
     hold the same facts with their status, source index and exact text. Ledgers stored before
     the typed fields existed have them empty.
 
@@ -56,6 +59,7 @@ class Ledgers:
         identifiers: ticket ids, commit hashes, ports, URLs, variable names, versions, names.
         rules: user rules with status (active/superseded).
         cwd: the session's working directory, once known (``""`` until then).
+        decisions: choices the user or the agent stated, with their reasons.
         passed: commands (``cmd:…``) and tests (``test:…``) that passed in the range these
             ledgers were read from; :meth:`merge` uses the newer side's to fix older open
             errors, and keeps none.
@@ -75,6 +79,7 @@ class Ledgers:
     rules: tuple[RuleFact, ...] = ()
     cwd: str = ""
     passed: tuple[str, ...] = ()
+    decisions: tuple[DecisionFact, ...] = ()
 
     def merge(self, newer: Ledgers) -> Ledgers:
         """Return the union of ``self`` (older) and ``newer``; nothing in ``self`` is lost.
@@ -99,6 +104,7 @@ class Ledgers:
             identifiers=merge_identifiers(self.identifiers, newer.identifiers),
             rules=merge_rules(self.rules, newer.rules),
             cwd=self.cwd or newer.cwd,
+            decisions=merge_decisions(self.decisions, newer.decisions),
         )
 
     def is_empty(self) -> bool:
@@ -116,7 +122,7 @@ class Ledgers:
         plain: dict[str, Any] = {
             k: (tuple(v) if isinstance(v, list) else v)
             for k, v in raw.items()
-            if k not in ("error_facts", "files", "identifiers", "rules")
+            if k not in ("error_facts", "files", "identifiers", "rules", "decisions")
         }
         plain.update(facts_from_plain(raw))
         return cls(**plain)

@@ -27,6 +27,7 @@ class Headings:
     earlier_summary: str
     user_messages: str
     constraints: str
+    decisions: str
     done: str
     files_modified: str
     files_scratch: str
@@ -77,6 +78,7 @@ ENGLISH = Wording(
         earlier_summary="Earlier summary (carried over)",
         user_messages="User messages (newest first)",
         constraints="Constraints",
+        decisions="Decisions",
         done="Done",
         files_modified="Files modified",
         files_scratch="Scratch files (backups, temporary files, helper scripts)",
@@ -114,6 +116,7 @@ CHINESE = Wording(
         earlier_summary="先前的摘要（沿用）",
         user_messages="用户消息（最新在前）",
         constraints="约束",
+        decisions="决定",
         done="已完成",
         files_modified="已修改的文件",
         files_scratch="草稿文件（备份、临时文件、辅助脚本）",
@@ -146,6 +149,7 @@ JAPANESE = Wording(
         earlier_summary="以前の要約（引き継ぎ）",
         user_messages="ユーザーのメッセージ（新しい順）",
         constraints="制約",
+        decisions="決定事項",
         done="完了",
         files_modified="変更したファイル",
         files_scratch="作業用ファイル（バックアップ、一時ファイル、補助スクリプト）",
@@ -181,6 +185,7 @@ KOREAN = Wording(
         earlier_summary="이전 요약(이어짐)",
         user_messages="사용자 메시지(최신순)",
         constraints="제약 조건",
+        decisions="결정 사항",
         done="완료",
         files_modified="수정한 파일",
         files_scratch="작업용 파일(백업, 임시 파일, 보조 스크립트)",
@@ -215,6 +220,7 @@ SPANISH = Wording(
         earlier_summary="Resumen anterior (conservado)",
         user_messages="Mensajes del usuario (los más recientes primero)",
         constraints="Restricciones",
+        decisions="Decisiones",
         done="Hecho",
         files_modified="Archivos modificados",
         files_scratch="Archivos auxiliares (copias de seguridad, temporales, scripts de apoyo)",
@@ -254,6 +260,7 @@ FRENCH = Wording(
         earlier_summary="Résumé antérieur (repris)",
         user_messages="Messages de l'utilisateur (du plus récent au plus ancien)",
         constraints="Contraintes",
+        decisions="Décisions",
         done="Fait",
         files_modified="Fichiers modifiés",
         files_scratch="Fichiers de travail (sauvegardes, fichiers temporaires, scripts d'appoint)",
@@ -291,6 +298,7 @@ GERMAN = Wording(
         earlier_summary="Frühere Zusammenfassung (übernommen)",
         user_messages="Nachrichten des Nutzers (neueste zuerst)",
         constraints="Vorgaben",
+        decisions="Entscheidungen",
         done="Erledigt",
         files_modified="Geänderte Dateien",
         files_scratch="Hilfsdateien (Sicherungen, temporäre Dateien, Hilfsskripte)",
@@ -329,6 +337,7 @@ PORTUGUESE = Wording(
         earlier_summary="Resumo anterior (mantido)",
         user_messages="Mensagens do usuário (mais recentes primeiro)",
         constraints="Restrições",
+        decisions="Decisões",
         done="Feito",
         files_modified="Arquivos modificados",
         files_scratch="Arquivos auxiliares (backups, arquivos temporários, scripts de apoio)",
@@ -366,6 +375,7 @@ RUSSIAN = Wording(
         earlier_summary="Предыдущая сводка (перенесена)",
         user_messages="Сообщения пользователя (сначала новые)",
         constraints="Ограничения",
+        decisions="Решения",
         done="Сделано",
         files_modified="Изменённые файлы",
         files_scratch="Вспомогательные файлы (резервные копии, временные файлы, скрипты)",

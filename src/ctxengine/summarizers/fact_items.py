@@ -7,14 +7,15 @@ typed facts existed kept as they were:
   line 3, in f``) and, when short, the shell command that failed (a file tool's key,
   ``Edit(/repo/a.py)``, is not shown);
 - a file under its one normalised path;
-- an identifier as ``kind: text`` (``port: localhost:8080``).
+- an identifier as ``kind: text`` (``port: localhost:8080``);
+- a decision as ``WHO: TEXT`` (``user: …``, ``agent: …``).
 """
 
 from __future__ import annotations
 
 import re
 
-from ctxengine.model import ErrorFact, IdentifierFact, Ledgers, RuleFact
+from ctxengine.model import DecisionFact, ErrorFact, IdentifierFact, Ledgers, RuleFact
 
 #: Longest failed command shown next to an error, in characters (longer ones are left out).
 ERROR_COMMAND_MAX_CHARS = 60
@@ -66,3 +67,9 @@ def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:
     else:
         plain = []
     return tuple(dict.fromkeys([*plain, *facts]))
+
+
+def decision_line(decision: DecisionFact) -> str:
+    """``WHO: TEXT``: ``user`` or ``agent``, then the decision verbatim."""
+    who = "agent" if decision.origin == "assistant" else "user"
+    return f"{who}: {decision.text}"

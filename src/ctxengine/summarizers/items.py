@@ -12,7 +12,8 @@ carried summary). Items of every type compete for one token budget
 ``recency`` runs from 0 (the oldest item of its kind) to 1 (the newest): by the item's source
 entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
 the user's own words first (goal, next step, focus, pins, active rules, the newest user
-messages), then what the work stands on (current work, open errors, modified files), then
+messages), then what the work stands on (current work, open errors, modified files,
+decisions), then
 what helps (identifiers, fixed errors, scratch files, done steps, read files), then what is
 cheap to find again (older user messages, superseded rules, commands). A carried summary's
 sections take their value from their priority (:mod:`ctxengine.summarizers.carried`):
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from ctxengine.model import Ledgers
 from ctxengine.summarizers.fact_items import (
+    decision_line,
     error_line,
     file_items,
     identifier_line,
@@ -50,6 +52,7 @@ VALUES: dict[str, float] = {
     "turn_context": 80,
     "error.open": 75,
     "file.modified": 72,
+    "decision": 70,
     "identifier": 50,
     "error.fixed": 45,
     "error.plain": 45,
@@ -238,11 +241,22 @@ def identifier_items(ledgers: Ledgers) -> list[Item]:
     ]
 
 
+def decision_items(ledgers: Ledgers) -> list[Item]:
+    """Decisions, in first-seen order (:func:`~.fact_items.decision_line`)."""
+    facts = ledgers.decisions
+    recency = by_source([d.source for d in facts])
+    return [
+        Item("decisions", "decision", decision_line(d), order=i, recency=recency[i])
+        for i, d in enumerate(facts)
+    ]
+
+
 def ledger_items(ledgers: Ledgers) -> list[Item]:
-    """Every ledger fact as an item: rules, done steps, modified, scratch and read files,
-    errors, identifiers, commands and pinned items."""
+    """Every ledger fact as an item: rules, decisions, done steps, modified, scratch and read
+    files, errors, identifiers, commands and pinned items."""
     return [
         *rule_items(ledgers),
+        *decision_items(ledgers),
         *done_items(ledgers),
         *file_group_items(ledgers, "modified"),
         *file_group_items(ledgers, "scratch"),
@@ -293,6 +307,7 @@ __all__ = [
     "VALUES",
     "Item",
     "by_source",
+    "decision_items",
     "error_items",
     "file_group_items",
     "focus_words",

@@ -1,5 +1,5 @@
 """Deterministic ledgers from a range of messages: files read, modified and scratch, completed
-steps, user rules, errors with their status, identifiers, and commands, from the tool
+steps, user rules, errors with their status, identifiers, decisions, and commands, from the tool
 vocabularies of Claude Code, Codex, pi, OpenHands, SWE-agent and shell commands in general.
 
 A step counts only when its tool result is present among the same messages and did not fail
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
 from ctxengine.model.messages import APPLIED_EDITS
 from ctxengine.model.roles import is_real_user_message
+from ctxengine.summarizers.decisions import decision_facts
 from ctxengine.summarizers.identifiers import Source, identifiers
 from ctxengine.summarizers.paths import guessed_cwd, stated_cwd
 from ctxengine.summarizers.rules import rule_facts
@@ -73,13 +74,13 @@ def extract_ledgers(
         start: index of ``messages[0]`` in the session, added to every fact's ``source``.
 
     Returns:
-        Typed facts (``error_facts``, ``files``, ``identifiers``, ``rules``, ``passed``,
-        ``cwd``) and the plain lists derived from them: ``files_read`` and ``files_modified``
-        (normalised paths, scratch files in neither), ``done`` (one line per successful
-        change: ``"edited src/app.py"``, ``"created t.py"``, ``"moved a to b"``; and per
-        successful test/build/lint/commit command: ``"ran `pytest -q` (succeeded)"``),
-        the files an assistant message's ``meta["applied_edits"]`` names counting as edited
-        (:data:`~ctxengine.model.messages.APPLIED_EDITS`: aider),
+        Typed facts (``error_facts``, ``files``, ``identifiers``, ``rules``, ``decisions``,
+        ``passed``, ``cwd``) and the plain lists derived from them: ``files_read`` and
+        ``files_modified`` (normalised paths, scratch files in neither), ``done`` (one line
+        per successful change: ``"edited src/app.py"``, ``"created t.py"``, ``"moved a to
+        b"``; and per successful test/build/lint/commit command: ``"ran `pytest -q`
+        (succeeded)"``), the files an assistant message's ``meta["applied_edits"]`` names
+        counting as edited (:data:`~ctxengine.model.messages.APPLIED_EDITS`: aider),
         ``constraints`` (rule texts, superseded ones included), ``errors`` (the exact lines
         of the error facts), ``commands`` (shell commands, ``apply_patch`` excluded), each in
         first-seen order.
@@ -120,4 +121,5 @@ def extract_ledgers(
         rules=rules,
         cwd=cwd,
         passed=_dedup(walk.passed),
+        decisions=decision_facts(messages, start),
     )

@@ -7,6 +7,7 @@ Groups (:data:`GROUPS`, in the order they are written; empty ones are left out):
     ## Earlier summary (carried over) a carried summary, between <earlier-summary> tags
     ## User messages (newest first)   list
     ## Constraints                    list: user rules, "(superseded)" before replaced ones
+    ## Decisions                      list: "user: TEXT" / "agent: TEXT", verbatim with reason
     ## Done                           list
     ## Files modified                 list: one normalised path each
     ## Scratch files (…)              list
@@ -79,6 +80,7 @@ GROUPS: tuple[Group, ...] = (
     ),
     Group("user_messages", "list", ("user message", "user messages")),
     Group("constraints", "list", ("constraint", "constraints")),
+    Group("decisions", "list", ("decision", "decisions")),
     Group("done", "list", ("done step", "done steps")),
     Group("files_modified", "list", ("modified file", "modified files")),
     Group("files_scratch", "list", ("scratch file", "scratch files")),
