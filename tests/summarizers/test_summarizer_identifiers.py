@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxengine.model import IdentifierFact
-from ctxengine.summarizers.identifiers import Source, identifiers
+from ctxengine.summarizers.identifiers import FINDING_SYMBOLS_MAX, Source, identifiers
 
 
 def _facts(*sources: Source) -> list[tuple[str, str, str, int]]:
@@ -102,3 +102,37 @@ def test_recurring_names_a_user_writes_as_code_or_a_result_defines() -> None:
         ("symbol", "parse_config", "parse_config", 3),
         ("symbol", "AppSettings", "AppSettings", 5),
     ]
+
+
+def test_the_agent_s_stated_findings() -> None:
+    text = (
+        "Found it: `fetch_user_v2` swallows the cache miss and returns None.\n"
+        "The bug is in fetchUserV2 as well, not in src/api/fetch_user.py.\n"
+        "I'll read load_config next.\n"
+        "The integration database listens on port 5433; the fix landed in commit 9f3c2ab.\n"
+        "See $DATABASE_URL and https://example.com/docs, served on http://localhost:8081/."
+    )
+    assert _facts(Source(7, "assistant", text)) == [
+        ("port", "port 5433", "5433", 7),
+        ("commit", "9f3c2ab", "9f3c2ab", 7),
+        ("url", "http://localhost:8081/", "http://localhost:8081/", 7),
+        ("port", "localhost:8081", "8081", 7),
+        ("symbol", "fetch_user_v2", "fetch_user_v2", 7),
+        ("symbol", "fetchUserV2", "fetchUserV2", 7),
+    ]
+
+
+def test_only_the_newest_findings_of_a_range() -> None:
+    sources = [Source(i, "assistant", f"The bug is in load_part_{i}.") for i in range(12)]
+    names = [text for kind, text, _, _ in _facts(*sources)]
+    assert names == [f"load_part_{i}" for i in range(12 - FINDING_SYMBOLS_MAX, 12)]
+
+
+def test_a_merged_pull_request_s_number_in_git_output_is_no_ticket() -> None:
+    log = "a1b2c3d PAY-7: fix refunds (#412)\ne4f5a6b Merge pull request #77 from x/y\n"
+    assert _facts(Source(2, "result", log, "git log --oneline -2")) == [
+        ("ticket", "PAY-7", "PAY-7", 2),
+        ("ticket", "#77", "#77", 2),
+        ("commit", "a1b2c3d", "a1b2c3d", 2),
+    ]
+    assert _facts(Source(3, "user", "That came with (#412).")) == [("ticket", "#412", "#412", 3)]

@@ -1,13 +1,18 @@
 """Identifiers kept exactly: ticket ids, commit hashes, ports, URLs, environment variable
-names, versions and recurring function or class names, from user messages and tool results.
+names, versions and recurring function or class names, from user messages, the agent's own
+text and tool results.
 
-Precision over recall. User messages are read in full; tool results only where an
-identifier's kind is reliable there:
+Precision over recall. User messages are read in full; the agent's text (its stated findings:
+``the bug is in fetch_user_v2``, ``port 5433``, ``commit 9f3c2ab``) like a user message, except
+that ``$NAME`` is not read as a variable there and a URL counts only when local; tool results
+only where an identifier's kind is reliable there:
 
 - ticket ids (``ABC-123``; ``#123`` after *issue*, *PR*, *fixes* … or as ``(#123)``) in
   user messages and in the output of git and issue trackers (``gh``, ``glab``, ``jira``,
-  ``bd``, ``linear``); ports (``localhost:8080``, ``10.0.0.2:5432``, ``https://host:8443``,
-  ``port 5432``, ``--port 3000``, ``PORT=8000``) anywhere;
+  ``bd``, ``linear``), where ``(#123)`` (the number of the pull request that merged a
+  commit, on every line of a squash-merged history) does not count;
+- ports (``localhost:8080``, ``10.0.0.2:5432``, ``https://host:8443``, ``port 5432``,
+  ``--port 3000``, ``PORT=8000``) anywhere;
 - commit hashes (7–40 hex digits with a digit and a letter) in a user sentence that speaks of
   git (commit, sha, revert, checkout …), or in git's own output: ``[main 1a2b3c4]`` after a
   commit, the newest ``commit …`` of ``git log``/``git show``, ``a..b`` of a push or pull, a
@@ -24,7 +29,10 @@ identifier's kind is reliable there:
   message writes as code (in backticks, called ``name(``, or as an attribute ``.name``) or a
   tool result defines (``def``/``class``/``function``/``fn``/``func``), and that appear in
   at least :data:`SYMBOL_MIN_MESSAGES` messages; the :data:`SYMBOLS_MAX` in the most
-  messages are kept.
+  messages are kept. A name the agent states in a finding (a sentence of its text with a
+  finding word: *found*, *bug*, *cause*, *culprit*, *problem* …, :data:`_FINDING`), with
+  or without backticks and in lowerCamelCase too (``fetchUserV2``), is kept once stated,
+  up to :data:`FINDING_SYMBOLS_MAX` per range (the newest).
 
 Lines that look like encoded data (a 40+ character base64 run, hex dumps, request ids) are
 skipped.
@@ -43,6 +51,8 @@ from ctxengine.model.facts import IdentifierKind
 SYMBOL_MIN_MESSAGES = 3
 #: Most names kept from one range (those in the most messages first).
 SYMBOLS_MAX = 20
+#: Most names kept from the agent's findings in one range (the newest).
+FINDING_SYMBOLS_MAX = 8
 #: Longest context line kept, in characters.
 CONTEXT_MAX_CHARS = 160
 #: Characters of one tool result scanned (identifiers are read from its head).
@@ -55,7 +65,7 @@ class Source:
 
     Attributes:
         index: the message's index (becomes ``IdentifierFact.source``).
-        origin: ``user`` or ``result``.
+        origin: ``user``, ``assistant`` (the agent's text) or ``result``.
         text: the text.
         command: the shell command whose output it is (``""`` for user text and other
             tools).
@@ -162,13 +172,20 @@ def _fact(text: str, kind: IdentifierKind, key: str, src: Source, line: str, at:
     return at, IdentifierFact(text, kind, key, src.index, _cap(line))
 
 
+def _stated(src: Source) -> bool:
+    """The text is a person's or the agent's own words (not a tool's output)."""
+    return src.origin in ("user", "assistant")
+
+
 def _tickets(src: Source, line: str) -> Iterator[Found]:
-    if src.origin != "user" and not _tracker(src.command):
+    if not _stated(src) and not _tracker(src.command):
         return
     for m in _TICKET.finditer(line):
         if m.group(1).split("-")[0] not in _NOT_TICKETS:
             yield _fact(m.group(1), "ticket", m.group(1), src, line, m.start())
     for m in _ISSUE.finditer(line):
+        if m.group(1) is None and not _stated(src):
+            continue  # "(#412)" closing a commit subject: a merged PR's number, one per line
         ref = m.group(1) or m.group(2)
         yield _fact(ref, "ticket", ref, src, line, m.start())
 
@@ -273,12 +290,44 @@ def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
     return out
 
 
+#: Words of a sentence that states a finding (what is wrong, where, why).
+_FINDING = re.compile(
+    r"\b(?:found|bug|cause[sd]?|culprit|root cause|problem|issue|fault|regression|"
+    r"responsible|turns out|turned out|broken|breaks|the fix|leaks?|crash(?:es|ed)?)\b|"
+    r"找到|原因|问题出在|根因",
+    re.IGNORECASE,
+)
+_FINDING_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+#: A name in prose (CamelCase, lowerCamelCase, snake_case): not part of a path or a file name.
+_NAME_IN_PROSE = re.compile(
+    r"(?<![\w/.-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+|"
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+)"
+    r"(?![\w/-]|\.[A-Za-z])"
+)
+
+
+def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
+    """Names the agent states in a finding (see the module docstring), the newest
+    :data:`FINDING_SYMBOLS_MAX`."""
+    found: dict[str, IdentifierFact] = {}
+    for src in sources:
+        for sentence in _FINDING_SENTENCE.split(src.text):
+            if not _FINDING.search(sentence) or _NOISE.search(sentence):
+                continue
+            for m in _NAME_IN_PROSE.finditer(sentence):
+                name = m.group(1)
+                if "__" not in name:
+                    found.pop(name, None)
+                    found[name] = _fact(name, "symbol", name, src, sentence)[1]
+    return list(found.values())[-FINDING_SYMBOLS_MAX:]
+
+
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
     first-seen order, each with its newest text, source index and context line."""
     found: list[IdentifierFact] = []
     for src in sources:
-        user = src.origin == "user"
+        user = _stated(src)
         text = src.text if user else src.text[:RESULT_SCAN_CHARS]
         versions_here = user or re.search(
             r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
@@ -295,7 +344,8 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
             found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
         if not user and _git(src.command):
             found += [fact for _, fact in _commits_in_git_output(src)]
-    found += _symbols(sources)
+    found += _symbols([s for s in sources if s.origin != "assistant"])
+    found += _findings([s for s in sources if s.origin == "assistant"])
     best: dict[tuple[str, str], IdentifierFact] = {}
     order: dict[tuple[str, str], int] = {}
     for fact in found:

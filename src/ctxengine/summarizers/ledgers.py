@@ -96,6 +96,8 @@ def extract_ledgers(
     for index, message in enumerate(messages):
         if is_real_user_message(message):
             users.append(Source(start + index, "user", message.text))
+        elif message.role == "assistant" and message.text.strip():
+            users.append(Source(start + index, "assistant", message.text))
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 found = owner.get(part.id)
