@@ -426,6 +426,40 @@ class TestOtherSections:
         )
         assert summary.ledgers.pinned == ("Release on Friday",)
 
+    def test_decisions_and_the_agent_s_findings_are_kept_exactly(self) -> None:
+        messages = (
+            user("Fix the refund job.\nvs code terminal:\n- it hangs"),
+            assistant(
+                "Found it: `fetch_user_v2` swallows the cache miss. I'll use an advisory lock "
+                "rather than a Redis lock, because the job already holds a connection."
+            ),
+            user("ok"),
+        )
+        text, _ = _summarize(messages)
+        assert text == (
+            "## Goal\nFix the refund job.\nvs code terminal:\n- it hangs\n\n"
+            "## Decisions\n- agent: I'll use an advisory lock rather than a Redis lock, because "
+            "the job already holds a connection.\n\n"
+            "## Identifiers\n- symbol: fetch_user_v2\n\n"
+            '## Next step\nLatest user request (in progress): "ok", accepting the agent\'s '
+            "proposal: Found it: `fetch_user_v2` swallows the cache miss. I'll use an advisory "
+            "lock rather than a Redis lock, because the job already holds a connection."
+        )
+
+    def test_the_later_lines_of_a_quoted_message_are_indented(self) -> None:
+        messages = (
+            user("Fix the bug."),
+            assistant("Looking."),
+            user("It fails here:\nvs code terminal:\n\n## not a heading"),
+            assistant("Noted."),
+            user("continue"),
+        )
+        text, _ = _summarize(messages)
+        assert (
+            "## User messages (newest first)\n- It fails here:\n    vs code terminal:\n\n"
+            "    ## not a heading\n\n" in text
+        )
+
     def test_nothing_to_summarize_is_rejected(self) -> None:
         with pytest.raises(SummaryRejected) as info:
             SUMMARIZER.summarize(SummaryRequest((), None, "goal", 100), EST)

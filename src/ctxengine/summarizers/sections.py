@@ -22,6 +22,10 @@ Groups (:data:`GROUPS`, in the order they are written; empty ones are left out):
     ## Focus                          text
     ## Not shown (no room left)       what was left out, and where it is
 
+A list item of several lines (a quoted user message) has its later lines indented by four
+spaces, so that no quoted line reads as a heading (``## …``) or a label (``Notes:``) of the
+state.
+
 When items are left out (only when the budget is spent), a closing group says what and where
 the full lists are::
 
@@ -116,6 +120,20 @@ def group_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
+#: Indent of the second and later lines of a list item (a quoted multi-line message): four
+#: spaces, so that no quoted line reads as a heading or a label of the state.
+CONTINUATION_INDENT = "    "
+
+
+def _indented(text: str) -> str:
+    """``text`` with its second and later non-blank lines indented by
+    :data:`CONTINUATION_INDENT` (blank lines stay empty)."""
+    if "\n" not in text:
+        return text
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(CONTINUATION_INDENT + ln if ln.strip() else "" for ln in rest)])
+
+
 def _chars_note(cut: int) -> str:
     return f"[… {cut:,} more characters not shown]"
 
@@ -155,6 +173,7 @@ class StateLayout:
         kind = GROUP_BY_KEY[shown.item.group].kind
         text = neutralise(shown.text)
         if kind == "list":
+            text = _indented(text)
             return f"- {text} {_chars_note(shown.cut)}" if shown.cut else f"- {text}"
         if kind == "carried":
             if not shown.cut:
