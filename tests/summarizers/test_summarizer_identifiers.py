@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from ctxengine.model import IdentifierFact
-from ctxengine.summarizers.identifiers import FINDING_SYMBOLS_MAX, Source, identifiers
+from ctxengine.model import IdentifierFact, Ledgers
+from ctxengine.summarizers.fact_items import identifier_line
+from ctxengine.summarizers.identifiers import (
+    FINDING_SYMBOLS_MAX,
+    Source,
+    identifiers,
+    port_subject,
+)
 
 
 def _facts(*sources: Source) -> list[tuple[str, str, str, int]]:
@@ -136,3 +142,37 @@ def test_a_merged_pull_request_s_number_in_git_output_is_no_ticket() -> None:
         ("commit", "a1b2c3d", "a1b2c3d", 2),
     ]
     assert _facts(Source(3, "user", "That came with (#412).")) == [("ticket", "#412", "#412", 3)]
+
+
+def test_a_port_s_subject_is_the_clause_that_states_it() -> None:
+    assert port_subject("DATABASE_URL=postgresql://app@localhost:5432/app", "localhost:5432") == (
+        "database postgresql"
+    )
+    line = "Postgres runs on port 5432, and the Redis instance listens on port 6379."
+    assert port_subject(line, "port 5432") == "postgres"
+    assert port_subject(line, "port 6379") == "redis"
+    assert port_subject("Listening on http://127.0.0.1:4000/", "127.0.0.1:4000") == ""
+
+
+def test_a_newer_port_of_the_same_subject_marks_the_older_one_earlier() -> None:
+    env = "DATABASE_URL=postgresql://app@localhost:5432/app\nREDIS_URL=redis://localhost:6379/0"
+    facts = identifiers(
+        (
+            Source(2, "result", env, "cat .env.example"),
+            Source(5, "user", "The integration database on this box listens on port 5433."),
+        )
+    )
+    assert [(f.text, f.subject, f.status) for f in facts if f.kind == "port"] == [
+        ("localhost:5432", "database postgresql", "earlier"),
+        ("localhost:6379", "redis", "current"),
+        ("port 5433", "database integration", "current"),
+    ]
+    # across compactions: the merge marks it too, and the state says so
+    older = identifiers((Source(2, "result", env, "cat .env.example"),))
+    newer = identifiers((Source(9, "assistant", "Redis moved: it is on port 6380 now."),))
+    merged = Ledgers(identifiers=older).merge(Ledgers(identifiers=newer)).identifiers
+    assert [identifier_line(f) for f in merged if f.kind == "port"] == [
+        "port: localhost:5432",
+        "port: localhost:6379 (earlier)",
+        "port: port 6380",
+    ]

@@ -13,6 +13,8 @@ Combining (older, newer) never loses a fact; it only changes statuses forward:
 - files: ``modified``/``scratch`` outrank ``read``; a file the session created and a newer
   range deleted becomes ``scratch``;
 - identifiers: one per (kind, key), the newest text and context win, first-seen order kept;
+  a port is marked *earlier* once a newer port of another number is stated for the same
+  subject;
 - rules: an older active rule is *superseded* by a newer one on the same topic (same topic
   words with a different text, or a newer rule that says it replaces earlier ones and shares
   more than half of the older rule's topic words);
@@ -30,6 +32,7 @@ FileStatus: TypeAlias = Literal["modified", "scratch", "read"]
 RuleStatus: TypeAlias = Literal["active", "superseded"]
 IdentifierKind: TypeAlias = Literal["ticket", "commit", "port", "url", "env", "version", "symbol"]
 DecisionOrigin: TypeAlias = Literal["user", "assistant"]
+IdentifierStatus: TypeAlias = Literal["current", "earlier"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,11 @@ class IdentifierFact:
             lower-cased hash …): the newer of two with one key wins.
         source: index of the newest message it appeared in.
         context: the newest line it appeared in, verbatim (capped).
+        subject: for a port, what it is the port of: the content words of the clause that
+            states it (lower case, sorted, space-separated: ``"database postgresql"`` for
+            ``DATABASE_URL=postgresql://app@localhost:5432/app``); ``""`` when unknown.
+        status: ``current``, or ``earlier`` once a newer port of another number has a
+            subject sharing a word with this one (:func:`mark_earlier`).
     """
 
     text: str
@@ -126,6 +134,8 @@ class IdentifierFact:
     key: str
     source: int
     context: str = ""
+    subject: str = ""
+    status: IdentifierStatus = "current"
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +226,28 @@ def merge_files(older: Sequence[FileFact], newer: Sequence[FileFact]) -> tuple[F
     return tuple(out)
 
 
+def mark_earlier(facts: Sequence[IdentifierFact]) -> tuple[IdentifierFact, ...]:
+    """``facts`` with each port marked ``earlier`` when a newer port (a higher source) of
+    another number has a subject sharing a word with its own (``port 5433`` of *the
+    integration database* after ``localhost:5432`` of ``DATABASE_URL``), ``current``
+    otherwise: the newest meaning wins."""
+    ports = [(f, set(f.subject.split())) for f in facts if f.kind == "port" and f.subject]
+    out: list[IdentifierFact] = []
+    for fact in facts:
+        status: IdentifierStatus = "current"
+        if fact.kind == "port" and fact.subject:
+            words = set(fact.subject.split())
+            if any(n.key != fact.key and n.source > fact.source and w & words for n, w in ports):
+                status = "earlier"
+        out.append(fact if fact.status == status else replace(fact, status=status))
+    return tuple(out)
+
+
 def merge_identifiers(
     older: Sequence[IdentifierFact], newer: Sequence[IdentifierFact]
 ) -> tuple[IdentifierFact, ...]:
-    """One fact per (kind, key), first-seen order, the newer one's text and context."""
+    """One fact per (kind, key), first-seen order, the newer one's text and context; ports
+    replaced by newer ones marked ``earlier`` (:func:`mark_earlier`)."""
     out = list(older)
     index = _by(out, lambda f: (f.kind, f.key))
     for fact in newer:
@@ -229,7 +257,7 @@ def merge_identifiers(
             out.append(fact)
         else:
             out[at] = fact
-    return tuple(out)
+    return mark_earlier(out)
 
 
 def supersedes(newer: RuleFact, older: RuleFact) -> bool:

@@ -7,7 +7,8 @@ typed facts existed kept as they were:
   line 3, in f``) and, when short, the shell command that failed (a file tool's key,
   ``Edit(/repo/a.py)``, is not shown);
 - a file under its one normalised path;
-- an identifier as ``kind: text`` (``port: localhost:8080``);
+- an identifier as ``kind: text`` (``port: localhost:8080``), ``(earlier)`` after one a
+  newer identifier of the same meaning replaced;
 - a decision as ``WHO: TEXT`` (``user: …``, ``agent: …``).
 """
 
@@ -49,9 +50,15 @@ def error_line(error: ErrorFact) -> str:
     return out
 
 
+#: Mark after an identifier replaced by a newer one of the same meaning.
+EARLIER = " (earlier)"
+
+
 def identifier_line(identifier: IdentifierFact) -> str:
-    """``kind: text`` (``port: localhost:8080``)."""
-    return f"{identifier.kind}: {identifier.text}"
+    """``kind: text`` (``port: localhost:8080``), followed by :data:`EARLIER` when a newer
+    identifier replaced it."""
+    mark = EARLIER if identifier.status == "earlier" else ""
+    return f"{identifier.kind}: {identifier.text}{mark}"
 
 
 def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:

@@ -12,7 +12,9 @@ only where an identifier's kind is reliable there:
   ``bd``, ``linear``), where ``(#123)`` (the number of the pull request that merged a
   commit, on every line of a squash-merged history) does not count;
 - ports (``localhost:8080``, ``10.0.0.2:5432``, ``https://host:8443``, ``port 5432``,
-  ``--port 3000``, ``PORT=8000``) anywhere;
+  ``--port 3000``, ``PORT=8000``) anywhere, each with its subject (what it serves:
+  :func:`port_subject`); the newest meaning wins: a port of another number stated later
+  for the same subject marks the older one ``earlier``;
 - commit hashes (7–40 hex digits with a digit and a letter) in a user sentence that speaks of
   git (commit, sha, revert, checkout …), or in git's own output: ``[main 1a2b3c4]`` after a
   commit, the newest ``commit …`` of ``git log``/``git show``, ``a..b`` of a push or pull, a
@@ -42,10 +44,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxengine.model import IdentifierFact
-from ctxengine.model.facts import IdentifierKind
+from ctxengine.model.facts import IdentifierKind, mark_earlier
 
 #: Messages (user messages and tool results) a name must appear in to count as recurring.
 SYMBOL_MIN_MESSAGES = 3
@@ -190,12 +192,44 @@ def _tickets(src: Source, line: str) -> Iterator[Found]:
         yield _fact(ref, "ticket", ref, src, line, m.start())
 
 
+#: Words that say nothing about what a port serves.
+_SUBJECT_STOP = frozenset(
+    {"the", "this", "that", "these", "those", "with", "from", "into", "for", "and", "but", "our",
+     "your", "its", "their", "now", "new", "old", "still", "also", "just", "then", "here",
+     "there", "box", "machine", "host", "hostname", "localhost", "listens", "listen",
+     "listening", "runs", "running", "run", "serves", "serving", "bound", "binds", "bind",
+     "port", "ports", "url", "uri", "addr", "address", "server", "service", "instance", "dev",
+     "local", "http", "https", "tcp", "udp", "app", "was", "were", "are", "use", "uses",
+     "using", "set", "default", "changed", "moved", "instead", "not", "see", "should", "will",
+     "can", "must", "need", "which", "what", "all", "any", "one", "two", "via", "only"}
+)  # fmt: skip
+_CLAUSE = re.compile(r"[,;]|\band\b|\.\s|\s-\s")
+_SUBJECT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def port_subject(line: str, text: str) -> str:
+    """What the port ``text`` of ``line`` serves: the content words (lower case, sorted,
+    space-separated, at least three letters, no numbers, without :data:`_SUBJECT_STOP`) of
+    the clause of ``line`` that holds it (clauses split at ``,``, ``;``, ``and``, the end of a
+    sentence); ``""`` when there are none. ``REDIS_URL=redis://localhost:6379/0`` gives
+    ``"redis"``."""
+    at = line.find(text)
+    clause = line
+    if at >= 0:
+        starts = [m.end() for m in _CLAUSE.finditer(line) if m.end() <= at]
+        ends = [m.start() for m in _CLAUSE.finditer(line) if m.start() >= at + len(text)]
+        clause = line[max(starts, default=0) : min(ends, default=len(line))]
+    words = {w.lower() for w in _SUBJECT_WORD.findall(clause)}
+    return " ".join(sorted(w for w in words if len(w) >= 3 and w not in _SUBJECT_STOP))
+
+
 def _ports(src: Source, line: str) -> Iterator[Found]:
     for m in _PORT.finditer(line):
         groups = m.groups()
         text, number = next((groups[i], groups[i + 1]) for i in (0, 2, 4, 6) if groups[i])
         if 1 <= int(number) <= 65535:
-            yield _fact(text, "port", number, src, line, m.start())
+            at, fact = _fact(text, "port", number, src, line, m.start())
+            yield at, replace(fact, subject=port_subject(line, text))
 
 
 def _urls(src: Source, line: str) -> Iterator[Found]:
@@ -324,7 +358,9 @@ def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
 
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
-    first-seen order, each with its newest text, source index and context line."""
+    first-seen order, each with its newest text, source index and context line; a port
+    replaced by a newer one of the same subject is marked ``earlier``
+    (:func:`~ctxengine.model.facts.mark_earlier`)."""
     found: list[IdentifierFact] = []
     for src in sources:
         user = _stated(src)
@@ -353,4 +389,4 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
         order.setdefault(key, len(order))
         if key not in best or fact.source >= best[key].source:
             best[key] = fact
-    return tuple(best[k] for k in sorted(best, key=order.__getitem__))
+    return mark_earlier([best[k] for k in sorted(best, key=order.__getitem__)])

@@ -15,9 +15,10 @@ the user's own words first (goal, next step, focus, pins, active rules, the newe
 messages), then what the work stands on (current work, open errors, modified files,
 decisions), then
 what helps (identifiers, fixed errors, scratch files, done steps, read files), then what is
-cheap to find again (older user messages, superseded rules, commands). A carried summary's
-sections take their value from their priority (:mod:`ctxengine.summarizers.carried`):
-:data:`CARRIED_BASE` + :data:`CARRIED_SCALE` × priority.
+cheap to find again (older user messages, superseded rules, replaced identifiers, commands).
+A carried summary's sections take their value from their priority
+(:mod:`ctxengine.summarizers.carried`): :data:`CARRIED_BASE` + :data:`CARRIED_SCALE` ×
+priority.
 
 Items are rendered grouped by type under headings (:mod:`ctxengine.summarizers.sections`);
 ``order`` is an item's place in its group.
@@ -61,6 +62,7 @@ VALUES: dict[str, float] = {
     "file.read": 30,
     "user_message.older": 25,
     "rule.superseded": 20,
+    "identifier.earlier": 20,
     "command": 15,
 }
 #: Score added to the newest item of a kind (the oldest gets 0, linear in between).
@@ -232,11 +234,18 @@ def failed_later(shown: str, failing: Iterable[str]) -> bool:
 
 
 def identifier_items(ledgers: Ledgers) -> list[Item]:
-    """``kind: text`` per identifier, in first-seen order."""
+    """``kind: text`` per identifier, in first-seen order; one a newer identifier replaced
+    is worth less (``identifier.earlier``)."""
     facts = ledgers.identifiers
     recency = by_source([f.source for f in facts])
     return [
-        Item("identifiers", "identifier", identifier_line(f), order=i, recency=recency[i])
+        Item(
+            "identifiers",
+            "identifier" if f.status == "current" else "identifier.earlier",
+            identifier_line(f),
+            order=i,
+            recency=recency[i],
+        )
         for i, f in enumerate(facts)
     ]
 
