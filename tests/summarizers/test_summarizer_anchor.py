@@ -276,24 +276,32 @@ def test_compacting_a_claude_code_session_keeps_its_imported_summary() -> None:
         assert task in body
     record = session.entries[-1].body
     assert isinstance(record, CompactionRecord)
-    assert record.ledgers.files_modified[:19] == (
-        "priv/scripts/tail_wrapper.sh",
-        "lib/spotter/services/active_session_registry.ex",
-        "spotter-plugin/scripts/notify-session-end.sh",
-        "spotter-plugin/hooks/hooks.json",
-        "lib/spotter_web/router.ex",
-        "lib/spotter_web/controllers/session_hook_controller.ex",
-        "lib/spotter_web/controllers/hooks_controller.ex",
-        "lib/spotter/application.ex",
-        "lib/spotter/transcripts/message.ex",
-        "lib/spotter/transcripts/session.ex",
-        "lib/spotter/transcripts/jobs/sync_transcripts.ex",
-        "lib/spotter_web/live/session_live.ex",
-        "lib/spotter/services/transcript_tail_adapter.ex",
-        "lib/spotter/services/transcript_tail_adapter/tail_f.ex",
-        "lib/spotter/services/transcript_tail_worker.ex",
-        "lib/spotter/services/transcript_tail_supervisor.ex",
-        "lib/spotter_web/live/pane_list_live.ex",
-        "priv/static/assets/spotter.css",
-        "priv/repo/migrations/20260212155510_add_message_upsert_identity.exs",
+    # the imported summary's relative paths are joined to the working directory the new
+    # range's absolute paths give: one spelling per file
+    root = "/home/USER/projects/spotter-worktrees/spotter-a0y"
+    assert record.ledgers.cwd == root
+    assert len(set(record.ledgers.files_modified)) == len(record.ledgers.files_modified) == 21
+    assert record.ledgers.files_modified[:19] == tuple(
+        f"{root}/{path}"
+        for path in (
+            "priv/scripts/tail_wrapper.sh",
+            "lib/spotter/services/active_session_registry.ex",
+            "spotter-plugin/scripts/notify-session-end.sh",
+            "spotter-plugin/hooks/hooks.json",
+            "lib/spotter_web/router.ex",
+            "lib/spotter_web/controllers/session_hook_controller.ex",
+            "lib/spotter_web/controllers/hooks_controller.ex",
+            "lib/spotter/application.ex",
+            "lib/spotter/transcripts/message.ex",
+            "lib/spotter/transcripts/session.ex",
+            "lib/spotter/transcripts/jobs/sync_transcripts.ex",
+            "lib/spotter_web/live/session_live.ex",
+            "lib/spotter/services/transcript_tail_adapter.ex",
+            "lib/spotter/services/transcript_tail_adapter/tail_f.ex",
+            "lib/spotter/services/transcript_tail_worker.ex",
+            "lib/spotter/services/transcript_tail_supervisor.ex",
+            "lib/spotter_web/live/pane_list_live.ex",
+            "priv/static/assets/spotter.css",
+            "priv/repo/migrations/20260212155510_add_message_upsert_identity.exs",
+        )
     )

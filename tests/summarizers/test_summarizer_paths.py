@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 from summarizer_helpers import call, calls, results
 
-from ctxengine.model import Message, TextPart, user
+from ctxengine.model import FileFact, Ledgers, Message, TextPart, user
+from ctxengine.summarizers.anchor import carry
 from ctxengine.summarizers.ledgers import session_cwd
-from ctxengine.summarizers.paths import guessed_cwd, normalize, scratch_reason, stated_cwd
+from ctxengine.summarizers.paths import (
+    guessed_cwd,
+    normalize,
+    rebased,
+    scratch_reason,
+    stated_cwd,
+)
 
 
 def test_the_stated_working_directory_of_each_agent() -> None:
@@ -91,3 +98,39 @@ def test_scratch_reasons() -> None:
     assert _reason("/repo/src/gen.py", created=True, executed=True) == ""
     assert _reason("/repo/fix_bug.py", executed=True) == ""
     assert _reason("/repo/src/a.py", created=True) == ""
+
+
+def test_ledgers_read_without_a_working_directory_are_rebased_onto_one_found_later() -> None:
+    older = Ledgers(
+        files_modified=("src/a.py", "/r/src/b.py"),
+        files_read=("src/c.py", "src/a.py"),
+        files=(
+            FileFact("src/a.py", "modified", 3, "edited"),
+            FileFact("/r/src/b.py", "modified", 5, "edited"),
+            FileFact("src/c.py", "read", 6, "read"),
+        ),
+    )
+    assert rebased(older, "/r") == Ledgers(
+        files_modified=("/r/src/a.py", "/r/src/b.py"),
+        files_read=("/r/src/c.py",),
+        files=(
+            FileFact("/r/src/a.py", "modified", 3, "edited"),
+            FileFact("/r/src/b.py", "modified", 5, "edited"),
+            FileFact("/r/src/c.py", "read", 6, "read"),
+        ),
+        cwd="/r",
+    )
+    assert rebased(older, "") is older
+    assert rebased(Ledgers(cwd="/x"), "/r") == Ledgers(cwd="/x")
+
+
+def test_carrying_ledgers_keeps_one_spelling_per_file() -> None:
+    # the anchor knew no directory; the new range does
+    anchor = Ledgers(files=(FileFact("src/a.py", "modified", 3, "diff"),))
+    new = Ledgers(files=(FileFact("/r/src/a.py", "modified", 9, "edited"),), cwd="/r")
+    assert carry(anchor, new).files == (FileFact("/r/src/a.py", "modified", 9, "edited"),)
+    # neither knew one: an absolute path ending with a relative one gives it
+    anchor = Ledgers(files=(FileFact("/r/src/a.py", "modified", 3, "edited"),))
+    new = Ledgers(files=(FileFact("src/a.py", "modified", 9, "diff"),))
+    carried = carry(anchor, new)
+    assert (carried.cwd, carried.files) == ("/r", (FileFact("/r/src/a.py", "modified", 9, "diff"),))

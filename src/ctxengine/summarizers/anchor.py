@@ -31,6 +31,7 @@ from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.paths import guessed_cwd, rebased
 from ctxengine.summarizers.prompts import narrative_of
 
 #: Heading of the carried earlier summary in the extractive continuation state (English; the
@@ -156,9 +157,22 @@ def anchor_ledgers(previous: CompactionRecord | None) -> Ledgers:
 
 def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
     """The anchor ledgers (:func:`anchor_ledgers`) merged with those of the range (only
-    grow), the pinned items added and the goal fixed (:func:`choose_goal`)."""
+    grow, :func:`carry`), the pinned items added and the goal fixed (:func:`choose_goal`)."""
     goal = choose_goal(request)
     anchor = anchor_ledgers(request.previous)
     new = extract_ledgers(request.all_messages, goal, cwd=anchor.cwd, start=request.range_start)
-    merged = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
+    merged = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
     return replace(merged, goal=goal)
+
+
+def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:
+    """``anchor`` (the previous compaction's ledgers) merged with ``new`` (this range's);
+    when only ``new`` knows the working directory, the anchor's relative paths are joined
+    to it first (:func:`~ctxengine.summarizers.paths.rebased`); when neither does, the
+    directory their paths suggest together (an absolute path ending with a relative one,
+    :func:`~ctxengine.summarizers.paths.guessed_cwd`) is taken, so that a file edited by
+    absolute path and listed relative by ``git status`` is one file."""
+    merged = rebased(anchor, new.cwd).merge(new)
+    if merged.cwd:
+        return merged
+    return rebased(merged, guessed_cwd((), [f.path for f in merged.files]))

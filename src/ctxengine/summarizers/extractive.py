@@ -52,6 +52,7 @@ from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.anchor import (
     anchor_ledgers,
     carried_summary,
+    carry,
     choose_goal,
     prior_texts,
     user_texts,
@@ -210,7 +211,7 @@ class ExtractiveSummarizer:
         texts = user_texts(request)
         goal = choose_goal(request, texts)
         new = extract_ledgers(messages, goal, cwd=anchor.cwd, start=request.range_start)
-        ledgers = anchor.merge(new).merge(Ledgers(pinned=request.pinned))
+        ledgers = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
         budget = request.budget_tokens
         words = wording(detect_language(texts))

@@ -20,8 +20,10 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
-from ctxengine.model import Message, TextPart, ToolResultPart
+from ctxengine.model import Ledgers, Message, TextPart, ToolResultPart
+from ctxengine.model.facts import merge_files
 
 _CWD_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"<cwd>\s*(/[^<\n]*?)\s*</cwd>"),
@@ -82,6 +84,24 @@ def normalize(path: str, cwd: str) -> str:
     if cwd:
         return posixpath.normpath(posixpath.join(cwd, path))
     return posixpath.normpath(path)
+
+
+def rebased(ledgers: Ledgers, cwd: str) -> Ledgers:
+    """``ledgers`` read while the working directory was unknown, with their relative paths
+    joined to ``cwd`` (:func:`normalize`) and ``cwd`` set, so that a later range that finds
+    the directory does not list one file under two spellings; two facts that now name one
+    file combine as :func:`~ctxengine.model.facts.merge_files` combines them. ``ledgers``
+    unchanged when they already have a working directory or ``cwd`` is ``""``."""
+    if ledgers.cwd or not cwd:
+        return ledgers
+
+    def fix(path: str) -> str:
+        return normalize(path, cwd) if path and not path.startswith(("/", "~")) else path
+
+    files = merge_files((), tuple(replace(f, path=fix(f.path)) for f in ledgers.files))
+    modified = tuple(dict.fromkeys(fix(p) for p in ledgers.files_modified))
+    read = tuple(p for p in dict.fromkeys(fix(p) for p in ledgers.files_read) if p not in modified)
+    return replace(ledgers, files=files, files_modified=modified, files_read=read, cwd=cwd)
 
 
 #: Directories whose files are temporary.
