@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from summarizer_helpers import QuarterEstimator
 
-from ctxengine.summarizers.items import FOCUS_BONUS, RECENCY_WEIGHT, VALUES, Item, with_focus
+from ctxengine.model import ErrorFact, Ledgers
+from ctxengine.summarizers.items import (
+    FOCUS_BONUS,
+    RECENCY_WEIGHT,
+    VALUES,
+    Item,
+    counts_only,
+    error_items,
+    with_focus,
+)
 from ctxengine.summarizers.sections import StateLayout, notes
 from ctxengine.summarizers.select import Selection, select
 
@@ -145,3 +154,24 @@ def test_required_items_over_the_budget_sit_at_their_floors_whatever_the_budget(
     wider = select(made, 200, EST, LAYOUT)
     assert EST.text(text(wider)) == 200
     assert text(wider).count("[… ") == 1
+
+
+def test_a_line_that_only_counts_failures_is_worth_less_than_one_that_says_what_failed() -> None:
+    failing = (
+        ErrorFact("1 failed, 7 passed in 0.93s", "fixed", 3, "pytest -q"),
+        ErrorFact("E   KeyError: 'refresh_token'", "fixed", 3, "pytest -q"),
+        ErrorFact("Found 2 errors.", "open", 5, "ruff check"),
+        ErrorFact("src/a.py:3:1: F401 unused import", "open", 5, "ruff check"),
+    )
+    assert [(i.kind, i.text) for i in error_items(Ledgers(error_facts=failing))] == [
+        ("error.fixed.count", "fixed: 1 failed, 7 passed in 0.93s — `pytest -q`"),
+        ("error.fixed", "fixed: E   KeyError: 'refresh_token' — `pytest -q`"),
+        ("error.open.count", "open: Found 2 errors. — `ruff check`"),
+        ("error.open", "open: src/a.py:3:1: F401 unused import — `ruff check`"),
+    ]
+    assert VALUES["error.open.count"] < VALUES["error.fixed"] < VALUES["error.open"]
+    assert VALUES["error.fixed.count"] < VALUES["file.read"]
+    assert [counts_only(t) for t in ("Tests:  1 failed, 4 passed", "make: *** [all] Error 2")] == [
+        True,
+        False,
+    ]

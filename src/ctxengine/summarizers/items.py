@@ -13,9 +13,9 @@ carried summary). Items of every type compete for one token budget
 entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
 the user's own words first (goal, next step, focus, pins, active rules, the newest user
 messages), then what the work stands on (current work, open errors, modified files,
-decisions), then
-what helps (identifiers, fixed errors, scratch files, done steps, read files), then what is
-cheap to find again (older user messages, superseded rules, replaced identifiers, commands).
+decisions), then what helps (identifiers, fixed errors, scratch files, done steps, read
+files, lines that only count failures), then what is cheap to find again (older user
+messages, superseded rules, replaced identifiers, commands).
 A carried summary's sections take their value from their priority
 (:mod:`ctxengine.summarizers.carried`): :data:`CARRIED_BASE` + :data:`CARRIED_SCALE` ×
 priority.
@@ -55,12 +55,14 @@ VALUES: dict[str, float] = {
     "file.modified": 72,
     "decision": 70,
     "identifier": 50,
+    "error.open.count": 40,
     "error.fixed": 45,
     "error.plain": 45,
     "file.scratch": 40,
     "done": 35,
     "file.read": 30,
     "user_message.older": 25,
+    "error.fixed.count": 25,
     "rule.superseded": 20,
     "identifier.earlier": 20,
     "command": 15,
@@ -165,9 +167,25 @@ def rule_items(ledgers: Ledgers) -> list[Item]:
     return [replace(item, order=i) for i, item in enumerate(out)]
 
 
+#: A line that only counts failures (``1 failed, 7 passed in 0.93s``, ``Found 2 errors.``,
+#: ``Tests: 1 failed, 4 passed``, ``test result: FAILED. …``, ``FAILED (failures=1)``): it says
+#: that a run failed, not what failed.
+_COUNTS_ONLY = re.compile(
+    r"^=*\s*\d+ (?:failed|errors?)\b[\w\s,.()]*?(?:\bin [\d.]+m?s)?\s*=*$|"
+    r"^Found \d+ errors?\b|^Tests:\s+\d+ failed\b|^Test Files\s+\d+ failed\b|"
+    r"^test result: FAILED\b|^FAILED \((?:failures|errors)=\d+"
+)
+
+
+def counts_only(line: str) -> bool:
+    """True for an error line that only counts failures (:data:`_COUNTS_ONLY`)."""
+    return _COUNTS_ONLY.match(line.strip()) is not None
+
+
 def error_items(ledgers: Ledgers) -> list[Item]:
     """Errors: plain lines no fact covers (older ledgers), then fixed, then open, each in
-    first-seen order; one item per distinct line."""
+    first-seen order; one item per distinct line. A line that only counts failures
+    (:func:`counts_only`) is worth less than one that says what failed (``.count``)."""
     facts = ledgers.error_facts
     fixed = [e for e in facts if e.status == "fixed"]
     open_ = [e for e in facts if e.status == "open"]
@@ -181,6 +199,8 @@ def error_items(ledgers: Ledgers) -> list[Item]:
             continue
         seen.add(line)
         kind = "error.open" if fact.status == "open" else "error.fixed"
+        if counts_only(fact.text):
+            kind += ".count"
         out.append(Item("errors", kind, line, recency=at[id(fact)]))
     return [replace(item, order=i) for i, item in enumerate(out)]
 
