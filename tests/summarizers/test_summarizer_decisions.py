@@ -127,3 +127,18 @@ def test_decisions_merge_by_text_and_survive_the_round_trip() -> None:
     assert merged.decisions == (a, b)
     plain = {"decisions": [{"text": "Going with A.", "source": 1, "origin": "user"}]}
     assert Ledgers.from_plain(plain).decisions == (a,)
+
+
+def test_a_choice_and_an_alternative_far_apart_or_in_run_on_sentences_are_no_decision() -> None:
+    run_on = (
+        "It loops over the values in an `open()` call!Instead of the upload it shows any "
+        "file.We will check this with curl."
+    )
+    assert decisions_in(run_on) == []
+    far = "We will " + "look at every caller of the helper, " * 5 + "instead of guessing."
+    assert decisions_in(far) == []
+    # a verb that describes what code decides is no decision; a first-person adoption is
+    assert decisions_in("根据密码可用性决定在线或离线模式。") == []
+    assert decisions_in("因此我采用在 docstring 中说明参数的方案。") == [
+        "因此我采用在 docstring 中说明参数的方案。"
+    ]

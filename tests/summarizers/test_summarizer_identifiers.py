@@ -176,3 +176,8 @@ def test_a_newer_port_of_the_same_subject_marks_the_older_one_earlier() -> None:
         "port: localhost:6379 (earlier)",
         "port: port 6380",
     ]
+
+
+def test_a_colour_in_parentheses_is_no_ticket() -> None:
+    text = "The border uses (#008899) and the muted text (#666666); see (#4312)."
+    assert _facts(Source(1, "assistant", text)) == [("ticket", "#4312", "#4312", 1)]

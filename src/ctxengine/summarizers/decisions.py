@@ -8,7 +8,8 @@ decision when it is not a question nor a conditional (``if …``, ``should we �
 - says it decides (``decided``, ``decision:``, ``going with``, ``settled on``, ``opted for``,
   ``chose`` …), or
 - states a first-person choice (``I'll``, ``we'll``, ``let's``, ``I'm going to`` …) against an
-  alternative (``instead of``, ``rather than``, ``in place of``);
+  alternative (``instead of``, ``rather than``, ``in place of``) at most
+  :data:`CHOICE_SPAN_CHARS` characters away;
 
 with the equivalents in the languages of :mod:`ctxengine.projection.wording` (Chinese,
 Japanese, Korean, Spanish, French, German, Portuguese, Russian; :data:`_LANGUAGES`). A choice
@@ -44,7 +45,8 @@ _LANGUAGES: tuple[tuple[str, str, str], ...] = (
         r"\b(?:instead of|rather than|in place of)\b",
     ),
     (
-        "决定|定下来|就这么定|改用|采用",
+        "我们决定|我决定|已决定|决定了|决定用|决定使用|决定采用|决定改用|定下来|就这么定|"
+        "我(?:们)?(?:采用|选择|改用)",
         "我们用|我来用|我会用|我用|就用|咱们用",
         "而不是|而非|代替|取代",
     ),
@@ -101,7 +103,12 @@ _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|well|alright|also|and|but|then|now|righ
                    re.IGNORECASE)  # fmt: skip
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _NOT_PROSE = re.compile(r"^\s*(?:>|\||    |\t|#|//|\$ )")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]?[A-Z\u00c0-\u024f\u0400-\u04ff])|(?<=[。！？])")
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+(?=[\"'`(\[]?[A-Z\u00c0-\u024f\u0400-\u04ff])|(?<=[。！？])|"
+    r"(?<=[a-z)`'\"’][.!?])(?=[A-Z])"
+)
+#: Farthest apart a first-person choice and its alternative may be, in characters.
+CHOICE_SPAN_CHARS = 160
 
 
 def _prose_lines(text: str) -> Iterator[str]:
@@ -118,7 +125,8 @@ def _prose_lines(text: str) -> Iterator[str]:
 
 def sentences(text: str) -> list[str]:
     """The prose sentences of ``text``, in order (code blocks, quoted and indented lines
-    left out)."""
+    left out); a sentence end without a space before a capital (``call!Instead``) splits
+    too."""
     out: list[str] = []
     for line in _prose_lines(text):
         out.extend(s.strip() for s in _SENTENCE.split(line) if s.strip())
@@ -134,7 +142,12 @@ def is_decision(sentence: str) -> bool:
         return False
     if _DECIDES.search(body):
         return True
-    return any(c.search(body) and a.search(body) for c, a in _CHOICE)
+    for choice, against in _CHOICE:
+        chosen = [m.start() for m in choice.finditer(body)]
+        alternatives = [m.start() for m in against.finditer(body)]
+        if any(abs(c - a) <= CHOICE_SPAN_CHARS for c in chosen for a in alternatives):
+            return True
+    return False
 
 
 def _cap(text: str) -> str:

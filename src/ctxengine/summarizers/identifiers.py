@@ -7,7 +7,8 @@ Precision over recall. User messages are read in full; the agent's text (its sta
 that ``$NAME`` is not read as a variable there and a URL counts only when local; tool results
 only where an identifier's kind is reliable there:
 
-- ticket ids (``ABC-123``; ``#123`` after *issue*, *PR*, *fixes* … or as ``(#123)``) in
+- ticket ids (``ABC-123``; ``#123`` after *issue*, *PR*, *fixes* … or as ``(#123)``, at most
+  five digits and no leading zero there, so that no colour such as ``(#008899)`` counts) in
   user messages and in the output of git and issue trackers (``gh``, ``glab``, ``jira``,
   ``bd``, ``linear``), where ``(#123)`` (the number of the pull request that merged a
   commit, on every line of a squash-merged history) does not count;
@@ -91,7 +92,7 @@ _NOT_TICKETS = frozenset(
 )  # fmt: skip
 _ISSUE = re.compile(
     r"\b(?:issues?|bugs?|tickets?|PRs?|pull requests?|pulls?|fix(?:es|ed)?|close[sd]?|"
-    r"resolve[sd]?|see|refs?)\s+(#\d{1,6})\b|\((#\d{1,6})\)",
+    r"resolve[sd]?|see|refs?)\s+(#\d{1,6})\b|\((#[1-9]\d{0,4})\)",
     re.IGNORECASE,
 )
 _HEX = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
