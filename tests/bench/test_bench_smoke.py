@@ -1,21 +1,21 @@
-"""The ``smoke`` benchmark profile, run once: today's numbers are floors (a change may only
-raise survival and lower corruption and staleness), every cell has exactly k compactions,
-every request is valid and the run is deterministic.
-
-The issue's targets (:data:`ctxengine.bench.targets.ISSUE_TARGETS`) are not asserted here:
-the continuation state is being rebuilt to reach them. Once it does, replace the floors by
-``assert target_misses(policy) == []``.
+"""The ``smoke`` benchmark profile, run once: every issue target the profile can measure is met
+(:data:`ctxengine.bench.targets.ISSUE_TARGETS`; identifiers and errors at k = 5 are measured by
+the ``full`` profile only, since smoke runs k ∈ {1, 3, 10}), today's numbers are floors (a
+change may only raise survival and lower corruption and staleness), every cell has exactly k
+compactions, every request is valid and the run is deterministic.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from ctxengine.bench.profiles import SMOKE
 from ctxengine.bench.run import run_bench
+from ctxengine.bench.targets import ISSUE_TARGETS, Targets, target_misses
 
 #: Survival of exposed facts measured on the smoke profile (default policy, extractive),
 #: per report row and k: the floor each rate must stay at or above.
@@ -25,25 +25,25 @@ SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
     "rule (superseding)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "identifier (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "identifier (assistant)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier (tool)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier (user)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "error": {"1": 1.0, "3": 1.0, "10": 0.875},
-    "decision (assistant)": {"1": 0.0, "3": 0.0, "10": 0.0},
+    "error": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "decision (assistant)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "decision (user)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "next_step": {"1": 1.0, "3": 1.0, "10": 1.0},
     "file_modified (direct)": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "file_modified (indirect)": {"1": 0.9167, "3": 1.0, "10": 1.0},
+    "file_modified (indirect)": {"1": 1.0, "3": 1.0, "10": 1.0},
 }
 #: Artifact trail floors per k: (recall, precision).
 ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
-    "1": (0.9643, 1.0),
+    "1": (1.0, 1.0),
     "3": (1.0, 1.0),
     "10": (1.0, 1.0),
 }
 #: Ceilings per k (lower is better): corruption rate, stale superseded rules, bare next steps.
-CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0714, "3": 0.0714, "10": 0.0357}
+CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 0, "3": 0, "10": 0}
 #: The smoke profile must run in the test suite in under this many seconds.
@@ -87,6 +87,22 @@ def test_every_request_is_valid_and_the_run_is_deterministic(
     assert policy["validity"]["invalid"] == 0
     assert policy["validity"]["requests"] > 500
     assert policy["determinism"] == {"cells": 12, "identical": 12}
+
+
+def measurable(targets: Targets, ks: list[str]) -> Targets:
+    """``targets`` without the identifier-and-error floors at a k the profile does not run."""
+    return replace(targets, ids_errors=tuple(t for t in targets.ids_errors if str(t[0]) in ks))
+
+
+def test_every_issue_target_the_smoke_profile_measures_is_met(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    policy = _policy(smoke)
+    targets = measurable(ISSUE_TARGETS, policy["ks"])
+    assert targets.ids_errors == ((10, 0.90),)
+    assert target_misses(policy, targets) == []
+    # the one target left to the full profile
+    assert target_misses(policy) == ["identifiers and errors at k=5: not run"]
 
 
 def test_survival_stays_at_or_above_todays_floors(smoke: tuple[dict[str, Any], float]) -> None:
