@@ -51,6 +51,7 @@ _HEADER_B = re.compile(
 _SEPARATOR_B = SEPARATOR.encode()
 _BLOCK_B = re.compile(rb"\*\*Tool (Command|Response)\*\*:\n```json\n")
 _FENCE_B = b"\n```"
+_LEADING_NEWLINES = re.compile(rb"\n*")
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
 #: ``meta["synthetic"]`` of text that follows function responses in a user content.
@@ -68,31 +69,37 @@ class Turn:
     wheres: list[Where] = field(default_factory=list)
 
 
-def _sections(raw: bytes) -> Iterator[tuple[str, int, int, bytes]]:
-    """``(role, header line, body line, body)`` (lines 1-based) of each content of a
-    Markdown share. The file
-    is split at the separator; a piece that does not open with a header line belongs to the
-    body before it (a separator written inside a message)."""
+def _sections(raw: bytes) -> Iterator[tuple[str, int, int, int, int]]:
+    """``(role, header line, body line, body start, body end)`` (lines 1-based, offsets into
+    ``raw``) of each content of a Markdown share. The file is cut at the separator; a piece
+    that does not open with a header line belongs to the body before it (a separator written
+    inside a message), so a body is the bytes from its header to the next piece that opens
+    with one (less the separator before that piece)."""
     role: str | None = None
-    line = header = first = 1
-    body: list[bytes] = []
-    start = len(raw) - len(raw.lstrip(b"\n"))
-    line += start
-    for piece in raw[start:].split(_SEPARATOR_B):
-        m = _HEADER_B.match(piece)
+    header = first = body = 0
+    lead = _LEADING_NEWLINES.match(raw)
+    pos = lead.end() if lead else 0
+    line = 1 + pos
+    counted = pos
+    stop = len(raw)
+    while True:
+        cut = raw.find(_SEPARATOR_B, pos)
+        end = stop if cut < 0 else cut
+        m = _HEADER_B.match(raw, pos, end)
         if m is not None:
+            line += raw.count(b"\n", counted, pos)
+            counted = pos
             if role is not None:
-                yield role, header, first, _SEPARATOR_B.join(body)
+                yield role, header, first, body, pos - len(_SEPARATOR_B)
             role, header = m.group(1).decode(), line
-            rest = piece[m.end() :]
-            blank = rest.startswith(b"\n")
+            blank = raw.startswith(b"\n", m.end(), end)
             first = line + 1 + blank
-            body = [rest[1:] if blank else rest]
-        elif role is not None:
-            body.append(piece)
-        line += piece.count(b"\n") + _SEPARATOR_B.count(b"\n")
+            body = m.end() + blank
+        if cut < 0:
+            break
+        pos = cut + len(_SEPARATOR_B)
     if role is not None:
-        yield role, header, first, _SEPARATOR_B.join(body)
+        yield role, header, first, body, stop
 
 
 def _text(chunk: bytes, line: int, report: ImportReport) -> str:
@@ -109,28 +116,29 @@ def _text(chunk: bytes, line: int, report: ImportReport) -> str:
 
 
 def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
-    """The contents of a Markdown share, with 1-based line locations. Read as bytes: JSON
-    blocks go to the JSON parser as they are, and only text parts are decoded.
+    """The contents of a Markdown share, with 1-based line locations. Read as bytes, in
+    place: JSON blocks go to the JSON parser as they are, and only text parts are decoded.
 
     Raises:
         TranscriptError: in strict mode, the first skipped or repaired block.
     """
     turns: list[Turn] = []
-    for role, header, first, body in _sections(raw):
+    for role, header, first, pos, stop in _sections(raw):
         turn = Turn(role, {"line": header})
         turns.append(turn)
-        pos, line, stop = 0, first, len(body)
+        parts, wheres = turn.parts, turn.wheres
+        line = first
         while pos < stop:
-            m = _BLOCK_B.search(body, pos)
+            m = _BLOCK_B.search(raw, pos, stop)
             end = m.start() if m else stop
             if end > pos:
-                turn.parts.append({"text": _text(body[pos:end], line, report)})
-                turn.wheres.append({"line": line})
-                line += body.count(b"\n", pos, end)
+                parts.append({"text": _text(raw[pos:end], line, report)})
+                wheres.append({"line": line})
+                line += raw.count(b"\n", pos, end)
             if m is None:
                 break
             block_where: Where = {"line": line}
-            close = body.find(_FENCE_B, m.end())
+            close = raw.find(_FENCE_B, m.end(), stop)
             if close < 0:
                 report.skip(
                     "partial last block",
@@ -138,7 +146,7 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                     **block_where,
                 )
                 break
-            value, error = parse_json(body[m.end() : close], report, line=line)
+            value, error = parse_json(raw[m.end() : close], report, line=line)
             if error is not None or not isinstance(value, dict):
                 report.skip(
                     "invalid JSON block",
@@ -147,10 +155,10 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                 )
             else:
                 key = "functionCall" if m.group(1) == b"Command" else "functionResponse"
-                turn.parts.append({key: value})
-                turn.wheres.append(block_where)
+                parts.append({key: value})
+                wheres.append(block_where)
             pos = close + len(_FENCE_B)
-            line += body.count(b"\n", m.start(), pos)
+            line += raw.count(b"\n", m.start(), pos)
     return turns
 
 
@@ -200,28 +208,35 @@ class ContentReader:
 
     def _model(self, turn: Turn) -> list[Message]:
         parts: list[Part] = []
+        calls = False
         for part, where in zip(turn.parts, turn.wheres, strict=True):
-            fc = part.get("functionCall") if isinstance(part, dict) else None
-            if isinstance(fc, dict):
+            fc = part.get("functionCall") if type(part) is dict else None
+            if type(fc) is dict:
                 call = self._call(fc, where)
                 if call is not None:
                     parts.append(call)
+                    calls = True
                 continue
             found = self.parts.content(part, where)
-            if found is None or (isinstance(found, TextPart) and not found.text):
+            if found is None or (type(found) is TextPart and not found.text):
                 continue
             parts.append(found)
         if not parts:
             return []
-        calls = any(isinstance(p, ToolCallPart) for p in parts)
         return [Message("assistant", tuple(parts), stop_reason="tool_use" if calls else "stop")]
 
     def _call(self, fc: dict[str, Any], where: Where) -> ToolCallPart | None:
-        source = opt_str(fc, "id")
-        if source is None:
+        source = fc.get("id")
+        if type(source) is not str:
             self.unnamed += 1
-            fc = {**fc, "id": f"gemini_call_{self.unnamed}"}
-        call = self.parts.call(fc.get("name"), fc.get("args"), fc.get("id"), where, {})
+            source = None
+        call = self.parts.call(
+            fc.get("name"),
+            fc.get("args"),
+            f"gemini_call_{self.unnamed}" if source is None else source,
+            where,
+            {},
+        )
         if call is not None:
             self.open.append((call, source))
         return call
@@ -230,47 +245,45 @@ class ContentReader:
         """The open call ``fr`` answers (see the module docstring); ``None`` (skipped) when
         there is none."""
         rid, name = opt_str(fr, "id"), opt_str(fr, "name")
-        k = next((k for k, (_, s) in enumerate(self.open) if rid and s == rid), None)
-        if k is None:
-            k = next(
-                (k for k, (c, s) in enumerate(self.open) if s is None and c.name == name), None
-            )
-            if k is not None and rid is None:
-                self.report.repair(
-                    "function response without id",
-                    "expected a string `id` on a function response",
-                    **where,
-                )
-        if k is None:
-            self.report.skip(
-                "function response without a call",
-                f"expected a function response to answer an earlier call (id {rid!r})",
-                **where,
-            )
-            return None
-        return self.open.pop(k)[0]
+        if rid:
+            for k, (call, source) in enumerate(self.open):
+                if source == rid:
+                    del self.open[k]
+                    return call
+        for k, (call, source) in enumerate(self.open):
+            if source is None and call.name == name:
+                if rid is None:
+                    self.report.repair(
+                        "function response without id",
+                        "expected a string `id` on a function response",
+                        **where,
+                    )
+                del self.open[k]
+                return call
+        self.report.skip(
+            "function response without a call",
+            f"expected a function response to answer an earlier call (id {rid!r})",
+            **where,
+        )
+        return None
 
     def _user(self, turn: Turn) -> list[Message]:
         out: list[Message] = []
         results: list[ToolResultPart] = []
         texts: list[Content] = []
         answered = False
-
-        def flush_texts() -> None:
-            if texts:
-                meta = {SYNTHETIC: RESPONSE_PARTS} if answered else user_meta(list(texts))
-                out.append(Message("user", tuple(texts), meta=meta))
-                texts.clear()
-
         for part, where in zip(turn.parts, turn.wheres, strict=True):
-            fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(fr, dict):
+            fr = part.get("functionResponse") if type(part) is dict else None
+            if type(fr) is dict:
                 call = self._answer(fr, where)
                 if call is None:
                     continue
-                flush_texts()
+                if texts:
+                    out.append(self._texts(texts, answered))
+                    texts = []
                 content, error = self.parts.response(fr, where)
-                meta = {"response_id": fr["id"]} if isinstance(fr.get("id"), str) else {}
+                rid = fr.get("id")
+                meta = {"response_id": rid} if type(rid) is str else {}
                 results.append(tool_result(call, content, error, meta))
                 answered = True
                 continue
@@ -278,11 +291,19 @@ class ContentReader:
                 out.append(Message("tool", tuple(results)))
                 results = []
             found = self.parts.content(part, where)
-            if isinstance(found, ReasoningPart):
+            if type(found) is ReasoningPart:
                 found = TextPart(found.text)
-            if found is not None and not (isinstance(found, TextPart) and not found.text):
+            if found is not None and not (type(found) is TextPart and not found.text):
                 texts.append(found)
         if results:
             out.append(Message("tool", tuple(results)))
-        flush_texts()
+        if texts:
+            out.append(self._texts(texts, answered))
         return out
+
+    @staticmethod
+    def _texts(texts: list[Content], answered: bool) -> Message:
+        """The user message of ``texts``: the parts that follow function responses in the
+        same content, or the user's own (Gemini CLI's environment context marked)."""
+        meta = {SYNTHETIC: RESPONSE_PARTS} if answered else user_meta(list(texts))
+        return Message("user", tuple(texts), meta=meta)
