@@ -76,8 +76,13 @@ _LEADING_NEWLINES = re.compile(rb"\n*")
 #: after it), an applied edit (the path: the rest of the line, without the spaces and tabs
 #: that end it), a commit (``Commit <7 to 40 hex digits> ``: the hash).
 _NOTE_OPENINGS = (b"Model: ", b"Main model: ", b"Models: ", b"Applied edit to ", b"Commit ")
-_APPLIED_OPENING = _NOTE_OPENINGS[3]
-_COMMIT_OPENING = _NOTE_OPENINGS[4]
+_OPENING = (
+    b"(?:> )?(?:" + b"|".join(b"(" + re.escape(o) + b")" for o in _NOTE_OPENINGS) + b")([^\n]*)"
+)
+#: Such a line at the start of an output segment, and after a newline in it: one group per
+#: opening (the one found is not empty), then the rest of the line.
+_NOTE_FIRST = re.compile(_OPENING)
+_NOTE_NEXT = re.compile(b"\n" + _OPENING)
 _WORD = re.compile(r"\S+")
 _COMMIT_HASH = re.compile(r"([0-9a-f]{7,40}) ")
 
@@ -240,48 +245,49 @@ class _Parser:
         self.messages.append((msg, where, self.run))
 
     def _output(self, raw: bytes, first: int, last: int) -> None:
-        """The model, applied-edit and commit lines of the aider output ``raw[first:last]``
-        (found by their opening words, then read to the end of their line). The model lines
-        are read in the order of :data:`_NOTE_OPENINGS` (the last one read sets the model),
-        then the applied edits, then the commits, each in file order."""
-        notes: list[tuple[str, str]] = []
-        for needle in _NOTE_OPENINGS:
-            at = raw.find(needle, first, last)
-            while at >= 0:
-                start = raw.rfind(b"\n", first, at) + 1 or first
-                if start == at or raw[start:at] == b"> ":
-                    end = raw.find(b"\n", at, last)
-                    rest = raw[at + len(needle) : last if end < 0 else end]
-                    self._note(needle, rest.decode("utf-8", errors="replace"), notes)
-                at = raw.find(needle, at + 1, last)
-        if notes:
-            self._keep_notes(notes)
+        """The model, applied-edit and commit lines of the aider output ``raw[first:last]``.
+        They are read as if by opening: the model lines of each opening of
+        :data:`_NOTE_OPENINGS` in turn (the last one read sets the model), then the applied
+        edits, then the commits, each in file order."""
+        hits = _NOTE_NEXT.findall(raw, first, last)
+        at_start = _NOTE_FIRST.match(raw, first, last)
+        if at_start is not None:
+            hits.insert(0, at_start.groups())
+        if not hits:
+            return
+        model: tuple[int, str] | None = None
+        applied: list[str] = []
+        commits: list[str] = []
+        for opened_model, opened_main, _models, opened_applied, opened_commit, rest in hits:
+            text = rest.decode("utf-8", errors="replace")
+            if opened_applied:
+                path = text.removesuffix("\r").rstrip(" \t")
+                if path:
+                    applied.append(path)
+            elif opened_commit:
+                commit = _COMMIT_HASH.match(text)
+                if commit:
+                    commits.append(commit.group(1))
+            else:
+                word = _WORD.match(text)
+                kind = 0 if opened_model else 1 if opened_main else 2
+                if word and (model is None or kind >= model[0]):
+                    model = (kind, word.group())
+        if model is not None:
+            self.model = self.last_model = model[1]
+        if applied or commits:
+            self._keep_notes(applied, commits)
 
-    def _note(self, opening: bytes, rest: str, notes: list[tuple[str, str]]) -> None:
-        """One output line that opens with ``opening``, ``rest`` being what follows it: a
-        model line sets the model; an applied edit or a commit goes to ``notes`` as
-        ``(meta key, path or hash)``."""
-        if opening == _APPLIED_OPENING:
-            path = rest.removesuffix("\r").rstrip(" \t")
-            if path:
-                notes.append((APPLIED_EDITS, path))
-        elif opening == _COMMIT_OPENING:
-            commit = _COMMIT_HASH.match(rest)
-            if commit:
-                notes.append(("commits", commit.group(1)))
-        else:
-            model = _WORD.match(rest)
-            if model:
-                self.model = self.last_model = model.group()
-
-    def _keep_notes(self, notes: list[tuple[str, str]]) -> None:
+    def _keep_notes(self, applied: list[str], commits: list[str]) -> None:
         """Applied edits and commits, in order, kept on the reply before them."""
         if not self.messages or self.messages[-1][0].role != "assistant":
             return
         msg, created, run = self.messages[-1]
         meta = dict(msg.meta)
-        for key, value in notes:
-            meta.setdefault(key, []).append(value)
+        for path in applied:
+            meta.setdefault(APPLIED_EDITS, []).append(path)
+        for commit in commits:
+            meta.setdefault("commits", []).append(commit)
         msg = Message(msg.role, msg.parts, model=msg.model, stop_reason=msg.stop_reason, meta=meta)
         self.messages[-1] = (msg, created, run)
 
