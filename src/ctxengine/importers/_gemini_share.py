@@ -291,7 +291,7 @@ class ContentReader:
                 out.append(Message("tool", tuple(results)))
                 results = []
             found = self.parts.content(part, where)
-            if type(found) is ReasoningPart:
+            if isinstance(found, ReasoningPart):
                 found = TextPart(found.text)
             if found is not None and not (type(found) is TextPart and not found.text):
                 texts.append(found)
