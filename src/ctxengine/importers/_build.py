@@ -359,6 +359,38 @@ class LogBuilder:
         entries.append(entry)
         return entry
 
+    def add_keyed(
+        self,
+        body: Body,
+        digest: bytes,
+        *,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append ``body`` made from a source whose 16-byte digest is ``digest`` (the bytes
+        of its line, or its canonical JSON: :class:`~ctxengine.importers._log.Rows`): its id
+        is ``"b2:"`` + blake2b-128 of the previous entry's id, a NUL byte and the digest, as
+        stable across re-imports as a hash of the body and cheaper (an id already taken
+        falls back to the body hash, as in :meth:`add`)."""
+        entries = self.entries
+        parent = entries[-1].id if entries else None
+        key = (parent.encode() if parent is not None else b"") + b"\0" + digest
+        entry_id = HASH_PREFIX + hashlib.blake2b(key, digest_size=16).hexdigest()
+        if entry_id in self._ids:
+            return self.add(body, source_id=entry_id, created_at=created_at, meta=meta)
+        self._ids.add(entry_id)
+        entry = Entry(
+            id=entry_id,
+            session_id=self.session_id,
+            seq=len(entries),
+            body=body,
+            parent_id=parent,
+            created_at=created_at,
+            meta=dict(meta) if meta else {},
+        )
+        entries.append(entry)
+        return entry
+
 
 class CallIds:
     """Makes tool-call ids unique within a session without breaking pairing.

@@ -26,7 +26,6 @@ import orjson
 
 from ctxengine.importers._build import LogBuilder
 from ctxengine.model import CompactionRecord, Entry, Message
-from ctxengine.model.codec import HASH_PREFIX
 
 _blake2b = hashlib.blake2b
 
@@ -159,10 +158,10 @@ class Rows:
                 add(record, source_id=row.source_id, created_at=row.created_at, meta=row.meta)
                 ids.append(None)
                 continue
-            source_id = row.source_id
-            if source_id is None and row.key is not None:
-                source_id = chained_id(entries, row.key)
-            entry = add(body, source_id=source_id, created_at=row.created_at, meta=row.meta)
+            if row.source_id is None and row.key is not None:
+                entry = builder.add_keyed(body, row.key, created_at=row.created_at, meta=row.meta)
+            else:
+                entry = add(body, source_id=row.source_id, created_at=row.created_at, meta=row.meta)
             ids.append(entry.id)
         return tuple(entries)
 
@@ -181,14 +180,6 @@ def _digest(key: Any) -> bytes | None:
     except orjson.JSONEncodeError:
         return None
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def chained_id(entries: list[Entry], digest: bytes) -> str:
-    """The id of an entry whose source has the 16-byte ``digest`` (:func:`source_digest`),
-    chained to the last of ``entries`` (the log built so far): ``"b2:"`` + blake2b-128 of the
-    previous entry's id, a NUL byte and the digest."""
-    parent = entries[-1].id.encode() if entries else b""
-    return HASH_PREFIX + _blake2b(parent + b"\0" + digest, digest_size=16).hexdigest()
 
 
 def source_digest(line: bytes) -> bytes:

@@ -32,7 +32,7 @@ from typing import Any
 from ctxengine.importers._build import LogBuilder
 from ctxengine.importers._line_blocks import LineBlocks, assistant_message
 from ctxengine.importers._lines import first_line, iter_objects
-from ctxengine.importers._log import chained_id, source_digest
+from ctxengine.importers._log import source_digest
 from ctxengine.importers._parts import title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
@@ -130,13 +130,10 @@ class _Reader:
                 line=line,
             )
             return
-        log = self.log
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                log.add(
-                    assistant_message(parts), source_id=chained_id(log.entries, source_digest(raw))
-                )
+                self.log.add_keyed(assistant_message(parts), source_digest(raw))
             else:
                 self.report.skip("empty assistant message", "expected content blocks", line=line)
         else:
@@ -144,7 +141,7 @@ class _Reader:
             if messages:
                 digest = source_digest(raw)
                 for msg in messages:
-                    log.add(msg, source_id=chained_id(log.entries, digest))
+                    self.log.add_keyed(msg, digest)
 
 
 IMPORTER = CursorImporter()
