@@ -83,7 +83,7 @@ class Rows:
         elif type(key) is bytes:
             digest = source_digest(key)
         else:
-            digest = _digest(key)
+            digest = key_digest(key)
         rows = self.rows
         rows.append(Row(body, created_at, source_id, meta, digest))
         return len(rows) - 1
@@ -170,9 +170,10 @@ def _conversation(body: Message | Cut) -> bool:
     return isinstance(body, Message) and body.role in ("user", "assistant", "tool")
 
 
-def _digest(key: Any) -> bytes | None:
+def key_digest(key: Any) -> bytes | None:
     """blake2b digest (16 bytes) of ``key`` (bytes as they are, anything else as canonical
-    JSON); ``None`` when it cannot be serialised (integers over 64 bits)."""
+    JSON), as :class:`Rows` keeps it; ``None`` when it cannot be serialised (integers over
+    64 bits)."""
     if isinstance(key, bytes):
         return hashlib.blake2b(key, digest_size=16).digest()
     try:
