@@ -30,9 +30,12 @@ escapes and bytes that are not UTF-8 (repaired).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ctxengine.importers._build import parse_json
 from ctxengine.importers._gemini_parts import Content, GeminiParts, Where, tool_result, user_meta
@@ -51,6 +54,10 @@ _HEADER_B = re.compile(
 _SEPARATOR_B = SEPARATOR.encode()
 _BLOCK_B = re.compile(rb"\*\*Tool (Command|Response)\*\*:\n```json\n")
 _FENCE_B = b"\n```"
+#: The separator and the closing fence, searched with these (faster than ``bytes.find`` for
+#: them).
+_SEPARATOR_RE = re.compile(re.escape(_SEPARATOR_B))
+_FENCE_RE = re.compile(re.escape(_FENCE_B))
 _LEADING_NEWLINES = re.compile(rb"\n*")
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
@@ -69,84 +76,130 @@ class Turn:
     wheres: list[Where] = field(default_factory=list)
 
 
+class _Lines:
+    """1-based line numbers of byte offsets in ``raw``, counted when asked (a location is only
+    read when something is reported there), from the nearest offset asked before."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.offsets = [0]
+        self.lines = [1]
+
+    def at(self, pos: int) -> int:
+        """The line of ``raw[pos]``."""
+        k = bisect_right(self.offsets, pos) - 1
+        line = self.lines[k] + self.raw.count(b"\n", self.offsets[k], pos)
+        if pos > self.offsets[-1]:
+            self.offsets.append(pos)
+            self.lines.append(line)
+        return line
+
+
+class _At(Mapping[str, Any]):
+    """The location ``{"line": n}`` of a byte offset, its line counted when read (plus
+    ``shift``: see :func:`_sections`)."""
+
+    __slots__ = ("_lines", "_pos", "_shift")
+
+    def __init__(self, lines: _Lines, pos: int, shift: int = 0) -> None:
+        self._lines = lines
+        self._pos = pos
+        self._shift = shift
+
+    def __getitem__(self, key: str) -> int:
+        if key != "line":
+            raise KeyError(key)
+        return self._lines.at(self._pos) + self._shift
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("line",))
+
+    def __len__(self) -> int:
+        return 1
+
+
 def _sections(raw: bytes) -> Iterator[tuple[str, int, int, int, int]]:
-    """``(role, header line, body line, body start, body end)`` (lines 1-based, offsets into
-    ``raw``) of each content of a Markdown share. The file is cut at the separator; a piece
-    that does not open with a header line belongs to the body before it (a separator written
-    inside a message), so a body is the bytes from its header to the next piece that opens
-    with one (less the separator before that piece)."""
+    """``(role, header offset, body start, body end, shift)`` (offsets into ``raw``) of each
+    content of a Markdown share. The file is cut at the separator; a piece that does not open
+    with a header line belongs to the body before it (a separator written inside a message),
+    so a body is the bytes from its header to the next piece that opens with one (less the
+    separator before that piece). The body's locations are those of its bytes, plus
+    ``shift`` = 1 when the header line is the whole piece (the body, made of later pieces,
+    starts on the header's line, but its lines have been counted from the next one)."""
     role: str | None = None
-    header = first = body = 0
+    header = body = shift = 0
     lead = _LEADING_NEWLINES.match(raw)
     pos = lead.end() if lead else 0
-    line = 1 + pos
-    counted = pos
     stop = len(raw)
     while True:
-        cut = raw.find(_SEPARATOR_B, pos)
+        found = _SEPARATOR_RE.search(raw, pos)
+        cut = found.start() if found else -1
         end = stop if cut < 0 else cut
         m = _HEADER_B.match(raw, pos, end)
         if m is not None:
-            line += raw.count(b"\n", counted, pos)
-            counted = pos
             if role is not None:
-                yield role, header, first, body, pos - len(_SEPARATOR_B)
-            role, header = m.group(1).decode(), line
-            blank = raw.startswith(b"\n", m.end(), end)
-            first = line + 1 + blank
-            body = m.end() + blank
+                yield role, header, body, pos - len(_SEPARATOR_B), shift
+            role, header = m.group(1).decode(), pos
+            body = m.end() + raw.startswith(b"\n", m.end(), end)
+            shift = raw[m.end() - 1] != 0x0A
         if cut < 0:
             break
         pos = cut + len(_SEPARATOR_B)
     if role is not None:
-        yield role, header, first, body, stop
+        yield role, header, body, stop, shift
 
 
-def _text(chunk: bytes, line: int, report: ImportReport) -> str:
-    """A text part: UTF-8, or (repaired at ``line``) with U+FFFD for the bytes that are not."""
+def _text(chunk: bytes, at: _At, report: ImportReport) -> str:
+    """A text part: UTF-8, or (repaired at its line) with U+FFFD for the bytes that are not."""
     try:
         return chunk.decode("utf-8")
     except UnicodeDecodeError as exc:
         report.repair(
             "invalid UTF-8",
             "expected UTF-8 text (bytes that are not UTF-8 found)",
-            line=line + chunk.count(b"\n", 0, exc.start),
+            line=at["line"] + chunk.count(b"\n", 0, exc.start),
         )
         return chunk.decode("utf-8", errors="replace")
 
 
 def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
     """The contents of a Markdown share, with 1-based line locations. Read as bytes, in
-    place: JSON blocks go to the JSON parser as they are, and only text parts are decoded.
+    place: JSON blocks go to the JSON parser as they are, only text parts are decoded, and
+    lines are counted only for what is reported.
 
     Raises:
         TranscriptError: in strict mode, the first skipped or repaired block.
     """
+    lines = _Lines(raw)
     turns: list[Turn] = []
-    for role, header, first, pos, stop in _sections(raw):
-        turn = Turn(role, {"line": header})
+    for role, header, pos, stop, shift in _sections(raw):
+        turn = Turn(role, _At(lines, header))
         turns.append(turn)
         parts, wheres = turn.parts, turn.wheres
-        line = first
         while pos < stop:
             m = _BLOCK_B.search(raw, pos, stop)
             end = m.start() if m else stop
             if end > pos:
-                parts.append({"text": _text(raw[pos:end], line, report)})
-                wheres.append({"line": line})
-                line += raw.count(b"\n", pos, end)
+                at = _At(lines, pos, shift)
+                parts.append({"text": _text(raw[pos:end], at, report)})
+                wheres.append(at)
             if m is None:
                 break
-            block_where: Where = {"line": line}
-            close = raw.find(_FENCE_B, m.end(), stop)
-            if close < 0:
+            block_where = _At(lines, end, shift)
+            fence = _FENCE_RE.search(raw, m.end(), stop)
+            if fence is None:
                 report.skip(
                     "partial last block",
                     "expected a complete fenced JSON block, got one cut short",
                     **block_where,
                 )
                 break
-            value, error = parse_json(raw[m.end() : close], report, line=line)
+            close = fence.start()
+            block = raw[m.end() : close]
+            try:
+                value, error = orjson.loads(block), None
+            except orjson.JSONDecodeError:  # read again, with repairs
+                value, error = parse_json(block, report, line=block_where["line"])
             if error is not None or not isinstance(value, dict):
                 report.skip(
                     "invalid JSON block",
@@ -158,7 +211,6 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                 parts.append({key: value})
                 wheres.append(block_where)
             pos = close + len(_FENCE_B)
-            line += raw.count(b"\n", m.start(), pos)
     return turns
 
 
