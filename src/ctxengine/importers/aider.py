@@ -76,8 +76,12 @@ _LEADING_NEWLINES = re.compile(rb"\n*")
 #: after it), an applied edit (the path: the rest of the line, without the spaces and tabs
 #: that end it), a commit (``Commit <7 to 40 hex digits> ``: the hash).
 _NOTE_OPENINGS = (b"Model: ", b"Main model: ", b"Models: ", b"Applied edit to ", b"Commit ")
+#: The lookahead (every opening starts with M, A or C) lets most lines fail at their first
+#: letters.
 _OPENING = (
-    b"(?:> )?(?:" + b"|".join(b"(" + re.escape(o) + b")" for o in _NOTE_OPENINGS) + b")([^\n]*)"
+    b"(?=> [MAC]|[MAC])(?:> )?(?:"
+    + b"|".join(b"(" + re.escape(o) + b")" for o in _NOTE_OPENINGS)
+    + b")([^\n]*)"
 )
 #: Such a line at the start of an output segment, and after a newline in it: one group per
 #: opening (the one found is not empty), then the rest of the line.
@@ -249,10 +253,13 @@ class _Parser:
         They are read as if by opening: the model lines of each opening of
         :data:`_NOTE_OPENINGS` in turn (the last one read sets the model), then the applied
         edits, then the commits, each in file order."""
-        hits = _NOTE_NEXT.findall(raw, first, last)
-        at_start = _NOTE_FIRST.match(raw, first, last)
-        if at_start is not None:
-            hits.insert(0, at_start.groups())
+        if first and raw[first - 1] == 0x0A:  # a segment starts after a newline, bar the first
+            hits = _NOTE_NEXT.findall(raw, first - 1, last)
+        else:
+            hits = _NOTE_NEXT.findall(raw, first, last)
+            at_start = _NOTE_FIRST.match(raw, first, last)
+            if at_start is not None:
+                hits.insert(0, at_start.groups())
         if not hits:
             return
         model: tuple[int, str] | None = None
