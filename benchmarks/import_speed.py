@@ -11,7 +11,9 @@ times, ``N`` times each, with ``time.perf_counter``:
   a temporary folder (one transaction, committed; opening the database is not timed).
 
 It prints the median time and the speed in MB (10^6 bytes) of source file (all files of a
-folder) per second; the row marked ``*`` is the largest importable file of the corpus.
+folder) per second, and the parse speed relative to the Claude Code importer's on its own
+largest file (``× Claude Code``: 0.5 is half its MB/s); the row marked ``*`` is the largest
+importable file of the corpus.
 
 A second table compares the agent formats whose only corpus files are short format samples
 (``format-fixtures/``, a few KB, where the fixed cost of opening, sniffing and hashing a file
@@ -22,7 +24,8 @@ conversation records (header lines once; every id-like field — ``uuid``, ``id`
 records, as in a long session; JSON documents repeat their ``messages``). The Claude Code
 sample is scaled the same way, and the last column is each format's scaled MB/s relative to
 Claude Code's (formats whose records are short, such as Cursor's, have more entries per MB,
-so compare µs per entry too). OpenCode's sample is a storage folder; its scaled form is an
+so the last column compares entries per second with Claude Code's on the same terms:
+``entries/s × Claude Code``). OpenCode's sample is a storage folder; its scaled form is an
 OpenCode database holding the rows of the sample's largest session repeated with new ids (the
 same message and part shapes, one session).
 """
@@ -191,6 +194,7 @@ def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
     """The second table (see the module docstring)."""
     rows: list[tuple[str, ...]] = []
     speeds: dict[str, float] = {}
+    per_entry: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, (rel, header) in AGENT_SAMPLES.items():
             sample = corpus / "format-fixtures" / rel
@@ -204,14 +208,19 @@ def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
             scaled_s = time_forced(scaled, fmt, runs)
             speeds[fmt] = mb / scaled_s
             entries = len(read_transcript(scaled, fmt).entries)
+            per_entry[fmt] = entries / scaled_s
             rows.append(
                 (fmt, rel, f"{kb:.1f}", f"{kb / 1e3 / sample_s:.1f}", f"{mb:.2f}",
                  f"{entries:,}", f"{mb / scaled_s:.1f}", f"{scaled_s / entries * 1e6:.1f}")
             )  # fmt: skip
     table(
         ("format", "sample", "KB", "sample MB/s", "scaled MB", "entries", "scaled MB/s",
-         "µs/entry", "MB/s × Claude Code"),
-        [(*r, f"{speeds[r[0]] / speeds['claude-code']:.2f}") for r in rows],
+         "µs/entry", "MB/s × Claude Code", "entries/s × Claude Code"),
+        [
+            (*r, f"{speeds[r[0]] / speeds['claude-code']:.2f}",
+             f"{per_entry[r[0]] / per_entry['claude-code']:.2f}")
+            for r in rows
+        ],
         title=f"Agent format samples, as they are and scaled, median of {runs} runs",
     )  # fmt: skip
 
@@ -227,10 +236,12 @@ def main() -> None:
     files = largest_per_format(corpus)
     largest = max(files.values(), key=size_of)
     rows = []
+    parse_speed: dict[str, float] = {}
     for fmt, path in sorted(files.items(), key=lambda kv: -size_of(kv[1])):
         mb = size_of(path) / 1e6
         parse_s, entries = time_parse(path, args.runs)
         store_s = time_parse_store(path, args.runs)
+        parse_speed[fmt] = mb / parse_s
         mark = " *" if path == largest else ""
         rows.append(
             (
@@ -240,11 +251,14 @@ def main() -> None:
                 f"{entries:,}",
                 f"{parse_s * 1e3:.1f}",
                 f"{mb / parse_s:.1f}",
+                fmt,
                 f"{store_s * 1e3:.1f}",
                 f"{mb / store_s:.1f}",
                 f"{entries / store_s:,.0f}",
             )
         )
+    claude = parse_speed.get("claude-code")
+    rows = [(*r[:6], f"{parse_speed[r[6]] / claude:.2f}" if claude else "-", *r[7:]) for r in rows]
     table(
         (
             "format",
@@ -253,6 +267,7 @@ def main() -> None:
             "entries",
             "parse ms",
             "parse MB/s",
+            "× Claude Code",
             "parse+store ms",
             "parse+store MB/s",
             "entries/s (parse+store)",

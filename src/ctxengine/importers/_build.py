@@ -4,10 +4,12 @@ parent-linked log, and disambiguating reused tool-call ids."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -15,8 +17,8 @@ import orjson
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers.report import ImportReport
-from ctxengine.model import Entry
-from ctxengine.model.codec import body_hash
+from ctxengine.model import Entry, Message
+from ctxengine.model.codec import HASH_PREFIX
 from ctxengine.model.entries import Body
 
 if TYPE_CHECKING:
@@ -143,9 +145,12 @@ def _surrogate_line(raw: bytes) -> int | None:
     return raw.count(b"\n", 0, match.start()) + 1 if match else None
 
 
-def iter_jsonl(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(
+    path: Path, report: ImportReport, data: bytes | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based).
-    A UTF-8 byte order mark before the first line is dropped.
+    A UTF-8 byte order mark before the first line is dropped. ``data``: the file's bytes when
+    the caller has already read them (``path`` is then only named in errors).
 
     Tolerated (and counted in ``report``): a last line without its newline that is not valid
     JSON (``"partial last line"``: a live session still being written), any other line that
@@ -157,54 +162,67 @@ def iter_jsonl(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str
             integer too long to convert (names the line); in strict mode the first line
             that is skipped or repaired.
     """
+    if data is not None:
+        yield from _jsonl_objects(path, io.BytesIO(data), report)
+        return
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     with fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == 1:
-                raw = raw.removeprefix(BOM)
-            if not raw.strip():
-                continue
-            with located(path, number):
-                value, error = parse_json(raw, report, line=number)
-            if error is not None:
-                if not raw.endswith(b"\n"):
-                    report.skip(
-                        "partial last line",
-                        f"expected a complete JSON object, got a line cut short ({error})",
-                        line=number,
-                    )
-                else:
-                    report.skip(
-                        "invalid JSON line",
-                        f"expected a JSON object, got invalid JSON ({error})",
-                        line=number,
-                    )
-                continue
-            if not isinstance(value, dict):
+        yield from _jsonl_objects(path, fh, report)
+
+
+def _jsonl_objects(
+    path: Path, lines: Iterable[bytes], report: ImportReport
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_jsonl` over ``lines`` (each with its newline, the last one perhaps
+    without)."""
+    for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix(BOM)
+        if not raw.strip():
+            continue
+        with located(path, number):
+            value, error = parse_json(raw, report, line=number)
+        if error is not None:
+            if not raw.endswith(b"\n"):
                 report.skip(
-                    "non-object line",
-                    f"expected a JSON object, got {type(value).__name__}",
+                    "partial last line",
+                    f"expected a complete JSON object, got a line cut short ({error})",
                     line=number,
                 )
-                continue
-            yield number, value
+            else:
+                report.skip(
+                    "invalid JSON line",
+                    f"expected a JSON object, got invalid JSON ({error})",
+                    line=number,
+                )
+            continue
+        if not isinstance(value, dict):
+            report.skip(
+                "non-object line",
+                f"expected a JSON object, got {type(value).__name__}",
+                line=number,
+            )
+            continue
+        yield number, value
 
 
-def load_json(path: Path, report: ImportReport) -> Any:
+def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> Any:
     """Parse a whole JSON file (a leading UTF-8 byte order mark is dropped); bytes that are
-    not UTF-8 and lone surrogate escapes are repaired (:func:`parse_json`).
+    not UTF-8 and lone surrogate escapes are repaired (:func:`parse_json`). ``data``: the
+    file's bytes when the caller has already read them.
 
     Raises:
         TranscriptError: unreadable, invalid or too deeply nested JSON; in strict mode a
             repair.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     with located(path):
         value, error = parse_json(data.removeprefix(BOM), report)
     if error is not None:
@@ -229,11 +247,78 @@ def expect(
         raise TranscriptError(str(path), expected, line=line, json_path=json_path)
 
 
+#: Field names of each dataclass type met by :func:`_plain` (``None``: not a dataclass), so that
+#: ``dataclasses.fields`` is asked once per type, not once per value.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_MISSING: Any = object()
+
+
+def _field_names(value: Any) -> tuple[str, ...] | None:
+    if is_dataclass(value) and not isinstance(value, type):
+        return tuple(f.name for f in fields(value))
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as :mod:`ctxengine.model.codec` writes it (dataclasses as dicts without
+    ``None`` fields and empty ``meta``, tuples as lists), the same output as its ``_plain``."""
+    cls = type(value)
+    if cls is str:
+        return value
+    names = _FIELDS.get(cls, _MISSING)
+    if names is _MISSING:
+        names = _FIELDS[cls] = _field_names(value)
+    if names is not None:
+        out: dict[str, Any] = {}
+        for name in names:
+            v = getattr(value, name)
+            if v is None or (name == "meta" and not v):
+                continue
+            out[name] = v if type(v) is str else _plain(v)
+        return out
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _body_dict(body: Body) -> dict[str, Any]:
+    """:func:`ctxengine.model.codec.body_to_dict` of ``body`` (the same dict)."""
+    if isinstance(body, Message):
+        out: dict[str, Any] = {
+            "kind": "message",
+            "role": body.role,
+            "parts": [_plain(p) for p in body.parts],
+        }
+        if body.usage is not None:
+            out["usage"] = _plain(body.usage)
+        if body.model is not None:
+            out["model"] = body.model
+        if body.stop_reason is not None:
+            out["stop_reason"] = body.stop_reason
+        if body.meta:
+            out["meta"] = dict(body.meta)
+        return out
+    result: dict[str, Any] = _plain(body)
+    return result
+
+
+def body_hash(body: Body, parent_id: str | None = None) -> str:
+    """:func:`ctxengine.model.codec.body_hash` (the same id: ``"b2:"`` + blake2b-128 of the
+    canonical JSON of ``{"parent", "body"}``), several times faster: the wire dict of the body
+    is built with the field names of each part type looked up once."""
+    data = orjson.dumps(
+        {"parent": parent_id, "body": _body_dict(body)}, option=orjson.OPT_SORT_KEYS
+    )
+    return HASH_PREFIX + hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 class LogBuilder:
     """Appends bodies as parent-linked entries with ``seq`` 0..n-1.
 
     The entry id is the source id when given and not yet used in this session, else a
-    content hash chained to the parent (:func:`ctxengine.model.codec.body_hash`), so a
+    content hash chained to the parent (:func:`body_hash`), so a
     re-import of the same file yields the same ids.
     """
 
@@ -251,26 +336,59 @@ class LogBuilder:
         meta: Mapping[str, Any] | None = None,
     ) -> Entry:
         """Append ``body``; returns the new entry."""
-        parent = self.entries[-1].id if self.entries else None
-        entry_id = source_id if source_id and source_id not in self._ids else None
-        if entry_id is None:
-            entry_id = body_hash(body, parent)
+        entries, ids = self.entries, self._ids
+        parent = entries[-1].id if entries else None
+        if source_id and source_id not in ids:
+            entry_id = source_id
+        else:
+            entry_id = base = body_hash(body, parent)
             n = 2
-            base = entry_id
-            while entry_id in self._ids:
+            while entry_id in ids:
                 entry_id = f"{base}#{n}"
                 n += 1
-        self._ids.add(entry_id)
+        ids.add(entry_id)
         entry = Entry(
             id=entry_id,
             session_id=self.session_id,
-            seq=len(self.entries),
+            seq=len(entries),
             body=body,
             parent_id=parent,
             created_at=created_at,
             meta=dict(meta) if meta else {},
         )
-        self.entries.append(entry)
+        entries.append(entry)
+        return entry
+
+    def add_keyed(
+        self,
+        body: Body,
+        digest: bytes,
+        *,
+        created_at: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append ``body`` made from a source whose 16-byte digest is ``digest`` (the bytes
+        of its line, or its canonical JSON: :class:`~ctxengine.importers._log.Rows`): its id
+        is ``"b2:"`` + blake2b-128 of the previous entry's id, a NUL byte and the digest, as
+        stable across re-imports as a hash of the body and cheaper (an id already taken
+        falls back to the body hash, as in :meth:`add`)."""
+        entries = self.entries
+        parent = entries[-1].id if entries else None
+        key = (parent.encode() if parent is not None else b"") + b"\0" + digest
+        entry_id = HASH_PREFIX + hashlib.blake2b(key, digest_size=16).hexdigest()
+        if entry_id in self._ids:
+            return self.add(body, source_id=entry_id, created_at=created_at, meta=meta)
+        self._ids.add(entry_id)
+        entry = Entry(
+            id=entry_id,
+            session_id=self.session_id,
+            seq=len(entries),
+            body=body,
+            parent_id=parent,
+            created_at=created_at,
+            meta=dict(meta) if meta else {},
+        )
+        entries.append(entry)
         return entry
 
 

@@ -291,13 +291,21 @@ class ChatReader:
         parts: list[Part] = []
         if role == "assistant":
             parts.extend(self.reasoning(m, jp))
-        parts.extend(self.content(m.get("content"), f"{jp}.content"))
+        content = m.get("content")
+        if isinstance(content, str):
+            if content:
+                parts.append(TextPart(content))
+        elif content is not None:
+            parts.extend(self.content(content, f"{jp}.content"))
         if isinstance(m.get("refusal"), str) and m["refusal"]:
             parts.append(TextPart(m["refusal"], meta={"refusal": True}))
         if role != "assistant":
             return Message(role, tuple(parts), meta=meta)
-        parts.extend(self.tool_calls(m.get("tool_calls"), f"{jp}.tool_calls"))
-        parts.extend(self._function_call(m.get("function_call"), jp))
+        calls = m.get("tool_calls")
+        if calls is not None:
+            parts.extend(self.tool_calls(calls, f"{jp}.tool_calls"))
+        if m.get("function_call") is not None:
+            parts.extend(self._function_call(m["function_call"], jp))
         return self._assistant(m, tuple(parts), extra, meta)
 
     def result(
@@ -352,17 +360,27 @@ class ChatReader:
             raise self.fail(jp, "expected `tool_calls` to be a list")
         found: list[ToolCallPart] = []
         for i, call in enumerate(value):
-            cjp = f"{jp}[{i}]"
             if not isinstance(call, dict):
-                raise self.fail(cjp, "expected a tool call object")
+                raise self.fail(f"{jp}[{i}]", "expected a tool call object")
             kind = call.get("type", "function")
             fn = call.get(kind) if kind in ("function", "custom") else None
             if not isinstance(fn, dict):
-                raise self.fail(f"{cjp}.function", "expected a function object {name, arguments}")
-            name = self.string(fn, "name", f"{cjp}.{kind}")
-            args = self.arguments(fn.get("arguments", fn.get("input", "")), f"{cjp}.{kind}")
+                raise self.fail(
+                    f"{jp}[{i}].function", "expected a function object {name, arguments}"
+                )
+            name = fn.get("name")
+            if not isinstance(name, str):
+                name = self.string(fn, "name", f"{jp}[{i}].{kind}")
+            args = fn.get("arguments", fn.get("input", ""))
+            if args is None:
+                args = self.arguments(args, f"{jp}[{i}].{kind}")
             meta = {"type": kind} if kind != "function" else {}
-            unique = self.new_call(call.get("id"), f"{cjp}.id", "tool call")
+            source = call.get("id")
+            if isinstance(source, str) and source:
+                unique = self.calls.call(source)
+                self.order.append((source, unique))
+            else:
+                unique = self.new_call(source, f"{jp}[{i}].id", "tool call")
             found.append(ToolCallPart(unique, name, json_text(args), meta))
         return found
 

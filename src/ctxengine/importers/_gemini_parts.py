@@ -50,6 +50,8 @@ _SETUP = re.compile(
 SETUP_CONTEXT = "setup_context"
 #: Tool-call states after which Gemini CLI records no result (the call did not finish).
 PENDING_STATES = frozenset({"scheduled", "validating", "awaiting_approval", "executing"})
+#: A function response whose only keys are these is read as its output (and error).
+_RESPONSE_KEYS = frozenset({"output", "error"})
 
 
 def is_setup(text: str) -> bool:
@@ -142,7 +144,7 @@ class GeminiParts:
         """The content of a ``functionResponse`` and whether it reports an error."""
         resp = fr.get("response")
         error = False
-        if isinstance(resp, dict) and resp and set(resp) <= {"output", "error"}:
+        if isinstance(resp, dict) and resp and resp.keys() <= _RESPONSE_KEYS:
             texts: list[str] = []
             out = resp.get("output")
             if isinstance(out, str):

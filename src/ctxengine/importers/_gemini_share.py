@@ -30,9 +30,12 @@ escapes and bytes that are not UTF-8 (repaired).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ctxengine.importers._build import parse_json
 from ctxengine.importers._gemini_parts import Content, GeminiParts, Where, tool_result, user_meta
@@ -51,6 +54,11 @@ _HEADER_B = re.compile(
 _SEPARATOR_B = SEPARATOR.encode()
 _BLOCK_B = re.compile(rb"\*\*Tool (Command|Response)\*\*:\n```json\n")
 _FENCE_B = b"\n```"
+#: The separator and the closing fence, searched with these (faster than ``bytes.find`` for
+#: them).
+_SEPARATOR_RE = re.compile(re.escape(_SEPARATOR_B))
+_FENCE_RE = re.compile(re.escape(_FENCE_B))
+_LEADING_NEWLINES = re.compile(rb"\n*")
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
 #: ``meta["synthetic"]`` of text that follows function responses in a user content.
@@ -68,77 +76,130 @@ class Turn:
     wheres: list[Where] = field(default_factory=list)
 
 
-def _sections(raw: bytes) -> Iterator[tuple[str, int, int, bytes]]:
-    """``(role, header line, body line, body)`` (lines 1-based) of each content of a
-    Markdown share. The file
-    is split at the separator; a piece that does not open with a header line belongs to the
-    body before it (a separator written inside a message)."""
+class _Lines:
+    """1-based line numbers of byte offsets in ``raw``, counted when asked (a location is only
+    read when something is reported there), from the nearest offset asked before."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.offsets = [0]
+        self.lines = [1]
+
+    def at(self, pos: int) -> int:
+        """The line of ``raw[pos]``."""
+        k = bisect_right(self.offsets, pos) - 1
+        line = self.lines[k] + self.raw.count(b"\n", self.offsets[k], pos)
+        if pos > self.offsets[-1]:
+            self.offsets.append(pos)
+            self.lines.append(line)
+        return line
+
+
+class _At(Mapping[str, Any]):
+    """The location ``{"line": n}`` of a byte offset, its line counted when read (plus
+    ``shift``: see :func:`_sections`)."""
+
+    __slots__ = ("_lines", "_pos", "_shift")
+
+    def __init__(self, lines: _Lines, pos: int, shift: int = 0) -> None:
+        self._lines = lines
+        self._pos = pos
+        self._shift = shift
+
+    def __getitem__(self, key: str) -> int:
+        if key != "line":
+            raise KeyError(key)
+        return self._lines.at(self._pos) + self._shift
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("line",))
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _sections(raw: bytes) -> Iterator[tuple[str, int, int, int, int]]:
+    """``(role, header offset, body start, body end, shift)`` (offsets into ``raw``) of each
+    content of a Markdown share. The file is cut at the separator; a piece that does not open
+    with a header line belongs to the body before it (a separator written inside a message),
+    so a body is the bytes from its header to the next piece that opens with one (less the
+    separator before that piece). The body's locations are those of its bytes, plus
+    ``shift`` = 1 when the header line is the whole piece (the body, made of later pieces,
+    starts on the header's line, but its lines have been counted from the next one)."""
     role: str | None = None
-    line = header = first = 1
-    body: list[bytes] = []
-    start = len(raw) - len(raw.lstrip(b"\n"))
-    line += start
-    for piece in raw[start:].split(_SEPARATOR_B):
-        m = _HEADER_B.match(piece)
+    header = body = shift = 0
+    lead = _LEADING_NEWLINES.match(raw)
+    pos = lead.end() if lead else 0
+    stop = len(raw)
+    while True:
+        found = _SEPARATOR_RE.search(raw, pos)
+        cut = found.start() if found else -1
+        end = stop if cut < 0 else cut
+        m = _HEADER_B.match(raw, pos, end)
         if m is not None:
             if role is not None:
-                yield role, header, first, _SEPARATOR_B.join(body)
-            role, header = m.group(1).decode(), line
-            rest = piece[m.end() :]
-            blank = rest.startswith(b"\n")
-            first = line + 1 + blank
-            body = [rest[1:] if blank else rest]
-        elif role is not None:
-            body.append(piece)
-        line += piece.count(b"\n") + _SEPARATOR_B.count(b"\n")
+                yield role, header, body, pos - len(_SEPARATOR_B), shift
+            role, header = m.group(1).decode(), pos
+            body = m.end() + raw.startswith(b"\n", m.end(), end)
+            shift = raw[m.end() - 1] != 0x0A
+        if cut < 0:
+            break
+        pos = cut + len(_SEPARATOR_B)
     if role is not None:
-        yield role, header, first, _SEPARATOR_B.join(body)
+        yield role, header, body, stop, shift
 
 
-def _text(chunk: bytes, line: int, report: ImportReport) -> str:
-    """A text part: UTF-8, or (repaired at ``line``) with U+FFFD for the bytes that are not."""
+def _text(chunk: bytes, at: _At, report: ImportReport) -> str:
+    """A text part: UTF-8, or (repaired at its line) with U+FFFD for the bytes that are not."""
     try:
         return chunk.decode("utf-8")
     except UnicodeDecodeError as exc:
         report.repair(
             "invalid UTF-8",
             "expected UTF-8 text (bytes that are not UTF-8 found)",
-            line=line + chunk.count(b"\n", 0, exc.start),
+            line=at["line"] + chunk.count(b"\n", 0, exc.start),
         )
         return chunk.decode("utf-8", errors="replace")
 
 
 def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
-    """The contents of a Markdown share, with 1-based line locations. Read as bytes: JSON
-    blocks go to the JSON parser as they are, and only text parts are decoded.
+    """The contents of a Markdown share, with 1-based line locations. Read as bytes, in
+    place: JSON blocks go to the JSON parser as they are, only text parts are decoded, and
+    lines are counted only for what is reported.
 
     Raises:
         TranscriptError: in strict mode, the first skipped or repaired block.
     """
+    lines = _Lines(raw)
     turns: list[Turn] = []
-    for role, header, first, body in _sections(raw):
-        turn = Turn(role, {"line": header})
+    for role, header, pos, stop, shift in _sections(raw):
+        turn = Turn(role, _At(lines, header))
         turns.append(turn)
-        pos, line, stop = 0, first, len(body)
+        parts, wheres = turn.parts, turn.wheres
         while pos < stop:
-            m = _BLOCK_B.search(body, pos)
+            m = _BLOCK_B.search(raw, pos, stop)
             end = m.start() if m else stop
             if end > pos:
-                turn.parts.append({"text": _text(body[pos:end], line, report)})
-                turn.wheres.append({"line": line})
-                line += body.count(b"\n", pos, end)
+                at = _At(lines, pos, shift)
+                parts.append({"text": _text(raw[pos:end], at, report)})
+                wheres.append(at)
             if m is None:
                 break
-            block_where: Where = {"line": line}
-            close = body.find(_FENCE_B, m.end())
-            if close < 0:
+            block_where = _At(lines, end, shift)
+            fence = _FENCE_RE.search(raw, m.end(), stop)
+            if fence is None:
                 report.skip(
                     "partial last block",
                     "expected a complete fenced JSON block, got one cut short",
                     **block_where,
                 )
                 break
-            value, error = parse_json(body[m.end() : close], report, line=line)
+            close = fence.start()
+            block = raw[m.end() : close]
+            try:
+                value, error = orjson.loads(block), None
+            except orjson.JSONDecodeError:  # read again, with repairs
+                value, error = parse_json(block, report, line=block_where["line"])
             if error is not None or not isinstance(value, dict):
                 report.skip(
                     "invalid JSON block",
@@ -147,10 +208,9 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                 )
             else:
                 key = "functionCall" if m.group(1) == b"Command" else "functionResponse"
-                turn.parts.append({key: value})
-                turn.wheres.append(block_where)
+                parts.append({key: value})
+                wheres.append(block_where)
             pos = close + len(_FENCE_B)
-            line += body.count(b"\n", m.start(), pos)
     return turns
 
 
@@ -200,28 +260,35 @@ class ContentReader:
 
     def _model(self, turn: Turn) -> list[Message]:
         parts: list[Part] = []
+        calls = False
         for part, where in zip(turn.parts, turn.wheres, strict=True):
-            fc = part.get("functionCall") if isinstance(part, dict) else None
-            if isinstance(fc, dict):
+            fc = part.get("functionCall") if type(part) is dict else None
+            if type(fc) is dict:
                 call = self._call(fc, where)
                 if call is not None:
                     parts.append(call)
+                    calls = True
                 continue
             found = self.parts.content(part, where)
-            if found is None or (isinstance(found, TextPart) and not found.text):
+            if found is None or (type(found) is TextPart and not found.text):
                 continue
             parts.append(found)
         if not parts:
             return []
-        calls = any(isinstance(p, ToolCallPart) for p in parts)
         return [Message("assistant", tuple(parts), stop_reason="tool_use" if calls else "stop")]
 
     def _call(self, fc: dict[str, Any], where: Where) -> ToolCallPart | None:
-        source = opt_str(fc, "id")
-        if source is None:
+        source = fc.get("id")
+        if type(source) is not str:
             self.unnamed += 1
-            fc = {**fc, "id": f"gemini_call_{self.unnamed}"}
-        call = self.parts.call(fc.get("name"), fc.get("args"), fc.get("id"), where, {})
+            source = None
+        call = self.parts.call(
+            fc.get("name"),
+            fc.get("args"),
+            f"gemini_call_{self.unnamed}" if source is None else source,
+            where,
+            {},
+        )
         if call is not None:
             self.open.append((call, source))
         return call
@@ -230,47 +297,45 @@ class ContentReader:
         """The open call ``fr`` answers (see the module docstring); ``None`` (skipped) when
         there is none."""
         rid, name = opt_str(fr, "id"), opt_str(fr, "name")
-        k = next((k for k, (_, s) in enumerate(self.open) if rid and s == rid), None)
-        if k is None:
-            k = next(
-                (k for k, (c, s) in enumerate(self.open) if s is None and c.name == name), None
-            )
-            if k is not None and rid is None:
-                self.report.repair(
-                    "function response without id",
-                    "expected a string `id` on a function response",
-                    **where,
-                )
-        if k is None:
-            self.report.skip(
-                "function response without a call",
-                f"expected a function response to answer an earlier call (id {rid!r})",
-                **where,
-            )
-            return None
-        return self.open.pop(k)[0]
+        if rid:
+            for k, (call, source) in enumerate(self.open):
+                if source == rid:
+                    del self.open[k]
+                    return call
+        for k, (call, source) in enumerate(self.open):
+            if source is None and call.name == name:
+                if rid is None:
+                    self.report.repair(
+                        "function response without id",
+                        "expected a string `id` on a function response",
+                        **where,
+                    )
+                del self.open[k]
+                return call
+        self.report.skip(
+            "function response without a call",
+            f"expected a function response to answer an earlier call (id {rid!r})",
+            **where,
+        )
+        return None
 
     def _user(self, turn: Turn) -> list[Message]:
         out: list[Message] = []
         results: list[ToolResultPart] = []
         texts: list[Content] = []
         answered = False
-
-        def flush_texts() -> None:
-            if texts:
-                meta = {SYNTHETIC: RESPONSE_PARTS} if answered else user_meta(list(texts))
-                out.append(Message("user", tuple(texts), meta=meta))
-                texts.clear()
-
         for part, where in zip(turn.parts, turn.wheres, strict=True):
-            fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(fr, dict):
+            fr = part.get("functionResponse") if type(part) is dict else None
+            if type(fr) is dict:
                 call = self._answer(fr, where)
                 if call is None:
                     continue
-                flush_texts()
+                if texts:
+                    out.append(self._texts(texts, answered))
+                    texts = []
                 content, error = self.parts.response(fr, where)
-                meta = {"response_id": fr["id"]} if isinstance(fr.get("id"), str) else {}
+                rid = fr.get("id")
+                meta = {"response_id": rid} if type(rid) is str else {}
                 results.append(tool_result(call, content, error, meta))
                 answered = True
                 continue
@@ -280,9 +345,17 @@ class ContentReader:
             found = self.parts.content(part, where)
             if isinstance(found, ReasoningPart):
                 found = TextPart(found.text)
-            if found is not None and not (isinstance(found, TextPart) and not found.text):
+            if found is not None and not (type(found) is TextPart and not found.text):
                 texts.append(found)
         if results:
             out.append(Message("tool", tuple(results)))
-        flush_texts()
+        if texts:
+            out.append(self._texts(texts, answered))
         return out
+
+    @staticmethod
+    def _texts(texts: list[Content], answered: bool) -> Message:
+        """The user message of ``texts``: the parts that follow function responses in the
+        same content, or the user's own (Gemini CLI's environment context marked)."""
+        meta = {SYNTHETIC: RESPONSE_PARTS} if answered else user_meta(list(texts))
+        return Message("user", tuple(texts), meta=meta)

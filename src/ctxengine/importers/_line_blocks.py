@@ -55,6 +55,11 @@ class LineBlocks:
     def blocks(self, line: int, content: list[Any]) -> list[dict[str, Any]]:
         """The blocks of ``content`` that are objects with a string ``type`` (the others are
         skipped)."""
+        for block in content:
+            if type(block) is not dict or type(block.get("type")) is not str:
+                break
+        else:
+            return content  # every block is one (the common case): no copy
         found: list[dict[str, Any]] = []
         for block in content:
             if isinstance(block, dict) and isinstance(block.get("type"), str):
@@ -72,9 +77,9 @@ class LineBlocks:
         parts: list[Part] = []
         for n, block in enumerate(self.blocks(line, content)):
             kind = block["type"]
-            if kind == "text" and isinstance(block.get("text"), str):
-                if block["text"]:
-                    parts.append(TextPart(block["text"]))
+            if kind == "text" and type(text := block.get("text")) is str:
+                if text:
+                    parts.append(TextPart(text))
             elif kind == "thinking" and isinstance(block.get("thinking"), str):
                 sig = opt_str(block, "signature")
                 parts.append(ReasoningPart(block["thinking"], signature=sig))
@@ -186,6 +191,6 @@ def assistant_message(parts: list[Part], **kwargs: Any) -> Message:
     """An assistant message of ``parts``; its stop reason is ``"tool_use"`` when it calls a
     tool (unless ``stop_reason`` is given)."""
     stop = kwargs.pop("stop_reason", None)
-    if stop is None and any(isinstance(p, ToolCallPart) for p in parts):
+    if stop is None and ToolCallPart in map(type, parts):
         stop = "tool_use"
     return Message("assistant", tuple(parts), stop_reason=stop, **kwargs)

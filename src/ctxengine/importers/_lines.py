@@ -68,7 +68,14 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
         for number, raw in enumerate(fh, start=1):
             if number == 1:
                 raw = raw.removeprefix(BOM)
-            if not raw.strip():
+            if not raw or raw.isspace():
+                continue
+            try:  # the common case, a JSON object; anything else is read again below
+                value = orjson.loads(raw)
+            except (ValueError, RecursionError):
+                value = None
+            if type(value) is dict:
+                yield number, value, raw
                 continue
             try:
                 value, error = parse_json(raw, report, line=number)

@@ -26,7 +26,8 @@ import orjson
 
 from ctxengine.importers._build import LogBuilder
 from ctxengine.model import CompactionRecord, Entry, Message
-from ctxengine.model.codec import HASH_PREFIX
+
+_blake2b = hashlib.blake2b
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,15 @@ class Rows:
     ) -> int:
         """Append ``body`` (``key``: the parsed source it came from, for its id); returns its
         row index."""
-        digest = _digest(key) if key is not None and source_id is None else None
-        self.rows.append(Row(body, created_at, source_id, meta, digest))
-        return len(self.rows) - 1
+        if key is None or source_id is not None:
+            digest = None
+        elif type(key) is bytes:
+            digest = source_digest(key)
+        else:
+            digest = key_digest(key)
+        rows = self.rows
+        rows.append(Row(body, created_at, source_id, meta, digest))
+        return len(rows) - 1
 
     def truncate(self, size: int) -> int:
         """Drop the rows from index ``size`` on (a rewind); returns how many were dropped."""
@@ -132,43 +139,41 @@ class Rows:
         """The entries, ``seq`` 0..n-1 and parent-linked (ids: the rows' source ids when
         unique, else content hashes)."""
         builder = LogBuilder(session_id)
+        add, entries = builder.add, builder.entries
         ids: list[str | None] = []
         for index, row in enumerate(self.rows):
-            if isinstance(row.body, Cut):
-                cut = row.body
-                start = index if cut.kept is None else cut.kept
+            body = row.body
+            if isinstance(body, Cut):
+                start = index if body.kept is None else body.kept
                 kept = next((ids[j] for j in range(start, index) if ids[j] is not None), None)
                 record = CompactionRecord(
-                    summary=cut.summary,
+                    summary=body.summary,
                     first_kept_id=kept,
-                    tokens_before=cut.tokens_before,
-                    tokens_after=cut.tokens_after,
-                    policy=cut.policy,
+                    tokens_before=body.tokens_before,
+                    tokens_after=body.tokens_after,
+                    policy=body.policy,
                     summarizer="imported",
                     reason="imported",
                 )
-                builder.add(
-                    record, source_id=row.source_id, created_at=row.created_at, meta=row.meta
-                )
+                add(record, source_id=row.source_id, created_at=row.created_at, meta=row.meta)
                 ids.append(None)
+                continue
+            if row.source_id is None and row.key is not None:
+                entry = builder.add_keyed(body, row.key, created_at=row.created_at, meta=row.meta)
             else:
-                source_id = row.source_id
-                if source_id is None and row.key is not None:
-                    source_id = _source_hash(row.key, builder)
-                entry = builder.add(
-                    row.body, source_id=source_id, created_at=row.created_at, meta=row.meta
-                )
-                ids.append(entry.id)
-        return tuple(builder.entries)
+                entry = add(body, source_id=row.source_id, created_at=row.created_at, meta=row.meta)
+            ids.append(entry.id)
+        return tuple(entries)
 
 
 def _conversation(body: Message | Cut) -> bool:
     return isinstance(body, Message) and body.role in ("user", "assistant", "tool")
 
 
-def _digest(key: Any) -> bytes | None:
+def key_digest(key: Any) -> bytes | None:
     """blake2b digest (16 bytes) of ``key`` (bytes as they are, anything else as canonical
-    JSON); ``None`` when it cannot be serialised (integers over 64 bits)."""
+    JSON), as :class:`Rows` keeps it; ``None`` when it cannot be serialised (integers over
+    64 bits)."""
     if isinstance(key, bytes):
         return hashlib.blake2b(key, digest_size=16).digest()
     try:
@@ -178,7 +183,6 @@ def _digest(key: Any) -> bytes | None:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _source_hash(digest: bytes, builder: LogBuilder) -> str:
-    """The id of a row whose source has ``digest``, chained to the last entry."""
-    parent = builder.entries[-1].id.encode() if builder.entries else b""
-    return HASH_PREFIX + hashlib.blake2b(parent + b"\0" + digest, digest_size=16).hexdigest()
+def source_digest(line: bytes) -> bytes:
+    """The 16-byte blake2b digest of a source line, as :class:`Rows` keeps it."""
+    return _blake2b(line, digest_size=16).digest()

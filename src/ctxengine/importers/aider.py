@@ -56,30 +56,39 @@ _STOP = rb"(?:#### |####\r?$|# aider chat started at )"
 #: user input lines, a run of outputs (blank lines after it included): one-line outputs (a
 #: line that ends in two spaces, or a bare ``>``) and multi-line ones (up to their line that
 #: ends in two spaces, or a line of input or a header, which cut them short); reply text.
+#: The repetitions are possessive (``++``): what follows them always matches, so they match
+#: as the greedy ``+`` would, without keeping a backtracking point per line; a text line that
+#: opens with neither ``#`` nor ``>`` is taken without testing the openings of the others.
 _SEGMENT = re.compile(
     rb"(?P<run># aider chat started at [^\n]*(?:\n|\Z))"
-    rb"|(?P<user>(?:(?:#### [^\n]*|####\r?)(?:\n|\Z))+)"
+    rb"|(?P<user>(?:(?:#### [^\n]*|####\r?)(?:\n|\Z))++)"
     rb"|(?P<out>(?:(?:> [^\n]*  |>)\r?(?:\n|\Z)"
     rb"|> [^\n]*(?:\n|\Z)(?:(?!" + _STOP + rb")[^\n]*\n)*?"
-    rb"(?:[^\n]*  \r?(?:\n|\Z)|(?=" + _STOP + rb")|\Z))+\n*)"
-    rb"|(?P<text>(?:(?!" + _STOP + rb"|> |>\r?$)[^\n]*(?:\n|\Z))+)",
+    rb"(?:[^\n]*  \r?(?:\n|\Z)|(?=" + _STOP + rb")|\Z))++\n*)"
+    rb"|(?P<text>(?:(?:[^#>\n][^\n]*|(?!" + _STOP + rb"|> |>\r?$)[^\n]*)(?:\n|\Z))++)",
     re.M,
 )
+#: Group numbers of the segment kinds (``Match.lastindex``).
+_INPUT, _OUT, _TEXT = (_SEGMENT.groupindex[k] for k in ("user", "out", "text"))
 _LEADING_NEWLINES = re.compile(rb"\n*")
-#: Output lines read: the model (``Model:``, ``Main model:``, ``Models:``), an applied edit,
-#: a commit.
+#: Output lines read, by the words they open with (at the start of a line, or after its
+#: ``> ``): the model (``Model:``, ``Main model:``, ``Models:``; the name is the first word
+#: after it), an applied edit (the path: the rest of the line, without the spaces and tabs
+#: that end it), a commit (``Commit <7 to 40 hex digits> ``: the hash).
 _NOTE_OPENINGS = (b"Model: ", b"Main model: ", b"Models: ", b"Applied edit to ", b"Commit ")
-_NOTE = re.compile(
-    r"^(?:> )?[ \t]*(?:(?:Model|Main model|Models): (\S+)[^\n]*?|"
-    r"((?:Applied edit to |Commit [0-9a-f]{7,40} )[^\n]*?))[ \t]*\r?$",
-    re.M,
+#: The lookahead (every opening starts with M, A or C) lets most lines fail at their first
+#: letters.
+_OPENING = (
+    b"(?=> [MAC]|[MAC])(?:> )?(?:"
+    + b"|".join(b"(" + re.escape(o) + b")" for o in _NOTE_OPENINGS)
+    + b")([^\n]*)"
 )
-#: Where a multi-line output block ends: its last line ends in two spaces; a line of user
-#: input or a run header ends it too (output cut short).
-_OUTPUT_END = re.compile(r"  \r?$|^(?=#### |####\r?$|# aider chat started at )", re.M)
-_MODEL = re.compile(r"^(?:Model|Main model|Models): (\S+)")
-_APPLIED = re.compile(r"^Applied edit to (.+)$")
-_COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*)$")
+#: Such a line at the start of an output segment, and after a newline in it: one group per
+#: opening (the one found is not empty), then the rest of the line.
+_NOTE_FIRST = re.compile(_OPENING)
+_NOTE_NEXT = re.compile(b"\n" + _OPENING)
+_WORD = re.compile(r"\S+")
+_COMMIT_HASH = re.compile(r"([0-9a-f]{7,40}) ")
 
 
 class AiderImporter:
@@ -141,35 +150,48 @@ class _Parser:
     def feed(self, raw: bytes) -> None:
         """Read the whole file, cut by one regular expression into segments: a run header,
         a run of user input lines, a run of aider output, or reply text. Read as bytes: only
-        input and replies are decoded."""
+        input and replies are decoded, and output is searched where it lies in ``raw``. The
+        first output is reported where it is met, the others counted with it at the end."""
         number = 1
+        outputs = 0
         for m in _SEGMENT.finditer(raw):
-            segment = m.group()
-            if not segment:
+            start, end = m.span()
+            if start == end:
                 continue
-            kind = m.lastgroup
-            if kind == "text":
-                self._chunk(number, segment)
-            elif kind == "user":
-                if self.reply:
-                    self._end_reply()
-                if not self.user:
-                    self.user_line = number
-                for line in self._decode(segment, number).rstrip("\n").split("\n"):
-                    self.user.append(line.removesuffix("\r")[len(_USER) :].removesuffix("  "))
-            elif kind == "run":
-                self.flush()
-                self.run = self._decode(segment[len(_STARTED) :], number).strip()
-                self.runs.append(self.run)
-                self.model = None
-            else:
+            kind = m.lastindex
+            if kind == _TEXT:
+                if self.user:
+                    self._end_user()
+                chunk = raw[start:end]
+                if not chunk.isspace():
+                    if not self.reply:
+                        lead = _LEADING_NEWLINES.match(chunk)
+                        self.reply_line = number + (lead.end() if lead else 0)
+                    self.reply.append(self._decode(chunk, number))
+            elif kind == _OUT:
                 if self.user:
                     self._end_user()
                 if self.reply:
                     self._end_reply()
-                self.report.ignore("aider output", line=number)
-                self._output(segment)
-            number += segment.count(b"\n")
+                if not outputs:
+                    self.report.ignore("aider output", line=number)
+                outputs += 1
+                self._output(raw, start, end)
+            elif kind == _INPUT:
+                if self.reply:
+                    self._end_reply()
+                if not self.user:
+                    self.user_line = number
+                lines = self._decode(raw[start:end], number).rstrip("\n").split("\n")
+                self.user += [x.removesuffix("\r")[len(_USER) :].removesuffix("  ") for x in lines]
+            else:
+                self.flush()
+                self.run = self._decode(raw[start + len(_STARTED) : end], number).strip()
+                self.runs.append(self.run)
+                self.model = None
+            number += raw.count(b"\n", start, end)
+        if outputs > 1:
+            self.report.ignore("aider output", count=outputs - 1)
 
     def _decode(self, segment: bytes, number: int) -> str:
         """``segment`` (starting at line ``number``) as text; bytes that are not UTF-8
@@ -178,18 +200,6 @@ class _Parser:
             return segment.decode("utf-8")
         except UnicodeDecodeError:
             return decode_text(segment, self.report, first_line=number)
-
-    def _chunk(self, number: int, chunk: bytes) -> None:
-        """Text between special lines: part of a reply (blank text only ends user input)."""
-        if self.user:
-            self._end_user()
-        if chunk.isspace():
-            return
-        lead = _LEADING_NEWLINES.match(chunk)
-        first = number + (lead.end() if lead else 0)
-        if not self.reply:
-            self.reply_line = first
-        self.reply.append(self._decode(chunk, number))
 
     def _end_user(self) -> None:
         if not self.user:
@@ -238,37 +248,53 @@ class _Parser:
         msg = Message("assistant", (TextPart(text),), model=self.model, stop_reason="stop")
         self.messages.append((msg, where, self.run))
 
-    def _output(self, segment: bytes) -> None:
-        """The model, applied-edit and commit lines of a segment of aider output (found by
-        their opening words, then read whole)."""
-        for needle in _NOTE_OPENINGS:
-            at = segment.find(needle)
-            while at >= 0:
-                start = segment.rfind(b"\n", 0, at) + 1
-                if segment[start:at] in (b"", b"> "):
-                    end = segment.find(b"\n", at)
-                    line = segment[start : len(segment) if end < 0 else end]
-                    note = _NOTE.match(line.decode("utf-8", errors="replace"))
-                    if note and note.group(1):
-                        self.model = self.last_model = note.group(1)
-                    elif note and note.group(2):
-                        self._note(note.group(2))
-                at = segment.find(needle, at + 1)
-
-    def _note(self, text: str) -> None:
-        """An ``Applied edit to`` or ``Commit`` line, kept on the reply before it."""
-        if not self.messages or self.messages[-1][0].role != "assistant":
+    def _output(self, raw: bytes, first: int, last: int) -> None:
+        """The model, applied-edit and commit lines of the aider output ``raw[first:last]``.
+        They are read as if by opening: the model lines of each opening of
+        :data:`_NOTE_OPENINGS` in turn (the last one read sets the model), then the applied
+        edits, then the commits, each in file order."""
+        if first and raw[first - 1] == 0x0A:  # a segment starts after a newline, bar the first
+            hits = _NOTE_NEXT.findall(raw, first - 1, last)
+        else:
+            hits = _NOTE_NEXT.findall(raw, first, last)
+            at_start = _NOTE_FIRST.match(raw, first, last)
+            if at_start is not None:
+                hits.insert(0, at_start.groups())
+        if not hits:
             return
-        applied = _APPLIED.match(text)
-        commit = _COMMIT.match(text)
-        if not applied and not commit:
+        model: tuple[int, str] | None = None
+        applied: list[str] = []
+        commits: list[str] = []
+        for opened_model, opened_main, _models, opened_applied, opened_commit, rest in hits:
+            text = rest.decode("utf-8", errors="replace")
+            if opened_applied:
+                path = text.removesuffix("\r").rstrip(" \t")
+                if path:
+                    applied.append(path)
+            elif opened_commit:
+                commit = _COMMIT_HASH.match(text)
+                if commit:
+                    commits.append(commit.group(1))
+            else:
+                word = _WORD.match(text)
+                kind = 0 if opened_model else 1 if opened_main else 2
+                if word and (model is None or kind >= model[0]):
+                    model = (kind, word.group())
+        if model is not None:
+            self.model = self.last_model = model[1]
+        if applied or commits:
+            self._keep_notes(applied, commits)
+
+    def _keep_notes(self, applied: list[str], commits: list[str]) -> None:
+        """Applied edits and commits, in order, kept on the reply before them."""
+        if not self.messages or self.messages[-1][0].role != "assistant":
             return
         msg, created, run = self.messages[-1]
         meta = dict(msg.meta)
-        if applied:
-            meta.setdefault(APPLIED_EDITS, []).append(applied.group(1))
-        if commit:
-            meta.setdefault("commits", []).append(commit.group(1))
+        for path in applied:
+            meta.setdefault(APPLIED_EDITS, []).append(path)
+        for commit in commits:
+            meta.setdefault("commits", []).append(commit)
         msg = Message(msg.role, msg.parts, model=msg.model, stop_reason=msg.stop_reason, meta=meta)
         self.messages[-1] = (msg, created, run)
 

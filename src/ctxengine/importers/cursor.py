@@ -29,9 +29,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ctxengine.importers._build import LogBuilder
 from ctxengine.importers._line_blocks import LineBlocks, assistant_message
 from ctxengine.importers._lines import first_line, iter_objects
-from ctxengine.importers._log import Rows
+from ctxengine.importers._log import source_digest
 from ctxengine.importers._parts import title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
@@ -59,11 +60,11 @@ class CursorImporter:
                 item, naming its line.
         """
         report = start_report(path, report)
-        reader = _Reader(report)
+        sid, meta = _identity(path)
+        reader = _Reader(report, sid)
         for line, obj, raw in iter_objects(path, report):
             reader.feed(line, obj, raw)
-        sid, meta = _identity(path)
-        entries = reader.rows.build(sid)
+        entries = tuple(reader.log.entries)
         return ImportedSession(sid, self.name, str(path), entries, title_of(entries), meta, report)
 
 
@@ -89,9 +90,13 @@ def _identity(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 class _Reader:
-    def __init__(self, report: ImportReport) -> None:
+    """Converts the lines of one transcript into log entries as it reads them. Entry ids are
+    those of :class:`~ctxengine.importers._log.Rows` for messages keyed by their line: the
+    line's digest chained to the previous entry."""
+
+    def __init__(self, report: ImportReport, session_id: str) -> None:
         self.report = report
-        self.rows = Rows()
+        self.log = LogBuilder(session_id)
         self.blocks = LineBlocks(report, "cursor", ids_recorded=False)
 
     def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
@@ -107,7 +112,7 @@ class _Reader:
                     line=line,
                 )
             return
-        if role not in ("user", "assistant"):
+        if role != "assistant" and role != "user":
             self.report.skip(
                 f"role {role}" if isinstance(role, str) else "line without role",
                 "expected `role` user or assistant",
@@ -115,10 +120,10 @@ class _Reader:
             )
             return
         message = obj.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is str:
             content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
+        if type(content) is not list:
             self.report.skip(
                 f"{role} without content",
                 "expected a `message` object with a `content` list",
@@ -128,12 +133,15 @@ class _Reader:
         if role == "assistant":
             parts = self.blocks.assistant(line, content)
             if parts:
-                self.rows.add(assistant_message(parts), key=raw)
+                self.log.add_keyed(assistant_message(parts), source_digest(raw))
             else:
                 self.report.skip("empty assistant message", "expected content blocks", line=line)
         else:
-            for msg in self.blocks.user(line, content):
-                self.rows.add(msg, key=raw)
+            messages = self.blocks.user(line, content)
+            if messages:
+                digest = source_digest(raw)
+                for msg in messages:
+                    self.log.add_keyed(msg, digest)
 
 
 IMPORTER = CursorImporter()

@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import file_digest, load_json
+from ctxengine.importers._build import LogBuilder, file_digest, load_json
 from ctxengine.importers._chat import ChatReader, as_object
-from ctxengine.importers._log import Rows
+from ctxengine.importers._log import key_digest
 from ctxengine.importers._parts import opt_str, title_of
 from ctxengine.importers._peek import peek
 from ctxengine.importers.base import ImportedSession, start_report
@@ -62,10 +62,10 @@ class HermesImporter:
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
             raise reader.fail("$.messages", "expected an object with a `messages` list")
         sid = opt_str(data, "session_id") or file_digest(path)
-        rows = Rows()
+        log = LogBuilder(sid)
         prompt = opt_str(data, "system_prompt")
         if prompt:
-            rows.add(Message("system", (TextPart(prompt),)), key=prompt)
+            _add(log, Message("system", (TextPart(prompt),)), prompt)
         for i, m in enumerate(data["messages"]):
             jp = f"$.messages[{i}]"
             if isinstance(m, dict) and m.get("role") in _IGNORED_ROLES:
@@ -85,8 +85,8 @@ class HermesImporter:
                     "assistant", (ReasoningPart(reasoning), *msg.parts), msg.usage, msg.model,
                     msg.stop_reason, msg.meta,
                 )  # fmt: skip
-            rows.add(msg, key=m)
-        entries = rows.build(sid)
+            _add(log, msg, m)
+        entries = tuple(log.entries)
         meta: dict[str, Any] = {}
         for key in ("model", "platform", "session_start", "last_updated", "cwd"):
             if opt_str(data, key):
@@ -97,6 +97,16 @@ class HermesImporter:
         if isinstance(data.get("tools"), list):
             meta["tools"] = data["tools"]
         return ImportedSession(sid, self.name, str(path), entries, title_of(entries), meta, report)
+
+
+def _add(log: LogBuilder, msg: Message, source: Any) -> None:
+    """Append ``msg``, its id chained from the digest of the record it came from (the ids
+    :class:`~ctxengine.importers._log.Rows` gives)."""
+    digest = key_digest(source)
+    if digest is None:
+        log.add(msg)
+    else:
+        log.add_keyed(msg, digest)
 
 
 IMPORTER = HermesImporter()

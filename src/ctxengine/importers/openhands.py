@@ -24,10 +24,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import LogBuilder, file_digest, iter_jsonl, load_json
+from ctxengine.importers._build import LogBuilder, iter_jsonl, load_json
 from ctxengine.importers._chat import title_from
 from ctxengine.importers._openhands_events import Event, EventReader
 from ctxengine.importers._parts import opt_dict, opt_str
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Entry, Message
@@ -75,38 +76,38 @@ class OpenHandsImporter:
         Raises:
             TranscriptError: unreadable or invalid JSON; in strict mode the first skipped
                 or repaired item, naming its line or JSON path.
+            OSError: the file cannot be opened.
         """
         report = start_report(path, report)
+        data = path.read_bytes()
         reader = EventReader(report)
-        for event in self._events(path, report):
+        for event in _events(path, data, report):
             reader.event(event)
-        return _session(path, reader, report)
-
-    def _events(self, path: Path, report: ImportReport) -> Iterator[Event]:
-        with path.open("rb") as fh:
-            start = fh.read(4096).lstrip()[:1]
-        if start == b"[":
-            data = load_json(path, report)
-            for i, ev in enumerate(data):
-                yield Event(ev, {"json_path": f"$[{i}]"})
-            return
-        document = load_json(path, report) if _single_document(path) else None
-        if isinstance(document, dict):
-            yield from _run(document, lambda i: {"json_path": f"$.history[{i}]"}, None)
-            return
-        for line, obj in iter_jsonl(path, report):
-            if isinstance(obj.get("history"), list):
-                yield from _run(obj, lambda _i, n=line: {"line": n}, _run_name(obj, line))
-            else:
-                yield Event(obj, {"line": line})
+        return _session(path, bytes_digest(data), reader, report)
 
 
-def _single_document(path: Path) -> bool:
+def _events(path: Path, data: bytes, report: ImportReport) -> Iterator[Event]:
+    """The events of the file ``path`` whose bytes are ``data``, with their locations."""
+    if data[:4096].lstrip()[:1] == b"[":
+        for i, ev in enumerate(load_json(path, report, data)):
+            yield Event(ev, {"json_path": f"$[{i}]"})
+        return
+    document = load_json(path, report, data) if _single_document(data) else None
+    if isinstance(document, dict):
+        yield from _run(document, lambda i: {"json_path": f"$.history[{i}]"}, None)
+        return
+    for line, obj in iter_jsonl(path, report, data):
+        if isinstance(obj.get("history"), list):
+            yield from _run(obj, lambda _i, n=line: {"line": n}, _run_name(obj, line))
+        else:
+            yield Event(obj, {"line": line})
+
+
+def _single_document(data: bytes) -> bool:
     """True when the file holds one JSON value over several lines (a pretty-printed object),
     not one object per line."""
-    with path.open("rb") as fh:
-        first = fh.readline().strip()
-    return first == b"{"
+    end = data.find(b"\n")
+    return (data if end < 0 else data[:end]).strip() == b"{"
 
 
 def _run(obj: dict[str, Any], where: Any, run: str | None) -> Iterator[Event]:
@@ -114,8 +115,7 @@ def _run(obj: dict[str, Any], where: Any, run: str | None) -> Iterator[Event]:
         yield Event(ev, where(i), run)
 
 
-def _session(path: Path, reader: EventReader, report: ImportReport) -> ImportedSession:
-    sid = file_digest(path)
+def _session(path: Path, sid: str, reader: EventReader, report: ImportReport) -> ImportedSession:
     builder = LogBuilder(sid)
     ids: list[str] = []
     for body, created, meta in reader.bodies:

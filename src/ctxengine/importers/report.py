@@ -104,9 +104,19 @@ class ImportReport:
         """
         self._add("repaired", kind, expected, line, json_path)
 
-    def ignore(self, kind: str, *, line: int | None = None, json_path: str | None = None) -> None:
-        """Count a record understood and deliberately not imported (never raises)."""
-        self._add("ignored", kind, None, line, json_path)
+    def ignore(
+        self,
+        kind: str,
+        *,
+        line: int | None = None,
+        json_path: str | None = None,
+        count: int = 1,
+    ) -> None:
+        """Count ``count`` (at least 1) records understood and deliberately not imported, the
+        first of them at ``line`` / ``json_path`` (never raises). An importer that meets
+        thousands of them may report the first when it meets it and the others in one call
+        at the end: the report is the same."""
+        self._add("ignored", kind, None, line, json_path, count)
 
     def _add(
         self,
@@ -115,6 +125,7 @@ class ImportReport:
         expected: str | None,
         line: int | None,
         json_path: str | None,
+        count: int = 1,
     ) -> None:
         if self.strict and action != "ignored":
             raise TranscriptError(self.path, expected or kind, line=line, json_path=json_path)
@@ -122,9 +133,9 @@ class ImportReport:
         seen = self._counts.get(key)
         if seen is None:
             self._issues[key] = Issue(action, kind, 1, line, json_path, expected)
-            self._counts[key] = 1
+            self._counts[key] = count
         else:
-            self._counts[key] = seen + 1
+            self._counts[key] = seen + count
 
     def _all(self) -> list[Issue]:
         """Every issue with its count, in first-seen order."""

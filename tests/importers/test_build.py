@@ -1,0 +1,137 @@
+"""Shared importer helpers read from bytes already in memory exactly as from the file, and the
+importers' entry-id hash is the codec's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corpus import CORPUS, fixture_files, live_agent_files, transcript_files
+from ctxengine.errors import TranscriptError
+from ctxengine.importers import read_transcript
+from ctxengine.importers._build import body_hash, iter_jsonl, load_json
+from ctxengine.importers.report import ImportReport
+from ctxengine.model import (
+    CompactionRecord,
+    DocumentPart,
+    ImagePart,
+    Ledgers,
+    Message,
+    NativeCompactionPart,
+    PinRecord,
+    PruneRecord,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from ctxengine.model.codec import body_hash as codec_body_hash
+from ctxengine.model.entries import Body
+
+BODIES: list[Body] = [
+    Message("user", (TextPart("hi"),)),
+    Message("user", (TextPart("hi", meta={"cache": {"ttl": 5}}),), meta={"synthetic": "x"}),
+    Message(
+        "assistant",
+        (
+            ReasoningPart("think", signature="sig", meta={"provider": "p"}),
+            ReasoningPart("", redacted=True),
+            TextPart(""),
+            ToolCallPart("c1", "read", '{"path": "a.py"}', meta={"type": "custom"}),
+        ),
+        usage=Usage(10, 5, 100, 7),
+        model="m",
+        stop_reason="tool_use",
+        meta={"response_id": "r", "list": [1, {"b": 2, "a": None}]},
+    ),
+    Message(
+        "tool",
+        (
+            ToolResultPart(
+                "c1",
+                (
+                    TextPart("ok"),
+                    ImagePart("image/png", data="AAAA", width=10, height=20),
+                    DocumentPart("application/pdf", title="t", data="QUFB", byte_size=3),
+                ),
+                is_error=True,
+                name="read",
+            ),
+        ),
+    ),
+    Message("assistant", (NativeCompactionPart("openai", "blob"),)),
+    CompactionRecord(
+        "state",
+        "e5",
+        1000,
+        200,
+        "default",
+        "extractive",
+        ledgers=Ledgers(goal="g", files_modified=("a.py",), constraints=("never x",)),
+    ),
+    CompactionRecord("s", None, 0, 0, "openhands", "imported", reason="imported"),
+    PruneRecord(("c1", "c2"), 40, "default"),
+    PinRecord("keep"),
+]
+
+
+class TestBodyHash:
+    @pytest.mark.parametrize("parent", [None, "p", "b2:00"])
+    def test_every_kind_of_body_gets_the_codec_hash(self, parent: str | None) -> None:
+        for body in BODIES:
+            assert body_hash(body, parent) == codec_body_hash(body, parent), body
+
+    def test_every_corpus_entry_gets_the_codec_hash(self) -> None:
+        if not CORPUS.exists():
+            pytest.skip("corpus missing")
+        checked = 0
+        for path in [*transcript_files(), *fixture_files(), *live_agent_files()]:
+            try:
+                session = read_transcript(path)
+            except TranscriptError:  # formats without an importer, files refused as a whole
+                continue
+            for entry in session.entries:
+                assert body_hash(entry.body, entry.parent_id) == codec_body_hash(
+                    entry.body, entry.parent_id
+                ), (path, entry.seq)
+                checked += 1
+        assert checked > 8_000
+
+
+def _lines(path: Path, data: bytes | None) -> tuple[list[tuple[int, object]], str]:
+    report = ImportReport(path)
+    found = list(iter_jsonl(path, report, data))
+    return [(n, obj) for n, obj in found], report.summary()
+
+
+class TestFromBytes:
+    def test_jsonl_lines_from_bytes_are_those_read_from_the_file(self, tmp_path: Path) -> None:
+        data = (
+            b'\xef\xbb\xbf{"a": 1}\n\n  \n[1]\nnot json\n{"s": "\\ud83d"}\n{"b": "\xff"}\r\n'
+            b'{"c": 3}\n{"cut": '
+        )
+        path = tmp_path / "x.jsonl"
+        path.write_bytes(data)
+        from_file = _lines(path, None)
+        assert from_file == _lines(path, data)
+        assert [n for n, _ in from_file[0]] == [1, 6, 7, 8]
+        assert from_file[1] == (
+            "skipped 3: non-object line ×1 (line 4), invalid JSON line ×1 (line 5), "
+            "partial last line ×1 (line 9); repaired 2: lone surrogate ×1 (line 6), "
+            "invalid UTF-8 ×1 (line 7)"
+        )
+
+    def test_a_json_document_from_bytes_is_the_one_read_from_the_file(self, tmp_path: Path) -> None:
+        data = b'\xef\xbb\xbf{"a": [1, "\\ud83d"]}'
+        path = tmp_path / "x.json"
+        path.write_bytes(data)
+        report_file, report_bytes = ImportReport(path), ImportReport(path)
+        assert load_json(path, report_file) == {"a": [1, "\ufffd"]}
+        assert load_json(path, report_bytes, data) == {"a": [1, "\ufffd"]}
+        assert (
+            report_file.summary()
+            == report_bytes.summary()
+            == ("repaired 1: lone surrogate ×1 (line 1)")
+        )
