@@ -185,28 +185,38 @@ def _jsonl_objects(
             continue
         with located(path, number):
             value, error = parse_json(raw, report, line=number)
-        if error is not None:
-            if not raw.endswith(b"\n"):
-                report.skip(
-                    "partial last line",
-                    f"expected a complete JSON object, got a line cut short ({error})",
-                    line=number,
-                )
-            else:
-                report.skip(
-                    "invalid JSON line",
-                    f"expected a JSON object, got invalid JSON ({error})",
-                    line=number,
-                )
-            continue
-        if not isinstance(value, dict):
-            report.skip(
-                "non-object line",
-                f"expected a JSON object, got {type(value).__name__}",
-                line=number,
-            )
+        if not is_object_line(raw, number, value, error, report):
             continue
         yield number, value
+
+
+def is_object_line(
+    raw: bytes, number: int, value: Any, error: Exception | None, report: ImportReport
+) -> bool:
+    """True when line ``number`` (its bytes ``raw``) parsed to a JSON object; otherwise the
+    line is reported skipped: ``"partial last line"`` (no newline: still being written),
+    ``"invalid JSON line"`` or ``"non-object line"``. ``value``/``error``: what
+    :func:`parse_json` returned. Raises TranscriptError under a strict report."""
+    if error is not None:
+        if not raw.endswith(b"\n"):
+            report.skip(
+                "partial last line",
+                f"expected a complete JSON object, got a line cut short ({error})",
+                line=number,
+            )
+        else:
+            report.skip(
+                "invalid JSON line",
+                f"expected a JSON object, got invalid JSON ({error})",
+                line=number,
+            )
+        return False
+    if not isinstance(value, dict):
+        report.skip(
+            "non-object line", f"expected a JSON object, got {type(value).__name__}", line=number
+        )
+        return False
+    return True
 
 
 def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import BOM, INT_LIMIT, parse_json, too_complex
+from ctxengine.importers._build import BOM, INT_LIMIT, is_object_line, parse_json, too_complex
 from ctxengine.importers.report import ImportReport
 
 _DECODER = json.JSONDecoder()
@@ -95,26 +95,7 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
                 for obj in glued:
                     yield number, obj, raw
                 continue
-            if error is not None:
-                if not raw.endswith(b"\n"):
-                    report.skip(
-                        "partial last line",
-                        f"expected a complete JSON object, got a line cut short ({error})",
-                        line=number,
-                    )
-                else:
-                    report.skip(
-                        "invalid JSON line",
-                        f"expected a JSON object, got invalid JSON ({error})",
-                        line=number,
-                    )
-                continue
-            if not isinstance(value, dict):
-                report.skip(
-                    "non-object line",
-                    f"expected a JSON object, got {type(value).__name__}",
-                    line=number,
-                )
+            if not is_object_line(raw, number, value, error, report):
                 continue
             yield number, value, raw
 
