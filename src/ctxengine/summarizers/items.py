@@ -63,6 +63,7 @@ VALUES: dict[str, float] = {
     "done": 35,
     "file.read": 30,
     "user_message.older": 25,
+    "current_work.more": 40,
     "error.fixed.count": 25,
     "rule.superseded": 20,
     "identifier.earlier": 20,
