@@ -36,6 +36,12 @@ from ctxengine.summarizers import (
     ledger_block,
     real_user_texts,
 )
+from ctxengine.summarizers.extractive import (
+    CURRENT_WORK_HEAD_CHARS,
+    MODIFIED_GROUP_SHARE,
+    current_work_items,
+)
+from ctxengine.summarizers.items import VALUES
 from ctxengine.summarizers.prompts import LEDGER_INTRO
 
 EST = QuarterEstimator()
@@ -445,6 +451,71 @@ class TestOtherSections:
             "proposal: Found it: `fetch_user_v2` swallows the cache miss. I'll use an advisory "
             "lock rather than a Redis lock, because the job already holds a connection."
         )
+
+    def test_a_user_message_that_is_one_rule_or_one_decision_is_listed_once(self) -> None:
+        messages = (
+            user("Fix the bug."),
+            assistant("Looking."),
+            user("Never push to main."),
+            assistant("Noted."),
+            user("Let's use SQLite rather than Postgres."),
+            assistant("Noted."),
+            user("Also check the logs."),
+            assistant("Checking."),
+            user("continue"),
+        )
+        text, _ = _summarize(messages)
+        assert text.startswith(
+            "## Goal\nFix the bug.\n\n"
+            "## User messages (newest first)\n- Also check the logs.\n\n"
+            "## Constraints\n- Never push to main.\n\n"
+            "## Decisions\n- user: Let's use SQLite rather than Postgres.\n\n"
+        )
+
+    def test_a_long_current_work_gives_way_before_identifiers_and_errors(self) -> None:
+        report = "\n".join(
+            f"- step {i}: " + "checked the module carefully; " * 3 + "done." for i in range(10)
+        )
+        messages = (
+            user("Fix the bug in PAY-42."),
+            calls(call("a", "Bash", command="pytest -q")),
+            results(("a", "E   KeyError: 'token'\n1 failed in 0.1s", True)),
+            assistant(report),
+        )
+        (head, rest) = current_work_items(report)
+        assert (head.kind, rest.kind) == ("current_work", "current_work.more")
+        assert len(head.text) <= CURRENT_WORK_HEAD_CHARS
+        assert head.text + "\n" + rest.text == report
+        assert VALUES["current_work.more"] < VALUES["error.fixed"] < VALUES["current_work"]
+        text, tokens = _summarize(messages, budget=260)
+        assert tokens <= 260
+        # the error line and the ticket stay; the report keeps its head and says what it cut
+        assert "- open: E   KeyError: 'token' — `pytest -q`" in text
+        assert "- ticket: PAY-42" in text
+        shown = text.split("## Current work\n", 1)[1].split("\n\n", 1)[0]
+        assert shown.startswith(head.text)
+        body, note = shown.rsplit("\n", 1)
+        cut = len(rest.text) - len(body.removeprefix(head.text + "\n"))
+        assert note == f"[… {cut:,} more characters not shown]"
+
+    def test_many_deep_modified_paths_are_grouped_by_directory(self) -> None:
+        root = "/home/dev/projects/payments-service/src/payments/handlers"
+        paths = [f"{root}/handler_{i}.py" for i in range(8)]
+        edits = tuple(
+            m
+            for i, p in enumerate(paths)
+            for m in (
+                calls(call(f"e{i}", "Write", file_path=p, content="x = 1\n")),
+                results((f"e{i}", "File created successfully")),
+            )
+        )
+        text, _ = _summarize((user("Add the handlers."), *edits), budget=900)
+        names = ", ".join(f"handler_{i}.py" for i in range(8))
+        assert f"## Files modified\n- {root}/: {names}\n" in text
+        # with room to spare they stay one per line
+        text, _ = _summarize((user("Add the handlers."), *edits), budget=4_000)
+        assert f"## Files modified\n- {paths[0]}\n- {paths[1]}\n" in text
+        assert MODIFIED_GROUP_SHARE == 0.15
 
     def test_the_later_lines_of_a_quoted_message_are_indented(self) -> None:
         messages = (

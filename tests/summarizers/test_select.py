@@ -19,7 +19,7 @@ from ctxengine.summarizers.items import (
     with_focus,
 )
 from ctxengine.summarizers.sections import StateLayout, notes
-from ctxengine.summarizers.select import Selection, select
+from ctxengine.summarizers.select import Selection, Shown, select
 
 EST = QuarterEstimator()
 LAYOUT = StateLayout(entries=(3, 40))
@@ -175,3 +175,17 @@ def test_a_line_that_only_counts_failures_is_worth_less_than_one_that_says_what_
         True,
         False,
     ]
+
+
+def test_a_text_group_shows_its_parts_in_order_and_notes_what_it_left_out() -> None:
+    head = Item("current_work", "current_work", "First part.", order=0)
+    rest = Item("current_work", "current_work.more", "Second part, longer.", order=1)
+    layout = StateLayout()
+    both = Selection((Shown(head, head.text), Shown(rest, rest.text)))
+    assert layout.render(both) == "## Current work\nFirst part.\nSecond part, longer."
+    first = Selection((Shown(head, head.text),), (rest,))
+    assert layout.render(first) == (
+        "## Current work\nFirst part.\n[… 20 more characters not shown]"
+    )
+    # a later part is never shown without the earlier one
+    assert layout.render(Selection((Shown(rest, rest.text),), (head,))) == ""

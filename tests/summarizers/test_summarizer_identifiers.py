@@ -10,6 +10,7 @@ from ctxengine.summarizers.identifiers import (
     identifiers,
     port_subject,
 )
+from ctxengine.summarizers.items import VALUES, identifier_items
 
 
 def _facts(*sources: Source) -> list[tuple[str, str, str, int]]:
@@ -52,6 +53,7 @@ def test_the_newest_meaning_wins_and_first_seen_order_stays() -> None:
             "python",
             9,
             "From now on target Python 3.11; the server moved to PORT=8000.",
+            stated=True,
         ),
         IdentifierFact(
             "PORT=8000",
@@ -59,6 +61,7 @@ def test_the_newest_meaning_wins_and_first_seen_order_stays() -> None:
             "8000",
             9,
             "From now on target Python 3.11; the server moved to PORT=8000.",
+            stated=True,
         ),
     )
 
@@ -181,3 +184,23 @@ def test_a_newer_port_of_the_same_subject_marks_the_older_one_earlier() -> None:
 def test_a_colour_in_parentheses_is_no_ticket() -> None:
     text = "The border uses (#008899) and the muted text (#666666); see (#4312)."
     assert _facts(Source(1, "assistant", text)) == [("ticket", "#4312", "#4312", 1)]
+
+
+def test_an_identifier_the_user_or_the_agent_stated_stays_stated_and_ranks_higher() -> None:
+    log = "a1b2c3d PAY-7: fix refunds\n"
+    tool = Source(2, "result", log, "git log --oneline -1")
+    facts = identifiers((Source(1, "user", "Work on PAY-7."), tool))
+    assert [(f.text, f.source, f.stated) for f in facts] == [
+        ("PAY-7", 2, True),
+        ("a1b2c3d", 2, False),
+    ]
+    # across compactions too: a later tool output keeps it stated
+    older = identifiers((Source(1, "assistant", "The bug came with PAY-7."),))
+    merged = Ledgers(identifiers=older).merge(Ledgers(identifiers=identifiers((tool,))))
+    assert [(f.text, f.source, f.stated) for f in merged.identifiers] == [
+        ("PAY-7", 2, True),
+        ("a1b2c3d", 2, False),
+    ]
+    kinds = {i.text: i.kind for i in identifier_items(merged)}
+    assert kinds == {"ticket: PAY-7": "identifier.stated", "commit: a1b2c3d": "identifier"}
+    assert VALUES["identifier.stated"] > VALUES["identifier"] > VALUES["identifier.earlier"]

@@ -12,7 +12,8 @@ Combining (older, newer) never loses a fact; it only changes statuses forward:
   successfully (``passed``); a newer fact with the same command, test and text replaces it;
 - files: ``modified``/``scratch`` outrank ``read``; a file the session created and a newer
   range deleted becomes ``scratch``;
-- identifiers: one per (kind, key), the newest text and context win, first-seen order kept;
+- identifiers: one per (kind, key), the newest text and context win (stated by the user or
+  the agent when any occurrence was), first-seen order kept;
   a port is marked *earlier* once a newer port of another number is stated for the same
   subject;
 - rules: an older active rule is *superseded* by a newer one on the same topic (same topic
@@ -127,6 +128,8 @@ class IdentifierFact:
             ``DATABASE_URL=postgresql://app@localhost:5432/app``); ``""`` when unknown.
         status: ``current``, or ``earlier`` once a newer port of another number has a
             subject sharing a word with this one (:func:`mark_earlier`).
+        stated: the user or the agent wrote it in their own words (not only a tool's
+            output), in any of the messages it appeared in.
     """
 
     text: str
@@ -136,6 +139,7 @@ class IdentifierFact:
     context: str = ""
     subject: str = ""
     status: IdentifierStatus = "current"
+    stated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,8 +250,8 @@ def mark_earlier(facts: Sequence[IdentifierFact]) -> tuple[IdentifierFact, ...]:
 def merge_identifiers(
     older: Sequence[IdentifierFact], newer: Sequence[IdentifierFact]
 ) -> tuple[IdentifierFact, ...]:
-    """One fact per (kind, key), first-seen order, the newer one's text and context; ports
-    replaced by newer ones marked ``earlier`` (:func:`mark_earlier`)."""
+    """One fact per (kind, key), first-seen order, the newer one's text and context (stated
+    when either was); ports replaced by newer ones marked ``earlier`` (:func:`mark_earlier`)."""
     out = list(older)
     index = _by(out, lambda f: (f.kind, f.key))
     for fact in newer:
@@ -256,7 +260,8 @@ def merge_identifiers(
             index[(fact.kind, fact.key)] = len(out)
             out.append(fact)
         else:
-            out[at] = fact
+            stated = fact.stated or out[at].stated
+            out[at] = fact if fact.stated == stated else replace(fact, stated=stated)
     return mark_earlier(out)
 
 

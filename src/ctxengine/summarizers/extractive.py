@@ -23,7 +23,8 @@ and then a note says how many and where the full lists are (the history's entry 
   (:mod:`ctxengine.summarizers.carried`), each ranked by its priority, so current work, next
   steps, pending tasks and errors are kept longest.
 - **Focus**: items that match the focus text rank first.
-- Modified paths are always shown (grouped by directory when they alone overflow).
+- Modified paths are always shown, grouped by directory when listed one per line they would
+  take more than :data:`MODIFIED_GROUP_SHARE` of the budget or alone overflow it.
 
 Language: headings and the fixed sentences (the next step without a later request, the turn
 context) follow the dominant language of the real user messages
@@ -82,6 +83,11 @@ KEEP_CHARS = 500
 NEXT_STEP_KEEP_CHARS = 300
 #: Longest "current work" text before any budget cut, in characters (head and tail kept).
 CURRENT_WORK_MAX_CHARS = 1_200
+#: Share of the budget the modified paths may take listed one per line; above it they are
+#: grouped by directory when that is shorter.
+MODIFIED_GROUP_SHARE = 0.15
+#: Characters of the current work worth as much as current work (the rest is worth less).
+CURRENT_WORK_HEAD_CHARS = 400
 #: Done steps of the split turn listed in the turn-context section, at most.
 TURN_CONTEXT_MAX_STEPS = 10
 
@@ -108,12 +114,18 @@ def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
 
 
 def user_message_items(
-    texts: tuple[str, ...], exclude: tuple[str, ...], budget: int, estimator: Estimator
+    texts: tuple[str, ...],
+    exclude: tuple[str, ...],
+    budget: int,
+    estimator: Estimator,
+    covered: frozenset[str] = frozenset(),
 ) -> list[Item]:
     """The user messages worth listing, newest first: ``texts`` (oldest first) without the
     ones in ``exclude`` (each once: the goal, the latest request), without bare
-    acknowledgements, a repeated text only at its newest place. The newest within ``budget``
-    tokens are ``user_message`` items, older ones ``user_message.older``."""
+    acknowledgements and without those ``covered`` lists verbatim elsewhere (a message that
+    is one active rule or one decision, whitespace stripped), a repeated text only at its
+    newest place. The newest within ``budget`` tokens are ``user_message`` items, older ones
+    ``user_message.older``."""
     remaining = list(texts)
     for text in exclude:
         if text in remaining:
@@ -123,7 +135,7 @@ def user_message_items(
     seen: set[str] = set()
     newest_first: list[str] = []
     for text in reversed(remaining):
-        if text in seen or is_acknowledgement(text):
+        if text in seen or is_acknowledgement(text) or text.strip() in covered:
             continue
         seen.add(text)
         newest_first.append(text)
@@ -136,6 +148,27 @@ def user_message_items(
         left = max(0, left - cost) if kind == "user_message" else 0
         out.append(Item("user_messages", kind, text, order=i, recency=recency[i], cut_floor=0))
     return out
+
+
+def current_work_items(text: str) -> list[Item]:
+    """The agent's last message as current work: its first lines, up to
+    :data:`CURRENT_WORK_HEAD_CHARS` characters, as a ``current_work`` item, the rest (when
+    there is more) as a ``current_work.more`` item worth less than identifiers and errors, so
+    that a long report gives way before them. Split at the last line break within the head
+    (else at its last space, else at the head's length); the two render as the whole text."""
+    if len(text) <= CURRENT_WORK_HEAD_CHARS:
+        return [Item("current_work", "current_work", text, cut_floor=0)]
+    cut = text.rfind("\n", 0, CURRENT_WORK_HEAD_CHARS + 1)
+    if cut <= 0:
+        cut = text.rfind(" ", 0, CURRENT_WORK_HEAD_CHARS + 1)
+    if cut <= 0:
+        head, rest = text[:CURRENT_WORK_HEAD_CHARS], text[CURRENT_WORK_HEAD_CHARS:]
+    else:
+        head, rest = text[:cut], text[cut + 1 :]
+    return [
+        Item("current_work", "current_work", head, order=0, cut_floor=0),
+        Item("current_work", "current_work.more", rest, order=1, cut_floor=0),
+    ]
 
 
 def carried_items(request: SummaryRequest) -> list[Item]:
@@ -178,6 +211,16 @@ def grouped_modified(items: list[Item]) -> list[Item]:
     return rest[:first] + new + rest[first:]
 
 
+def compact_modified(items: list[Item], budget: int, estimator: Estimator) -> list[Item]:
+    """``items`` with the modified paths grouped by directory (:func:`grouped_modified`)
+    when, listed one per line, they would take more than :data:`MODIFIED_GROUP_SHARE` of the
+    ``budget`` (tokens): a long list of deep paths then leaves room for the other facts."""
+    lines = "\n".join(f"- {i.text}" for i in items if i.kind == "file.modified")
+    if not lines or estimator.text(lines) <= MODIFIED_GROUP_SHARE * budget:
+        return items
+    return grouped_modified(items)
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractiveSummarizer:
     """Deterministic continuation state from the ledgers and verbatim user text.
@@ -218,7 +261,7 @@ class ExtractiveSummarizer:
         layout = StateLayout(
             headings=words.headings, entries=request.covered, not_shown=not_shown_heading(words)
         )
-        items = self.items(request, ledgers, estimator, words)
+        items = compact_modified(self.items(request, ledgers, estimator, words), budget, estimator)
         selection = select(items, budget, estimator, layout)
         text = layout.render(selection)
         tokens = estimator.text(text)
@@ -266,11 +309,15 @@ class ExtractiveSummarizer:
                 Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS)
             )
         items += carried_items(request)
-        items += user_message_items(texts, exclude, self.user_messages_budget, estimator)
+        covered = frozenset(
+            [r.text.strip() for r in ledgers.rules if r.status == "active"]
+            + [d.text.strip() for d in ledgers.decisions if d.origin == "user"]
+        )
+        items += user_message_items(texts, exclude, self.user_messages_budget, estimator, covered)
         items += ledger_items(ledgers)
         current = _last_assistant_text(messages)
         if current and current not in step:  # a short last message may be the plan quoted
-            items.append(Item("current_work", "current_work", current, cut_floor=0))
+            items += current_work_items(current)
         items.append(
             Item("next_step", "next_step", step, required=True, cut_floor=NEXT_STEP_KEEP_CHARS)
         )
@@ -308,7 +355,7 @@ def ledger_block(
     items += ledger_items(ledgers)
     if not items:
         return "", ()
-    items = with_focus(items, focus)
+    items = compact_modified(with_focus(items, focus), limit, estimator)
     block_headings = replace(headings, goal=headings.first_request)
     layout = StateLayout(headings=block_headings, entries=covered, intro=intro, not_shown=not_shown)
     selection = select(items, limit, estimator, layout)

@@ -172,7 +172,8 @@ Found = tuple[int, IdentifierFact]
 
 def _fact(text: str, kind: IdentifierKind, key: str, src: Source, line: str, at: int = 0) -> Found:
     """(position in the line, fact)."""
-    return at, IdentifierFact(text, kind, key, src.index, _cap(line))
+    fact = IdentifierFact(text, kind, key, src.index, _cap(line), stated=_stated(src))
+    return at, fact
 
 
 def _stated(src: Source) -> bool:
@@ -359,7 +360,8 @@ def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
 
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
-    first-seen order, each with its newest text, source index and context line; a port
+    first-seen order, each with its newest text, source index and context line, stated when
+    a user message or the agent's text holds it; a port
     replaced by a newer one of the same subject is marked ``earlier``
     (:func:`~ctxengine.model.facts.mark_earlier`)."""
     found: list[IdentifierFact] = []
@@ -385,9 +387,14 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     found += _findings([s for s in sources if s.origin == "assistant"])
     best: dict[tuple[str, str], IdentifierFact] = {}
     order: dict[tuple[str, str], int] = {}
+    stated: set[tuple[str, str]] = set()
     for fact in found:
         key = (fact.kind, fact.key)
         order.setdefault(key, len(order))
+        if fact.stated:
+            stated.add(key)
         if key not in best or fact.source >= best[key].source:
             best[key] = fact
+    for said in stated:
+        best[said] = replace(best[said], stated=True)
     return mark_earlier([best[k] for k in sorted(best, key=order.__getitem__)])

@@ -13,10 +13,10 @@ carried summary). Items of every type compete for one token budget
 entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
 the user's own words first (goal, next step, focus, pins, active rules, the newest user
 messages), then what the work stands on (current work, open errors, modified files,
-decisions), then what helps (identifiers, fixed errors, scratch files, done steps, read
-files, lines that only count failures), then what is cheap to find again (older user
-messages, superseded rules, replaced identifiers, commands).
-A carried summary's sections take their value from their priority
+decisions, identifiers the user or the agent stated), then what helps (identifiers read in
+tool output, fixed errors, scratch files, done steps, read files, lines that only count
+failures), then what is cheap to find again (older user messages, superseded rules, replaced
+identifiers, commands). A carried summary's sections take their value from their priority
 (:mod:`ctxengine.summarizers.carried`): :data:`CARRIED_BASE` + :data:`CARRIED_SCALE` ×
 priority.
 
@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ctxengine.model import Ledgers
+from ctxengine.model import IdentifierFact, Ledgers
 from ctxengine.summarizers.fact_items import (
     decision_line,
     error_line,
@@ -54,14 +54,16 @@ VALUES: dict[str, float] = {
     "error.open": 75,
     "file.modified": 72,
     "decision": 70,
+    "identifier.stated": 60,
     "identifier": 50,
     "error.open.count": 40,
-    "error.fixed": 45,
+    "error.fixed": 50,
     "error.plain": 45,
     "file.scratch": 40,
     "done": 35,
     "file.read": 30,
     "user_message.older": 25,
+    "current_work.more": 40,
     "error.fixed.count": 25,
     "rule.superseded": 20,
     "identifier.earlier": 20,
@@ -253,15 +255,22 @@ def failed_later(shown: str, failing: Iterable[str]) -> bool:
     return any(k == key or (cut and k.startswith(key)) for k in failing)
 
 
+def _identifier_kind(fact: IdentifierFact) -> str:
+    if fact.status == "earlier":
+        return "identifier.earlier"
+    return "identifier.stated" if fact.stated else "identifier"
+
+
 def identifier_items(ledgers: Ledgers) -> list[Item]:
-    """``kind: text`` per identifier, in first-seen order; one a newer identifier replaced
-    is worth less (``identifier.earlier``)."""
+    """``kind: text`` per identifier, in first-seen order; one the user or the agent stated
+    is worth more (``identifier.stated``), one a newer identifier replaced less
+    (``identifier.earlier``)."""
     facts = ledgers.identifiers
     recency = by_source([f.source for f in facts])
     return [
         Item(
             "identifiers",
-            "identifier" if f.status == "current" else "identifier.earlier",
+            _identifier_kind(f),
             identifier_line(f),
             order=i,
             recency=recency[i],

@@ -183,9 +183,14 @@ class StateLayout:
 
     def note(self, group: str, omitted: int) -> str:
         """For a carried summary that shows some sections, the note counting the
-        ``omitted`` others (its size in characters estimated); ``""`` for any other group
-        (its items left out are counted in the closing note)."""
-        if GROUP_BY_KEY[group].kind != "carried":
+        ``omitted`` others (its size in characters estimated); for a text group that shows
+        its first part (the current work's head), the note of the characters left out
+        (estimated); ``""`` for any other group (its items left out are counted in the
+        closing note)."""
+        kind = GROUP_BY_KEY[group].kind
+        if kind == "text":
+            return "\n" + _chars_note(99_999)
+        if kind != "carried":
             return ""
         return f"\n[… {omitted:,} more sections not shown (no room left): 99,999 characters]"
 
@@ -221,6 +226,19 @@ class StateLayout:
             )
         return f"<{CARRIED_TAG}>\n{body}\n</{CARRIED_TAG}>"
 
+    def _text(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
+        """A text group: its parts in order up to the first one left out (a later part is
+        never shown without the earlier ones), then the note of the characters left out."""
+        first_gone = min((order for order, _, _ in omitted), default=None)
+        parts = [s for s in shown if first_gone is None or s.item.order < first_gone]
+        if not parts:
+            return ""
+        body = "\n".join(self.line(s) for s in parts)
+        chars = sum(n for _, _, n in omitted) + sum(
+            len(s.item.text) for s in shown if s not in parts
+        )
+        return f"{body}\n{_chars_note(chars)}" if chars else body
+
     def render(self, selection: Selection) -> str:
         """The whole text: the groups of :data:`GROUPS` that show or leave out something,
         separated by blank lines."""
@@ -243,7 +261,9 @@ class StateLayout:
             if group.kind == "carried":
                 body = self._carried(items, gone)
             elif group.kind == "text":
-                body = "\n".join(self.line(s) for s in items)
+                body = self._text(items, gone)
+                if not body:
+                    continue
             else:
                 body = "\n".join(self.line(s) for s in items)
             blocks.append(f"{self.heading(group.key)}\n{body}")
