@@ -1,10 +1,13 @@
 """Import speed (MB/s) on the largest corpus transcript of each supported format (not a test).
 
-Run: ``.venv/bin/python benchmarks/import_speed.py [--runs N]`` (default 9 runs).
+Run: ``.venv/bin/python benchmarks/import_speed.py [--runs N] [--clock wall|cpu]`` (default
+9 runs, wall-clock time).
 
 Every file (and store folder) under ``../shared/corpus/`` is sniffed; files of formats that
 ctxengine does not import yet are skipped. For the largest file of each imported format it
-times, ``N`` times each, with ``time.perf_counter``:
+times, ``N`` times each, with ``time.perf_counter`` (``--clock cpu``: ``time.thread_time``, the
+CPU time of the reading thread, steadier on a machine shared with other work, and blind to
+time spent waiting for the disk):
 
 - **parse**: ``read_transcript(path)`` (sniffing, reading, parsing, building the entries);
 - **parse + store**: the same plus ``SQLiteStore.import_session`` into a fresh SQLite file in
@@ -13,7 +16,9 @@ times, ``N`` times each, with ``time.perf_counter``:
 It prints the median time and the speed in MB (10^6 bytes) of source file (all files of a
 folder) per second, and the parse speed relative to the Claude Code importer's on its own
 largest file (``× Claude Code``: 0.5 is half its MB/s); the row marked ``*`` is the largest
-importable file of the corpus.
+importable file of the corpus. The parse runs of all files take turns (run 1 of every file,
+then run 2 …), so that a change in the machine's load during the benchmark weighs on every
+format alike and the ratios stay comparable; the same holds for the second table.
 
 A second table compares the agent formats whose only corpus files are short format samples
 (``format-fixtures/``, a few KB, where the fixed cost of opening, sniffing and hashing a file
@@ -37,6 +42,7 @@ import json
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +52,26 @@ from _common import largest_per_format, median, require_corpus, size_of, table
 from ctxengine.importers import read_transcript
 from ctxengine.stores.sqlite import SQLiteStore
 
+#: The clock the runs are timed with (``--clock``).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+clock = CLOCKS["wall"]
 
-def time_parse(path: Path, runs: int) -> tuple[float, int]:
-    """Median seconds of ``read_transcript(path)`` and the entry count."""
-    times: list[float] = []
-    entries = 0
+
+def interleaved(calls: list[Callable[[], object]], runs: int) -> list[float]:
+    """Median seconds of each of ``calls``, run ``runs`` times in turns (each call once per
+    round)."""
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(runs):
-        start = time.perf_counter()
-        imported = read_transcript(path)
-        times.append(time.perf_counter() - start)
-        entries = len(imported.entries)
-    return median(times), entries
+        for call, found in zip(calls, times, strict=True):
+            start = clock()
+            call()
+            found.append(clock() - start)
+    return [median(found) for found in times]
+
+
+def parse_call(path: Path, fmt: str | None = None) -> Callable[[], object]:
+    """``read_transcript(path[, fmt])`` as a call for :func:`interleaved`."""
+    return lambda: read_transcript(path, fmt)
 
 
 def time_parse_store(path: Path, runs: int) -> float:
@@ -65,9 +80,9 @@ def time_parse_store(path: Path, runs: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(runs):
             with SQLiteStore(Path(tmp) / f"run{n}.db") as store:
-                start = time.perf_counter()
+                start = clock()
                 result = store.import_session(read_transcript(path))
-                times.append(time.perf_counter() - start)
+                times.append(clock() - start)
                 assert result.skipped == 0, "a fresh database already held entries"
     return median(times)
 
@@ -180,22 +195,13 @@ def opencode_database(storage: Path, target_bytes: int, out: Path) -> Path:
     return out
 
 
-def time_forced(path: Path, fmt: str, runs: int) -> float:
-    """Median seconds of ``read_transcript(path, fmt)``."""
-    times: list[float] = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        read_transcript(path, fmt)
-        times.append(time.perf_counter() - start)
-    return median(times)
-
-
 def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
     """The second table (see the module docstring)."""
     rows: list[tuple[str, ...]] = []
     speeds: dict[str, float] = {}
     per_entry: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        pairs: dict[str, tuple[Path, Path]] = {}
         for fmt, (rel, header) in AGENT_SAMPLES.items():
             sample = corpus / "format-fixtures" / rel
             target, out = int(scaled_mb * 1e6), Path(tmp) / f"{fmt}.x"
@@ -203,9 +209,13 @@ def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
                 scaled = opencode_database(sample, target, out.with_suffix(".db"))
             else:
                 scaled = scaled_copy(sample, header, target, out)
+            pairs[fmt] = (sample, scaled)
+        calls = [parse_call(p, fmt) for fmt, pair in pairs.items() for p in pair]
+        medians = iter(interleaved(calls, runs))
+        for fmt, (sample, scaled) in pairs.items():
+            rel = AGENT_SAMPLES[fmt][0]
+            sample_s, scaled_s = next(medians), next(medians)
             kb, mb = size_of(sample) / 1e3, size_of(scaled) / 1e6
-            sample_s = time_forced(sample, fmt, runs)
-            scaled_s = time_forced(scaled, fmt, runs)
             speeds[fmt] = mb / scaled_s
             entries = len(read_transcript(scaled, fmt).entries)
             per_entry[fmt] = entries / scaled_s
@@ -221,7 +231,8 @@ def agent_samples(corpus: Path, runs: int, scaled_mb: float) -> None:
              f"{per_entry[r[0]] / per_entry['claude-code']:.2f}")
             for r in rows
         ],
-        title=f"Agent format samples, as they are and scaled, median of {runs} runs",
+        title=f"Agent format samples, as they are and scaled, median of {runs} runs by "
+        f"{'wall' if clock is time.perf_counter else 'cpu'} clock",
     )  # fmt: skip
 
 
@@ -231,15 +242,22 @@ def main() -> None:
     parser.add_argument(
         "--scaled-mb", type=float, default=2.0, help="size the agent samples are scaled to"
     )
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="wall", help="time runs by wall clock or CPU"
+    )
     args = parser.parse_args()
+    global clock
+    clock = CLOCKS[args.clock]
     corpus = require_corpus()
     files = largest_per_format(corpus)
     largest = max(files.values(), key=size_of)
+    order = sorted(files.items(), key=lambda kv: -size_of(kv[1]))
+    parse_times = interleaved([parse_call(path) for _, path in order], args.runs)
     rows = []
     parse_speed: dict[str, float] = {}
-    for fmt, path in sorted(files.items(), key=lambda kv: -size_of(kv[1])):
+    for (fmt, path), parse_s in zip(order, parse_times, strict=True):
         mb = size_of(path) / 1e6
-        parse_s, entries = time_parse(path, args.runs)
+        entries = len(read_transcript(path).entries)
         store_s = time_parse_store(path, args.runs)
         parse_speed[fmt] = mb / parse_s
         mark = " *" if path == largest else ""
@@ -273,7 +291,8 @@ def main() -> None:
             "entries/s (parse+store)",
         ),
         rows,
-        title=f"Import speed, median of {args.runs} runs (* = largest importable corpus file)",
+        title=f"Import speed, median of {args.runs} runs by {args.clock} clock "
+        "(* = largest importable corpus file)",
     )
     agent_samples(corpus, args.runs, args.scaled_mb)
 

@@ -129,6 +129,29 @@ class TestMapping:
         assert [m.text for m in found] == ["go", "Part one.\n\nPart two."]
         assert found[1].meta == {"applied_edits": ["a.py"]}
 
+    def test_notes_of_one_output_are_read_by_their_opening(self, tmp_path: Path) -> None:
+        """The model lines of an output are read opening by opening (``Model:``, then ``Main
+        model:``, then ``Models:``: the last one read names the model, wherever it stands),
+        then its applied edits, then its commits."""
+        text = (
+            HEADER
+            + "#### go  \n\nDone.\n\n"
+            + "> Commit 1234567 fix it  \n> Applied edit to b.py  \n> Commit abcdef0 more  \n"
+            + "> Applied edit to c.py  \n> Models: later-model  \n> Main model: main-model  \n"
+            + "> Model: plain-model  \n\n#### again  \n\nOk.\n\n"
+        )
+        session = read_transcript(write(tmp_path, text))
+        found = messages(session)
+        assert [(m.text, m.model) for m in found if m.role == "assistant"] == [
+            ("Done.", "gpt-4o"),
+            ("Ok.", "later-model"),
+        ]
+        assert list(found[1].meta.items()) == [
+            ("applied_edits", ["b.py", "c.py"]),
+            ("commits", ["1234567", "abcdef0"]),
+        ]
+        assert session.meta["model"] == "later-model"
+
 
 class TestDrift:
     """Of the drift cases only two apply to a Markdown history without ids, JSON or

@@ -525,3 +525,24 @@ class TestShareDrift:
             path, GEMINI, "repaired 1: lone surrogate ×1 (line 21)", f":21: {LONE_SURROGATE_ERROR}"
         )
         assert messages(session)[2].tool_results[0].text == LONE_SURROGATE_TEXT
+
+    def test_a_body_after_a_header_alone_is_counted_from_the_next_line(
+        self, tmp_path: Path
+    ) -> None:
+        """A header followed at once by the separator has its body in the pieces after it;
+        their lines are counted from the line after the header, as if a newline ended it."""
+        path = tmp_path / "a.md"
+        text = share("## USER\n\nhello", "## MODEL", "bad \xff byte", "## USER\n\nbye\n")
+        path.write_bytes(text.encode("latin-1"))
+        assert path.read_bytes().split(b"\n").index(b"bad \xff byte") + 1 == 11
+        session = tolerated(
+            path,
+            GEMINI,
+            "repaired 1: invalid UTF-8 ×1 (line 12)",
+            ":12: expected UTF-8 text (bytes that are not UTF-8 found)",
+        )
+        assert [m.text for m in messages(session)] == [
+            "hello",
+            "\n\n---\n\nbad \ufffd byte",
+            "bye\n",
+        ]

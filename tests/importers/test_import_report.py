@@ -41,6 +41,16 @@ class TestReport:
         }
         assert not report.clean
 
+    def test_ignored_records_counted_at_once_keep_their_first_place(self) -> None:
+        report = ImportReport("s.jsonl")
+        report.ignore("output", line=3)
+        report.ignore("empty input", line=5)
+        report.ignore("output", count=41)
+        assert report.issues == (
+            Issue("ignored", "output", 42, 3, None, None),
+            Issue("ignored", "empty input", 1, 5, None, None),
+        )
+
     def test_the_summary_is_one_line_of_skipped_then_repaired(self) -> None:
         assert filled().summary() == (
             "skipped 2: record:foo ×1 (line 7), partial last line ×1 (line 20); "
