@@ -50,14 +50,21 @@ def located(path: Path, line: int | None = None) -> Iterator[None]:
     :func:`too_complex`'s ``TranscriptError``."""
     try:
         yield
-    except RecursionError as exc:
-        raise too_complex(path, exc, line=line) from None
-    except orjson.JSONEncodeError as exc:
-        raise too_complex(path, exc, line=line) from None
-    except ValueError as exc:
-        if str(exc).startswith(INT_LIMIT):
-            raise too_complex(path, exc, line=line) from None
-        raise
+    except LOCATED as exc:
+        raise relocated(path, exc, line) from None
+
+
+#: The exceptions :func:`located` and :func:`relocated` look at.
+LOCATED = (RecursionError, orjson.JSONEncodeError, ValueError)
+
+
+def relocated(path: Path, exc: BaseException, line: int | None) -> BaseException:
+    """What :func:`located` raises for ``exc`` met at ``line`` of ``path``: :func:`too_complex`'s
+    ``TranscriptError`` for a too deep value or a too long integer, else ``exc`` itself. For
+    hot loops, where one ``try`` around the loop costs less than a ``with`` per line."""
+    if isinstance(exc, RecursionError | orjson.JSONEncodeError) or str(exc).startswith(INT_LIMIT):
+        return too_complex(path, exc, line=line)
+    return exc
 
 
 #: A lone UTF-16 surrogate code point (what ``json`` decodes a ``"\\ud83d"`` escape without its
@@ -183,8 +190,10 @@ def _jsonl_objects(
             raw = raw.removeprefix(BOM)
         if not raw.strip():
             continue
-        with located(path, number):
+        try:
             value, error = parse_json(raw, report, line=number)
+        except LOCATED as exc:
+            raise relocated(path, exc, number) from None
         if not is_object_line(raw, number, value, error, report):
             continue
         yield number, value
@@ -461,7 +470,10 @@ def read_jsonl(path: Path, reader: LineReader, report: ImportReport) -> Imported
         TranscriptError: unreadable file, or a record the reader rejects (in strict mode
             also the first skipped or repaired line).
     """
-    for number, obj in iter_jsonl(path, report):
-        with located(path, number):
+    number = 0
+    try:
+        for number, obj in iter_jsonl(path, report):
             reader.feed(number, obj)
+    except LOCATED as exc:
+        raise relocated(path, exc, number) from None
     return reader.finish()
