@@ -3,6 +3,7 @@ bug exits 1 as an internal error (a ``KeyError`` included)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -90,3 +91,40 @@ def test_an_unknown_option_shows_the_usage_and_exits_2(
     assert stderr.endswith(
         "Try 'ctxengine inspect --help' for help. Error: No such option: --bogus"
     )
+
+
+def _big_head_session(path: Path) -> Path:
+    """A chat-completions log whose system prompt alone takes about 4,800 tokens."""
+    messages: list[dict[str, str]] = [
+        {"role": "system", "content": "Follow the house rules. " * 600}
+    ]
+    for i in range(30):
+        messages.append({"role": "user", "content": f"Question {i}: explain item {i}. " * 20})
+        messages.append({"role": "assistant", "content": f"Answer {i}: item {i} is fine. " * 20})
+    path.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    return path
+
+
+def test_a_request_that_cannot_fit_with_its_output_tokens_exits_2_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = _big_head_session(tmp_path / "big-head.json")
+    out = tmp_path / "request.json"
+    code, stdout, stderr = run(
+        capsys, "compact", str(source), "--window", "8000", "--max-tokens", "3000", "-o", str(out)
+    )
+    assert (code, stdout) == (2, "")
+    assert stderr == (
+        "cannot compact: the compacted request still needs about 5,035 tokens plus the 3,000 "
+        "output tokens asked for (--max-tokens), more than the 8,000-token window (the system "
+        "prompt, developer instructions and the newest turn are kept whole and alone may not "
+        "fit); nothing was written"
+    )
+    assert not out.exists()
+    # With room for its output the same session is compacted and written.
+    code, _, _ = run(
+        capsys, "compact", str(source), "--window", "8000", "--max-tokens", "1500", "-o", str(out)
+    )
+    assert code == 0
+    body = json.loads(out.read_text(encoding="utf-8"))
+    assert body["max_completion_tokens"] == 1500

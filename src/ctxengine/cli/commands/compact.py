@@ -129,6 +129,7 @@ def compact(
             focus=focus,
             request=request,
         )
+        _require_fit(run.report["tokens_after"], window, max_tokens)
         if output is not None:
             dump_json(run.body, output)
         if t.store is not None:
@@ -141,12 +142,26 @@ def compact(
     elif output != "-":
         show_compact_report(out, run.report)
         show_events(out, run.session.events)
-    if run.report["tokens_after"] > window:
-        raise CompactionError(
-            f"the compacted request still needs about {run.report['tokens_after']:,} tokens, "
-            f"more than the {window:,}-token window (the system prompt and the newest turn "
-            "alone may not fit)"
-        )
+
+
+def _require_fit(tokens: int, window: int, max_tokens: int | None) -> None:
+    """Refuse a request that cannot be sent: ``tokens`` (the compacted request's estimate)
+    plus ``max_tokens`` (the output asked for, 0 when none) over the ``window``. Raised before
+    anything is written or stored, so a request a provider would reject never reaches ``-o``.
+
+    Raises:
+        CompactionError: naming the sizes; the head (system prompt, developer instructions)
+            and the newest turn are kept whole, so they alone may not fit.
+    """
+    reserved = max_tokens or 0
+    if tokens + reserved <= window:
+        return
+    asked = f" plus the {reserved:,} output tokens asked for (--max-tokens)" if reserved else ""
+    raise CompactionError(
+        f"the compacted request still needs about {tokens:,} tokens{asked}, more than the "
+        f"{window:,}-token window (the system prompt, developer instructions and the newest "
+        "turn are kept whole and alone may not fit); nothing was written"
+    )
 
 
 def _single_flight(t: Target) -> AbstractContextManager[None]:
