@@ -9,8 +9,10 @@
     │   └── UnsupportedFormatError  a recognised format that has no importer yet
     ├── StoreError                  the session store failed or was asked for something missing
     │   ├── SessionNotFound
+    │   ├── StoreMissing            a read found no store file at the path given
     │   ├── StoreConflict           another writer appended first (compare-and-append lost)
-    │   └── StoreLockTimeout        a session's compaction lock stayed held past the wait
+    │   └── StoreBusy               another writer held the write lock past the busy timeout
+    │       └── StoreLockTimeout    a session's compaction lock stayed held past the wait
     ├── CompactionError             a compaction could not be carried out
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
     │   ├── SummaryRejected         a summary failed validation (never stored)
@@ -106,6 +108,41 @@ class SessionNotFound(StoreError):
         super().__init__(f"no stored session matches {session_id!r}")
 
 
+class StoreMissing(StoreError):
+    """A read-only open found no store at ``path`` (nothing was created).
+
+    Attributes:
+        path: the database file looked for.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"no store at {path} (nothing has been imported there yet)")
+
+
+class StoreBusy(StoreError):
+    """Another writer (thread or process) held the store's write lock for longer than the
+    caller was willing to wait; nothing of the write was stored.
+
+    Attributes:
+        path: the database file (``None`` for a lock that is not the database's).
+        operation: what was being written.
+        timeout_s: how long the caller waited, in seconds.
+    """
+
+    def __init__(self, path: str | None, operation: str, timeout_s: float, *, message: str = ""):
+        self.path = path
+        self.operation = operation
+        self.timeout_s = timeout_s
+        super().__init__(
+            message
+            or (
+                f"sqlite store {path}: {operation} failed: store busy: another writer held the "
+                f"write lock longer than the {timeout_s:g} s busy timeout"
+            )
+        )
+
+
 class StoreConflict(StoreError):
     """An append expected the session log to end at seq ``expected``, but another writer
     (thread or process) appended first and it ends at ``actual``. Nothing of the append was
@@ -128,7 +165,7 @@ class StoreConflict(StoreError):
         )
 
 
-class StoreLockTimeout(StoreError):
+class StoreLockTimeout(StoreBusy):
     """A session's compaction lock was still held by another thread or process after
     ``timeout_s`` seconds of waiting.
 
@@ -139,10 +176,12 @@ class StoreLockTimeout(StoreError):
 
     def __init__(self, session_id: str, timeout_s: float) -> None:
         self.session_id = session_id
-        self.timeout_s = timeout_s
         super().__init__(
-            f"the compaction lock of session {session_id!r} is still held by another "
-            f"writer after {timeout_s:g} s"
+            None,
+            f"compact session {session_id!r}",
+            timeout_s,
+            message=f"the compaction lock of session {session_id!r} is still held by another "
+            f"writer after {timeout_s:g} s",
         )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxengine.errors import StoreError
+from ctxengine.errors import StoreBusy, StoreError
 from ctxengine.stores import SessionInfo, SQLiteStore
 from ctxengine.stores import migrations as mig
 from ctxengine.stores.migrations import MIGRATIONS, m001_initial, migrate, schema_version
@@ -158,7 +158,11 @@ class TestReadFirst:
         finally:
             raw.execute("ROLLBACK")
             raw.close()
-        assert str(info.value) == f"sqlite store {db}: open failed: database is locked"
+        assert isinstance(info.value, StoreBusy)
+        assert str(info.value) == (
+            f"sqlite store {db}: open failed: store busy: another writer held the write lock "
+            "longer than the 0.1 s busy timeout"
+        )
         with SQLiteStore(db) as store:
             assert store.sessions() == []
         assert schema_version(connect(db)) == 2

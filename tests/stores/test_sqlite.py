@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
+from ctxengine.errors import (
+    ConfigError,
+    SessionNotFound,
+    StoreBusy,
+    StoreConflict,
+    StoreError,
+)
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import (
     CompactionRecord,
@@ -133,8 +139,17 @@ class TestRoundTrip:
     def test_imported_session_is_listed_with_its_count_and_source(self, store: SQLiteStore) -> None:
         store.import_session(imported("s1", make_log("s1", 5)))
         store.create_session(SessionInfo("live-1", "live", created_at="2026-02-02T00:00:00Z"))
+        # updated: the newest entry's time; none for a session without entries or imports
         assert store.sessions() == [
-            SessionInfo("s1", "test", "log.jsonl", "fix it", "2026-01-01T00:00:00Z", 5),
+            SessionInfo(
+                "s1",
+                "test",
+                "log.jsonl",
+                "fix it",
+                "2026-01-01T00:00:00Z",
+                5,
+                updated_at="2026-01-01T00:00:04Z",
+            ),
             SessionInfo("live-1", "live", None, None, "2026-02-02T00:00:00Z", 0),
         ]
         assert store.session("s1").meta == {"cwd": "/w"}
@@ -552,7 +567,7 @@ class TestBusyTimeout:
             raw = sqlite3.connect(db, isolation_level=None)
             raw.execute("BEGIN IMMEDIATE")
             t0 = time.monotonic()
-            with pytest.raises(StoreError, match="database is locked"):
+            with pytest.raises(StoreBusy, match="store busy"):
                 store.append("s1", make_log("s1", 1))
             waited = time.monotonic() - t0
             assert store.entries("s1") == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from race_workers import message
 
-from ctxengine.errors import StoreConflict, StoreError
+from ctxengine.errors import StoreBusy, StoreConflict, StoreError
 from ctxengine.model import Entry
 from ctxengine.stores import SessionInfo, SQLiteStore
 
@@ -150,8 +150,10 @@ def test_a_reader_thread_does_not_wait_for_a_writer_thread(tmp_path: Path) -> No
         release.set()
         writer.join()
     assert read_s < 0.2
+    assert isinstance(info.value, StoreBusy)
     assert str(info.value) == (
-        f"sqlite store {store.path}: append to session 's' failed: database is locked"
+        f"sqlite store {store.path}: append to session 's' failed: store busy: another writer "
+        "held the write lock longer than the 0.2 s busy timeout"
     )
     assert 0.2 <= write_s < 5
     assert [s.id for s in store.sessions()] == ["s", "s2"]

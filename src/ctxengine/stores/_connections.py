@@ -31,6 +31,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 #: ``sqlite3``'s own message for a closed connection, kept so callers see one wording.
 CLOSED_MESSAGE = "Cannot operate on a closed database."
@@ -63,6 +64,8 @@ class ThreadConnections:
         path: database file, or ``":memory:"`` (one connection, shared behind a lock).
         busy_timeout_s: seconds a statement waits for another connection's lock (seconds).
         configure: run on every new connection (pragmas); its errors propagate.
+        must_exist: open an existing file only (a ``mode=rw`` URI): a missing file is an
+            error instead of a new, empty database.
 
     Raises:
         sqlite3.Error: the first connection cannot be opened or configured.
@@ -73,8 +76,11 @@ class ThreadConnections:
         path: str,
         busy_timeout_s: float,
         configure: Callable[[sqlite3.Connection], None],
+        *,
+        must_exist: bool = False,
     ) -> None:
         self.path = path
+        self._must_exist = must_exist and path != ":memory:"
         self.busy_timeout_s = busy_timeout_s
         self._configure = configure
         self._local = threading.local()
@@ -90,11 +96,13 @@ class ThreadConnections:
             self._local.slot = first
 
     def _open(self) -> _Slot:
+        target = Path(self.path).absolute().as_uri() + "?mode=rw" if self._must_exist else self.path
         conn = sqlite3.connect(
-            self.path,
+            target,
             timeout=self.busy_timeout_s,
             isolation_level=None,
             check_same_thread=False,
+            uri=self._must_exist,
         )
         try:
             self._configure(conn)

@@ -101,8 +101,9 @@ def session_row(info: SessionInfo, where: str) -> tuple[Any, ...]:
 
 
 def row_session(row: tuple[Any, ...]) -> SessionInfo:
-    """The session of a row: :data:`SESSION_COLUMNS` followed by the entry count."""
-    sid, fmt, source_path, title, created_at, meta, count = row
+    """The session of a row: :data:`SESSION_COLUMNS` followed by the entry count and the
+    time of the newest entry (else of the newest import)."""
+    sid, fmt, source_path, title, created_at, meta, count, updated_at = row
     return SessionInfo(
         id=sid,
         format=fmt,
@@ -111,6 +112,7 @@ def row_session(row: tuple[Any, ...]) -> SessionInfo:
         created_at=created_at,
         entry_count=count,
         meta=load_meta(meta),
+        updated_at=updated_at,
     )
 
 

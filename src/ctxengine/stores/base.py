@@ -42,6 +42,9 @@ class SessionInfo:
             time the session was stored (UTC).
         entry_count: number of stored entries (ignored by :meth:`Store.create_session`).
         meta: source facts kept with the session (model, cwd, version …).
+        updated_at: ISO-8601 time of the newest entry (as its source recorded it), else of
+            the newest import; ``None`` when neither is known (ignored by
+            :meth:`Store.create_session`).
     """
 
     id: str
@@ -51,6 +54,7 @@ class SessionInfo:
     created_at: str | None = None
     entry_count: int = 0
     meta: Mapping[str, Any] = field(default_factory=_no_meta, compare=False)
+    updated_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

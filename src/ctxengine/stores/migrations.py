@@ -136,6 +136,25 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     return done
 
 
+def check_current(conn: sqlite3.Connection, path: str) -> None:
+    """Check, reading only, that the database at ``path`` has every migration and no
+    unknown one (a read-only open cannot migrate).
+
+    Raises:
+        StoreError: the schema is newer than this version, or older (open the store for
+            writing once, e.g. ``ctxengine import``, to migrate it).
+        sqlite3.Error: the connection itself failed; callers wrap it with their context.
+    """
+    applied = _applied_if_recorded(conn)
+    _refuse_newer(applied)
+    missing = [fn.__name__ for fn in MIGRATIONS if fn.__name__ not in applied]
+    if missing:
+        raise StoreError(
+            f"sqlite store {path}: the schema lacks migrations {', '.join(missing)}: open the "
+            "store for writing once (any import) to migrate it; a read-only open never writes"
+        )
+
+
 def _applied_if_recorded(conn: sqlite3.Connection) -> set[str]:
     """Names recorded in ``schema_migrations``; empty when the table does not exist yet.
     Only reads (each statement is its own read transaction)."""

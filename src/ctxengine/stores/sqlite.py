@@ -2,9 +2,13 @@
 
 The file lives at :func:`default_db_path` unless a path is given; ``":memory:"`` gives a
 private in-memory database (tests). Opening a store applies missing migrations (reading only,
-when none is missing). Writes run in ``BEGIN IMMEDIATE`` transactions, so a whole import or
+when none is missing; the missing ones under the write lock, once). ``read_only=True`` opens an
+existing file without ever writing: no file is created, nothing is migrated, and every
+statement is a read. Writes run in ``BEGIN IMMEDIATE`` transactions, so a whole import or
 append is stored completely or not at all, and readers (other connections, other processes)
-see only committed data and never wait for a writer.
+see only committed data and never wait for a writer. A writer waits for another writer's
+transaction up to the busy timeout (``busy_timeout_s``, else ``$CTXENGINE_BUSY_TIMEOUT``, else
+:data:`BUSY_TIMEOUT_S`) and then fails with :class:`~ctxengine.errors.StoreBusy`.
 
 One store object may be used from every thread of its process: each thread gets its own
 connection (see :mod:`ctxengine.stores._connections` for why). Several processes may open the
@@ -32,16 +36,26 @@ from typing import Any, Self
 
 import platformdirs
 
-from ctxengine.errors import ConfigError, SessionNotFound, StoreConflict, StoreError
+from ctxengine.errors import (
+    ConfigError,
+    SessionNotFound,
+    StoreBusy,
+    StoreConflict,
+    StoreError,
+    StoreMissing,
+)
 from ctxengine.model import Entry
 from ctxengine.stores import _rows
 from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores.base import ImportedLog, ImportRecord, ImportResult, SessionInfo
-from ctxengine.stores.migrations import migrate
+from ctxengine.stores.migrations import check_current, migrate
 
 #: Environment variable that overrides the default database path.
 DB_ENV_VAR = "CTXENGINE_DB"
+#: Environment variable that overrides :data:`BUSY_TIMEOUT_S` (seconds) for stores opened
+#: without an explicit ``busy_timeout_s``.
+BUSY_TIMEOUT_ENV_VAR = "CTXENGINE_BUSY_TIMEOUT"
 #: Seconds a write waits for another connection's write lock before failing (SQLite's busy
 #: timeout). The same value as ``policy.defaults.DEFAULT_STORE_BUSY_TIMEOUT_S``, which callers
 #: above the store pass; stores sit below ``policy`` and cannot import it (DESIGN layers).
@@ -52,13 +66,40 @@ LOCK_DIR_SUFFIX = "-locks"
 _ID_CHUNK = 500
 
 _COUNT = "(SELECT COALESCE(MAX(seq), -1) + 1 FROM entries e WHERE e.session_id = s.id)"
-_SELECT_SESSIONS = f"SELECT {_rows.SESSION_COLUMNS}, {_COUNT} FROM sessions s"
+#: The newest entry's time (a primary-key seek), else the newest import's.
+_UPDATED = (
+    "COALESCE((SELECT created_at FROM entries e WHERE e.session_id = s.id "
+    "ORDER BY seq DESC LIMIT 1), (SELECT MAX(imported_at) FROM import_reports r "
+    "WHERE r.session_id = s.id))"
+)
+_SELECT_SESSIONS = f"SELECT {_rows.SESSION_COLUMNS}, {_COUNT}, {_UPDATED} FROM sessions s"
 
 
-def default_db_path() -> Path:
+def busy_timeout_from_env() -> float:
+    """``$CTXENGINE_BUSY_TIMEOUT`` in seconds, else :data:`BUSY_TIMEOUT_S`.
+
+    Raises:
+        ConfigError: the variable is set but not a finite number of seconds >= 0.
+    """
+    raw = os.environ.get(BUSY_TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(
+            f"{BUSY_TIMEOUT_ENV_VAR}={raw!r}: expected a finite number of seconds >= 0"
+        )
+    return value
+
+
+def default_db_path(*, create_dir: bool = True) -> Path:
     """The database used when none is given: ``$CTXENGINE_DB`` when set, else
     ``ctxengine.db`` in the platform's user data directory (``platformdirs``; on Linux
-    ``~/.local/share/ctxengine/ctxengine.db``). Creates the parent directory.
+    ``~/.local/share/ctxengine/ctxengine.db``). Creates the parent directory unless
+    ``create_dir`` is false.
 
     Raises:
         StoreError: the directory cannot be created.
@@ -71,7 +112,8 @@ def default_db_path() -> Path:
     else:
         path = Path(platformdirs.user_data_dir("ctxengine", appauthor=False)) / "ctxengine.db"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_dir:
+            path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the directory of {path}: {exc.strerror}") from exc
     return path
@@ -87,31 +129,55 @@ class SQLiteStore:
         path: database file, or ``":memory:"``; ``None`` means :func:`default_db_path`.
             The parent directory of an explicit path must exist.
         busy_timeout_s: seconds a write waits for another connection's (thread's, process's)
-            write transaction before failing with a ``StoreError`` ("database is locked").
-            Reads never wait (WAL).
+            write transaction before failing with :class:`~ctxengine.errors.StoreBusy`
+            (default ``$CTXENGINE_BUSY_TIMEOUT``, else :data:`BUSY_TIMEOUT_S`). Reads never
+            wait (WAL).
+        read_only: open an existing store for reading only: nothing is created or migrated
+            and no statement writes (a write method raises ``StoreError``).
 
     Raises:
-        ConfigError: ``busy_timeout_s`` is negative or not finite.
+        ConfigError: ``busy_timeout_s`` (or ``$CTXENGINE_BUSY_TIMEOUT``) is negative or not
+            finite.
+        StoreMissing: ``read_only`` and no file exists at the path.
+        StoreBusy: a missing migration waited past the busy timeout for the write lock.
         StoreError: the file cannot be opened, is not a SQLite database, or holds a schema
-            newer than this version of ctxengine.
+            newer than this version of ctxengine (or, ``read_only``, older: open it for
+            writing once to migrate it).
     """
 
-    def __init__(self, path: str | Path | None = None, *, busy_timeout_s: float = BUSY_TIMEOUT_S):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        busy_timeout_s: float | None = None,
+        read_only: bool = False,
+    ):
+        if busy_timeout_s is None:
+            busy_timeout_s = busy_timeout_from_env()
         if not (isinstance(busy_timeout_s, int | float) and math.isfinite(busy_timeout_s)) or (
             busy_timeout_s < 0
         ):
             raise ConfigError(
                 f"busy_timeout_s must be a finite number of seconds >= 0, got {busy_timeout_s!r}"
             )
-        self.path = str(default_db_path() if path is None else path)
+        where = default_db_path(create_dir=not read_only) if path is None else path
+        self.path = str(where)
         self.busy_timeout_s = float(busy_timeout_s)
         memory = self.path == ":memory:"
+        self.read_only = read_only and not memory
+        if self.read_only and not Path(self.path).is_file():
+            raise StoreMissing(self.path)
         self._locks = SessionLocks(None if memory else self.path + LOCK_DIR_SUFFIX)
         with self._errors("open"):
-            self._connections = ThreadConnections(self.path, self.busy_timeout_s, self._configure)
+            self._connections = ThreadConnections(
+                self.path, self.busy_timeout_s, self._configure, must_exist=self.read_only
+            )
         try:
             with self._errors("open"), self._connections.use() as conn:
-                migrate(conn)
+                if self.read_only:
+                    check_current(conn, self.path)
+                else:
+                    migrate(conn)
         except BaseException:
             self._connections.close()
             raise
@@ -119,6 +185,11 @@ class SQLiteStore:
     def _configure(self, conn: sqlite3.Connection) -> None:
         """Per-connection settings, run on each thread's new connection."""
         conn.execute("PRAGMA foreign_keys = ON")
+        if self.read_only:
+            # A reader never writes: not even the journal mode (a store is WAL from its
+            # first open for writing).
+            conn.execute("PRAGMA query_only = ON")
+            return
         if self.path != ":memory:":
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal":
@@ -133,6 +204,8 @@ class SQLiteStore:
         try:
             yield
         except sqlite3.Error as exc:
+            if _is_busy(exc):
+                raise StoreBusy(self.path, operation, self.busy_timeout_s) from exc
             raise StoreError(f"sqlite store {self.path}: {operation} failed: {exc}") from exc
 
     @contextmanager
@@ -143,7 +216,14 @@ class SQLiteStore:
 
     @contextmanager
     def _write(self, operation: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed when the block ends, rolled back on any error."""
+        """One write transaction: committed when the block ends, rolled back on any error.
+
+        Raises:
+            StoreError: the store was opened read-only.
+            StoreBusy: another writer held the write lock past the busy timeout.
+        """
+        if self.read_only:
+            raise StoreError(f"sqlite store {self.path}: {operation} refused: opened read-only")
         with self._errors(operation), self._connections.use() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -168,9 +248,14 @@ class SQLiteStore:
     def create_session(self, info: SessionInfo) -> bool:
         """Store a new, empty session; ``False`` when ``info.id`` already exists.
 
-        ``created_at`` defaults to now (UTC) when ``info.created_at`` is ``None``.
+        ``created_at`` defaults to now (UTC) when ``info.created_at`` is ``None``. A session
+        already stored is found by a read: no write lock is taken (a reader that opens a
+        stored session never waits for another writer).
         """
         operation = f"create session {info.id!r}"
+        with self._read(operation) as conn:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (info.id,)).fetchone():
+                return False
         with self._write(operation) as conn:
             return self._insert_session(conn, info, operation)
 
@@ -210,24 +295,38 @@ class SQLiteStore:
         """Store an imported transcript (session row when new, then its new entries) in one
         transaction; see :meth:`ctxengine.stores.base.Store.import_session`. New entries get
         the seqs that continue the stored log, whatever seqs the file gave them. Returns how
-        many entries were added and skipped."""
+        many entries were added and skipped.
+
+        Every entry is serialised before the write transaction begins, so the write lock is
+        held only for the lookups and inserts (other writers wait that long, not for the
+        serialisation of a large file).
+        """
         sid = imported.session_id
         operation = f"import session {sid!r} from {imported.source_path}"
+        where = self._where(operation)
         first = imported.entries[0].created_at if imported.entries else None
         info = SessionInfo(
             sid, imported.format, imported.source_path, imported.title, first, 0, imported.meta
         )
+        rows = [_rows.entry_row(e, where) for e in imported.entries]
+        for e in imported.entries:
+            if e.session_id != sid:
+                raise StoreError(f"{where}: entry {e.id!r} belongs to session {e.session_id!r}")
+        report = _rows.import_row(imported, 0, where)
         with self._write(operation) as conn:
             self._insert_session(conn, info, operation)
             stored = self._stored_ids(conn, sid, [e.id for e in imported.entries])
-            fresh = [e for e in imported.entries if e.id not in stored]
-            _check_unique(fresh, self._where(operation))
+            fresh = [(e, row) for e, row in zip(imported.entries, rows, strict=True)]
+            fresh = [(e, row) for e, row in fresh if e.id not in stored]
+            _check_unique([e for e, _ in fresh], where)
             start = self._last_seq(conn, sid) + 1
-            renumbered = [replace(e, seq=start + i) for i, e in enumerate(fresh)]
-            self._insert(conn, sid, renumbered, start, operation)
+            conn.executemany(
+                f"INSERT INTO entries ({_rows.ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                ((row[0], start + i, *row[2:]) for i, (_, row) in enumerate(fresh)),
+            )
             conn.execute(
                 f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                _rows.import_row(imported, len(fresh), self._where(operation)),
+                (*report[:4], len(fresh), *report[5:]),
             )
         return ImportResult(sid, len(fresh), len(imported.entries) - len(fresh))
 
@@ -394,6 +493,15 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """True for SQLite's "database is locked" (``SQLITE_BUSY``): another connection held the
+    lock past the busy timeout."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF == sqlite3.SQLITE_BUSY)
+    return "database is locked" in str(exc)
 
 
 def _check_continues(fresh: Sequence[Entry], session_id: str, next_seq: int, where: str) -> None:

@@ -1,0 +1,150 @@
+"""Readers never wait and never write; writers wait up to the busy timeout and then fail
+with ``StoreBusy``. A second connection holds the write lock with ``BEGIN IMMEDIATE``."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from ctxengine.errors import ConfigError, StoreBusy, StoreError, StoreMissing
+from ctxengine.importers.base import ImportedSession
+from ctxengine.model import Entry, Message, TextPart
+from ctxengine.stores import SessionInfo, SQLiteStore
+from ctxengine.stores.sqlite import BUSY_TIMEOUT_ENV_VAR, BUSY_TIMEOUT_S
+
+
+def entries(session_id: str, n: int) -> list[Entry]:
+    return [
+        Entry(
+            f"e{i}",
+            session_id,
+            i,
+            Message("user", (TextPart(f"message {i}"),)),
+            parent_id=f"e{i - 1}" if i else None,
+            created_at=f"2026-03-01T10:00:{i:02d}Z",
+        )
+        for i in range(n)
+    ]
+
+
+def imported(session_id: str, n: int) -> ImportedSession:
+    return ImportedSession(session_id, "test", "t.jsonl", tuple(entries(session_id, n)), "t", {})
+
+
+@contextmanager
+def write_locked(db: Path) -> Iterator[None]:
+    """Another connection holds the database's write lock for the block."""
+    raw = sqlite3.connect(db, isolation_level=None)
+    raw.execute("BEGIN IMMEDIATE")
+    raw.execute("INSERT INTO sessions (id, format) VALUES ('held', 'live')")
+    try:
+        yield
+    finally:
+        raw.execute("ROLLBACK")
+        raw.close()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "ctx.db"
+    with SQLiteStore(path) as store:
+        store.import_session(imported("s1", 3))
+    return path
+
+
+class TestReadOnly:
+    def test_a_missing_store_is_reported_and_not_created(self, tmp_path: Path) -> None:
+        path = tmp_path / "new.db"
+        with pytest.raises(StoreMissing) as info:
+            SQLiteStore(path, read_only=True)
+        assert str(info.value) == f"no store at {path} (nothing has been imported there yet)"
+        assert info.value.path == str(path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+    def test_it_reads_while_another_connection_holds_the_write_lock(self, db: Path) -> None:
+        with write_locked(db):
+            t0 = time.monotonic()
+            with SQLiteStore(db, read_only=True, busy_timeout_s=3) as store:
+                assert [s.id for s in store.sessions()] == ["s1"]
+                assert [e.id for e in store.entries("s1")] == ["e0", "e1", "e2"]
+                # a stored session is found by a read: no write lock wanted
+                assert store.create_session(SessionInfo("s1", "live")) is False
+            took = time.monotonic() - t0
+        assert took < 1.0
+
+    def test_it_never_writes(self, db: Path) -> None:
+        before = db.read_bytes()
+        with SQLiteStore(db, read_only=True) as store:
+            with pytest.raises(StoreError) as info:
+                store.create_session(SessionInfo("new", "live"))
+            assert str(info.value) == (
+                f"sqlite store {db}: create session 'new' refused: opened read-only"
+            )
+            with pytest.raises(StoreError, match="refused: opened read-only"):
+                store.append("s1", entries("s1", 4)[3:])
+        assert db.read_bytes() == before
+
+    def test_an_older_schema_is_refused_not_migrated(self, tmp_path: Path) -> None:
+        path = tmp_path / "old.db"
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+        conn.execute("INSERT INTO schema_migrations VALUES ('m001_initial', 'x')")
+        conn.close()
+        with pytest.raises(StoreError) as info:
+            SQLiteStore(path, read_only=True)
+        assert str(info.value) == (
+            f"sqlite store {path}: the schema lacks migrations m002_import_reports: open the "
+            "store for writing once (any import) to migrate it; a read-only open never writes"
+        )
+
+
+class TestBusy:
+    def test_a_writer_waits_the_busy_timeout_then_fails_with_store_busy(self, db: Path) -> None:
+        with SQLiteStore(db, busy_timeout_s=0.4) as store, write_locked(db):
+            t0 = time.monotonic()
+            with pytest.raises(StoreBusy) as info:
+                store.import_session(imported("s2", 2))
+            waited = time.monotonic() - t0
+        assert 0.4 <= waited < 2.0
+        assert info.value.timeout_s == 0.4
+        assert info.value.path == str(db)
+        assert str(info.value) == (
+            f"sqlite store {db}: import session 's2' from t.jsonl failed: store busy: another "
+            "writer held the write lock longer than the 0.4 s busy timeout"
+        )
+        with SQLiteStore(db) as store:
+            assert [s.id for s in store.sessions()] == ["s1"]
+
+    def test_the_environment_sets_the_default(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(BUSY_TIMEOUT_ENV_VAR, "0.25")
+        with SQLiteStore(db) as store:
+            assert store.busy_timeout_s == 0.25
+        with SQLiteStore(db, busy_timeout_s=2) as store:
+            assert store.busy_timeout_s == 2.0
+        monkeypatch.delenv(BUSY_TIMEOUT_ENV_VAR)
+        with SQLiteStore(db) as store:
+            assert store.busy_timeout_s == BUSY_TIMEOUT_S == 5.0
+
+    @pytest.mark.parametrize("bad", ["soon", "-1", "inf"])
+    def test_a_bad_environment_value_is_refused(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+    ) -> None:
+        monkeypatch.setenv(BUSY_TIMEOUT_ENV_VAR, bad)
+        with pytest.raises(ConfigError) as info:
+            SQLiteStore(db)
+        assert str(info.value) == (
+            f"CTXENGINE_BUSY_TIMEOUT={bad!r}: expected a finite number of seconds >= 0"
+        )
+
+    def test_opening_a_stored_session_for_writing_does_not_wait(self, db: Path) -> None:
+        with write_locked(db), SQLiteStore(db, busy_timeout_s=3) as store:
+            t0 = time.monotonic()
+            assert store.create_session(SessionInfo("s1", "live")) is False
+            assert time.monotonic() - t0 < 1.0
