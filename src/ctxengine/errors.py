@@ -101,11 +101,18 @@ class StoreError(CtxEngineError):
 
 
 class SessionNotFound(StoreError):
-    """No session with this id (or unique id prefix) is stored."""
+    """No session with this id (or unique id prefix) is stored.
 
-    def __init__(self, session_id: str) -> None:
+    Attributes:
+        session_id: the id or prefix looked for.
+        where: the store path when there was no store there at all, else ``None``.
+    """
+
+    def __init__(self, session_id: str, *, where: str | None = None) -> None:
         self.session_id = session_id
-        super().__init__(f"no stored session matches {session_id!r}")
+        self.where = where
+        missing = f" (no store at {where})" if where is not None else ""
+        super().__init__(f"no stored session matches {session_id!r}{missing}")
 
 
 class StoreMissing(StoreError):

@@ -173,8 +173,14 @@ class TestStoreCommands:
 
         code, stdout, _ = run(capsys, "sessions", "--db", db)
         assert code == 0
-        row = next(line for line in stdout.splitlines() if SMALL_ID in line)
-        assert "│ claude-code │      17 │" in row
+        # through a pipe: a header and one tab-separated row, never wrapped
+        total = breakdown(read_transcript(path).entries, HeuristicEstimator()).total
+        assert total == 3_084
+        assert stdout.splitlines() == [
+            "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
+            f"{SMALL_ID}\t2026-02-10 22:57\t2026-02-10 22:59\t17\t3,084\tclaude-code\t"
+            f"start phoenix in background\t{path}",
+        ]
 
     def test_export_jsonl_round_trips_through_the_codec(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path
@@ -209,7 +215,7 @@ class TestStoreCommands:
             )
             for title in ("By role", "By tool", "Top consumers", "Epochs"):
                 assert title in text
-            assert "│ Read │ 1 │ 1,085 │" in text
+            assert "\nRead\t1\t1,085\n" in stdout
 
     def test_replay_prints_a_timeline(self, capsys: pytest.CaptureFixture[str]) -> None:
         path = require_corpus(*SMALL)
@@ -257,7 +263,11 @@ class TestBadInput:
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path
     ) -> None:
         code, _, stderr = run(capsys, "inspect", "nosuch", "--db", str(tmp_path / "ctx.db"))
-        assert (code, stderr) == (2, "error: no stored session matches 'nosuch'")
+        assert (code, stderr) == (
+            2,
+            f"error: no stored session matches 'nosuch' (no store at {tmp_path / 'ctx.db'})",
+        )
+        assert not (tmp_path / "ctx.db").exists()
 
     def test_an_unknown_provider_exits_2(self, capsys: pytest.CaptureFixture[str]) -> None:
         path = require_corpus(*SMALL)

@@ -4,6 +4,7 @@ are closed, a shrunken window compacts again, impossible windows exit 2."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -36,10 +37,26 @@ def test_a_compact_that_cannot_write_its_output_exits_2_and_stores_nothing(
     assert code == 2  # unknown session id
     sid = "6900"
     out = tmp_path / "missing-dir" / "x.json"
+    capsys.readouterr()
     code = main(["compact", sid, "--db", str(db), "--window", "16000", "-o", str(out)])
     assert code == 2
-    assert "cannot write" in _err(capsys)
+    assert _err(capsys) == (
+        f"error: refusing to write {out}: its folder {out.parent} does not exist; "
+        "nothing was written"
+    )
     assert _rows(db) == 164
+    unwritable = tmp_path / "ro"
+    unwritable.mkdir()
+    unwritable.chmod(0o500)
+    try:
+        target = unwritable / "x.json"
+        code = main(["compact", sid, "--db", str(db), "--window", "16000", "-o", str(target)])
+        if os.geteuid() != 0:  # root writes anywhere
+            assert code == 2
+            assert "cannot write" in _err(capsys)
+            assert _rows(db) == 164
+    finally:
+        unwritable.chmod(0o700)
     code = main(
         ["compact", sid, "--db", str(db), "--window", "16000", "-o", str(tmp_path / "ok.json")]
     )

@@ -45,19 +45,22 @@ def test_three_concurrent_compactions_of_a_stored_session_store_one(tmp_path: Pa
     assert len(bodies) == 1  # every process hands off the same compacted request
 
 
-@pytest.mark.parametrize(
-    ("extra", "hint"),
-    [
-        (["--json"], "--json"),
-        (["--plan", "-o", "x.json"], "--plan"),
-        (["--plan", "--report-json"], "--plan"),
-    ],
-)
-def test_plan_and_json_refuse_what_they_cannot_do(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, extra: list[str], hint: str
+def test_plan_refuses_an_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    assert main(["compact", str(path), "--plan", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--plan" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("flag", ["--json", "--report-json"])
+def test_plan_with_json_prints_the_plan_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str
 ) -> None:
     path = tmp_path / "chat.json"
     path.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
-    assert main(["compact", str(path), *extra]) == 2
-    assert hint in capsys.readouterr().err
-    assert not (tmp_path / "x.json").exists()
+    assert main(["compact", str(path), "--plan", flag]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["note"] == ""
+    assert found["plan"]["requirement"]["reason"] == "manual"
+    assert found["plan"]["cut"] is None  # one message: nothing to summarize

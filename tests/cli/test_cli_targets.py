@@ -70,8 +70,13 @@ class TestTargets:
     def test_an_id_that_is_not_stored_is_still_an_unknown_session(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path
     ) -> None:
-        code, _, stderr = run(capsys, "inspect", "abc123", "--db", str(tmp_path / "ctx.db"))
-        assert (code, stderr) == (2, "error: no stored session matches 'abc123'")
+        db = tmp_path / "ctx.db"
+        code, _, stderr = run(capsys, "inspect", "abc123", "--db", str(db))
+        assert (code, stderr) == (
+            2,
+            f"error: no stored session matches 'abc123' (no store at {db})",
+        )
+        assert not db.exists()
 
 
 class TestImportSeveralFiles:

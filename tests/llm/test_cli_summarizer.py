@@ -136,7 +136,10 @@ def test_an_explicit_model_summarizer_that_fails_exits_2_and_writes_nothing(
         project, env, *args, "--window", "8000", "--keep-recent", "600", "-o", "out.json"
     )
     assert done.returncode == 2
-    assert "cannot compact: summary rejected: refusal" in " ".join(done.stderr.split())
+    assert " ".join(done.stderr.split()) == (
+        "cannot compact: the llm summary written by openai:gpt-4o-mini was rejected: refusal "
+        "('Please provide the conversation you want summarized.'); nothing was written"
+    )
     assert not (project / "out.json").exists()
 
 

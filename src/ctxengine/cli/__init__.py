@@ -1,9 +1,16 @@
 """Command-line interface (typer + rich). ``main(argv) -> int`` is the entry point.
 
-Exit codes: 0 ok, 2 bad input (malformed transcript, unknown session, bad option or
-configuration, an output file that cannot be written, a session that cannot be compacted into
-the given window, a summary model that fails when one was asked for), 130 interrupted, 1
-internal error.
+Exit codes:
+
+- 0 ok;
+- 1 internal error (a bug in ctxengine, or a replay that produced invalid requests);
+- 2 bad input: a malformed transcript, an unknown session, a bad option or configuration, an
+  output path refused or not writable, a session that cannot be compacted into the given
+  window, a summary model that fails when one was asked for;
+- 3 store busy: another process held the store's write lock (or the session's compaction
+  lock) longer than the busy timeout (``--busy-timeout``, ``CTXENGINE_BUSY_TIMEOUT``);
+- 130 interrupted (Ctrl-C), as shells report SIGINT;
+- 141 the reader closed the pipe (``| head``), as shells report SIGPIPE; nothing is printed.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from ctxengine.errors import (
     CompactionError,
     ConfigError,
     ProviderError,
+    StoreBusy,
     StoreError,
     TranscriptError,
 )
@@ -22,8 +30,12 @@ from ctxengine.errors import (
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
+#: Another writer held the store (or the session's compaction lock) past the busy timeout.
+EXIT_STORE_BUSY = 3
 #: Interrupted by the user (Ctrl-C), as shells report SIGINT.
 EXIT_INTERRUPTED = 130
+#: The reader of stdout went away (``| head -1``), as shells report SIGPIPE.
+EXIT_CLOSED_PIPE = 141
 
 
 @runtime_checkable
@@ -44,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     import typer
 
     from ctxengine.cli.app import app
-    from ctxengine.cli.output import err
+    from ctxengine.cli.output import ClosedPipe, OutputRefused, error, say, silence_stdout
 
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -52,32 +64,38 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("interrupted: nothing was written")
+        say("interrupted: nothing was written", stderr=True)
         return EXIT_INTERRUPTED
-    except (TranscriptError, ConfigError, StoreError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+    except (ClosedPipe, BrokenPipeError):
+        silence_stdout()
+        return EXIT_CLOSED_PIPE
+    except StoreBusy as exc:
+        error(f"{exc}; nothing was written", label="store busy")
+        return EXIT_STORE_BUSY
+    except (TranscriptError, ConfigError, StoreError, OutputRefused) as exc:
+        error(str(exc))
         return EXIT_BAD_INPUT
     except CompactionError as exc:
-        err.print(f"[red]cannot compact:[/red] {exc}", highlight=False)
+        error(str(exc), label="cannot compact")
         return EXIT_BAD_INPUT
     except ProviderError as exc:
-        err.print(f"[red]summary model failed:[/red] {exc}", highlight=False)
+        error(str(exc), label="summary model failed")
         return EXIT_BAD_INPUT
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
-        err.print(f"[red]error:[/red] cannot write{where}: {exc.strerror or exc}", highlight=False)
+        error(f"cannot write{where}: {exc.strerror or exc}")
         return EXIT_BAD_INPUT
     except Exception as exc:
         if isinstance(exc, _UsageError):
             exc.show()
             return exc.exit_code
-        err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        error(f"{type(exc).__name__}: {exc}", label="internal error")
         return EXIT_INTERNAL
     if isinstance(returned, int) and returned != 0:
         # outside standalone mode typer returns a ``typer.Exit`` code instead of raising it
         # (an interrupt: 130; a failed ``import``: 2)
         if returned == EXIT_INTERRUPTED:
-            err.print("interrupted: nothing was written")
+            say("interrupted: nothing was written", stderr=True)
         return returned
     return EXIT_OK
 

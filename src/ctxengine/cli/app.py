@@ -14,18 +14,23 @@ from ctxengine.cli.commands.import_ import import_
 from ctxengine.cli.commands.inspect import inspect
 from ctxengine.cli.commands.replay import replay_cmd
 from ctxengine.cli.commands.sessions import sessions
-from ctxengine.cli.output import out
+from ctxengine.cli.output import say
 
+# Plain help (click's): every flag without a type label, full descriptions, no boxes.
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
     help="Inspect, compact, replay and export LLM agent sessions.",
+    epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 store busy, 130 interrupted, "
+    "141 output pipe closed.",
 )
 
 
 def _show_version(value: bool) -> None:
     if value:
-        out.print(f"ctxengine {__version__}")
+        say(f"ctxengine {__version__}")
         raise typer.Exit()
 
 
@@ -39,10 +44,11 @@ def _root(
     """Inspect, compact, replay and export LLM agent sessions."""
 
 
-app.command("import")(import_)
-app.command()(sessions)
-app.command()(inspect)
-app.command()(compact)
-app.command("replay")(replay_cmd)
-app.command()(export)
-app.command()(bench)
+# One whole sentence each for the command list (click would cut the docstring at 45 characters).
+app.command("import", short_help="Import transcript files into the store.")(import_)
+app.command(short_help="List stored sessions with dates, sizes and titles.")(sessions)
+app.command(short_help="Show where a session's tokens go.")(inspect)
+app.command(short_help="Compact a session and write the request body.")(compact)
+app.command("replay", short_help="Re-play a session call by call.")(replay_cmd)
+app.command(short_help="Export a session's log or its next request body.")(export)
+app.command(short_help="Measure which planted facts survive compactions.")(bench)

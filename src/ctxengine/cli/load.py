@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxengine.cli.output import err
-from ctxengine.errors import TranscriptError
+import typer
+
+from ctxengine.cli.output import check_output, say
+from ctxengine.errors import SessionNotFound, StoreMissing, TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
@@ -26,6 +28,7 @@ class Target:
         format: transcript format, when known.
         report: what the import of a file skipped and repaired (``None`` for a stored
             session).
+        path: the transcript file read (``None`` for a stored session).
     """
 
     label: str
@@ -34,11 +37,28 @@ class Target:
     store: SQLiteStore | None
     format: str | None
     report: ImportReport | None = None
+    path: Path | None = None
 
 
-def open_store(db: str | None) -> SQLiteStore:
-    """The store at ``db`` (else ``CTXENGINE_DB``, else the default location)."""
-    return SQLiteStore(db) if db else SQLiteStore()
+def open_store(
+    db: str | None, *, busy_timeout: float | None = None, read_only: bool = False
+) -> SQLiteStore:
+    """The store at ``db`` (else ``CTXENGINE_DB``, else the default location); writes wait
+    ``busy_timeout`` seconds for another writer (default ``CTXENGINE_BUSY_TIMEOUT``, else
+    5). ``read_only`` opens an existing store without writing anything.
+
+    Raises:
+        StoreMissing: ``read_only`` and no store exists there.
+        StoreError, ConfigError: see :class:`~ctxengine.stores.sqlite.SQLiteStore`.
+    """
+    return SQLiteStore(db or None, busy_timeout_s=busy_timeout, read_only=read_only)
+
+
+def store_path(db: str | None) -> str:
+    """The path of the store ``open_store(db)`` would open (nothing is created)."""
+    from ctxengine.stores.sqlite import default_db_path
+
+    return str(db) if db else str(default_db_path(create_dir=False))
 
 
 #: Endings that mark a target as a transcript file rather than a session id.
@@ -57,37 +77,85 @@ def report_line(path: str, report: ImportReport) -> None:
     anything (one line; nothing for a clean import)."""
     summary = report.summary()
     if summary:
-        err.print(f"{path}: {summary}", highlight=False, markup=False, soft_wrap=True)
+        say(f"{path}: {summary}", stderr=True)
 
 
-def load_target(target: str, *, db: str | None, format: str | None, strict: bool = False) -> Target:
+def resolve_target(target: str | None, session: str | None) -> tuple[str, bool]:
+    """``(what, is_session)``: the session id given with ``--session``, else the target.
+
+    Raises:
+        typer.BadParameter: both or neither were given.
+    """
+    if session is not None and target is not None:
+        raise typer.BadParameter(
+            "give a transcript file or --session ID, not both", param_hint="--session"
+        )
+    if session is not None:
+        return session, True
+    if target is None:
+        raise typer.BadParameter("give a transcript file or a session id (or --session ID)")
+    return target, False
+
+
+def load_target(
+    target: str | None,
+    *,
+    db: str | None,
+    format: str | None,
+    strict: bool = False,
+    session: str | None = None,
+    busy_timeout: float | None = None,
+    writable: bool = False,
+) -> Target:
     """A file path is imported in memory (nothing written; what the import skipped or
-    repaired is printed as one line on stderr); anything else is looked up as a stored
-    session id (or unique prefix).
+    repaired is printed as one line on stderr); anything else, and any ``session``, is looked
+    up as a stored session id (or unique prefix). The store is opened read-only unless
+    ``writable`` (a caller that appends to the session).
 
     Raises:
         TranscriptError: the file is malformed (with ``strict``: at its first record that
             cannot be read as it is) or in an unknown format; ``"file not found"`` for a
             missing file that looks like a path (:func:`looks_like_path`); ``"expected a
             file path or a session id"`` for an empty target.
-        SessionNotFound: no stored session matches.
+        SessionNotFound: no stored session matches (or there is no store at all).
+        typer.BadParameter: both a target and ``session``, or neither.
     """
-    if not target:
+    name, is_session = resolve_target(target, session)
+    if not name:
         raise TranscriptError("", "expected a file path or a session id")
-    path = Path(target)
-    if not path.exists() and looks_like_path(target):
-        raise TranscriptError(target, "file not found")
-    if path.exists():
-        imported = read_transcript(path, format, strict=strict)
-        report_line(str(path), imported.report)
-        return Target(
-            str(path),
-            imported.session_id,
-            imported.entries,
-            None,
-            imported.format,
-            imported.report,
-        )
-    store = open_store(db)
-    info = store.session(target)
+    path = Path(name)
+    if not is_session:
+        if not path.exists() and looks_like_path(name):
+            raise TranscriptError(name, "file not found")
+        if path.exists():
+            imported = read_transcript(path, format, strict=strict)
+            report_line(str(path), imported.report)
+            return Target(
+                str(path),
+                imported.session_id,
+                imported.entries,
+                None,
+                imported.format,
+                imported.report,
+                path,
+            )
+    try:
+        store = open_store(db, busy_timeout=busy_timeout, read_only=True)
+    except StoreMissing as exc:
+        raise SessionNotFound(name, where=exc.path) from exc
+    info = store.session(name)
+    if writable:
+        store.close()
+        store = open_store(db, busy_timeout=busy_timeout)
     return Target(info.id, info.id, tuple(store.entries(info.id)), store, info.format)
+
+
+def check_output_path(output: str | None, target: str | None, db: str | None) -> None:
+    """Refuse ``output`` before any work when it is a directory, the store, or the
+    transcript ``target`` (see :func:`ctxengine.cli.output.check_output`).
+
+    Raises:
+        OutputRefused: it is one of those.
+    """
+    inputs = [target] if target and Path(target).exists() else []
+    check_output(output, inputs=inputs, store=store_path(db))

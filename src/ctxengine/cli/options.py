@@ -12,6 +12,47 @@ DbOpt = Annotated[
     str | None,
     typer.Option("--db", envvar="CTXENGINE_DB", help="SQLite store (default: user data dir)."),
 ]
+BusyTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--busy-timeout",
+        min=0,
+        envvar="CTXENGINE_BUSY_TIMEOUT",
+        help="Seconds a write waits while another process writes to the store, then fails "
+        "with exit code 3 (store busy). Reads never wait. Default: 5.",
+    ),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        help="A stored session id (or unique prefix), taken as an id whatever its characters "
+        "(an id containing / or ending in .json would otherwise be read as a file).",
+    ),
+]
+TargetArg = Annotated[
+    str | None,
+    typer.Argument(
+        help="Transcript file or stored session id (or give the id with --session).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the result as one JSON document (its schema: ctxengine/cli/schemas/).",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress display (it shows only on a terminal, for work over about a "
+        "second); errors and warnings still print.",
+    ),
+]
 FormatOpt = Annotated[
     str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
 ]

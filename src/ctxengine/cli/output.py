@@ -1,33 +1,275 @@
-"""Where the CLI writes: the rich consoles and JSON output."""
+"""Where the CLI writes: results on stdout, errors, warnings and progress on stderr.
+
+Three rules hold for everything printed here:
+
+- **Data is never interpreted.** The consoles have markup, emoji codes and highlighting off:
+  a file named ``run[bold]1.json`` or a line reference ``x.jsonl:100:`` prints as it is.
+  Styles (red ``error:``) are applied as :class:`rich.text.Text` styles, never parsed from
+  strings.
+- **Plain text off a terminal.** When the stream is not a terminal (a pipe, a file), lines
+  are written as they are, never wrapped, without colour; a table is a header line and one
+  line per row with fields separated by tabs (a tab or newline inside a field becomes a
+  space). On a terminal, rich renders tables with boxes and wraps to the terminal's width.
+- **Machine output is JSON** (:func:`dump_json`), written whole.
+
+A reader that closes the pipe early (``ctxengine inspect x | head -1``) ends the command
+quietly (see :func:`ctxengine.cli.main`).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
-#: Results (tables, reports); a JSON document written to stdout bypasses it.
-out = Console()
-#: Errors, warnings and progress.
-err = Console(stderr=True)
+#: Results (tables, reports) on a terminal; off a terminal :func:`say` writes plain lines.
+out = Console(markup=False, emoji=False, highlight=False)
+#: Errors, warnings and progress on a terminal.
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    """True when ``stream`` is an interactive terminal (not a pipe, a file or a capture)."""
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _stream(stderr: bool) -> IO[str]:
+    return sys.stderr if stderr else sys.stdout
+
+
+class ClosedPipe(Exception):
+    """The reader of stdout (or stderr) closed the pipe (``| head -1``). Not an ``OSError``
+    on purpose: the command-line framework would turn that into a bare exit 1."""
+
+
+def _write_plain(stream: IO[str], text: str) -> None:
+    """Write ``text`` as UTF-8 (a lone surrogate in data escaped, never an encoding error)."""
+    _write_bytes(stream, text.encode("utf-8", "backslashreplace"))
+
+
+def say(text: str | Text, *, stderr: bool = False) -> None:
+    """Print ``text`` (one or more lines) on stdout, or stderr with ``stderr``: through rich
+    on a terminal, as plain unwrapped lines otherwise. A ``str`` is printed literally."""
+    stream = _stream(stderr)
+    if is_terminal(stream):
+        (err if stderr else out).print(text if isinstance(text, Text) else Text(text))
+    else:
+        _write_plain(stream, (text.plain if isinstance(text, Text) else text) + "\n")
+
+
+def labelled(label: str, style: str, message: str) -> Text:
+    """``"<label>: <message>"`` with the label styled (the message literal)."""
+    return Text.assemble((f"{label}:", style), " ", message)
+
+
+def error(message: str, *, label: str = "error") -> None:
+    """Print ``"error: <message>"`` on stderr (the label red on a terminal)."""
+    say(labelled(label, "red", message), stderr=True)
+
+
+def warning(message: str) -> None:
+    """Print ``"warning: <message>"`` on stderr."""
+    say(labelled("warning", "yellow", message), stderr=True)
+
+
+def note(message: str) -> None:
+    """Print ``"note: <message>"`` on stderr."""
+    say(labelled("note", "cyan", message), stderr=True)
+
+
+@dataclass(slots=True)
+class Grid:
+    """A table to print: rich on a terminal, tab-separated lines off it.
+
+    Attributes:
+        columns: the header.
+        rows: cells as text, one tuple per row, as long as ``columns``.
+        title: printed above the table (off a terminal: its own line), or ``None``.
+        right: indexes of right-aligned columns (numbers) on a terminal.
+        keep: indexes of columns never wrapped on a terminal (ids other commands take).
+    """
+
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    title: str | None = None
+    right: frozenset[int] = frozenset()
+    keep: frozenset[int] = frozenset()
+
+    def add(self, *cells: str) -> None:
+        """Append a row (one cell per column)."""
+        if len(cells) != len(self.columns):
+            raise ValueError(f"a row of {len(cells)} cells for {len(self.columns)} columns")
+        self.rows.append(tuple(cells))
+
+
+def _field(cell: str) -> str:
+    return cell.replace("\t", " ").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def grid_lines(grid: Grid) -> list[str]:
+    """The plain form of ``grid``: its title (when set), the header and one line per row,
+    fields separated by tabs."""
+    lines = [] if grid.title is None else [grid.title]
+    lines.append("\t".join(_field(c) for c in grid.columns))
+    lines.extend("\t".join(_field(c) for c in row) for row in grid.rows)
+    return lines
+
+
+def show(grid: Grid, *, stderr: bool = False) -> None:
+    """Print ``grid`` (see :class:`Grid`)."""
+    stream = _stream(stderr)
+    if not is_terminal(stream):
+        _write_plain(stream, "\n".join(grid_lines(grid)) + "\n")
+        return
+    table = Table(title=None if grid.title is None else Text(grid.title))
+    for i, name in enumerate(grid.columns):
+        table.add_column(
+            Text(name),
+            justify="right" if i in grid.right else "left",
+            no_wrap=i in grid.keep,
+            overflow="fold",
+        )
+    for row in grid.rows:
+        table.add_row(*(Text(c) for c in row))
+    (err if stderr else out).print(table)
 
 
 def dump_json(data: Any, path: str | None, *, to_stderr: bool = False) -> None:
-    """Write ``data`` as indented JSON (one trailing newline) to ``path``, to stdout when
-    ``path`` is ``None`` or ``"-"``, or to stderr with ``to_stderr``.
+    """Write ``data`` as indented JSON (one trailing newline) to ``path`` (through
+    :func:`write_output`), to stdout when ``path`` is ``None`` or ``"-"``, or to stderr with
+    ``to_stderr``.
 
     Raises:
         OSError: ``path`` cannot be written.
     """
     raw = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
     if to_stderr:
-        sys.stderr.buffer.write(raw)
-        sys.stderr.flush()
+        _write_bytes(sys.stderr, raw)
     elif path is None or path == "-":
-        sys.stdout.buffer.write(raw)
-        sys.stdout.flush()
+        _write_bytes(sys.stdout, raw)
     else:
-        Path(path).write_bytes(raw)
+        write_output(path, raw)
+
+
+def _write_bytes(stream: IO[str], raw: bytes) -> None:
+    """Write ``raw`` to ``stream`` (its binary buffer when it has one) and flush.
+
+    Raises:
+        ClosedPipe: the reader went away.
+    """
+    try:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(raw.decode("utf-8"))
+            stream.flush()
+        else:
+            buffer.write(raw)
+            buffer.flush()
+    except BrokenPipeError as exc:
+        raise ClosedPipe(str(exc)) from exc
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file in the same
+    folder, flushed to disk, then renamed over ``path`` (a reader never sees half a file; an
+    interrupted write leaves ``path`` as it was). ``"-"`` writes to stdout.
+
+    Raises:
+        OSError: the folder cannot be written (the temporary file is removed).
+    """
+    if path == "-":
+        _write_bytes(sys.stdout, data)
+        return
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _same(a: Path, b: Path) -> bool:
+    """True when ``a`` and ``b`` name one file (hard or symbolic links included); for a path
+    not created yet, when both resolve to the same place."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(
+    path: str | None, *, inputs: Sequence[str | Path] = (), store: str | None = None
+) -> None:
+    """Refuse an output path before any work: a directory, the store (or its ``-wal`` /
+    ``-shm`` files), or one of the input files. ``None`` and ``"-"`` (stdout) pass.
+
+    Raises:
+        OutputRefused: the path is one of those.
+    """
+    if path is None or path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise OutputRefused(path, "it is a directory")
+    if store is not None and store != ":memory:":
+        for suffix in ("", "-wal", "-shm"):
+            if _same(target, Path(store + suffix)):
+                raise OutputRefused(path, f"it is the session store {store}")
+    for given in inputs:
+        if _same(target, Path(given)):
+            raise OutputRefused(path, f"it is the input file {given}")
+    if not target.parent.is_dir():
+        raise OutputRefused(path, f"its folder {target.parent} does not exist")
+
+
+class OutputRefused(ValueError):
+    """An output path that would destroy data or cannot be written (see
+    :func:`check_output`); the command did nothing.
+
+    Attributes:
+        path: the output path given.
+        why: the reason.
+    """
+
+    def __init__(self, path: str, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(f"refusing to write {path}: {why}; nothing was written")
+
+
+def silence_stdout() -> None:
+    """Point the process's stdout at ``/dev/null`` (after the reader closed the pipe, so the
+    interpreter's last flush does not fail again)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError):
+        pass

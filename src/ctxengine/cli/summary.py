@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import Policy
-from ctxengine.providers import create_provider, model_profile, parse_model_spec
+from ctxengine.providers import RetrySettings, create_provider, model_profile, parse_model_spec
 from ctxengine.providers.profiles import summary_model_from_env
 from ctxengine.summarizers.base import Summarizer
 from ctxengine.summarizers.factory import compact_instructions, make_summarizer
@@ -64,11 +64,15 @@ def choose_summarizer(
     api_key: str | None = None,
     verify: bool = False,
     directory: Path | None = None,
+    timeout: float | None = None,
 ) -> SummarizerChoice:
     """Resolve the CLI's summarizer options.
 
     ``kind`` defaults to ``hybrid`` when a summary model is configured (``model`` or
-    ``CTXENGINE_SUMMARY_MODEL``), else ``extractive``.
+    ``CTXENGINE_SUMMARY_MODEL``), else ``extractive``. ``timeout`` (seconds) bounds each
+    summary request: the SDK's timeout (connect, and each read while streaming), and the
+    budget its retries must fit in (:attr:`~ctxengine.providers.RetrySettings.max_elapsed_s`);
+    ``None`` keeps the provider defaults.
 
     Raises:
         ConfigError: a malformed model spec, a model summarizer without a model, a missing
@@ -92,6 +96,8 @@ def choose_summarizer(
         warnings.simplefilter("always")
         profile = model_profile(model_id)
     options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
+    if timeout is not None:
+        options |= {"timeout": timeout, "retry": RetrySettings(max_elapsed_s=timeout)}
     provider = create_provider(spec, **options)
     instructions, sources = read_instructions(directory or Path.cwd())
     summarizer = make_summarizer(

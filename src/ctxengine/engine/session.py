@@ -428,29 +428,51 @@ class Session:
             # A prune that brings the context under the trigger is the whole plan.
             return replace(plan, attempts=()) if tokens < self.budget.trigger else plan
 
-    def compact(self, focus: str | None = None, *, reason: Reason = "manual") -> CompactionOutcome:
+    def compact(
+        self,
+        focus: str | None = None,
+        *,
+        reason: Reason = "manual",
+        cancel: threading.Event | None = None,
+    ) -> CompactionOutcome:
         """Compact now (``/compact``), whatever the context size.
+
+        Args:
+            focus: what the summary should focus on.
+            reason: recorded with the compaction.
+            cancel: setting it (from any thread: a deadline timer, a signal handler) aborts
+                every model summary call of this compaction, the one in flight and any not
+                started yet; history is unchanged.
 
         Raises:
             NothingToCompact: no new entries since the last compaction, or no valid cut.
             SummaryRejected: the summarizer failed; history is unchanged.
             CompactionVetoed: a ``before_compact`` hook vetoed the plan.
+            Cancelled: ``cancel`` was set while a model summarizer ran.
         """
         with self._lock, self._single_flight():
-            self.log.sync()
-            ctx = self.log.project()
-            tokens = self.log.context_tokens(ctx)
-            req = requirement(
-                tokens,
-                self.budget,
-                reason=reason,
-                output_tokens=self.default_output_tokens,
-                new_entries=not _just_compacted(self.log),
-            )
-            if req is None:
-                raise NothingToCompact("the context is under the trigger")
-            plan = self.compactor.make_plan(ctx, tokens, req, focus, self.budget, None)
-            return self.compactor.execute(plan, ctx)
+            self.runner.outer_cancel = cancel
+            try:
+                return self._compact_now(focus, reason)
+            finally:
+                self.runner.outer_cancel = None
+
+    def _compact_now(self, focus: str | None, reason: Reason) -> CompactionOutcome:
+        """:meth:`compact`'s body, under the session's lock and compaction lock."""
+        self.log.sync()
+        ctx = self.log.project()
+        tokens = self.log.context_tokens(ctx)
+        req = requirement(
+            tokens,
+            self.budget,
+            reason=reason,
+            output_tokens=self.default_output_tokens,
+            new_entries=not _just_compacted(self.log),
+        )
+        if req is None:
+            raise NothingToCompact("the context is under the trigger")
+        plan = self.compactor.make_plan(ctx, tokens, req, focus, self.budget, None)
+        return self.compactor.execute(plan, ctx)
 
     def abort(self) -> None:
         """Cancel the summary call in flight, from any thread: its stream is closed, the

@@ -184,3 +184,8 @@ ATTEMPT_SHRINK_DIVISOR = 2
 #: The first attempt's keep-recent budget is lowered to fit the target, never below this
 #: share of the policy's (a continuation state alone loses the thread of the newest turn).
 MIN_FIRST_KEEP_SHARE = 0.25
+
+#: Command line: seconds a command works before its progress display appears on a terminal
+#: (shorter work stays silent; ``$CTXENGINE_PROGRESS_AFTER`` overrides). About a second is
+#: where a pause stops feeling immediate (Nielsen's 1 s limit for an uninterrupted flow).
+PROGRESS_AFTER_S = 1.0

@@ -104,7 +104,8 @@ def call_with_retries(
     Only :class:`~ctxengine.errors.TransientProviderError` (incl. ``RateLimited``) is retried.
     The wait is the provider's ``retry-after`` when it sent one, else
     :meth:`RetrySettings.backoff`. A ``retry-after`` above ``settings.max_retry_after_s``
-    stops at once. The final error has ``attempts`` set.
+    stops at once, and so does a retry whose wait would end past ``settings.max_elapsed_s``
+    (seconds since the first attempt began). The final error has ``attempts`` set.
     """
     try:
         from tenacity import Retrying, retry_if_exception
@@ -131,8 +132,13 @@ def call_with_retries(
         if state.attempt_number >= settings.max_attempts:
             return True
         after = getattr(_exception(state), "retry_after", None)
-        return isinstance(after, float | int) and after > settings.max_retry_after_s
+        if isinstance(after, float | int) and after > settings.max_retry_after_s:
+            return True
+        budget = settings.max_elapsed_s
+        elapsed = time.monotonic() - started
+        return budget is not None and elapsed + wait(state) >= budget
 
+    started = time.monotonic()
     retrying = Retrying(
         stop=stop,
         wait=wait,

@@ -37,12 +37,17 @@ class RetrySettings:
         initial_wait_s: first backoff wait in seconds when no ``retry-after`` is given.
         max_wait_s: ceiling of the exponential backoff in seconds.
         max_retry_after_s: longest ``retry-after`` honoured; longer ones fail at once.
+        max_elapsed_s: the whole call's time budget in seconds, attempts and waits
+            included (``None``: no budget, only ``max_attempts``). No retry starts when its
+            wait would end past the budget, so a call that timed out after the whole
+            budget is not tried again.
     """
 
     max_attempts: int = PROVIDER_MAX_ATTEMPTS
     initial_wait_s: float = PROVIDER_INITIAL_WAIT_S
     max_wait_s: float = PROVIDER_MAX_WAIT_S
     max_retry_after_s: float = PROVIDER_MAX_RETRY_AFTER_S
+    max_elapsed_s: float | None = None
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based) without a

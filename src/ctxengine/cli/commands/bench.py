@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from ctxengine.bench.cells import CellResult
 from ctxengine.bench.profiles import OFFLINE_POLICIES, PROFILES, BenchPolicy
 from ctxengine.bench.run import run_bench
-from ctxengine.cli.output import dump_json, err, out
+from ctxengine.cli.options import QuietOpt
+from ctxengine.cli.output import Grid, dump_json, note, say, show
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
 from ctxengine.policy import DEFAULT_POLICY, Policy
@@ -84,6 +82,7 @@ def bench(
     api_key: Annotated[
         str | None, typer.Option("--api-key", help="Summary model API key (else SDK env).")
     ] = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Measure which planted facts survive k = 1…10 compactions in the request the model
     receives: survival by fact type and by exposure, artifact trail, corruption, staleness,
@@ -99,20 +98,17 @@ def bench(
     if summary_model is not None:
         policies = policies + _model_policies(summary_model, base_url, api_key)
     if chosen.corpus and corpus is None and not json_out:
-        err.print("note: no --corpus folder given: corpus sessions are skipped", highlight=False)
+        note("no --corpus folder given: corpus sessions are skipped")
 
     def progress(cell: CellResult) -> None:
-        if not json_out:
-            err.print(
-                f"  {cell.policy} {cell.session} k={cell.k}: window {cell.window:,}",
-                highlight=False,
-            )
+        if not json_out and not quiet:
+            say(f"  {cell.policy} {cell.session} k={cell.k}: window {cell.window:,}", stderr=True)
 
     report = run_bench(chosen, seed=seed, policies=policies, corpus_dir=corpus, on_cell=progress)
     if json_out:
         dump_json(report, None)
     else:
-        show_bench(out, report)
+        show_bench(report)
 
 
 def _pct(shown: int, total: int) -> str:
@@ -129,72 +125,65 @@ def _rate(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def show_bench(console: Console, report: dict[str, Any]) -> None:
+def show_bench(report: dict[str, Any]) -> None:
     """Print a benchmark report: one set of tables per policy."""
-    style = box.SIMPLE_HEAD if console.is_terminal else None
     sessions = report["sessions"]
-    console.print(
+    say(
         f"ctxengine bench — profile {report['profile']}, seed {report['seed']}, "
         f"{len(sessions)} sessions "
         f"({min(s['messages'] for s in sessions)}–{max(s['messages'] for s in sessions)} "
         f"messages, {min(s['tokens'] for s in sessions):,}–{max(s['tokens'] for s in sessions):,}"
-        f" tokens), k ∈ {{{', '.join(map(str, report['ks']))}}}, {report['seconds']} s",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f" tokens), k ∈ {{{', '.join(map(str, report['ks']))}}}, {report['seconds']} s"
     )
     for name, rep in report["policies"].items():
         ks = rep["ks"]
-        table = Table(
-            "fact", *(f"k={k}" for k in ks), title=f"{name}: survival of exposed facts", box=style
+        numbers = frozenset(range(1, len(ks) + 1))
+        table = Grid(
+            ("fact", *(f"k={k}" for k in ks)),
+            title=f"{name}: survival of exposed facts",
+            right=numbers,
         )
         for label, by_k in rep["survival"].items():
-            table.add_row(
+            table.add(
                 label, *(_pct(by_k[k]["shown"], by_k[k]["total"]) if k in by_k else "–" for k in ks)
             )
-        console.print(table)
-        exp = Table("exposure j", "survival", title=f"{name}: survival by exposure", box=style)
+        show(table)
+        exp = Grid(
+            ("exposure j", "survival"), title=f"{name}: survival by exposure", right=frozenset({1})
+        )
         for j, v in rep["exposure"].items():
-            exp.add_row(j, _pct(v["shown"], v["total"]))
-        console.print(exp)
-        console.print(_metrics_table(name, rep, style))
+            exp.add(j, _pct(v["shown"], v["total"]))
+        show(exp)
+        show(_metrics_table(name, rep))
         validity = rep["validity"]
         det = rep["determinism"]
-        console.print(
+        say(
             f"{name}: {validity['invalid']} of {validity['requests']} requests invalid; "
             + (
                 "determinism not checked"
                 if det is None
                 else f"determinism {det['identical']}/{det['cells']} identical request hashes"
-            ),
-            highlight=False,
-            markup=False,
+            )
         )
         for miss in rep["unreachable"]:
-            console.print(
-                f"{name}: {miss['session']}: no window ≥ the floor gives exactly k={miss['k']}",
-                highlight=False,
-                markup=False,
-            )
+            say(f"{name}: {miss['session']}: no window ≥ the floor gives exactly k={miss['k']}")
         misses = report["targets"][name]
-        console.print(
-            f"{name}: issue targets " + ("all met" if not misses else f"missed ({len(misses)}):"),
-            highlight=False,
-            markup=False,
-        )
+        say(f"{name}: issue targets " + ("all met" if not misses else f"missed ({len(misses)}):"))
         for m in misses:
-            console.print(f"  - {m}", highlight=False, markup=False)
+            say(f"  - {m}")
 
 
-def _metrics_table(name: str, rep: dict[str, Any], style: box.Box | None) -> Table:
+def _metrics_table(name: str, rep: dict[str, Any]) -> Grid:
     ks = rep["ks"]
-    table = Table(
-        "metric", *(f"k={k}" for k in ks), title=f"{name}: trail, errors, cost", box=style
+    table = Grid(
+        ("metric", *(f"k={k}" for k in ks)),
+        title=f"{name}: trail, errors, cost",
+        right=frozenset(range(1, len(ks) + 1)),
     )
 
     def row(label: str, section: str, fmt: Any) -> None:
         values = rep[section]
-        table.add_row(label, *(fmt(values[k]) if k in values else "–" for k in ks))
+        table.add(label, *(fmt(values[k]) if k in values else "–" for k in ks))
 
     row("modified-file recall", "artifacts", lambda v: _rate(v["recall"]))
     row("modified-file precision", "artifacts", lambda v: _rate(v["precision"]))

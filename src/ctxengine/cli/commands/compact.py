@@ -7,6 +7,7 @@ compaction would run and stops: no model call, nothing written.
 
 from __future__ import annotations
 
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any, get_args
@@ -14,41 +15,71 @@ from typing import Annotated, Any, get_args
 import typer
 
 from ctxengine.cli.handoff import RequestOptions, hand_off
-from ctxengine.cli.load import Target, load_target
+from ctxengine.cli.load import Target, check_output_path, load_target
 from ctxengine.cli.options import (
+    BusyTimeoutOpt,
     DbOpt,
     FormatOpt,
     KeepRecentOpt,
     MaxTokensOpt,
     ModelOpt,
     NextUserOpt,
+    QuietOpt,
+    SessionOpt,
     StrictOpt,
+    TargetArg,
     WindowOpt,
     policy_from_options,
 )
-from ctxengine.cli.output import dump_json, err, out
+from ctxengine.cli.output import dump_json, note, say, warning
+from ctxengine.cli.progress import progress
 from ctxengine.cli.summary import SummarizerChoice, choose_summarizer, summary_report
 from ctxengine.cli.views import show_compact_report, show_events, show_plan
 from ctxengine.engine import CompactionOutcome, Session
-from ctxengine.errors import CompactionError, NothingToCompact, SummaryRejected
+from ctxengine.errors import (
+    Cancelled,
+    CompactionError,
+    NothingToCompact,
+    ProviderError,
+    SummaryRejected,
+)
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.codec import body_to_dict
 from ctxengine.policy import Policy, SummarizerName
-from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_WINDOW
+from ctxengine.policy.defaults import (
+    DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
+    DEFAULT_WINDOW,
+    PROVIDER_TIMEOUT_S,
+)
 from ctxengine.replay import RENDERERS
+
+#: Environment variable giving ``--timeout`` (seconds per summary request).
+SUMMARY_TIMEOUT_ENV_VAR = "CTXENGINE_SUMMARY_TIMEOUT"
+#: Environment variable giving ``--deadline`` (seconds for all summary calls of a compaction).
+SUMMARY_DEADLINE_ENV_VAR = "CTXENGINE_SUMMARY_DEADLINE"
 
 
 def compact(
-    target: Annotated[str, typer.Argument(help="Transcript file or stored session id.")],
+    target: TargetArg = None,
+    session: SessionOpt = None,
     window: WindowOpt = DEFAULT_WINDOW,
     keep_recent: KeepRecentOpt = None,
     provider: Annotated[str, typer.Option(help="openai or anthropic")] = "openai",
     output: Annotated[
         str | None,
-        typer.Option("-o", "--output", help="Write the request body here (- for stdout)."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Write the request body here (- for stdout; the report then goes to stderr).",
+        ),
     ] = None,
-    report_json: Annotated[
-        bool, typer.Option("--report-json", help="Print the report as JSON.")
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            "--report-json",
+            help="Print the report (with --plan: the plan) as JSON (schemas/compact.json).",
+        ),
     ] = False,
     focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
     summarizer: Annotated[
@@ -73,10 +104,31 @@ def compact(
     verify: Annotated[
         bool, typer.Option("--verify-summary", help="Second pass checking the summary.")
     ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            envvar=SUMMARY_TIMEOUT_ENV_VAR,
+            help="Seconds a summary request may wait for the model (retries only while they "
+            f"fit in it). Default: {PROVIDER_TIMEOUT_S:g} per attempt.",
+        ),
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--deadline",
+            min=0.001,
+            envvar=SUMMARY_DEADLINE_ENV_VAR,
+            help="Seconds the whole compaction may spend on summary calls; past it they are "
+            "cancelled and nothing is written. Default: none.",
+        ),
+    ] = None,
     model: ModelOpt = None,
     max_tokens: MaxTokensOpt = None,
     next_user: NextUserOpt = None,
     db: DbOpt = None,
+    busy_timeout: BusyTimeoutOpt = None,
     format: FormatOpt = None,
     strict: StrictOpt = False,
     plan: Annotated[
@@ -85,82 +137,132 @@ def compact(
             "--plan", help="Print the plan only: no model call, nothing written, no -o file."
         ),
     ] = False,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="With --plan: print it as JSON.")
-    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
     truncated, pruned and summarized. A stored session gets the compaction appended; a file
     is compacted in memory. A model summarizer gets the "Compact instructions" section of
-    AGENTS.md / CLAUDE.md in the current directory as priority instructions."""
+    AGENTS.md / CLAUDE.md in the current directory as priority instructions.
+
+    Nothing is written when the compaction fails: no -o file, no entry in the store. -o is
+    written whole or not at all, and refused before any work when it names the store, the
+    input file or a directory."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
-    if json_out and not plan:
-        raise typer.BadParameter("--json prints a plan: use it with --plan", param_hint="--json")
-    if plan and (output is not None or report_json):
+    if plan and output is not None:
         raise typer.BadParameter(
-            "--plan writes nothing and prints the plan only: drop -o/--report-json, or --plan",
+            "--plan writes nothing and prints the plan only: drop -o, or --plan",
             param_hint="--plan",
         )
     if summarizer is not None and summarizer not in get_args(SummarizerName):
         raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
+    check_output_path(output, target, db)
     policy = policy_from_options(keep_recent, window=window, max_tokens=max_tokens)
     choice = choose_summarizer(
-        summarizer, summary_model, policy=policy, base_url=base_url, api_key=api_key, verify=verify
+        summarizer,
+        summary_model,
+        policy=policy,
+        base_url=base_url,
+        api_key=api_key,
+        verify=verify,
+        timeout=timeout,
     )
-    for warning in choice.warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-    t = load_target(target, db=db, format=format, strict=strict)
-    if plan:
-        _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
-        return
-    request = RequestOptions(provider, model, max_tokens, next_user)
-    with _single_flight(t):
-        if t.store is not None:
-            # Under the session's compaction lock, from what is stored now: a compaction
-            # another process stored meanwhile is used, not made again.
-            t.entries = tuple(t.store.entries(t.session_id))
-        run = _run_compaction(
-            t,
-            window=window,
-            policy=policy,
-            choice=choice,
-            summarizer_asked=summarizer is not None,
-            focus=focus,
-            request=request,
+    for text in choice.warnings:
+        warning(text)
+    with progress("reading", quiet=quiet) as tracker:
+        t = load_target(
+            target,
+            session=session,
+            db=db,
+            format=format,
+            strict=strict,
+            busy_timeout=busy_timeout,
+            writable=not plan,
         )
-        _require_fit(run.report["tokens_after"], window, max_tokens)
-        if output is not None:
-            dump_json(run.body, output)
-        if t.store is not None:
-            # Only now, after the request was written, in one transaction: a failed run
-            # leaves the store as it was.
-            last = t.entries[-1].seq if t.entries else -1
-            t.store.append(t.session_id, list(run.new_entries), expect_last_seq=last)
-    if report_json:
+        if plan:
+            tracker.close()
+            _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
+            return
+        request = RequestOptions(provider, model, max_tokens, next_user)
+        tracker.step(f"compacting {len(t.entries):,} entries")
+        with _single_flight(t):
+            if t.store is not None:
+                # Under the session's compaction lock, from what is stored now: a compaction
+                # another process stored meanwhile is used, not made again.
+                t.entries = tuple(t.store.entries(t.session_id))
+            run = _run_compaction(
+                t,
+                window=window,
+                policy=policy,
+                choice=choice,
+                summarizer_asked=summarizer is not None,
+                focus=focus,
+                request=request,
+                deadline=deadline,
+            )
+            run.report["keep_recent"] = _keep_recent(keep_recent, run)
+            _require_fit(run, window, max_tokens)
+            if output is not None:
+                tracker.step(f"writing {output}")
+                dump_json(run.body, output)
+            if t.store is not None:
+                # Only now, after the request was written, in one transaction: a failed run
+                # leaves the store as it was.
+                last = t.entries[-1].seq if t.entries else -1
+                t.store.append(t.session_id, list(run.new_entries), expect_last_seq=last)
+    if json_out:
         dump_json(run.report, None, to_stderr=output == "-")
-    elif output != "-":
-        show_compact_report(out, run.report)
-        show_events(out, run.session.events)
+    else:
+        show_compact_report(run.report, stderr=output == "-")
+        show_events(run.session.events, stderr=output == "-")
+    if output is None:
+        note("the request body was not written: give -o FILE (or -o - for stdout)")
 
 
-def _require_fit(tokens: int, window: int, max_tokens: int | None) -> None:
-    """Refuse a request that cannot be sent: ``tokens`` (the compacted request's estimate)
-    plus ``max_tokens`` (the output asked for, 0 when none) over the ``window``. Raised before
+def _keep_recent(asked: int | None, run: CompactionRun) -> dict[str, Any]:
+    """The keep-recent budget typed (``asked``, ``None`` when not given) and the one the
+    compaction used (its attempt's, else the session's), in tokens, with why they differ."""
+    session_budget = run.session.budget.keep_recent
+    outcome = run.report.get("outcome") or {}
+    plan = outcome.get("plan") or {}
+    attempts = plan.get("attempts") or []
+    index = max(0, int(outcome.get("attempt") or 1) - 1)
+    used = attempts[index]["keep_recent"] if index < len(attempts) else session_budget
+    why = ""
+    if asked is not None and used != asked:
+        why = (
+            f"lowered so the kept tail and the continuation state fit the "
+            f"{run.report['window']:,}-token window's target"
+        )
+    return {"asked": asked, "used": used, "why": why}
+
+
+def _require_fit(run: CompactionRun, window: int, max_tokens: int | None) -> None:
+    """Refuse a request that cannot be sent: the compacted request's estimate plus
+    ``max_tokens`` (the output asked for, 0 when none) over the ``window``. Raised before
     anything is written or stored, so a request a provider would reject never reaches ``-o``.
 
     Raises:
-        CompactionError: naming the sizes; the head (system prompt, developer instructions)
-            and the newest turn are kept whole, so they alone may not fit.
+        CompactionError: naming the sizes and why: the reason nothing was compacted when
+            there is one, else that the head (system prompt, developer instructions) and the
+            newest turn are kept whole, so they alone may not fit.
     """
+    tokens = run.report["tokens_after"]
     reserved = max_tokens or 0
     if tokens + reserved <= window:
         return
     asked = f" plus the {reserved:,} output tokens asked for (--max-tokens)" if reserved else ""
-    raise CompactionError(
+    head = (
         f"the compacted request still needs about {tokens:,} tokens{asked}, more than the "
-        f"{window:,}-token window (the system prompt, developer instructions and the newest "
-        "turn are kept whole and alone may not fit); nothing was written"
+        f"{window:,}-token window"
+    )
+    if run.report["note"]:
+        raise CompactionError(
+            f"{head}: nothing was compacted ({run.report['note']}); nothing was written"
+        )
+    raise CompactionError(
+        f"{head} (the system prompt, developer instructions and the newest turn are kept "
+        "whole and alone may not fit); nothing was written"
     )
 
 
@@ -181,13 +283,13 @@ def _show_plan(session: Session, focus: str | None, json_out: bool) -> None:
         if json_out:
             dump_json({"plan": None, "note": str(exc)}, None)
         else:
-            out.print(str(exc), highlight=False, markup=False)
+            say(str(exc))
         return
     assert found is not None  # a manual plan is always made or refused
     if json_out:
         dump_json({"plan": found.to_dict(), "note": ""}, None)
     else:
-        show_plan(out, found)
+        show_plan(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +318,7 @@ def _run_compaction(
     summarizer_asked: bool,
     focus: str | None,
     request: RequestOptions,
+    deadline: float | None = None,
 ) -> CompactionRun:
     """Compact ``target`` in memory for a ``window``-token model and hand the result off as
     a request body.
@@ -223,8 +326,10 @@ def _run_compaction(
     A model summarizer chosen by default (a configured summary model, ``summarizer_asked``
     False) runs with the session's ``"on_failure"`` fallback: a failed summary (other than an
     authentication or rejected-request error) is written by the extractive summarizer
-    instead. "Nothing to compact" and an "inflated" summary leave the context as it was and
-    explain why in ``note``.
+    instead. "Nothing to compact" and an "inflated" extractive or fallback summary leave the
+    context as it was and explain why in ``note``; a model summary asked for by name that is
+    rejected, for any reason, fails the run. ``deadline`` (seconds) bounds every summary call
+    of the compaction together: past it they are cancelled and the run fails.
 
     Returns:
         The run. Its ``report`` has these keys (tokens as ctxengine estimates them, both
@@ -252,25 +357,45 @@ def _run_compaction(
           summarizer's notes on this run's compaction, else ``[]``).
 
     Raises:
-        SummaryRejected, ProviderError: the summarizer failed and no fallback applies.
-        CompactionError: the compaction could not be carried out.
+        SummaryRejected, ProviderError: the summarizer failed and no fallback applies
+            (``ProviderError`` naming the deadline when it passed).
+        CompactionError: the compaction could not be carried out; a model summary asked
+            for by name was rejected (the message names it).
         typer.BadParameter, RuntimeError: from :func:`~ctxengine.cli.handoff.hand_off`.
     """
     session = _session(target, window, policy, choice, summarizer_asked)
     before = session.project()
     note = ""
     outcome: CompactionOutcome | None = None
+    cancel = threading.Event()
+    timer = None if deadline is None else threading.Timer(deadline, cancel.set)
+    explicit_model = summarizer_asked and choice.kind != "extractive"
     try:
-        outcome = session.compact(focus)
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        outcome = session.compact(focus, cancel=cancel)
         ctx = outcome.context
     except NothingToCompact as exc:
         note = str(exc)
         ctx = before
     except SummaryRejected as exc:
+        if explicit_model:
+            raise CompactionError(_rejected(choice, exc)) from exc
         if exc.reason != "inflated":
             raise
         note = f"a continuation state would not make this session smaller ({exc})"
         ctx = before
+    except Cancelled as exc:
+        if cancel.is_set() and deadline is not None:
+            raise ProviderError(
+                f"{choice.model} did not finish the summary within the {deadline:g} s "
+                "deadline (--deadline); the call was cancelled and nothing was written"
+            ) from exc
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
     sent = hand_off(ctx, session.estimator, session.budget.reserve, request)
     after = session.project()
     report: dict[str, Any] = {
@@ -302,6 +427,15 @@ def _run_compaction(
     }
     new_entries = session.entries[len(target.entries) :]
     return CompactionRun(session, new_entries, sent.body, report)
+
+
+def _rejected(choice: SummarizerChoice, exc: SummaryRejected) -> str:
+    """The message of a rejected model summary asked for by name."""
+    why = str(exc).removeprefix("summary rejected: ")
+    return (
+        f"the {choice.kind} summary written by {choice.model} was rejected: {why}; "
+        "nothing was written"
+    )
 
 
 def measured_by_us(target: Target) -> tuple[Entry, ...]:

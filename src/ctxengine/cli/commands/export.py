@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
 
 from ctxengine.cli.handoff import RequestOptions, hand_off
-from ctxengine.cli.load import load_target
+from ctxengine.cli.load import check_output_path, load_target
 from ctxengine.cli.options import (
     DbOpt,
     MaxTokensOpt,
     ModelOpt,
     NextUserOpt,
+    QuietOpt,
+    SessionOpt,
     StrictOpt,
+    TargetArg,
     WindowOpt,
     policy_from_options,
 )
-from ctxengine.cli.output import dump_json
+from ctxengine.cli.output import dump_json, write_output
+from ctxengine.cli.progress import progress
 from ctxengine.engine import Session
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy.defaults import DEFAULT_WINDOW
@@ -28,32 +30,61 @@ from ctxengine.replay import RENDERERS
 
 
 def export(
-    target: Annotated[str, typer.Argument(help="Stored session id or transcript file.")],
+    target: TargetArg = None,
+    session: SessionOpt = None,
     format: Annotated[
         str, typer.Option("--format", help="jsonl (the log), openai or anthropic (request body)")
     ] = "jsonl",
     window: WindowOpt = DEFAULT_WINDOW,
-    output: Annotated[str | None, typer.Option("-o", "--output", help="Output file.")] = None,
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", help="Output file (default and -: stdout)."),
+    ] = None,
     model: ModelOpt = None,
     max_tokens: MaxTokensOpt = None,
     next_user: NextUserOpt = None,
     db: DbOpt = None,
     strict: StrictOpt = False,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Also print what was exported as JSON (schemas/export.json): on stdout, or "
+            "on stderr when the export itself goes to stdout.",
+        ),
+    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Export a session: its whole log as ctxengine JSONL, or the request body for its next
-    call (the ladder run for --window, unanswered calls closed)."""
-    t = load_target(target, db=db, format=None, strict=strict)
-    if format == "jsonl":
-        lines = b"".join(orjson.dumps(entry_to_dict(e)) + b"\n" for e in t.entries)
-        if output:
-            Path(output).write_bytes(lines)
-        else:
-            sys.stdout.buffer.write(lines)
-        return
-    if format not in RENDERERS:
+    call (the ladder run for --window, unanswered calls closed). A file is written whole or
+    not at all; -o naming the store, the input file or a directory is refused."""
+    if format != "jsonl" and format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
-    policy = policy_from_options(window=window, max_tokens=max_tokens)
-    session = Session(window, policy=policy, session_id=t.session_id, entries=t.entries)
-    request = RequestOptions(format, model, max_tokens, next_user)
-    sent = hand_off(session.prepare(), session.estimator, session.budget.reserve, request)
-    dump_json(sent.body, output)
+    check_output_path(output, target, db)
+    with progress("reading", quiet=quiet) as tracker:
+        t = load_target(target, session=session, db=db, format=None, strict=strict)
+        report: dict[str, Any] = {
+            "source": t.label,
+            "session_id": t.session_id,
+            "format": format,
+            "output": output if output not in (None, "-") else "-",
+            "entries": len(t.entries),
+            "messages": None,
+            "tokens": None,
+        }
+        if format == "jsonl":
+            tracker.step(f"writing {len(t.entries):,} entries")
+            data = b"".join(orjson.dumps(entry_to_dict(e)) + b"\n" for e in t.entries)
+        else:
+            tracker.step(f"projecting {len(t.entries):,} entries for a {window:,}-token window")
+            policy = policy_from_options(window=window, max_tokens=max_tokens)
+            live = Session(window, policy=policy, session_id=t.session_id, entries=t.entries)
+            request = RequestOptions(format, model, max_tokens, next_user)
+            sent = hand_off(live.prepare(), live.estimator, live.budget.reserve, request)
+            data = orjson.dumps(sent.body, option=orjson.OPT_INDENT_2) + b"\n"
+            report["messages"] = len(sent.body.get("messages", ()))
+            report["tokens"] = sent.context.tokens
+        report["bytes"] = len(data)
+        write_output(output or "-", data)
+    if json_out:
+        dump_json(report, None, to_stderr=output in (None, "-"))

@@ -3,48 +3,89 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ctxengine.cli import EXIT_BAD_INPUT
 from ctxengine.cli.load import open_store, report_line
-from ctxengine.cli.options import DbOpt, FormatOpt, StrictOpt
-from ctxengine.cli.output import err, out
-from ctxengine.errors import StoreError, TranscriptError
+from ctxengine.cli.options import BusyTimeoutOpt, DbOpt, FormatOpt, JsonOpt, QuietOpt, StrictOpt
+from ctxengine.cli.output import dump_json, error, say
+from ctxengine.cli.progress import progress
+from ctxengine.errors import StoreBusy, StoreError, TranscriptError
 from ctxengine.importers import get_importer, read_transcript
 
 
 def import_(
     files: Annotated[list[Path], typer.Argument(help="Transcript files to import.")],
     db: DbOpt = None,
+    busy_timeout: BusyTimeoutOpt = None,
     format: FormatOpt = None,
     strict: StrictOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Import transcript files into the store (importing a file twice adds nothing).
 
     Every file is tried: one line per file (what was stored, or the error), and one more on
     stderr when records were skipped or repaired (kinds, counts, first line of each; the
     record of it is stored with the session); exit 2 at the end when any file failed.
-    With --strict the first record that cannot be read as it is fails its file."""
+    With --strict the first record that cannot be read as it is fails its file. A store
+    that another process keeps busy past --busy-timeout stops the import with exit 3 (the
+    files stored before stay stored)."""
     if format is not None:
         get_importer(format)  # an unknown format fails every file: refuse it once
+    done: list[dict[str, Any]] = []
     failed = 0
-    with open_store(db) as store:
+    with (
+        progress("importing", total=len(files), quiet=quiet) as tracker,
+        open_store(db, busy_timeout=busy_timeout) as store,
+    ):
         for f in files:
             try:
+                tracker.describe(f"reading {f}")
                 imported = read_transcript(f, format, strict=strict)
+                tracker.describe(f"storing {f} ({len(imported.entries):,} entries)")
                 res = store.import_session(imported)
+            except StoreBusy:
+                raise
             except (TranscriptError, StoreError) as exc:
                 failed += 1
-                err.print(f"[red]error:[/red] {exc}", highlight=False)
+                error(str(exc))
+                done.append({"file": str(f), "ok": False, "error": str(exc)})
                 continue
-            out.print(
-                f"{f}: session {res.session_id} ({imported.format}): "
-                f"{res.added} entries added, {res.skipped} already stored"
-            )
+            finally:
+                tracker.advance()
+            if not json_out:
+                say(
+                    f"{f}: session {res.session_id} ({imported.format}): "
+                    f"{res.added} entries added, {res.skipped} already stored"
+                )
             report_line(str(f), imported.report)
+            done.append(
+                {
+                    "file": str(f),
+                    "ok": True,
+                    "session_id": res.session_id,
+                    "format": imported.format,
+                    "title": imported.title,
+                    "added": res.added,
+                    "skipped": res.skipped,
+                    "issues": imported.report.to_dict()["issues"],
+                }
+            )
+        db_path = store.path
+    if json_out:
+        dump_json(
+            {
+                "store": db_path,
+                "files": done,
+                "imported": len(files) - failed,
+                "failed": failed,
+            },
+            None,
+        )
     if failed:
         if len(files) > 1:  # one file's error line says it all
-            err.print(f"[red]error:[/red] {failed} of {len(files)} files not imported")
+            error(f"{failed} of {len(files)} files not imported")
         raise typer.Exit(EXIT_BAD_INPUT)

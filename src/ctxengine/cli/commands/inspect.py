@@ -2,31 +2,78 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ctxengine.analysis import breakdown
+from ctxengine.analysis import Breakdown, breakdown
 from ctxengine.cli.load import load_target
-from ctxengine.cli.options import DbOpt, FormatOpt, StrictOpt
-from ctxengine.cli.output import dump_json, out
+from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
+from ctxengine.cli.output import dump_json
 from ctxengine.cli.views import show_breakdown
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 
 def inspect(
-    target: Annotated[str, typer.Argument(help="Transcript file or stored session id.")],
+    target: TargetArg = None,
+    session: SessionOpt = None,
     db: DbOpt = None,
     format: FormatOpt = None,
     strict: StrictOpt = False,
     top: Annotated[int, typer.Option(help="Largest entries to list.")] = 10,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead.")] = False,
+    json_out: JsonOpt = False,
 ) -> None:
-    """Token breakdown by role, by tool, top consumers and epochs."""
-    t = load_target(target, db=db, format=format, strict=strict)
+    """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
+    without waiting for writers)."""
+    t = load_target(target, session=session, db=db, format=format, strict=strict)
     b = breakdown(t.entries, HeuristicEstimator(), top=top)
     if json_out:
-        dump_json(asdict(b), None)
+        dump_json(breakdown_json(t.label, t.session_id, t.format, b), None)
     else:
-        show_breakdown(out, t.label, b)
+        show_breakdown(t.label, b)
+
+
+def breakdown_json(
+    source: str, session_id: str, format: str | None, b: Breakdown
+) -> dict[str, Any]:
+    """The ``inspect --json`` document (``schemas/inspect.json``): every value labelled,
+    tokens estimated."""
+    return {
+        "source": source,
+        "session_id": session_id,
+        "format": format,
+        "tokens": b.total,
+        "counts": dict(b.counts),
+        "by_role": [
+            {"role": role, "tokens": toks}
+            for role, toks in sorted(b.by_role.items(), key=lambda kv: -kv[1])
+        ],
+        "by_tool": [
+            {"tool": name, "calls": calls, "result_tokens": toks}
+            for name, (calls, toks) in sorted(b.by_tool.items(), key=lambda kv: -kv[1][1])
+        ],
+        "top": [
+            {
+                "entry_id": c.entry_id,
+                "seq": c.seq,
+                "role": c.role,
+                "tool": c.tool,
+                "tokens": c.tokens,
+                "preview": c.preview,
+            }
+            for c in b.top
+        ],
+        "epochs": [
+            {
+                "index": ep.index,
+                "start_seq": ep.start_seq,
+                "end_seq": ep.end_seq,
+                "messages": ep.messages,
+                "tokens": ep.tokens,
+                "closed_by": None
+                if ep.compaction is None
+                else {"summarizer": ep.compaction.summarizer, "reason": ep.compaction.reason},
+            }
+            for ep in b.epochs
+        ],
+    }
