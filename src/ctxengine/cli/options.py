@@ -6,17 +6,24 @@ from typing import Annotated, Any
 
 import typer
 
+from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
 
 DbOpt = Annotated[
     str | None,
-    typer.Option("--db", envvar="CTXENGINE_DB", help="SQLite store (default: user data dir)."),
+    typer.Option(
+        "--db",
+        envvar="CTXENGINE_DB",
+        metavar="PATH",
+        help="SQLite store (default: user data dir).",
+    ),
 ]
 BusyTimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--busy-timeout",
         min=0,
+        metavar="SECONDS",
         envvar="CTXENGINE_BUSY_TIMEOUT",
         help="Seconds a write waits while another process writes to the store, then fails "
         "with exit code 3 (store busy). Reads never wait. Default: 5.",
@@ -26,6 +33,7 @@ SessionOpt = Annotated[
     str | None,
     typer.Option(
         "--session",
+        metavar="ID",
         help="A stored session id (or unique prefix), taken as an id whatever its characters "
         "(an id containing / or ending in .json would otherwise be read as a file).",
     ),
@@ -33,6 +41,7 @@ SessionOpt = Annotated[
 TargetArg = Annotated[
     str | None,
     typer.Argument(
+        metavar="FILE|SESSION",
         help="Transcript file or stored session id (or give the id with --session).",
         show_default=False,
     ),
@@ -54,7 +63,10 @@ QuietOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[
-    str | None, typer.Option("--format", help="Force the transcript format instead of sniffing.")
+    str | None,
+    typer.Option(
+        "--format", metavar="NAME", help="Force the transcript format instead of sniffing."
+    ),
 ]
 StrictOpt = Annotated[
     bool,
@@ -68,20 +80,36 @@ NextUserOpt = Annotated[
     str | None,
     typer.Option(
         "--user",
+        metavar="TEXT",
         help="The next user message, appended to the request (newer Anthropic models reject "
         "a request that ends with the assistant's turn).",
     ),
 ]
 ModelOpt = Annotated[
-    str | None, typer.Option("--model", help="Model name written into the request body.")
+    str | None,
+    typer.Option("--model", metavar="NAME", help="Model name written into the request body."),
 ]
 MaxTokensOpt = Annotated[
     int | None,
-    typer.Option("--max-tokens", min=1, help="Output budget written into the request body."),
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        metavar="TOKENS",
+        help="Output budget written into the request body.",
+    ),
 ]
-WindowOpt = Annotated[int, typer.Option("--window", min=1, help="Model context window in tokens.")]
+WindowOpt = Annotated[
+    int,
+    typer.Option("--window", min=1, metavar="TOKENS", help="Model context window in tokens."),
+]
 KeepRecentOpt = Annotated[
-    int | None, typer.Option("--keep-recent", min=0, help="Keep-recent budget in tokens.")
+    int | None,
+    typer.Option(
+        "--keep-recent",
+        min=0,
+        metavar="TOKENS",
+        help="Keep-recent budget in tokens (newest history kept verbatim).",
+    ),
 ]
 
 
@@ -104,4 +132,27 @@ def policy_from_options(
         update |= {"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
     if max_tokens is not None:
         update["reserve_tokens"] = output_reserve(max_tokens, window)
-    return DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY
+    policy = DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY
+    if keep_recent is not None and window > 0:
+        _check_keep_recent(policy, keep_recent, window)
+    return policy
+
+
+def _check_keep_recent(policy: Policy, keep_recent: int, window: int) -> None:
+    """Refuse a ``--keep-recent`` (tokens) that leaves nothing to compact under the
+    window's trigger, naming the value as typed.
+
+    Raises:
+        typer.BadParameter: ``keep_recent`` is at or above the trigger.
+    """
+    try:
+        budget = policy.model_copy(update={"keep_recent_tokens": 0}).resolve(window)
+    except ConfigError:
+        return  # the session names what else is wrong with the window
+    if keep_recent >= budget.trigger:
+        raise typer.BadParameter(
+            f"{keep_recent:,} tokens leaves nothing to compact: a {window:,}-token window "
+            f"compacts at {budget.trigger:,} tokens (reserve {budget.reserve:,}); give less "
+            f"than {budget.trigger:,}",
+            param_hint="--keep-recent",
+        )

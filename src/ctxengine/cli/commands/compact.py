@@ -64,12 +64,13 @@ def compact(
     session: SessionOpt = None,
     window: WindowOpt = DEFAULT_WINDOW,
     keep_recent: KeepRecentOpt = None,
-    provider: Annotated[str, typer.Option(help="openai or anthropic")] = "openai",
+    provider: Annotated[str, typer.Option(metavar="NAME", help="openai or anthropic")] = "openai",
     output: Annotated[
         str | None,
         typer.Option(
             "-o",
             "--output",
+            metavar="FILE",
             help="Write the request body here (- for stdout; the report then goes to stderr).",
         ),
     ] = None,
@@ -81,25 +82,31 @@ def compact(
             help="Print the report (with --plan: the plan) as JSON (schemas/compact.json).",
         ),
     ] = False,
-    focus: Annotated[str | None, typer.Option(help="What the summary should focus on.")] = None,
+    focus: Annotated[
+        str | None, typer.Option(metavar="TEXT", help="What the summary should focus on.")
+    ] = None,
     summarizer: Annotated[
         str | None,
         typer.Option(
-            help="extractive, llm or hybrid (default: hybrid when a summary model is set)."
+            metavar="NAME",
+            help="extractive, llm or hybrid (default: hybrid when a summary model is set).",
         ),
     ] = None,
     summary_model: Annotated[
         str | None,
         typer.Option(
             "--summary-model",
+            metavar="PROVIDER:MODEL",
             help="provider:model, e.g. openai:gpt-4o-mini (default: CTXENGINE_SUMMARY_MODEL).",
         ),
     ] = None,
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="Summary model base URL (else SDK env).")
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="Summary model base URL (else SDK env)."),
     ] = None,
     api_key: Annotated[
-        str | None, typer.Option("--api-key", help="Summary model API key (else SDK env).")
+        str | None,
+        typer.Option("--api-key", metavar="KEY", help="Summary model API key (else SDK env)."),
     ] = None,
     verify: Annotated[
         bool, typer.Option("--verify-summary", help="Second pass checking the summary.")
@@ -109,6 +116,7 @@ def compact(
         typer.Option(
             "--timeout",
             min=0.001,
+            metavar="SECONDS",
             envvar=SUMMARY_TIMEOUT_ENV_VAR,
             help="Seconds a summary request may wait for the model (retries only while they "
             f"fit in it). Default: {PROVIDER_TIMEOUT_S:g} per attempt.",
@@ -119,6 +127,7 @@ def compact(
         typer.Option(
             "--deadline",
             min=0.001,
+            metavar="SECONDS",
             envvar=SUMMARY_DEADLINE_ENV_VAR,
             help="Seconds the whole compaction may spend on summary calls; past it they are "
             "cancelled and nothing is written. Default: none.",

@@ -33,12 +33,15 @@ def export(
     target: TargetArg = None,
     session: SessionOpt = None,
     format: Annotated[
-        str, typer.Option("--format", help="jsonl (the log), openai or anthropic (request body)")
+        str,
+        typer.Option(
+            "--format", metavar="NAME", help="jsonl (the log), openai or anthropic (request body)"
+        ),
     ] = "jsonl",
     window: WindowOpt = DEFAULT_WINDOW,
     output: Annotated[
         str | None,
-        typer.Option("-o", "--output", help="Output file (default and -: stdout)."),
+        typer.Option("-o", "--output", metavar="FILE", help="Output file (default and -: stdout)."),
     ] = None,
     model: ModelOpt = None,
     max_tokens: MaxTokensOpt = None,

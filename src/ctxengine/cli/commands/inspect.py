@@ -20,7 +20,7 @@ def inspect(
     db: DbOpt = None,
     format: FormatOpt = None,
     strict: StrictOpt = False,
-    top: Annotated[int, typer.Option(help="Largest entries to list.")] = 10,
+    top: Annotated[int, typer.Option(metavar="N", help="Largest entries to list.")] = 10,
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
