@@ -144,8 +144,8 @@ class StoreBusy(StoreError):
         super().__init__(
             message
             or (
-                f"sqlite store {path}: {operation} failed: store busy: another writer held the "
-                f"write lock longer than the {timeout_s:g} s busy timeout"
+                f"sqlite store {path}: {operation} failed: store busy (another writer held the "
+                f"write lock longer than the {timeout_s:g} s busy timeout)"
             )
         )
 

@@ -160,8 +160,8 @@ class TestReadFirst:
             raw.close()
         assert isinstance(info.value, StoreBusy)
         assert str(info.value) == (
-            f"sqlite store {db}: open failed: store busy: another writer held the write lock "
-            "longer than the 0.1 s busy timeout"
+            f"sqlite store {db}: open failed: store busy (another writer held the write lock "
+            "longer than the 0.1 s busy timeout)"
         )
         with SQLiteStore(db) as store:
             assert store.sessions() == []

@@ -114,8 +114,8 @@ class TestBusy:
         assert info.value.timeout_s == 0.4
         assert info.value.path == str(db)
         assert str(info.value) == (
-            f"sqlite store {db}: import session 's2' from t.jsonl failed: store busy: another "
-            "writer held the write lock longer than the 0.4 s busy timeout"
+            f"sqlite store {db}: import session 's2' from t.jsonl failed: store busy (another "
+            "writer held the write lock longer than the 0.4 s busy timeout)"
         )
         with SQLiteStore(db) as store:
             assert [s.id for s in store.sessions()] == ["s1"]

@@ -152,8 +152,8 @@ def test_a_reader_thread_does_not_wait_for_a_writer_thread(tmp_path: Path) -> No
     assert read_s < 0.2
     assert isinstance(info.value, StoreBusy)
     assert str(info.value) == (
-        f"sqlite store {store.path}: append to session 's' failed: store busy: another writer "
-        "held the write lock longer than the 0.2 s busy timeout"
+        f"sqlite store {store.path}: append to session 's' failed: store busy (another writer "
+        "held the write lock longer than the 0.2 s busy timeout)"
     )
     assert 0.2 <= write_s < 5
     assert [s.id for s in store.sessions()] == ["s", "s2"]

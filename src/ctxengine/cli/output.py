@@ -175,9 +175,14 @@ def _write_bytes(stream: IO[str], raw: bytes) -> None:
         if buffer is None:
             stream.write(raw.decode("utf-8"))
             stream.flush()
-        else:
-            buffer.write(raw)
-            buffer.flush()
+            return
+        # A buffered write may take only part of a large block (a pipe whose reader went
+        # away mid-write reports the part it took): write the rest until done or refused.
+        view = memoryview(raw)
+        while view:
+            taken = buffer.write(view)
+            view = view[taken if taken else len(view) :]
+        buffer.flush()
     except BrokenPipeError as exc:
         raise ClosedPipe(str(exc)) from exc
 

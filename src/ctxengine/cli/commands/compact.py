@@ -235,7 +235,7 @@ def _keep_recent(asked: int | None, run: CompactionRun) -> dict[str, Any]:
     outcome = run.report.get("outcome") or {}
     plan = outcome.get("plan") or {}
     attempts = plan.get("attempts") or []
-    index = max(0, int(outcome.get("attempt") or 1) - 1)
+    index = int(outcome.get("attempt") or 0)  # 0: the planned cut
     used = attempts[index]["keep_recent"] if index < len(attempts) else session_budget
     why = ""
     if asked is not None and used != asked:
