@@ -97,7 +97,14 @@ class UnsupportedFormatError(TranscriptError):
 
 
 class StoreError(CtxEngineError):
-    """The session store failed (I/O, schema) or was asked for something it lacks."""
+    """The session store failed (I/O, schema) or was asked for something it lacks.
+
+    Attributes:
+        stored: entries a batched import committed before it failed (``0``: the store is as
+            it was before the call).
+    """
+
+    stored: int = 0
 
 
 class SessionNotFound(StoreError):

@@ -14,7 +14,9 @@ import pytest
 from ctxengine.errors import ConfigError, StoreBusy, StoreError, StoreMissing
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import Entry, Message, TextPart
+from ctxengine.policy.defaults import IMPORT_BATCH_ENTRIES
 from ctxengine.stores import SessionInfo, SQLiteStore
+from ctxengine.stores import sqlite as sqlite_module
 from ctxengine.stores.sqlite import BUSY_TIMEOUT_ENV_VAR, BUSY_TIMEOUT_S
 
 
@@ -148,3 +150,66 @@ class TestBusy:
             t0 = time.monotonic()
             assert store.create_session(SessionInfo("s1", "live")) is False
             assert time.monotonic() - t0 < 1.0
+
+
+class TestBatchedImport:
+    def test_the_batch_size_is_the_policy_default(self) -> None:
+        assert sqlite_module.IMPORT_BATCH_ENTRIES == IMPORT_BATCH_ENTRIES == 5_000
+
+    def test_an_import_commits_in_batches_and_records_itself_with_the_last(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(sqlite_module, "IMPORT_BATCH_ENTRIES", 3)
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            writes: list[str] = []
+            real = store._write
+
+            @contextmanager
+            def counted(operation: str) -> Iterator[sqlite3.Connection]:
+                writes.append(operation)
+                with real(operation) as conn:
+                    yield conn
+
+            monkeypatch.setattr(store, "_write", counted)
+            result = store.import_session(imported("s1", 10))
+            assert (result.added, result.skipped) == (10, 0)
+            assert len(writes) == 4  # 3 + 3 + 3 + 1
+            assert [e.id for e in store.entries("s1")] == [f"e{i}" for i in range(10)]
+            assert [r.added for r in store.import_reports("s1")] == [10]
+
+    def test_an_import_cut_off_leaves_a_prefix_that_a_second_import_completes(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(sqlite_module, "IMPORT_BATCH_ENTRIES", 3)
+        db = tmp_path / "ctx.db"
+        with SQLiteStore(db, busy_timeout_s=0.2) as store:
+            real = store._write
+            calls = [0]
+
+            @contextmanager
+            def third_is_busy(operation: str) -> Iterator[sqlite3.Connection]:
+                calls[0] += 1
+                if calls[0] == 3:
+                    with write_locked(db), real(operation) as conn:
+                        yield conn
+                else:
+                    with real(operation) as conn:
+                        yield conn
+
+            monkeypatch.setattr(store, "_write", third_is_busy)
+            with pytest.raises(StoreBusy) as info:
+                store.import_session(imported("s1", 10))
+            assert info.value.stored == 6
+            assert str(info.value) == (
+                f"sqlite store {db}: import session 's1' from t.jsonl failed: store busy "
+                "(another writer held the write lock longer than the 0.2 s busy timeout); 6 of "
+                "its 10 entries were stored before the failure: import the file again to add "
+                "the rest"
+            )
+            assert [e.id for e in store.entries("s1")] == [f"e{i}" for i in range(6)]
+            assert store.import_reports("s1") == []
+            monkeypatch.setattr(store, "_write", real)
+            result = store.import_session(imported("s1", 10))
+            assert (result.added, result.skipped) == (4, 6)
+            assert [e.seq for e in store.entries("s1")] == list(range(10))
+            assert [r.added for r in store.import_reports("s1")] == [4]

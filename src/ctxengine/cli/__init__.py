@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         return EXIT_CLOSED_PIPE
     except StoreBusy as exc:
-        error(f"{exc}; nothing was written")
+        error(str(exc) if exc.stored else f"{exc}; nothing was written")
         return EXIT_STORE_BUSY
     except (TranscriptError, ConfigError, StoreError, OutputRefused) as exc:
         error(str(exc))

@@ -121,6 +121,11 @@ DEFAULT_ANTHROPIC_MAX_TOKENS = 4_096
 #: Reads never wait: the store runs in WAL mode. ``stores.sqlite.BUSY_TIMEOUT_S`` holds the
 #: same value for callers that pass none (the store layer cannot import ``policy``).
 DEFAULT_STORE_BUSY_TIMEOUT_S = 5.0
+#: Entries an import commits per write transaction, so that another writer (a live session
+#: appending) waits for one batch, not for a whole large import: about 0.1–0.4 s of write
+#: lock on a 2-core machine (14,000–40,000 inserts a second measured on 300,000-message
+#: imports). ``stores.sqlite.IMPORT_BATCH_ENTRIES`` holds the same value.
+IMPORT_BATCH_ENTRIES = 5_000
 #: Longest wait for another writer's compaction of the same session (seconds). A compaction may
 #: include a model summary call (provider timeout 300 s, :data:`PROVIDER_TIMEOUT_S`),
 #: so the wait covers one such call with room for its retries. A holder that dies releases the

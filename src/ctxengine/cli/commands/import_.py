@@ -17,7 +17,9 @@ from ctxengine.importers import get_importer, read_transcript
 
 
 def import_(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Transcript files to import.")],
+    files: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="Transcript files to import.")
+    ],
     db: DbOpt = None,
     busy_timeout: BusyTimeoutOpt = None,
     format: FormatOpt = None,

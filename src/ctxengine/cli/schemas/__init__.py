@@ -10,7 +10,15 @@ from typing import Any
 import orjson
 
 #: Commands with a ``--json`` document, each with ``<command>.json`` here.
-COMMANDS: tuple[str, ...] = ("import", "sessions", "inspect", "compact", "replay", "export", "bench")
+COMMANDS: tuple[str, ...] = (
+    "import",
+    "sessions",
+    "inspect",
+    "compact",
+    "replay",
+    "export",
+    "bench",
+)
 
 
 def schema(command: str) -> dict[str, Any]:
