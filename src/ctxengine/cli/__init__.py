@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         error(str(exc))
         return EXIT_BAD_INPUT
     except CompactionError as exc:
-        error(str(exc), label="cannot compact")
+        said = str(exc)
+        written = "" if said.endswith("nothing was written") else "; nothing was written"
+        error(said + written, label="cannot compact")
         return EXIT_BAD_INPUT
     except ProviderError as exc:
         error(str(exc), label="summary model failed")

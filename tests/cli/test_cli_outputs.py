@@ -1,0 +1,103 @@
+"""``-o``: refused before any work when it names the store, the input file or a directory
+(both files byte for byte as they were); written whole through a temporary file and a
+rename; left as it was when the command fails."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import EXAMPLE, EXAMPLE_ID
+
+from ctxengine.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _no_summary_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CTXENGINE_SUMMARY_MODEL", raising=False)
+
+
+def digest(*paths: Path) -> list[str]:
+    return [hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else "" for p in paths]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    assert main(["import", str(EXAMPLE), "--db", str(path)]) == 0
+    return path
+
+
+def test_output_equal_to_the_store_is_refused_and_both_files_stay_as_they_were(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wal = Path(f"{db}-wal")
+    before = digest(db, wal)
+    capsys.readouterr()
+    for command in (["compact", EXAMPLE_ID], ["export", "--session", EXAMPLE_ID]):
+        assert main([*command, "--db", str(db), "-o", str(db)]) == 2
+        assert capsys.readouterr().err == (
+            f"error: refusing to write {db}: it is the session store {db}; nothing was written\n"
+        )
+        assert digest(db, wal) == before
+    # through another name for the same file, and the store's write-ahead log
+    link = db.parent / "link.db"
+    link.symlink_to(db)
+    assert main(["compact", EXAMPLE_ID, "--db", str(db), "-o", str(link)]) == 2
+    assert main(["compact", EXAMPLE_ID, "--db", str(db), "-o", str(wal)]) == 2
+    assert digest(db, wal) == before
+
+
+def test_output_equal_to_the_input_is_refused_and_the_transcript_stays_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "x.jsonl"
+    src.write_bytes(EXAMPLE.read_bytes())
+    before = digest(src)
+    for command in ("compact", "export"):
+        assert main([command, str(src), "-o", str(src), "--db", str(tmp_path / "s.db")]) == 2
+        assert capsys.readouterr().err == (
+            f"error: refusing to write {src}: it is the input file {src}; nothing was written\n"
+        )
+    assert digest(src) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]
+
+
+def test_a_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compact", str(EXAMPLE), "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: refusing to write {tmp_path}: it is a directory; nothing was written\n"
+    )
+
+
+def test_an_output_is_replaced_whole_and_no_temporary_file_is_left(tmp_path: Path) -> None:
+    out = tmp_path / "request.json"
+    out.write_text("an older request that is much longer than nothing " * 1000)
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(out)]) == 0
+    body = json.loads(out.read_text())
+    assert body["messages"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["request.json"]
+
+
+def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "request.json"
+    out.write_text("keep me")
+    # the system prompt alone is larger than the window: nothing can make it fit
+    src = tmp_path / "chat.json"
+    rules = " ".join(f"Rule {k}: never touch file_{k}.py." for k in range(2_000))
+    messages = [{"role": "system", "content": rules}] + [
+        {"role": "user", "content": f"Step {k}: rename module_{k}."} for k in range(20)
+    ]
+    src.write_text(json.dumps(messages), encoding="utf-8")
+    code = main(["compact", str(src), "--window", "4000", "-o", str(out)])
+    assert code == 2
+    assert out.read_text() == "keep me"
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == (
+        "cannot compact: summary rejected: too_large (the compacted context would be 28,457 "
+        "tokens, over the 4,000-token window); nothing was written"
+    )
