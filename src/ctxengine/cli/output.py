@@ -61,10 +61,15 @@ def _write_plain(stream: IO[str], text: str) -> None:
 
 def say(text: str | Text, *, stderr: bool = False) -> None:
     """Print ``text`` (one or more lines) on stdout, or stderr with ``stderr``: through rich
-    on a terminal, as plain unwrapped lines otherwise. A ``str`` is printed literally."""
+    on a terminal (colours; long lines folded by the terminal, not broken), as plain lines
+    otherwise. A ``str`` is printed literally."""
     stream = _stream(stderr)
     if is_terminal(stream):
-        (err if stderr else out).print(text if isinstance(text, Text) else Text(text))
+        # soft wrap: the terminal folds a long line, no newline is inserted (an id or a path
+        # copied from the screen stays whole)
+        (err if stderr else out).print(
+            text if isinstance(text, Text) else Text(text), soft_wrap=True
+        )
     else:
         _write_plain(stream, (text.plain if isinstance(text, Text) else text) + "\n")
 
