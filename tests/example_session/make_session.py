@@ -14,7 +14,7 @@ turn-duration records in between.
 Deterministic: ids, signatures and timestamps derive from fixed seeds, so running it twice
 writes the same bytes. Usage::
 
-    python examples/make_session.py [OUT]       # default: examples/session.jsonl
+    python tests/example_session/make_session.py [OUT]   # default: examples/session.jsonl
 """
 
 from __future__ import annotations
@@ -276,7 +276,8 @@ def story(s: Session) -> None:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name("session.jsonl")
+    default = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
+    out = Path(argv[1]) if len(argv) > 1 else default
     session = Session()
     story(session)
     out.write_text(session.dump(), encoding="utf-8")
