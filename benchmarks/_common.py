@@ -7,6 +7,7 @@ folder first on ``sys.path``).
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,14 +15,22 @@ from pathlib import Path
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect
 
-#: ``../shared/corpus`` next to the repository (``/work/shared/corpus`` from ``/work/main``).
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+#: ``$CTXENGINE_CORPUS``, else ``../shared/corpus`` next to the repository.
+CORPUS = (
+    Path(os.environ["CTXENGINE_CORPUS"]).expanduser()
+    if os.environ.get("CTXENGINE_CORPUS")
+    else Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+)
 
 
 def require_corpus() -> Path:
     """The corpus folder; exits with status 2 and a one-line message when it is missing."""
     if not CORPUS.is_dir():
-        _fail(f"corpus not found at {CORPUS}: these benchmarks read ../shared/corpus/")
+        _fail(
+            f"corpus not found at {CORPUS}: these benchmarks read the shared transcript "
+            "corpus; put it at ../shared/corpus beside the clone or name it with "
+            "CTXENGINE_CORPUS (README.md, 'The transcript corpus')"
+        )
     return CORPUS
 
 

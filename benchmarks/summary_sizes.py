@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "providers"))
 
+from _common import CORPUS, require_corpus  # noqa: E402
 from servers import Received, ScriptedServer, Step, chat_reply, chat_stream  # noqa: E402
 
 from ctxengine.engine import Session  # noqa: E402
@@ -37,7 +38,6 @@ from ctxengine.providers import OpenAIProvider  # noqa: E402
 from ctxengine.summarizers import HybridSummarizer, LLMSummarizer  # noqa: E402
 from ctxengine.summarizers.calls import SummaryCall  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 DEFAULT_FILES = (
     "claude-code/spotter-tool-heavy.jsonl",
     "claude-code/spotter-long-dov-subagent-a2898e3.jsonl",
@@ -168,9 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=32_000)
     parser.add_argument("--summary-window", type=int, default=32_000)
     args = parser.parse_args(argv)
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}", file=sys.stderr)
-        return 2
+    require_corpus()
     results: list[Any] = []
     with SummaryServer() as server:
         url = server.url + "/v1"

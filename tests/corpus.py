@@ -1,4 +1,5 @@
-"""Location of the shared transcript corpus (``../shared/corpus`` next to the repository).
+"""Location of the shared transcript corpus (``../shared/corpus`` next to the repository, or
+``$CTXENGINE_CORPUS``).
 
 Tests that read it call :func:`require_corpus` first: it skips when the corpus is absent on a
 developer machine and fails under CI (``CI=true``), where the corpus must be present.
@@ -11,7 +12,18 @@ from pathlib import Path
 
 import pytest
 
-CORPUS: Path = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+#: Environment variable naming the corpus folder when it is not ``../shared/corpus``.
+CORPUS_ENV_VAR = "CTXENGINE_CORPUS"
+CORPUS: Path = (
+    Path(os.environ[CORPUS_ENV_VAR]).expanduser()
+    if os.environ.get(CORPUS_ENV_VAR)
+    else Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+)
+#: The skip reason of a test that needs the corpus, saying how to get it.
+MISSING = (
+    f"{CORPUS} not found: put the shared transcript corpus at ../shared/corpus beside the "
+    "clone or name it with CTXENGINE_CORPUS (README.md, 'The transcript corpus')"
+)
 
 #: Top-level corpus folders that hold whole native-format transcripts, one agent each. The
 #: other folders (``format-fixtures/``: short per-agent samples; ``live-agents/``: sessions with
@@ -88,7 +100,7 @@ def require_corpus(*parts: str) -> Path:
     if not path.exists():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{path} not found (the corpus is required under CI)")
-        pytest.skip("../shared/corpus not found")
+        pytest.skip(MISSING)
     return path
 
 
