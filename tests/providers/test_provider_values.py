@@ -3,6 +3,8 @@ provider factory."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ctxengine.errors import (
@@ -24,6 +26,7 @@ from ctxengine.providers import (
     create_provider,
     to_provider_error,
 )
+from ctxengine.providers._call import CallControl, call_with_retries
 from ctxengine.providers._parse_anthropic import MessageStreamAccumulator
 from ctxengine.providers._parse_openai import ChatStreamAccumulator, chat_usage
 from ctxengine.providers.base import RetrySettings
@@ -104,6 +107,29 @@ class TestRetryAfter:
     def test_backoff_doubles_up_to_the_ceiling(self) -> None:
         settings = RetrySettings(initial_wait_s=1.0, max_wait_s=5.0)
         assert [settings.backoff(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+
+    @pytest.mark.parametrize(
+        ("budget", "attempts", "waits"),
+        [(None, 3, [0.1, 0.2]), (0.25, 2, [0.1]), (0.05, 1, [])],
+    )
+    def test_a_time_budget_stops_retries_whose_wait_would_end_past_it(
+        self, budget: float | None, attempts: int, waits: list[float]
+    ) -> None:
+        settings = RetrySettings(max_attempts=3, initial_wait_s=0.1, max_elapsed_s=budget)
+        tries: list[int] = []
+        slept: list[float] = []
+
+        def attempt() -> None:
+            tries.append(1)
+            raise TransientProviderError("no answer", status=None)
+
+        def sleep(seconds: float) -> None:
+            slept.append(seconds)
+            time.sleep(seconds)
+
+        with pytest.raises(TransientProviderError) as info:
+            call_with_retries(attempt, settings, CallControl(None), sleep)
+        assert (len(tries), info.value.attempts, slept) == (attempts, attempts, waits)
 
 
 class TestClassification:
