@@ -101,5 +101,8 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
 
 
 def first_line(head: bytes) -> bytes:
-    """The first line of ``head`` (without its newline), stripped of whitespace."""
-    return head.split(b"\n", 1)[0].strip()
+    """The first line of ``head`` (without its newline), stripped of whitespace (``head``
+    itself, not a copy, when it is one line without surrounding whitespace: sniffers call
+    this on every head, of up to 64 KiB)."""
+    end = head.find(b"\n")
+    return (head if end < 0 else head[:end]).strip()

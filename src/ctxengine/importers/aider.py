@@ -47,7 +47,8 @@ from ctxengine.model.messages import APPLIED_EDITS
 
 NAME = "aider"
 _STARTED = b"# aider chat started at "
-_SNIFF = re.compile(rb"^# aider chat started at ", re.M)
+#: A run header after a newline (the sniffer looks for one at the start of any line).
+_STARTED_LINE = b"\n" + _STARTED
 _USER = "#### "
 #: Commands whose text aider sends to the model as the user's message.
 CHAT_COMMANDS = ("/ask", "/code", "/architect", "/context")
@@ -100,7 +101,11 @@ class AiderImporter:
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for a file named ``*.aider.chat.history.md`` or with a ``# aider chat
         started at`` line."""
-        return path.name.endswith(".aider.chat.history.md") or _SNIFF.search(head) is not None
+        return (
+            path.name.endswith(".aider.chat.history.md")
+            or head.startswith(_STARTED)
+            or _STARTED_LINE in head
+        )
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
         """Parse ``path``, counting what is repaired and ignored in ``report``.

@@ -117,6 +117,8 @@ def _variant(path: Path, head: bytes) -> str | None:
     ``None`` when ``head`` is none of them."""
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
+        if b'"projectHash"' not in stripped:  # both JSON variants have it (cheap first test)
+            return None
         first = _first_line(stripped)
         if isinstance(first, dict) and "messages" not in first:
             return "recording" if _is_metadata(first) else None
@@ -130,7 +132,8 @@ def _variant(path: Path, head: bytes) -> str | None:
         ):
             return "share-json"
         return None
-    m = HEADER.match(stripped.decode("utf-8", errors="replace")[:200])
+    # 800 bytes hold at least the 200 characters looked at, whole (4 bytes at most each)
+    m = HEADER.match(stripped[:800].decode("utf-8", errors="replace")[:200])
     return "share-markdown" if m is not None and m.group(1) in ROLES else None
 
 

@@ -36,17 +36,21 @@ refused.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds, LogBuilder, iter_jsonl
+from ctxengine.importers._lines import first_line
 from ctxengine.importers._parts import SYNTHETIC, opt_int, opt_str, title_of
 from ctxengine.importers._pi_messages import PiMessages
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Message, TextPart
 
+#: The header's type, with or without spaces around the colon.
+_SESSION_TYPE = re.compile(rb'"type" *: *"session"')
 _HEADER_KEYS = ("cwd", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession")
 _METADATA = frozenset({"model_change", "thinking_level_change", "custom", "label", "session_info"})
 
@@ -61,10 +65,10 @@ class PiImporter:
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the first line is a pi ``{"type": "session", "id": …}`` header."""
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         return (
             first.startswith(b"{")
-            and b'"type":"session"' in first.replace(b" ", b"")
+            and _SESSION_TYPE.search(first) is not None
             and b'"id"' in first
             and b'"sessionId"' not in first
         )
