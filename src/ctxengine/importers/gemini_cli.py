@@ -49,6 +49,7 @@ tolerates (a partial last line, lone surrogates).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ from ctxengine.importers._gemini_share import (
     HEADER,
     ROLES,
     ContentReader,
+    Turn,
     json_turns,
     parse_markdown,
 )
@@ -179,6 +181,7 @@ class GeminiCliImporter:
                 reader.record(rec, {"json_path": f"$.messages[{i}]"}, i + 1)
             return reader.finish()
         digest: str | None = None
+        turns: Iterable[Turn]
         if variant == "share-json":
             turns = json_turns(load_json(path, report), report)
         elif variant == "share-markdown":
