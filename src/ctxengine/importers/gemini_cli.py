@@ -119,11 +119,15 @@ def _variant(path: Path, head: bytes) -> str | None:
     ``None`` when ``head`` is none of them."""
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
-        if b'"projectHash"' not in stripped:  # both JSON variants have it (cheap first test)
+        # Both JSON variants have a "projectHash" key: a test that rules out a long first
+        # line before it is parsed, and any other head before it is decoded.
+        if stripped.find(b"\n") < 0 and b'"projectHash"' not in stripped:
             return None
         first = _first_line(stripped)
         if isinstance(first, dict) and "messages" not in first:
             return "recording" if _is_metadata(first) else None
+        if b'"projectHash"' not in stripped:
+            return None
         p = peek(head)
         return "session-json" if {"sessionId", "projectHash"} <= set(p.keys) else None
     if stripped.startswith(b"["):
