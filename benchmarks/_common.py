@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxengine.errors import TranscriptError
-from ctxengine.importers import detect
+from ctxengine.importers import detect, read_transcript
+from ctxengine.model import Message
 
 #: ``$CTXENGINE_CORPUS``, else ``../shared/corpus`` next to the repository.
 CORPUS = (
@@ -82,10 +83,12 @@ def size_of(path: Path) -> int:
     return path.stat().st_size
 
 
-def largest_per_format(corpus: Path) -> dict[str, Path]:
+def largest_per_format(corpus: Path, *, conversations: bool = False) -> dict[str, Path]:
     """The largest file (or store folder) of each format ctxengine imports, by format name
     (files of formats recognised but not imported yet, unrecognised files and the corpus's
-    own notes at its top level are skipped)."""
+    own notes at its top level are skipped). ``conversations``: only files whose import holds
+    a user and an assistant message count (not, say, Qwen Code's telemetry sample); each
+    candidate larger than the best so far is imported once to tell."""
     best: dict[str, Path] = {}
     for path in sorted(p for p in corpus.rglob("*") if p.parent != corpus or p.is_dir()):
         try:
@@ -94,9 +97,22 @@ def largest_per_format(corpus: Path) -> dict[str, Path]:
             continue
         if name == "unsupported":
             continue
-        if name not in best or size_of(path) > size_of(best[name]):
-            best[name] = path
+        if name in best and size_of(path) <= size_of(best[name]):
+            continue
+        if conversations and not is_conversation(path):
+            continue
+        best[name] = path
     return best
+
+
+def is_conversation(path: Path) -> bool:
+    """True when ``path`` imports with at least one user and one assistant message."""
+    try:
+        entries = read_transcript(path).entries
+    except TranscriptError:
+        return False
+    roles = {e.body.role for e in entries if isinstance(e.body, Message)}
+    return {"user", "assistant"} <= roles
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -11,6 +11,7 @@ from corpus import CORPUS, fixture_files, live_agent_files, transcript_files
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers._build import body_hash, iter_jsonl, load_json
+from ctxengine.importers._lines import iter_objects
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     CompactionRecord,
@@ -121,6 +122,23 @@ class TestFromBytes:
             "skipped 3: non-object line ×1 (line 4), invalid JSON line ×1 (line 5), "
             "partial last line ×1 (line 9); repaired 2: lone surrogate ×1 (line 6), "
             "invalid UTF-8 ×1 (line 7)"
+        )
+
+    def test_objects_from_bytes_are_those_read_from_the_file(self, tmp_path: Path) -> None:
+        data = b'\xef\xbb\xbf{"a": 1}\n\n{"g": 1}{"g": 2}\n[1]\n{"b": "\xff"}\r\n{"cut": '
+        path = tmp_path / "x.jsonl"
+        path.write_bytes(data)
+        found = []
+        for given in (None, data):
+            report = ImportReport(path)
+            found.append((list(iter_objects(path, report, given)), report.summary()))
+        assert found[0] == found[1]
+        assert [(n, obj) for n, obj, _ in found[0][0]] == [
+            (1, {"a": 1}), (3, {"g": 1}), (3, {"g": 2}), (5, {"b": "\ufffd"})
+        ]  # fmt: skip
+        assert found[0][1] == (
+            "skipped 2: non-object line ×1 (line 4), partial last line ×1 (line 6); "
+            "repaired 2: glued JSON objects ×1 (line 3), invalid UTF-8 ×1 (line 5)"
         )
 
     def test_a_json_document_from_bytes_is_the_one_read_from_the_file(self, tmp_path: Path) -> None:

@@ -282,6 +282,12 @@ class TestToolOutputErrors:
         [
             ('{"output":"x","metadata":{"exit_code":1,"duration_seconds":0.1}}', True),
             ('{"output":"x","metadata":{"exit_code":0,"duration_seconds":0.1}}', False),
+            # the last of duplicate keys counts, whether the output is parsed or not
+            ('{"metadata":{"exit_code":2},"metadata":{"exit_code":0,"duration_seconds":1}}', False),
+            ('{"metadata":{"exit_code":0,"duration_seconds":1},"metadata":{"exit_code":2}}', True),
+            ('{"output":"x","metadata":{"exit_code":3,"duration_seconds":1.5e-3}}', True),
+            ('{"output":"x","metadata":{"exit_code":-0,"duration_seconds":0.1}}', False),
+            ('{"output":"x}","metadata":{"exit_code":0,"duration_seconds":0.1}}}', False),
             ("Exit code: 0\nWall time: 1s\nOutput:\nok", False),
             ("Exit code: 127\nWall time: 0s\nOutput:\nnot found", True),
             ("failed in sandbox LinuxSeccomp with execution error: denied", True),

@@ -7,7 +7,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from pathlib import Path
@@ -266,70 +266,73 @@ def expect(
         raise TranscriptError(str(path), expected, line=line, json_path=json_path)
 
 
-#: Field names of each dataclass type met by :func:`_plain` (``None``: not a dataclass), so that
-#: ``dataclasses.fields`` is asked once per type, not once per value.
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-_MISSING: Any = object()
+def _message_dict(msg: Message) -> dict[str, Any]:
+    """The wire dict of ``msg`` one level deep (:func:`ctxengine.model.codec.message_to_dict`
+    but with ``parts`` and ``usage`` as they are: :func:`_wire` gives theirs)."""
+    out: dict[str, Any] = {"kind": "message", "role": msg.role, "parts": msg.parts}
+    if msg.usage is not None:
+        out["usage"] = msg.usage
+    if msg.model is not None:
+        out["model"] = msg.model
+    if msg.stop_reason is not None:
+        out["stop_reason"] = msg.stop_reason
+    if msg.meta:
+        out["meta"] = dict(msg.meta)
+    return out
 
 
-def _field_names(value: Any) -> tuple[str, ...] | None:
+def _field_encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """A function giving the wire dict of a value of the dataclass ``cls`` one level deep:
+    its fields by name, without ``None`` ones and an empty ``meta`` (as
+    :mod:`ctxengine.model.codec` writes it), each value as it is. Generated once per type with
+    one statement per field (as :mod:`dataclasses` generates ``__init__``), since a loop over
+    the field names costs as much as the rest of the hash."""
+    lines = ["def encode(v):", "    out = {}"]
+    for f in fields(cls):
+        test = "x" if f.name == "meta" else "x is not None"
+        lines += [f"    x = v.{f.name}", f"    if {test}:", f"        out[{f.name!r}] = x"]
+    lines.append("    return out")
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # the source holds only the field names
+    encode: Callable[[Any], dict[str, Any]] = scope["encode"]
+    return encode
+
+
+#: The one-level wire dict function of each dataclass type met by :func:`_wire`.
+_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {Message: _message_dict}
+
+
+def _wire(value: Any) -> Any:
+    """orjson's ``default`` for :func:`body_hash`: the wire dict of a dataclass (orjson
+    serialises the values in it, calling back for nested dataclasses), a list for a sequence
+    type orjson does not know.
+
+    Raises:
+        TypeError: any other value (orjson reports it as not serialisable, as it would for
+            :func:`ctxengine.model.codec.body_hash`).
+    """
+    encode = _ENCODERS.get(type(value))
+    if encode is not None:
+        return encode(value)
     if is_dataclass(value) and not isinstance(value, type):
-        return tuple(f.name for f in fields(value))
-    return None
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as :mod:`ctxengine.model.codec` writes it (dataclasses as dicts without
-    ``None`` fields and empty ``meta``, tuples as lists), the same output as its ``_plain``."""
-    cls = type(value)
-    if cls is str:
-        return value
-    names = _FIELDS.get(cls, _MISSING)
-    if names is _MISSING:
-        names = _FIELDS[cls] = _field_names(value)
-    if names is not None:
-        out: dict[str, Any] = {}
-        for name in names:
-            v = getattr(value, name)
-            if v is None or (name == "meta" and not v):
-                continue
-            out[name] = v if type(v) is str else _plain(v)
-        return out
+        encode = _ENCODERS[type(value)] = _field_encoder(type(value))
+        return encode(value)
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+        return list(value)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
-def _body_dict(body: Body) -> dict[str, Any]:
-    """:func:`ctxengine.model.codec.body_to_dict` of ``body`` (the same dict)."""
-    if isinstance(body, Message):
-        out: dict[str, Any] = {
-            "kind": "message",
-            "role": body.role,
-            "parts": [_plain(p) for p in body.parts],
-        }
-        if body.usage is not None:
-            out["usage"] = _plain(body.usage)
-        if body.model is not None:
-            out["model"] = body.model
-        if body.stop_reason is not None:
-            out["stop_reason"] = body.stop_reason
-        if body.meta:
-            out["meta"] = dict(body.meta)
-        return out
-    result: dict[str, Any] = _plain(body)
-    return result
+#: ``orjson.dumps`` options of :func:`body_hash`: canonical JSON (sorted keys) with every
+#: dataclass handed to :func:`_wire` (orjson's own form would keep ``None`` fields).
+_HASH_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def body_hash(body: Body, parent_id: str | None = None) -> str:
     """:func:`ctxengine.model.codec.body_hash` (the same id: ``"b2:"`` + blake2b-128 of the
-    canonical JSON of ``{"parent", "body"}``), several times faster: the wire dict of the body
-    is built with the field names of each part type looked up once."""
-    data = orjson.dumps(
-        {"parent": parent_id, "body": _body_dict(body)}, option=orjson.OPT_SORT_KEYS
-    )
+    canonical JSON of ``{"parent", "body"}``), faster: orjson walks the body itself and asks
+    :func:`_wire` only for the dict of each dataclass (a part, usage, the message), whose
+    fields are read by a function generated once per type."""
+    data = orjson.dumps({"parent": parent_id, "body": body}, default=_wire, option=_HASH_OPTIONS)
     return HASH_PREFIX + hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

@@ -49,6 +49,12 @@ from ctxengine.model.codec import canonical_json
 _SYNTHETIC_TAGS = ("environment_context", "user_instructions", "user_shell_command", "turn_aborted")
 _AGENTS_MD = "# AGENTS.md instructions"
 _EXIT_HEADER = re.compile(r"\AExit code: (-?\d+)")
+#: How a 0.3x JSON output whose command exited with 0 ends, as Codex writes it. Such a text
+#: is no failure whether it is JSON or not: if it is, the ``metadata`` that ends it is the
+#: last member of the top-level object (it holds no braces, and only the top-level object
+#: closes at the end of the text), so its ``exit_code`` 0 is the one read (the last of
+#: duplicate keys counts); if it is not, it opens with ``{``, which no failure does.
+_EXIT_ZERO_END = re.compile(r'[{,]"metadata":\{"exit_code":0,"duration_seconds":[0-9.eE+-]+\}\}\Z')
 #: Output prefixes of tool failures reported as plain text (sandbox denials, patch errors).
 _FAILURE_PREFIXES = ("failed in sandbox", "error:", "execution error:")
 _TEXT_ITEMS = frozenset({"input_text", "output_text", "text", "refusal"})
@@ -62,6 +68,8 @@ def tool_output_is_error(text: str) -> bool:
     """True when a Codex tool output reports failure: JSON ``metadata.exit_code`` ≠ 0 (0.3x),
     an ``Exit code: N`` header with N ≠ 0 (later versions), or a sandbox / patch failure."""
     if text.startswith("{") and '"exit_code"' in text[-400:]:
+        if _EXIT_ZERO_END.search(text, max(0, len(text) - 120)) is not None:
+            return False  # the usual success, told without parsing the whole output
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -268,7 +276,10 @@ class Items:
             parts = self._output_parts(line, payload.get("output"))
         if parts is None:
             return None
-        text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
+        if len(parts) == 1 and type(parts[0]) is TextPart:
+            text = parts[0].text  # the usual single text, not copied by a join
+        else:
+            text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
         result = ToolResultPart(
             unique, tuple(parts), is_error=tool_output_is_error(text), name=self.names.get(unique)
         )

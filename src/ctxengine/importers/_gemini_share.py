@@ -162,19 +162,18 @@ def _text(chunk: bytes, at: _At, report: ImportReport) -> str:
         return chunk.decode("utf-8", errors="replace")
 
 
-def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
-    """The contents of a Markdown share, with 1-based line locations. Read as bytes, in
-    place: JSON blocks go to the JSON parser as they are, only text parts are decoded, and
-    lines are counted only for what is reported.
+def parse_markdown(raw: bytes, report: ImportReport) -> Iterator[Turn]:
+    """The contents of a Markdown share, with 1-based line locations, each yielded once its
+    parts are read (a caller that converts it before asking for the next keeps no more than
+    one content's parsed JSON). Read as bytes, in place: JSON blocks go to the JSON parser as
+    they are, only text parts are decoded, and lines are counted only for what is reported.
 
     Raises:
         TranscriptError: in strict mode, the first skipped or repaired block.
     """
     lines = _Lines(raw)
-    turns: list[Turn] = []
     for role, header, pos, stop, shift in _sections(raw):
         turn = Turn(role, _At(lines, header))
-        turns.append(turn)
         parts, wheres = turn.parts, turn.wheres
         while pos < stop:
             m = _BLOCK_B.search(raw, pos, stop)
@@ -211,7 +210,7 @@ def parse_markdown(raw: bytes, report: ImportReport) -> list[Turn]:
                 parts.append({key: value})
                 wheres.append(block_where)
             pos = close + len(_FENCE_B)
-    return turns
+        yield turn
 
 
 def json_turns(data: Any, report: ImportReport) -> list[Turn]:

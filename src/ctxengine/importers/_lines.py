@@ -8,8 +8,9 @@ object under that line's number, counted as ``report.repair("glued JSON objects"
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,14 @@ def split_glued(raw: bytes) -> list[dict[str, Any]] | None:
     return found if len(found) > 1 else None
 
 
-def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+def iter_objects(
+    path: Path, report: ImportReport, data: bytes | None = None
+) -> Iterator[tuple[int, dict[str, Any], bytes]]:
     """Yield ``(line_number, object, line_bytes)`` for each non-blank line of a JSONL file
     (1-based); a UTF-8 byte order mark before the first line is dropped. The bytes identify
     the record cheaply (:class:`~ctxengine.importers._log.Rows` hashes them for entry ids).
+    ``data``: the file's bytes when the caller has already read them (``path`` is then only
+    named in errors).
 
     Tolerated (counted in ``report``): glued objects (repaired, see the module docstring), a
     partial last line, a line that is not JSON or not an object, bytes that are not UTF-8 and
@@ -60,46 +65,60 @@ def iter_objects(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[s
         TranscriptError: the file cannot be read; a line nested too deeply or with an integer
             too long to convert; in strict mode the first line skipped or repaired.
     """
+    if data is not None:
+        yield from _objects(path, io.BytesIO(data), report)
+        return
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
     with fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == 1:
-                raw = raw.removeprefix(BOM)
-            if not raw or raw.isspace():
-                continue
-            try:  # the common case, a JSON object; anything else is read again below
-                value = orjson.loads(raw)
-            except (ValueError, RecursionError):
-                value = None
-            if type(value) is dict:
-                yield number, value, raw
-                continue
-            try:
-                value, error = parse_json(raw, report, line=number)
-                glued = split_glued(raw) if error is not None else None
-            except (RecursionError, orjson.JSONEncodeError) as exc:
-                raise too_complex(path, exc, line=number) from None
-            except ValueError as exc:
-                if str(exc).startswith(INT_LIMIT):
-                    raise too_complex(path, exc, line=number) from None
-                raise
-            if glued is not None:
-                report.repair(
-                    "glued JSON objects",
-                    f"expected one JSON object per line, got {len(glued)} on one line",
-                    line=number,
-                )
-                for obj in glued:
-                    yield number, obj, raw
-                continue
-            if not is_object_line(raw, number, value, error, report):
-                continue
+        yield from _objects(path, fh, report)
+
+
+def _objects(
+    path: Path, lines: Iterable[bytes], report: ImportReport
+) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """:func:`iter_objects` over ``lines`` (each with its newline, the last one perhaps
+    without)."""
+    for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix(BOM)
+        if not raw or raw.isspace():
+            continue
+        try:  # the common case, a JSON object; anything else is read again below
+            value = orjson.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+        if type(value) is dict:
             yield number, value, raw
+            continue
+        try:
+            value, error = parse_json(raw, report, line=number)
+            glued = split_glued(raw) if error is not None else None
+        except (RecursionError, orjson.JSONEncodeError) as exc:
+            raise too_complex(path, exc, line=number) from None
+        except ValueError as exc:
+            if str(exc).startswith(INT_LIMIT):
+                raise too_complex(path, exc, line=number) from None
+            raise
+        if glued is not None:
+            report.repair(
+                "glued JSON objects",
+                f"expected one JSON object per line, got {len(glued)} on one line",
+                line=number,
+            )
+            for obj in glued:
+                yield number, obj, raw
+            continue
+        if not is_object_line(raw, number, value, error, report):
+            continue
+        yield number, value, raw
 
 
 def first_line(head: bytes) -> bytes:
-    """The first line of ``head`` (without its newline), stripped of whitespace."""
-    return head.split(b"\n", 1)[0].strip()
+    """The first line of ``head`` (without its newline), stripped of whitespace (``head``
+    itself, not a copy, when it is one line without surrounding whitespace: sniffers call
+    this on every head, of up to 64 KiB)."""
+    end = head.find(b"\n")
+    return (head if end < 0 else head[:end]).strip()

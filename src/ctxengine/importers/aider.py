@@ -47,7 +47,8 @@ from ctxengine.model.messages import APPLIED_EDITS
 
 NAME = "aider"
 _STARTED = b"# aider chat started at "
-_SNIFF = re.compile(rb"^# aider chat started at ", re.M)
+#: A run header after a newline (the sniffer looks for one at the start of any line).
+_STARTED_LINE = b"\n" + _STARTED
 _USER = "#### "
 #: Commands whose text aider sends to the model as the user's message.
 CHAT_COMMANDS = ("/ask", "/code", "/architect", "/context")
@@ -100,7 +101,11 @@ class AiderImporter:
     def sniff(self, path: Path, head: bytes) -> bool:
         """True for a file named ``*.aider.chat.history.md`` or with a ``# aider chat
         started at`` line."""
-        return path.name.endswith(".aider.chat.history.md") or _SNIFF.search(head) is not None
+        return (
+            path.name.endswith(".aider.chat.history.md")
+            or head.startswith(_STARTED)
+            or _STARTED_LINE in head
+        )
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
         """Parse ``path``, counting what is repaired and ignored in ``report``.
@@ -151,8 +156,10 @@ class _Parser:
         """Read the whole file, cut by one regular expression into segments: a run header,
         a run of user input lines, a run of aider output, or reply text. Read as bytes: only
         input and replies are decoded, and output is searched where it lies in ``raw``. The
-        first output is reported where it is met, the others counted with it at the end."""
-        number = 1
+        first output is reported where it is met, the others counted with it at the end.
+        Lines are counted only up to where a line number is needed (a message's first line,
+        the first output, bytes that are not UTF-8)."""
+        counted, number = 0, 1  # ``number``: the line of ``raw[counted]``
         outputs = 0
         for m in _SEGMENT.finditer(raw):
             start, end = m.span()
@@ -165,15 +172,22 @@ class _Parser:
                 chunk = raw[start:end]
                 if not chunk.isspace():
                     if not self.reply:
+                        number += raw.count(b"\n", counted, start)
+                        counted = start
                         lead = _LEADING_NEWLINES.match(chunk)
                         self.reply_line = number + (lead.end() if lead else 0)
-                    self.reply.append(self._decode(chunk, number))
+                    try:
+                        self.reply.append(chunk.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        self.reply.append(self._decode(raw, chunk, start))
             elif kind == _OUT:
                 if self.user:
                     self._end_user()
                 if self.reply:
                     self._end_reply()
                 if not outputs:
+                    number += raw.count(b"\n", counted, start)
+                    counted = start
                     self.report.ignore("aider output", line=number)
                 outputs += 1
                 self._output(raw, start, end)
@@ -181,25 +195,32 @@ class _Parser:
                 if self.reply:
                     self._end_reply()
                 if not self.user:
+                    number += raw.count(b"\n", counted, start)
+                    counted = start
                     self.user_line = number
-                lines = self._decode(raw[start:end], number).rstrip("\n").split("\n")
+                chunk = raw[start:end]
+                try:
+                    text = chunk.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = self._decode(raw, chunk, start)
+                lines = text.rstrip("\n").split("\n")
                 self.user += [x.removesuffix("\r")[len(_USER) :].removesuffix("  ") for x in lines]
             else:
                 self.flush()
-                self.run = self._decode(raw[start + len(_STARTED) : end], number).strip()
+                self.run = self._decode(raw, raw[start + len(_STARTED) : end], start).strip()
                 self.runs.append(self.run)
                 self.model = None
-            number += raw.count(b"\n", start, end)
         if outputs > 1:
             self.report.ignore("aider output", count=outputs - 1)
 
-    def _decode(self, segment: bytes, number: int) -> str:
-        """``segment`` (starting at line ``number``) as text; bytes that are not UTF-8
+    def _decode(self, raw: bytes, segment: bytes, start: int) -> str:
+        """``segment`` (at offset ``start`` of ``raw``) as text; bytes that are not UTF-8
         become U+FFFD, repaired at their line."""
         try:
             return segment.decode("utf-8")
         except UnicodeDecodeError:
-            return decode_text(segment, self.report, first_line=number)
+            line = raw.count(b"\n", 0, start) + 1
+            return decode_text(segment, self.report, first_line=line)
 
     def _end_user(self) -> None:
         if not self.user:

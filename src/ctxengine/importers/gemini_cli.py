@@ -49,6 +49,7 @@ tolerates (a partial last line, lone surrogates).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ from ctxengine.importers._gemini_share import (
     HEADER,
     ROLES,
     ContentReader,
+    Turn,
     json_turns,
     parse_markdown,
 )
@@ -117,9 +119,15 @@ def _variant(path: Path, head: bytes) -> str | None:
     ``None`` when ``head`` is none of them."""
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
+        # Both JSON variants have a "projectHash" key: a test that rules out a long first
+        # line before it is parsed, and any other head before it is decoded.
+        if stripped.find(b"\n") < 0 and b'"projectHash"' not in stripped:
+            return None
         first = _first_line(stripped)
         if isinstance(first, dict) and "messages" not in first:
             return "recording" if _is_metadata(first) else None
+        if b'"projectHash"' not in stripped:
+            return None
         p = peek(head)
         return "session-json" if {"sessionId", "projectHash"} <= set(p.keys) else None
     if stripped.startswith(b"["):
@@ -130,7 +138,8 @@ def _variant(path: Path, head: bytes) -> str | None:
         ):
             return "share-json"
         return None
-    m = HEADER.match(stripped.decode("utf-8", errors="replace")[:200])
+    # 800 bytes hold at least the 200 characters looked at, whole (4 bytes at most each)
+    m = HEADER.match(stripped[:800].decode("utf-8", errors="replace")[:200])
     return "share-markdown" if m is not None and m.group(1) in ROLES else None
 
 
@@ -176,6 +185,7 @@ class GeminiCliImporter:
                 reader.record(rec, {"json_path": f"$.messages[{i}]"}, i + 1)
             return reader.finish()
         digest: str | None = None
+        turns: Iterable[Turn]
         if variant == "share-json":
             turns = json_turns(load_json(path, report), report)
         elif variant == "share-markdown":

@@ -24,11 +24,12 @@ from typing import Any
 
 import orjson
 
-from ctxengine.importers._build import file_digest
+from ctxengine.errors import TranscriptError
 from ctxengine.importers._kimi_context import ContextReader
 from ctxengine.importers._kimi_wire import WireReader
 from ctxengine.importers._lines import first_line, iter_objects
 from ctxengine.importers._parts import opt_dict, opt_str, title_of
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 
@@ -67,9 +68,13 @@ class KimiImporter:
                 item, naming its line.
         """
         report = start_report(path, report)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
         context: ContextReader | None = None
         wire: WireReader | None = None
-        for line, obj, raw in iter_objects(path, report):
+        for line, obj, raw in iter_objects(path, report, data):
             if context is None and wire is None:
                 if "role" in obj and "type" not in obj:
                     context = ContextReader(report)
@@ -92,7 +97,7 @@ class KimiImporter:
         else:
             rows = context.rows if context is not None else ContextReader(report).rows
             meta["kind"] = "kimi-cli"
-        session_id = sid or file_digest(path)
+        session_id = sid or bytes_digest(data)
         entries = rows.build(session_id)
         title = meta.pop("title", None) or title_of(entries)
         return ImportedSession(session_id, self.name, str(path), entries, title, meta, report)
@@ -101,14 +106,15 @@ class KimiImporter:
 def _identity(path: Path) -> tuple[str | None, dict[str, Any]]:
     """The session id and meta the folder layout records (``None`` when it records none)."""
     meta: dict[str, Any] = {}
-    parts = path.resolve().parts
+    resolved = path.resolve()
+    parts = resolved.parts
     agent: str | None = None
     session_dir: Path | None = None
     if len(parts) >= 4 and parts[-3] == "agents":
         agent = parts[-2]
-        session_dir = path.resolve().parents[2]
+        session_dir = resolved.parents[2]
     elif _CONTEXT_NAME.match(path.name):
-        session_dir = path.resolve().parent
+        session_dir = resolved.parent
     state = _state(path, session_dir)
     if state:
         if opt_str(state, "title"):

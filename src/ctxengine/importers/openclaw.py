@@ -12,7 +12,6 @@ an earlier entry is a tree and is read as pi reads it.
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
 from ctxengine.errors import TranscriptError
@@ -22,8 +21,6 @@ from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.pi import IMPORTER as PI
 from ctxengine.importers.pi import Row, _active_branch, _Reader, _with_ids
 from ctxengine.importers.report import ImportReport
-
-_OPENCLAW = re.compile(rb"openclaw", re.I)
 
 
 class OpenClawImporter:
@@ -38,7 +35,8 @@ class OpenClawImporter:
         if not PI.sniff(path, head):
             return False
         in_folder = any(p.lower() == ".openclaw" for p in path.parts)
-        return in_folder or _OPENCLAW.search(head[:4096]) is not None
+        # ASCII case-insensitive, as a bytes regex with re.I, but not tried at every position
+        return in_folder or b"openclaw" in head[:4096].lower()
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
         """Parse ``path`` (pi's mapping, OpenClaw's order).

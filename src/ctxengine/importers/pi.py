@@ -36,17 +36,22 @@ refused.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds, LogBuilder, iter_jsonl
+from ctxengine.importers._lines import first_line
 from ctxengine.importers._parts import SYNTHETIC, opt_int, opt_str, title_of
 from ctxengine.importers._pi_messages import PiMessages
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Message, TextPart
 
+#: The header's type, with or without spaces around the colon.
+_SESSION_TYPE = re.compile(rb'"type" *: *"session"')
 _HEADER_KEYS = ("cwd", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession")
 _METADATA = frozenset({"model_change", "thinking_level_change", "custom", "label", "session_info"})
 
@@ -61,10 +66,10 @@ class PiImporter:
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the first line is a pi ``{"type": "session", "id": …}`` header."""
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         return (
             first.startswith(b"{")
-            and b'"type":"session"' in first.replace(b" ", b"")
+            and _SESSION_TYPE.search(first) is not None
             and b'"id"' in first
             and b'"sessionId"' not in first
         )
@@ -77,21 +82,22 @@ class PiImporter:
                 skipped or repaired item, naming its line.
         """
         report = start_report(path, report)
-        rows = list(iter_jsonl(path, report))
-        if not rows or rows[0][1].get("type") != "session" or not opt_str(rows[0][1], "id"):
-            line = rows[0][0] if rows else 1
+        rows = iter_jsonl(path, report)
+        first = next(rows, None)
+        if first is None or first[1].get("type") != "session" or not opt_str(first[1], "id"):
             raise TranscriptError(
                 str(path),
                 "expected a pi session header line with `type` session and an `id`",
-                line=line,
+                line=first[0] if first else 1,
             )
-        header = rows[0][1]
+        header = first[1]
         version = header.get("version", 1)
-        tree = isinstance(version, int) and version >= 2
-        if tree:
-            rows = [rows[0], *_with_ids(rows[1:], report)]
-        path_rows = _active_branch(rows[1:], report) if tree else rows[1:]
-        return _Reader(path, header, rows, path_rows, tree, report).run()
+        if isinstance(version, int) and version >= 2:
+            entries = _with_ids(list(rows), report)
+            branch = _active_branch(entries, report)
+            return _Reader(path, header, [first, *entries], branch, True, report).run()
+        # Version 1 is linear: each line is converted as it is read (none is kept).
+        return _Reader(path, header, None, rows, False, report).run()
 
 
 def _with_ids(rows: list[Row], report: ImportReport) -> list[Row]:
@@ -130,12 +136,21 @@ def _active_branch(rows: list[Row], report: ImportReport) -> list[Row]:
 
 
 class _Reader:
+    """Converts the entries of a session file.
+
+    Args:
+        rows: a tree's rows (the header and every entry with an id), ``None`` for a linear
+            (version 1) file.
+        branch: the rows imported, in order (a linear file's rows after the header, read as
+            they are converted).
+    """
+
     def __init__(
         self,
         path: Path,
         header: dict[str, Any],
-        rows: list[Row],
-        branch: list[Row],
+        rows: list[Row] | None,
+        branch: Iterable[Row],
         tree: bool,
         report: ImportReport,
     ) -> None:
@@ -150,14 +165,14 @@ class _Reader:
         self.messages = PiMessages(path, CallIds(), report)
         #: id of the message entry made from each branch position (``None``: none).
         self.made: list[str | None] = []
-        self.position: dict[int, int] = {line: i for i, (line, _) in enumerate(branch)}
 
     def run(self) -> ImportedSession:
+        made, entry = self.made, self._entry
         for line, obj in self.branch:
-            self.made.append(self._entry(line, obj))
+            made.append(entry(line, obj))
         meta: dict[str, Any] = {k: self.header[k] for k in _HEADER_KEYS if k in self.header}
         meta["version"] = self.header.get("version", 1)
-        off = len(self.rows) - 1 - len(self.branch)
+        off = len(self.rows) - 1 - len(made) if self.rows is not None else 0
         if off:
             meta["off_branch"] = off
         skipped = {
@@ -204,14 +219,17 @@ class _Reader:
         here = len(self.made)
         start: int | None = None
         if self.tree:
+            assert isinstance(self.branch, list)
             target = opt_str(obj, "firstKeptEntryId")
             start = next(
                 (i for i, (_, o) in enumerate(self.branch[:here]) if o.get("id") == target), None
             )
         elif isinstance(obj.get("firstKeptEntryIndex"), int):
+            # Row ``index`` of a linear file (the header is row 0) is branch position
+            # ``index - 1``; an index past this entry keeps nothing before it.
             index = obj["firstKeptEntryIndex"]
-            if 0 < index < len(self.rows):
-                start = self.position.get(self.rows[index][0])
+            if index > 0:
+                start = index - 1
         first_kept = None
         if start is not None:
             first_kept = next((m for m in self.made[start:here] if m is not None), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from ctxengine.model._fast_init import fast_init
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import Meta, _no_meta
@@ -70,6 +71,7 @@ class PinRecord:
 Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One immutable record of a session log.

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ctxengine.model._fast_init import fast_init
+
 Meta: TypeAlias = Mapping[str, Any]
 
 
@@ -18,6 +20,7 @@ def _no_meta() -> dict[str, Any]:
     return {}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TextPart:
     """Plain text."""
@@ -27,6 +30,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ImagePart:
     """An image, inline (base64 ``data``) or by ``url``.
@@ -49,6 +53,7 @@ class ImagePart:
     kind: Literal["image"] = "image"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DocumentPart:
     """A document (PDF, text file …), inline text, base64 ``data`` or by ``url``."""
@@ -63,6 +68,7 @@ class DocumentPart:
     kind: Literal["document"] = "document"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCallPart:
     """A tool call made by the assistant.
@@ -83,6 +89,7 @@ class ToolCallPart:
 ResultContent: TypeAlias = "TextPart | ImagePart | DocumentPart"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ToolResultPart:
     """The result of one tool call.
@@ -107,6 +114,7 @@ class ToolResultPart:
         return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReasoningPart:
     """Model reasoning (thinking).
@@ -125,6 +133,7 @@ class ReasoningPart:
     kind: Literal["reasoning"] = "reasoning"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NativeCompactionPart:
     """An opaque provider-side compaction item (Anthropic compaction block, OpenAI

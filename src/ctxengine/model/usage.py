@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctxengine.model._fast_init import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage reported by the provider for one reply. All counts are tokens.
