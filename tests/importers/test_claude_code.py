@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
+from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.claude_code import IMPORTER
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
@@ -335,6 +336,64 @@ class TestDrift:
             ("toolu_gen_a1_0", "t9 out"),
             ("t9", "by id"),
         ]
+
+    def test_tool_use_without_id_gets_its_result_that_names_the_lost_id(
+        self, tmp_path: Path
+    ) -> None:
+        """The call lost its ``id`` but its result still names it: the result's
+        ``tool_use_id`` names no call, so it answers the id-less call of the line its record
+        names in ``sourceToolAssistantUUID`` (not the older id-less call of ``a1``)."""
+        bare = {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", bare),
+            assistant("a2", "m2", bare, call("t2")),
+            user("r1", [result("toolu_lost", "for a2")], sourceToolAssistantUUID="a2"),
+            user("r2", [result("t2", "by id")]),
+            user("r3", [result("toolu_lost_too", "for a1")]),
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 4: tool_use without id ×2 (line 2), tool_result paired to a tool_use "
+            "without id ×2 (line 4)",
+            ":2: expected a string `id` on a tool_use block",
+        )
+        results = [
+            (r.call_id, r.text)
+            for e in session.entries
+            if e.message
+            for r in e.message.tool_results
+        ]
+        assert results == [
+            ("toolu_gen_a2_0", "for a2"),
+            ("t2", "by id"),
+            ("toolu_gen_a1_0", "for a1"),
+        ]
+        with pytest.raises(TranscriptError) as info:
+            read_transcript(path, strict=True)
+        assert str(info.value) == f"{path}:2: expected a string `id` on a tool_use block"
+
+    def test_a_result_naming_an_unknown_call_is_not_paired_without_an_id_less_call(
+        self, tmp_path: Path
+    ) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", call("t1")),
+            user("r1", [result("t1")]),
+            user("r2", [result("t_other", "stray")]),
+        )
+        session = read_transcript(path)
+        results = [
+            (r.call_id, r.text)
+            for e in session.entries
+            if e.message
+            for r in e.message.tool_results
+        ]
+        assert results == [("t1", "ok"), ("t_other", "stray")]
+        assert session.report.summary() == ""
 
     def test_result_without_id_prefers_source_tool_assistant_uuid(self, tmp_path: Path) -> None:
         bare = {"type": "tool_use", "name": "Bash", "input": {}}

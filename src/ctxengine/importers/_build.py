@@ -433,6 +433,10 @@ class CallIds:
         self._last[source_id] = unique
         return unique
 
+    def known(self, source_id: str) -> bool:
+        """True when a call with ``source_id`` was seen."""
+        return source_id in self._count
+
     def result(self, source_id: str) -> str:
         """The unique id of the call a result with ``source_id`` answers (the oldest
         still-open call with that id; an unknown id is returned unchanged)."""
