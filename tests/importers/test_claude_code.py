@@ -210,7 +210,10 @@ class TestCorpus:
         )
         assert msg.usage == Usage(3, 13, 11515, 13835)
         assert (msg.stop_reason, msg.model) == ("tool_use", "claude-opus-4-6")
-        assert session.entries[1].id == "1b7d717f-d6a2-46a6-8575-fa4f937450ea"
+        # the first and last of its four lines
+        assert session.entries[1].id == (
+            "1b7d717f-d6a2-46a6-8575-fa4f937450ea..ed2ec700-d1ee-4a18-9100-da63317716fc"
+        )
         assert len(msg.meta["merged_uuids"]) == 4
 
     def test_sidechain_file_gets_its_own_session_id(self) -> None:
@@ -255,7 +258,7 @@ class TestMapping:
         entries = IMPORTER.read(path).entries
         assert [(e.id, e.message.role if e.message else None) for e in entries] == [
             ("u1", "user"),
-            ("a1", "assistant"),
+            ("a1..a3", "assistant"),
             ("r1", "tool"),
             ("r2", "tool"),
         ]

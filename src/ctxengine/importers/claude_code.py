@@ -6,13 +6,17 @@ order:
 
 * ``assistant`` lines: Claude Code writes one line per content block, each repeating the
   same ``message.id``; lines with the same id are merged into one assistant message placed
-  where its first line was (tool results logged between its lines follow it). A block seen
-  twice is kept once. Whitespace-only text blocks (a streaming artefact) are dropped. Usage
-  is the last line's; ``stop_reason`` is normalised, and a message left without one (the
-  usual case, since lines are written before the reply ends) gets ``"tool_use"`` when it
-  has tool calls. ``isApiErrorMessage`` lines get ``"error"``. The line's reasoning
-  ``effort`` and the message's cache ``diagnostics`` go to the message meta. Provider-side
-  tool blocks (``server_tool_use``, ``web_search_tool_result`` …) become text parts
+  where its first line was (tool results logged between its lines follow it). Its entry id
+  is the line's ``uuid`` for a one-line message, else ``"<first uuid>..<last uuid>"``: it
+  names every line merged in, so a message read while Claude Code was still writing its
+  lines gets another id once it has more (a re-import then supersedes the shorter one:
+  :mod:`ctxengine.stores._reimport`). A block seen twice is kept once. Whitespace-only text
+  blocks (a streaming artefact) are dropped. Usage is the last line's; ``stop_reason`` is
+  normalised, and a message left without one (the usual case, since lines are written before
+  the reply ends) gets ``"tool_use"`` when it has tool calls. ``isApiErrorMessage`` lines
+  get ``"error"``. The line's reasoning ``effort`` and the message's cache ``diagnostics``
+  go to the message meta. Provider-side tool blocks (``server_tool_use``,
+  ``web_search_tool_result`` …) become text parts
   (:mod:`ctxengine.importers._server_blocks`).
 * ``user`` lines: ``tool_result`` blocks become one ``tool`` message (entry id = ``uuid``);
   the line's other blocks become a following user message (id ``<uuid>#text``). A result
@@ -471,7 +475,8 @@ class _Log:
             stop_reason=stop,
             meta=meta,
         )
-        self._add(msg, item.uuid, item.uuid, item.created_at)
+        source_id = f"{item.uuid}..{item.uuids[-1]}" if item.uuids else item.uuid
+        self._add(msg, source_id, item.uuid, item.created_at)
         for uuid in item.uuids:
             self.entry_of.setdefault(uuid, self.entry_of[item.uuid])
 

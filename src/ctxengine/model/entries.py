@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -9,7 +10,7 @@ from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import Meta, _no_meta
 
-EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin"]
+EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin", "supersede"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,27 @@ class PinRecord:
     kind: Literal["pin"] = "pin"
 
 
-Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord
+@dataclass(frozen=True, slots=True)
+class SupersedeRecord:
+    """Earlier entries withdrawn from the session's current log: every projection, replay
+    and breakdown reads the log as if they and this record were not there. They stay stored
+    (history is append-only); the entries appended after this record stand in their place.
+
+    A store appends one when a transcript is imported again and the entries an earlier
+    import stored from its end no longer match it: the agent was still writing them (a
+    reply whose later blocks were not written yet, a usage count logged after its reply).
+
+    Attributes:
+        entry_ids: ids of the withdrawn entries, in log order.
+        reason: why, in words.
+    """
+
+    entry_ids: tuple[str, ...]
+    reason: str = ""
+    kind: Literal["supersede"] = "supersede"
+
+
+Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord | SupersedeRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +124,22 @@ class Entry:
     def message(self) -> Message | None:
         """The message, or ``None`` for records."""
         return self.body if isinstance(self.body, Message) else None
+
+
+def withdrawn_ids(entries: Sequence[Entry]) -> frozenset[str]:
+    """Ids of the entries withdrawn by the :class:`SupersedeRecord` entries of ``entries``."""
+    found: set[str] = set()
+    for e in entries:
+        if isinstance(e.body, SupersedeRecord):
+            found.update(e.body.entry_ids)
+    return frozenset(found)
+
+
+def current_entries(entries: Sequence[Entry]) -> list[Entry]:
+    """The current log of ``entries``: without the entries a :class:`SupersedeRecord`
+    withdrew and without the supersede records themselves (the same list, copied, when
+    there are none). Seqs keep their stored values, so they may have gaps."""
+    if not any(isinstance(e.body, SupersedeRecord) for e in entries):
+        return list(entries)
+    gone = withdrawn_ids(entries)
+    return [e for e in entries if e.id not in gone and not isinstance(e.body, SupersedeRecord)]

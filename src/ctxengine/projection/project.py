@@ -20,7 +20,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxengine.boundaries.sanitize import sanitize
-from ctxengine.model import CompactionRecord, Entry, Message, PruneRecord, TextPart, ToolCallPart
+from ctxengine.model import (
+    CompactionRecord,
+    Entry,
+    Message,
+    PruneRecord,
+    SupersedeRecord,
+    TextPart,
+    ToolCallPart,
+    current_entries,
+)
 from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.frame import STATE_TAG, neutralize_state
 from ctxengine.projection.memo import ProjectionMemo
@@ -158,7 +167,8 @@ def project(
     Args:
         entries: the session log in append order (ascending ``seq``). It may be a subset
             holding the head, the prune records, the latest compaction record and the
-            entries from its first kept entry onward; nothing else is read.
+            entries from its first kept entry onward; nothing else is read. Entries a
+            supersede record withdrew are left out (:func:`~ctxengine.model.current_entries`).
         settings: truncate-at-source caps.
         estimator: token estimator (sizes in placeholders and markers, ``Context.tokens``).
         tools: tool schemas sent with the request (counted in ``Context.tokens``).
@@ -173,6 +183,8 @@ def project(
         The :class:`Context`. ``epoch`` is the number of compaction records in ``entries``;
         ``tokens`` is the estimate of every message plus the tool schemas.
     """
+    if any(isinstance(e.body, SupersedeRecord) for e in entries):
+        entries = current_entries(entries)
     head = _head(entries)
     head_ids = {e.id for e in head}
     comp_index = -1
