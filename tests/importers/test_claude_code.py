@@ -222,6 +222,43 @@ class TestCorpus:
         assert session.session_id == "4d5611e5-241a-462a-8d15-5122611a9569:agent-a2898e3"
         assert session.meta["sidechain"] is True
 
+    def test_a_subagent_file_naming_itself_is_linked_to_the_parent_of_its_folder(self) -> None:
+        """The fixture's sub-agent lines carry ``sessionId: "agent-<id>"``; Claude Code keeps
+        it as ``<parent session>/subagents/agent-<id>.jsonl`` beside ``.meta.json``."""
+        parent_id = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
+        folder = require_corpus("format-fixtures", "claude", "subagent")
+        child = read_transcript(folder / parent_id / "subagents" / "agent-a0ad4f44468bdf20d.jsonl")
+        assert child.session_id == f"{parent_id}:agent-a0ad4f44468bdf20d"
+        assert (child.meta["parent_session_id"], child.meta["agent_type"]) == (
+            parent_id,
+            "general-purpose",
+        )
+        parent = read_transcript(folder / f"{parent_id}.jsonl")
+        assert parent.session_id == parent_id
+        assert parent.meta["subagents"] == ["agent-a0ad4f44468bdf20d"]
+        assert "parent_session_id" not in parent.meta
+
+    def test_a_live_subagent_names_the_call_that_started_it(self) -> None:
+        root = require_corpus("live-agents", "claude-code-2.1.328")
+        child = read_transcript(root / "session" / "subagents" / "agent-a73f6f8bdab2fbcaf.jsonl")
+        parent_id = "b24a12be-80f5-468d-9deb-8bc36259ce0d"
+        assert child.session_id == f"{parent_id}:agent-a73f6f8bdab2fbcaf"
+        links = ("parent_session_id", "agent_type", "description", "parent_tool_use_id")
+        assert [child.meta[k] for k in links] == [
+            parent_id,
+            "general-purpose",
+            "Survey the readings data",
+            "toolu_s006_0_b03eb13016",
+        ]
+        parent = read_transcript(root / "session.jsonl")
+        calls = [c.id for e in parent.entries if e.message for c in e.message.tool_calls]
+        assert "toolu_s006_0_b03eb13016" in calls
+        assert parent.meta["subagents"] == ["agent-a73f6f8bdab2fbcaf"]
+        # the same lines outside Claude Code's layout: no .meta.json beside them
+        loose = read_transcript(root / "subagent.jsonl")
+        assert loose.session_id == child.session_id
+        assert "agent_type" not in loose.meta
+
     def test_compaction_subagent_keeps_hook_reminders_as_marked_user_messages(self) -> None:
         path = require_corpus("claude-code", "spotter-long-dov-agent-acompact.jsonl")
         session = IMPORTER.read(path)

@@ -46,7 +46,13 @@ order:
   ``ImportedSession.meta["skipped"]``. Unknown record types are skipped.
 * A main session file never imports ``isSidechain`` lines (older versions logged sub-agent
   turns inline); a sidechain file imports only its own. Its session id is
-  ``<sessionId>:agent-<agentId>`` so it never collides with the parent session.
+  ``<parent session id>:agent-<agentId>`` so it never collides with the parent session, and
+  ``meta["parent_session_id"]`` names the parent: the lines' ``sessionId``, or, when a
+  sub-agent file names itself there (``agent-<agentId>``), the folder it lies in
+  (``<parent session id>/subagents/agent-<agentId>.jsonl``, Claude Code's layout). The
+  ``agent-<agentId>.meta.json`` beside it gives ``meta["agent_type"]``, ``["description"]``
+  and ``["parent_tool_use_id"]`` (the parent's call that started it). A main session file
+  lists the sub-agent files of its ``<session>/subagents/`` folder in ``meta["subagents"]``.
 
 Tolerated drift (counted in the report, refused in strict mode): tool calls and results
 without ids (:mod:`ctxengine.importers._claude_blocks`), malformed or unknown blocks, lines
@@ -60,6 +66,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, file_digest, read_jsonl
@@ -363,9 +371,7 @@ class _Reader:
 
     def finish(self) -> ImportedSession:
         """The session read so far."""
-        sid = self.session_id or file_digest(self.path)
-        if self.sidechain and isinstance(self.info.get("agentId"), str):
-            sid = f"{sid}:agent-{self.info['agentId']}"
+        sid, links = self._identity()
         log = _Log(LogBuilder(sid), Blocks(self.path, CallIds(), self.report), self.report)
         run: list[_User | _Attachment] = []
         for item in self.items:
@@ -381,6 +387,7 @@ class _Reader:
         log.run(run)
         meta: dict[str, Any] = {k: v for k, v in self.info.items()}
         meta["sidechain"] = bool(self.sidechain)
+        meta.update(links)
         skipped = {
             k: n for k, n in self.report.counts("ignored").items() if not k.startswith("block:")
         }
@@ -390,6 +397,50 @@ class _Reader:
         return ImportedSession(
             sid, "claude-code", str(self.path), entries, title_of(entries), meta, self.report
         )
+
+    def _identity(self) -> tuple[str, dict[str, Any]]:
+        """The session id and the parent / sub-agent links (see the module docstring)."""
+        sid = self.session_id or file_digest(self.path)
+        links: dict[str, Any] = {}
+        agent = self.info.get("agentId")
+        if not self.sidechain:
+            folder = self.path.parent / self.path.stem / "subagents"
+            children = (
+                sorted(p.stem for p in folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+            )
+            if children:
+                links["subagents"] = children
+            return sid, links
+        if not isinstance(agent, str):
+            return sid, links
+        if sid == f"agent-{agent}":  # the file names itself, not its parent session
+            if self.path.parent.name != "subagents":
+                return sid, links
+            sid = self.path.parent.parent.name
+        links["parent_session_id"] = sid
+        described = _subagent_meta(self.path.with_suffix(".meta.json"))
+        links.update(described)
+        return f"{sid}:agent-{agent}", links
+
+
+def _subagent_meta(path: Path) -> dict[str, Any]:
+    """What a sub-agent's ``agent-<id>.meta.json`` says of it (``agent_type``,
+    ``description``, ``parent_tool_use_id``: the parent's call that started it); ``{}``
+    when there is none or it cannot be read."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    keys = {
+        "agentType": "agent_type",
+        "description": "description",
+        "toolUseId": "parent_tool_use_id",
+    }
+    return {
+        ours: data[theirs] for theirs, ours in keys.items() if isinstance(data.get(theirs), str)
+    }
 
 
 class _Log:
