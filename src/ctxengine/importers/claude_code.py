@@ -40,7 +40,11 @@ order:
   The ``isCompactSummary`` user message after it supplies the summary and is not repeated as
   a message; a summary without a boundary (older versions) becomes the record itself. When
   the boundary keeps a segment verbatim (``compactMetadata.preservedSegment``, sent after
-  the summary), ``first_kept_id`` is the entry of its ``headUuid``; otherwise ``None``.
+  the summary), ``first_kept_id`` is the entry of its ``headUuid``; otherwise ``None``. The
+  attachments logged between such a boundary and its summary (the git status context, the
+  date) are sent before the kept segment, the others after it (seen in the requests of
+  Claude Code 2.1.328): the record's ``lead_ids`` name the former, so the projection shows
+  them right after the summary.
 * Progress, file-history-snapshot, queue-operation, request, cost and mode records and other
   ``system`` lines never reach the model: they are ignored, counted in the report and in
   ``ImportedSession.meta["skipped"]``. Unknown record types are skipped.
@@ -159,6 +163,8 @@ class _Boundary:
     meta: dict[str, Any]
     summary: str | None = None
     kept_head: str | None = None
+    #: uuids of the attachments logged between the boundary and its summary.
+    lead: tuple[str, ...] = ()
 
 
 _Item = _Assistant | _User | _Attachment | _Boundary
@@ -360,13 +366,16 @@ class _Reader:
                 b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
             )
         )
+        between: list[str] = []
         for item in reversed(self.items):
             if isinstance(item, _Boundary) and item.summary is None:
                 item.summary = text
                 item.meta["summary_uuid"] = uuid
+                item.lead = tuple(reversed(between))
                 return
             if not isinstance(item, _Attachment):
                 break
+            between.append(item.uuid)
         self.items.append(_Boundary(line, uuid, created, 0, {}, text))
 
     def finish(self) -> ImportedSession:
@@ -583,6 +592,7 @@ class _Log:
             policy="claude-code",
             summarizer="imported",
             reason="imported",
+            lead_ids=item.lead if first_kept is not None and item.lead else None,
         )
         self.builder.add(record, source_id=item.uuid, created_at=item.created_at, meta=item.meta)
 

@@ -140,6 +140,8 @@ def body_from_dict(data: dict[str, Any]) -> Body:
     if cls is CompactionRecord:
         kwargs["ledgers"] = Ledgers.from_plain(kwargs.get("ledgers", {}))
         kwargs.setdefault("first_kept_id", None)  # the wire form omits it when None
+        if kwargs.get("lead_ids") is not None:
+            kwargs["lead_ids"] = tuple(kwargs["lead_ids"])
     if cls is PruneRecord:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
     if cls is SupersedeRecord:

@@ -29,6 +29,11 @@ class CompactionRecord:
         splits_turn: the cut fell inside a turn (at an assistant boundary).
         truncate_tokens: per-tool-result cap (tokens) applied to every later projection of
             this epoch, when the compaction had to tighten it; ``None`` keeps the policy cap.
+        lead_ids: ids of entries logged after this record that are shown before its kept
+            tail, right after the continuation state: what an agent sent between its summary
+            and the segment it kept verbatim (Claude Code's attachments logged between a
+            compact boundary and its summary, sent before ``preservedSegment``); ``None``
+            when there are none.
     """
 
     summary: str
@@ -41,6 +46,7 @@ class CompactionRecord:
     ledgers: Ledgers = field(default_factory=Ledgers)
     splits_turn: bool = False
     truncate_tokens: int | None = None
+    lead_ids: tuple[str, ...] | None = None
     kind: Literal["compaction"] = "compaction"
 
 

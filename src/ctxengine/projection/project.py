@@ -90,6 +90,20 @@ def _tail_start(entries: Sequence[Entry], comp_index: int, record: CompactionRec
     return comp_index + 1
 
 
+def _tail_order(
+    entries: Sequence[Entry], start: int, comp_index: int, record: CompactionRecord | None
+) -> tuple[Sequence[int], int]:
+    """Indexes of the entries shown after the continuation state, in order, and how many of
+    them lead: the record's ``lead_ids`` entries (logged after it) first, then the kept tail
+    from ``start``."""
+    if record is None or not record.lead_ids:
+        return range(start, len(entries)), 0
+    lead = set(record.lead_ids)
+    first = [i for i in range(comp_index + 1, len(entries)) if entries[i].id in lead]
+    chosen = set(first)
+    return first + [i for i in range(start, len(entries)) if i not in chosen], len(first)
+
+
 def _shown_only(
     messages: Sequence[Message], truncations: list[Truncation], pruned: list[str]
 ) -> tuple[list[Truncation], list[str]]:
@@ -235,7 +249,10 @@ def project(
         cap.head_ratio,
     )
     tail_at = pre_end = len(messages)
-    for index in range(start, len(entries)):
+    order, n_lead = _tail_order(entries, start, comp_index, record)
+    for k, index in enumerate(order):
+        if k == n_lead:
+            tail_at = pre_end = len(messages)
         entry = entries[index]
         msg = entry.message
         if msg is None or entry.id in head_ids:
