@@ -234,7 +234,8 @@ class Store(Protocol):
 
     def import_session(self, imported: ImportedLog) -> ImportResult:
         """Store an imported transcript: the session (when new) and every entry not stored
-        yet (a store may commit a large import in batches, each continuing the log). Importing the same file twice adds nothing.
+        yet (a store may commit a large import in batches, each continuing the log).
+        Importing the same file twice adds nothing.
 
         The entries earlier imports stored must be the start of ``imported.entries`` (same
         ids, same bodies); only the rest is appended, in file order, with seqs that continue
