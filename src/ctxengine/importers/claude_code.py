@@ -193,7 +193,7 @@ class ClaudeCodeImporter:
                 item, naming its line.
         """
         report = start_report(path, report)
-        return read_jsonl(path, _Reader(path, report), report)
+        return read_jsonl(path, Reader(path, report), report)
 
 
 def system_text(text: str) -> str:
@@ -205,7 +205,11 @@ def system_text(text: str) -> str:
     return text
 
 
-class _Reader:
+class Reader:
+    """Reads the records of one Claude Code session file, fed line by line (a
+    :class:`~ctxengine.importers._build.LineReader`); :mod:`.claude_code_stream` feeds it
+    stream-json records renamed to session-file lines."""
+
     def __init__(self, path: Path, report: ImportReport) -> None:
         self.path = path
         self.report = report

@@ -19,6 +19,7 @@ _MODULES: tuple[str, ...] = (
     "ctxengine.importers.qwen",
     "ctxengine.importers.gemini_cli",
     "ctxengine.importers.claude_code",
+    "ctxengine.importers.claude_code_stream",
     "ctxengine.importers.codex",
     "ctxengine.importers.openclaw",
     "ctxengine.importers.pi",
