@@ -84,6 +84,10 @@ from ctxengine.model import CompactionRecord, Message, Part, TextPart, ToolResul
 _TYPE = re.compile(
     rb'"type"\s*:\s*"(?:user|assistant|system|progress|file-history-snapshot|summary)"'
 )
+_SNAPSHOT = re.compile(
+    rb'\A\s*\{\s*"type"\s*:\s*"file-history-snapshot"\s*,\s*"messageId"\s*:\s*"[^"]*"\s*,'
+    rb'\s*"snapshot"\s*:'
+)
 _SESSION_KEYS = ("cwd", "gitBranch", "version", "slug", "agentId")
 #: Record types that never reach the model (UI, bookkeeping, the request log).
 IGNORED_RECORDS = frozenset(
@@ -177,8 +181,10 @@ class ClaudeCodeImporter:
     label = "a Claude Code session"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        """True for JSONL whose records carry Claude Code's ``sessionId`` and ``uuid``."""
-        return (
+        """True for JSONL whose records carry Claude Code's ``sessionId`` and ``uuid``, or
+        that opens with a ``file-history-snapshot`` record (a session file Claude Code has
+        written nothing else to yet)."""
+        return _SNAPSHOT.match(head) is not None or (
             head.lstrip().startswith(b"{")
             and b'"sessionId"' in head
             and (b'"uuid"' in head or b'"messageId"' in head)

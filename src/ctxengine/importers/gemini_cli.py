@@ -120,8 +120,9 @@ def _variant(path: Path, head: bytes) -> str | None:
         first = _first_line(stripped)
         if isinstance(first, dict) and "messages" not in first:
             return "recording" if _is_metadata(first) else None
-        p = peek(head)
-        return "session-json" if {"sessionId", "projectHash"} <= set(p.keys) else None
+        keys = set(peek(head).keys)
+        known = "projectHash" in keys and bool(keys & {"sessionId", "startTime", "lastUpdated"})
+        return "session-json" if known else None
     if stripped.startswith(b"["):
         items = peek(head).items("")
         if items and all(
