@@ -74,6 +74,7 @@ LIVE_AGENTS: dict[str, tuple[str, ...]] = {
         "session.jsonl",
         "subagent.jsonl",
         "session/subagents/agent-a73f6f8bdab2fbcaf.jsonl",
+        "headless-stream-json.jsonl",
     ),
     "codex-0.169.0": ("rollout.jsonl",),
 }

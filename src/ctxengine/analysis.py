@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxengine.model import CompactionRecord, Entry, Message, PruneRecord, ToolResultPart
+from ctxengine.model import (
+    CompactionRecord,
+    Entry,
+    Message,
+    PruneRecord,
+    ToolResultPart,
+    current_entries,
+)
 from ctxengine.tokens.base import Estimator
 
 
@@ -81,7 +88,9 @@ def _preview(m: Message) -> str:
 
 
 def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) -> Breakdown:
-    """Compute the :class:`Breakdown` of ``entries`` (``top`` largest entries kept)."""
+    """Compute the :class:`Breakdown` of ``entries`` (``top`` largest entries kept); the
+    entries a supersede record withdrew are not counted, nor the record."""
+    entries = current_entries(entries)
     out = Breakdown()
     names: dict[str, str] = {}
     consumers: list[Consumer] = []

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from ctxengine.engine import LadderEvent, Session
-from ctxengine.model import Entry, Message
+from ctxengine.model import Entry, Message, current_entries
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.registry import renderer_for
@@ -93,10 +93,10 @@ class ReplayResult:
 
 
 def source_messages(entries: Iterable[Entry], *, keep_usage: bool = False) -> list[Message]:
-    """The message entries of a log, without its compaction/prune records (and without
-    provider usage unless ``keep_usage``)."""
+    """The message entries of a log, without its compaction/prune records and the entries a
+    supersede record withdrew (and without provider usage unless ``keep_usage``)."""
     out: list[Message] = []
-    for e in entries:
+    for e in current_entries(list(entries)):
         m = e.message
         if m is None:
             continue

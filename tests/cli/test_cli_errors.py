@@ -15,9 +15,9 @@ from ctxengine.model import Entry
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 KNOWN = (
-    "ctxengine, qwen, gemini-cli, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, "
-    "kimi, droid, grok, hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
-    "chat-completions"
+    "ctxengine, qwen, gemini-cli, claude-code, claude-code-stream, codex, openclaw, pi, "
+    "swe-agent, copilot, cursor, kimi, droid, grok, hermes, cline, roo-code, openhands, "
+    "opencode, aider, anthropic-messages, chat-completions"
 )
 
 
@@ -65,7 +65,8 @@ def test_import_tries_every_file_and_exits_2_with_a_count_when_one_fails(
         "164 entries added, 0 already stored"
     )
     assert stderr == (
-        f"error: {notes}: unrecognised transcript format (known: {KNOWN}) "
+        f"error: {notes}: unrecognised transcript format: text (first line: 'just notes') "
+        f"(known: {KNOWN}) "
         "error: 1 of 2 files not imported"
     )
     with sqlite3.connect(db) as conn:
@@ -79,7 +80,10 @@ def test_a_single_failing_file_exits_2_with_its_error_line_only(
     notes.write_text("just notes\n", encoding="utf-8")
     code, stdout, stderr = run(capsys, "import", str(notes), "--db", str(tmp_path / "ctx.db"))
     assert (code, stdout) == (2, "")
-    assert stderr == f"error: {notes}: unrecognised transcript format (known: {KNOWN})"
+    assert stderr == (
+        f"error: {notes}: unrecognised transcript format: text (first line: 'just notes') "
+        f"(known: {KNOWN})"
+    )
 
 
 def test_an_unknown_option_shows_the_usage_and_exits_2(

@@ -164,6 +164,7 @@ class TestJsonDocuments:
             "title": EXAMPLE_TITLE,
             "added": 164,
             "skipped": 0,
+            "superseded": 0,
             "issues": [  # records Claude Code keeps that are not messages
                 {"action": "ignored", "kind": "progress", "count": 1, "first_line": 1},
                 {"action": "ignored", "kind": "file-history-snapshot", "count": 7, "first_line": 2},

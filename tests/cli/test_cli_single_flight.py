@@ -5,6 +5,7 @@ options that would write."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,12 @@ def test_three_concurrent_compactions_of_a_stored_session_store_one(tmp_path: Pa
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={"PATH": "", "CTXENGINE_DB": str(db)},
+            # PYTHONPATH passed on: the processes run the sources under test
+            env={
+                "PATH": "",
+                "CTXENGINE_DB": str(db),
+                "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+            },
         )
         for k in range(3)
     ]

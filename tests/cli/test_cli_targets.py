@@ -96,8 +96,10 @@ class TestImportSeveralFiles:
             f"{third}: session {TRAJ_ID} (swe-agent): 13 entries added, 0 already stored"
         )
         assert stderr == (
-            f"error: {bad}: unrecognised transcript format (known: ctxengine, qwen, gemini-cli, "
-            "claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, "
+            f"error: {bad}: unrecognised transcript format: text (first line: 'not json') "
+            "(known: ctxengine, qwen, gemini-cli, "
+            "claude-code, claude-code-stream, codex, openclaw, pi, swe-agent, copilot, cursor, "
+            "kimi, droid, grok, "
             "hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
             "chat-completions) "
             "error: 1 of 3 files not imported"
@@ -155,7 +157,8 @@ class TestImportSeveralFiles:
         assert (code, stdout) == (2, "")
         assert stderr == (
             "error: unknown format 'unsupported'; known formats: ctxengine, qwen, gemini-cli, "
-            "claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, kimi, droid, grok, "
+            "claude-code, claude-code-stream, codex, openclaw, pi, swe-agent, copilot, cursor, "
+            "kimi, droid, grok, "
             "hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
             "chat-completions"
         )

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
+from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.claude_code import IMPORTER
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
@@ -209,7 +210,10 @@ class TestCorpus:
         )
         assert msg.usage == Usage(3, 13, 11515, 13835)
         assert (msg.stop_reason, msg.model) == ("tool_use", "claude-opus-4-6")
-        assert session.entries[1].id == "1b7d717f-d6a2-46a6-8575-fa4f937450ea"
+        # the first and last of its four lines
+        assert session.entries[1].id == (
+            "1b7d717f-d6a2-46a6-8575-fa4f937450ea..ed2ec700-d1ee-4a18-9100-da63317716fc"
+        )
         assert len(msg.meta["merged_uuids"]) == 4
 
     def test_sidechain_file_gets_its_own_session_id(self) -> None:
@@ -217,6 +221,43 @@ class TestCorpus:
         session = IMPORTER.read(path)
         assert session.session_id == "4d5611e5-241a-462a-8d15-5122611a9569:agent-a2898e3"
         assert session.meta["sidechain"] is True
+
+    def test_a_subagent_file_naming_itself_is_linked_to_the_parent_of_its_folder(self) -> None:
+        """The fixture's sub-agent lines carry ``sessionId: "agent-<id>"``; Claude Code keeps
+        it as ``<parent session>/subagents/agent-<id>.jsonl`` beside ``.meta.json``."""
+        parent_id = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
+        folder = require_corpus("format-fixtures", "claude", "subagent")
+        child = read_transcript(folder / parent_id / "subagents" / "agent-a0ad4f44468bdf20d.jsonl")
+        assert child.session_id == f"{parent_id}:agent-a0ad4f44468bdf20d"
+        assert (child.meta["parent_session_id"], child.meta["agent_type"]) == (
+            parent_id,
+            "general-purpose",
+        )
+        parent = read_transcript(folder / f"{parent_id}.jsonl")
+        assert parent.session_id == parent_id
+        assert parent.meta["subagents"] == ["agent-a0ad4f44468bdf20d"]
+        assert "parent_session_id" not in parent.meta
+
+    def test_a_live_subagent_names_the_call_that_started_it(self) -> None:
+        root = require_corpus("live-agents", "claude-code-2.1.328")
+        child = read_transcript(root / "session" / "subagents" / "agent-a73f6f8bdab2fbcaf.jsonl")
+        parent_id = "b24a12be-80f5-468d-9deb-8bc36259ce0d"
+        assert child.session_id == f"{parent_id}:agent-a73f6f8bdab2fbcaf"
+        links = ("parent_session_id", "agent_type", "description", "parent_tool_use_id")
+        assert [child.meta[k] for k in links] == [
+            parent_id,
+            "general-purpose",
+            "Survey the readings data",
+            "toolu_s006_0_b03eb13016",
+        ]
+        parent = read_transcript(root / "session.jsonl")
+        calls = [c.id for e in parent.entries if e.message for c in e.message.tool_calls]
+        assert "toolu_s006_0_b03eb13016" in calls
+        assert parent.meta["subagents"] == ["agent-a73f6f8bdab2fbcaf"]
+        # the same lines outside Claude Code's layout: no .meta.json beside them
+        loose = read_transcript(root / "subagent.jsonl")
+        assert loose.session_id == child.session_id
+        assert "agent_type" not in loose.meta
 
     def test_compaction_subagent_keeps_hook_reminders_as_marked_user_messages(self) -> None:
         path = require_corpus("claude-code", "spotter-long-dov-agent-acompact.jsonl")
@@ -254,7 +295,7 @@ class TestMapping:
         entries = IMPORTER.read(path).entries
         assert [(e.id, e.message.role if e.message else None) for e in entries] == [
             ("u1", "user"),
-            ("a1", "assistant"),
+            ("a1..a3", "assistant"),
             ("r1", "tool"),
             ("r2", "tool"),
         ]
@@ -335,6 +376,64 @@ class TestDrift:
             ("toolu_gen_a1_0", "t9 out"),
             ("t9", "by id"),
         ]
+
+    def test_tool_use_without_id_gets_its_result_that_names_the_lost_id(
+        self, tmp_path: Path
+    ) -> None:
+        """The call lost its ``id`` but its result still names it: the result's
+        ``tool_use_id`` names no call, so it answers the id-less call of the line its record
+        names in ``sourceToolAssistantUUID`` (not the older id-less call of ``a1``)."""
+        bare = {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", bare),
+            assistant("a2", "m2", bare, call("t2")),
+            user("r1", [result("toolu_lost", "for a2")], sourceToolAssistantUUID="a2"),
+            user("r2", [result("t2", "by id")]),
+            user("r3", [result("toolu_lost_too", "for a1")]),
+        )
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 4: tool_use without id ×2 (line 2), tool_result paired to a tool_use "
+            "without id ×2 (line 4)",
+            ":2: expected a string `id` on a tool_use block",
+        )
+        results = [
+            (r.call_id, r.text)
+            for e in session.entries
+            if e.message
+            for r in e.message.tool_results
+        ]
+        assert results == [
+            ("toolu_gen_a2_0", "for a2"),
+            ("t2", "by id"),
+            ("toolu_gen_a1_0", "for a1"),
+        ]
+        with pytest.raises(TranscriptError) as info:
+            read_transcript(path, strict=True)
+        assert str(info.value) == f"{path}:2: expected a string `id` on a tool_use block"
+
+    def test_a_result_naming_an_unknown_call_is_not_paired_without_an_id_less_call(
+        self, tmp_path: Path
+    ) -> None:
+        path = write(
+            tmp_path,
+            user("u1", "go"),
+            assistant("a1", "m1", call("t1")),
+            user("r1", [result("t1")]),
+            user("r2", [result("t_other", "stray")]),
+        )
+        session = read_transcript(path)
+        results = [
+            (r.call_id, r.text)
+            for e in session.entries
+            if e.message
+            for r in e.message.tool_results
+        ]
+        assert results == [("t1", "ok"), ("t_other", "stray")]
+        assert session.report.summary() == ""
 
     def test_result_without_id_prefers_source_tool_assistant_uuid(self, tmp_path: Path) -> None:
         bare = {"type": "tool_use", "name": "Bash", "input": {}}

@@ -317,6 +317,62 @@ class TestDrift:
         assert [c.id for c in found[1].tool_calls] == ["call_gen_3"]
         assert [(r.call_id, r.text) for r in found[2].tool_results] == [("call_gen_3", "first")]
 
+    def test_call_without_call_id_answered_under_its_lost_id_pairs_in_order(
+        self, tmp_path: Path
+    ) -> None:
+        """A function_call lost its ``call_id`` (its ``id`` is the Responses item id ``fc_…``,
+        which no output names); the outputs still carry the lost ids, which name no call, so
+        they answer the id-less calls in order."""
+        first = item({"type": "function_call", "id": "fc_1", "name": "shell", "arguments": "{}"})
+        second = item({"type": "function_call", "id": "fc_2", "name": "read", "arguments": "{}"})
+        path = write(
+            tmp_path,
+            meta(),
+            msg("user", "go"),
+            first,
+            second,
+            fcall("c3"),
+            fout("call_lost_1", "one"),
+            fout("c3", "three"),
+            fout("call_lost_2", "two"),
+        )
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 4: function_call without call_id ×2 (line 3), function_call_output "
+            "paired by order ×2 (line 6)",
+            ":3: expected a string `call_id` on a function_call item",
+        )
+        found = messages(session.entries)
+        assert [c.id for c in found[1].tool_calls] == ["call_gen_3", "call_gen_4", "c3"]
+        assert [(r.call_id, r.name, r.text) for m in found[2:] for r in m.tool_results] == [
+            ("call_gen_3", "shell", "one"),
+            ("c3", "shell", "three"),
+            ("call_gen_4", "read", "two"),
+        ]
+
+    def test_output_as_a_list_of_content_items(self, tmp_path: Path) -> None:
+        out = item(
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": [
+                    {"type": "input_text", "text": "hello"},
+                    {"type": "input_image", "image_url": f"data:image/png;base64,{PNG_1X1}"},
+                ],
+            }
+        )
+        path = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), out)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 1: structured tool output ×1 (line 4)",
+            ":4: expected `output` text on a tool output item, got a list of 2 content items",
+        )
+        [part_text, part_image] = messages(session.entries)[2].tool_results[0].content
+        assert isinstance(part_text, TextPart) and part_text.text == "hello"
+        assert isinstance(part_image, ImagePart) and part_image.media_type == "image/png"
+
     def test_structured_output(self, tmp_path: Path) -> None:
         """Codex 0.146 wrote a function_call_output whose ``output`` is one content object."""
         out = item(

@@ -232,6 +232,16 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int, str]] = {
         0,
         "",
     ),
+    # The same run's `claude -p --output-format stream-json` output, up to its second
+    # compaction: no user prompt (the stream holds the model's messages from its first
+    # reply on); user: the "Tool loaded." note after a ToolSearch result.
+    "live-agents/claude-code-2.1.328/headless-stream-json.jsonl": (
+        {"assistant": 18, "tool": 19, "user": 1},
+        19,
+        19,
+        2,
+        "",
+    ),
     # developer: base instructions + Codex's developer message; user: 3 in the rollout and
     # the 2 its replacement history keeps after compacting; assistant: 21 replies and the
     # local compaction's summary reply.

@@ -130,7 +130,9 @@ class TestDrift:
         path = write(tmp_path, json.dumps(session_doc(GO))[:-20])
         with pytest.raises(TranscriptError) as info:
             read_transcript(path, "hermes")
-        assert str(info.value).startswith(f"{path}: expected a JSON document (")
+        assert str(info.value).startswith(
+            f"{path}: read as a Hermes session, but it is not valid JSON (unexpected end of data"
+        )
 
     def test_lone_surrogate(self, tmp_path: Path) -> None:
         raw = json.dumps(session_doc({"role": "user", "content": "SURROGATE"}))

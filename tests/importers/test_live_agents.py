@@ -33,14 +33,13 @@ import pytest
 from corpus import require_corpus
 from ctxengine.importers import read_transcript
 from ctxengine.importers.base import ImportedSession
-from ctxengine.model import Message, TextPart
+from ctxengine.model import CompactionRecord, Message, TextPart
 from live_requests import (
     Canonical,
     Request,
     anthropic_request,
     entries_before,
     first_difference,
-    merge,
     norm,
     projected,
     requests,
@@ -128,11 +127,9 @@ class TestClaudeCode:
         self, claude_sessions: dict[str, ImportedSession], claude_requests: list[Request]
     ) -> None:
         """Request 14, the first after the compaction that kept a segment verbatim
-        (``compactMetadata.preservedSegment``), is compared after one move: Claude Code sends
-        the attachments it logged between the compact boundary and the summary (the git
-        status context, the date) before the kept segment, but ctxengine's projection puts
-        the kept segment right after the continuation state, so they follow it. They are
-        moved there in the request before comparing (:func:`kept_segment_first`)."""
+        (``compactMetadata.preservedSegment``), sends the attachments logged between the
+        compact boundary and the summary (the git status context, the date) before the kept
+        segment and the later ones after it; the projection shows them in that order."""
         compared = []
         for request in claude_requests:
             if request.kind not in ("main", "subagent"):
@@ -141,9 +138,6 @@ class TestClaudeCode:
                 claude_sessions[request.kind], request, anthropic_request, "user", ("tool_use",)
             )
             assert mine_sum == their_sum, f"request {request.number}: summaries differ"
-            if request.number == 14:
-                assert mine != theirs
-                theirs = kept_segment_first(theirs)
             assert mine == theirs, f"request {request.number}: " + first_difference(mine, theirs)
             compared.append((request.number, len(mine_sum)))
         assert len(compared) == 28
@@ -154,39 +148,26 @@ class TestClaudeCode:
             *range(26, 33),
         ]
 
-    def test_attachments_are_sent_as_their_role(
+    def test_the_kept_segment_follows_the_attachments_sent_before_it(
         self, claude_sessions: dict[str, ImportedSession], claude_requests: list[Request]
     ) -> None:
-        """The first request: the git status and attribution reminders and the user's task
-        in one user message, then one system message joining the environment, model,
-        deferred tools, agents, skills, permission mode and date attachments."""
-        [first] = [r for r in claude_requests if r.number == 1]
+        [request] = [r for r in claude_requests if r.number == 14]
         mine, theirs, _, _ = compare(
-            claude_sessions["main"], first, anthropic_request, "user", ("tool_use",)
+            claude_sessions["main"], request, anthropic_request, "user", ("tool_use",)
         )
-        assert [role for role, _ in mine] == ["user", "system"]
+        assert [role for role, _ in mine] == ["user", "system", "assistant", "user", "system"]
         assert mine == theirs
-        system = mine[1][1][0][1]
-        assert system.startswith("# Environment You have been invoked")
-        assert system.endswith("Today's date is 2026-12-01.")
-
-
-def kept_segment_first(request: Canonical) -> Canonical:
-    """``request`` with the messages before its first assistant message (what Claude Code
-    sent between the summary and the kept segment) moved after the kept segment: user items
-    after the results that open the next user message, system items at the start of the
-    next system message."""
-    start = next(i for i, (role, _) in enumerate(request) if role == "assistant")
-    before, rest = request[:start], [(r, list(items)) for r, items in request[start:]]
-    users = [i for role, items in before if role == "user" for i in items]
-    systems = [i for role, items in before if role == "system" for i in items]
-    after = next(k for k, (role, _) in enumerate(rest) if role == "user")
-    items = rest[after][1]
-    cut = next((k for k, i in enumerate(items) if i[0] != "result"), len(items))
-    rest[after] = ("user", [*items[:cut], *users, *items[cut:]])
-    system = next(k for k, (role, _) in enumerate(rest) if role == "system" and k > after)
-    rest[system] = ("system", [*systems, *rest[system][1]])
-    return merge(rest)
+        assert mine[1][1][0][1] == "Today's date is 2026-12-01."
+        kept = [
+            e.body.lead_ids
+            for e in claude_sessions["main"].entries
+            if isinstance(e.body, CompactionRecord) and e.body.first_kept_id is not None
+        ]
+        # the third compaction logged no attachment between its boundary and its summary
+        assert kept == [
+            ("ce9eab40-b045-45f5-b32b-7434bc0c6ea1", "d67c1cf0-7908-4222-8d6b-145e253b5dda"),
+            None,
+        ]
 
 
 class TestCodex:

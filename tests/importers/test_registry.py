@@ -15,9 +15,9 @@ from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
 from ctxengine.importers.registry import _load, formats
 
 KNOWN = (
-    "ctxengine, qwen, gemini-cli, claude-code, codex, openclaw, pi, swe-agent, copilot, cursor, "
-    "kimi, droid, grok, hermes, cline, roo-code, openhands, opencode, aider, anthropic-messages, "
-    "chat-completions"
+    "ctxengine, qwen, gemini-cli, claude-code, claude-code-stream, codex, openclaw, pi, "
+    "swe-agent, copilot, cursor, kimi, droid, grok, hermes, cline, roo-code, openhands, "
+    "opencode, aider, anthropic-messages, chat-completions"
 )
 CHAT = [{"role": "user", "content": "fix the build"}, {"role": "assistant", "content": "ok"}]
 
@@ -62,7 +62,10 @@ class TestFormats:
     def test_an_unrecognised_file_lists_them_too(self, tmp_path: Path) -> None:
         path = tmp_path / "notes.txt"
         path.write_text("just notes\n", encoding="utf-8")
-        assert str(error_of(path)) == f"{path}: unrecognised transcript format (known: {KNOWN})"
+        assert str(error_of(path)) == (
+            f"{path}: unrecognised transcript format: text (first line: 'just notes') "
+            f"(known: {KNOWN})"
+        )
 
 
 class TestNothingUsable:
@@ -169,14 +172,16 @@ class TestTooComplex:
     def test_deeply_nested_json_is_not_recognised_instead_of_crashing(self, tmp_path: Path) -> None:
         path = tmp_path / "deep.json"
         path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-        assert str(error_of(path)) == f"{path}: unrecognised transcript format (known: {KNOWN})"
+        assert str(error_of(path)) == (
+            f"{path}: unrecognised transcript format: a JSON array (known: {KNOWN})"
+        )
 
     def test_deeply_nested_json_forced_names_the_depth_limit(self, tmp_path: Path) -> None:
         path = tmp_path / "deep.json"
         path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
         assert str(error_of(path, "chat-completions")) == (
-            f"{path}: expected a JSON document (depth limit exceeded: line 1 column 1026 "
-            "(char 1025))"
+            f"{path}: read as a chat-completions message list, but it is not valid JSON "
+            "(depth limit exceeded: line 1 column 1026 (char 1025))"
         )
 
     def test_a_deep_value_inside_messages_is_a_transcript_error(self, tmp_path: Path) -> None:
@@ -228,6 +233,6 @@ class TestTooComplex:
             encoding="utf-8",
         )
         assert str(error_of(path)) == (
-            f"{path}: expected a JSON document (number is infinity when parsed as double: "
-            "line 1 column 54 (char 53))"
+            f"{path}: looks like a chat-completions message list, but it is not valid JSON "
+            "(number is infinity when parsed as double: line 1 column 54 (char 53))"
         )

@@ -125,6 +125,18 @@ class TestCline:
         assert session.title == "read a.py"
         assert session.entries[0].created_at == "2025-10-09T08:53:20+00:00"
 
+    def test_the_task_folder_is_a_target(self, tmp_path: Path) -> None:
+        path = cline_task(tmp_path)
+        assert detect(path.parent).name == "cline"
+        by_folder, by_file = read_transcript(path.parent), read_transcript(path)
+        assert by_folder.entries == by_file.entries
+        assert (by_folder.session_id, by_folder.format, by_folder.source_path) == (
+            "1760000000000",
+            "cline",
+            str(path),
+        )
+        assert by_folder.meta == by_file.meta
+
     def test_a_deleted_range_becomes_a_compaction_record(self, tmp_path: Path) -> None:
         session = read_transcript(cline_task(tmp_path))
         index = next(i for i, e in enumerate(session.entries) if e.kind == "compaction")
@@ -162,6 +174,8 @@ class TestRooCode:
     def test_condense_and_truncation_become_compaction_records(self, tmp_path: Path) -> None:
         path = self.roo_task(tmp_path)
         assert detect(path).name == "roo-code"
+        assert detect(path.parent).name == "roo-code"
+        assert read_transcript(path.parent).entries == read_transcript(path).entries
         session = read_transcript(path)
         assert session.format == "roo-code"
         kinds = [e.kind if e.kind != "message" else e.body.role for e in session.entries]  # type: ignore[union-attr]
@@ -259,7 +273,9 @@ class TestDrift:
         path = task(tmp_path, CLINE, json.dumps(history({"role": "user", "content": "go"}))[:-5])
         with pytest.raises(TranscriptError) as info:
             read_transcript(path, "cline")
-        assert str(info.value).startswith(f"{path}: expected a JSON document (")
+        assert str(info.value).startswith(
+            f"{path}: read as a Cline task, but it is not valid JSON (unexpected end of data"
+        )
 
     def test_lone_surrogate(self, tmp_path: Path) -> None:
         raw = json.dumps(history({"role": "user", "content": "SURROGATE"}))

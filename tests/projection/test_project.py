@@ -1,5 +1,7 @@
 """``project()``: head, continuation state, durable state, tail, prune, truncate, reasoning."""
 
+from dataclasses import replace
+
 from projection_helpers import EST, LOOSE, call, log, result, tool
 
 from ctxengine.model import (
@@ -47,6 +49,32 @@ class TestLayout:
             messages=(system("be brief"), user("hello"), assistant("hi there")),
             sources=("e0", "e1", "e2"),
             tokens=(4 + 3) + (4 + 2) + (4 + 3),
+        )
+
+    def test_entries_a_compaction_leads_with_come_before_its_kept_tail(self) -> None:
+        """Claude Code sends the attachments logged between a compact boundary and its
+        summary before the segment it kept verbatim, the later ones after it."""
+        record = replace(compaction("e3"), lead_ids=("e7", "e8"))
+        entries = log(
+            system("sys"),
+            user("old request"),
+            assistant("old answer"),
+            assistant("kept answer"),
+            user("kept result"),
+            record,
+            user("after the kept segment"),
+            user("git status"),
+            system("Today's date is 2026-12-01."),
+            assistant("next"),
+        )
+        ctx = project(entries, LOOSE, EST)
+        assert ctx.sources == (
+            "e0", None, "e7", "e8", "e3", "e4", "e6", "e9"
+        )  # fmt: skip
+        assert ctx.messages[2:5] == (
+            user("git status"),
+            system("Today's date is 2026-12-01."),
+            assistant("kept answer"),
         )
 
     def test_tool_schemas_are_carried_and_counted(self) -> None:

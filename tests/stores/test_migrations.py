@@ -26,15 +26,17 @@ def connect(path: Path) -> sqlite3.Connection:
 class TestMigrate:
     def test_a_new_database_gets_every_migration_and_a_version(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
-        assert migrate(conn) == ["m001_initial", "m002_import_reports"]
-        assert schema_version(conn) == len(MIGRATIONS) == 2
+        assert migrate(conn) == ["m001_initial", "m002_import_reports", "m003_imported_seqs"]
+        assert schema_version(conn) == len(MIGRATIONS) == 3
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
-        assert names == ["m001_initial", "m002_import_reports"]
+        assert names == ["m001_initial", "m002_import_reports", "m003_imported_seqs"]
         objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
         assert objects == [
             ("index", "import_reports_session"),
+            ("index", "imported_seqs_session"),
             ("table", "entries"),
             ("table", "import_reports"),
+            ("table", "imported_seqs"),
             ("table", "schema_migrations"),
             ("table", "sessions"),
             ("trigger", "entries_append_only_delete"),
@@ -50,8 +52,8 @@ class TestMigrate:
         before = schema(conn)
         assert migrate(conn) == []
         assert schema(conn) == before
-        assert schema_version(conn) == 2
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 2
+        assert schema_version(conn) == 3
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 3
 
     def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "ctx.db").close()
@@ -91,7 +93,7 @@ class TestMigrate:
         monkeypatch.undo()
         with SQLiteStore(db) as store:
             assert store.import_reports("s1") == []
-        assert schema_version(connect(db)) == 2
+        assert schema_version(connect(db)) == 3
 
     def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
@@ -165,4 +167,4 @@ class TestReadFirst:
         )
         with SQLiteStore(db) as store:
             assert store.sessions() == []
-        assert schema_version(connect(db)) == 2
+        assert schema_version(connect(db)) == 3

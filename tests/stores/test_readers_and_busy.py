@@ -100,8 +100,9 @@ class TestReadOnly:
         with pytest.raises(StoreError) as info:
             SQLiteStore(path, read_only=True)
         assert str(info.value) == (
-            f"sqlite store {path}: the schema lacks migrations m002_import_reports: open the "
-            "store for writing once (any import) to migrate it; a read-only open never writes"
+            f"sqlite store {path}: the schema lacks migrations m002_import_reports, "
+            "m003_imported_seqs: open the store for writing once (any import) to migrate it; a "
+            "read-only open never writes"
         )
 
 

@@ -10,8 +10,10 @@ from typing import Any
 from ctxengine.analysis import Breakdown
 from ctxengine.cli.output import Grid, say, show
 from ctxengine.engine import LadderEvent
+from ctxengine.importers.report import ImportReport
 from ctxengine.ladder.plan import CompactionPlan
 from ctxengine.replay import ReplayResult
+from ctxengine.stores.base import ImportRecord
 
 
 def _n(v: int) -> str:
@@ -57,6 +59,46 @@ def show_breakdown(label: str, b: Breakdown) -> None:
             str(ep.index), f"{ep.start_seq}–{ep.end_seq}", _n(ep.messages), _n(ep.tokens), closed
         )
     show(epochs)
+
+
+def import_record_dict(record: ImportRecord) -> dict[str, Any]:
+    """A stored import as JSON (``schemas/inspect.json``, ``imports``): when, from which
+    file and format, the entries it added, and its report's issues (``{"action", "kind",
+    "count", "first_line" | "first_json_path", "expected"}``: skipped, repaired, then
+    ignored)."""
+    return {
+        "imported_at": record.imported_at,
+        "source_path": record.source_path,
+        "format": record.format,
+        "added": record.added,
+        "issues": list(record.report.get("issues", ())),
+    }
+
+
+def import_record_lines(record: ImportRecord) -> list[str]:
+    """A stored import in words: a heading line, then one line per action met (what was
+    skipped, repaired and ignored: kinds, counts, first line or JSON path of each)."""
+    lines = [
+        f"{record.imported_at} {record.source_path} ({record.format}): "
+        f"{_n(record.added)} entries added"
+    ]
+    report = ImportReport.from_dict(record.report)
+    for action in ("skipped", "repaired", "ignored"):
+        found = report.of(action)
+        if found:
+            items = ", ".join(
+                f"{i.kind} ×{i.count}" + (f" ({i.where()})" if i.where() else "") for i in found
+            )
+            lines.append(f"  {action} {sum(i.count for i in found)}: {items}")
+    return lines
+
+
+def show_imports(records: Sequence[ImportRecord]) -> None:
+    """Print the stored imports of a session (``inspect`` of a stored session)."""
+    say("Imports")
+    for record in records:
+        for line in import_record_lines(record):
+            say(line)
 
 
 def show_events(events: Sequence[LadderEvent], *, stderr: bool = False) -> None:

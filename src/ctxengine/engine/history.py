@@ -13,7 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxengine.boundaries.pending import pending_calls_newest_first
-from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, PruneRecord
+from ctxengine.model import (
+    CompactionRecord,
+    Entry,
+    Message,
+    PinRecord,
+    PruneRecord,
+    SupersedeRecord,
+)
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_goal_candidate, is_real_user_message
@@ -40,6 +47,9 @@ class History:
         epoch_start: position of the current epoch's first entry.
         head_end: end of the head (the system/developer messages the log starts with).
         goal / goal_id / goal_tokens: the first real user request (text, entry id, tokens).
+        hidden: positions left out of every projection: the entries a
+            :class:`~ctxengine.model.SupersedeRecord` withdrew and the supersede records
+            themselves (the indexes above skip them).
     """
 
     def __init__(self, estimator: Estimator) -> None:
@@ -58,6 +68,7 @@ class History:
         self.goal_tokens = 0
         self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
         self._pin_texts: list[str] = []
+        self.hidden: set[int] = set()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -119,11 +130,34 @@ class History:
         """Add ``entry`` at the end and update the indexes.
 
         Returns:
-            True when ``entry`` is a compaction record (a new epoch starts).
+            True when ``entry`` is a compaction record (a new epoch starts) or a supersede
+            record (the indexes were rebuilt without the entries it withdrew).
         """
         i = len(self.entries)
         self.entries.append(entry)
         self.index[entry.id] = i
+        if isinstance(entry.body, SupersedeRecord):
+            self.hidden.add(i)
+            self.hidden.update(self.index[w] for w in entry.body.entry_ids if w in self.index)
+            self._reindex()
+            return True
+        return self._index_entry(i, entry)
+
+    def _reindex(self) -> None:
+        """Rebuild every index but :attr:`index` from the entries not :attr:`hidden`."""
+        self.prunes, self._pruned, self.pruned_ids = [], set(), frozenset()
+        self.compaction, self.compactions, self.epoch_start, self.head_end = None, 0, 0, 0
+        self.goal, self.goal_id, self.goal_tokens = None, None, 0
+        self._requests, self._pin_texts = [], []
+        for i, entry in enumerate(self.entries):
+            if i in self.hidden:
+                if self.head_end == i:
+                    self.head_end = i + 1
+                continue
+            self._index_entry(i, entry)
+
+    def _index_entry(self, i: int, entry: Entry) -> bool:
+        """Index ``entry`` at position ``i``; True when it is a compaction record."""
         body = entry.body
         if isinstance(body, Message):
             if self.head_end == i and body.role in ("system", "developer"):
@@ -152,12 +186,18 @@ class History:
         order. Prune records are not included: the pruned call ids are
         :attr:`pruned_ids`."""
         start = max(self.epoch_start, self.head_end)
-        picked = self.entries[: self.head_end]
+        picked = self._shown(0, self.head_end)
         if self.compaction is not None and self.compaction < start:
             picked.append(self.entries[self.compaction])
-        picked += self.entries[start:]
+        picked += self._shown(start, len(self.entries))
         picked += list(extra)
         return picked
+
+    def _shown(self, start: int, end: int) -> list[Entry]:
+        """``entries[start:end]`` without the :attr:`hidden` positions."""
+        if not self.hidden:
+            return self.entries[start:end]
+        return [e for i, e in enumerate(self.entries[start:end], start) if i not in self.hidden]
 
     def entries_after(self, tentative: Entry) -> list[Entry]:
         """What the log would project from once ``tentative`` (a compaction record not yet
@@ -166,8 +206,8 @@ class History:
         assert isinstance(body, CompactionRecord)
         first = body.first_kept_id
         start = self.index[first] if first is not None else len(self.entries)
-        picked = self.entries[: self.head_end]
-        picked += self.entries[max(start, self.head_end) :]
+        picked = self._shown(0, self.head_end)
+        picked += self._shown(max(start, self.head_end), len(self.entries))
         picked.append(tentative)
         return picked
 
@@ -205,6 +245,9 @@ class History:
         """Calls of the newest reply that no later message answers while only tool results
         follow it: running, or awaiting a human confirmation
         (:func:`~ctxengine.boundaries.pending.pending_calls`). O(size of the newest reply)."""
+        hidden = self.hidden
         return pending_calls_newest_first(
-            m for e in reversed(self.entries) if (m := e.message) is not None
+            m
+            for i in range(len(self.entries) - 1, -1, -1)
+            if i not in hidden and (m := self.entries[i].message) is not None
         )

@@ -234,8 +234,8 @@ def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> An
     file's bytes when the caller has already read them.
 
     Raises:
-        TranscriptError: unreadable, invalid or too deeply nested JSON; in strict mode a
-            repair.
+        NotJSON: the text is not JSON (a document cut short).
+        TranscriptError: unreadable or too deeply nested JSON; in strict mode a repair.
     """
     if data is None:
         try:
@@ -245,8 +245,22 @@ def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> An
     with located(path):
         value, error = parse_json(data.removeprefix(BOM), report)
     if error is not None:
-        raise TranscriptError(str(path), f"expected a JSON document ({error})")
+        raise NotJSON(str(path), str(error))
     return value
+
+
+class NotJSON(TranscriptError):
+    """A JSON transcript that does not parse (cut short while being written, or invalid):
+    ``expected a JSON document (<detail>)``; :func:`~ctxengine.importers.read_transcript`
+    names the format the start of the file looked like.
+
+    Attributes:
+        detail: the parser's message (``unexpected end of data: line 17 column 161 …``).
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.detail = detail
+        super().__init__(path, f"expected a JSON document ({detail})")
 
 
 def file_digest(path: Path) -> str:
@@ -435,6 +449,10 @@ class CallIds:
         self._open.setdefault(source_id, []).append(unique)
         self._last[source_id] = unique
         return unique
+
+    def known(self, source_id: str) -> bool:
+        """True when a call with ``source_id`` was seen."""
+        return source_id in self._count
 
     def result(self, source_id: str) -> str:
         """The unique id of the call a result with ``source_id`` answers (the oldest

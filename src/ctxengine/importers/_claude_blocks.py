@@ -3,9 +3,11 @@
 Tolerated (counted in the :class:`~ctxengine.importers.report.ImportReport`):
 
 * a ``tool_use`` block without an ``id`` gets ``"toolu_gen_<line uuid>_<n>"`` (``n`` counts
-  the id-less calls of that line from 0); a ``tool_result`` without ``tool_use_id`` answers
-  the first unanswered call of the assistant line its record names in
-  ``sourceToolAssistantUUID``, else of its ``parentUuid``, else the oldest unanswered call;
+  the id-less calls of that line from 0). A ``tool_result`` whose ``tool_use_id`` names no
+  call answers such a call (repaired): the first unanswered one of the assistant line its
+  record names in ``sourceToolAssistantUUID``, else of its ``parentUuid``, else the oldest
+  unanswered one. A ``tool_result`` without ``tool_use_id`` answers the first unanswered
+  call found the same way among all calls;
 * ``null`` tool input becomes ``{}``; a ``tool_result`` whose ``content`` is one block object
   instead of a list is read as a list of that block;
 * a block that is not an object, has no ``type``, lacks a required field or has a type we do
@@ -54,6 +56,8 @@ class Blocks:
         #: every call, in order: ``(source id, unique id)``.
         self.order: list[tuple[str, str]] = []
         self.answered: set[str] = set()
+        #: source ids generated for tool_use blocks without ``id``.
+        self.generated: set[str] = set()
 
     def _string(self, obj: dict[str, Any], key: str, line: int, what: str) -> str | None:
         value = obj.get(key)
@@ -114,6 +118,7 @@ class Blocks:
         if not isinstance(source_id, str) or not source_id:
             generated = sum(1 for s, _ in own if s.startswith("toolu_gen_"))
             source_id = f"toolu_gen_{line_uuid}_{generated}"
+            self.generated.add(source_id)
             self.report.repair(
                 "tool_use without id", "expected a string `id` on a tool_use block", line=line
             )
@@ -136,7 +141,21 @@ class Blocks:
         hold the call when the block has no ``tool_use_id`` (``sourceToolAssistantUUID``,
         then ``parentUuid``). ``None`` (counted) when no call is left to answer."""
         source_id = block.get("tool_use_id")
-        if isinstance(source_id, str) and source_id:
+        orphan = (
+            self._pair(links, generated=True)
+            if isinstance(source_id, str) and source_id and not self.calls.known(source_id)
+            else None
+        )
+        if orphan is not None:
+            self.report.repair(
+                "tool_result paired to a tool_use without id",
+                f"expected the `tool_use_id` of a tool_result ({source_id!r}) to name a "
+                "tool_use block",
+                line=line,
+            )
+            source_id, unique = orphan
+            self.calls.answer(source_id, unique)
+        elif isinstance(source_id, str) and source_id:
             unique = self.calls.result(source_id)
         else:
             found = self._pair(links)
@@ -179,15 +198,18 @@ class Blocks:
             name=self.call_names.get(unique),
         )
 
-    def _pair(self, links: tuple[str | None, ...]) -> tuple[str, str] | None:
+    def _pair(
+        self, links: tuple[str | None, ...], *, generated: bool = False
+    ) -> tuple[str, str] | None:
         """The first unanswered call of the first linked line that has one, else the oldest
-        unanswered call."""
+        unanswered call; with ``generated``, only calls whose id was generated (they had
+        none)."""
         for link in links:
             for source_id, unique in self.line_calls.get(link or "", ()):
-                if unique not in self.answered:
+                if unique not in self.answered and (not generated or source_id in self.generated):
                     return source_id, unique
         for source_id, unique in self.order:
-            if unique not in self.answered:
+            if unique not in self.answered and (not generated or source_id in self.generated):
                 return source_id, unique
         return None
 

@@ -7,12 +7,14 @@ text is carried as the JSON arguments ``{"input": <text>}``, the shape of Codex'
 the action as arguments), client-run ``tool_search_call`` (``tool_search``) and the
 ``tool_call`` / ``tool_result`` pair of older format samples (``function.name``, an
 ``arguments`` object, a ``result`` object given as JSON text, no ids). A call
-without ``call_id`` gets ``"call_gen_<line>"`` (repaired); an output without ``call_id``
-answers the oldest unanswered call (repaired).
+without ``call_id`` gets ``"call_gen_<line>"`` (repaired); an output whose ``call_id`` names
+no call answers the oldest unanswered call of those (repaired: Codex answers calls in order),
+and an output without ``call_id`` the oldest unanswered call (repaired).
 
-Outputs: ``output`` text, a list of content items, the 0.3x ``{"content", "success"}``
-object, or (drift, repaired) a single content object ``{"type": "input_text", …}``; content
-items become text and image parts. ``tool_search_output`` gives the tools found as JSON text.
+Outputs: ``output`` text, the 0.3x ``{"content", "success"}`` object, or (structured,
+repaired) a list of content items or a single content object ``{"type": "input_text", …}``;
+content items become text and image parts. ``tool_search_output`` gives the tools found as
+JSON text.
 
 Provider-side items answered by the provider itself become parts of the assistant message:
 ``web_search_call`` a text part ``[provider-side tool call] web_search({…})`` (the item in
@@ -94,6 +96,8 @@ class Items:
         #: ``(source id, unique id)`` of every call, in order, and the answered unique ids.
         self.order: list[tuple[str, str]] = []
         self.answered: set[str] = set()
+        #: source ids generated for calls without ``call_id``.
+        self.generated: set[str] = set()
 
     def content(self, line: int, content: Any, what: str) -> list[Content] | None:
         """Content items as parts; ``None`` (skipped) when ``content`` is not a list or a
@@ -254,6 +258,7 @@ class Items:
                 line=line,
             )
             source_id = f"call_gen_{line}"
+            self.generated.add(source_id)
         unique = self.calls.call(source_id)
         self.order.append((source_id, unique))
         self.names[unique] = name
@@ -286,8 +291,26 @@ class Items:
         return Message("tool", (result,))
 
     def _answer(self, line: int, kind: str, source_id: str | None) -> str | None:
-        """The unique id of the call an output answers: by ``call_id``, else (repaired) the
-        oldest unanswered call; ``None`` (skipped) when there is none."""
+        """The unique id of the call an output answers: by ``call_id``; an output whose
+        ``call_id`` names no call answers the oldest unanswered call that had no
+        ``call_id`` (its id generated; repaired, ``"<kind> paired by order"``); an output
+        without ``call_id`` answers the oldest unanswered call (repaired). ``None``
+        (skipped) when there is none."""
+        if source_id is not None and not self.calls.known(source_id):
+            generated = next(
+                ((s, u) for s, u in self.order if u not in self.answered and s in self.generated),
+                None,
+            )
+            if generated is not None:
+                self.report.repair(
+                    f"{kind} paired by order",
+                    f"expected the `call_id` of a {kind} item ({source_id!r}) to name a call",
+                    line=line,
+                )
+                source, unique = generated
+                self.calls.answer(source, unique)
+                self.answered.add(unique)
+                return unique
         if source_id is not None:
             unique = self.calls.result(source_id)
         else:
@@ -319,6 +342,13 @@ class Items:
             out = [out]
         elif isinstance(out, dict):
             out = out.get("content", out.get("output"))
+        elif isinstance(out, list):
+            self.report.repair(
+                "structured tool output",
+                "expected `output` text on a tool output item, got a list of "
+                f"{len(out)} content item{'s' if len(out) != 1 else ''}",
+                line=line,
+            )
         if isinstance(out, str):
             return [TextPart(out)]
         if isinstance(out, list):
@@ -331,11 +361,19 @@ class Items:
         return None
 
 
+#: Call items whose item ``id`` is their call id when ``call_id`` is absent: Codex answers a
+#: ``local_shell_call`` without ``call_id`` under its ``id`` (``call_id`` is optional there),
+#: and the older ``tool_call`` samples have only an ``id``. A ``function_call`` or
+#: ``custom_tool_call`` always has ``call_id``; its ``id`` (``fc_…``) is the Responses item
+#: id, which no output names.
+_ID_IS_CALL_ID = frozenset({"local_shell_call", "tool_call"})
+
+
 def _call_id(payload: dict[str, Any]) -> str | None:
-    """The call id of a call item: ``call_id``, else (older items) the item ``id``; a
-    provider-run tool search has none."""
+    """The call id of a call item: ``call_id``, else the item ``id`` for the kinds in
+    :data:`_ID_IS_CALL_ID`; ``None`` otherwise (a provider-run tool search has none)."""
     found = opt_str(payload, "call_id")
-    if found is None and payload.get("type") != "tool_search_call":
+    if found is None and payload.get("type") in _ID_IS_CALL_ID:
         found = opt_str(payload, "id")
     return found
 

@@ -26,7 +26,8 @@ text, which stays text). Per agent:
   context (``files_in_context`` with ``record_state`` ``active``); the UI's ``task`` message
   gives the title.
 
-The session id is the task folder's name.
+The session id is the task folder's name. The task folder itself is a target too (its
+``api_conversation_history.json`` is read).
 """
 
 from __future__ import annotations
@@ -51,6 +52,20 @@ ROO_KEYS = (b'"condenseParent"', b'"isSummary"', b'"truncationParent"', b'"isTru
 #: Folder names of the Roo Code and Kilo Code VS Code extensions.
 ROO_FOLDERS = ("rooveterinaryinc.roo-cline", "kilocode.kilo-code")
 TRUNCATED = "[Earlier messages of this task were removed to keep the context within the window]"
+
+
+def history_of(path: Path) -> tuple[Path, bytes] | None:
+    """The task's ``api_conversation_history.json`` and its first bytes, for ``path`` that
+    is that file or the task folder holding it (``…/tasks/<taskId>/``); ``None`` for
+    anything else or an unreadable file."""
+    found = path / HISTORY if path.is_dir() else path
+    if found.name != HISTORY:
+        return None
+    try:
+        with found.open("rb") as fh:
+            return found, fh.read(64 * 1024)
+    except OSError:
+        return None
 
 
 def is_roo(path: Path, head: bytes) -> bool:

@@ -6,13 +6,17 @@ order:
 
 * ``assistant`` lines: Claude Code writes one line per content block, each repeating the
   same ``message.id``; lines with the same id are merged into one assistant message placed
-  where its first line was (tool results logged between its lines follow it). A block seen
-  twice is kept once. Whitespace-only text blocks (a streaming artefact) are dropped. Usage
-  is the last line's; ``stop_reason`` is normalised, and a message left without one (the
-  usual case, since lines are written before the reply ends) gets ``"tool_use"`` when it
-  has tool calls. ``isApiErrorMessage`` lines get ``"error"``. The line's reasoning
-  ``effort`` and the message's cache ``diagnostics`` go to the message meta. Provider-side
-  tool blocks (``server_tool_use``, ``web_search_tool_result`` …) become text parts
+  where its first line was (tool results logged between its lines follow it). Its entry id
+  is the line's ``uuid`` for a one-line message, else ``"<first uuid>..<last uuid>"``: it
+  names every line merged in, so a message read while Claude Code was still writing its
+  lines gets another id once it has more (a re-import then supersedes the shorter one:
+  :mod:`ctxengine.stores._reimport`). A block seen twice is kept once. Whitespace-only text
+  blocks (a streaming artefact) are dropped. Usage is the last line's; ``stop_reason`` is
+  normalised, and a message left without one (the usual case, since lines are written before
+  the reply ends) gets ``"tool_use"`` when it has tool calls. ``isApiErrorMessage`` lines
+  get ``"error"``. The line's reasoning ``effort`` and the message's cache ``diagnostics``
+  go to the message meta. Provider-side tool blocks (``server_tool_use``,
+  ``web_search_tool_result`` …) become text parts
   (:mod:`ctxengine.importers._server_blocks`).
 * ``user`` lines: ``tool_result`` blocks become one ``tool`` message (entry id = ``uuid``);
   the line's other blocks become a following user message (id ``<uuid>#text``). A result
@@ -36,13 +40,23 @@ order:
   The ``isCompactSummary`` user message after it supplies the summary and is not repeated as
   a message; a summary without a boundary (older versions) becomes the record itself. When
   the boundary keeps a segment verbatim (``compactMetadata.preservedSegment``, sent after
-  the summary), ``first_kept_id`` is the entry of its ``headUuid``; otherwise ``None``.
+  the summary), ``first_kept_id`` is the entry of its ``headUuid``; otherwise ``None``. The
+  attachments logged between such a boundary and its summary (the git status context, the
+  date) are sent before the kept segment, the others after it (seen in the requests of
+  Claude Code 2.1.328): the record's ``lead_ids`` name the former, so the projection shows
+  them right after the summary.
 * Progress, file-history-snapshot, queue-operation, request, cost and mode records and other
   ``system`` lines never reach the model: they are ignored, counted in the report and in
   ``ImportedSession.meta["skipped"]``. Unknown record types are skipped.
 * A main session file never imports ``isSidechain`` lines (older versions logged sub-agent
   turns inline); a sidechain file imports only its own. Its session id is
-  ``<sessionId>:agent-<agentId>`` so it never collides with the parent session.
+  ``<parent session id>:agent-<agentId>`` so it never collides with the parent session, and
+  ``meta["parent_session_id"]`` names the parent: the lines' ``sessionId``, or, when a
+  sub-agent file names itself there (``agent-<agentId>``), the folder it lies in
+  (``<parent session id>/subagents/agent-<agentId>.jsonl``, Claude Code's layout). The
+  ``agent-<agentId>.meta.json`` beside it gives ``meta["agent_type"]``, ``["description"]``
+  and ``["parent_tool_use_id"]`` (the parent's call that started it). A main session file
+  lists the sub-agent files of its ``<session>/subagents/`` folder in ``meta["subagents"]``.
 
 Tolerated drift (counted in the report, refused in strict mode): tool calls and results
 without ids (:mod:`ctxengine.importers._claude_blocks`), malformed or unknown blocks, lines
@@ -57,6 +71,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, file_digest, read_jsonl
 from ctxengine.importers._claude_blocks import Blocks
@@ -67,6 +83,10 @@ from ctxengine.model import CompactionRecord, Message, Part, TextPart, ToolResul
 
 _TYPE = re.compile(
     rb'"type"\s*:\s*"(?:user|assistant|system|progress|file-history-snapshot|summary)"'
+)
+_SNAPSHOT = re.compile(
+    rb'\A\s*\{\s*"type"\s*:\s*"file-history-snapshot"\s*,\s*"messageId"\s*:\s*"[^"]*"\s*,'
+    rb'\s*"snapshot"\s*:'
 )
 _SESSION_KEYS = ("cwd", "gitBranch", "version", "slug", "agentId")
 #: Record types that never reach the model (UI, bookkeeping, the request log).
@@ -147,6 +167,8 @@ class _Boundary:
     meta: dict[str, Any]
     summary: str | None = None
     kept_head: str | None = None
+    #: uuids of the attachments logged between the boundary and its summary.
+    lead: tuple[str, ...] = ()
 
 
 _Item = _Assistant | _User | _Attachment | _Boundary
@@ -159,8 +181,10 @@ class ClaudeCodeImporter:
     label = "a Claude Code session"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        """True for JSONL whose records carry Claude Code's ``sessionId`` and ``uuid``."""
-        return (
+        """True for JSONL whose records carry Claude Code's ``sessionId`` and ``uuid``, or
+        that opens with a ``file-history-snapshot`` record (a session file Claude Code has
+        written nothing else to yet)."""
+        return _SNAPSHOT.match(head) is not None or (
             head.lstrip().startswith(b"{")
             and b'"sessionId"' in head
             and (b'"uuid"' in head or b'"messageId"' in head)
@@ -175,7 +199,7 @@ class ClaudeCodeImporter:
                 item, naming its line.
         """
         report = start_report(path, report)
-        return read_jsonl(path, _Reader(path, report), report)
+        return read_jsonl(path, Reader(path, report), report)
 
 
 def system_text(text: str) -> str:
@@ -187,7 +211,11 @@ def system_text(text: str) -> str:
     return text
 
 
-class _Reader:
+class Reader:
+    """Reads the records of one Claude Code session file, fed line by line (a
+    :class:`~ctxengine.importers._build.LineReader`); :mod:`.claude_code_stream` feeds it
+    stream-json records renamed to session-file lines."""
+
     def __init__(self, path: Path, report: ImportReport) -> None:
         self.path = path
         self.report = report
@@ -348,20 +376,21 @@ class _Reader:
                 b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
             )
         )
+        between: list[str] = []
         for item in reversed(self.items):
             if isinstance(item, _Boundary) and item.summary is None:
                 item.summary = text
                 item.meta["summary_uuid"] = uuid
+                item.lead = tuple(reversed(between))
                 return
             if not isinstance(item, _Attachment):
                 break
+            between.append(item.uuid)
         self.items.append(_Boundary(line, uuid, created, 0, {}, text))
 
     def finish(self) -> ImportedSession:
         """The session read so far."""
-        sid = self.session_id or file_digest(self.path)
-        if self.sidechain and isinstance(self.info.get("agentId"), str):
-            sid = f"{sid}:agent-{self.info['agentId']}"
+        sid, links = self._identity()
         log = _Log(LogBuilder(sid), Blocks(self.path, CallIds(), self.report), self.report)
         run: list[_User | _Attachment] = []
         for item in self.items:
@@ -377,6 +406,7 @@ class _Reader:
         log.run(run)
         meta: dict[str, Any] = {k: v for k, v in self.info.items()}
         meta["sidechain"] = bool(self.sidechain)
+        meta.update(links)
         skipped = {
             k: n for k, n in self.report.counts("ignored").items() if not k.startswith("block:")
         }
@@ -386,6 +416,50 @@ class _Reader:
         return ImportedSession(
             sid, "claude-code", str(self.path), entries, title_of(entries), meta, self.report
         )
+
+    def _identity(self) -> tuple[str, dict[str, Any]]:
+        """The session id and the parent / sub-agent links (see the module docstring)."""
+        sid = self.session_id or file_digest(self.path)
+        links: dict[str, Any] = {}
+        agent = self.info.get("agentId")
+        if not self.sidechain:
+            folder = self.path.parent / self.path.stem / "subagents"
+            children = (
+                sorted(p.stem for p in folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+            )
+            if children:
+                links["subagents"] = children
+            return sid, links
+        if not isinstance(agent, str):
+            return sid, links
+        if sid == f"agent-{agent}":  # the file names itself, not its parent session
+            if self.path.parent.name != "subagents":
+                return sid, links
+            sid = self.path.parent.parent.name
+        links["parent_session_id"] = sid
+        described = _subagent_meta(self.path.with_suffix(".meta.json"))
+        links.update(described)
+        return f"{sid}:agent-{agent}", links
+
+
+def _subagent_meta(path: Path) -> dict[str, Any]:
+    """What a sub-agent's ``agent-<id>.meta.json`` says of it (``agent_type``,
+    ``description``, ``parent_tool_use_id``: the parent's call that started it); ``{}``
+    when there is none or it cannot be read."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    keys = {
+        "agentType": "agent_type",
+        "description": "description",
+        "toolUseId": "parent_tool_use_id",
+    }
+    return {
+        ours: data[theirs] for theirs, ours in keys.items() if isinstance(data.get(theirs), str)
+    }
 
 
 class _Log:
@@ -471,7 +545,8 @@ class _Log:
             stop_reason=stop,
             meta=meta,
         )
-        self._add(msg, item.uuid, item.uuid, item.created_at)
+        source_id = f"{item.uuid}..{item.uuids[-1]}" if item.uuids else item.uuid
+        self._add(msg, source_id, item.uuid, item.created_at)
         for uuid in item.uuids:
             self.entry_of.setdefault(uuid, self.entry_of[item.uuid])
 
@@ -527,6 +602,7 @@ class _Log:
             policy="claude-code",
             summarizer="imported",
             reason="imported",
+            lead_ids=item.lead if first_kept is not None and item.lead else None,
         )
         self.builder.add(record, source_id=item.uuid, created_at=item.created_at, meta=item.meta)
 

@@ -128,8 +128,9 @@ def _variant(path: Path, head: bytes) -> str | None:
             return "recording" if _is_metadata(first) else None
         if b'"projectHash"' not in stripped:
             return None
-        p = peek(head)
-        return "session-json" if {"sessionId", "projectHash"} <= set(p.keys) else None
+        keys = set(peek(head).keys)
+        known = "projectHash" in keys and bool(keys & {"sessionId", "startTime", "lastUpdated"})
+        return "session-json" if known else None
     if stripped.startswith(b"["):
         items = peek(head).items("")
         if items and all(

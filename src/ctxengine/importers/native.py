@@ -3,8 +3,9 @@
 One entry per line, as :func:`ctxengine.model.codec.entry_to_dict` gives it: an object with
 exactly the keys ``id``, ``session_id``, ``seq``, ``parent_id``, ``created_at``, ``body`` and,
 when the entry has meta, ``meta``; ``body`` is a tagged body (``kind`` ``message``,
-``compaction``, ``prune`` or ``pin``). Reading it back gives the exported entries unchanged
-(same ids, seqs, parents, bodies and meta), so an export can be re-imported into another store.
+``compaction``, ``prune``, ``pin`` or ``supersede``). Reading it back gives the exported
+entries unchanged (same ids, seqs, parents, bodies and meta), so an export can be re-imported
+into another store.
 
 Every line must belong to the first line's session and carry ``seq`` 0, 1, 2 … in order. The
 session id is the entries' ``session_id``; the title is the first user request.
@@ -29,7 +30,7 @@ from ctxengine.model.codec import entry_from_dict
 #: Keys of an exported entry, in the order ``entry_to_dict`` writes them; ``meta`` is optional.
 KEYS = ("id", "session_id", "seq", "parent_id", "created_at", "body")
 #: Body kinds of an exported entry.
-KINDS = ("message", "compaction", "prune", "pin")
+KINDS = ("message", "compaction", "prune", "pin", "supersede")
 
 _STR = r'"(?:[^"\\]|\\.)*"'
 #: The start of a compact ``entry_to_dict`` line, for a first line longer than the sniff head.

@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ctxengine.errors import TranscriptError, UnknownFormat
-from ctxengine.importers._build import BOM, located
+from ctxengine.importers._build import BOM, NotJSON, located
+from ctxengine.importers._peek import peek
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, Importer
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message
@@ -19,6 +20,7 @@ _MODULES: tuple[str, ...] = (
     "ctxengine.importers.qwen",
     "ctxengine.importers.gemini_cli",
     "ctxengine.importers.claude_code",
+    "ctxengine.importers.claude_code_stream",
     "ctxengine.importers.codex",
     "ctxengine.importers.openclaw",
     "ctxengine.importers.pi",
@@ -107,8 +109,33 @@ def detect(path: Path) -> Importer:
         if imp.sniff(path, head):
             return imp
     raise TranscriptError(
-        str(path), f"unrecognised transcript format (known: {', '.join(formats())})"
+        str(path),
+        f"unrecognised transcript format: {looks(path, head)} (known: {', '.join(formats())})",
     )
+
+
+def looks(path: Path, head: bytes) -> str:
+    """What a file no importer recognises looks like, from its first bytes ``head``: an
+    empty file or folder, a JSON object or array (its first keys), JSON lines (the first
+    record's keys), binary data, or text (its first line)."""
+    if path.is_dir():
+        return "a folder that holds no transcript ctxengine reads"
+    stripped = head.strip()
+    if not stripped:
+        return "an empty file"
+    if b"\0" in head[:1024]:
+        return "binary data"
+    first = stripped.split(b"\n", 1)[0]
+    p = peek(first) if len(first) < len(stripped) else peek(stripped)
+    keys = ", ".join(p.keys[:6]) + (", …" if len(p.keys) > 6 else "")
+    if len(first) < len(stripped) and p.kind == "object" and first.rstrip().endswith(b"}"):
+        return f"JSON lines (first record's keys: {keys})"
+    if p.kind == "object":
+        return f"a JSON object (keys: {keys})" if keys else "a JSON object"
+    if p.kind == "array":
+        return "a JSON array"
+    text = first.decode("utf-8", errors="replace")
+    return f"text (first line: {text[:60]!r})"
 
 
 def read_transcript(
@@ -124,15 +151,22 @@ def read_transcript(
         TranscriptError: unreadable or unrecognised input; JSON nested too deeply or an
             integer too long to process; a file from which no message could be read
             (``"looks like a Codex rollout, but …"``, or ``"read as …"`` when ``format``
-            was given); in strict mode, the first item skipped or repaired.
+            was given); a JSON file that does not parse, naming the format its start looked
+            like; in strict mode, the first item skipped or repaired.
         UnsupportedFormatError: a recognised format with no importer yet.
         UnknownFormat: ``format`` names no importer.
     """
     p = Path(path)
     imp = get_importer(format) if format else detect(p)
     report = ImportReport(p, strict=strict)
-    with located(p), _cycle_collector_paused():
-        session = imp.read(p, report)
+    try:
+        with located(p), _cycle_collector_paused():
+            session = imp.read(p, report)
+    except NotJSON as exc:
+        seen = "read as" if format else "looks like"
+        raise TranscriptError(
+            str(p), f"{seen} {imp.label}, but it is not valid JSON ({exc.detail})"
+        ) from None
     if not any(isinstance(e.body, Message) for e in session.entries):
         raise TranscriptError(str(p), _nothing_usable(imp, report, forced=format is not None))
     return session

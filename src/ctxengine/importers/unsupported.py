@@ -23,6 +23,10 @@ FORMATS: tuple[tuple[str, Callable[[Path, bytes], bool]], ...] = (
     (refused.ANTIGRAVITY_BRAIN, refused.antigravity_brain),
     (refused.GROK_SUMMARY, refused.grok_summary),
     (refused.KIMI_STATE, refused.kimi_state),
+    (refused.CODEX_EXEC, refused.codex_exec),
+    (refused.CLAUDE_SUBAGENT_META, refused.claude_subagent_meta),
+    (refused.OPENCODE_STORAGE_FILE, refused.opencode_storage_file),
+    (refused.REQUEST_LOG, refused.request_log),
 )
 
 

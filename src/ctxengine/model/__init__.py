@@ -8,6 +8,8 @@ from ctxengine.model.entries import (
     EntryKind,
     PinRecord,
     PruneRecord,
+    SupersedeRecord,
+    current_entries,
 )
 from ctxengine.model.facts import DecisionFact, ErrorFact, FileFact, IdentifierFact, RuleFact
 from ctxengine.model.ledgers import Ledgers
@@ -55,11 +57,13 @@ __all__ = [
     "ReasoningPart",
     "Role",
     "RuleFact",
+    "SupersedeRecord",
     "TextPart",
     "ToolCallPart",
     "ToolResultPart",
     "Usage",
     "assistant",
+    "current_entries",
     "system",
     "tool_result",
     "user",

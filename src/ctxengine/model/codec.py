@@ -13,7 +13,14 @@ from typing import Any
 
 import orjson
 
-from ctxengine.model.entries import Body, CompactionRecord, Entry, PinRecord, PruneRecord
+from ctxengine.model.entries import (
+    Body,
+    CompactionRecord,
+    Entry,
+    PinRecord,
+    PruneRecord,
+    SupersedeRecord,
+)
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import (
@@ -43,6 +50,7 @@ _RECORD_TYPES: dict[str, type[Any]] = {
     "compaction": CompactionRecord,
     "prune": PruneRecord,
     "pin": PinRecord,
+    "supersede": SupersedeRecord,
 }
 
 
@@ -132,8 +140,12 @@ def body_from_dict(data: dict[str, Any]) -> Body:
     if cls is CompactionRecord:
         kwargs["ledgers"] = Ledgers.from_plain(kwargs.get("ledgers", {}))
         kwargs.setdefault("first_kept_id", None)  # the wire form omits it when None
+        if kwargs.get("lead_ids") is not None:
+            kwargs["lead_ids"] = tuple(kwargs["lead_ids"])
     if cls is PruneRecord:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
+    if cls is SupersedeRecord:
+        kwargs["entry_ids"] = tuple(kwargs.get("entry_ids", ()))
     result: Body = cls(**kwargs)
     return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -10,7 +11,7 @@ from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import Meta, _no_meta
 
-EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin"]
+EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin", "supersede"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,11 @@ class CompactionRecord:
         splits_turn: the cut fell inside a turn (at an assistant boundary).
         truncate_tokens: per-tool-result cap (tokens) applied to every later projection of
             this epoch, when the compaction had to tighten it; ``None`` keeps the policy cap.
+        lead_ids: ids of entries logged after this record that are shown before its kept
+            tail, right after the continuation state: what an agent sent between its summary
+            and the segment it kept verbatim (Claude Code's attachments logged between a
+            compact boundary and its summary, sent before ``preservedSegment``); ``None``
+            when there are none.
     """
 
     summary: str
@@ -41,6 +47,7 @@ class CompactionRecord:
     ledgers: Ledgers = field(default_factory=Ledgers)
     splits_turn: bool = False
     truncate_tokens: int | None = None
+    lead_ids: tuple[str, ...] | None = None
     kind: Literal["compaction"] = "compaction"
 
 
@@ -68,7 +75,27 @@ class PinRecord:
     kind: Literal["pin"] = "pin"
 
 
-Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord
+@dataclass(frozen=True, slots=True)
+class SupersedeRecord:
+    """Earlier entries withdrawn from the session's current log: every projection, replay
+    and breakdown reads the log as if they and this record were not there. They stay stored
+    (history is append-only); the entries appended after this record stand in their place.
+
+    A store appends one when a transcript is imported again and the entries an earlier
+    import stored from its end no longer match it: the agent was still writing them (a
+    reply whose later blocks were not written yet, a usage count logged after its reply).
+
+    Attributes:
+        entry_ids: ids of the withdrawn entries, in log order.
+        reason: why, in words.
+    """
+
+    entry_ids: tuple[str, ...]
+    reason: str = ""
+    kind: Literal["supersede"] = "supersede"
+
+
+Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord | SupersedeRecord
 
 
 @fast_init
@@ -105,3 +132,22 @@ class Entry:
     def message(self) -> Message | None:
         """The message, or ``None`` for records."""
         return self.body if isinstance(self.body, Message) else None
+
+
+def withdrawn_ids(entries: Sequence[Entry]) -> frozenset[str]:
+    """Ids of the entries withdrawn by the :class:`SupersedeRecord` entries of ``entries``."""
+    found: set[str] = set()
+    for e in entries:
+        if isinstance(e.body, SupersedeRecord):
+            found.update(e.body.entry_ids)
+    return frozenset(found)
+
+
+def current_entries(entries: Sequence[Entry]) -> list[Entry]:
+    """The current log of ``entries``: without the entries a :class:`SupersedeRecord`
+    withdrew and without the supersede records themselves (the same list, copied, when
+    there are none). Seqs keep their stored values, so they may have gaps."""
+    if not any(isinstance(e.body, SupersedeRecord) for e in entries):
+        return list(entries)
+    gone = withdrawn_ids(entries)
+    return [e for e in entries if e.id not in gone and not isinstance(e.body, SupersedeRecord)]

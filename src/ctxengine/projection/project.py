@@ -20,7 +20,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxengine.boundaries.sanitize import sanitize
-from ctxengine.model import CompactionRecord, Entry, Message, PruneRecord, TextPart, ToolCallPart
+from ctxengine.model import (
+    CompactionRecord,
+    Entry,
+    Message,
+    PruneRecord,
+    SupersedeRecord,
+    TextPart,
+    ToolCallPart,
+    current_entries,
+)
 from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.frame import STATE_TAG, neutralize_state
 from ctxengine.projection.memo import ProjectionMemo
@@ -79,6 +88,20 @@ def _tail_start(entries: Sequence[Entry], comp_index: int, record: CompactionRec
             if entries[i].id == record.first_kept_id:
                 return i
     return comp_index + 1
+
+
+def _tail_order(
+    entries: Sequence[Entry], start: int, comp_index: int, record: CompactionRecord | None
+) -> tuple[Sequence[int], int]:
+    """Indexes of the entries shown after the continuation state, in order, and how many of
+    them lead: the record's ``lead_ids`` entries (logged after it) first, then the kept tail
+    from ``start``."""
+    if record is None or not record.lead_ids:
+        return range(start, len(entries)), 0
+    lead = set(record.lead_ids)
+    first = [i for i in range(comp_index + 1, len(entries)) if entries[i].id in lead]
+    chosen = set(first)
+    return first + [i for i in range(start, len(entries)) if i not in chosen], len(first)
 
 
 def _shown_only(
@@ -158,7 +181,8 @@ def project(
     Args:
         entries: the session log in append order (ascending ``seq``). It may be a subset
             holding the head, the prune records, the latest compaction record and the
-            entries from its first kept entry onward; nothing else is read.
+            entries from its first kept entry onward; nothing else is read. Entries a
+            supersede record withdrew are left out (:func:`~ctxengine.model.current_entries`).
         settings: truncate-at-source caps.
         estimator: token estimator (sizes in placeholders and markers, ``Context.tokens``).
         tools: tool schemas sent with the request (counted in ``Context.tokens``).
@@ -173,6 +197,8 @@ def project(
         The :class:`Context`. ``epoch`` is the number of compaction records in ``entries``;
         ``tokens`` is the estimate of every message plus the tool schemas.
     """
+    if any(isinstance(e.body, SupersedeRecord) for e in entries):
+        entries = current_entries(entries)
     head = _head(entries)
     head_ids = {e.id for e in head}
     comp_index = -1
@@ -223,7 +249,10 @@ def project(
         cap.head_ratio,
     )
     tail_at = pre_end = len(messages)
-    for index in range(start, len(entries)):
+    order, n_lead = _tail_order(entries, start, comp_index, record)
+    for k, index in enumerate(order):
+        if k == n_lead:
+            tail_at = pre_end = len(messages)
         entry = entries[index]
         msg = entry.message
         if msg is None or entry.id in head_ids:

@@ -5,7 +5,8 @@ way to change or remove a stored entry (DESIGN invariant 1). Entries are keyed t
 ``(session_id, seq)``, their position in the log, and by ``(session_id, id)``, their source
 id or content address. Appending an entry whose id is already stored skips it, so importing
 the same transcript twice adds nothing, and re-importing a transcript that grew adds only its
-new tail (numbered after whatever the log already holds).
+new tail (numbered after whatever the log already holds; stored entries the grown file holds
+otherwise are withdrawn by an appended supersede record, never changed).
 
 Several writers (threads, processes) may share one store. Two tools keep them from
 overwriting each other's view: a compare-and-append (:meth:`Store.append` with
@@ -63,13 +64,18 @@ class ImportResult:
 
     Attributes:
         session_id: the session written to.
-        added: entries newly stored.
-        skipped: entries already stored (same session and id), left as they were.
+        added: entries of the transcript newly stored.
+        skipped: entries of the transcript already stored, left as they were.
+        superseded: stored entries an earlier import took from the transcript that it no
+            longer holds as they were (written while the agent was still writing them),
+            withdrawn by a :class:`~ctxengine.model.SupersedeRecord` appended before the
+            added entries; 0 when none.
     """
 
     session_id: str
     added: int
     skipped: int
+    superseded: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +87,7 @@ class ImportRecord:
         imported_at: ISO-8601 time of the import (UTC).
         source_path: the file it was read from, or ``None``.
         format: the importer's name.
-        added: entries the import added.
+        added: entries of the transcript the import added.
         report: what the importer skipped, repaired and ignored, as
             ``ctxengine.importers.report.ImportReport.to_dict()`` gives it.
     """
@@ -227,22 +233,33 @@ class Store(Protocol):
         ...
 
     def import_session(self, imported: ImportedLog) -> ImportResult:
-        """Store an imported transcript in one transaction: the session (when new) and every
-        entry not stored yet. Importing the same file twice adds nothing.
+        """Store an imported transcript: the session (when new) and every entry not stored
+        yet (a store may commit a large import in batches, each continuing the log).
+        Importing the same file twice adds nothing.
 
-        Entries whose id is already stored in the session are skipped. The others are
-        appended in file order with seqs that continue the stored log (:meth:`last_seq` + 1,
-        + 2 …): a stored seq is the position in the stored log, not in the file. So a
-        transcript that grew can be re-imported after the engine appended its own entries
-        (a compaction record) to the imported session; the file's new tail follows them.
-        Ids, parents, bodies and meta are stored as the importer gave them.
+        The entries earlier imports stored must be the start of ``imported.entries`` (same
+        ids, same bodies); only the rest is appended, in file order, with seqs that continue
+        the stored log (:meth:`last_seq` + 1, + 2 …): a stored seq is the position in the
+        stored log, not in the file. So a transcript that grew can be re-imported after the
+        engine appended its own entries (a compaction record) to the imported session; the
+        file's new tail follows them. Ids, parents, bodies and meta are stored as the
+        importer gave them.
+
+        When the stored imported entries end with entries the file no longer holds as they
+        were (they were read while the agent was still writing them), a
+        :class:`~ctxengine.model.SupersedeRecord` withdrawing them is appended first, then
+        the file's entries from that point: the current log reads as a fresh import of the
+        file, and nothing stored is changed (see :mod:`ctxengine.stores._reimport`, which
+        also says how an id already taken is stored).
 
         Every call also stores an :class:`ImportRecord` (time, file, entries added and
-        ``imported.report``) in the same transaction.
+        ``imported.report``) with its last write.
 
         Raises:
             StoreError: an id repeats within ``imported.entries``, an entry belongs to another
-                session or cannot be serialised; nothing of the import is stored.
+                session or cannot be serialised, or the divergent stored entries have
+                messages the engine appended after them; these are found before anything of
+                the import is stored.
         """
         ...
 

@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import orjson
+
 from ctxengine.errors import StoreError
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -94,6 +96,50 @@ def m002_import_reports(conn: sqlite3.Connection) -> None:
         )"""
     )
     conn.execute("CREATE INDEX import_reports_session ON import_reports (session_id)")
+
+
+@migration
+def m003_imported_seqs(conn: sqlite3.Connection) -> None:
+    """The seqs imports stored, one row per committed batch (``first_seq`` … ``last_seq``, a
+    supersede record included), so that a later import of the same transcript can tell the
+    entries imports stored from those the engine appended (:mod:`ctxengine.stores._reimport`).
+
+    Sessions imported before this migration get their spans from what their entries are:
+    in a session with a stored import, every entry but a record only the engine makes (a
+    compaction whose ``summarizer`` is not ``"imported"``, a prune or pin record) counts as
+    imported, one row per run of such entries.
+    """
+    conn.execute(
+        """CREATE TABLE imported_seqs (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX imported_seqs_session ON imported_seqs (session_id)")
+    sessions = [
+        row[0]
+        for row in conn.execute("SELECT DISTINCT session_id FROM import_reports WHERE added > 0")
+    ]
+    for sid in sessions:
+        spans: list[list[int]] = []
+        rows = conn.execute(
+            "SELECT seq, kind, body FROM entries WHERE session_id = ? ORDER BY seq", (sid,)
+        ).fetchall()
+        for seq, kind, body in rows:
+            engine = kind in ("prune", "pin") or (
+                kind == "compaction" and orjson.loads(body).get("summarizer") != "imported"
+            )
+            if engine:
+                continue
+            if spans and spans[-1][1] == seq - 1:
+                spans[-1][1] = seq
+            else:
+                spans.append([seq, seq])
+        conn.executemany(
+            "INSERT INTO imported_seqs (session_id, first_seq, last_seq) VALUES (?, ?, ?)",
+            [(sid, a, b) for a, b in spans],
+        )
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

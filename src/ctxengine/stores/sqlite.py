@@ -44,10 +44,11 @@ from ctxengine.errors import (
     StoreError,
     StoreMissing,
 )
-from ctxengine.model import Entry
-from ctxengine.stores import _rows
+from ctxengine.model import Entry, SupersedeRecord
+from ctxengine.stores import _reimport, _rows
 from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
+from ctxengine.stores._reimport import StoredEntry
 from ctxengine.stores.base import ImportedLog, ImportRecord, ImportResult, SessionInfo
 from ctxengine.stores.migrations import check_current, migrate
 
@@ -300,21 +301,25 @@ class SQLiteStore:
         """Store an imported transcript (session row when new, then its new entries); see
         :meth:`ctxengine.stores.base.Store.import_session`. New entries get the seqs that
         continue the stored log, whatever seqs the file gave them. Returns how many entries
-        were added and skipped.
+        were added, skipped and superseded.
 
-        Every entry is serialised and checked (its session, ids not repeated) before anything
-        is written. The entries are then committed in batches of
+        Every entry is checked (its session, ids not repeated) and compared with what earlier
+        imports stored (:mod:`ctxengine.stores._reimport`), and what to store (a supersede
+        record when stored entries diverge, then the new entries) is serialised, before
+        anything is written. The entries are then committed in batches of
         :data:`IMPORT_BATCH_ENTRIES`, each its own short write transaction, so another writer
         (a live session appending) waits for one batch at most, never for a whole large
-        import. Each batch continues the stored log, so an import cut off after its first
-        batch (killed, or a store busy past the timeout) leaves a complete prefix of the
-        session, and importing the file again adds the rest; the error then says how many
-        entries were stored (:attr:`~ctxengine.errors.StoreError.stored`). The import record
-        is written with the last batch.
+        import. Each batch continues the stored log and records the seqs it stored as
+        imported (table ``imported_seqs``), so an import cut off after its first batch
+        (killed, or a store busy past the timeout) leaves a complete prefix of the session,
+        and importing the file again adds the rest; the error then says how many entries
+        were stored (:attr:`~ctxengine.errors.StoreError.stored`). The import record is
+        written with the last batch.
 
         Raises:
-            StoreError: an entry of another session, an id repeated among the new entries,
-                an entry that cannot be serialised (nothing written), or a failed write.
+            StoreError: an entry of another session, an id repeated in the import, an entry
+                that cannot be serialised, divergent stored entries with messages appended
+                after them (nothing written), or a failed write.
             StoreBusy: another writer held the write lock past the busy timeout.
         """
         sid = imported.session_id
@@ -328,33 +333,47 @@ class SQLiteStore:
         for e in entries:
             if e.session_id != sid:
                 raise StoreError(f"{where}: entry {e.id!r} belongs to session {e.session_id!r}")
-        rows = [_rows.entry_row(e, where) for e in entries]
+        _check_unique(list(entries), where)
         with self._read(operation) as conn:
-            known = self._stored_ids(conn, sid, [e.id for e in entries])
-        _check_unique([e for e in entries if e.id not in known], where)
+            stored = self._stored_for_import(conn, sid)
+        if stored:
+            plan = _reimport.plan_import(stored, entries, where)
+        else:
+            plan = _reimport.ImportPlan(0, (), None, list(entries))
+        new: list[Entry] = []
+        if plan.withdrawn:
+            last = stored[-1]
+            new.append(_reimport.supersede_entry(sid, plan.withdrawn, last.id, last.seq + 1))
+        new += plan.fresh
+        rows = [_rows.entry_row(e, where) for e in new]
         report = _rows.import_row(imported, 0, where)
         added = 0
-        for start in range(0, max(len(entries), 1), IMPORT_BATCH_ENTRIES):
-            batch = list(
-                zip(entries[start : start + IMPORT_BATCH_ENTRIES], rows[start:], strict=False)
-            )
+        for start in range(0, max(len(new), 1), IMPORT_BATCH_ENTRIES):
+            batch = list(zip(new[start : start + IMPORT_BATCH_ENTRIES], rows[start:], strict=False))
             try:
                 with self._write(operation) as conn:
                     if start == 0:
                         self._insert_session(conn, info, operation)
-                    stored = self._stored_ids(conn, sid, [e.id for e, _ in batch])
-                    fresh = [row for e, row in batch if e.id not in stored]
+                    known = self._stored_ids(conn, sid, [e.id for e, _ in batch])
+                    fresh = [(e, row) for e, row in batch if e.id not in known]
                     next_seq = self._last_seq(conn, sid) + 1
                     conn.executemany(
                         f"INSERT INTO entries ({_rows.ENTRY_COLUMNS}) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        ((row[0], next_seq + i, *row[2:]) for i, row in enumerate(fresh)),
+                        ((row[0], next_seq + i, *row[2:]) for i, (_, row) in enumerate(fresh)),
                     )
-                    if start + IMPORT_BATCH_ENTRIES >= len(entries):
+                    if fresh:
+                        conn.execute(
+                            "INSERT INTO imported_seqs (session_id, first_seq, last_seq) "
+                            "VALUES (?, ?, ?)",
+                            (sid, next_seq, next_seq + len(fresh) - 1),
+                        )
+                    here = sum(1 for e, _ in fresh if not isinstance(e.body, SupersedeRecord))
+                    if start + IMPORT_BATCH_ENTRIES >= len(new):
                         conn.execute(
                             f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) "
                             "VALUES (?, ?, ?, ?, ?, ?)",
-                            (*report[:4], added + len(fresh), *report[5:]),
+                            (*report[:4], added + here, *report[5:]),
                         )
             except StoreError as exc:
                 if added:
@@ -364,8 +383,21 @@ class SQLiteStore:
                         "the failure: import the file again to add the rest",
                     )
                 raise
-            added += len(fresh)
-        return ImportResult(sid, added, len(entries) - added)
+            added += here
+        return ImportResult(sid, added, plan.matched, len(plan.withdrawn))
+
+    @staticmethod
+    def _stored_for_import(conn: sqlite3.Connection, session_id: str) -> list[StoredEntry]:
+        """Every stored entry of the session (``[]`` for a new one), marked imported when an
+        import recorded its seq (see :mod:`ctxengine.stores._reimport`)."""
+        ranges = conn.execute(
+            "SELECT first_seq, last_seq FROM imported_seqs WHERE session_id = ?", (session_id,)
+        ).fetchall()
+        rows = conn.execute(
+            "SELECT seq, id, kind, body, meta FROM entries WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        return _reimport.stored_entries(rows, ranges)
 
     def import_reports(self, session_id: str) -> list[ImportRecord]:
         """Every stored import of the session, oldest first (see

@@ -27,7 +27,9 @@ def import_(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Import transcript files into the store (importing a file twice adds nothing).
+    """Import transcript files into the store (importing a file twice adds nothing; a file
+    that grew adds its new entries, and supersedes the stored ones it no longer holds as
+    they were: they were read while the agent was still writing them).
 
     Every file is tried: one line per file (what was stored, or the error), and one more on
     stderr when records were skipped or repaired (kinds, counts, first line of each; the
@@ -59,9 +61,14 @@ def import_(
             finally:
                 tracker.advance()
             if not json_out:
+                superseded = (
+                    f", {res.superseded} superseded (stored while still being written)"
+                    if res.superseded
+                    else ""
+                )
                 say(
                     f"{f}: session {res.session_id} ({imported.format}): "
-                    f"{res.added} entries added, {res.skipped} already stored"
+                    f"{res.added} entries added, {res.skipped} already stored{superseded}"
                 )
             report_line(str(f), imported.report)
             done.append(
@@ -73,6 +80,7 @@ def import_(
                     "title": imported.title,
                     "added": res.added,
                     "skipped": res.skipped,
+                    "superseded": res.superseded,
                     "issues": imported.report.to_dict()["issues"],
                 }
             )

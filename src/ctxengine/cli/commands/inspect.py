@@ -10,7 +10,7 @@ from ctxengine.analysis import Breakdown, breakdown
 from ctxengine.cli.load import load_target
 from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
 from ctxengine.cli.output import dump_json
-from ctxengine.cli.views import show_breakdown
+from ctxengine.cli.views import import_record_dict, show_breakdown, show_imports
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 
@@ -24,13 +24,21 @@ def inspect(
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
-    without waiting for writers)."""
+    without waiting for writers); for a stored session also its imports: when, from which
+    file, entries added, and what each skipped, repaired and ignored (kinds, counts, first
+    line)."""
     t = load_target(target, session=session, db=db, format=format, strict=strict)
     b = breakdown(t.entries, HeuristicEstimator(), top=top)
+    records = t.store.import_reports(t.session_id) if t.store is not None else []
     if json_out:
-        dump_json(breakdown_json(t.label, t.session_id, t.format, b), None)
+        data = breakdown_json(t.label, t.session_id, t.format, b)
+        if t.store is not None:
+            data["imports"] = [import_record_dict(r) for r in records]
+        dump_json(data, None)
     else:
         show_breakdown(t.label, b)
+        if records:
+            show_imports(records)
 
 
 def breakdown_json(
