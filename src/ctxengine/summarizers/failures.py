@@ -14,24 +14,44 @@ Each detector knows one tool's wording:
   ``--> file:line:col`` as location; a plain ``error: …`` only with such a location), tsc
   ``file(l,c): error TS2304: …``, go build ``file.go:l:c: …`` (for ``go`` commands), ``ld``
   ``undefined reference to …``;
-- ``make: *** [target] Error N``; npm's ``npm error command …`` / ``Lifecycle script
-  `check` failed`` / ``npm ERR! code ELIFECYCLE`` (npm prints them only when a script failed);
+- ``make: *** [target] Error N``; npm's ``npm ERR!``/``npm error`` lines (npm prints them only
+  when it failed); pip's ``ERROR: Could not …`` / ``ERROR: No matching distribution …``;
 - SWE-agent's rejected edit (the ``ERRORS:`` block only, not the file listing after it);
 - a program that never started: ``No module named pytest``, ``foo: command not found``,
   ``python: can't open file 'x.py'``, ``bash: ./x.sh: Permission denied``;
-- generic ``error:``/``fatal:``/``npm ERR!``/"No such file or directory" lines.
+- a program of the command itself saying it failed (:func:`_own_programs`): ``cp: cannot stat
+  'a': No such file or directory``, ``mkdir: cannot create directory …``, ``rm: cannot remove
+  …``, ``chmod: … Operation not permitted``, ``sed: can't read …``; the shell refusing a
+  redirection of the command (``bash: out.txt: Permission denied``, ``/bin/sh: 1: cannot
+  create out.txt: Read-only file system``, ``zsh: permission denied: out.txt``);
+- ``patch`` and ``git apply`` (``Hunk #1 FAILED at 22.``, ``1 out of 1 hunk FAILED -- saving
+  rejects to file a.py.rej``, ``error: a.py: patch does not apply``), and git itself
+  (``! [rejected] main -> main (fetch first)``, ``error: failed to push some refs``,
+  ``fatal: …``, ``CONFLICT (content): …``, ``error: pathspec 'x' did not match …``);
+- generic ``error:``/``fatal:``/"No such file or directory" lines.
 
 Exit-code lines (``Exit code 1``, ``<returncode>1</returncode>``, ``Command exited with code 1``)
-and ``Traceback (most recent call last):`` never count as saying what failed.
+and ``Traceback (most recent call last):`` never count as saying what failed; neither do a
+compiler's quoted source lines (``14 |     rate * qty``, ``|     ^^^^ not found in this
+scope``).
+
+One failure often prints several lines: :func:`choose` keeps one line per failure. A line is
+*primary* (it says what failed), a *summary* (a consequence: ``1 failed, 3 passed``, ``make:
+*** … Error 2``, ``npm ERR! code ELIFECYCLE``, ``error: could not compile``, ``error: failed to
+push some refs``) or a *detail* (pytest's ``E   assert …`` under a ``FAILED`` line, ``Hunk #1
+FAILED`` under the patch's own summary); lines of one *group* (the ``make`` lines of one
+recursive build, the ``bash: line N: …`` lines of one script, the npm lines, the lines about
+one patched file, the lines of one rejected push) are one failure.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxengine.projection.frame import is_instruction_like
+from ctxengine.summarizers.shell import commands
 
 #: Longest error line kept, in characters.
 FAILURE_MAX_CHARS = 300
@@ -53,6 +73,13 @@ class Failure:
         score: how precisely it names the failure (:data:`STRONG` and above show a failure
             even under exit code 0).
         index: its line number in the output.
+        role: ``""`` (it says what failed), ``"summary"`` (a consequence of other failures,
+            or a count) or ``"detail"`` (it details a line that says what failed).
+        group: lines with the same non-empty group are one failure (see the module
+            docstring).
+        program: the program of the command whose own message this line is (``cp``,
+            ``git``, ``patch``; ``redirect`` for the shell refusing one of the command's
+            redirections), ``""`` for a line any program the command ran may have printed.
     """
 
     text: str
@@ -61,6 +88,9 @@ class Failure:
     runner: str = ""
     score: int = 0
     index: int = 0
+    role: str = ""
+    group: str = ""
+    program: str = ""
 
 
 def _cap(line: str) -> str:
@@ -114,14 +144,15 @@ def _pytest(lines: list[str], command: str) -> Iterator[Failure]:
             yield Failure(_cap(line), test=m.group(2), runner="pytest", score=8, index=i)
         elif _PYTEST_E.match(line):
             telling = re.search(r"Error|Exception|assert|Failed", line) is not None
-            yield Failure(_cap(line), runner="pytest", score=STRONG if telling else 3, index=i)
+            score = STRONG if telling else 3
+            yield Failure(_cap(line), runner="pytest", score=score, index=i, role="detail")
         elif _PYTEST_SUMMARY.match(line.strip()):
-            yield Failure(_cap(line), runner="pytest", score=STRONG, index=i)
+            yield Failure(_cap(line), runner="pytest", score=STRONG, index=i, role="summary")
         elif (u := _UNITTEST.match(line)) is not None:
             test = f"{u.group(3)}.{u.group(2)}"
             yield Failure(_cap(line), test=test, runner="unittest", score=7, index=i)
         elif _UNITTEST_SUMMARY.match(line):
-            yield Failure(_cap(line), runner="unittest", score=STRONG, index=i)
+            yield Failure(_cap(line), runner="unittest", score=STRONG, index=i, role="summary")
 
 
 _JEST_BULLET = re.compile(r"^\s*● (?!Console\b)(.+?)\s*$")
@@ -130,14 +161,19 @@ _FAIL_FILE = re.compile(r"^FAIL\s+(\S+\.\w+)(?:\s+\([\d.]+\s*m?s\))?$")
 
 
 def _jest(lines: list[str], command: str) -> Iterator[Failure]:
+    suite = ""
     for i, line in enumerate(lines):
         bullet = _JEST_BULLET.match(line)
         if bullet is not None:
-            yield Failure(_cap(line), test=bullet.group(1), runner="jest", score=7, index=i)
+            test = bullet.group(1)
+            yield Failure(_cap(line), where=suite, test=test, runner="jest", score=7, index=i)
         elif _JEST_SUMMARY.match(line.strip()):
-            yield Failure(_cap(line), runner="jest", score=STRONG, index=i)
+            yield Failure(_cap(line), runner="jest", score=STRONG, index=i, role="summary")
         elif "\t" not in line and (m := _FAIL_FILE.match(line.strip())) is not None:
-            yield Failure(_cap(line), test=m.group(1), runner="jest", score=STRONG, index=i)
+            suite = m.group(1)
+            yield Failure(
+                _cap(line), test=suite, runner="jest", score=STRONG, index=i, role="summary"
+            )
 
 
 _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
@@ -153,7 +189,7 @@ def _go(lines: list[str], command: str) -> Iterator[Failure]:
             where = nxt.strip() if _GO_LOCATION.match(nxt) else ""
             yield Failure(_cap(line), where=where, test=m.group(1), runner="go", score=7, index=i)
         elif _GO_PKG_FAIL.match(line):
-            yield Failure(_cap(line), runner="go", score=STRONG, index=i)
+            yield Failure(_cap(line), runner="go", score=STRONG, index=i, role="summary")
         elif line.startswith("panic: "):
             yield Failure(_cap(line), score=7, index=i)
 
@@ -177,7 +213,7 @@ def _cargo(lines: list[str], command: str) -> Iterator[Failure]:
             else:
                 yield Failure(_cap(line), test=test, runner="cargo", score=8, index=i)
         elif _CARGO_SUMMARY.match(line.strip()):
-            yield Failure(_cap(line), runner="cargo", score=STRONG, index=i)
+            yield Failure(_cap(line), runner="cargo", score=STRONG, index=i, role="summary")
 
 
 _C_ERROR = re.compile(r"^(?:\S.*?):\d+(?::\d+)?: (?:fatal )?error: \S")
@@ -190,8 +226,26 @@ _LINKER = re.compile(
     r"symbol\(s\) not found|library not found)|multiple definition of "
 )
 _MAKE = re.compile(r"^(?:g?make|mingw32-make)(?:\[\d+\])?: \*\*\* ")
-_NPM_FAILED = re.compile(
-    r"^npm (?:ERR!|error) (?:code \S+|command\b|Lifecycle script `?\S+`? failed)"
+_NPM = re.compile(r"^npm (?:ERR!|error)(?: |$)")
+#: npm lines that only report the exit status, the log file or the directory.
+_NPM_SUMMARY = re.compile(
+    r"^npm (?:ERR!|error) *(?:$|code\b|errno\b|path\b|syscall\b|command\b|cwd\b|signal\b|"
+    r"workspace\b|location\b|"
+    r"spawn\b|A complete log|Log files|This is probably|Failed at the|Exit status|"
+    r"[\w@/.-]+@[\w.-]+ \w+: `)"
+)
+_NPM_COMMAND = re.compile(r"^npm (?:ERR!|error) command sh -c ")
+_PIP = re.compile(
+    r"^ERROR: (?:Could not|No matching distribution|Cannot |Failed |Invalid requirement|"
+    r"ResolutionImpossible|Exception:|Command errored|Directory '.+' is not installable|"
+    r"File \"setup.py\" not found)|^error: externally-managed-environment"
+)
+_PIP_SUMMARY = re.compile(r"^error: subprocess-exited-with-error|^ERROR: Failed building wheel")
+#: A line that only says a build, a compile or a format run as a whole failed.
+_CONSEQUENCE = re.compile(
+    r"could not compile|aborting due to|^error: build failed|Compilation failed|"
+    r"^\d+ files? (?:failed to reformat|would be reformatted)|^Oh no! |"
+    r"Command failed with exit code|^error Command failed|^Automatic merge failed"
 )
 
 
@@ -208,9 +262,16 @@ def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
         elif go and _GO_BUILD.match(text):
             yield Failure(_cap(line), score=7, index=i)
         elif _MAKE.match(text):
-            yield Failure(_cap(line), score=6, index=i)
-        elif _NPM_FAILED.match(text):
-            yield Failure(_cap(line), score=STRONG, index=i)
+            yield Failure(_cap(line), score=6, index=i, role="summary", group="make")
+        elif _NPM.match(text):
+            # one group: a line saying what failed, else the command that failed, else the rest
+            role = "summary" if _NPM_SUMMARY.match(text) else ""
+            score = STRONG + (role == "" or _NPM_COMMAND.match(text) is not None)
+            yield Failure(_cap(line), score=score, index=i, role=role, group="npm")
+        elif _PIP.match(text):
+            yield Failure(_cap(line), score=6, index=i, group="pip")
+        elif _PIP_SUMMARY.match(text):
+            yield Failure(_cap(line), score=STRONG, index=i, role="summary", group="pip")
 
 
 _NOT_LAUNCHED = re.compile(
@@ -219,10 +280,151 @@ _NOT_LAUNCHED = re.compile(
 )
 
 
+#: A line a shell prints while running a script or ``-c`` text (``bash: line 7: …``,
+#: ``bash: -c: line 12: …``, ``/bin/sh: 1: …``), also after an agent's prefix (``stderr: ``).
+_SCRIPT_LINE = re.compile(
+    r"(?:^|\s)(?:\S*/)?(?:bash|sh|zsh|dash|ksh)(?:: -c)?(?:: line \d+|: \d+): "
+)
+
+
 def _not_launched(lines: list[str], command: str) -> Iterator[Failure]:
     for i, line in enumerate(lines):
         if _NOT_LAUNCHED.search(line.strip()):
-            yield Failure(_cap(line), score=6, index=i)
+            # the ``bash: line N: …`` lines of one run are one failure
+            group = "shell" if _SCRIPT_LINE.search(line.strip()) else ""
+            yield Failure(_cap(line), score=6, index=i, group=group)
+
+
+#: What a program or the shell says when it could not do what it was asked on a file.
+_ERRNO = re.compile(
+    r"No such file or directory|Permission denied|Read-only file system|Not a directory|"
+    r"Is a directory|File exists|Operation not permitted|Directory not empty|"
+    r"No space left on device|Disk quota exceeded|Too many levels of symbolic links|"
+    r"Device or resource busy|Text file busy|Input/output error|Invalid cross-device link|"
+    r"\b(?:cannot|can't|could not|unable to|failed to) (?:stat|lstat|create|remove|move|"
+    r"access|open|overwrite|copy|touch|change|make|set|read|write|find|delete|rename|link|"
+    r"preserve)\b|missing (?:destination )?file operand|are the same file|"
+    r"omitting directory|not a regular file|invalid option|unrecognized option|"
+    r"-e expression #\d+, char \d+|No match\b",
+    re.IGNORECASE,
+)
+_OWN_LINE = re.compile(r"^(?:/\S*/)?([\w.+-]+): (.+)$")
+_SHELL = r"(?:/\S*/)?(?:bash|sh|zsh|dash|ksh)(?:: line \d+|: \d+)?: "
+#: The shell refusing a redirection: bash ``bash: PATH: MSG``, dash ``/bin/sh: 1: cannot
+#: create PATH: MSG``, zsh ``zsh: MSG: PATH``.
+_REDIRECT = (
+    re.compile(rf"^{_SHELL}(?:cannot create |cannot open )?(?P<path>[^:]+): (?P<msg>.+)$"),
+    re.compile(rf"^{_SHELL}(?P<msg>[a-z][a-z -]+): (?P<path>.+)$"),
+)
+
+
+def _program_names(command: str) -> set[str]:
+    """The programs ``command`` runs, by base name (``git``, ``cp`` …)."""
+    return {c.name for c in commands(command) if c.name}
+
+
+def _redirected(command: str) -> set[str]:
+    """Paths the command's redirections write or read (``> out.txt``, ``< in.diff``)."""
+    found: set[str] = set()
+    for c in commands(command):
+        found.update(c.writes)
+        if c.stdin:
+            found.add(c.stdin)
+    return found
+
+
+def _own_programs(lines: list[str], command: str) -> Iterator[Failure]:
+    """Lines in which a program of ``command`` itself says it failed on a file
+    (``cp: cannot stat 'a': No such file or directory``), and the shell refusing one of the
+    command's redirections (``bash: out.txt: Permission denied``)."""
+    if not command:
+        return
+    names = _program_names(command)
+    paths = _redirected(command)
+    for i, line in enumerate(lines):
+        text = line.strip()
+        for pattern in _REDIRECT:
+            m = pattern.match(text)
+            if m is not None and m.group("path").strip("'\"") in paths and _ERRNO.search(text):
+                yield Failure(_cap(line), score=7, index=i, program="redirect")
+                break
+        else:
+            own = _OWN_LINE.match(text)
+            if own is not None and own.group(1) in names and _ERRNO.search(own.group(2)):
+                yield Failure(_cap(line), score=6, index=i, program=own.group(1))
+
+
+_PATCHING = re.compile(r"^(?:patching|checking) file '?([^'\n]+?)'?\s*$")
+_HUNK_FAILED = re.compile(r"^Hunk #\d+ FAILED at \d+")
+_HUNKS_SUMMARY = re.compile(
+    r"^\d+ out of \d+ hunks? (?:FAILED|ignored)(?: -- saving rejects to file (.+))?"
+)
+_PATCH_OTHER = re.compile(
+    r"^can't find file to patch at input line \d+|^patch: \*\*\*\* |"
+    r"^Reversed \(or previously applied\) patch detected|^No file to patch\.|"
+    r"^patch unexpectedly ends in middle of line|^Only garbage was found in the patch input"
+)
+_APPLY_FAILED = re.compile(r"^error: patch failed: (.+?):\d+\s*$")
+_APPLY_NOT = re.compile(
+    r"^error: (.+?): (?:patch does not apply|does not exist in index|already exists in "
+    r"(?:working directory|index)|No such file or directory)\s*$"
+)
+
+
+def _patches(lines: list[str], command: str) -> Iterator[Failure]:
+    """GNU ``patch`` and ``git apply`` failures, one group per patched file."""
+    names = _program_names(command)
+    if "patch" not in names and "git" not in names:
+        return
+    program = "patch" if "patch" in names else "git"
+    current = ""
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if (m := _PATCHING.match(text)) is not None:
+            current = m.group(1)
+        elif _HUNK_FAILED.match(text):
+            group = f"patch:{current}"
+            yield Failure(_cap(line), score=6, index=i, role="detail", group=group, program=program)
+        elif (m := _HUNKS_SUMMARY.match(text)) is not None:
+            group = f"patch:{current}"
+            yield Failure(_cap(line), score=7, index=i, group=group, program=program)
+        elif _PATCH_OTHER.match(text):
+            yield Failure(_cap(line), score=7, index=i, group=f"patch:{current}", program=program)
+        elif (m := _APPLY_FAILED.match(text)) is not None:
+            group = f"patch:{m.group(1)}"
+            yield Failure(_cap(line), score=6, index=i, role="detail", group=group, program="git")
+        elif (m := _APPLY_NOT.match(text)) is not None:
+            group = f"patch:{m.group(1)}"
+            yield Failure(_cap(line), score=7, index=i, group=group, program="git")
+
+
+_PUSH_REJECTED = re.compile(r"^! \[(?:remote )?rejected\]|^! \[remote failure\]")
+_PUSH_FAILED = re.compile(r"^error: failed to push some refs")
+_GIT_FAILED = re.compile(
+    r"^CONFLICT \(|^error: pathspec '.*' did not match|^error: Your local changes to the "
+    r"following files would be overwritten|^error: The following untracked working tree files "
+    r"would be|^error: could not apply |^error: cannot (?:pull|rebase|lock)|^error: src refspec "
+    r"|^error: failed to|^error: unable to|^error: Committing is not possible|"
+    r"^error: you need to resolve your current index first"
+)
+_GIT_FATAL = re.compile(r"^(?:fatal|error): \S")
+
+
+def _git(lines: list[str], command: str) -> Iterator[Failure]:
+    """git's own failures (``git`` must be a program of ``command``): a rejected push (one
+    group with its ``error: failed to push`` line), conflicts, ``fatal:``/``error:`` lines."""
+    if "git" not in _program_names(command):
+        return
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if _PUSH_REJECTED.match(text):
+            yield Failure(_cap(line), score=8, index=i, group="push", program="git")
+        elif _PUSH_FAILED.match(text):
+            yield Failure(_cap(line), score=6, index=i, role="summary", group="push", program="git")
+        elif _GIT_FAILED.match(text):
+            yield Failure(_cap(line), score=7, index=i, program="git")
+        elif _GIT_FATAL.match(text):
+            yield Failure(_cap(line), score=6, index=i, program="git")
 
 
 _REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
@@ -261,6 +463,10 @@ ENVELOPE = re.compile(
     re.IGNORECASE,
 )
 
+#: A compiler's quoted source (rustc, gcc ≥ 9, clang: ``14 |     rate * qty``, ``|  ^^^^ not
+#: found in this scope``), its caret line, and rustc's ``= note:`` lines: never what failed.
+_QUOTED_SOURCE = re.compile(r"^\s*\d*\s*\|(?:\s|$)|^\s*[\^~]+(?:\s|$)|^\s*= (?:note|help):")
+
 DETECTORS: tuple[Detector, ...] = (
     _rejected_edit,
     _tracebacks,
@@ -269,16 +475,27 @@ DETECTORS: tuple[Detector, ...] = (
     _go,
     _cargo,
     _not_launched,
+    _own_programs,
+    _patches,
+    _git,
 )
+
+
+def _generic_score(line: str) -> int:
+    """The generic score of one line (0: it does not sound like a failure)."""
+    if not line.strip() or ENVELOPE.match(line) or _QUOTED_SOURCE.match(line):
+        return 0
+    return max((s for s, rule in _GENERIC if rule.search(line)), default=0)
 
 
 def _generic(lines: list[str], claimed: set[int]) -> Iterator[Failure]:
     for i, line in enumerate(lines):
-        if i in claimed or not line.strip() or ENVELOPE.match(line):
+        if i in claimed:
             continue
-        score = max((s for s, rule in _GENERIC if rule.search(line)), default=0)
+        score = _generic_score(line)
         if score:
-            yield Failure(_cap(line), score=score, index=i)
+            role = "summary" if _CONSEQUENCE.search(line.strip()) else ""
+            yield Failure(_cap(line), score=score, index=i, role=role)
 
 
 def _data_lines(text: str) -> list[str]:
@@ -305,7 +522,22 @@ def detect(text: str, command: str = "") -> tuple[Failure, ...]:
             found[failure.index] = failure
     else:
         found = {i: f for i, f in found.items() if f.score >= 9}
-    return tuple(found[i] for i in sorted(found))
+    return tuple(_with_next_line(found[i], lines, found) for i in sorted(found))
+
+
+def _with_next_line(failure: Failure, lines: list[str], found: dict[int, Failure]) -> Failure:
+    """A line that only opens a list (``The following paths are ignored by one of your
+    .gitignore files:``) with the line after it (the path), when that line is neither a
+    failure of its own, an advice line nor an exit-status envelope."""
+    if not failure.text.endswith(":") or failure.where:
+        return failure
+    nxt = failure.index + 1
+    if nxt >= len(lines) or nxt in found:
+        return failure
+    line = lines[nxt].strip()
+    if not line or ENVELOPE.match(line) or _ADVICE.search(line):
+        return failure
+    return replace(failure, text=_cap(f"{failure.text} {line}"))
 
 
 def _traceback_body(lines: list[str]) -> set[int]:
@@ -326,15 +558,75 @@ def _traceback_body(lines: list[str]) -> set[int]:
 def shows_failure(text: str, command: str = "") -> bool:
     """True when a line of ``text`` alone shows a failure (a detector scores it
     :data:`STRONG` or more): a traceback's exception, a failed test or its summary, a
-    compiler or linker error, ``make: ***``, a rejected edit."""
+    compiler or linker error, ``make: ***``, a rejected edit, a program of ``command``
+    saying it failed (``cp: cannot stat …``, ``! [rejected] …``, ``Hunk #1 FAILED …``)."""
     return any(f.score >= STRONG for f in detect(text, command))
 
 
+#: Score from which the last line of an output without an exit status shows that the
+#: command failed (``Error: connect ECONNREFUSED``, ``fatal: …``, ``SomeError: …``).
+LAST_LINE_SCORE = 4
+
+
+def ends_in_failure(text: str) -> bool:
+    """True when the last line of ``text`` that is no advice (``hint: …``), no exit-status
+    envelope and no instruction-like line sounds like a failure (a generic score of at
+    least :data:`LAST_LINE_SCORE`, or a tool-specific detector's :data:`STRONG` line): for
+    an output whose agent states no exit code, the way a command that failed ends."""
+    lines = _data_lines(text)
+    last = next(
+        (
+            i
+            for i in range(len(lines) - 1, -1, -1)
+            if lines[i].strip() and not ENVELOPE.match(lines[i]) and not _ADVICE.search(lines[i])
+        ),
+        None,
+    )
+    if last is None:
+        return False
+    if _generic_score(lines[last]) >= LAST_LINE_SCORE:
+        return True
+    return any(f.index == last and f.score >= STRONG for f in detect(text))
+
+
+def failed_programs(failures: tuple[Failure, ...]) -> frozenset[str]:
+    """The programs (``cp``, ``git``, ``patch``, ``redirect`` …) whose own messages among
+    ``failures`` say they failed (score :data:`STRONG` or more)."""
+    return frozenset(f.program for f in failures if f.program and f.score >= STRONG)
+
+
+def _one_per_group(failures: list[Failure]) -> list[Failure]:
+    """Of each group, the line that says most (a primary line first, then the higher
+    score, then the earlier line); lines without a group are kept."""
+    best: dict[str, Failure] = {}
+    for f in failures:
+        if not f.group:
+            continue
+        old = best.get(f.group)
+        if old is None or (f.role == "", f.score, -f.index) > (
+            old.role == "",
+            old.score,
+            -old.index,
+        ):
+            best[f.group] = f
+    return [f for f in failures if not f.group or best[f.group] is f]
+
+
 def choose(failures: tuple[Failure, ...], limit: int = FAILURES_PER_OUTPUT) -> tuple[Failure, ...]:
-    """The ``limit`` failures that name what failed most precisely (highest score, ties to
-    the later line), in output order; one per distinct text."""
+    """One line per failure, in output order, at most ``limit``: only the lines scored
+    :data:`STRONG` or more of the best role present (primary, else detail; every line when
+    only summaries are that strong: the weaker lines may say what the summary reports);
+    each group keeps one line (see the module docstring); one line per distinct text; then
+    the ``limit`` most precise (highest score, ties to the later line)."""
+    pool = list(failures)
+    for role in ("", "detail"):
+        strong = [f for f in pool if f.role == role and f.score >= STRONG]
+        if strong:
+            pool = strong
+            break
+    pool = _one_per_group(pool)
     unique: dict[str, Failure] = {}
-    for failure in failures:
+    for failure in pool:
         old = unique.get(failure.text)
         if old is None or (failure.score, failure.index) >= (old.score, old.index):
             unique[failure.text] = failure
@@ -364,8 +656,13 @@ def summary_line(text: str) -> str:
         for ln in _data_lines(text)
         if ln.strip() and not ENVELOPE.match(ln) and not _ADVICE.search(ln)
     ]
-    telling = [ln for ln in lines if _TELLING.search(ln)]
-    chosen = telling[-1] if telling else lines[-1] if lines else ""
+    telling = [i for i, ln in enumerate(lines) if _TELLING.search(ln)]
+    at = telling[-1] if telling else len(lines) - 1
+    if at < 0:
+        return ""
+    chosen = lines[at].strip()
+    if chosen.endswith(":") and at + 1 < len(lines):
+        chosen = f"{chosen} {lines[at + 1].strip()}"
     return _cap(chosen)
 
 

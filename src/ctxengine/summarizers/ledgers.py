@@ -25,6 +25,7 @@ from ctxengine.summarizers.identifiers import Source, identifiers
 from ctxengine.summarizers.paths import guessed_cwd, stated_cwd
 from ctxengine.summarizers.rules import rule_facts
 from ctxengine.summarizers.shell import FileEffect
+from ctxengine.summarizers.signals import exit_code
 from ctxengine.summarizers.tools import PATH_KEYS, arguments, call_effects, shell_command
 from ctxengine.summarizers.walk import Walk
 
@@ -91,7 +92,10 @@ def extract_ledgers(
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 owner[part.call_id] = (part, index)
-    walk = Walk(cwd=cwd, start=start)
+    statuses = any(
+        result.is_error or exit_code(result.text) is not None for result, _ in owner.values()
+    )
+    walk = Walk(cwd=cwd, start=start, statuses=statuses)
     users: list[Source] = []
     for index, message in enumerate(messages):
         if is_real_user_message(message):

@@ -180,10 +180,11 @@ def _lex(text: str) -> list[str]:
 
 
 def _is_path(token: str) -> bool:
+    """True when ``token`` can be a literal path: not an option, and without the shell's
+    globs, variables or substitutions (``tests/$f``, ``tests/$(ls tests)`` leave residue
+    such as ``tests/$`` that names no file)."""
     return (
-        bool(token)
-        and not token.startswith(("-", "$", "&"))
-        and not any(c in token for c in "*?`{}")
+        bool(token) and not token.startswith(("-", "&")) and not any(c in token for c in "*?`{}$")
     )
 
 

@@ -5,17 +5,26 @@ which errors later runs fixed, and which files are scratch.
 A call's outcome:
 
 - *failed* when the tool flagged it (``is_error``, a non-zero exit code in the agent's
-  wording, a leading error marker: :func:`~ctxengine.summarizers.signals.result_failed`), or
+  wording, a leading error marker: :func:`~ctxengine.summarizers.signals.result_failed`);
   when a shell command that runs something printed a line that alone shows a failure
   (:func:`~ctxengine.summarizers.failures.shows_failure`: a traceback, a failed test, a
-  compiler or linker error, ``make: ***``), whatever its exit code;
+  compiler or linker error, ``make: ***``), whatever its exit code; when a program of the
+  command that changes files or a repository (:data:`WRITERS`, or a redirection, ``sed -i``)
+  said it failed itself (``cp: cannot stat …``, ``bash: out.txt: Permission denied``,
+  ``Hunk #1 FAILED``, ``! [rejected]``), whatever its exit code;
+- in a range whose results state no outcome at all (chat-completions logs: no exit code,
+  no error flag), also when a command that runs something ended its output with a line
+  that sounds like a failure (:func:`~ctxengine.summarizers.failures.ends_in_failure`);
 - not failed when only a search (``grep``, ``diff``, ``test`` …) ended it with exit code 1
   ("no match") and nothing else shows a failure.
 
-A failed call's file effects do not count, except those of a shell command's programs that
-ran before its last program that runs something (``sed -i x a.py && pytest``: the edit
-happened, the tests failed). Its errors are the lines that say what failed
-(:func:`~ctxengine.summarizers.failures.choose`), never an exit-status line.
+A program that only reads and says it failed (``ls: cannot access x``, ``sed: can't read
+x``) does not fail the call: what it would have read is not a read. A failed call's file
+effects do not count, except those of a shell command's programs that ran before its last
+program that runs something (``sed -i x a.py && pytest``: the edit happened, the tests
+failed) and did not say they failed themselves. Its errors are the lines that say what
+failed (:func:`~ctxengine.summarizers.failures.choose`, one line per failure), never an
+exit-status line: a failed write is an open error, not a modification, and not done.
 
 An open error is fixed when a later call with the same key (:func:`command_key`, or
 ``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
@@ -31,11 +40,14 @@ from dataclasses import dataclass, field, replace
 from ctxengine.model import ErrorFact, FileFact, ToolCallPart, ToolResultPart
 from ctxengine.model.facts import FileStatus
 from ctxengine.summarizers.failures import (
+    STRONG,
+    Failure,
     choose,
     detect,
+    ends_in_failure,
+    failed_programs,
     first_line,
     passed_tests,
-    shows_failure,
     summary_line,
 )
 from ctxengine.summarizers.identifiers import Source
@@ -50,6 +62,7 @@ from ctxengine.summarizers.runs import (
 )
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
+    Command,
     FileEffect,
     command_effects,
     commands,
@@ -86,6 +99,35 @@ _UNCHANGED = re.compile(r"\bleft unchanged\b|\b0 files? (?:re)?formatted\b|alrea
 _REFORMATTED = re.compile(r"\b[1-9]\d* files? reformatted\b|\breformatted \S")
 
 
+#: Programs that change files or a repository: their own failure (``cp: cannot stat …``,
+#: ``mkdir: cannot create directory …``, ``! [rejected]``) fails the command, whatever
+#: exit code it stated. Any other program's own failure (``ls: cannot access x``, ``sed: can't
+#: read x``) only cancels what that program did (the read).
+WRITERS = frozenset(
+    {"cp", "mv", "rm", "rmdir", "mkdir", "touch", "tee", "ln", "install", "chmod", "chown",
+     "chgrp", "truncate", "patch", "git", "unzip", "tar", "rsync", "dd"}
+)  # fmt: skip
+
+
+def _writes(cmd: Command) -> bool:
+    """True when ``cmd`` is a program of :data:`WRITERS` or changes a file (a redirection,
+    ``sed -i``, ``perl -i``)."""
+    return cmd.name in WRITERS or any(e.action != "read" for e in command_effects(cmd))
+
+
+def broken_parts(command: str, failures: tuple[Failure, ...]) -> tuple[Command, ...]:
+    """The simple commands of ``command`` whose own messages among ``failures`` say they
+    failed (``cp: cannot stat …``; ``redirect``: one of their redirections was refused)."""
+    own = failed_programs(failures)
+    if not own:
+        return ()
+    return tuple(
+        c
+        for c in commands(command)
+        if c.name in own or ("redirect" in own and (c.writes or c.stdin))
+    )
+
+
 @dataclass
 class _File:
     """What the walk knows about one path."""
@@ -110,10 +152,16 @@ class Walk:
         cwd: the session's working directory (``""`` when unknown): paths are normalised
             against it (:func:`~ctxengine.summarizers.paths.normalize`).
         start: added to each message index to give a fact's ``source``.
+        statuses: the results of this range state their outcome (some result is flagged as
+            an error or states an exit code), so a result that states none succeeded by its
+            agent's account; ``False`` (chat-completions logs) lets a command whose output
+            ends in a failure line count as failed
+            (:func:`~ctxengine.summarizers.failures.ends_in_failure`).
     """
 
     cwd: str = ""
     start: int = 0
+    statuses: bool = True
     done: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     errors: list[ErrorFact] = field(default_factory=list)
@@ -209,7 +257,7 @@ class Walk:
         return f"{call.name}({' '.join(dict.fromkeys(p for p in paths if p))})"
 
     def _fail(self, key: str, text: str, index: int, command: str) -> None:
-        found = choose(detect(text, command))
+        found = choose(detect(text, command) if command else detect(text))
         if not found:
             line = summary_line(text) if command else first_line(text)
             if line:
@@ -260,12 +308,17 @@ class Walk:
     ) -> None:
         key = self._key(call, command)
         code = exit_code(result.text)
-        failed = result_failed(result)
-        strong = runs_something(command) and shows_failure(text, command)
-        if failed and code == 1 and ends_in_search(command) and not strong:
+        flagged = result_failed(result)
+        found = detect(text, command)
+        broken = broken_parts(command, found)
+        ran = runs_something(command)
+        strong = any(_writes(c) for c in broken) or (
+            ran and any(f.score >= STRONG and not f.program for f in found)
+        )
+        if flagged and code == 1 and ends_in_search(command) and not strong:
             return  # a search that found nothing
-        if strong:
-            failed = True
+        unstated = not self.statuses and code is None and not result.is_error
+        failed = flagged or strong or (unstated and ran and ends_in_failure(text))
         parts = commands(command)
         for run in executions(command):
             if run.path:
@@ -274,15 +327,19 @@ class Walk:
             self._fail(key, text, index, command)
             last_run = max((i for i, c in enumerate(parts) if runs(c)), default=-1)
             for c in parts[: max(last_run, 0)]:
-                for effect in command_effects(c):
-                    self.effect(effect, index)
+                if c not in broken:
+                    for effect in command_effects(c):
+                        self.effect(effect, index)
             return
         for written in heredoc_files(command):
             self.texts[self._path(written.path, written.cwd)] = written.text
         effects = call_effects(call)
         if text.startswith(_DIRECTORY_LISTING):
             effects = tuple(e for e in effects if e.action != "read")
+        cancelled = {e for c in broken for e in command_effects(c)}
         for effect in effects:
+            if effect in cancelled:
+                continue
             if (
                 effect.action == "formatted"
                 and _UNCHANGED.search(text)
