@@ -59,7 +59,7 @@ class TestLanguage:
             "## 目标\n修复 src/parser.py 里失败的测试。不要推送到 main 分支。\n\n"
             "## 约束\n- 不要推送到 main 分支。\n\n"
             "## 已读取的文件\n- src/parser.py\n\n"
-            "## 错误\n- open: E   AssertionError: expected 3 tokens, got 4 — "
+            "## 错误\n- 未解决: E   AssertionError: expected 3 tokens, got 4 — "
             "`pytest -q tests/test_parser.py`\n\n"
             "## 已运行的命令\n- pytest -q tests/test_parser.py\n\n"
             "## 当前工作\n正在修改 split 函数。\n\n"

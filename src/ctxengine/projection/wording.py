@@ -1,6 +1,8 @@
 """The fixed words of a continuation state, per language: the opening of the
 continuation-state message, the headings of the extractive state and of the hybrid ledger
-block, and the few framing sentences the extractive summarizer writes.
+block, the few framing sentences the extractive summarizer writes, and the words around its
+facts (:class:`FactWords`: ``open:``/``fixed:`` before an error, the verb of a done step, the
+mark of a superseded rule …).
 
 A state follows its conversation's dominant language
 (:func:`~ctxengine.projection.language.detect_language`); English for any language without a
@@ -44,6 +46,283 @@ class Headings:
 
 
 @dataclass(frozen=True, slots=True)
+class FactWords:
+    """The words around the facts of a continuation state.
+
+    Attributes:
+        open / fixed: an error's status, written ``STATUS: LINE``.
+        at: before an error's location (``— at WHERE``).
+        superseded: the label before a superseded rule.
+        earlier: the mark after an identifier a newer one replaced.
+        user / agent: who stated a decision (``WHO: TEXT``).
+        created / edited / wrote / deleted / moved / copied / formatted: a done step's verb
+            for each file action (:meth:`verb`).
+        step / step_how / step_to: a done step: ``{verb}`` and ``{path}``; with ``{how}``
+            (how the file was changed); with ``{other}`` (where it was moved or copied to).
+        patched / script / inline: the ways a file changed indirectly (``script`` takes
+            ``{name}``, ``inline`` takes ``{language}``).
+        ran: a command run that succeeded (``{command}``).
+        failed_later: the same, when a later run of it failed (naming the errors heading).
+    """
+
+    open: str
+    fixed: str
+    at: str
+    superseded: str
+    earlier: str
+    user: str
+    agent: str
+    created: str
+    edited: str
+    wrote: str
+    deleted: str
+    moved: str
+    copied: str
+    formatted: str
+    step: str
+    step_how: str
+    step_to: str
+    patched: str
+    script: str
+    inline: str
+    ran: str
+    failed_later: str
+
+    def verb(self, action: str) -> str:
+        """The verb of a done step for file ``action`` (the action itself when unknown)."""
+        found = getattr(self, action, None) if action in _ACTIONS else None
+        return found if isinstance(found, str) else action
+
+
+_ACTIONS = frozenset({"created", "edited", "wrote", "deleted", "moved", "copied", "formatted"})
+
+ENGLISH_FACTS = FactWords(
+    open="open",
+    fixed="fixed",
+    at="at",
+    superseded="(superseded)",
+    earlier="(earlier)",
+    user="user",
+    agent="agent",
+    created="created",
+    edited="edited",
+    wrote="wrote",
+    deleted="deleted",
+    moved="moved",
+    copied="copied",
+    formatted="formatted",
+    step="{verb} {path}",
+    step_how="{verb} {path} ({how})",
+    step_to="{verb} {path} to {other}",
+    patched="patched",
+    script="script {name}",
+    inline="inline {language}",
+    ran="ran `{command}` (succeeded)",
+    failed_later="ran `{command}` (succeeded, then failed again later: see Errors)",
+)
+
+CHINESE_FACTS = FactWords(
+    open="未解决",
+    fixed="已修复",
+    at="位置",
+    superseded="（已替换）",
+    earlier="（较早）",
+    user="用户",
+    agent="助手",
+    created="创建",
+    edited="编辑",
+    wrote="写入",
+    deleted="删除",
+    moved="移动",
+    copied="复制",
+    formatted="格式化",
+    step="{verb} {path}",
+    step_how="{verb} {path}（{how}）",
+    step_to="{verb} {path} 到 {other}",
+    patched="打补丁",
+    script="脚本 {name}",
+    inline="内联 {language}",
+    ran="运行 `{command}`（成功）",
+    failed_later="运行 `{command}`（曾成功，之后再次失败：见“错误”）",
+)
+
+JAPANESE_FACTS = FactWords(
+    open="未解決",
+    fixed="解決済み",
+    at="場所",
+    superseded="（置き換え済み）",
+    earlier="（以前の値）",
+    user="ユーザー",
+    agent="エージェント",
+    created="作成",
+    edited="編集",
+    wrote="書き込み",
+    deleted="削除",
+    moved="移動",
+    copied="コピー",
+    formatted="整形",
+    step="{verb}: {path}",
+    step_how="{verb}: {path}（{how}）",
+    step_to="{verb}: {path} → {other}",
+    patched="パッチ適用",
+    script="スクリプト {name}",
+    inline="インライン {language}",
+    ran="`{command}` を実行（成功）",
+    failed_later="`{command}` を実行（成功したが、その後再び失敗：「エラー」を参照）",
+)
+
+KOREAN_FACTS = FactWords(
+    open="미해결",
+    fixed="해결됨",
+    at="위치",
+    superseded="(대체됨)",
+    earlier="(이전 값)",
+    user="사용자",
+    agent="에이전트",
+    created="생성",
+    edited="편집",
+    wrote="쓰기",
+    deleted="삭제",
+    moved="이동",
+    copied="복사",
+    formatted="포맷",
+    step="{verb}: {path}",
+    step_how="{verb}: {path} ({how})",
+    step_to="{verb}: {path} → {other}",
+    patched="패치 적용",
+    script="스크립트 {name}",
+    inline="인라인 {language}",
+    ran="`{command}` 실행 (성공)",
+    failed_later="`{command}` 실행 (성공했으나 이후 다시 실패: '오류' 참조)",
+)
+
+SPANISH_FACTS = FactWords(
+    open="abierto",
+    fixed="resuelto",
+    at="en",
+    superseded="(sustituida)",
+    earlier="(anterior)",
+    user="usuario",
+    agent="agente",
+    created="creado",
+    edited="editado",
+    wrote="escrito",
+    deleted="borrado",
+    moved="movido",
+    copied="copiado",
+    formatted="formateado",
+    step="{verb} {path}",
+    step_how="{verb} {path} ({how})",
+    step_to="{verb} {path} a {other}",
+    patched="con un parche",
+    script="con el script {name}",
+    inline="con {language} en línea",
+    ran="ejecutado `{command}` (correcto)",
+    failed_later="ejecutado `{command}` (correcto, luego volvió a fallar: ver Errores)",
+)
+
+FRENCH_FACTS = FactWords(
+    open="ouvert",
+    fixed="corrigé",
+    at="à",
+    superseded="(remplacée)",
+    earlier="(ancien)",
+    user="utilisateur",
+    agent="agent",
+    created="créé",
+    edited="modifié",
+    wrote="écrit",
+    deleted="supprimé",
+    moved="déplacé",
+    copied="copié",
+    formatted="formaté",
+    step="{verb} {path}",
+    step_how="{verb} {path} ({how})",
+    step_to="{verb} {path} vers {other}",
+    patched="par un patch",
+    script="par le script {name}",
+    inline="par du {language} en ligne",
+    ran="exécuté `{command}` (réussi)",
+    failed_later="exécuté `{command}` (réussi, puis de nouveau en échec : voir Erreurs)",
+)
+
+GERMAN_FACTS = FactWords(
+    open="offen",
+    fixed="behoben",
+    at="bei",
+    superseded="(ersetzt)",
+    earlier="(früher)",
+    user="Nutzer",
+    agent="Agent",
+    created="erstellt",
+    edited="bearbeitet",
+    wrote="geschrieben",
+    deleted="gelöscht",
+    moved="verschoben",
+    copied="kopiert",
+    formatted="formatiert",
+    step="{verb}: {path}",
+    step_how="{verb}: {path} ({how})",
+    step_to="{verb}: {path} nach {other}",
+    patched="per Patch",
+    script="per Skript {name}",
+    inline="per {language} inline",
+    ran="`{command}` ausgeführt (erfolgreich)",
+    failed_later="`{command}` ausgeführt (erfolgreich, später erneut fehlgeschlagen: siehe Fehler)",
+)
+
+PORTUGUESE_FACTS = FactWords(
+    open="aberto",
+    fixed="corrigido",
+    at="em",
+    superseded="(substituída)",
+    earlier="(anterior)",
+    user="usuário",
+    agent="agente",
+    created="criado",
+    edited="editado",
+    wrote="escrito",
+    deleted="excluído",
+    moved="movido",
+    copied="copiado",
+    formatted="formatado",
+    step="{verb} {path}",
+    step_how="{verb} {path} ({how})",
+    step_to="{verb} {path} para {other}",
+    patched="por um patch",
+    script="pelo script {name}",
+    inline="por {language} inline",
+    ran="executado `{command}` (sucesso)",
+    failed_later="executado `{command}` (sucesso, depois falhou de novo: ver Erros)",
+)
+
+RUSSIAN_FACTS = FactWords(
+    open="открыта",
+    fixed="исправлена",
+    at="в",
+    superseded="(заменено)",
+    earlier="(прежнее)",
+    user="пользователь",
+    agent="агент",
+    created="создание",
+    edited="правка",
+    wrote="запись",
+    deleted="удаление",
+    moved="перемещение",
+    copied="копирование",
+    formatted="форматирование",
+    step="{verb}: {path}",
+    step_how="{verb}: {path} ({how})",
+    step_to="{verb}: {path} → {other}",
+    patched="патч",
+    script="скрипт {name}",
+    inline="встроенный {language}",
+    ran="запуск `{command}` (успешно)",
+    failed_later="запуск `{command}` (успешно, затем снова ошибка: см. «Ошибки»)",
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Wording:
     """Every fixed text of a continuation state in one language.
 
@@ -55,6 +334,7 @@ class Wording:
         turn_continues / turn_answers / turn_done: the turn-context lines (``turn_answers``
             takes ``{next_step}``, the next-step heading; ``turn_done`` takes ``{steps}``).
         ledger_intro: the line that opens the hybrid summary's ledger block.
+        facts: the words around the facts (:class:`FactWords`).
     """
 
     language: Language
@@ -65,6 +345,7 @@ class Wording:
     turn_answers: str
     turn_done: str
     ledger_intro: str
+    facts: FactWords = ENGLISH_FACTS
 
 
 ENGLISH = Wording(
@@ -136,6 +417,7 @@ CHINESE = Wording(
     turn_answers="该轮次回应的是“{next_step}”下的请求。",
     turn_done="该轮次中已完成：{steps}。",
     ledger_intro="---\n以下列表由 ctxengine 从历史中原文提取，并在多次压缩之间累积。",
+    facts=CHINESE_FACTS,
 )
 
 JAPANESE = Wording(
@@ -172,6 +454,7 @@ JAPANESE = Wording(
         "---\n以下のリストは ctxengine が履歴から原文のまま抽出したもので、"
         "圧縮をまたいで累積されます。"
     ),
+    facts=JAPANESE_FACTS,
 )
 
 KOREAN = Wording(
@@ -207,6 +490,7 @@ KOREAN = Wording(
     ledger_intro=(
         "---\n아래 목록은 ctxengine이 기록에서 원문 그대로 추출한 것으로, 압축을 거치며 누적됩니다."
     ),
+    facts=KOREAN_FACTS,
 )
 
 SPANISH = Wording(
@@ -246,6 +530,7 @@ SPANISH = Wording(
         "---\nLas listas siguientes las extrajo ctxengine del historial, literales y "
         "acumuladas entre compactaciones."
     ),
+    facts=SPANISH_FACTS,
 )
 
 FRENCH = Wording(
@@ -285,6 +570,7 @@ FRENCH = Wording(
         "---\nLes listes ci-dessous ont été extraites de l'historique par ctxengine, telles "
         "quelles et cumulées d'une compaction à l'autre."
     ),
+    facts=FRENCH_FACTS,
 )
 
 GERMAN = Wording(
@@ -324,6 +610,7 @@ GERMAN = Wording(
         "---\nDie folgenden Listen hat ctxengine wörtlich aus dem Verlauf entnommen; sie "
         "werden über Verdichtungen hinweg fortgeführt."
     ),
+    facts=GERMAN_FACTS,
 )
 
 PORTUGUESE = Wording(
@@ -362,6 +649,7 @@ PORTUGUESE = Wording(
         "---\nAs listas abaixo foram extraídas do histórico pelo ctxengine, literais e "
         "acumuladas entre compactações."
     ),
+    facts=PORTUGUESE_FACTS,
 )
 
 RUSSIAN = Wording(
@@ -398,6 +686,7 @@ RUSSIAN = Wording(
         "---\nСписки ниже извлечены ctxengine из истории дословно и накапливаются от "
         "сжатия к сжатию."
     ),
+    facts=RUSSIAN_FACTS,
 )
 
 #: The table, one entry per language of :data:`~ctxengine.projection.language.LANGUAGES`.
@@ -449,4 +738,12 @@ def state_language(summary: str) -> Language:
     return detect_language([body])
 
 
-__all__ = ["WORDINGS", "Headings", "Wording", "state_language", "wording"]
+__all__ = [
+    "ENGLISH_FACTS",
+    "WORDINGS",
+    "FactWords",
+    "Headings",
+    "Wording",
+    "state_language",
+    "wording",
+]

@@ -47,7 +47,7 @@ from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.language import detect_language
-from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
+from ctxengine.projection.wording import ENGLISH, FactWords, Headings, Wording, wording
 from ctxengine.summarizers import next_step as steps
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.anchor import (
@@ -61,6 +61,7 @@ from ctxengine.summarizers.anchor import (
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.carried import split_sections
 from ctxengine.summarizers.constraints import real_user_texts
+from ctxengine.summarizers.fact_items import done_line
 from ctxengine.summarizers.items import (
     CARRIED_BASE,
     CARRIED_SCALE,
@@ -108,7 +109,7 @@ def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
         lines.append(words.turn_answers.format(next_step=words.headings.next_step))
     done = extract_ledgers(prefix).done
     if done:
-        shown = done[-TURN_CONTEXT_MAX_STEPS:]
+        shown = [done_line(step, words.facts) for step in done[-TURN_CONTEXT_MAX_STEPS:]]
         lines.append(words.turn_done.format(steps="; ".join(shown)))
     return "\n".join(lines)
 
@@ -314,7 +315,7 @@ class ExtractiveSummarizer:
             + [d.text.strip() for d in ledgers.decisions if d.origin == "user"]
         )
         items += user_message_items(texts, exclude, self.user_messages_budget, estimator, covered)
-        items += ledger_items(ledgers)
+        items += ledger_items(ledgers, words.facts)
         current = _last_assistant_text(messages)
         if current and current not in step:  # a short last message may be the plan quoted
             items += current_work_items(current)
@@ -336,6 +337,7 @@ def ledger_block(
     *,
     intro: str,
     headings: Headings = ENGLISH.headings,
+    facts: FactWords = ENGLISH.facts,
     not_shown: str = NOT_SHOWN_HEADING,
     covered: tuple[int, int] | None = None,
     focus: str | None = None,
@@ -345,14 +347,14 @@ def ledger_block(
     every ledger fact, selected by value within ``limit`` tokens like the extractive state
     (modified paths always shown, grouped by directory when they alone overflow), under
     ``headings`` (the first request under ``headings.first_request``; the closing note under
-    ``not_shown``). Returns the
+    ``not_shown``), the words around the facts from ``facts``. Returns the
     text (``""`` when there is nothing to list) and the notes of what was left out. The text
     may exceed ``limit`` only with the required items alone."""
     goal = ledgers.goal
     items: list[Item] = []
     if goal:
         items.append(Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS))
-    items += ledger_items(ledgers)
+    items += ledger_items(ledgers, facts)
     if not items:
         return "", ()
     items = compact_modified(with_focus(items, focus), limit, estimator)

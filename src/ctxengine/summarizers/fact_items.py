@@ -1,6 +1,7 @@
 """Ledger facts as the continuation state writes them, one line each (the items and their
-value are :mod:`ctxengine.summarizers.items`), with the plain lists of ledgers stored before
-typed facts existed kept as they were:
+value are :mod:`ctxengine.summarizers.items`), in the state's language (the words around a
+fact come from :class:`~ctxengine.projection.wording.FactWords`; the English ones are shown
+here), with the plain lists of ledgers stored before typed facts existed kept as they were:
 
 - a rule verbatim, a superseded one labelled ``(superseded)``;
 - an error as ``fixed: LINE`` or ``open: LINE``, with its location (``— at File "a.py",
@@ -9,7 +10,9 @@ typed facts existed kept as they were:
 - a file under its one normalised path;
 - an identifier as ``kind: text`` (``port: localhost:8080``), ``(earlier)`` after one a
   newer identifier of the same meaning replaced;
-- a decision as ``WHO: TEXT`` (``user: …``, ``agent: …``).
+- a decision as ``WHO: TEXT`` (``user: …``, ``agent: …``);
+- a done step as stored (``edited src/a.py``, ``wrote b.py (script fix.py)``, ``moved a to
+  b``, ``ran `pytest -q` (succeeded)``), its words translated (:func:`done_line`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from __future__ import annotations
 import re
 
 from ctxengine.model import DecisionFact, ErrorFact, IdentifierFact, Ledgers, RuleFact
+from ctxengine.projection.wording import ENGLISH_FACTS, FactWords
 
 #: Longest failed command shown next to an error, in characters (longer ones are left out).
 ERROR_COMMAND_MAX_CHARS = 60
 _TOOL_KEY = re.compile(r"^\w+\(.*\)$")
-#: Label before a superseded rule.
-SUPERSEDED = "(superseded) "
+#: Label before a superseded rule (English).
+SUPERSEDED = ENGLISH_FACTS.superseded + " "
 
 
 def plain_errors(ledgers: Ledgers) -> tuple[str, ...]:
@@ -32,32 +36,35 @@ def plain_errors(ledgers: Ledgers) -> tuple[str, ...]:
     return tuple(e for e in ledgers.errors if e not in covered)
 
 
-def rule_line(rule: RuleFact) -> str:
-    """A rule as listed: its text, after :data:`SUPERSEDED` when it was superseded."""
-    return SUPERSEDED + rule.text if rule.status == "superseded" else rule.text
+def rule_line(rule: RuleFact, words: FactWords = ENGLISH_FACTS) -> str:
+    """A rule as listed: its text, after the superseded label (:data:`SUPERSEDED` in
+    English) when it was superseded."""
+    return f"{words.superseded} {rule.text}" if rule.status == "superseded" else rule.text
 
 
-def error_line(error: ErrorFact) -> str:
+def error_line(error: ErrorFact, words: FactWords = ENGLISH_FACTS) -> str:
     """An error as listed: ``STATUS: LINE``, then ``— at WHERE`` when it has a location and
     ``— `COMMAND``` when its shell command is at most :data:`ERROR_COMMAND_MAX_CHARS`
-    characters (a file tool's key, ``Edit(/repo/a.py)``, is not shown)."""
-    out = f"{error.status}: {error.text}"
+    characters (a file tool's key, ``Edit(/repo/a.py)``, is not shown); ``STATUS`` and
+    ``at`` in the words of ``words``."""
+    status = words.open if error.status == "open" else words.fixed
+    out = f"{status}: {error.text}"
     if error.where:
-        out += f" — at {error.where}"
+        out += f" — {words.at} {error.where}"
     command = error.command
     if command and len(command) <= ERROR_COMMAND_MAX_CHARS and not _TOOL_KEY.match(command):
         out += f" — `{command}`"
     return out
 
 
-#: Mark after an identifier replaced by a newer one of the same meaning.
-EARLIER = " (earlier)"
+#: Mark after an identifier replaced by a newer one of the same meaning (English).
+EARLIER = " " + ENGLISH_FACTS.earlier
 
 
-def identifier_line(identifier: IdentifierFact) -> str:
-    """``kind: text`` (``port: localhost:8080``), followed by :data:`EARLIER` when a newer
-    identifier replaced it."""
-    mark = EARLIER if identifier.status == "earlier" else ""
+def identifier_line(identifier: IdentifierFact, words: FactWords = ENGLISH_FACTS) -> str:
+    """``kind: text`` (``port: localhost:8080``), followed by the earlier mark
+    (:data:`EARLIER` in English) when a newer identifier replaced it."""
+    mark = f" {words.earlier}" if identifier.status == "earlier" else ""
     return f"{identifier.kind}: {identifier.text}{mark}"
 
 
@@ -76,7 +83,45 @@ def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*plain, *facts]))
 
 
-def decision_line(decision: DecisionFact) -> str:
-    """``WHO: TEXT``: ``user`` or ``agent``, then the decision verbatim."""
-    who = "agent" if decision.origin == "assistant" else "user"
+def decision_line(decision: DecisionFact, words: FactWords = ENGLISH_FACTS) -> str:
+    """``WHO: TEXT``: ``user`` or ``agent`` (in the words of ``words``), then the decision
+    verbatim."""
+    who = words.agent if decision.origin == "assistant" else words.user
     return f"{who}: {decision.text}"
+
+
+#: A stored done step that ran a command: ``ran `COMMAND` (succeeded)``.
+RAN = re.compile(r"^ran `(?P<command>.*)` \(succeeded\)$", re.DOTALL)
+_STEP = re.compile(
+    r"^(?P<verb>created|edited|wrote|deleted|moved|copied|formatted) (?P<rest>.+)$", re.DOTALL
+)
+_HOW = re.compile(r"^(?P<path>.+) \((?P<how>patched|script .+|inline \w+)\)$", re.DOTALL)
+
+
+def _how(how: str, words: FactWords) -> str:
+    if how == "patched":
+        return words.patched
+    if how.startswith("script "):
+        return words.script.format(name=how.removeprefix("script "))
+    return words.inline.format(language=how.removeprefix("inline "))
+
+
+def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
+    """A done step as stored in the ledgers (English, see
+    :func:`~ctxengine.summarizers.ledgers.extract_ledgers`) in the words of ``words``: its
+    verb, how the file changed and ``ran `COMMAND` (succeeded)``; paths and commands
+    verbatim. A step of another shape is returned as it is."""
+    ran = RAN.match(step)
+    if ran is not None:
+        return words.ran.format(command=ran["command"])
+    found = _STEP.match(step)
+    if found is None:
+        return step
+    verb, rest = words.verb(found["verb"]), found["rest"]
+    if found["verb"] in ("moved", "copied") and " to " in rest:
+        path, _, other = rest.rpartition(" to ")
+        return words.step_to.format(verb=verb, path=path, other=other)
+    how = _HOW.match(rest)
+    if how is not None:
+        return words.step_how.format(verb=verb, path=how["path"], how=_how(how["how"], words))
+    return words.step.format(verb=verb, path=rest)

@@ -140,6 +140,7 @@ class HybridSummarizer:
             estimator,
             intro=words.ledger_intro,
             headings=words.headings,
+            facts=words.facts,
             not_shown=not_shown_heading(words),
             covered=request.covered,
             focus=request.focus,

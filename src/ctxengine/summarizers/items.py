@@ -31,8 +31,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ctxengine.model import IdentifierFact, Ledgers
+from ctxengine.projection.wording import ENGLISH_FACTS, FactWords
 from ctxengine.summarizers.fact_items import (
+    RAN,
     decision_line,
+    done_line,
     error_line,
     file_items,
     identifier_line,
@@ -149,9 +152,9 @@ def _list(group: str, kind: str, texts: Sequence[str], **fields: object) -> list
     ]
 
 
-def rule_items(ledgers: Ledgers) -> list[Item]:
-    """Rules: superseded ones first (labelled), then plain constraints no rule covers (older
-    ledgers), then the active rules."""
+def rule_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
+    """Rules: superseded ones first (labelled in the words of ``words``), then plain
+    constraints no rule covers (older ledgers), then the active rules."""
     covered = {r.text for r in ledgers.rules}
     rules = ledgers.rules
     superseded = [r for r in rules if r.status == "superseded"]
@@ -161,11 +164,12 @@ def rule_items(ledgers: Ledgers) -> list[Item]:
     recency = by_source([r.source for r in rules])
     at = {id(r): recency[i] for i, r in enumerate(rules)}
     for r in superseded:
-        out.append(Item("constraints", "rule.superseded", rule_line(r), recency=at[id(r)]))
+        line = rule_line(r, words)
+        out.append(Item("constraints", "rule.superseded", line, recency=at[id(r)]))
     for i, c in enumerate(plain):
         out.append(Item("constraints", "rule", c, recency=spread(len(plain))[i] * 0.5))
     for r in active:
-        out.append(Item("constraints", "rule", rule_line(r), recency=at[id(r)]))
+        out.append(Item("constraints", "rule", rule_line(r, words), recency=at[id(r)]))
     return [replace(item, order=i) for i, item in enumerate(out)]
 
 
@@ -184,10 +188,11 @@ def counts_only(line: str) -> bool:
     return _COUNTS_ONLY.match(line.strip()) is not None
 
 
-def error_items(ledgers: Ledgers) -> list[Item]:
+def error_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
     """Errors: plain lines no fact covers (older ledgers), then fixed, then open, each in
-    first-seen order; one item per distinct line. A line that only counts failures
-    (:func:`counts_only`) is worth less than one that says what failed (``.count``)."""
+    first-seen order (their status in the words of ``words``); one item per distinct line.
+    A line that only counts failures (:func:`counts_only`) is worth less than one that says
+    what failed (``.count``)."""
     facts = ledgers.error_facts
     fixed = [e for e in facts if e.status == "fixed"]
     open_ = [e for e in facts if e.status == "open"]
@@ -196,7 +201,7 @@ def error_items(ledgers: Ledgers) -> list[Item]:
     out: list[Item] = _list("errors", "error.plain", plain_errors(ledgers))
     seen = {i.text for i in out}
     for fact in (*fixed, *open_):
-        line = error_line(fact)
+        line = error_line(fact, words)
         if line in seen:
             continue
         seen.add(line)
@@ -227,23 +232,22 @@ def file_group_items(ledgers: Ledgers, status: str) -> list[Item]:
     ]
 
 
-#: A done step that ran a command: ``ran `COMMAND` (succeeded)``.
-_RAN = re.compile(r"^ran `(?P<command>.*)` \(succeeded\)$", re.DOTALL)
-#: What a done step says when the same command failed again after that run.
-FAILED_LATER = "ran `{command}` (succeeded, then failed again later: see Errors)"
+#: What a done step says when the same command failed again after that run (English).
+FAILED_LATER = ENGLISH_FACTS.failed_later
 
 
-def done_items(ledgers: Ledgers) -> list[Item]:
-    """Done steps, in order; a command that succeeded and whose latest run failed (an open
-    error of the same command key) is never shown as simply succeeded: its step says it
-    failed again later."""
+def done_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
+    """Done steps, in order, in the words of ``words`` (:func:`~.fact_items.done_line`); a
+    command that succeeded and whose latest run failed (an open error of the same command
+    key) is never shown as simply succeeded: its step says it failed again later."""
     failing = {e.command for e in ledgers.error_facts if e.status == "open" and e.command}
     texts: list[str] = []
     for step in ledgers.done:
-        found = _RAN.match(step)
+        found = RAN.match(step)
         if found is not None and failing and failed_later(found["command"], failing):
-            step = FAILED_LATER.format(command=found["command"])
-        texts.append(step)
+            texts.append(words.failed_later.format(command=found["command"]))
+        else:
+            texts.append(done_line(step, words))
     return _list("done", "done", texts)
 
 
@@ -261,17 +265,17 @@ def _identifier_kind(fact: IdentifierFact) -> str:
     return "identifier.stated" if fact.stated else "identifier"
 
 
-def identifier_items(ledgers: Ledgers) -> list[Item]:
+def identifier_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
     """``kind: text`` per identifier, in first-seen order; one the user or the agent stated
     is worth more (``identifier.stated``), one a newer identifier replaced less
-    (``identifier.earlier``)."""
+    (``identifier.earlier``, marked in the words of ``words``)."""
     facts = ledgers.identifiers
     recency = by_source([f.source for f in facts])
     return [
         Item(
             "identifiers",
             _identifier_kind(f),
-            identifier_line(f),
+            identifier_line(f, words),
             order=i,
             recency=recency[i],
         )
@@ -279,28 +283,29 @@ def identifier_items(ledgers: Ledgers) -> list[Item]:
     ]
 
 
-def decision_items(ledgers: Ledgers) -> list[Item]:
+def decision_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
     """Decisions, in first-seen order (:func:`~.fact_items.decision_line`)."""
     facts = ledgers.decisions
     recency = by_source([d.source for d in facts])
     return [
-        Item("decisions", "decision", decision_line(d), order=i, recency=recency[i])
+        Item("decisions", "decision", decision_line(d, words), order=i, recency=recency[i])
         for i, d in enumerate(facts)
     ]
 
 
-def ledger_items(ledgers: Ledgers) -> list[Item]:
+def ledger_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]:
     """Every ledger fact as an item: rules, decisions, done steps, modified, scratch and read
-    files, errors, identifiers, commands and pinned items."""
+    files, errors, identifiers, commands and pinned items, the words around them in the
+    state's language (``words``)."""
     return [
-        *rule_items(ledgers),
-        *decision_items(ledgers),
-        *done_items(ledgers),
+        *rule_items(ledgers, words),
+        *decision_items(ledgers, words),
+        *done_items(ledgers, words),
         *file_group_items(ledgers, "modified"),
         *file_group_items(ledgers, "scratch"),
         *file_group_items(ledgers, "read"),
-        *error_items(ledgers),
-        *identifier_items(ledgers),
+        *error_items(ledgers, words),
+        *identifier_items(ledgers, words),
         *_list("commands", "command", ledgers.commands),
         *_list("pinned", "pinned", ledgers.pinned),
     ]
