@@ -277,3 +277,31 @@ def test_an_npm_script_that_failed_shows_it_under_a_piped_exit_code_0() -> None:
     )
     assert shows_failure(tail, "npm run check 2>&1 | tail -4") is True
     assert _chosen(tail) == [("npm error Lifecycle script `check` failed with error:", "", "")]
+
+
+def test_a_failed_line_without_message_gives_way_to_its_tests_e_line() -> None:
+    text = (
+        "F.\n"
+        "=================================== FAILURES ===================================\n"
+        "__________________________ test_refund_is_idempotent __________________________\n"
+        "    def test_refund_is_idempotent(client, charge):\n"
+        ">       second = client.post('/v1/refunds', json=payload(charge))\n"
+        "E       sqlalchemy.exc.IntegrityError: duplicate key value violates unique constraint\n"
+        "E        +  where x = y\n"
+        "______________________________ TestMean.test_two ______________________________\n"
+        "E       assert 3 == 2\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_refunds.py::test_refund_is_idempotent\n"
+        "FAILED tests/test_stats.py::TestMean::test_two - assert 3 == 2\n"
+        "2 failed, 23 deselected in 1.84s\n"
+    )
+    assert [(f.text, f.test) for f in choose(detect(text, "pytest -q"))] == [
+        (
+            "E       sqlalchemy.exc.IntegrityError: duplicate key value violates unique constraint",
+            "tests/test_refunds.py::test_refund_is_idempotent",
+        ),
+        (
+            "FAILED tests/test_stats.py::TestMean::test_two - assert 3 == 2",
+            "tests/test_stats.py::TestMean::test_two",
+        ),
+    ]

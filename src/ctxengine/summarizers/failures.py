@@ -137,15 +137,46 @@ _UNITTEST = re.compile(r"^(FAIL|ERROR): (\w+) \((.+?)\)")
 _UNITTEST_SUMMARY = re.compile(r"^FAILED \((?:failures|errors)=\d+")
 
 
-def _pytest(lines: list[str], command: str) -> Iterator[Failure]:
-    for i, line in enumerate(lines):
+_PYTEST_HEADER = re.compile(r"^_{3,} (\S.*?) _{3,}$")
+
+
+def _pytest_ids(lines: list[str]) -> dict[str, bool]:
+    """The tests pytest's short summary lists as failed, each with whether its line gives
+    the failure's message (``FAILED id - msg``)."""
+    ids: dict[str, bool] = {}
+    for line in lines:
         m = _PYTEST_FAILED.match(line.strip())
         if m is not None and ("::" in m.group(2) or m.group(2).endswith(".py")):
-            yield Failure(_cap(line), test=m.group(2), runner="pytest", score=8, index=i)
+            ids[m.group(2)] = ids.get(m.group(2), False) or bool(m.group(3))
+    return ids
+
+
+def _pytest(lines: list[str], command: str) -> Iterator[Failure]:
+    """pytest and unittest failures. A test's ``E`` lines detail its ``FAILED id - msg``
+    line; when that line gives no message, the first telling ``E`` line (under the test's
+    ``____ name ____`` header) says what failed, with the test's id."""
+    ids = _pytest_ids(lines)
+    by_name = {i.split("::", 1)[1].replace("::", "."): i for i in ids if "::" in i}
+    current = ""
+    for i, line in enumerate(lines):
+        m = _PYTEST_FAILED.match(line.strip())
+        if (h := _PYTEST_HEADER.match(line.strip())) is not None:
+            current = by_name.get(h.group(1), "")
+        elif m is not None and m.group(2) in ids:
+            test = m.group(2)
+            role = "" if m.group(3) or not _has_e_line(lines, test, by_name) else "detail"
+            yield Failure(
+                _cap(line), test=test, runner="pytest", score=8, index=i, role=role,
+                group=f"pytest:{test}",
+            )  # fmt: skip
         elif _PYTEST_E.match(line):
             telling = re.search(r"Error|Exception|assert|Failed", line) is not None
             score = STRONG if telling else 3
-            yield Failure(_cap(line), runner="pytest", score=score, index=i, role="detail")
+            own = bool(current) and not ids[current]
+            yield Failure(
+                _cap(line), test=current if own else "", runner="pytest", score=score, index=i,
+                role="" if own else "detail", group=f"pytest:{current}" if current else "",
+            )  # fmt: skip
         elif _PYTEST_SUMMARY.match(line.strip()):
             yield Failure(_cap(line), runner="pytest", score=STRONG, index=i, role="summary")
         elif (u := _UNITTEST.match(line)) is not None:
@@ -153,6 +184,21 @@ def _pytest(lines: list[str], command: str) -> Iterator[Failure]:
             yield Failure(_cap(line), test=test, runner="unittest", score=7, index=i)
         elif _UNITTEST_SUMMARY.match(line):
             yield Failure(_cap(line), runner="unittest", score=STRONG, index=i, role="summary")
+
+
+def _has_e_line(lines: list[str], test: str, by_name: dict[str, str]) -> bool:
+    """True when a telling ``E`` line appears under the header of ``test``."""
+    current = ""
+    for line in lines:
+        if (h := _PYTEST_HEADER.match(line.strip())) is not None:
+            current = by_name.get(h.group(1), "")
+        elif (
+            current == test
+            and _PYTEST_E.match(line)
+            and re.search(r"Error|Exception|assert|Failed", line)
+        ):
+            return True
+    return False
 
 
 _JEST_BULLET = re.compile(r"^\s*● (?!Console\b)(.+?)\s*$")
