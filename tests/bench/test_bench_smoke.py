@@ -35,6 +35,8 @@ SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
     "next_step": {"1": 1.0, "3": 1.0, "10": 1.0},
     "file_modified (direct)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "file_modified (indirect)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "failed_outcome (push)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "failed_outcome (write)": {"1": 1.0, "3": 1.0, "10": 1.0},
 }
 #: Artifact trail floors per k: (recall, precision).
 ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
@@ -42,7 +44,8 @@ ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
     "3": (1.0, 1.0),
     "10": (1.0, 1.0),
 }
-#: Ceilings per k (lower is better): corruption rate, stale superseded rules, bare next steps.
+#: Ceilings per k (lower is better): corruption rate, stale facts (superseded rules shown as
+#: current, failed commands claimed as done), bare next steps.
 CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 0, "3": 0, "10": 0}
@@ -77,7 +80,7 @@ def test_smoke_runs_in_time_with_exactly_k_compactions_in_every_cell(
         assert cell["compactions"] == cell["k"], cell["session"]
         assert cell["window"] >= 4_000
     names = [s["name"] for s in report["sessions"]]
-    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-15"]
+    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-11"]
 
 
 def test_every_request_is_valid_and_the_run_is_deterministic(

@@ -347,3 +347,56 @@ def test_near_miss_path_listed_as_modified_is_corruption() -> None:
     view = _file_view("## Files modified\n- src/payments/auth/logout.py")
     outcome = check(LOGIN, view)
     assert (outcome.survived, outcome.corrupted) == (False, True)
+
+
+FAILED_WRITE = Fact(
+    "failed-write",
+    "failed_outcome",
+    10,
+    "cp: cannot stat 'hotfix/rates.py': No such file or directory",
+    ("cp hotfix/rates.py src/payments/rates.py", "src/payments/rates.py"),
+    "write",
+)
+FAILED_PUSH = Fact(
+    "failed-push",
+    "failed_outcome",
+    11,
+    "! [rejected]        main -> main (fetch first)",
+    ("git push origin main",),
+    "push",
+)
+
+
+def test_a_failed_outcome_survives_as_its_error_line_and_is_stale_when_claimed_done() -> None:
+    errors = (
+        "## Errors\n"
+        "- open: cp: cannot stat 'hotfix/rates.py': No such file or directory"
+        " — `cp hotfix/rates.py src/payments/rates.py`\n"
+        "- open: ! [rejected]  main -> main (fetch first) — `git push origin main`\n"
+    )
+    good = view_of_text(errors, state=errors)
+    assert check(FAILED_WRITE, good) == check(FAILED_PUSH, good)
+    assert check(FAILED_WRITE, good).survived is True
+    assert check(FAILED_WRITE, good).stale is False
+    modified = errors + "\n## Files modified\n- src/payments/rates.py\n"
+    outcome = check(FAILED_WRITE, view_of_text(modified, state=modified, roots=(ROOT,)))
+    assert (outcome.survived, outcome.stale) == (False, True)
+    done = "## Done\n- copied hotfix/rates.py to src/payments/rates.py\n\n" + errors
+    assert check(FAILED_WRITE, view_of_text(done, state=done)).stale is True
+    succeeded = "## 已完成\n- 运行 `git push origin main`（成功）\n\n" + errors
+    outcome = check(FAILED_PUSH, view_of_text(succeeded, state=succeeded))
+    assert (outcome.survived, outcome.stale) == (False, True)
+    later = (
+        "## Done\n- ran `git push origin main` (succeeded, then failed again later: see Errors)\n"
+    )
+    assert check(FAILED_PUSH, view_of_text(later + errors, state=later + errors)).stale is False
+    # the error line lost: not shown, not stale
+    assert check(FAILED_PUSH, view_of_text("## Goal\nship", state="## Goal\nship")) == check(
+        FAILED_WRITE, view_of_text("", state="")
+    )
+
+
+def test_a_localized_superseded_label_marks_the_rule() -> None:
+    for label in ("(sustituida)", "(remplacée)", "(ersetzt)", "(заменено)", "（置き換え済み）"):
+        state = f"## Constraints\n- {label} {OLD.surface}\n"
+        assert not stale_rule(OLD, view_of_text(state, state=state)), label

@@ -34,10 +34,12 @@ FACT_IDS = [
     "symbol",
     "script",
     "rule-new",
+    "failed-write",
     "decision-agent",
     "format",
     "error-2",
     "patch",
+    "failed-push",
     "next-step",
 ]
 #: (seed, template) giving each dialect (read from the generator's own choice).
@@ -88,6 +90,7 @@ def test_facts_come_from_the_role_their_variant_names() -> None:
     assert roles["rule-1"] == roles["rule-cjk"] == roles["next-step"] == "user"
     assert roles["edit-1"] == roles["write"] == roles["sed"] == "assistant"
     assert roles["script"] == roles["format"] == roles["patch"] == "tool"
+    assert roles["failed-write"] == roles["failed-push"] == "tool"
 
 
 def test_verify_rejects_a_fact_found_in_a_second_message() -> None:
@@ -128,6 +131,7 @@ def test_modified_files_include_indirect_edits_and_exclude_scratch_files(
         w.patch_edit[1],
         "/tmp/test-run.log",
         w.failed_edit,
+        w.failed_write,
     }
     assert s.modified.isdisjoint(s.not_modified)
     assert w.near_miss not in s.modified
@@ -210,3 +214,29 @@ def test_every_dialect_gives_valid_requests(dialect: str) -> None:
     assert len({c.id for c in calls}) == len(calls)
     for c in calls:
         json.loads(c.arguments)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECT_SEEDS))
+def test_failed_outcomes_are_a_copy_without_source_and_a_rejected_push(dialect: str) -> None:
+    seed, template = DIALECT_SEEDS[dialect]
+    s = generate(seed, template=template, tokens=20_000)
+    assert s.meta["dialect"] == dialect
+    w = PY if s.meta["world"] == PY.name else TS
+    write, push = s.fact("failed-write"), s.fact("failed-push")
+    assert (write.kind, write.variant, push.kind, push.variant) == (
+        "failed_outcome",
+        "write",
+        "failed_outcome",
+        "push",
+    )
+    assert write.keys == (
+        f"cp hotfix/{w.failed_write.rsplit('/', 1)[1]} {w.failed_write}",
+        w.failed_write,
+    )
+    assert push.keys == ("git push origin main",)
+    (result,) = s.messages[push.message].tool_results
+    # a chat-completions log states no exit code and flags nothing; the others do
+    assert result.is_error is (dialect == "claude")
+    assert (
+        "[exit code" in result.text or "Exit code" in result.text or "<returncode>1" in result.text
+    ) is (dialect != "generic")

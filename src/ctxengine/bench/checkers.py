@@ -20,6 +20,7 @@ from ctxengine.bench.text import (
     has_line,
     has_token,
     is_acknowledgement,
+    is_done_heading,
     is_history_heading,
     modified_paths,
     next_step_of,
@@ -27,11 +28,14 @@ from ctxengine.bench.text import (
     sections,
     state_of,
 )
+from ctxengine.projection.wording import WORDINGS
 
-#: A superseded rule shown on a line with one of these words is marked as no longer in force.
+#: A superseded rule shown on a line with one of these words is marked as no longer in force
+#: (English, and the superseded labels of every language ctxengine writes).
 SUPERSEDED_MARK = re.compile(
     r"supersed|replaced|no longer|obsolete|outdated|overrid|revoked|formerly|previously|"
-    r"[(\[]old[)\]]|已废弃|已替换|不再有效",
+    r"[(\[]old[)\]]|已废弃|已替换|不再有效|"
+    + "|".join(re.escape(w.facts.superseded.strip("()（）")) for w in WORDINGS.values()),
     re.IGNORECASE,
 )
 
@@ -133,7 +137,28 @@ def shown(fact: Fact, view: RequestView) -> bool:
         return has_line(view.collapsed, fact.surface)
     if kind == "file_modified":
         return file_shown(fact, view)
+    if kind == "failed_outcome":
+        return has_line(view.collapsed, fact.surface) and not claimed_done(fact, view)
     raise ValueError(f"unknown fact kind {kind!r}")
+
+
+def claimed_done(fact: Fact, view: RequestView) -> bool:
+    """A failed command is claimed as done when the continuation state says it ran and
+    succeeded (``ran `CMD` (succeeded)``, in any language the state is written in), lists a
+    path it failed to write as modified, or names such a path in a section of what was done.
+    Quoted user messages are history, not claims."""
+    command, targets = fact.keys[0], fact.keys[1:]
+    if any(t in view.modified for t in targets):
+        return True
+    claims = [w.facts.ran.format(command=command) for w in WORDINGS.values()]
+    for heading, body in sections(view.state):
+        if is_history_heading(heading):
+            continue
+        if any(c in body for c in claims):
+            return True
+        if is_done_heading(heading) and any(t in body for t in targets):
+            return True
+    return False
 
 
 def file_shown(fact: Fact, view: RequestView) -> bool:
@@ -194,6 +219,8 @@ def check(fact: Fact, view: RequestView, earlier_steps: Sequence[Fact] = ()) -> 
     """
     if fact.kind == "rule_superseded":
         return Outcome(None, stale=stale_rule(fact, view))
+    if fact.kind == "failed_outcome":
+        return Outcome(shown(fact, view), stale=claimed_done(fact, view))
     present = shown(fact, view)
     corrupted = not present and distractor_shown(fact, view)
     if fact.kind != "next_step":

@@ -18,12 +18,16 @@ kind                checked on the request as
                     bare acknowledgement ("continue")
 ``file_modified``   the path is shown as modified (continuation state) or its modifying
                     action is still shown verbatim
+``failed_outcome``  the exact line that says the command failed, and the command is not
+                    claimed as done: never ``ran `CMD` (succeeded)``, its target paths never
+                    listed as modified or as done (*stale* when claimed)
 ==================  ==========================================================================
 
 ``variant`` refines a kind for the report: who stated it (``user``, ``tool``,
 ``assistant``), ``adversarial`` (a rule of a session with an injected tool output),
 ``direct``/``indirect`` (a file changed by a named tool call, or as a side effect of a
-script, formatter or patch).
+script, formatter or patch), ``write``/``push`` (a copy that could not find its source, a
+rejected ``git push``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ FactKind: TypeAlias = Literal[
     "decision",
     "next_step",
     "file_modified",
+    "failed_outcome",
 ]
 
 #: Report order of the kinds.
@@ -56,6 +61,7 @@ FACT_KINDS: tuple[FactKind, ...] = (
     "decision",
     "next_step",
     "file_modified",
+    "failed_outcome",
 )
 
 #: Key tokens of a rule must co-occur within this many characters (evaluation.md §2.3).
@@ -75,7 +81,8 @@ class Fact:
         message: index, in the session's messages, of the message that plants it.
         surface: the exact text planted (an identifier or error line is checked verbatim).
         keys: the tokens that must co-occur (rules, decisions, next steps); the path of a
-            ``file_modified`` fact; the surface itself otherwise.
+            ``file_modified`` fact; for a ``failed_outcome``, the command, then the paths it
+            failed to write; the surface itself otherwise.
         distractors: near-miss strings planted elsewhere in the session; one of them shown
             while the fact is not is *corruption*.
         superseded_by: id of the fact that replaces this one (``rule_superseded``, or an

@@ -53,7 +53,7 @@ SMOKE = Profile(
         SessionSpec("debug", 0, 60_000),
         SessionSpec("feature", 1, 60_000),
         SessionSpec("refactor", 2, 60_000),
-        SessionSpec("ci_fix", 15, 60_000),
+        SessionSpec("ci_fix", 11, 60_000),
     ),
     ks=(1, 3, 10),
 )

@@ -3,7 +3,8 @@
 Survival rates count *exposed* facts only (exposure ≥ 1: the fact's message was inside a
 compacted part); facts still shown verbatim say nothing about the continuation state and
 appear only in the by-exposure table (j = 0). Corruption and staleness count exposed facts
-too. Rates are pooled over sessions (shown / total), not averaged per session.
+too; stale facts are superseded rules shown as current and failed commands claimed as done
+(:data:`STALE_KINDS`). Rates are pooled over sessions (shown / total), not averaged per session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any
 
 from ctxengine.bench.cells import CellResult
 from ctxengine.bench.facts import FACT_KINDS
+
+#: Kinds of fact whose check can find them stale.
+STALE_KINDS = ("rule_superseded", "failed_outcome")
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -68,7 +72,7 @@ def policy_report(
                 cell = survival[f.label][str(c.k)]
                 cell[0] += int(o.survived)
                 cell[1] += 1
-            if f.kind == "rule_superseded":
+            if f.kind in STALE_KINDS:
                 stale[c.k][0] += int(o.stale)
                 stale[c.k][1] += 1
             if f.kind == "next_step":

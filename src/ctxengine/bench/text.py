@@ -167,6 +167,12 @@ def _is_modified_heading(heading: str) -> bool:
     return bool(_MODIFIED_HEADING.search(h)) and not _NOT_MODIFIED_HEADING.search(h)
 
 
+def is_done_heading(heading: str) -> bool:
+    """True for a section listing what was done: ctxengine's done and turn-context headings
+    in any of its languages, or a heading naming "done", "completed" or "progress"."""
+    return _norm(heading) in _KNOWN_DONE or bool(_DONE_HEADING.search(heading))
+
+
 def _is_next_heading(heading: str) -> bool:
     return _norm(heading) in _KNOWN_NEXT or bool(_NEXT_HEADING.search(heading))
 
@@ -190,6 +196,10 @@ def sections(state: str) -> list[tuple[str, str]]:
 _KNOWN_MODIFIED = frozenset(_norm(w.headings.files_modified) for w in WORDINGS.values())
 _KNOWN_NEXT = frozenset(_norm(w.headings.next_step) for w in WORDINGS.values())
 _KNOWN_HISTORY = frozenset(_norm(w.headings.user_messages) for w in WORDINGS.values())
+_KNOWN_DONE = frozenset(
+    _norm(h) for w in WORDINGS.values() for h in (w.headings.done, w.headings.turn_context)
+)
+_DONE_HEADING = re.compile(r"\bdone\b|\bcompleted\b|\bprogress\b", re.IGNORECASE)
 #: Headings of a section that quotes the user's messages verbatim (history, not facts).
 _HISTORY_HEADING = re.compile(r"user messages|messages from the user", re.IGNORECASE)
 #: Headings other writers use (English): a section about changed files, not reads.
