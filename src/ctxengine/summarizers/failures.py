@@ -571,6 +571,26 @@ def detect(text: str, command: str = "") -> tuple[Failure, ...]:
     return tuple(_with_next_line(found[i], lines, found) for i in sorted(found))
 
 
+#: The detectors of a program's own messages (see :func:`own_failures`).
+OWN_DETECTORS: tuple[Detector, ...] = (_own_programs, _patches, _git)
+
+
+def own_failures(text: str, command: str) -> tuple[Failure, ...]:
+    """The lines of ``text`` in which a program of ``command`` itself says it failed (the
+    failures :func:`detect` finds with a ``program``), in output order: cheap enough to ask
+    of every output, a quoted file's included (each detector matches line starts against
+    the command's own program names)."""
+    if not command:
+        return ()
+    lines = text.splitlines()
+    found: dict[int, Failure] = {}
+    for detector in OWN_DETECTORS:
+        for failure in detector(lines, command):
+            if failure.index not in found or found[failure.index].score < failure.score:
+                found[failure.index] = failure
+    return tuple(found[i] for i in sorted(found))
+
+
 def _with_next_line(failure: Failure, lines: list[str], found: dict[int, Failure]) -> Failure:
     """A line that only opens a list (``The following paths are ignored by one of your
     .gitignore files:``) with the line after it (the path), when that line is neither a

@@ -47,6 +47,7 @@ from ctxengine.summarizers.failures import (
     ends_in_failure,
     failed_programs,
     first_line,
+    own_failures,
     passed_tests,
     summary_line,
 )
@@ -256,8 +257,12 @@ class Walk:
         ]
         return f"{call.name}({' '.join(dict.fromkeys(p for p in paths if p))})"
 
-    def _fail(self, key: str, text: str, index: int, command: str) -> None:
-        found = choose(detect(text, command) if command else detect(text))
+    def _fail(
+        self, key: str, text: str, index: int, command: str, detected: tuple[Failure, ...] | None
+    ) -> None:
+        """Record the errors of a failed call (``detected``: :func:`detect` of its output
+        when already known)."""
+        found = choose(detected if detected is not None else detect(text, command))
         if not found:
             line = summary_line(text) if command else first_line(text)
             if line:
@@ -286,7 +291,7 @@ class Walk:
         effects = call_effects(call)
         key = self._key(call, None)
         if result_failed(result):
-            self._fail(key, text, index, "")
+            self._fail(key, text, index, "", None)
             return
         if text.startswith(_DIRECTORY_LISTING):
             effects = tuple(e for e in effects if e.action != "read")
@@ -309,11 +314,13 @@ class Walk:
         key = self._key(call, command)
         code = exit_code(result.text)
         flagged = result_failed(result)
-        found = detect(text, command)
-        broken = broken_parts(command, found)
         ran = runs_something(command)
+        # an output of readers only (cat, grep …) quotes files: only the programs' own
+        # messages count, and reading them alone is cheap
+        found = detect(text, command) if ran else None
+        broken = broken_parts(command, found if found is not None else own_failures(text, command))
         strong = any(_writes(c) for c in broken) or (
-            ran and any(f.score >= STRONG and not f.program for f in found)
+            found is not None and any(f.score >= STRONG and not f.program for f in found)
         )
         if flagged and code == 1 and ends_in_search(command) and not strong:
             return  # a search that found nothing
@@ -324,7 +331,7 @@ class Walk:
             if run.path:
                 self._file(self._path(run.path, run.cwd), index).executed = True
         if failed:
-            self._fail(key, text, index, command)
+            self._fail(key, text, index, command, found)
             last_run = max((i for i, c in enumerate(parts) if runs(c)), default=-1)
             for c in parts[: max(last_run, 0)]:
                 if c not in broken:
