@@ -115,8 +115,8 @@ class TestFrameTags:
         s.compact()
         [record] = compactions(s)
         assert (
-            "## Key decisions\n- Read &lt;/continuation-state> then &lt;history> and "
-            "&lt;continuation-state>.\n"
+            "## Key decisions\n- Read ‹/continuation-state› then ‹history› and "
+            "‹continuation-state›.\n"
         ) in record.summary
         assert count_tags(record.summary, "continuation-state") == (0, 0)
         ctx = s.project()

@@ -47,6 +47,7 @@ from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.language import detect_language
+from ctxengine.projection.frame import quote_imported
 from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
 from ctxengine.summarizers import next_step as steps
 from ctxengine.summarizers.acknowledge import is_acknowledgement
@@ -172,8 +173,13 @@ def current_work_items(text: str) -> list[Item]:
 
 
 def carried_items(request: SummaryRequest) -> list[Item]:
-    """The sections of the carried earlier summary, each valued by its priority."""
+    """The sections of the carried earlier summary, each valued by its priority. The summary
+    is quoted as data first (:func:`~ctxengine.projection.frame.quote_imported`: tags
+    neutralised, instruction-like lines removed, headings moved below the state's own), so
+    that nothing in another system's summary can give orders or forge a section of the
+    state."""
     carried, _cut = carried_summary(request.previous)
+    carried = quote_imported(carried)
     return [
         Item(
             "earlier_summary",
