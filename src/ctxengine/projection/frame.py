@@ -42,6 +42,7 @@ from collections.abc import Iterable
 
 from ctxengine.model import (
     DocumentPart,
+    ImagePart,
     Message,
     Part,
     ReasoningPart,
@@ -359,20 +360,28 @@ def quote_imported(text: str) -> str:
 # ---------------------------------------------------------------- message text
 
 
-def _neutral_part(part: Part, tags: tuple[str, ...]) -> Part:
+def _neutral_content(
+    part: TextPart | ImagePart | DocumentPart, tags: tuple[str, ...]
+) -> TextPart | ImagePart | DocumentPart:
     if isinstance(part, TextPart):
         text = neutralize(part.text, tags)
         return part if text == part.text else dataclasses.replace(part, text=text)
+    if isinstance(part, DocumentPart) and part.text:
+        text = neutralize(part.text, tags)
+        return part if text == part.text else dataclasses.replace(part, text=text)
+    return part
+
+
+def _neutral_part(part: Part, tags: tuple[str, ...]) -> Part:
+    if isinstance(part, TextPart | DocumentPart):
+        return _neutral_content(part, tags)
     if isinstance(part, ToolCallPart):
         args = neutralize_json(part.arguments, tags)
         return part if args == part.arguments else dataclasses.replace(part, arguments=args)
     if isinstance(part, ToolResultPart):
-        content = tuple(_neutral_part(c, tags) for c in part.content)
-        changed = any(a is not b for a, b in zip(content, part.content, strict=True))
-        return dataclasses.replace(part, content=content) if changed else part  # type: ignore[arg-type]
-    if isinstance(part, DocumentPart) and part.text:
-        text = neutralize(part.text, tags)
-        return part if text == part.text else dataclasses.replace(part, text=text)
+        content = tuple(_neutral_content(c, tags) for c in part.content)
+        same = all(a is b for a, b in zip(content, part.content, strict=True))
+        return part if same else dataclasses.replace(part, content=content)
     if isinstance(part, ReasoningPart) and part.signature is None and not part.redacted:
         text = neutralize(part.text, tags)
         return part if text == part.text else dataclasses.replace(part, text=text)

@@ -46,8 +46,8 @@ from dataclasses import dataclass, replace
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
-from ctxengine.projection.language import detect_language
 from ctxengine.projection.frame import quote_imported
+from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import ENGLISH, Headings, Wording, wording
 from ctxengine.summarizers import next_step as steps
 from ctxengine.summarizers.acknowledge import is_acknowledgement

@@ -63,8 +63,8 @@ from ctxengine.projection.frame import (
     is_quoted_order,
     neutralize,
 )
-from ctxengine.providers.base import Completion
 from ctxengine.projection.wording import WORDINGS
+from ctxengine.providers.base import Completion
 from ctxengine.summarizers.prompts import EMPTY_MARK, REQUIRED_HEADINGS, TEMPLATE
 
 #: How far over its target a model's summary may run before it is rejected, as a share of the
@@ -373,7 +373,9 @@ def check_headings_once(text: str, after: str = "") -> None:
             counts[heading] = counts.get(heading, 0) + 1
     twice = [h for h, n in counts.items() if n > 1]
     if twice:
-        raise SummaryRejected("forged_heading", f"the summary writes the section {twice[0]!r} twice")
+        raise SummaryRejected(
+            "forged_heading", f"the summary writes the section {twice[0]!r} twice"
+        )
     if after:
         later = {h for h, _ in sections(after) if h in STATE_HEADINGS}
         clash = sorted(_top_headings(text) & later)
