@@ -24,6 +24,7 @@ from ctxengine.summarizers import (
 from ctxengine.summarizers.anchor import (
     anchor_ledgers,
     carried_summary,
+    carry,
     choose_goal,
     cumulative_ledgers,
     modified_paths_in,
@@ -305,3 +306,31 @@ def test_compacting_a_claude_code_session_keeps_its_imported_summary() -> None:
             "priv/repo/migrations/20260212155510_add_message_upsert_identity.exs",
         )
     )
+
+
+def test_carry_guesses_the_directory_from_the_plain_lists_too() -> None:
+    # An imported summary's modified paths are in files_modified only (no typed facts);
+    # the range read the same file by absolute path and states no directory.
+    anchor = Ledgers(files_modified=("lib/web/pane.ex", "priv/app.css"))
+    new = Ledgers(files_read=("/home/u/app/lib/web/pane.ex", "/home/u/app/lib/web/live.ex"))
+    merged = carry(anchor, new)
+    assert merged.cwd == "/home/u/app"
+    assert merged.files_modified == ("/home/u/app/lib/web/pane.ex", "/home/u/app/priv/app.css")
+    assert merged.files_read == ("/home/u/app/lib/web/live.ex",)
+
+
+@pytest.mark.parametrize("window", [8_000, 32_000, 128_000])
+def test_one_spelling_per_file_at_every_window(window: int) -> None:
+    path = require_corpus("claude-code", "spotter-long-a0y-main.jsonl")
+    imported = read_transcript(path)
+    session = Session(window, session_id=imported.session_id, entries=imported.entries)
+    session.compact()
+    record = session.entries[-1].body
+    assert isinstance(record, CompactionRecord)
+    root = "/home/USER/projects/spotter-worktrees/spotter-a0y"
+    assert record.ledgers.cwd == root
+    pane = f"{root}/lib/spotter_web/live/pane_list_live.ex"
+    listed = [*record.ledgers.files_modified, *record.ledgers.files_read]
+    assert [p for p in listed if p.endswith("lib/spotter_web/live/pane_list_live.ex")] == [pane]
+    assert pane in record.ledgers.files_modified
+    assert "\n- lib/spotter_web/live/pane_list_live.ex" not in record.summary

@@ -171,8 +171,11 @@ def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:
     to it first (:func:`~ctxengine.summarizers.paths.rebased`); when neither does, the
     directory their paths suggest together (an absolute path ending with a relative one,
     :func:`~ctxengine.summarizers.paths.guessed_cwd`) is taken, so that a file edited by
-    absolute path and listed relative by ``git status`` is one file."""
+    absolute path and listed relative by ``git status`` is one file. The guess reads every
+    path the ledgers hold: the typed file facts and the plain lists (an imported summary's
+    modified paths are in ``files_modified`` only, relative as that summary wrote them)."""
     merged = rebased(anchor, new.cwd).merge(new)
     if merged.cwd:
         return merged
-    return rebased(merged, guessed_cwd((), [f.path for f in merged.files]))
+    paths = [f.path for f in merged.files] + [*merged.files_modified, *merged.files_read]
+    return rebased(merged, guessed_cwd((), paths))
