@@ -293,39 +293,6 @@ def is_quoted_order(line: str) -> bool:
 
 #: What stands in an imported summary for a line that gave orders (:func:`quote_imported`).
 REMOVED_INSTRUCTION = "[instruction-like line removed from the imported summary]"
-#: The shallowest Markdown heading level text quoted inside the continuation state may use:
-#: the state's own sections are ``##`` headings, so a quoted ``## Next step`` is written
-#: ``### Next step`` and reads as part of the quote, never as a second section of the state.
-QUOTED_HEADING_LEVEL = 3
-_ATX = re.compile(r"^(#{1,6})(?=[ \t]+\S)")
-_FENCE = re.compile(r"^[ ]{0,3}(```|~~~)")
-
-
-def demote_headings(text: str, level: int = QUOTED_HEADING_LEVEL) -> str:
-    """``text`` with its Markdown headings (``#`` … at column 0; lines inside fenced code
-    blocks are not headings) moved down together so that the shallowest is at ``level``:
-    ``"## A\n### B"`` → ``"### A\n#### B"`` at level 3. A text whose headings are all at
-    ``level`` or deeper is returned as is, so applying it twice changes nothing more. A
-    heading pushed past level 6 is plain text (``####### x``), as Markdown reads it."""
-    if "#" not in text:
-        return text
-    lines = text.split("\n")
-    fenced = False
-    heads: list[tuple[int, int]] = []
-    for n, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not fenced and (m := _ATX.match(line)):
-            heads.append((n, len(m.group(1))))
-    if not heads:
-        return text
-    shift = level - min(depth for _, depth in heads)
-    if shift <= 0:
-        return text
-    for n, _ in heads:
-        lines[n] = "#" * shift + lines[n]
-    return "\n".join(lines)
 
 
 def drop_instructions(text: str) -> str:
@@ -349,12 +316,13 @@ def quote_imported(text: str) -> str:
     """An earlier summary (another system's compaction text — Claude Code, pi, Codex,
     OpenCode — or one carried forward from an earlier state) made safe to quote in the
     continuation state: every tag written with guillemets (:func:`neutralize_all_tags`:
-    ``<system-reminder>`` → ``‹system-reminder›``), every instruction-like line replaced by
-    :data:`REMOVED_INSTRUCTION` (:func:`drop_instructions`), and its headings moved down to
-    :data:`QUOTED_HEADING_LEVEL` (:func:`demote_headings`), so that a forged ``## Next step``
-    inside it cannot stand as a second section of the state. Deterministic and idempotent:
-    a summary carried again through later compactions is not changed again."""
-    return demote_headings(drop_instructions(neutralize_all_tags(text)))
+    ``<system-reminder>`` → ``‹system-reminder›``) and every instruction-like line replaced
+    by :data:`REMOVED_INSTRUCTION` (:func:`drop_instructions`). Its headings and labels are
+    kept, so that it can still be split into sections; the extractive state writes it
+    indented under its own heading (:mod:`ctxengine.summarizers.sections`), so that none of
+    its lines (a forged ``## Next step``) reads as a section of the state. Deterministic and
+    idempotent: a summary carried again through later compactions is not changed again."""
+    return drop_instructions(neutralize_all_tags(text))
 
 
 # ---------------------------------------------------------------- message text
@@ -409,13 +377,11 @@ __all__ = [
     "NEUTRAL_GT",
     "NEUTRAL_LT",
     "PROMPT_TAGS",
-    "QUOTED_HEADING_LEVEL",
     "REMOVED_INSTRUCTION",
     "REQUEST_TAGS",
     "STATE_NEUTRALIZED",
     "STATE_TAG",
     "count_tags",
-    "demote_headings",
     "drop_instructions",
     "is_instruction_like",
     "is_quoted_order",

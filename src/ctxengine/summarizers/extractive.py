@@ -175,9 +175,9 @@ def current_work_items(text: str) -> list[Item]:
 def carried_items(request: SummaryRequest) -> list[Item]:
     """The sections of the carried earlier summary, each valued by its priority. The summary
     is quoted as data first (:func:`~ctxengine.projection.frame.quote_imported`: tags
-    neutralised, instruction-like lines removed, headings moved below the state's own), so
-    that nothing in another system's summary can give orders or forge a section of the
-    state."""
+    neutralised, instruction-like lines removed) and written indented
+    (:func:`~ctxengine.summarizers.sections.indent_all`), so that nothing in another system's
+    summary can give orders or forge a section of the state."""
     carried, _cut = carried_summary(request.previous)
     carried = quote_imported(carried)
     return [
