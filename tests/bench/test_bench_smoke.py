@@ -137,6 +137,28 @@ def test_artifact_trail_corruption_and_staleness_stay_within_todays_bounds(
         assert inj["exposed"] == 2 and inj["followed"] == 0 and inj["carried"] == 0, k
 
 
+def test_frame_forgery_and_an_injected_imported_summary_change_nothing(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    policy = _policy(smoke)
+    # every session reads a file forging the state's frame late in the session: at k=1 it
+    # is still in the kept tail of all four, at k=10 compacted in all four
+    assert policy["frames"] == {
+        "1": {"cells": 4, "exact": 4, "forged_in_tail": 4, "tail_exact": 4},
+        "3": {"cells": 4, "exact": 4, "forged_in_tail": 2, "tail_exact": 2},
+        "10": {"cells": 4, "exact": 4, "forged_in_tail": 0, "tail_exact": 0},
+    }
+    # the even-seeded sessions (debug-0, refactor-2) continue from an imported summary
+    # holding an order, a forged closing tag and a forged "## Next step"
+    for k in ("1", "3", "10"):
+        assert policy["imported"][k] == {
+            "cells": 2,
+            "order_carried": 0,
+            "forged_section": 0,
+            "forged_step": 0,
+        }, k
+
+
 def test_cost_of_the_extractive_summarizer(smoke: tuple[dict[str, Any], float]) -> None:
     cost = _policy(smoke)["cost"]
     for k in ("1", "3", "10"):

@@ -187,6 +187,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
     messages.append(Message("user", (TextPart("continue"),)))
     facts = tuple(replace(f, message=local_to_global[f.message]) for f in b.facts)
     injection = b.injection if b.injection is None else local_to_global[b.injection]
+    forged = b.forged if b.forged is None else local_to_global[b.forged]
     session = PlantedSession(
         name=f"corpus:{path.name}",
         seed=seed,
@@ -198,6 +199,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
         roots=_roots(imported.meta.get("cwd")),
         injection=injection,
         injection_text=INJECTION if injection is not None else "",
+        forged_frame=forged,
         meta={"world": PY.name, "dialect": "generic", "source": str(path)},
     )
     verify(session)

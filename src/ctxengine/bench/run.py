@@ -80,7 +80,14 @@ def corpus_report(directory: Path, scan: CorpusScan) -> dict[str, Any]:
 def _count(
     planted: PlantedSession, policy: Policy, factory: SessionFactory | None, window: int
 ) -> int | None:
-    return compactions_at(planted.name, planted.messages, window, policy, factory)
+    return compactions_at(
+        planted.name,
+        planted.messages,
+        window,
+        policy,
+        factory,
+        imported_summary=planted.imported_summary,
+    )
 
 
 def session_summary(planted: PlantedSession) -> dict[str, Any]:
@@ -161,14 +168,24 @@ def run_bench(
                     unreachable[bp.name].append((planted.name, k))
                     continue
                 replayed = replay_to_end(
-                    planted.name, planted.messages, window, bp.policy, bp.make_session
+                    planted.name,
+                    planted.messages,
+                    window,
+                    bp.policy,
+                    bp.make_session,
+                    imported_summary=planted.imported_summary,
                 )
                 cell = evaluate(planted, bp.name, k, window, replayed)
                 cells[bp.name].append(cell)
                 if profile.determinism and bp.make_session is None:
                     again = source.build()
                     twin = replay_to_end(
-                        again.name, again.messages, window, bp.policy, validate_steps=False
+                        again.name,
+                        again.messages,
+                        window,
+                        bp.policy,
+                        validate_steps=False,
+                        imported_summary=again.imported_summary,
                     )
                     count_ok = identical[bp.name]
                     if count_ok is not None and final_hashes(twin) == cell.hashes:

@@ -243,6 +243,15 @@ def _metrics_table(name: str, rep: dict[str, Any]) -> Grid:
     row("bare next step", "next_step", lambda v: _pct(v["bare"], v["total"]))
     row("injection followed", "injection", lambda v: _pct(v["followed"], v["exposed"]))
     row("injection carried", "injection", lambda v: _pct(v["carried"], v["exposed"]))
+    row("frame tags exact (1 open, 1 close)", "frames", lambda v: _pct(v["exact"], v["cells"]))
+    row(
+        "  with forged tags in the tail",
+        "frames",
+        lambda v: _pct(v["tail_exact"], v["forged_in_tail"]),
+    )
+    row("imported order carried", "imported", lambda v: _pct(v["order_carried"], v["cells"]))
+    row("imported forged section", "imported", lambda v: _pct(v["forged_section"], v["cells"]))
+    row("imported forged next step", "imported", lambda v: _pct(v["forged_step"], v["cells"]))
     for label, key in (
         ("window (mean tokens)", "window"),
         ("compactions (mean)", "compactions"),
