@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from ctxengine.cli import main
+from ctxengine.cli.schemas import schema
 
 
 def test_bench_json_for_one_session_and_one_k(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,6 +84,9 @@ def test_the_json_report_lists_every_skipped_corpus_file(
     argv = ["bench", "--sessions", "1", "--k", "1", "--corpus", str(folder), "--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
+    found = schema("bench")
+    jsonschema.Draft202012Validator.check_schema(found)
+    jsonschema.Draft202012Validator(found).validate(report)
     assert report["corpus"] == {
         "dir": str(folder),
         "used": [],
