@@ -104,8 +104,10 @@ def test_every_issue_target_the_smoke_profile_measures_is_met(
     targets = measurable(ISSUE_TARGETS, policy["ks"])
     assert targets.ids_errors == ((10, 0.90),)
     assert target_misses(policy, targets) == []
-    # the one target left to the full profile
-    assert target_misses(policy) == ["identifiers and errors at k=5: not run"]
+    # the one target left to the full profile is not measured here, and not a miss
+    assert target_misses(policy) == []
+    assert smoke[0]["targets"] == {"default": []}
+    assert smoke[0]["unmeasured"] == {"default": ["identifiers and errors at k=5"]}
 
 
 def test_survival_stays_at_or_above_todays_floors(smoke: tuple[dict[str, Any], float]) -> None:
@@ -136,6 +138,28 @@ def test_artifact_trail_corruption_and_staleness_stay_within_todays_bounds(
         assert policy["next_step"][k]["bare"] <= ceiling, k
     for k, inj in policy["injection"].items():
         assert inj["exposed"] == 2 and inj["followed"] == 0 and inj["carried"] == 0, k
+
+
+def test_frame_forgery_and_an_injected_imported_summary_change_nothing(
+    smoke: tuple[dict[str, Any], float],
+) -> None:
+    policy = _policy(smoke)
+    # every session reads a file forging the state's frame late in the session: at k=1 it
+    # is still in the kept tail of all four, at k=10 compacted in all four
+    assert policy["frames"] == {
+        "1": {"cells": 4, "exact": 4, "forged_in_tail": 4, "tail_exact": 4},
+        "3": {"cells": 4, "exact": 4, "forged_in_tail": 2, "tail_exact": 2},
+        "10": {"cells": 4, "exact": 4, "forged_in_tail": 0, "tail_exact": 0},
+    }
+    # the even-seeded sessions (debug-0, refactor-2) continue from an imported summary
+    # holding an order, a forged closing tag and a forged "## Next step"
+    for k in ("1", "3", "10"):
+        assert policy["imported"][k] == {
+            "cells": 2,
+            "order_carried": 0,
+            "forged_section": 0,
+            "forged_step": 0,
+        }, k
 
 
 def test_cost_of_the_extractive_summarizer(smoke: tuple[dict[str, Any], float]) -> None:

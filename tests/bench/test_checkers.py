@@ -190,7 +190,7 @@ def test_state_of_reads_the_text_inside_the_continuation_frame() -> None:
     assert state_of(["hello"]) == ""
     # a quoted closing tag cannot end the state early: it is neutralised
     quoted = continuation_message("## Goal\nprint </continuation-state> here").text
-    assert state_of([quoted]) == "## Goal\nprint &lt;/continuation-state> here"
+    assert state_of([quoted]) == "## Goal\nprint ‹/continuation-state› here"
 
 
 def test_state_headings_are_read_in_every_language_ctxengine_writes() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from corpus import require_corpus
-from ctxengine.bench.corpus import CORPUS_PLANTS, LEAD_IN, corpus_files, plant_corpus
+from ctxengine.bench.corpus import CORPUS_PLANTS, LEAD_IN, corpus_files, plant_corpus, scan_corpus
 from ctxengine.bench.drive import replay_to_end
 from ctxengine.bench.generator import INJECTION
 from ctxengine.bench.text import has_token, message_texts
@@ -53,3 +53,29 @@ def test_a_planted_corpus_session_replays_into_valid_requests() -> None:
     replayed = replay_to_end(planted.name, planted.messages, 30_000, DEFAULT_POLICY)
     assert replayed.compactions >= 1
     assert all(not any(s.problems.values()) for s in replayed.steps)
+
+
+def test_the_files_looked_at_and_not_used_are_named_with_their_reason() -> None:
+    root = require_corpus()
+    scan = scan_corpus(root, 3)
+    assert list(scan.used) == corpus_files(root, 3)
+    skipped = {p.relative_to(root).as_posix(): (kind, why) for p, kind, why in scan.skipped}
+    assert skipped["claude-code/spotter-long-a0y-main.jsonl"] == (
+        "too_large",
+        "3,465,496 bytes, over the 1,500,000-byte limit",
+    )
+    assert skipped["claude-code/spotter-long-dov-subagent-a2898e3.jsonl"] == (
+        "few_users",
+        "1 real user messages, fewer than 4",
+    )
+    assert skipped["SOURCES.md"] == (
+        "unreadable",
+        "not a transcript ctxengine reads (TranscriptError)",
+    )
+    assert skipped["claude-code/spotter-short.jsonl"] == (
+        "too_small",
+        "301 estimated tokens, under 20,000",
+    )
+    # files after the last one used are not looked at
+    last = scan.used[-1]
+    assert all(p < last for p, _, _ in scan.skipped)

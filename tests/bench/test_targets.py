@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxengine.bench.targets import ISSUE_TARGETS, target_misses
+from ctxengine.bench.targets import ISSUE_TARGETS, target_misses, unmeasured_targets
 
 
 def _row(shown: int, total: int) -> dict[str, Any]:
@@ -59,10 +59,12 @@ def test_each_missed_target_is_named() -> None:
     ]
 
 
-def test_a_k_that_was_not_run_is_a_miss() -> None:
+def test_a_k_that_was_not_run_is_not_measured_and_not_a_miss() -> None:
     report = _report(ks=["1", "3"], artifacts={})
-    assert target_misses(report) == [
-        "identifiers and errors at k=5: not run",
-        "identifiers and errors at k=10: not run",
-        "artifact trail at k=10: not run",
+    assert target_misses(report) == []
+    assert unmeasured_targets(report) == [
+        "identifiers and errors at k=5",
+        "identifiers and errors at k=10",
+        "artifact trail at k=10",
     ]
+    assert unmeasured_targets(_report()) == []

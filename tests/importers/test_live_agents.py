@@ -14,7 +14,9 @@ What cannot match exactly, and why:
   (:data:`~ctxengine.projection.project.CONTINUATION_PREFIX` and ``<continuation-state>``
   tags) placed right after the head; Claude Code sends its summary as the last text of its
   first user message, Codex as the last message of its replacement history. The summary
-  texts are compared on their own (equal up to whitespace), the rest in order.
+  texts are compared on their own (equal up to whitespace, once the agent's is quoted as data
+  the way ctxengine shows an imported summary: its tags written with guillemets, lines giving
+  orders replaced, :func:`~ctxengine.projection.frame.quote_imported`), the rest in order.
 - The top-level ``system`` prompt and ``tools`` of Claude Code's requests, and the ``tools``
   of Codex's: a Claude Code session file records its system prompt only in request-log
   records (``api-request-shape``, ``prompt_snapshot``), which are not imported, and no
@@ -34,6 +36,7 @@ from corpus import require_corpus
 from ctxengine.importers import read_transcript
 from ctxengine.importers.base import ImportedSession
 from ctxengine.model import CompactionRecord, Message, TextPart
+from ctxengine.projection.frame import quote_imported
 from live_requests import (
     Canonical,
     Request,
@@ -88,7 +91,12 @@ def compare(
     theirs, their_summaries = split_summaries(
         to_canonical(request.body, summaries_of(session.entries))
     )
-    return mine, theirs, mine_summaries, their_summaries
+    quoted = {
+        norm(e.body.summary): norm(quote_imported(e.body.summary))
+        for e in session.entries
+        if isinstance(e.body, CompactionRecord)
+    }
+    return mine, theirs, mine_summaries, [quoted.get(t, t) for t in their_summaries]
 
 
 @pytest.fixture(scope="module")

@@ -167,13 +167,13 @@ class TestInput:
         out = s.summarize(request(*messages, budget=1_500), EST)
         assert out.notes == (
             "input:tool_head_tail",
-            "cut_chars:26759",
+            "cut_chars:26785",
             *CALL_NOTES,
         )
         sent = history_text(server.received[0].body)
         whole = serialize_transcript(messages, mode="tool_head_tail")
-        marker = "\n[… 26,759 characters omitted …]\n| "
-        assert marker in sent and len(sent) == len(whole) - 26_759 + len(marker)
+        marker = "\n[… 26,785 characters omitted …]\n| "
+        assert marker in sent and len(sent) == len(whole) - 26_785 + len(marker)
 
 
 class TestHybrid:

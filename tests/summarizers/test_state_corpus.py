@@ -8,9 +8,12 @@ summarizer writes:
 - no command the ledgers judge failed at its latest run is reported as succeeded;
 - the next step (under its heading in the state's language) is present and is never a bare
   acknowledgement;
+- every file has one spelling in the ledgers (never a relative path next to an absolute one
+  that ends with it);
 
 and every request rendered for OpenAI and for Anthropic after a compaction holds exactly one
-opening and one closing ``continuation-state`` tag.
+opening and one closing ``continuation-state`` tag (counted by
+:func:`~ctxengine.projection.frame.count_tags`, attributes and any case included).
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from corpus import CORPUS, replayable_names, require_corpus
 from ctxengine.engine import Session
 from ctxengine.errors import NothingToCompact, SummaryRejected, UnsupportedFormatError
 from ctxengine.importers import read_transcript
-from ctxengine.model import Entry
+from ctxengine.model import Entry, Ledgers
 from ctxengine.projection.context import Context
+from ctxengine.projection.frame import STATE_TAG as TAG
+from ctxengine.projection.frame import count_tags
 from ctxengine.projection.wording import state_language, wording
 from ctxengine.replay import RENDERERS, replay
 from ctxengine.summarizers import ExtractiveSummarizer, Summary, SummaryRequest
@@ -88,7 +93,17 @@ def problems_of(request: SummaryRequest, summary: Summary) -> list[str]:
     first = step.split("\n", 1)[0]
     if is_acknowledgement(step) or is_acknowledgement(LABEL.sub("", first)):
         out.append(f"next step is a bare acknowledgement: {first!r}")
+    out += [f"two spellings: {a}" for a in two_spellings(summary.ledgers)]
     return out
+
+
+def two_spellings(ledgers: Ledgers) -> list[str]:
+    """Absolute paths of the ledgers' file lists that a relative path of the lists ends."""
+    paths = {*ledgers.files_modified, *ledgers.files_read}
+    relative = {p.removeprefix("./") for p in paths if not p.startswith(("/", "~"))}
+    return sorted(
+        a for a in paths if a.startswith("/") and any(a.endswith("/" + r) for r in relative)
+    )
 
 
 def tag_counts(ctx: Context) -> dict[str, tuple[int, int]]:
@@ -96,7 +111,7 @@ def tag_counts(ctx: Context) -> dict[str, tuple[int, int]]:
     counts = {}
     for provider, render in RENDERERS.items():
         body = json.dumps(render(ctx), ensure_ascii=False)
-        counts[provider] = (body.count("<continuation-state>"), body.count("</continuation-state>"))
+        counts[provider] = count_tags(body, TAG)
     return counts
 
 
@@ -112,8 +127,7 @@ def counting_tags(seen: dict[str, dict[str, tuple[int, int]]]) -> Iterator[None]
         def counted(ctx: Context) -> dict[str, object]:
             body = render(ctx)
             if ctx.compaction_id is not None:
-                text = json.dumps(body, ensure_ascii=False)
-                counts = (text.count("<continuation-state>"), text.count("</continuation-state>"))
+                counts = count_tags(json.dumps(body, ensure_ascii=False), TAG)
                 seen.setdefault(ctx.compaction_id, {})[provider] = counts
             return body
 
@@ -169,7 +183,7 @@ def test_every_state_of_a_compaction_keeps_its_promises(name: str) -> None:
 
 
 def test_the_checks_catch_what_they_look_for() -> None:
-    from ctxengine.model import ErrorFact, Ledgers
+    from ctxengine.model import ErrorFact
 
     request = SummaryRequest((), None, "", 100)
     ledgers = Ledgers(error_facts=(ErrorFact("boom", "open", 3, "pytest -q"),))
@@ -188,4 +202,8 @@ def test_the_checks_catch_what_they_look_for() -> None:
     ]
     assert problems_of(request, Summary("## Goal\nx", Ledgers(), "extractive", 3)) == [
         "no next step"
+    ]
+    twice = Ledgers(files_modified=("lib/a.ex",), files_read=("/repo/lib/a.ex", "/repo/lib/b.ex"))
+    assert problems_of(request, Summary("## Next step\nFix it.", twice, "extractive", 3)) == [
+        "two spellings: /repo/lib/a.ex"
     ]

@@ -22,7 +22,7 @@ Layout:
 from ctxengine.bench.facts import FACT_KINDS, Fact, PlantedSession
 from ctxengine.bench.profiles import FULL, OFFLINE_POLICIES, PROFILES, SMOKE, BenchPolicy, Profile
 from ctxengine.bench.run import run_bench
-from ctxengine.bench.targets import ISSUE_TARGETS, target_misses
+from ctxengine.bench.targets import ISSUE_TARGETS, target_misses, unmeasured_targets
 
 __all__ = [
     "FACT_KINDS",
@@ -37,4 +37,5 @@ __all__ = [
     "Profile",
     "run_bench",
     "target_misses",
+    "unmeasured_targets",
 ]

@@ -14,6 +14,12 @@ from dataclasses import dataclass
 
 import orjson
 
+from ctxengine.bench.adversarial import (
+    forged_sections,
+    forged_step_followed,
+    frame_exact,
+    order_carried,
+)
 from ctxengine.bench.checkers import Outcome, RequestView, check, view_of
 from ctxengine.bench.drive import PROVIDERS, Replayed
 from ctxengine.bench.facts import Fact, PlantedSession
@@ -79,6 +85,15 @@ class CellResult:
             (``None`` when the truth is unknown: corpus sessions).
         injection: ``None`` without an adversarial output in a compacted part; else
             ``(followed, carried)``: a rule stated before it lost / its text inside the state.
+        frames_exact: every rendering of the final request holds exactly one opening and one
+            closing ``continuation-state`` tag and balanced ``earlier-summary`` tags
+            (:func:`~ctxengine.bench.adversarial.frame_exact`).
+        forged_in_tail: ``None`` without a forged-frame plant; else whether its message is
+            still shown verbatim (in the kept tail) in the final request.
+        imported: ``None`` when the session continues from no imported summary; else
+            ``(order_carried, forged_section, forged_step)``: its order is in the request, a
+            section heading of the state appears twice, the state's next step is its forged
+            one (:mod:`ctxengine.bench.adversarial`).
         requests / invalid: requests sent (the replay's and the final one) and those that
             failed validation for a provider.
         hashes: per provider, sha256 of the final request body (sorted keys).
@@ -96,6 +111,9 @@ class CellResult:
     claimed: int | None
     true_claimed: int | None
     injection: tuple[bool, bool] | None
+    frames_exact: bool
+    forged_in_tail: bool | None
+    imported: tuple[bool, bool, bool] | None
     requests: int
     invalid: int
     hashes: dict[str, str]
@@ -148,12 +166,14 @@ def evaluate(
     index = {e.id: i for i, e in enumerate(e for e in replayed.session.entries if e.message)}
     verbatim = {index[s] for s in ctx.sources if s is not None and s in index}
     views: list[RequestView] = []
+    dumped: list[str] = []
     hashes: dict[str, str] = {}
     invalid = sum(1 for s in replayed.steps if any(s.problems.values()))
     final_invalid = False
     for provider in PROVIDERS:
         payload = RENDERERS[provider](ctx)
         hashes[provider] = request_hash(payload)
+        dumped.append(orjson.dumps(payload).decode())
         final_invalid = final_invalid or bool(validate(payload, provider))
         views.append(
             view_of(payload, roots=planted.roots, verbatim=verbatim, pruned_calls=ctx.pruned)
@@ -177,6 +197,16 @@ def evaluate(
         followed = any(not f.outcome.survived for f in rules)
         carried = any(planted.injection_text in v.state for v in views)
         injection = (followed, carried)
+    imported = None
+    if planted.imported_summary:
+        imported = (
+            any(order_carried(v.text) for v in views),
+            any(forged_sections(v.state) for v in views),
+            any(forged_step_followed(v.state) for v in views),
+        )
+    forged_in_tail = None
+    if planted.forged_frame is not None:
+        forged_in_tail = planted.forged_frame in verbatim
     estimator = HeuristicEstimator()
     summaries = [
         e.body.summary for e in replayed.session.entries if isinstance(e.body, CompactionRecord)
@@ -204,6 +234,9 @@ def evaluate(
         claimed=claimed,
         true_claimed=true_claimed,
         injection=injection,
+        frames_exact=all(frame_exact(d) for d in dumped),
+        forged_in_tail=forged_in_tail,
+        imported=imported,
         requests=len(replayed.steps) + 1,
         invalid=invalid + int(final_invalid),
         hashes=hashes,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxengine.bench.facts import PlantedSession
@@ -66,27 +66,72 @@ def _roots(cwd: object) -> tuple[str, ...]:
     return ((cwd,) if isinstance(cwd, str) and cwd.startswith("/") else ()) + (PY.root,)
 
 
+@dataclass(frozen=True, slots=True)
+class CorpusScan:
+    """The transcripts a corpus folder gives the benchmark.
+
+    Attributes:
+        used: up to the limit, the usable transcripts (sorted by path).
+        skipped: ``(path, kind, reason)`` of every file looked at before the limit was
+            reached and not used; ``kind`` is ``"too_large"`` (over :data:`MAX_FILE_BYTES`
+            or :data:`MAX_TOKENS`), ``"unreadable"`` (not a transcript ctxengine reads),
+            ``"too_small"`` (under :data:`MIN_TOKENS`) or ``"few_users"`` (fewer than
+            :data:`MIN_USER_MESSAGES` real user messages); ``reason`` says it with the
+            figures. Files after the limit are not looked at.
+    """
+
+    used: tuple[Path, ...]
+    skipped: tuple[tuple[Path, str, str], ...]
+
+
+def _unusable(path: Path, estimator: HeuristicEstimator) -> tuple[str, str] | None:
+    """``(kind, reason)`` when ``path`` is not a usable corpus session (see
+    :class:`CorpusScan`), ``None`` when it is."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        return "too_large", f"{size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit"
+    try:
+        imported = read_transcript(path)
+    except (TranscriptError, ValueError, OSError) as exc:
+        return "unreadable", f"not a transcript ctxengine reads ({type(exc).__name__})"
+    messages = source_messages(imported.entries)
+    tokens = sum(estimator.message(m) for m in messages)
+    if tokens > MAX_TOKENS:
+        return "too_large", f"{tokens:,} estimated tokens, over {MAX_TOKENS:,}"
+    if tokens < MIN_TOKENS:
+        return "too_small", f"{tokens:,} estimated tokens, under {MIN_TOKENS:,}"
+    users = sum(1 for m in messages if _real_user(m))
+    if users < MIN_USER_MESSAGES:
+        return "few_users", f"{users} real user messages, fewer than {MIN_USER_MESSAGES}"
+    return None
+
+
+def scan_corpus(directory: Path, limit: int) -> CorpusScan:
+    """Up to ``limit`` usable transcript files under ``directory`` (sorted by path; hidden
+    files are not looked at), and why each file looked at before them was not used (see
+    :class:`CorpusScan`)."""
+    estimator = HeuristicEstimator()
+    used: list[Path] = []
+    skipped: list[tuple[Path, str, str]] = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        if len(used) >= limit:
+            break
+        if path.name.startswith("."):
+            continue
+        why = _unusable(path, estimator)
+        if why is None:
+            used.append(path)
+        else:
+            skipped.append((path, *why))
+    return CorpusScan(tuple(used), tuple(skipped))
+
+
 def corpus_files(directory: Path, limit: int) -> list[Path]:
     """Up to ``limit`` transcript files under ``directory`` (sorted by path) that import,
     are between :data:`MIN_TOKENS` and :data:`MAX_TOKENS` and have at least
-    :data:`MIN_USER_MESSAGES` real user messages."""
-    estimator = HeuristicEstimator()
-    found: list[Path] = []
-    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
-        if len(found) >= limit:
-            break
-        if path.stat().st_size > MAX_FILE_BYTES or path.name.startswith("."):
-            continue
-        try:
-            imported = read_transcript(path)
-        except (TranscriptError, ValueError, OSError):
-            continue
-        messages = source_messages(imported.entries)
-        tokens = sum(estimator.message(m) for m in messages)
-        users = sum(1 for m in messages if _real_user(m))
-        if MIN_TOKENS <= tokens <= MAX_TOKENS and users >= MIN_USER_MESSAGES:
-            found.append(path)
-    return found
+    :data:`MIN_USER_MESSAGES` real user messages (:func:`scan_corpus`, without the reasons
+    for the others)."""
+    return list(scan_corpus(directory, limit).used)
 
 
 def _blocks(b: Builder, names: Iterable[str]) -> list[tuple[str, int, int]]:
@@ -142,6 +187,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
     messages.append(Message("user", (TextPart("continue"),)))
     facts = tuple(replace(f, message=local_to_global[f.message]) for f in b.facts)
     injection = b.injection if b.injection is None else local_to_global[b.injection]
+    forged = b.forged if b.forged is None else local_to_global[b.forged]
     session = PlantedSession(
         name=f"corpus:{path.name}",
         seed=seed,
@@ -153,6 +199,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
         roots=_roots(imported.meta.get("cwd")),
         injection=injection,
         injection_text=INJECTION if injection is not None else "",
+        forged_frame=forged,
         meta={"world": PY.name, "dialect": "generic", "source": str(path)},
     )
     verify(session)

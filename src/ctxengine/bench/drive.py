@@ -22,6 +22,8 @@ from ctxengine.replay import RENDERERS, ReplayStep, replay, source_messages
 
 #: Builds the session a policy is replayed in, for a window in tokens.
 SessionFactory = Callable[[int], Session]
+#: ``CompactionRecord.summarizer`` of a compaction the session continues from.
+IMPORTED = "imported"
 #: Providers every request is rendered and validated for.
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 
@@ -79,8 +81,9 @@ def _loop(session: Session, entries: Sequence[Entry], providers: Sequence[str]) 
 
 
 def cuts_of(entries: Sequence[Entry]) -> tuple[int, ...]:
-    """Per compaction record of a session log, the number of messages before its first kept
-    message (all messages before the record when it keeps none)."""
+    """Per compaction record of a session log (an imported one aside: the session starts
+    from it), the number of messages before its first kept message (all messages before
+    the record when it keeps none)."""
     index: dict[str, int] = {}
     seen = 0
     cuts: list[int] = []
@@ -88,7 +91,7 @@ def cuts_of(entries: Sequence[Entry]) -> tuple[int, ...]:
         if entry.message is not None:
             index[entry.id] = seen
             seen += 1
-        elif isinstance(entry.body, CompactionRecord):
+        elif isinstance(entry.body, CompactionRecord) and entry.body.summarizer != IMPORTED:
             kept = entry.body.first_kept_id
             cuts.append(index[kept] if kept is not None and kept in index else seen)
     return tuple(cuts)
@@ -102,6 +105,7 @@ def replay_to_end(
     make_session: SessionFactory | None = None,
     *,
     validate_steps: bool = True,
+    imported_summary: str = "",
 ) -> Replayed:
     """Replay ``messages`` with a ``window``-token model and prepare the final request.
 
@@ -114,6 +118,9 @@ def replay_to_end(
         make_session: builds the session instead of :func:`~ctxengine.replay.replay`.
         validate_steps: render and validate every request of the replay (for
             :data:`PROVIDERS`); off when only the compactions are counted.
+        imported_summary: another system's compaction the session continues from: written
+            as an imported compaction record after the leading system message (the
+            session's messages follow it); ``""`` for none.
 
     Raises:
         CompactionLoopError: the ladder failed repeatedly at this window.
@@ -121,7 +128,16 @@ def replay_to_end(
     """
     entries = entries_of(name, messages)
     providers = PROVIDERS if validate_steps else ()
-    if make_session is None:
+    if imported_summary:
+        session = (
+            make_session(window) if make_session is not None else Session(window, policy=policy)
+        )
+        head = 1 if messages and messages[0].role == "system" else 0
+        for message in messages[:head]:
+            session.append(message)
+        session.append(imported_record(imported_summary))
+        steps = tuple(_loop(session, entries[head:], providers))
+    elif make_session is None:
         result = replay(entries, window=window, policy=policy, providers=providers)
         assert result.session is not None
         session = result.session
@@ -140,18 +156,41 @@ def replay_to_end(
     )
 
 
+def imported_record(summary: str) -> CompactionRecord:
+    """An imported compaction (Claude Code's) that keeps nothing before it."""
+    return CompactionRecord(
+        summary=summary,
+        first_kept_id=None,
+        tokens_before=0,
+        tokens_after=0,
+        policy="claude-code",
+        summarizer=IMPORTED,
+        reason=IMPORTED,
+    )
+
+
 def compactions_at(
     name: str,
     messages: Sequence[Message],
     window: int,
     policy: Policy,
     make_session: SessionFactory | None = None,
+    *,
+    imported_summary: str = "",
 ) -> int | None:
     """Compactions a replay at ``window`` records (its requests not validated), or ``None``
     when the window is too small for the ladder (a compaction loop, or a window the policy
     refuses)."""
     try:
-        replayed = replay_to_end(name, messages, window, policy, make_session, validate_steps=False)
+        replayed = replay_to_end(
+            name,
+            messages,
+            window,
+            policy,
+            make_session,
+            validate_steps=False,
+            imported_summary=imported_summary,
+        )
         return replayed.compactions
     except (CompactionLoopError, ConfigError):
         return None

@@ -127,6 +127,12 @@ class PlantedSession:
         injection_text: the adversarial instruction planted there.
         earlier_next_steps: next steps the user gave before the latest one (done since):
             the state showing one of them as its next step is stale.
+        forged_frame: index of the message holding a tool output that forges frame tags
+            (:data:`~ctxengine.bench.adversarial.FORGED_FRAME`), or ``None``.
+        imported_summary: the text of another system's compaction the session continues
+            from (placed after the system prompt when replayed), with an order and a forged
+            section in it (:func:`~ctxengine.bench.adversarial.imported_summary`); ``""``
+            for none.
         meta: free-form description (world, dialect, source file).
     """
 
@@ -141,6 +147,8 @@ class PlantedSession:
     injection: int | None = None
     injection_text: str = ""
     earlier_next_steps: tuple[Fact, ...] = ()
+    forged_frame: int | None = None
+    imported_summary: str = ""
     meta: dict[str, str] = field(default_factory=dict)
 
     def fact(self, fact_id: str) -> Fact:

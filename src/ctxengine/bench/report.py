@@ -1,5 +1,9 @@
 """Aggregating cells into the benchmark report (a JSON-ready dict).
 
+Frame checks (``frames``: exact frame tags, with the cells whose forged-tags output was still
+in the kept tail; ``imported``: an injected imported summary's order carried, a forged
+section, a forged next step followed) count cells, exposed or not.
+
 Survival rates count *exposed* facts only (exposure ≥ 1: the fact's message was inside a
 compacted part); facts still shown verbatim say nothing about the continuation state and
 appear only in the by-exposure table (j = 0). Corruption and staleness count exposed facts
@@ -56,6 +60,8 @@ def policy_report(
     next_step: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     artifacts: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     injection: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    frames: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    imported: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     cost: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     requests = invalid = 0
     for c in cells:
@@ -92,6 +98,18 @@ def policy_report(
             injection[c.k][0] += 1
             injection[c.k][1] += int(c.injection[0])
             injection[c.k][2] += int(c.injection[1])
+        fr = frames[c.k]
+        fr[0] += 1
+        fr[1] += int(c.frames_exact)
+        if c.forged_in_tail is not None:
+            fr[2] += int(c.forged_in_tail)
+            fr[3] += int(c.forged_in_tail and c.frames_exact)
+        if c.imported is not None:
+            im = imported[c.k]
+            im[0] += 1
+            im[1] += int(c.imported[0])
+            im[2] += int(c.imported[1])
+            im[3] += int(c.imported[2])
         for key in ("model_calls", "model_output_tokens", "summary_tokens", "state_tokens"):
             cost[c.k][key].append(getattr(c.cost, key))
         for key in ("request_tokens", "peak_tokens", "prunes"):
@@ -138,6 +156,19 @@ def policy_report(
         "injection": {
             str(k): {"exposed": v[0], "followed": v[1], "carried": v[2]}
             for k, v in sorted(injection.items())
+        },
+        "frames": {
+            str(k): {"cells": v[0], "exact": v[1], "forged_in_tail": v[2], "tail_exact": v[3]}
+            for k, v in sorted(frames.items())
+        },
+        "imported": {
+            str(k): {
+                "cells": v[0],
+                "order_carried": v[1],
+                "forged_section": v[2],
+                "forged_step": v[3],
+            }
+            for k, v in sorted(imported.items())
         },
         "validity": {"requests": requests, "invalid": invalid},
         "determinism": None if identical is None else {"cells": len(cells), "identical": identical},

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.bench.cells import CellResult, evaluate, final_hashes
-from ctxengine.bench.corpus import corpus_files, plant_corpus
+from ctxengine.bench.corpus import CorpusScan, plant_corpus, scan_corpus
 from ctxengine.bench.drive import SessionFactory, compactions_at, replay_to_end
 from ctxengine.bench.facts import PlantedSession
 from ctxengine.bench.generator import generate
 from ctxengine.bench.profiles import OFFLINE_POLICIES, BenchPolicy, Profile
 from ctxengine.bench.report import policy_report
-from ctxengine.bench.targets import target_misses
+from ctxengine.bench.targets import target_misses, unmeasured_targets
 from ctxengine.bench.windows import WindowSearch
 from ctxengine.policy import Policy
 from ctxengine.tokens import HeuristicEstimator
@@ -40,9 +40,12 @@ class Source:
     build: Callable[[], PlantedSession]
 
 
-def sources(profile: Profile, seed: int, corpus_dir: Path | None) -> list[Source]:
+def sources(
+    profile: Profile, seed: int, corpus_dir: Path | None
+) -> tuple[list[Source], CorpusScan | None]:
     """The profile's sessions: generated ones, then up to ``profile.corpus`` transcripts of
-    ``corpus_dir`` with the plants inserted."""
+    ``corpus_dir`` with the plants inserted; and the scan of ``corpus_dir`` (which files were
+    used, which skipped and why), ``None`` when no corpus is read."""
     out = [
         Source(
             f"{spec.template}-{seed + spec.seed}",
@@ -50,16 +53,41 @@ def sources(profile: Profile, seed: int, corpus_dir: Path | None) -> list[Source
         )
         for spec in profile.sessions
     ]
+    scan = None
     if corpus_dir is not None and profile.corpus > 0:
-        for path in corpus_files(corpus_dir, profile.corpus):
+        scan = scan_corpus(corpus_dir, profile.corpus)
+        for path in scan.used:
             out.append(Source(f"corpus:{path.name}", partial(plant_corpus, path, seed)))
-    return out
+    return out, scan
+
+
+def corpus_report(directory: Path, scan: CorpusScan) -> dict[str, Any]:
+    """The report's ``corpus`` part: the folder, the files used and the files skipped with
+    their reason (paths relative to the folder)."""
+
+    def rel(path: Path) -> str:
+        return path.relative_to(directory).as_posix()
+
+    return {
+        "dir": str(directory),
+        "used": [rel(p) for p in scan.used],
+        "skipped": [
+            {"file": rel(p), "kind": kind, "reason": reason} for p, kind, reason in scan.skipped
+        ],
+    }
 
 
 def _count(
     planted: PlantedSession, policy: Policy, factory: SessionFactory | None, window: int
 ) -> int | None:
-    return compactions_at(planted.name, planted.messages, window, policy, factory)
+    return compactions_at(
+        planted.name,
+        planted.messages,
+        window,
+        policy,
+        factory,
+        imported_summary=planted.imported_summary,
+    )
 
 
 def session_summary(planted: PlantedSession) -> dict[str, Any]:
@@ -107,7 +135,9 @@ def run_bench(
 
     Returns:
         ``{"profile", "seed", "ks", "sessions", "policies": {name: report}, "targets":
-        {name: [missed target, …]}, "seconds"}``; each policy report is
+        {name: [missed target, …]}, "unmeasured": {name: [target the profile's k values do
+        not measure, …]}, "corpus": {"dir", "used", "skipped": [{"file", "kind",
+        "reason"}]} or ``None``, "seconds"}``; each policy report is
         :func:`~ctxengine.bench.report.policy_report` plus its ``"cells"``.
     """
     started = time.perf_counter()
@@ -118,7 +148,8 @@ def run_bench(
         p.name: 0 if profile.determinism else None for p in policies
     }
     summaries = []
-    for source in sources(profile, seed, corpus_dir):
+    planted_sources, scan = sources(profile, seed, corpus_dir)
+    for source in planted_sources:
         planted = source.build()
         summaries.append(session_summary(planted))
         size = sum(estimator.message(m) for m in planted.messages)
@@ -137,14 +168,24 @@ def run_bench(
                     unreachable[bp.name].append((planted.name, k))
                     continue
                 replayed = replay_to_end(
-                    planted.name, planted.messages, window, bp.policy, bp.make_session
+                    planted.name,
+                    planted.messages,
+                    window,
+                    bp.policy,
+                    bp.make_session,
+                    imported_summary=planted.imported_summary,
                 )
                 cell = evaluate(planted, bp.name, k, window, replayed)
                 cells[bp.name].append(cell)
                 if profile.determinism and bp.make_session is None:
                     again = source.build()
                     twin = replay_to_end(
-                        again.name, again.messages, window, bp.policy, validate_steps=False
+                        again.name,
+                        again.messages,
+                        window,
+                        bp.policy,
+                        validate_steps=False,
+                        imported_summary=again.imported_summary,
                     )
                     count_ok = identical[bp.name]
                     if count_ok is not None and final_hashes(twin) == cell.hashes:
@@ -170,5 +211,7 @@ def run_bench(
         "sessions": summaries,
         "policies": reports,
         "targets": {name: target_misses(rep) for name, rep in reports.items()},
+        "unmeasured": {name: unmeasured_targets(rep) for name, rep in reports.items()},
+        "corpus": None if scan is None or corpus_dir is None else corpus_report(corpus_dir, scan),
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -1,8 +1,9 @@
 """The targets the continuation state must reach (the benchmark issue, default policy,
 extractive summarizer, offline), and their evaluation on a report.
 
-The smoke test asserts today's measured floors, not these; switching it to
-``target_misses(report) == []`` is the change that makes the targets binding.
+A target needs the k it is measured at: a profile that does not run that k (smoke runs
+k ∈ {1, 3, 10}, so identifiers and errors at k = 5 are left to ``full``) does not miss it, it
+does not measure it (:func:`unmeasured_targets`).
 
 =========================================  ==================================================
 target                                     measured as
@@ -15,6 +16,10 @@ modified files: recall ≥ 0.98, precision   artifact trail at k = 10 (indirect 
 ≥ 0.95 at k = 10                           the truth)
 latest next step present, never bare: 100  survival of ``next_step`` at every k
 corruption ≤ 1 %                           corrupted / exposed facts with distractors, all k
+frame tags exactly 1 opening and 1 closing  every cell's final request, every provider, forged
+                                           tags in the kept tail or compacted
+no order of an imported summary carried,   every cell continuing from an injected imported
+no forged section or next step             summary
 =========================================  ==================================================
 """
 
@@ -54,9 +59,22 @@ def _pooled(survival: dict[str, Any], kinds: tuple[str, ...], k: int) -> tuple[i
     return shown, total
 
 
+def unmeasured_targets(
+    policy_report: dict[str, Any], targets: Targets = ISSUE_TARGETS
+) -> list[str]:
+    """The targets one policy's report does not measure because their k was not run, one
+    phrase each (``"identifiers and errors at k=5"``); they are not misses."""
+    ks = [int(k) for k in policy_report["ks"]]
+    out = [f"identifiers and errors at k={k}" for k, _ in targets.ids_errors if k not in ks]
+    if str(targets.artifact_k) not in policy_report["artifacts"]:
+        out.append(f"artifact trail at k={targets.artifact_k}")
+    return out
+
+
 def target_misses(policy_report: dict[str, Any], targets: Targets = ISSUE_TARGETS) -> list[str]:
     """The targets one policy's report misses, one sentence each (``[]``: all met). A
-    target whose k was not run is reported as missed."""
+    target whose k was not run is not measured, and not a miss (see
+    :func:`unmeasured_targets`)."""
     misses: list[str] = []
     survival = policy_report["survival"]
     ks = [int(k) for k in policy_report["ks"]]
@@ -72,7 +90,6 @@ def target_misses(policy_report: dict[str, Any], targets: Targets = ISSUE_TARGET
         misses.append(f"superseded facts shown as current: {stale}, target 0")
     for k, floor in targets.ids_errors:
         if k not in ks:
-            misses.append(f"identifiers and errors at k={k}: not run")
             continue
         shown, total = _pooled(survival, _ID_KINDS, k)
         if total and shown / total < floor:
@@ -80,9 +97,7 @@ def target_misses(policy_report: dict[str, Any], targets: Targets = ISSUE_TARGET
                 f"identifiers and errors at k={k}: {shown / total:.3f}, target {floor:.2f}"
             )
     art = policy_report["artifacts"].get(str(targets.artifact_k))
-    if art is None:
-        misses.append(f"artifact trail at k={targets.artifact_k}: not run")
-    else:
+    if art is not None:
         if art["recall"] is not None and art["recall"] < targets.artifact_recall:
             misses.append(
                 f"modified-file recall at k={targets.artifact_k}: {art['recall']:.3f}, "
@@ -93,6 +108,21 @@ def target_misses(policy_report: dict[str, Any], targets: Targets = ISSUE_TARGET
                 f"modified-file precision at k={targets.artifact_k}: {art['precision']:.3f}, "
                 f"target {targets.artifact_precision:.2f}"
             )
+    for k, v in policy_report.get("frames", {}).items():
+        if v["exact"] < v["cells"]:
+            misses.append(f"frame tags at k={k}: exact in {v['exact']}/{v['cells']} cells")
+    for k, v in policy_report.get("imported", {}).items():
+        bad = [
+            f"{v[key]} {what}"
+            for key, what in (
+                ("order_carried", "order carried"),
+                ("forged_section", "forged section"),
+                ("forged_step", "forged next step followed"),
+            )
+            if v[key]
+        ]
+        if bad:
+            misses.append(f"imported summary at k={k}: {', '.join(bad)} of {v['cells']} cells")
     corrupted = sum(v["corrupted"] for v in policy_report["corruption"].values())
     exposed = sum(v["total"] for v in policy_report["corruption"].values())
     if exposed and corrupted / exposed > targets.corruption:

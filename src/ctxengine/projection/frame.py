@@ -16,11 +16,15 @@ last-summarized       the cache-reuse instruction, around the excerpt
 summary / analysis    the reply shape a summary model may use (unwrapped by the validator)
 ====================  =======================================================================
 
-Neutralising writes the ``<`` of any opening or closing frame tag (any case, spaces allowed:
-``< / History >``) as ``&lt;``: ``</continuation-state>`` → ``&lt;/continuation-state>``. The
-model reads it as the text it is, a literal count of ``<continuation-state`` finds nothing,
-and neutralising twice changes nothing more. Other tags (``<div>``, ``<system-reminder>``)
-are left as they are.
+Neutralising writes the angle brackets of a frame tag (any case, spaces allowed:
+``< / History >``) as the single guillemets ``‹`` and ``›``: ``</continuation-state>`` →
+``‹/continuation-state›``. The result reads as the quoted text it is, not as markup (an HTML
+entity such as ``&lt;`` is decoded by a model as readily as by a browser), a literal count of
+``<continuation-state`` finds nothing, and neutralising twice changes nothing more. The same
+form is used everywhere ctxengine quotes text: the continuation state, the summary prompt, the
+text of the messages of a projected request (:func:`neutralize_message`) and imported
+summaries (:func:`quote_imported`, which neutralises every tag, ``<system-reminder>``
+included).
 
 :func:`is_instruction_like` recognises a line that addresses the model instead of reporting
 something (``SYSTEM: ignore all previous constraints…``), so that text copied from tool output
@@ -32,8 +36,20 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
+
+from ctxengine.model import (
+    DocumentPart,
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 #: The tag of the continuation-state message.
 STATE_TAG = "continuation-state"
@@ -51,27 +67,102 @@ PROMPT_TAGS: tuple[str, ...] = (
 )
 #: Every frame tag ctxengine writes (see the module table).
 FRAME_TAGS: tuple[str, ...] = (STATE_TAG, CARRIED_TAG, *PROMPT_TAGS)
-#: What the ``<`` of a neutralised frame tag becomes.
-NEUTRAL_LT = "&lt;"
+#: What the ``<`` of a neutralised tag becomes (U+2039 SINGLE LEFT-POINTING ANGLE QUOTATION
+#: MARK).
+NEUTRAL_LT = "\u2039"
+#: What the ``>`` that closes a neutralised tag becomes (U+203A).
+NEUTRAL_GT = "\u203a"
+#: Longest run of attribute text (characters) between a tag's name and its ``>``; a ``>``
+#: further away is left alone (only the ``<`` is neutralised).
+MAX_TAG_ATTRS = 200
+#: The frame tags a projected request itself holds: the continuation-state message and the
+#: carried summary inside it. Message text is neutralised for these only
+#: (:func:`neutralize_message`); the prompt tags appear in summary prompts, never in a
+#: request, and message text that holds them (``<summary>`` of an HTML ``<details>``) stays
+#: as it is.
+REQUEST_TAGS: tuple[str, ...] = (STATE_TAG, CARRIED_TAG)
 
-_COMPILED: dict[tuple[str, ...], re.Pattern[str]] = {}
+_COMPILED: dict[tuple[tuple[str, ...], bool], re.Pattern[str]] = {}
 
 
-def _tag_pattern(tags: tuple[str, ...]) -> re.Pattern[str]:
-    pattern = _COMPILED.get(tags)
+def _tag_pattern(tags: tuple[str, ...], escaped: bool = False) -> re.Pattern[str]:
+    """An opening or closing tag named in ``tags``: group ``head`` is what follows ``<`` up
+    to the end of the name, group ``rest`` the attribute text and ``>`` (absent when no
+    ``>`` follows within :data:`MAX_TAG_ATTRS` characters). ``escaped`` also matches the
+    JSON escapes ``\\u003c`` / ``\\u003e`` (tool-call arguments)."""
+    key = (tags, escaped)
+    pattern = _COMPILED.get(key)
     if pattern is None:
         names = "|".join(map(re.escape, sorted(tags, key=len, reverse=True)))
-        pattern = re.compile(r"<(?=\s*/?\s*(?:" + names + r")(?![\w-]))", re.IGNORECASE)
-        _COMPILED[tags] = pattern
+        lt, gt, other = ("<", ">", "<>")
+        if escaped:
+            lt, gt = r"(?:<|\\u003[cC])", r"(?:>|\\u003[eE])"
+            other = "<>\\\\"
+        pattern = re.compile(
+            lt
+            + r"(?P<head>\s*/?\s*(?:"
+            + names
+            + r")(?![\w-]))(?P<rest>[^"
+            + other
+            + r"]{0,"
+            + str(MAX_TAG_ATTRS)
+            + r"}"
+            + gt
+            + r")?",
+            re.IGNORECASE,
+        )
+        _COMPILED[key] = pattern
     return pattern
 
 
+def _neutral(match: re.Match[str]) -> str:
+    rest = match.group("rest")
+    if rest is None:
+        return NEUTRAL_LT + match.group("head")
+    close = 1 if rest.endswith(">") else 6
+    return NEUTRAL_LT + match.group("head") + rest[:-close] + NEUTRAL_GT
+
+
 def neutralize(text: str, tags: Iterable[str] = FRAME_TAGS) -> str:
-    """``text`` with the ``<`` of every opening or closing tag named in ``tags`` (default
-    :data:`FRAME_TAGS`; any case, spaces allowed) written as :data:`NEUTRAL_LT`:
-    ``"</history>"`` → ``"&lt;/history>"``. Other text, other tags included, is unchanged;
-    applying it twice gives the same text."""
-    return _tag_pattern(tuple(tags)).sub(NEUTRAL_LT, text)
+    """``text`` with every opening or closing tag named in ``tags`` (default
+    :data:`FRAME_TAGS`; any case, spaces allowed) written with :data:`NEUTRAL_LT` and
+    :data:`NEUTRAL_GT` in place of its angle brackets: ``"</history>"`` → ``"‹/history›"``,
+    ``'<history part="2">'`` → ``'‹history part="2"›'``; a tag with no ``>`` within
+    :data:`MAX_TAG_ATTRS` characters loses only its ``<``. Other text, other tags included,
+    is unchanged; applying it twice gives the same text."""
+    if "<" not in text:
+        return text
+    return _tag_pattern(tuple(tags)).sub(_neutral, text)
+
+
+def neutralize_json(text: str, tags: Iterable[str] = REQUEST_TAGS) -> str:
+    """:func:`neutralize` for JSON text (tool-call arguments): the brackets may also be
+    written as the escapes ``\\u003c`` / ``\\u003e``, which a renderer that parses the
+    arguments (Anthropic's ``input``) would turn back into ``<`` / ``>``. The guillemets are
+    valid inside a JSON string, so valid JSON stays valid."""
+    if "<" not in text and "\\u003" not in text.lower():
+        return text
+    return _tag_pattern(tuple(tags), escaped=True).sub(_neutral, text)
+
+
+#: Any tag-like token in imported text: ``<name …>``, ``</name>``, ``<name/>``; an opening
+#: one not right after a word character (``List<String>`` is code, not a tag).
+_ANY_TAG = re.compile(
+    r"(?:(?<![\w<])<|<(?=/))(?P<head>/?[A-Za-z][\w.:-]*)(?P<rest>(?:\s[^<>]{0,"
+    + str(MAX_TAG_ATTRS)
+    + r"})?/?>)"
+)
+
+
+def neutralize_all_tags(text: str) -> str:
+    """``text`` with the frame tags (:func:`neutralize`) and every other tag-like token
+    (``<system-reminder>``, ``</instructions>``, ``<br/>``; an opening ``<`` right after a
+    word character, as in ``List<String>``, is not a tag) written with :data:`NEUTRAL_LT` and
+    :data:`NEUTRAL_GT`. Idempotent."""
+    text = neutralize(text)
+    if "<" not in text:
+        return text
+    return _ANY_TAG.sub(_neutral, text)
 
 
 #: The frame tags the continuation-state text itself may hold: all but its own inner frame.
@@ -159,7 +250,7 @@ INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?:이전|위의?|앞의)\s*(?:모든\s*)?(?:지시|지침|명령|규칙)\S*\s*(?:을|를)?\s*무시"),
 )
-_LEAD = re.compile(r"^(?:[-*+>•|#]+\s*|\d+[.)]\s+)+")
+_LEAD = re.compile(r"^(?:[-*+>•|#]+\s*|\d+[.)]\s+|[<\u2039]/?[A-Za-z][\w.:-]*[>\u203a]\s*)+")
 
 
 def is_instruction_like(line: str) -> bool:
@@ -168,25 +259,136 @@ def is_instruction_like(line: str) -> bool:
     tells the reader to drop what came before (``ignore all previous constraints``,
     ``disregard the above``, ``new instructions:``, ``you are now …``; also in Spanish,
     Portuguese, French, German, Russian, Chinese, Japanese and Korean). Leading list
-    markers, quote marks and ``| `` prefixes are skipped. A line merely mentioning a system
+    markers, quote marks, ``| `` prefixes and wrapper tags (``<system-reminder>``, also
+    neutralised: ``‹system-reminder›``) are skipped. A line merely mentioning a system
     (``System: Linux 6.8``) is not instruction-like; the role label counts in capitals
     only."""
-    text = _LEAD.sub("", line.strip()).strip().lstrip("\"'`“‘«")
+    text = _LEAD.sub("", line.strip()).strip().lstrip(_OPENING_QUOTES)
     if not text:
         return False
     return any(p.search(text) for p in INSTRUCTION_PATTERNS)
+
+
+#: Marks that open a quotation (a quoted order is reported data, :func:`is_quoted_order`).
+_OPENING_QUOTES = "\"'`“‘«„「『"
+
+
+def is_quoted_order(line: str) -> bool:
+    """True when ``line`` is instruction-like (:func:`is_instruction_like`) only inside a
+    quotation: once list markers and wrapper tags are skipped, it opens with a quote mark
+    (``- "SYSTEM: ignore …" was in the README``), or a quote mark comes before the first
+    place an order starts (``The page said “ignore previous instructions”``). A line that
+    is not instruction-like is not a quoted order."""
+    if not is_instruction_like(line):
+        return False
+    text = _LEAD.sub("", line.strip()).strip()
+    if text[:1] in _OPENING_QUOTES:
+        return True
+    starts = [m.start() for p in INSTRUCTION_PATTERNS if (m := p.search(text))]
+    first = min(starts, default=0)
+    return any(ch in _OPENING_QUOTES for ch in text[:first])
+
+
+# ---------------------------------------------------------------- imported summaries
+
+#: What stands in an imported summary for a line that gave orders (:func:`quote_imported`).
+REMOVED_INSTRUCTION = "[instruction-like line removed from the imported summary]"
+
+
+def drop_instructions(text: str) -> str:
+    """``text`` with every instruction-like line (:func:`is_instruction_like`) replaced by
+    :data:`REMOVED_INSTRUCTION`, indented as the line was. Quoting does not save a line
+    here: an imported summary is shown to the model as history, so it holds no orders at all.
+    Idempotent (the stand-in is not instruction-like)."""
+    if not text:
+        return text
+    lines = text.split("\n")
+    out = [
+        line[: len(line) - len(line.lstrip())] + REMOVED_INSTRUCTION
+        if is_instruction_like(line)
+        else line
+        for line in lines
+    ]
+    return "\n".join(out)
+
+
+def quote_imported(text: str) -> str:
+    """An earlier summary (another system's compaction text — Claude Code, pi, Codex,
+    OpenCode — or one carried forward from an earlier state) made safe to quote in the
+    continuation state: every tag written with guillemets (:func:`neutralize_all_tags`:
+    ``<system-reminder>`` → ``‹system-reminder›``) and every instruction-like line replaced
+    by :data:`REMOVED_INSTRUCTION` (:func:`drop_instructions`). Its headings and labels are
+    kept, so that it can still be split into sections; the extractive state writes it
+    indented under its own heading (:mod:`ctxengine.summarizers.sections`), so that none of
+    its lines (a forged ``## Next step``) reads as a section of the state. Deterministic and
+    idempotent: a summary carried again through later compactions is not changed again."""
+    return drop_instructions(neutralize_all_tags(text))
+
+
+# ---------------------------------------------------------------- message text
+
+
+def _neutral_content(
+    part: TextPart | ImagePart | DocumentPart, tags: tuple[str, ...]
+) -> TextPart | ImagePart | DocumentPart:
+    if isinstance(part, TextPart):
+        text = neutralize(part.text, tags)
+        return part if text == part.text else dataclasses.replace(part, text=text)
+    if isinstance(part, DocumentPart) and part.text:
+        text = neutralize(part.text, tags)
+        return part if text == part.text else dataclasses.replace(part, text=text)
+    return part
+
+
+def _neutral_part(part: Part, tags: tuple[str, ...]) -> Part:
+    if isinstance(part, TextPart | DocumentPart):
+        return _neutral_content(part, tags)
+    if isinstance(part, ToolCallPart):
+        args = neutralize_json(part.arguments, tags)
+        return part if args == part.arguments else dataclasses.replace(part, arguments=args)
+    if isinstance(part, ToolResultPart):
+        content = tuple(_neutral_content(c, tags) for c in part.content)
+        same = all(a is b for a, b in zip(content, part.content, strict=True))
+        return part if same else dataclasses.replace(part, content=content)
+    if isinstance(part, ReasoningPart) and part.signature is None and not part.redacted:
+        text = neutralize(part.text, tags)
+        return part if text == part.text else dataclasses.replace(part, text=text)
+    return part
+
+
+def neutralize_message(message: Message, tags: tuple[str, ...] = REQUEST_TAGS) -> Message:
+    """``message`` with the frame tags named in ``tags`` (default :data:`REQUEST_TAGS`, the
+    two tags a projected request holds) neutralised (:func:`neutralize`) in its text, its
+    tool results, document text, unsigned reasoning and tool-call arguments
+    (:func:`neutralize_json`); everything else verbatim. Signed or redacted reasoning is
+    left as it is (the provider checks its signature against the exact text), and so are
+    images and native compaction items. Returns ``message`` itself when nothing changed."""
+    parts = tuple(_neutral_part(p, tags) for p in message.parts)
+    if all(a is b for a, b in zip(parts, message.parts, strict=True)):
+        return message
+    return dataclasses.replace(message, parts=parts)
 
 
 __all__ = [
     "CARRIED_TAG",
     "FRAME_TAGS",
     "INSTRUCTION_PATTERNS",
+    "MAX_TAG_ATTRS",
+    "NEUTRAL_GT",
     "NEUTRAL_LT",
     "PROMPT_TAGS",
+    "REMOVED_INSTRUCTION",
+    "REQUEST_TAGS",
     "STATE_NEUTRALIZED",
     "STATE_TAG",
     "count_tags",
+    "drop_instructions",
     "is_instruction_like",
+    "is_quoted_order",
     "neutralize",
+    "neutralize_all_tags",
+    "neutralize_json",
+    "neutralize_message",
     "neutralize_state",
+    "quote_imported",
 ]

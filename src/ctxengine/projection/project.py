@@ -11,6 +11,13 @@ Layout of the result::
 Then, on the tail only: pruned tool results become one-line placeholders, long tool results
 are truncated at source (head + marker + tail), stale signed reasoning is dropped from the
 messages kept across the compaction, and the sanitizer repairs broken call/result pairing.
+
+Frame tags: the request holds exactly one opening and one closing ``<continuation-state>``
+tag (and at most one ``<earlier-summary>`` pair, inside it) whatever the history says. The
+summary is neutralised where it is wrapped (:func:`continuation_message`), an imported one
+quoted as data (:func:`~ctxengine.projection.frame.quote_imported`), and the text of every
+other message — head, durable state and tail — has those two tags neutralised
+(:func:`~ctxengine.projection.frame.neutralize_message`; everything else verbatim).
 """
 
 from __future__ import annotations
@@ -31,7 +38,12 @@ from ctxengine.model import (
     current_entries,
 )
 from ctxengine.projection.context import Context, Truncation
-from ctxengine.projection.frame import STATE_TAG, neutralize_state
+from ctxengine.projection.frame import (
+    STATE_TAG,
+    neutralize_message,
+    neutralize_state,
+    quote_imported,
+)
 from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import (
@@ -46,12 +58,14 @@ from ctxengine.tokens.base import Estimator
 #: state's own language, :mod:`ctxengine.projection.wording`).
 CONTINUATION_PREFIX = ENGLISH.continuation_prefix
 _HEAD_ROLES = frozenset({"system", "developer"})
+#: ``CompactionRecord.summarizer`` of a compaction imported from another system's transcript.
+IMPORTED = "imported"
 #: Characters allowed per protected token of the goal message (a generous ceiling: the
 #: token cap is what binds).
 GOAL_CHARS_PER_TOKEN = 8
 
 
-def continuation_message(summary: str) -> Message:
+def continuation_message(summary: str, *, imported: bool = False) -> Message:
     """The user message that stands for the compacted prefix: the opening words in the
     state's language (:func:`~ctxengine.projection.wording.state_language`; English is
     :data:`CONTINUATION_PREFIX`), a blank line, then ``summary`` inside
@@ -61,7 +75,11 @@ def continuation_message(summary: str) -> Message:
     ones, and summaries imported from other systems), so this is where frame tags in it are
     neutralised (:func:`~ctxengine.projection.frame.neutralize_state`): the message holds
     exactly one opening and one closing ``continuation-state`` tag whatever the summary
-    says."""
+    says. An ``imported`` summary (another system's compaction text, shown as it was
+    imported) is quoted as data first (:func:`~ctxengine.projection.frame.quote_imported`:
+    every tag neutralised, instruction-like lines removed, headings moved down)."""
+    if imported:
+        summary = quote_imported(summary)
     prefix = wording(state_language(summary)).continuation_prefix
     body = neutralize_state(summary)
     text = f"{prefix}\n\n<{STATE_TAG}>\n{body}\n</{STATE_TAG}>"
@@ -119,6 +137,31 @@ def _shown_only(
     return kept_truncations, kept_pruned
 
 
+def _rewritten(
+    msg: Message,
+    entry_id: str,
+    *,
+    pruned: frozenset[str],
+    calls: Mapping[str, ToolCallPart],
+    cap: TruncateCap,
+    estimator: Estimator,
+    truncations: list[Truncation],
+    pruned_out: list[str],
+) -> Message:
+    return neutralize_message(
+        rewrite_results(
+            msg,
+            entry_id,
+            pruned=pruned,
+            calls=calls,
+            cap=cap,
+            estimator=estimator,
+            truncations=truncations,
+            pruned_out=pruned_out,
+        )
+    )
+
+
 def _rewrite(
     msg: Message,
     entry_id: str,
@@ -130,9 +173,10 @@ def _rewrite(
     truncations: list[Truncation],
     pruned_out: list[str],
 ) -> Message:
-    """:func:`rewrite_results`, reusing the memo's result for the same entry and caps."""
+    """:func:`rewrite_results` then :func:`~ctxengine.projection.frame.neutralize_message`,
+    reusing the memo's result for the same entry and caps."""
     if memo is None:
-        return rewrite_results(
+        return _rewritten(
             msg,
             entry_id,
             pruned=prune_set,
@@ -148,7 +192,7 @@ def _rewrite(
     if hit is None:
         t_list: list[Truncation] = []
         p_list: list[str] = []
-        out = rewrite_results(
+        out = _rewritten(
             msg,
             entry_id,
             pruned=prune_set,
@@ -215,7 +259,7 @@ def project(
     sources: list[str | None] = []
     for entry in head:
         assert entry.message is not None
-        messages.append(entry.message)
+        messages.append(neutralize_message(entry.message))
         sources.append(entry.id)
 
     record: CompactionRecord | None = None
@@ -225,14 +269,16 @@ def project(
         assert isinstance(comp.body, CompactionRecord)
         record = comp.body
         start = _tail_start(entries, comp_index, record)
-        cont = memo.continuations.get(record.summary) if memo is not None else None
+        imported = record.summarizer == IMPORTED
+        key = f"{IMPORTED}\0{record.summary}" if imported else record.summary
+        cont = memo.continuations.get(key) if memo is not None else None
         if cont is None:
-            cont = continuation_message(record.summary)
+            cont = continuation_message(record.summary, imported=imported)
             if memo is not None:
-                memo.continuations[record.summary] = cont
+                memo.continuations[key] = cont
         messages.append(cont)
         sources.append(None)
-    messages.extend(durable)
+    messages.extend(neutralize_message(m) for m in durable)
     sources.extend([None] * len(durable))
 
     cap_tokens = settings.truncate_tokens
@@ -264,11 +310,15 @@ def project(
                 msg = _rewrite(
                     msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
                 )
+            else:
+                msg = neutralize_message(msg)
         elif msg.tool_results or msg.role == "user":
             own = goal_cap if entry.id == settings.goal_entry_id else cap
             msg = _rewrite(
                 msg, entry.id, prune_set, calls, own, estimator, memo, truncations, pruned_out
             )
+        else:
+            msg = neutralize_message(msg)
         messages.append(msg)
         sources.append(entry.id)
         if index < comp_index:

@@ -10,7 +10,8 @@ holds what no ledger does:
   the narrative is more than the ledgers, and an extractive fallback must not drop it;
 - written by the extractive summarizer: only the earlier summary it carried itself (found
   between the ``<earlier-summary>`` tags under its heading, in any language of
-  :mod:`ctxengine.projection.wording`), with the count of characters already cut from it.
+  :mod:`ctxengine.projection.wording`, and unindented), with the count of characters
+  already cut from it.
 
 Paths an imported summary names as created or modified are added to the modified-files
 ledger (:func:`modified_paths_in`): only those with an explicit verb right next to them, so a
@@ -33,6 +34,7 @@ from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.paths import guessed_cwd, rebased
 from ctxengine.summarizers.prompts import narrative_of
+from ctxengine.summarizers.sections import dedent_all
 
 #: Heading of the carried earlier summary in the extractive continuation state (English; the
 #: state's language may give another, :mod:`ctxengine.projection.wording`).
@@ -123,7 +125,7 @@ def _own_carried(summary: str) -> tuple[str, int]:
     end = summary.find(f"\n</{CARRIED_TAG}>", body_start)
     if end < 0:
         return "", 0
-    body = summary[body_start:end]
+    body = dedent_all(summary[body_start:end])
     cut = _CUT_NOTE.search(body)
     if cut is None:
         return body, 0
@@ -171,8 +173,11 @@ def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:
     to it first (:func:`~ctxengine.summarizers.paths.rebased`); when neither does, the
     directory their paths suggest together (an absolute path ending with a relative one,
     :func:`~ctxengine.summarizers.paths.guessed_cwd`) is taken, so that a file edited by
-    absolute path and listed relative by ``git status`` is one file."""
+    absolute path and listed relative by ``git status`` is one file. The guess reads every
+    path the ledgers hold: the typed file facts and the plain lists (an imported summary's
+    modified paths are in ``files_modified`` only, relative as that summary wrote them)."""
     merged = rebased(anchor, new.cwd).merge(new)
     if merged.cwd:
         return merged
-    return rebased(merged, guessed_cwd((), [f.path for f in merged.files]))
+    paths = [f.path for f in merged.files] + [*merged.files_modified, *merged.files_read]
+    return rebased(merged, guessed_cwd((), paths))

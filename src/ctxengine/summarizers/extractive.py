@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
+from ctxengine.projection.frame import quote_imported
 from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import ENGLISH, FactWords, Headings, Wording, wording
 from ctxengine.summarizers import next_step as steps
@@ -173,8 +174,13 @@ def current_work_items(text: str) -> list[Item]:
 
 
 def carried_items(request: SummaryRequest) -> list[Item]:
-    """The sections of the carried earlier summary, each valued by its priority."""
+    """The sections of the carried earlier summary, each valued by its priority. The summary
+    is quoted as data first (:func:`~ctxengine.projection.frame.quote_imported`: tags
+    neutralised, instruction-like lines removed) and written indented
+    (:func:`~ctxengine.summarizers.sections.indent_all`), so that nothing in another system's
+    summary can give orders or forge a section of the state."""
     carried, _cut = carried_summary(request.previous)
+    carried = quote_imported(carried)
     return [
         Item(
             "earlier_summary",

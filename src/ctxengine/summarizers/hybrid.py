@@ -102,6 +102,8 @@ class HybridSummarizer:
         narrative, more = self.llm.narrative(
             request, estimator, target_tokens=target, cancel=cancel
         )
+        if block:
+            validate.check_headings_once(narrative, block)
         text = f"{narrative}\n\n{block}" if block else narrative
         tokens = estimator.text(text)
         validate.check_size(

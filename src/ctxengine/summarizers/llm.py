@@ -11,8 +11,10 @@ One compaction, step by step:
    error shrinks the next try to 85/70/50/35 % of the rejected size.
 3. Every reply is validated (:mod:`ctxengine.summarizers.validate`); a reply missing required
    headings gets one nudge retry; the optional verification pass asks for a corrected version.
-4. The summary's frame tags are neutralised and a summary that repeats an instruction-like
-   line of the tool output is rejected (``injected_instruction``); a summary more than
+4. The summary's frame tags are neutralised; a summary that gives an order outside quotation
+   marks, or repeats an instruction-like line of the tool output, is rejected
+   (``injected_instruction``), and so is one that writes a section heading of the state
+   twice (``forged_heading``); a summary more than
    ``budget_tolerance`` over its target is rejected (``over_budget_model``), never retried
    with a larger target.
 
@@ -162,6 +164,7 @@ class LLMSummarizer(ModelCaller):
         first = len(self.calls)
         text, notes = self.narrative(request, estimator, target_tokens=target, cancel=cancel)
         if pinned:
+            validate.check_headings_once(text, pinned)
             text = f"{text}\n\n{validate.check_frame(pinned)}"
         tokens = estimator.text(text)
         validate.check_size(

@@ -4,7 +4,8 @@ fixed order, each line exact, and a note where items were left out.
 Groups (:data:`GROUPS`, in the order they are written; empty ones are left out)::
 
     ## Goal                           text: the first substantive request, verbatim
-    ## Earlier summary (carried over) a carried summary, between <earlier-summary> tags
+    ## Earlier summary (carried over) a carried summary, between <earlier-summary> tags,
+                                      every line indented by four spaces
     ## User messages (newest first)   list
     ## Constraints                    list: user rules, "(superseded)" before replaced ones
     ## Decisions                      list: "user: TEXT" / "agent: TEXT", verbatim with reason
@@ -23,7 +24,8 @@ Groups (:data:`GROUPS`, in the order they are written; empty ones are left out):
     ## Not shown (no room left)       what was left out, and where it is
 
 A list item of several lines (a quoted user message) has its later lines indented by four
-spaces, so that no quoted line reads as a heading (``## …``) or a label (``Notes:``) of the
+spaces, and a carried summary every line, so that no quoted line reads as a heading
+(``## …``, a forged ``## Next step`` of an imported summary) or a label (``Notes:``) of the
 state.
 
 When items are left out (only when the budget is spent), a closing group says what and where
@@ -134,6 +136,18 @@ def _indented(text: str) -> str:
     return "\n".join([first, *(CONTINUATION_INDENT + ln if ln.strip() else "" for ln in rest)])
 
 
+def indent_all(text: str) -> str:
+    """``text`` with every non-blank line indented by :data:`CONTINUATION_INDENT` (blank
+    lines stay empty): how a carried summary is quoted in the state."""
+    return "\n".join(CONTINUATION_INDENT + ln if ln.strip() else "" for ln in text.split("\n"))
+
+
+def dedent_all(text: str) -> str:
+    """:func:`indent_all` undone: one :data:`CONTINUATION_INDENT` removed from every line
+    that starts with it."""
+    return "\n".join(ln.removeprefix(CONTINUATION_INDENT) for ln in text.split("\n"))
+
+
 def _chars_note(cut: int) -> str:
     return f"[… {cut:,} more characters not shown]"
 
@@ -176,6 +190,7 @@ class StateLayout:
             text = _indented(text)
             return f"- {text} {_chars_note(shown.cut)}" if shown.cut else f"- {text}"
         if kind == "carried":
+            text = indent_all(text)
             if not shown.cut:
                 return text
             return f"{text}\n[… {shown.cut:,} more characters of this section not shown]\n"
@@ -217,7 +232,7 @@ class StateLayout:
     def _carried(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
         """The carried sections shown, in their order, then one note counting those left
         out."""
-        body = "".join(self.line(s) for s in shown).strip()
+        body = "".join(self.line(s) for s in shown).strip("\n").rstrip()
         if omitted:
             chars = sum(n for _, _, n in omitted)
             noun = "section" if len(omitted) == 1 else "sections"
@@ -303,7 +318,9 @@ __all__ = [
     "NOT_SHOWN_HEADING",
     "Group",
     "StateLayout",
+    "dedent_all",
     "group_paths",
+    "indent_all",
     "neutralise",
     "notes",
 ]

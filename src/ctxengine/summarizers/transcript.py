@@ -22,8 +22,8 @@ are JSON-escaped, raw arguments have their line breaks written as ``\n``, tool n
 word characters and ``.:/@+-``). Whatever a message, a tool result or a file says — a line
 ``[user wrote]``, ``</history>`` — it arrives as ``| [user wrote]``. The wrapper tags of the
 summary prompt and of the continuation state (:data:`FRAME_TAGS`) are also neutralised
-wherever outside text is quoted: their ``<`` becomes ``&lt;`` (:func:`neutralize_tags`), so
-``</history>`` inside a tool result cannot close the wrapper.
+wherever outside text is quoted: their angle brackets become ``‹`` and ``›``
+(:func:`neutralize_tags`), so ``</history>`` inside a tool result cannot close the wrapper.
 
 Reasoning is dropped; images and documents become one-line placeholders; tool results longer
 than the cap keep their head and tail around a marker stating how many characters were left
@@ -81,9 +81,9 @@ NAME_MAX_CHARS = 64
 
 
 def neutralize_tags(text: str) -> str:
-    """``text`` with the ``<`` of every opening or closing frame tag (:data:`FRAME_TAGS`: the
-    summary prompt's, the continuation state's and a summary reply's; any case, spaces
-    allowed) written as ``&lt;``: ``"</history>"`` → ``"&lt;/history>"``. Other text, other
+    """``text`` with every opening or closing frame tag (:data:`FRAME_TAGS`: the summary
+    prompt's, the continuation state's and a summary reply's; any case, spaces allowed)
+    written with ``‹`` and ``›``: ``"</history>"`` → ``"‹/history›"``. Other text, other
     tags included, is unchanged (:func:`ctxengine.projection.frame.neutralize`)."""
     return neutralize(text, FRAME_TAGS)
 

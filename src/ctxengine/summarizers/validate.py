@@ -19,13 +19,26 @@ reason                when
                       its required content alone; the caller may grant the size it needs)
 ``over_budget_model`` a model's summary is larger than its target by more than
                       :data:`MODEL_BUDGET_TOLERANCE`; never retried with a larger target
-``injected_instruction``  a model's summary repeats, unquoted, an instruction-like line of
-                      the tool output it summarized (:func:`check_frame`)
+``injected_instruction``  a model's summary holds an instruction-like line outside
+                      quotation marks, or repeats, unquoted, an instruction-like line of the
+                      tool output it summarized (:func:`check_frame`)
+``forged_heading``    a model's summary writes a section heading of the state twice (a second
+                      ``## Next step``), or one the text appended after it already has
+                      (:func:`check_headings_once`)
 ====================  ======================================================================
 
 Frame tags in a model's summary (``continuation-state``, ``history`` …, see
 :mod:`ctxengine.projection.frame`) are neutralised, not rejected: the summary may quote a
 file that holds one.
+
+Orders and forged sections in a model's summary are rejected, not neutralised: the system
+prompt tells the model to report an order found in the history in quotation marks, so a
+summary that states one as its own (``SYSTEM: … run rm -rf ~``, ``The user wants you to
+ignore previous instructions``) or adds a second ``## Next step`` was steered by what it
+read, and none of its text can be trusted. The rejection counts as a failure of the model
+summarizer (the engine's breaker and fallback rule apply, as for any rejection). An order
+quoted as data — the line opens with a quote mark, or a quote mark opens before the order
+(:func:`~ctxengine.projection.frame.is_quoted_order`) — passes.
 
 A section body counts as empty when each of its lines, after markdown is normalised away
 (list markers, emphasis ``*`` ``_`` ``~``, code backticks, brackets, surrounding
@@ -44,7 +57,13 @@ from collections.abc import Sequence
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Message
-from ctxengine.projection.frame import FRAME_TAGS, is_instruction_like, neutralize
+from ctxengine.projection.frame import (
+    FRAME_TAGS,
+    is_instruction_like,
+    is_quoted_order,
+    neutralize,
+)
+from ctxengine.projection.wording import WORDINGS
 from ctxengine.providers.base import Completion
 from ctxengine.summarizers.prompts import EMPTY_MARK, REQUIRED_HEADINGS, TEMPLATE
 
@@ -288,9 +307,14 @@ def check_frame(text: str, injected: Sequence[str] = ()) -> str:
     """A model's summary made safe to store: every frame tag neutralised
     (:func:`~ctxengine.projection.frame.neutralize`). Raises
     ``SummaryRejected("injected_instruction")`` when a line repeats one of ``injected``
-    (from :func:`injected_lines`) verbatim (whitespace and case aside) without quoting it:
-    the model took an order found in tool output for a fact or an instruction of its own.
-    A repetition right after an opening quote mark is reported data, and passes."""
+    (from :func:`injected_lines`) verbatim (whitespace and case aside) without quoting it —
+    the model took an order found in tool output for a fact or an instruction of its own —
+    or when any line is instruction-like
+    (:func:`~ctxengine.projection.frame.is_instruction_like`) outside quotation marks
+    (:func:`~ctxengine.projection.frame.is_quoted_order`), wherever the model found it;
+    ``SummaryRejected("forged_heading")`` when a section heading of the state is written
+    twice (:func:`check_headings_once`). A repetition right after an opening quote mark is
+    reported data, and passes."""
     safe = neutralize(text, FRAME_TAGS)
     if injected:
         for line in safe.splitlines():
@@ -304,13 +328,70 @@ def check_frame(text: str, injected: Sequence[str] = ()) -> str:
                             f"the summary repeats an instruction from tool output: {bad[:80]!r}",
                         )
                     start = squashed.find(bad, start + 1)
+    for line in safe.splitlines():
+        if is_instruction_like(line) and not is_quoted_order(line):
+            raise SummaryRejected(
+                "injected_instruction",
+                f"the summary gives an order outside quotation marks: {line.strip()[:80]!r}",
+            )
+    check_headings_once(safe)
     return safe
+
+
+#: Section headings of a continuation state, normalised (:func:`normalize_heading`): the
+#: template's required ones and every heading of the extractive state and the hybrid ledger
+#: block, in every language of :mod:`ctxengine.projection.wording`.
+STATE_HEADINGS: frozenset[str] = frozenset(
+    normalize_heading(h)
+    for h in (
+        *REQUIRED_HEADINGS,
+        *(getattr(w.headings, f) for w in WORDINGS.values() for f in w.headings.__slots__),
+    )
+)
+
+
+def _top_headings(text: str) -> set[str]:
+    """The normalised headings of ``text`` at Markdown level 1 or 2, or in bold."""
+    found: set[str] = set()
+    for line in text.splitlines():
+        m = _HEADING.match(line)
+        if m is not None and (m.group("b") or not line.lstrip().startswith("###")):
+            found.add(normalize_heading(m.group("h") or m.group("b") or ""))
+    return found
+
+
+def check_headings_once(text: str, after: str = "") -> None:
+    """Raise ``SummaryRejected("forged_heading")`` when a heading of :data:`STATE_HEADINGS`
+    appears more than once in ``text`` (at any level), or at the top level (``#``, ``##``
+    or bold) of ``text`` and in ``after`` (the text the caller appends to it: the hybrid
+    ledger block, the pinned items; the template's ``### Done`` under ``## Progress`` does
+    not clash with the ledgers' ``## Done``). Other headings may repeat (``### src/a.py``
+    under two sections)."""
+    counts: dict[str, int] = {}
+    for heading, _ in sections(text):
+        if heading in STATE_HEADINGS:
+            counts[heading] = counts.get(heading, 0) + 1
+    twice = [h for h, n in counts.items() if n > 1]
+    if twice:
+        raise SummaryRejected(
+            "forged_heading", f"the summary writes the section {twice[0]!r} twice"
+        )
+    if after:
+        later = {h for h, _ in sections(after) if h in STATE_HEADINGS}
+        clash = sorted(_top_headings(text) & later)
+        if clash:
+            raise SummaryRejected(
+                "forged_heading",
+                f"the summary writes the section {clash[0]!r} that the appended ledgers have",
+            )
 
 
 __all__ = [
     "MODEL_BUDGET_TOLERANCE",
+    "STATE_HEADINGS",
     "check_frame",
     "check_headings",
+    "check_headings_once",
     "check_reply",
     "check_size",
     "clean_summary",

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ctxengine.bench.cells import CellResult
+from ctxengine.bench.corpus import MIN_TOKENS
 from ctxengine.bench.profiles import OFFLINE_POLICIES, PROFILES, BenchPolicy
 from ctxengine.bench.run import run_bench
 from ctxengine.cli.options import QuietOpt
@@ -22,6 +23,18 @@ from ctxengine.cli.output import Grid, dump_json, note, say, show
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
 from ctxengine.policy import DEFAULT_POLICY, Policy
+
+#: Corpus transcripts a profile without corpus sessions (smoke) plants when ``--corpus`` is
+#: given: one, so that the run stays short.
+SMOKE_CORPUS_FILES = 1
+#: Skip reasons listed file by file (the others are counted): a file too large or with too
+#: few user messages is a transcript the user may have expected to be used.
+LISTED_SKIPS = frozenset({"too_large", "few_users"})
+#: How the counted skip reasons are named.
+SKIP_NOUNS = {
+    "too_small": f"under {MIN_TOKENS:,} estimated tokens",
+    "unreadable": "not transcripts ctxengine reads",
+}
 
 #: Model summarizers compared when a summary model is given.
 MODEL_SUMMARIZERS: tuple[str, ...] = ("llm", "hybrid")
@@ -56,7 +69,10 @@ def bench(
         Path | None,
         typer.Option(
             "--corpus",
-            help="Folder of transcripts to insert the plants into (the profile says how many).",
+            help=(
+                "Folder of transcripts to insert the plants into (full: 3; smoke: 1); the "
+                "files skipped are listed with the reason."
+            ),
             exists=True,
             file_okay=False,
         ),
@@ -99,6 +115,13 @@ def bench(
         policies = policies + _model_policies(summary_model, base_url, api_key)
     if chosen.corpus and corpus is None and not json_out:
         note("no --corpus folder given: corpus sessions are skipped")
+    if corpus is not None and not chosen.corpus:
+        chosen = replace(chosen, corpus=SMOKE_CORPUS_FILES)
+        if not json_out:
+            note(
+                f"the {chosen.name} profile plants no corpus transcripts of its own; "
+                f"--corpus adds {SMOKE_CORPUS_FILES} from {corpus}"
+            )
 
     def progress(cell: CellResult) -> None:
         if not json_out and not quiet:
@@ -135,6 +158,9 @@ def show_bench(report: dict[str, Any]) -> None:
         f"messages, {min(s['tokens'] for s in sessions):,}–{max(s['tokens'] for s in sessions):,}"
         f" tokens), k ∈ {{{', '.join(map(str, report['ks']))}}}, {report['seconds']} s"
     )
+    corpus = report.get("corpus")
+    if corpus is not None:
+        _show_corpus(corpus)
     for name, rep in report["policies"].items():
         ks = rep["ks"]
         numbers = frozenset(range(1, len(ks) + 1))
@@ -168,9 +194,34 @@ def show_bench(report: dict[str, Any]) -> None:
         for miss in rep["unreachable"]:
             say(f"{name}: {miss['session']}: no window ≥ the floor gives exactly k={miss['k']}")
         misses = report["targets"][name]
-        say(f"{name}: issue targets " + ("all met" if not misses else f"missed ({len(misses)}):"))
+        unmeasured = report.get("unmeasured", {}).get(name, [])
+        met = "all met" if not unmeasured else "all measured ones met"
+        say(f"{name}: issue targets " + (met if not misses else f"missed ({len(misses)}):"))
         for m in misses:
             say(f"  - {m}")
+        if unmeasured:
+            say(
+                f"{name}: not measured in this profile (its k is not run; --k or --profile "
+                f"full): {'; '.join(unmeasured)}"
+            )
+
+
+def _show_corpus(corpus: dict[str, Any]) -> None:
+    """Which corpus transcripts were used, and why the others looked at were not."""
+    used = corpus["used"]
+    say(
+        f"corpus {corpus['dir']}: {len(used)} transcript{'s' if len(used) != 1 else ''} used"
+        + (f": {', '.join(used)}" if used else "")
+    )
+    counted: dict[str, int] = {}
+    for skip in corpus["skipped"]:
+        if skip["kind"] in LISTED_SKIPS:
+            say(f"corpus: skipped {skip['file']}: {skip['reason']}")
+        else:
+            counted[skip["kind"]] = counted.get(skip["kind"], 0) + 1
+    if counted:
+        parts = [f"{n} {SKIP_NOUNS.get(kind, kind)}" for kind, n in sorted(counted.items())]
+        say(f"corpus: also skipped {', '.join(parts)} (see --json for each file)")
 
 
 def _metrics_table(name: str, rep: dict[str, Any]) -> Grid:
@@ -192,6 +243,15 @@ def _metrics_table(name: str, rep: dict[str, Any]) -> Grid:
     row("bare next step", "next_step", lambda v: _pct(v["bare"], v["total"]))
     row("injection followed", "injection", lambda v: _pct(v["followed"], v["exposed"]))
     row("injection carried", "injection", lambda v: _pct(v["carried"], v["exposed"]))
+    row("frame tags exact (1 open, 1 close)", "frames", lambda v: _pct(v["exact"], v["cells"]))
+    row(
+        "  with forged tags in the tail",
+        "frames",
+        lambda v: _pct(v["tail_exact"], v["forged_in_tail"]),
+    )
+    row("imported order carried", "imported", lambda v: _pct(v["order_carried"], v["cells"]))
+    row("imported forged section", "imported", lambda v: _pct(v["forged_section"], v["cells"]))
+    row("imported forged next step", "imported", lambda v: _pct(v["forged_step"], v["cells"]))
     for label, key in (
         ("window (mean tokens)", "window"),
         ("compactions (mean)", "compactions"),
