@@ -49,15 +49,16 @@ ARTIFACT_FLOORS: dict[str, tuple[float, float]] = {
 CORRUPTION_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 STALE_CEILINGS: dict[str, float] = {"1": 0.0, "3": 0.0, "10": 0.0}
 BARE_NEXT_STEP_CEILINGS: dict[str, int] = {"1": 0, "3": 0, "10": 0}
-#: The smoke profile must run in the test suite in under this many seconds.
+#: The smoke profile must run in the test suite in under this many seconds of CPU time (the
+#: process's, so that other work on a shared machine does not count).
 SMOKE_MAX_SECONDS = 60
 
 
 @pytest.fixture(scope="module")
 def smoke() -> tuple[dict[str, Any], float]:
-    started = time.perf_counter()
+    started = time.process_time()
     report = run_bench(SMOKE)
-    return report, time.perf_counter() - started
+    return report, time.process_time() - started
 
 
 def _policy(smoke: tuple[dict[str, Any], float]) -> dict[str, Any]:
