@@ -94,8 +94,8 @@ class CodexImporter:
         """True for JSONL whose lines are Codex rollout items (``type`` + ``payload``)."""
         return (
             head.lstrip().startswith(b"{")
+            and _SNIFF.search(head[:4096]) is not None  # before the scan of the whole head
             and b'"payload"' in head
-            and _SNIFF.search(head[:4096]) is not None
         )
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
