@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,76 @@ class TestMapping:
         record = entries[1].body
         assert isinstance(record, CompactionRecord)
         assert (record.summary, record.first_kept_id) == ("state so far", None)
+
+
+def b2(data: bytes) -> bytes:
+    """The 16-byte blake2b digest of ``data``."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def keyed(parent: str | None, digest: bytes) -> str:
+    """The id of an entry read from sources whose digest is ``digest``, after ``parent``."""
+    key = (parent.encode() if parent else b"") + b"\0" + digest
+    return "b2:" + hashlib.blake2b(key, digest_size=16).hexdigest()
+
+
+class TestIds:
+    def test_an_entry_id_hashes_the_lines_it_was_read_from(self, tmp_path: Path) -> None:
+        aborted = {"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "x"}}
+        path = write(
+            tmp_path,
+            meta(),
+            msg("user", "list files"),
+            tokens(1000, 400, 50),
+            fcall("c1"),
+            fcall("c2"),
+            fout("c1"),
+            fout("c2"),
+            msg("assistant", "done"),
+            msg("user", "again"),
+            fcall("c3"),
+            aborted,
+        )
+        lines = path.read_bytes().splitlines(keepends=True)
+        user = keyed(None, b2(lines[1]))
+        # the reply: its two call lines, then the token_count line of its usage
+        reply = keyed(user, b2(b2(lines[3]) + b2(lines[4]) + b2(lines[2])))
+        out1 = keyed(reply, b2(lines[5]))
+        out2 = keyed(out1, b2(lines[6]))
+        done = keyed(out2, b2(lines[7]))  # one line, no usage: that line's digest
+        again = keyed(done, b2(lines[8]))
+        cut = keyed(again, b2(b2(lines[9]) + b2(lines[10])))  # its call, its turn_aborted
+        entries = IMPORTER.read(path).entries
+        assert [e.id for e in entries] == [user, reply, out1, out2, done, again, cut]
+        assert [e.parent_id for e in entries] == [None, user, reply, out1, out2, done, again]
+
+    def test_a_reply_that_grew_gets_another_id(self, tmp_path: Path) -> None:
+        whole = write(tmp_path, meta(), msg("user", "go"), fcall("c1"), fcall("c2"))
+        first = IMPORTER.read(whole).entries
+        cut = tmp_path / "cut.jsonl"
+        cut.write_bytes(b"".join(whole.read_bytes().splitlines(keepends=True)[:3]))
+        before = IMPORTER.read(cut).entries
+        assert before[0].id == first[0].id
+        assert before[1].id != first[1].id
+        replies = [before[1].message, first[1].message]
+        assert [len(m.tool_calls) for m in replies if m is not None] == [1, 2]
+
+    def test_entries_of_one_compacted_line_have_distinct_ids(self, tmp_path: Path) -> None:
+        history = [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]},
+        ]
+        compacted = {
+            "type": "compacted",
+            "payload": {"message": "state", "replacement_history": history},
+        }
+        path = write(tmp_path, meta(), msg("user", "go"), compacted)
+        line = b2(path.read_bytes().splitlines(keepends=True)[2])
+        entries = IMPORTER.read(path).entries
+        assert [e.kind for e in entries] == ["message", "compaction", "message", "message"]
+        record = keyed(entries[0].id, line)
+        first = keyed(record, line)
+        assert [e.id for e in entries[1:]] == [record, first, keyed(first, line)]
 
 
 class TestToolOutputErrors:

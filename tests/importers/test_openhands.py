@@ -3,6 +3,7 @@ and the older event stream without ``source`` and function calling."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ import pytest
 from compact_check import counts
 from corpus import require_corpus
 from ctxengine.engine import Session
+from ctxengine.errors import TranscriptError
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import CompactionRecord, Message, Usage
+from ctxengine.stores import SQLiteStore
 from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 OPENHANDS = "openhands"
@@ -283,3 +286,104 @@ class TestDrift:
             path, OPENHANDS, "repaired 1: lone surrogate ×1 (line 3)", f":3: {LONE_SURROGATE_ERROR}"
         )
         assert messages(session)[2].tool_results[0].text == LONE_SURROGATE_TEXT
+
+
+def b2(data: bytes) -> bytes:
+    """The 16-byte blake2b digest of ``data``."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def keyed(parent: str | None, key: bytes) -> str:
+    """The id of an entry made from an event whose key is ``key``, after ``parent``."""
+    data = (parent.encode() if parent else b"") + b"\0" + key
+    return "b2:" + hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def chain(keys: list[bytes]) -> list[str]:
+    """The ids of entries made from events with ``keys``, one entry each, in order."""
+    ids: list[str] = []
+    for key in keys:
+        ids.append(keyed(ids[-1] if ids else None, key))
+    return ids
+
+
+def canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def eval_line(name: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"instance_id": name, "instruction": "fix it", "history": history, "metrics": {}}
+
+
+class TestIds:
+    def test_an_event_stream_entry_id_hashes_its_line(self, tmp_path: Path) -> None:
+        events = [user_event(), run_event(), obs_event()]
+        path = tmp_path / "events.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        lines = path.read_bytes().splitlines(keepends=True)
+        session = read_transcript(path)
+        assert session.session_id == "f:" + b2(lines[0])[:8].hex()
+        assert [e.id for e in session.entries] == chain([b2(line) for line in lines])
+
+    def test_a_document_entry_id_hashes_its_event(self, tmp_path: Path) -> None:
+        events = [user_event(), run_event(), obs_event()]
+        session = read_transcript(write_events(tmp_path, events))
+        assert session.session_id == "f:" + b2(canonical(events[0]))[:8].hex()
+        assert [e.id for e in session.entries] == chain([b2(canonical(e)) for e in events])
+
+    def test_an_evaluation_entry_id_hashes_its_run_place_id_and_time(self, tmp_path: Path) -> None:
+        first = [user_event(), run_event(), obs_event()]
+        first[0]["timestamp"] = "2025-04-30T16:32:54.707474"
+        second = [user_event("again")]
+        path = tmp_path / "output.jsonl"
+        lines = [json.dumps(eval_line("a-1", first)), json.dumps(eval_line("a-2", second))]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        session = read_transcript(path)
+        assert session.session_id == "f:" + b2(lines[0].encode() + b"\n")[:8].hex()
+        keys = [
+            b"a-1\x000\x000\x00'2025-04-30T16:32:54.707474'",
+            b"a-1\x001\x001\x00None",
+            b"a-1\x002\x002\x00None",
+            b"a-2\x000\x000\x00None",
+        ]
+        assert [e.id for e in session.entries] == chain(keys)
+
+    def test_a_grown_evaluation_output_adds_its_new_runs_to_the_same_session(
+        self, tmp_path: Path
+    ) -> None:
+        source = require_corpus("openhands", "openhands-multi-swe-bench-ponyc-3runs.jsonl")
+        lines = source.read_bytes().splitlines(keepends=True)
+        live = tmp_path / "output.jsonl"
+        live.write_bytes(b"".join(lines[:2]))
+        head = read_transcript(live)
+        live.write_bytes(source.read_bytes())
+        fresh = read_transcript(live)
+        assert head.session_id == fresh.session_id
+        assert [e.id for e in fresh.entries[: len(head.entries)]] == [e.id for e in head.entries]
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            first = store.import_session(head)
+            second = store.import_session(fresh)
+            stored = store.entries(fresh.session_id)
+        n, m = len(head.entries), len(fresh.entries)
+        assert (n, m) == (47 + 67, 47 + 67 + 100)  # the entries of each run
+        assert {e.meta["run"] for e in fresh.entries[n:]} == {"ponylang__ponyc-4588"}
+        assert (first.added, second.added, second.skipped, second.superseded) == (n, m - n, n, 0)
+        assert [e.id for e in stored] == [e.id for e in fresh.entries]
+
+    def test_a_grown_event_stream_keeps_its_session_and_ids(self, tmp_path: Path) -> None:
+        events = [user_event(), run_event(), obs_event()]
+        path = tmp_path / "events.jsonl"
+        path.write_text(json.dumps(events[0]) + "\n", encoding="utf-8")
+        head = read_transcript(path)
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        fresh = read_transcript(path)
+        assert head.session_id == fresh.session_id
+        assert head.entries[0].id == fresh.entries[0].id
+        assert len(fresh.entries) == 3
+
+    def test_a_json_object_without_history_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "event.json"
+        path.write_text(json.dumps(user_event(), indent=1), encoding="utf-8")
+        with pytest.raises(TranscriptError) as info:
+            read_transcript(path, OPENHANDS)
+        assert (info.value.expected, info.value.json_path) == ("expected a `history` list", "$")

@@ -6,6 +6,7 @@ projection), with exact counts, for Claude Code (a reply spread over lines shari
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
+from ctxengine.importers._build import LogBuilder
+from ctxengine.importers.base import ImportedSession
 from ctxengine.model import Entry, SupersedeRecord, current_entries
 from ctxengine.model.codec import body_to_dict
 from ctxengine.stores import SQLiteStore
@@ -135,3 +138,43 @@ class TestCodex:
         # lines 55 and 140 end with a reply whose token_count is logged after it (57, 142):
         # the reply stored without usage is superseded by the one with it
         assert superseded == [55, 140]
+
+
+def body_hash_ids(session: ImportedSession) -> ImportedSession:
+    """``session`` with the ids an import hashing each entry's body gave its entries
+    (:meth:`LogBuilder.add`), as importers without source ids did before they hashed the
+    source lines."""
+    builder = LogBuilder(session.session_id)
+    for e in session.entries:
+        builder.add(e.body, created_at=e.created_at, meta=e.meta)
+    return replace(session, entries=tuple(builder.entries))
+
+
+class TestIdSchemeChange:
+    def test_a_codex_session_stored_with_body_hash_ids_reads_as_a_fresh_import(
+        self, tmp_path: Path
+    ) -> None:
+        source = require_corpus("codex", "codex-cpolar-connect-2025-09-16-a.jsonl")
+        fresh = read_transcript(source)
+        old = body_hash_ids(fresh)
+        n = len(fresh.entries)
+        assert n == 115
+        assert not {e.id for e in old.entries} & {e.id for e in fresh.entries}
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            first = store.import_session(old)
+            second = store.import_session(read_transcript(source))
+            third = store.import_session(read_transcript(source))
+            stored = store.entries(fresh.session_id)
+            sessions = store.sessions()
+        assert (first.added, first.superseded) == (n, 0)
+        assert (second.added, second.skipped, second.superseded) == (n, 0, n)
+        assert (third.added, third.skipped, third.superseded) == (0, n, 0)
+        assert [s.id for s in sessions] == [fresh.session_id]
+        assert len(stored) == 2 * n + 1
+        [record] = [e.body for e in stored if isinstance(e.body, SupersedeRecord)]
+        assert record.entry_ids == tuple(e.id for e in old.entries)
+        current = current_entries(stored)
+        assert len(current) == n
+        assert len({e.id for e in current}) == n
+        same_log(stored, fresh.entries)
+        assert projected(stored) == projected(fresh.entries)

@@ -403,9 +403,10 @@ class LogBuilder:
         created_at: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Entry:
-        """Append ``body`` made from a source whose 16-byte digest is ``digest`` (the bytes
-        of its line, or its canonical JSON: :class:`~ctxengine.importers._log.Rows`): its id
-        is ``"b2:"`` + blake2b-128 of the previous entry's id, a NUL byte and the digest, as
+        """Append ``body`` made from a source identified by ``digest``: the 16-byte digest of
+        its line or lines, or of its canonical JSON (:class:`~ctxengine.importers._log.Rows`),
+        or other bytes that name it stably (OpenHands: an event's place and identity). Its id
+        is ``"b2:"`` + blake2b-128 of the previous entry's id, a NUL byte and ``digest``, as
         stable across re-imports as a hash of the body and cheaper (an id already taken
         falls back to the body hash, as in :meth:`add`)."""
         entries = self.entries

@@ -92,11 +92,14 @@ _TEXT_CALLS = {"run": ("execute_bash", "command"), "run_ipython": ("execute_ipyt
 
 @dataclass
 class Event:
-    """One event with its location and the run it belongs to."""
+    """One event with its location, the run it belongs to and ``key``, the 16-byte digest
+    of its source that the ids of the entries made from it are hashed from (``None``: hash
+    the entries' bodies)."""
 
     data: dict[str, Any]
     where: Where
     run: str | None = None
+    key: bytes | None = None
 
 
 def _args(ev: dict[str, Any], key: str) -> dict[str, Any]:
@@ -129,7 +132,10 @@ class EventReader:
     def __init__(self, report: ImportReport) -> None:
         self.report = report
         self.calls = CallIds()
-        self.bodies: list[tuple[Body, str | None, dict[str, Any]]] = []
+        #: ``(body, created_at, meta, key of the event it was made from)`` in log order.
+        self.bodies: list[tuple[Body, str | None, dict[str, Any], bytes | None]] = []
+        #: key of the event being read.
+        self.key: bytes | None = None
         #: ``(unique call id, source id or None, event id)`` of unanswered calls, in order.
         self.open: list[tuple[str, str | None, Any]] = []
         self.names: dict[str, str] = {}
@@ -146,6 +152,7 @@ class EventReader:
     def event(self, item: Event) -> None:
         """Take one event."""
         ev, where = item.data, item.where
+        self.key = item.key
         if not isinstance(ev, dict):
             self.report.skip("malformed event", "expected an event object", **where)
             return
@@ -168,7 +175,7 @@ class EventReader:
             )
 
     def _add(self, body: Body, created: str | None, meta: dict[str, Any]) -> None:
-        self.bodies.append((body, created, meta))
+        self.bodies.append((body, created, meta, self.key))
 
     # -- actions --------------------------------------------------------------------------
 

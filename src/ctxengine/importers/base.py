@@ -66,7 +66,8 @@ class ImportedSession:
 
     Attributes:
         session_id: stable id: the source's session id when it has one, else a content hash
-            of the file (so importing the same file twice yields the same id).
+            of the file, or of its first record where a file grows by appended records
+            (OpenHands), so importing the same file twice yields the same id.
         format: importer name (``"claude-code"``, ``"codex"`` …).
         source_path: the file as given.
         entries: the session log, ``seq`` 0..n-1, parent-linked, in source order (a store

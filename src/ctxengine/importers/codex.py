@@ -37,22 +37,24 @@ file order:
   ``token_usage_record``, ``ghost_snapshot`` items and every ``event_msg`` never reach the
   model: they are ignored (counted in ``meta["skipped"]``); unknown record and item types
   are skipped.
-* Entry ids are content hashes (rollout lines carry no ids).
+* Entry ids: rollout lines carry no ids, so an entry's id is a hash of the previous entry's
+  id and the digest of the lines it was read from (:meth:`~._build.LogBuilder.add_keyed`):
+  its own line, or for an assistant message every item line of its response plus the
+  ``token_count`` and ``turn_aborted`` lines that gave its usage and stop reason, so a
+  response that grew (a later call, its usage logged after it) gets a new id.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import (
-    CallIds,
-    LogBuilder,
-    file_digest,
-    read_jsonl,
-)
+from ctxengine.importers._build import LOCATED, CallIds, LogBuilder, file_digest, relocated
 from ctxengine.importers._codex_items import Items, tool_output_is_error
+from ctxengine.importers._lines import iter_objects
+from ctxengine.importers._log import source_digest
 from ctxengine.importers._parts import opt_dict, opt_int, opt_str, title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
@@ -92,8 +94,8 @@ class CodexImporter:
         """True for JSONL whose lines are Codex rollout items (``type`` + ``payload``)."""
         return (
             head.lstrip().startswith(b"{")
+            and _SNIFF.search(head[:4096]) is not None  # before the scan of the whole head
             and b'"payload"' in head
-            and _SNIFF.search(head[:4096]) is not None
         )
 
     def read(self, path: Path, report: ImportReport | None = None) -> ImportedSession:
@@ -104,7 +106,14 @@ class CodexImporter:
                 item, naming its line.
         """
         report = start_report(path, report)
-        return read_jsonl(path, _Reader(path, report), report)
+        reader = _Reader(path, report)
+        number = 0
+        try:
+            for number, obj, raw in iter_objects(path, report):
+                reader.feed(number, obj, raw)
+        except LOCATED as exc:
+            raise relocated(path, exc, number) from None
+        return reader.finish()
 
 
 class _Reader:
@@ -112,20 +121,32 @@ class _Reader:
         self.path = path
         self.report = report
         self.items = Items(path, CallIds(), report)
-        self.entries: list[tuple[Message | CompactionRecord, str | None]] = []
+        #: ``(body, created_at, digest of the lines it was read from)`` in log order.
+        self.entries: list[tuple[Message | CompactionRecord, str | None, bytes]] = []
         self.head: list[Message] = []
         self.group: list[Part] = []
         self.group_meta: dict[str, Any] = {}
         self.group_at: str | None = None
+        #: digests of the lines of the pending assistant message (its items, its
+        #: ``turn_aborted`` event).
+        self.group_lines: list[bytes] = []
         self.usage: Usage | None = None
+        #: the ``token_count`` line :attr:`usage` was read from.
+        self.usage_line = b""
+        #: the line being read, and its digest once computed.
+        self.raw = b""
+        self.digest: bytes | None = None
         self.model: str | None = None
         self.effort: str | None = None
         self.session_ids: list[str] = []
         self.meta_seen = False
         self.info: dict[str, Any] = {}
 
-    def feed(self, line: int, obj: dict[str, Any]) -> None:
-        """Take the record on 1-based ``line`` (see :class:`~._build.LineReader`)."""
+    def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
+        """Take the record on 1-based ``line``, whose bytes are ``raw``; raises
+        ``TranscriptError`` naming the line."""
+        self.raw = raw
+        self.digest = None
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(kind, str) or not isinstance(payload, dict):
             self.report.skip(
@@ -156,11 +177,22 @@ class _Reader:
                 line=line,
             )
 
-    def _add(self, body: Message | CompactionRecord, created: str | None) -> None:
+    def _add(
+        self, body: Message | CompactionRecord, created: str | None, digest: bytes | None = None
+    ) -> None:
+        """Append ``body`` read from the current line (``digest``: of the lines it was read
+        from, when not that line alone)."""
         at_head = len(self.head) == len(self.entries)
         if at_head and isinstance(body, Message) and body.role in ("developer", "system"):
             self.head.append(body)
-        self.entries.append((body, created))
+        self.entries.append((body, created, digest or self._line_digest()))
+
+    def _line_digest(self) -> bytes:
+        """The digest of the line being read (computed once: a ``compacted`` line gives
+        several entries)."""
+        if self.digest is None:
+            self.digest = source_digest(self.raw)
+        return self.digest
 
     def _item(self, line: int, payload: dict[str, Any], created: str | None) -> None:
         kind = payload.get("type")
@@ -170,7 +202,10 @@ class _Reader:
         if (kind == "message" and payload.get("role") == "assistant") or kind in _ASSISTANT_ITEMS:
             if not self.group:
                 self.group_at = created
+            before = len(self.group)
             self.items.assistant(line, payload, self.group, self.group_meta)
+            if len(self.group) > before:
+                self.group_lines.append(self._line_digest())
         elif kind == "compaction_summary":
             self._item(line, {**payload, "type": "compaction"}, created)
         elif kind == "message":
@@ -203,11 +238,13 @@ class _Reader:
                     output_tokens=opt_int(last, "output_tokens"),
                     cache_read_tokens=cached,
                 )
+                self.usage_line = self.raw
             window = opt_int(opt_dict(payload, "info"), "model_context_window")
             if window:
                 self.info["model_context_window"] = window
         elif kind == "turn_aborted" and self.group:
             self.group_meta["stop_reason"] = "aborted"
+            self.group_lines.append(self._line_digest())
             self._flush()
         self.report.ignore(f"event_msg:{kind}", line=line)
 
@@ -274,18 +311,31 @@ class _Reader:
                 stop_reason=stop or ("tool_use" if calls else "stop"),
                 meta=dict(self.group_meta),
             )
-            self._add(msg, self.group_at)
+            self._add(msg, self.group_at, self._group_digest())
         self.group = []
         self.group_meta = {}
+        self.group_lines = []
         self.usage = None
+        self.usage_line = b""
+
+    def _group_digest(self) -> bytes:
+        """The 16-byte digest of the pending assistant message's sources: the digest of
+        its one line, else blake2b of the digests of its lines (each item's, the
+        ``turn_aborted`` one) and of the ``token_count`` line its usage was read from."""
+        lines = self.group_lines
+        if len(lines) == 1 and self.usage is None:
+            return lines[0]
+        if self.usage is not None:
+            lines.append(source_digest(self.usage_line))
+        return hashlib.blake2b(b"".join(lines), digest_size=16).digest()
 
     def finish(self) -> ImportedSession:
         """The session read so far."""
         self._flush()
         sid = self.session_ids[0] if self.session_ids else file_digest(self.path)
         builder = LogBuilder(sid)
-        for body, created in self.entries:
-            builder.add(body, created_at=created)
+        for body, created, digest in self.entries:
+            builder.add_keyed(body, digest, created_at=created)
         meta: dict[str, Any] = dict(self.info)
         meta["session_ids"] = list(self.session_ids)
         if self.model:

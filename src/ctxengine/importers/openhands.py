@@ -12,9 +12,21 @@ one log, each message marked with its run (``meta["run"]``: the ``instance_id``,
 ``owner/repo#number`` of a resolver output, else ``line <n>``); a later run's system prompt,
 when equal to the first one, is not repeated. ``meta["runs"]`` lists the runs.
 
-The events become messages as :mod:`ctxengine.importers._openhands_events` describes. The
-session id is a hash of the file (OpenHands files carry no session id); meta holds the last
-``model``.
+The events become messages as :mod:`ctxengine.importers._openhands_events` describes; meta
+holds the last ``model``.
+
+Ids (OpenHands files carry no session id, and events no entry id): an entry's id hashes the
+key of the event it was made from with the previous entry's id
+(:meth:`~ctxengine.importers._build.LogBuilder.add_keyed`). An event's key: in an event stream,
+the blake2b digest of its line; in an evaluation output, its identity (its run, its index in
+the run's ``history``, its ``id`` and ``timestamp``), which costs less than hashing the run's
+line (about a tenth of the parse; a changed event is still found when the file is imported
+again, as the store compares bodies); in a JSON document, the digest of its canonical JSON
+(its events have no bytes of their own). The session id is ``"f:"`` + 16 hex digits of the
+digest of the file's first record (its first line, or the first event of a JSON document): a
+file that grows (events or runs appended) keeps its session id, so importing it again adds the
+new entries to the same session. A file without events:
+:func:`~ctxengine.importers._text.bytes_digest`.
 """
 
 from __future__ import annotations
@@ -24,8 +36,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import LogBuilder, iter_jsonl, load_json
+from ctxengine.importers._build import LogBuilder, expect, load_json
 from ctxengine.importers._chat import title_from
+from ctxengine.importers._lines import iter_objects
+from ctxengine.importers._log import key_digest, source_digest
 from ctxengine.importers._openhands_events import Event, EventReader
 from ctxengine.importers._parts import opt_dict, opt_str
 from ctxengine.importers._text import bytes_digest
@@ -81,26 +95,55 @@ class OpenHandsImporter:
         report = start_report(path, report)
         data = path.read_bytes()
         reader = EventReader(report)
-        for event in _events(path, data, report):
+        source = _Source(path, data, report)
+        for event in source.events():
             reader.event(event)
-        return _session(path, bytes_digest(data), reader, report)
+        sid = "f:" + source.first[:8].hex() if source.first else bytes_digest(data)
+        return _session(path, sid, reader, report)
 
 
-def _events(path: Path, data: bytes, report: ImportReport) -> Iterator[Event]:
-    """The events of the file ``path`` whose bytes are ``data``, with their locations."""
-    if data[:4096].lstrip()[:1] == b"[":
-        for i, ev in enumerate(load_json(path, report, data)):
-            yield Event(ev, {"json_path": f"$[{i}]"})
-        return
-    document = load_json(path, report, data) if _single_document(data) else None
-    if isinstance(document, dict):
-        yield from _run(document, lambda i: {"json_path": f"$.history[{i}]"}, None)
-        return
-    for line, obj in iter_jsonl(path, report, data):
-        if isinstance(obj.get("history"), list):
-            yield from _run(obj, lambda _i, n=line: {"line": n}, _run_name(obj, line))
-        else:
-            yield Event(obj, {"line": line})
+class _Source:
+    """The events of the file ``path`` whose bytes are ``data``, with their locations and
+    keys, and the digest of its first record (see the module docstring)."""
+
+    def __init__(self, path: Path, data: bytes, report: ImportReport) -> None:
+        self.path = path
+        self.data = data
+        self.report = report
+        #: digest of the first record (line, or event of a JSON document) once read.
+        self.first: bytes | None = None
+
+    def events(self) -> Iterator[Event]:
+        """Every event, in file order."""
+        path, data, report = self.path, self.data, self.report
+        if data[:4096].lstrip()[:1] == b"[":
+            yield from self._document(load_json(path, report, data), "$")
+            return
+        document = load_json(path, report, data) if _single_document(data) else None
+        if isinstance(document, dict):
+            history = document.get("history")
+            expect(path, isinstance(history, list), "expected a `history` list", json_path="$")
+            yield from self._document(history, "$.history")
+            return
+        for line, obj, raw in iter_objects(path, report, data):
+            history = obj.get("history")
+            if type(history) is list:
+                if self.first is None:
+                    self.first = source_digest(raw)
+                yield from _run(history, line, _run_name(obj, line))
+            else:
+                key = source_digest(raw)
+                if self.first is None:
+                    self.first = key
+                yield Event(obj, {"line": line}, None, key)
+
+    def _document(self, events: Any, at: str) -> Iterator[Event]:
+        """The events of the list ``events`` of a JSON document, at JSON path ``at``."""
+        for i, ev in enumerate(events):
+            key = key_digest(ev)
+            if self.first is None:
+                self.first = key
+            yield Event(ev, {"json_path": f"{at}[{i}]"}, None, key)
 
 
 def _single_document(data: bytes) -> bool:
@@ -110,17 +153,25 @@ def _single_document(data: bytes) -> bool:
     return (data if end < 0 else data[:end]).strip() == b"{"
 
 
-def _run(obj: dict[str, Any], where: Any, run: str | None) -> Iterator[Event]:
-    for i, ev in enumerate(obj["history"]):
-        yield Event(ev, where(i), run)
+def _run(history: list[Any], line: int, run: str) -> Iterator[Event]:
+    """The events of the run ``run`` on ``line``, whose ``history`` they are, each keyed by
+    its identity (see the module docstring)."""
+    where = {"line": line}
+    for i, ev in enumerate(history):
+        if type(ev) is dict:
+            ident = f"{run}\0{i}\0{ev.get('id')!r}\0{ev.get('timestamp')!r}"
+        else:
+            ident = f"{run}\0{i}"
+        yield Event(ev, where, run, ident.encode())
 
 
 def _session(path: Path, sid: str, reader: EventReader, report: ImportReport) -> ImportedSession:
     builder = LogBuilder(sid)
     ids: list[str] = []
-    for body, created, meta in reader.bodies:
-        extra = dict(meta)
+    for body, created, meta, key in reader.bodies:
+        extra = meta  # LogBuilder copies it
         if isinstance(body, CompactionRecord):
+            extra = dict(meta)
             index = extra.pop("first_kept_index", None)
             kept = _first_message(reader, ids, index) if isinstance(index, int) else None
             body = CompactionRecord(
@@ -132,7 +183,10 @@ def _session(path: Path, sid: str, reader: EventReader, report: ImportReport) ->
                 summarizer=body.summarizer,
                 reason=body.reason,
             )
-        entry = builder.add(body, created_at=created, meta=extra)
+        if key is None:
+            entry = builder.add(body, created_at=created, meta=extra)
+        else:
+            entry = builder.add_keyed(body, key, created_at=created, meta=extra)
         ids.append(entry.id)
     info: dict[str, Any] = {}
     if reader.model:
