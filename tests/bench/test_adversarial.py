@@ -72,7 +72,7 @@ class TestPlants:
     def test_the_replay_starts_after_the_imported_compaction(self) -> None:
         s = generate(0, template="debug", tokens=20_000)
         replayed = replay_to_end(
-            s.name, s.messages, 12_000, DEFAULT_POLICY, imported_summary=s.imported_summary
+            s.name, s.messages, 8_000, DEFAULT_POLICY, imported_summary=s.imported_summary
         )
         entries = replayed.session.entries
         assert entries[0].message == s.messages[0]  # the system prompt
