@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxengine.cost import (
     Block,
     CacheOutcome,
@@ -121,3 +125,106 @@ class TestAutomatic:
         cache.send(CacheRequest([Block(5, 2000)], at=1))
         back = cache.send(CacheRequest([Block(1, 3000), Block(2, 1000), Block(6, 10)], at=2))
         assert (back.read, back.changed_block, break_cause(back)) == (3968, 0, None)
+
+
+class _Naive:
+    """The cache as the rules state it, one entry per prefix with its own last use (slow:
+    every prefix of every request is visited)."""
+
+    def __init__(self, rules: CacheRules) -> None:
+        self.rules = rules
+        self.store: dict[tuple[int, ...], tuple[int, float | None]] = {}
+        self.previous: tuple[int, ...] = ()
+        self.written = 0
+
+    def live(self, key: tuple[int, ...], at: float | None) -> bool:
+        used = self.store[key][1]
+        return at is None or used is None or at - used <= self.rules.ttl_s
+
+    def send(self, blocks: list[Block], head: int, at: float | None) -> tuple[int, ...]:
+        keys = tuple(b.key for b in blocks)
+        sizes = [sum(b.tokens for b in blocks[:i]) for i in range(len(blocks) + 1)]
+        n, r = len(blocks), self.rules
+        if r.mode == "automatic":
+            cands = list(range(n, 0, -1))
+        else:
+            marks = sorted({b for b in (head, n) if b > 0}, reverse=True)[: r.max_breakpoints]
+            cands = sorted(
+                {j for b in marks for j in range(max(1, b - r.lookback_blocks), b + 1)},
+                reverse=True,
+            )
+        stored = [i for i in cands if keys[:i] in self.store]
+        live = [i for i in stored if self.live(keys[:i], at)]
+        found = live[0] if live else 0
+        expired = bool(stored) and (not live or stored[0] != found)
+        if r.mode == "automatic":
+            raw = sizes[found]
+            read = 0 if raw < r.min_prefix_tokens else raw // r.granularity_tokens * r.granularity_tokens
+            write = sizes[n] - read if sizes[n] >= r.min_prefix_tokens else 0
+            for i in range(1, n + 1):
+                self.store[keys[:i]] = (sizes[i], at)
+            t = sizes[n]
+            written = 0 if t < r.min_prefix_tokens else t // r.granularity_tokens * r.granularity_tokens
+        else:
+            read = sizes[found]
+            if found:
+                self.store[keys[:found]] = (sizes[found], at)
+            written = 0
+            for b in marks:
+                if sizes[b] >= r.min_prefix_tokens:
+                    self.store[keys[:b]] = (sizes[b], at)
+                    written = max(written, sizes[b])
+            write = max(0, written - read)
+        same = 0
+        while same < min(len(self.previous), n) and self.previous[same] == keys[same]:
+            same += 1
+        extends = same == len(self.previous)
+        out = (sizes[n], read, write, self.written, None if extends else same, expired)
+        self.previous, self.written = keys, written
+        return out
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[tuple[list[Block], int, float | None]]:
+    """Requests that mostly grow at the tail, sometimes lose or change blocks (a compaction,
+    a prune, a head change), with pauses around the lifetime."""
+    head = [Block(1, draw(st.integers(0, 1500))), Block(2, draw(st.integers(0, 700)))]
+    body: list[Block] = []
+    at = 0.0
+    out: list[tuple[list[Block], int, float | None]] = []
+    timed = draw(st.booleans())
+    for _ in range(draw(st.integers(1, 25))):
+        move = draw(st.sampled_from(["grow", "grow", "grow", "cut", "edit", "head", "many"]))
+        new = draw(st.integers(1, 10_000))
+        if move == "grow":
+            body.append(Block(new, draw(st.integers(1, 900))))
+        elif move == "many":
+            body.extend(Block(new + k, draw(st.integers(1, 60))) for k in range(25))
+        elif move == "cut" and body:
+            body = [Block(new, 300), *body[len(body) // 2 :]]
+        elif move == "edit" and body:
+            body[draw(st.integers(0, len(body) - 1))] = Block(new, 50)
+        elif move == "head":
+            head = [Block(new, head[0].tokens), head[1]]
+        at += draw(st.sampled_from([1.0, 30.0, 299.0, 301.0, 1000.0, 4000.0]))
+        out.append(([*head, *body], 2, at if timed else None))
+    return out
+
+
+@pytest.mark.parametrize("rules", [ANTHROPIC, OPENAI], ids=["breakpoints", "automatic"])
+@given(requests=sessions(), hint=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_the_cache_agrees_with_the_rules_applied_prefix_by_prefix(
+    rules: CacheRules, requests: list[tuple[list[Block], int, float | None]], hint: bool
+) -> None:
+    cache, naive = PrefixCache(rules), _Naive(rules)
+    previous: list[Block] = []
+    for blocks, head, at in requests:
+        reuse = 0
+        if hint:
+            while reuse < min(len(previous), len(blocks)) and previous[reuse] is blocks[reuse]:
+                reuse += 1
+        o = cache.send(CacheRequest(blocks, head_blocks=head, at=at, reuse=reuse))
+        got = (o.prompt, o.read, o.write, o.expected, o.changed_block, o.expired)
+        assert got == naive.send(blocks, head, at)
+        previous = blocks

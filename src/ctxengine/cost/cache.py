@@ -29,7 +29,7 @@ grew by more blocks than a breakpoint looks back (``lookback``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ctxengine.cost.prices import CacheRules
@@ -59,11 +59,15 @@ class CacheRequest:
         blocks: the request's blocks, head first.
         head_blocks: how many leading blocks form the head (system prompt, tools).
         at: when it was sent, in seconds (any epoch), or ``None``.
+        reuse: how many leading blocks the caller knows equal the previous request's (their
+            chained digests are not computed again: a request that only grows at its tail
+            costs the cache O(new blocks)).
     """
 
     blocks: Sequence[Block]
     head_blocks: int = 0
     at: float | None = None
+    reuse: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,21 +115,24 @@ class CacheOutcome:
 
 
 @dataclass(slots=True)
-class _Entry:
-    tokens: int
-    used_at: float | None
-
-
-@dataclass(slots=True)
 class PrefixCache:
     """The cache of one session under ``rules`` (``long_ttl``: written with the long
-    lifetime). Feed it the session's requests in order with :meth:`send`."""
+    lifetime). Feed it the session's requests in order with :meth:`send`.
+
+    Stored prefixes are grouped in runs: an ``automatic`` cache writes every prefix of every
+    request, and the prefixes of requests that each start with the previous one are all
+    used again by the newest, so they share one last-use time (one update per request, not
+    one per prefix). A ``breakpoints`` cache gives every written prefix a run of its own.
+    """
 
     rules: CacheRules
     long_ttl: bool = False
-    _store: dict[int, _Entry] = field(default_factory=dict)
-    _previous: list[int] = field(default_factory=list)
-    _previous_written: int = 0
+    _store: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _runs: list[float | None] = field(default_factory=list)
+    _run: int = -1
+    _chain: list[int] = field(default_factory=lambda: [_ROOT])
+    _sizes: list[int] = field(default_factory=lambda: [0])
+    _written: int = 0
 
     @property
     def ttl_s(self) -> float:
@@ -137,24 +144,38 @@ class PrefixCache:
         previous request. Updates the stored prefixes."""
         blocks = request.blocks
         n = len(blocks)
-        chain = [_ROOT]
-        sizes = [0]
-        h = _ROOT
-        total = 0
-        for block in blocks:
+        previous = self._chain
+        reuse = max(0, min(request.reuse, len(previous) - 1, n))
+        chain = previous[: reuse + 1]
+        sizes = self._sizes[: reuse + 1]
+        h, total = chain[-1], sizes[-1]
+        for block in blocks[reuse:]:
             h = hash((h, block.key))
             total += block.tokens
             chain.append(h)
             sizes.append(total)
-        same = _shared(self._previous, chain)
-        changed = None if same >= len(self._previous) - 1 else same
-        expected = self._previous_written
+        same = reuse
+        limit = min(len(previous), len(chain)) - 1
+        while same < limit and previous[same + 1] == chain[same + 1]:
+            same += 1
+        extends = same >= len(previous) - 1
+        at = request.at
         if self.rules.mode == "automatic":
-            read, expired = self._read(chain, sizes, range(n, 0, -1), request.at)
-            read = self._floor(read)
+            if not extends or self._run < 0:
+                self._run = len(self._runs)
+                self._runs.append(at)
+            found, expired = self._find(chain, range(n, 0, -1), at)
+            read = self._floor(sizes[found])
             write = total - read if total >= self.rules.min_prefix_tokens else 0
-            for i in range(1, n + 1):
-                self._store[chain[i]] = _Entry(sizes[i], request.at)
+            run = self._run
+            store = self._store
+            for i in range(found, 0, -1):  # the prefixes read join this run
+                if store[chain[i]][1] == run:
+                    break
+                store[chain[i]] = (sizes[i], run)
+            for i in range(found + 1, n + 1):
+                store[chain[i]] = (sizes[i], run)
+            self._runs[run] = at
             written = self._floor(total)
         else:
             marks = _breakpoints(n, request.head_blocks, self.rules.max_breakpoints)
@@ -162,42 +183,45 @@ class PrefixCache:
             candidates = sorted(
                 {j for b in marks for j in range(max(1, b - look), b + 1)}, reverse=True
             )
-            read, expired = self._read(chain, sizes, candidates, request.at)
-            last = 0
+            found, expired = self._find(chain, candidates, at)
+            read = sizes[found]
+            if found:
+                self._runs[self._store[chain[found]][1]] = at
+            written = 0
             for b in marks:
                 if sizes[b] >= self.rules.min_prefix_tokens:
-                    self._store[chain[b]] = _Entry(sizes[b], request.at)
-                    last = max(last, sizes[b])
-            write = max(0, last - read)
-            written = last
-        self._previous = chain
-        self._previous_written = written
-        return CacheOutcome(
+                    self._store[chain[b]] = (sizes[b], len(self._runs))
+                    self._runs.append(at)
+                    written = max(written, sizes[b])
+            write = max(0, written - read)
+        outcome = CacheOutcome(
             prompt=total,
             read=read,
             write=write,
-            expected=expected,
+            expected=self._written,
             common=sizes[same],
-            changed_block=changed,
-            head_changed=changed is not None and changed < request.head_blocks,
+            changed_block=None if extends else same,
+            head_changed=not extends and same < request.head_blocks,
             expired=expired,
         )
+        self._chain, self._sizes, self._written = chain, sizes, written
+        return outcome
 
-    def _read(
-        self, chain: list[int], sizes: list[int], candidates: Sequence[int], at: float | None
+    def _find(
+        self, chain: list[int], candidates: Iterable[int], at: float | None
     ) -> tuple[int, bool]:
         """The longest live stored prefix among ``candidates`` (block counts, longest
-        first): its size, and whether a longer one had expired. Refreshes the one read."""
+        first; 0 when none), and whether a longer one had expired."""
         expired = False
         for i in candidates:
             entry = self._store.get(chain[i])
             if entry is None:
                 continue
-            if at is not None and entry.used_at is not None and at - entry.used_at > self.ttl_s:
+            used = self._runs[entry[1]]
+            if at is not None and used is not None and at - used > self.ttl_s:
                 expired = True
                 continue
-            entry.used_at = at if at is not None else entry.used_at
-            return sizes[i], expired
+            return i, expired
         return 0, expired
 
     def _floor(self, tokens: int) -> int:
@@ -218,23 +242,6 @@ def break_cause(outcome: CacheOutcome) -> str | None:
     if outcome.changed_block is not None:
         return "edit"
     return "expired" if outcome.expired else "lookback"
-
-
-def _shared(previous: list[int], chain: list[int]) -> int:
-    """Number of leading blocks two chained digests share (their chains agree up to it)."""
-    n = min(len(previous), len(chain)) - 1
-    if n < 0:
-        return 0
-    if previous[n] == chain[n]:
-        return n
-    lo, hi = 0, n  # chain[lo] agrees, chain[hi] differs: prefixes agree up to a point
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if previous[mid] == chain[mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def _breakpoints(n: int, head: int, limit: int) -> list[int]:
