@@ -99,6 +99,13 @@ class TestBreakpoints:
         assert fields(small) == (600, 0, 0, 0, None, None)
         assert fields(again) == (700, 0, 0, 0, None, None)
 
+    def test_a_read_renews_the_lifetime_of_the_prefix_read(self) -> None:
+        cache = PrefixCache(ANTHROPIC)
+        cache.send(CacheRequest([HEAD, A], head_blocks=1, at=0))
+        cache.send(CacheRequest([HEAD, A, B], head_blocks=1, at=200))
+        edited = cache.send(CacheRequest([HEAD, A, C], head_blocks=1, at=450))
+        assert fields(edited) == (2600, 2500, 100, 2800, 2, "edit")
+
     def test_without_times_nothing_expires(self) -> None:
         cache = PrefixCache(ANTHROPIC)
         cache.send(CacheRequest([HEAD, A], head_blocks=1))
@@ -118,6 +125,15 @@ class TestAutomatic:
         cache.send(CacheRequest([Block(1, 1000), Block(2, 400)], at=0))
         edited = cache.send(CacheRequest([Block(1, 1000), Block(3, 500)], at=1))
         assert fields(edited) == (1500, 0, 1500, 1280, 1, "edit")
+
+    def test_a_prefix_read_from_an_older_request_is_renewed_with_the_current_one(self) -> None:
+        x, y = Block(1, 2000), Block(2, 2000)
+        cache = PrefixCache(OPENAI)
+        cache.send(CacheRequest([x, y], at=0))
+        cache.send(CacheRequest([x], at=100))
+        back = cache.send(CacheRequest([x, y], at=250))
+        later = cache.send(CacheRequest([x, y, Block(3, 10)], at=500))
+        assert (back.read, later.read, later.expired) == (3968, 3968, False)
 
     def test_any_earlier_request_is_read_not_only_the_previous_one(self) -> None:
         cache = PrefixCache(OPENAI)
@@ -158,13 +174,12 @@ class _Naive:
         found = live[0] if live else 0
         expired = bool(stored) and (not live or stored[0] != found)
         if r.mode == "automatic":
-            raw = sizes[found]
-            read = 0 if raw < r.min_prefix_tokens else raw // r.granularity_tokens * r.granularity_tokens
+            g = r.granularity_tokens
+            read = 0 if sizes[found] < r.min_prefix_tokens else sizes[found] // g * g
             write = sizes[n] - read if sizes[n] >= r.min_prefix_tokens else 0
             for i in range(1, n + 1):
                 self.store[keys[:i]] = (sizes[i], at)
-            t = sizes[n]
-            written = 0 if t < r.min_prefix_tokens else t // r.granularity_tokens * r.granularity_tokens
+            written = 0 if sizes[n] < r.min_prefix_tokens else sizes[n] // g * g
         else:
             read = sizes[found]
             if found:
