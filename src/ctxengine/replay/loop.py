@@ -35,6 +35,7 @@ from ctxengine.replay.render import (
     VALIDATED_PROVIDERS,
     Checked,
     RenderedRequest,
+    session_tools,
 )
 from ctxengine.summarizers.base import Summarizer
 from ctxengine.tokens.base import Estimator
@@ -207,7 +208,8 @@ def replay(
             whole request after a compaction or prune; N ≥ 1: validate every Nth request
             (calls N, 2N, …; and the first) in full and leave the others unchecked.
         cache: simulate this prompt cache over the requests (rendered for
-            :attr:`CacheSetup.render_as`).
+            :attr:`CacheSetup.render_as`, with every tool the session calls declared from the
+            first request on, as an agent declares its tools).
         summarizer: the session's summarizer (default the one the policy names; a policy
             naming a model summarizer needs one here, e.g. the extractive one standing in).
 
@@ -229,11 +231,12 @@ def replay(
     result = ReplayResult(session=session, window=window)
     renders = {p: RenderedRequest(p, counter) for p in providers}
     sim: PrefixCache | None = None
+    messages = source_messages(entries, keep_usage=keep_usage)
     if cache is not None:
         target = renders.setdefault(cache.render_as, RenderedRequest(cache.render_as, counter))
         target.blocks = True
+        target.tools = session_tools(messages, cache.render_as)
         sim = PrefixCache(cache.rules, long_ttl=cache.long_ttl)
-    messages = source_messages(entries, keep_usage=keep_usage)
     times = request_times(entries)
     seen_user = False
     previous_role = ""

@@ -33,7 +33,7 @@ message, each with a digest of its JSON and its size in estimated tokens.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
@@ -41,7 +41,7 @@ from typing import Any, Literal
 import orjson
 
 from ctxengine.cost import Block
-from ctxengine.model import Message, TextPart
+from ctxengine.model import Message, TextPart, ToolCallPart
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.registry import renderer_for
 from ctxengine.projection.validate import validate
@@ -99,11 +99,16 @@ class RenderedRequest:
         provider: ``"openai"`` or ``"anthropic"`` (a key of :data:`RENDERERS`).
         estimator: sizes the cache blocks (tokens).
         blocks: keep the cache blocks.
+        tools: the tool list the cache blocks' head holds (:func:`session_tools`: every tool
+            the session ever calls, as an agent declares its tools from the first request
+            on); ``None``: the tools each request declares (they grow as new tools are
+            called, and each new one changes the head).
     """
 
     provider: str
     estimator: Estimator
     blocks: bool = False
+    tools: Sequence[Mapping[str, Any]] | None = None
     _messages: tuple[Message, ...] = ()
     _tools_in: tuple[Mapping[str, Any], ...] = ()
     _rendered: list[dict[str, Any]] = field(default_factory=list)
@@ -183,7 +188,7 @@ class RenderedRequest:
             name = _tool_name(tool)
             if name not in self._tools:
                 self._tools[name] = tool
-                head_changed = True
+                head_changed = head_changed or self.tools is None
         self._clean = check and not problems
         if self.blocks:
             self._message_blocks.extend(self._block(m) for m in new)
@@ -251,7 +256,7 @@ class RenderedRequest:
 
     def _head_blocks(self) -> list[Block]:
         """Tools, then (Anthropic) the system prompt."""
-        tools = list(self._tools.values())
+        tools = list(self._tools.values()) if self.tools is None else list(self.tools)
         key = hash(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
         head = [Block(key, self.estimator.tools(tools))]
         if self.provider == "anthropic":
@@ -282,6 +287,23 @@ class RenderedRequest:
         if isinstance(value, list):
             return sum(self._tokens(item) for item in value)
         return 0
+
+
+def session_tools(
+    messages: Iterable[Message], provider: str, schemas: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """The tools a request for ``provider`` declares when it holds every call of
+    ``messages``: ``schemas``, then each tool called, in order of first call, as the replay's
+    renderer declares them."""
+    names = dict.fromkeys(c.name for m in messages if m.role == "assistant" for c in m.tool_calls)
+    calls = tuple(ToolCallPart(f"call_{i}", name, "{}") for i, name in enumerate(names))
+    probe = Context(
+        messages=(SENTINEL, Message("assistant", calls)) if calls else (SENTINEL,),
+        sources=(None, None) if calls else (None,),
+        tools=tuple(schemas),
+    )
+    tools: list[dict[str, Any]] = RENDERERS[provider](probe).get("tools", [])
+    return tools
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str:
