@@ -366,21 +366,38 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
     listed. A reader's pattern that matches a line also matches the whole text (a line's
     ends read as a line break there, which every lookaround and ``\\b`` of these patterns
     takes as a non-word character), so a reader whose patterns find nothing in the whole
-    text finds nothing in any of its lines and is left out."""
+    text finds nothing in any of its lines and is left out. Cheaper necessary conditions
+    (:data:`_MAY_PORT` …, a literal) are tried before each pattern."""
     readers: list[Reader] = []
-    if (user or _tracker(src.command)) and (_TICKET.search(text) or _ISSUE.search(text)):
+    if (user or _tracker(src.command)) and (
+        (_MAY_TICKET.search(text) and _TICKET.search(text)) or ("#" in text and _ISSUE.search(text))
+    ):
         readers.append(_tickets)
-    if _PORT.search(text):
+    if _MAY_PORT.search(text) and _PORT.search(text):
         readers.append(_ports)
-    if _URL.search(text):
+    if "://" in text and _URL.search(text):
         readers.append(_urls)
-    if _ENV.search(text) or (src.origin == "user" and _DOLLAR.search(text)):
+    if (_MAY_ENV.search(text) and _ENV.search(text)) or (
+        src.origin == "user" and "$" in text and _DOLLAR.search(text)
+    ):
         readers.append(_envs)
-    if versions_here and (_VTAG.search(text) or _VERSIONED.search(text)):
+    if (
+        versions_here
+        and _MAY_VERSION.search(text)
+        and (_VTAG.search(text) or _VERSIONED.search(text))
+    ):
         readers.append(_versions)
-    if user and _GIT_WORDS.search(text) and _HEX.search(text):
+    if user and _HEX.search(text) and _GIT_WORDS.search(text):
         readers.append(_commits_in_user_text)
     return readers
+
+
+#: Necessary conditions of :data:`_TICKET`, :data:`_PORT`, :data:`_ENV` and the version
+#: patterns (:data:`_VTAG`, :data:`_VERSIONED`), each far cheaper to search for.
+_MAY_TICKET = re.compile(r"[A-Z0-9]-\d")
+_MAY_PORT = re.compile(r":\d\d|[Pp]orts? \d|--port|PORT=")
+_MAY_ENV = re.compile(r"export |environ|getenv|process\.env\.|env::var")
+_MAY_VERSION = re.compile(r"\d\.\d")
 
 
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
