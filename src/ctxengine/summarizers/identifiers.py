@@ -395,7 +395,7 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
 #: Necessary conditions of :data:`_TICKET`, :data:`_PORT`, :data:`_ENV` and the version
 #: patterns (:data:`_VTAG`, :data:`_VERSIONED`), each far cheaper to search for.
 _MAY_TICKET = re.compile(r"[A-Z0-9]-\d")
-_MAY_PORT = re.compile(r":\d\d|[Pp]orts? \d|--port|PORT=")
+_MAY_PORT = re.compile(r"localhost:\d|\]:\d|://|\.\d{1,3}:\d\d|[Pp]orts? \d|--port|PORT=")
 _MAY_ENV = re.compile(r"export |environ|getenv|process\.env\.|env::var")
 _MAY_VERSION = re.compile(r"\d\.\d")
 
