@@ -7,11 +7,13 @@ they are skipped where it is absent, and fail under ``CI=true``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
 import pytest
+from cli_helpers import validate
 
 from corpus import require_corpus
 from ctxengine.cli import main
@@ -65,6 +67,15 @@ def test_the_page_is_self_contained_and_plots_every_call(
     assert "<title>default trigger: 800</title>" in html
     assert html.count('<circle cx="') == 1  # the one compaction
     assert "<td>Bash</td>" in html
+    code, stdout, _ = run(capsys, "report", str(path), "-o", str(page), "--window", "1000",
+                          "--json")  # fmt: skip
+    doc = json.loads(stdout)
+    validate(doc, "report")
+    assert (doc["html"], doc["png"], doc["comparison"]["policies"][0]["calls"]) == (
+        str(page),
+        None,
+        4,
+    )
 
 
 def test_the_screenshot_shows_every_policy_in_its_colour(tmp_path: Path) -> None:
@@ -109,15 +120,24 @@ def test_the_input_and_the_store_are_never_overwritten(
     copy.write_bytes(source.read_bytes())
     code, stdout, stderr = run(capsys, "report", str(copy), "-o", str(copy))
     assert (code, stdout) == (2, "")
-    assert stderr == f"error: refusing to write {copy}: it is the input"
+    assert stderr == (
+        f"error: refusing to write {copy}: it is the input file {copy}; nothing was written"
+    )
     assert copy.read_bytes() == source.read_bytes()
     db = tmp_path / "ctx.db"
     code, _, stderr = run(capsys, "report", str(copy), "-o", str(db), "--db", str(db))
-    assert (code, stderr) == (2, f"error: refusing to write {db}: it is the session store")
+    assert (code, stderr) == (
+        2,
+        f"error: refusing to write {db}: it is the session store {db}; nothing was written",
+    )
     assert not db.exists()
     png_input = tmp_path / "session.png"
     png_input.write_bytes(b"not a picture")
     code, _, stderr = run(capsys, "report", str(copy), "-o", str(tmp_path / "session.html"),
                           "--png", "--db", str(png_input))  # fmt: skip
-    assert (code, stderr) == (2, f"error: refusing to write {png_input}: it is the session store")
+    assert (code, stderr) == (
+        2,
+        f"error: refusing to write {png_input}: it is the session store {png_input}; "
+        "nothing was written",
+    )
     assert png_input.read_bytes() == b"not a picture"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import validate
 
 from corpus import require_corpus
 from ctxengine.cli import main
@@ -26,6 +27,7 @@ def test_the_json_comparison_follows_its_schema(capsys: pytest.CaptureFixture[st
                           "default", "--json")  # fmt: skip
     assert code == 0
     data = json.loads(stdout)
+    validate(data, "replay")
     assert list(data) == [
         "schema", "source", "window", "sample", "model", "cache", "notes", "facts",
         "policies", "cache_check",
@@ -54,7 +56,9 @@ def test_steps_list_every_call_with_its_cache_outcome(capsys: pytest.CaptureFixt
     path = require_corpus(*SMALL)
     argv = ["replay", str(path), "--window", "1000", "--policy", "default", "--json", "--steps"]
     code, stdout, _ = run(capsys, *argv)
-    steps = json.loads(stdout)["policies"][0]["steps"]
+    doc = json.loads(stdout)
+    validate(doc, "replay")
+    steps = doc["policies"][0]["steps"]
     assert code == 0
     assert [s["checked"] for s in steps] == ["full", "tail", "tail", "full"]
     assert [s["events"] for s in steps] == [[], [], [], ["compaction"]]
@@ -66,11 +70,16 @@ def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str])
     path = require_corpus(*LONG)
     code, stdout, _ = run(capsys, "replay", str(path), "--policy", "default")
     assert code == 0
+    lines = stdout.splitlines()
+    assert lines[0].endswith(
+        "under a 128,000-token window: anthropic prompt cache (breakpoints, 300 s), "
+        "claude-opus-4-6 prices"
+    )
+    assert lines[1] == "\tdefault"
+    assert "model calls\t157" in lines
+    assert "cache breaks\tcompaction 1" in lines
+    assert "modified files kept\t39/39" in lines
     text = " ".join(stdout.split())
-    assert "under a 128,000-token window: anthropic prompt cache (breakpoints, 300 s)" in text
-    assert "│ model calls │ 157 │" in text
-    assert "│ cache breaks │ compaction 1 │" in text
-    assert "│ modified files kept │ 39/39 │" in text
     assert (
         "cache-read ratio recorded 98.4 %, simulated 98.8 % (x1.005); reads recorded "
         "15,355,833, simulated 14,387,301 tokens (x0.937)" in text

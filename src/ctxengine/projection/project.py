@@ -279,6 +279,7 @@ def project(
         settings.goal_entry_id,
         tuple(durable),
         prune_set,
+        frozenset(record.lead_ids or ()) if record is not None else frozenset(),
     )
     if memo is not None and memo.epoch is not None:
         extended = _extend(memo, key, entries, head_ids, settings, estimator, tools)
@@ -410,7 +411,8 @@ def _extend(
 ) -> Context | None:
     """The previous projection of this epoch extended by the message entries appended since,
     or ``None`` when it cannot be: another epoch or other settings, an entry list that does
-    not start with the one projected, a record among the new entries, a previous projection
+    not start with the one projected, a record among the new entries (or one the compaction
+    shows before its kept tail, ``lead_ids``), a previous projection
     that was not closed, or new messages the sanitizer would repair on their own (whatever
     it repairs, the whole projection is made again). Equal to the full projection: the
     prefix is closed, so the sanitizer passes it through unchanged and the new messages
@@ -431,6 +433,7 @@ def _extend(
     if len(entries) == n:
         return state.context
     prune_set: frozenset[str] = key[6]
+    lead: frozenset[str] = key[7]
     cap, goal_cap = key[2], key[3]
     calls = dict(state.calls)
     truncations: list[Truncation] = []
@@ -439,7 +442,7 @@ def _extend(
     sources: list[str | None] = []
     for entry in entries[n:]:
         msg = entry.message
-        if msg is None or entry.id in head_ids:
+        if msg is None or entry.id in head_ids or entry.id in lead:
             return None
         messages.append(
             _project_message(

@@ -24,6 +24,7 @@ from ctxengine.cli.load import check_output_path, load_target
 from ctxengine.cli.options import (
     DbOpt,
     FormatOpt,
+    JsonOpt,
     KeepRecentOpt,
     QuietOpt,
     SessionOpt,
@@ -31,7 +32,7 @@ from ctxengine.cli.options import (
     TargetArg,
     WindowOpt,
 )
-from ctxengine.cli.output import say, write_output
+from ctxengine.cli.output import dump_json, say, write_output
 from ctxengine.cli.progress import progress
 from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.policy.presets import PRESET_NAMES
@@ -65,6 +66,7 @@ def report_cmd(
     format: FormatOpt = None,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
 ) -> None:
     """Replay a session under each policy (default: every preset) and write one HTML page:
     the context size of every call per policy with the window, the triggers, compactions and
@@ -96,6 +98,14 @@ def report_cmd(
         if image is not None:
             tracker.step(f"taking the screenshot {image}")
             screenshot(page, image, width=PNG_WIDTH, height=PNG_HEIGHT)
+    if json_out:
+        doc = {
+            "html": str(page),
+            "png": None if image is None else str(image),
+            "comparison": comparison.to_dict(),
+        }
+        dump_json(doc, None)
+        return
     calls = sum(len(r.steps) for r in comparison.runs)
     say(f"wrote {page} ({len(comparison.runs)} policies, {calls:,} model calls)")
     if image is not None:
