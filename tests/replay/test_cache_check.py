@@ -25,7 +25,7 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
         "anthropic",
         156,
         15355833,
-        14387301,
+        14387271,
         1.0046,
         0.9369,
     ),
