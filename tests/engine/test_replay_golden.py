@@ -103,7 +103,7 @@ def replay_record(entries: Sequence[Entry], window: int) -> Record:
 
     try:
         with _recording_renderers(rendered):
-            result = replay_module.replay(entries, window=window, on_step=on_step)
+            result = replay_module.replay(entries, window=window, on_step=on_step, sample=1)
     except ConfigError as e:
         return {"error": f"ConfigError: {e}"}
     assert len(steps) == len(result.steps)

@@ -13,6 +13,7 @@ from ctxengine.cli.commands.export import export
 from ctxengine.cli.commands.import_ import import_
 from ctxengine.cli.commands.inspect import inspect
 from ctxengine.cli.commands.replay import replay_cmd
+from ctxengine.cli.commands.report import report_cmd
 from ctxengine.cli.commands.sessions import sessions
 from ctxengine.cli.output import say
 
@@ -50,5 +51,6 @@ app.command(short_help="List stored sessions with dates, sizes and titles.")(ses
 app.command(short_help="Show where a session's tokens go.")(inspect)
 app.command(short_help="Compact a session and write the request body.")(compact)
 app.command("replay", short_help="Re-play a session call by call.")(replay_cmd)
+app.command("report", short_help="Write policies side by side as an HTML page.")(report_cmd)
 app.command(short_help="Export a session's log or its next request body.")(export)
 app.command(short_help="Measure which planted facts survive compactions.")(bench)

@@ -13,6 +13,7 @@ from ctxengine.engine import LadderEvent
 from ctxengine.importers.report import ImportReport
 from ctxengine.ladder.plan import CompactionPlan
 from ctxengine.replay import ReplayResult
+from ctxengine.replay.compare import Comparison
 from ctxengine.stores.base import ImportRecord
 
 
@@ -235,3 +236,101 @@ def show_compact_report(rep: Mapping[str, Any], *, stderr: bool = False) -> None
         f"truncated tool results: {len(rep['truncated'])}; "
         f"pruned tool results: {len(rep['pruned'])}"
     )
+
+
+def _kept(pair: tuple[int, int]) -> str:
+    kept, total = pair
+    return f"{kept}/{total}" if total else "–"
+
+
+def _yes(value: bool | None) -> str:
+    return "–" if value is None else ("yes" if value else "NO")
+
+
+def show_comparison(c: Comparison) -> None:
+    """Print a ``replay --policy`` comparison: one column per policy, then the notes and the
+    cache model checked against the transcript's recorded cache reads."""
+    rules = c.price.rules
+    ttl = rules.long_ttl_s if c.long_ttl else rules.ttl_s
+    runs = c.runs
+    table = Grid(
+        ("", *(r.name for r in runs)),
+        title=(
+            f"Replay of {c.source} under a {_n(c.window)}-token window: {rules.provider} "
+            f"prompt cache ({rules.mode}, {int(ttl)} s), {c.price.price.name} prices"
+        ),
+        right=frozenset(range(1, len(runs) + 1)),
+    )
+    table.add("model calls", *(_n(len(r.steps)) for r in runs))
+    table.add("compactions", *(_n(r.result.compactions) for r in runs))
+    table.add("prunes", *(_n(r.result.prunes) for r in runs))
+    table.add("summarizer", *(r.summary.name + (" *" if r.summary.stand_in else "") for r in runs))
+    table.add("summarizer calls", *(_n(r.summary.calls) for r in runs))
+    table.add(
+        "summarizer in / out tokens",
+        *(f"{_n(r.summary.input_tokens)} / {_n(r.summary.output_tokens)}" for r in runs),
+    )
+    table.add("peak context", *(_n(r.peak_context) for r in runs))
+    table.add("mean context", *(_n(r.mean_context) for r in runs))
+    table.add("input tokens billed", *(_n(r.billed_input) for r in runs))
+    table.add("  uncached", *(_n(r.uncached) for r in runs))
+    table.add("  cache reads", *(_n(r.cache_read) for r in runs))
+    table.add("  cache writes", *(_n(r.cache_write) for r in runs))
+    table.add(
+        "cache breaks",
+        *(", ".join(f"{cause} {n}" for cause, n in r.breaks.items()) or "0" for r in runs),
+    )
+    table.add("estimated cost", *(f"${r.cost:,.2f}" for r in runs))
+    table.add("first request kept", *(_yes(r.survival.first_request) for r in runs))
+    table.add("constraints kept", *(_kept(r.survival.constraints) for r in runs))
+    table.add("modified files kept", *(_kept(r.survival.modified_files) for r in runs))
+    table.add("last error kept", *(_yes(r.survival.last_error) for r in runs))
+    table.add("over the window at call", *(str(r.overflow_call or "–") for r in runs))
+    table.add("invalid requests", *(_n(r.result.invalid) for r in runs))
+    show(table)
+    if any(r.summary.stand_in for r in runs):
+        say("* model summarizer: the extractive one stood in, its calls estimated")
+    for note in c.notes:
+        say(f"note: {note}")
+    check = c.cache_check
+    if check is None:
+        return
+    say(
+        f"Cache model against the transcript's own requests ({check['provider']} rules, "
+        f"{check['compared']} calls after the first; unrecorded head "
+        f"{_n(check['head_tokens'])} tokens): cache-read ratio recorded "
+        f"{_pct(check['recorded_share'])}, simulated {_pct(check['simulated_share'])} "
+        f"(x{_ratio(check['share_ratio'])}); reads recorded {_n(check['recorded_read'])}, "
+        f"simulated {_n(check['simulated_read'])} tokens (x{_ratio(check['read_ratio'])})"
+    )
+    breaks = check["breaks"]
+    if not breaks:
+        return
+    shown = Grid(
+        ("call", "recorded read / prompt", "recorded cause", "simulated read", "simulated cause"),
+        title=f"Cache breaks, recorded or simulated ({len(breaks)})",
+        right=frozenset({0, 1, 3}),
+    )
+    for b in breaks[:BREAKS_SHOWN]:
+        shown.add(
+            str(b["call"]),
+            f"{_n(b['recorded_read'])} / {_n(b['recorded_prompt'])}",
+            b["recorded_cause"] or ("break" if b["recorded_break"] else "–"),
+            _n(b["simulated_read"]),
+            b["simulated_cause"] or "–",
+        )
+    show(shown)
+    if len(breaks) > BREAKS_SHOWN:
+        say(f"… {len(breaks) - BREAKS_SHOWN} more in --json")
+
+
+#: Cache breaks listed in the text report (all of them are in ``--json``).
+BREAKS_SHOWN = 20
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

@@ -194,3 +194,8 @@ MIN_FIRST_KEEP_SHARE = 0.25
 #: (shorter work stays silent; ``$CTXENGINE_PROGRESS_AFTER`` overrides). About a second is
 #: where a pause stops feeling immediate (Nielsen's 1 s limit for an uninterrupted flow).
 PROGRESS_AFTER_S = 1.0
+
+#: Replay comparison, ledger survival: the first user request counts as present in the final
+#: context when its first this-many characters are (whitespace runs compared as one space);
+#: ``tests/engine/test_corpus_replay.py`` holds every compaction to the same 500.
+REPLAY_SURVIVAL_GOAL_CHARS = 500

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ctxengine.projection._check_common import (
@@ -148,8 +148,9 @@ def _check_pairing(
         problems.append(f"{where}: tool_use {missing} of the previous message not answered")
 
 
-def check_anthropic(body: Any, strict: bool = False) -> list[str]:
-    """Problems of a Messages API body; see :func:`ctxengine.projection.validate.validate`."""
+def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] = ()) -> list[str]:
+    """Problems of a Messages API body; see :func:`ctxengine.projection.validate.validate`
+    (``known_ids``: ``tool_use`` ids sent earlier in the same request)."""
     if not isinstance(body, Mapping):
         return ["body is not a JSON object"]
     messages = body.get("messages")
@@ -157,7 +158,7 @@ def check_anthropic(body: Any, strict: bool = False) -> list[str]:
         return ["messages must be a non-empty list"]
     problems: list[str] = []
     _check_system(body.get("system"), problems)
-    use_ids: set[str] = set()
+    use_ids: set[str] = set(known_ids)
     used: list[tuple[str, str]] = []
     tool_blocks = False
     open_uses: list[str] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ctxengine.projection._check_common import (
@@ -124,8 +124,11 @@ def _answer(where: str, cid: str, calls: _Calls, problems: list[str]) -> None:
         calls.answered[cid] = True
 
 
-def check_openai(body: Any, strict: bool = False) -> list[str]:
-    """Problems of a Chat Completions body; see :func:`ctxengine.projection.validate.validate`."""
+def check_openai(body: Any, strict: bool = False, known_ids: Collection[str] = ()) -> list[str]:
+    """Problems of a Chat Completions body; see :func:`ctxengine.projection.validate.validate`
+    (``known_ids`` is accepted for a uniform signature: ids need only be unique within one
+    message)."""
+    del known_ids
     if not isinstance(body, Mapping):
         return ["body is not a JSON object"]
     messages = body.get("messages")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Literal, TypeAlias
 
 Language: TypeAlias = Literal["en", "zh", "ja", "ko", "es", "fr", "de", "pt", "ru"]
@@ -154,9 +155,16 @@ def _latin_language(words: list[str]) -> Language:
     return "en"
 
 
+#: Texts whose language :func:`text_language` remembers.
+TEXT_LANGUAGE_CACHE = 8192
+
+
+@lru_cache(maxsize=TEXT_LANGUAGE_CACHE)
 def text_language(text: str) -> tuple[Language, float] | None:
     """The language of one text and its word count, or ``None`` when it has fewer than
-    :data:`MIN_WORDS` words. Ties go to the language listed first in :data:`LANGUAGES`."""
+    :data:`MIN_WORDS` words. Ties go to the language listed first in :data:`LANGUAGES`.
+    Remembered for the :data:`TEXT_LANGUAGE_CACHE` texts asked most recently: every
+    compaction votes over all the user's messages so far."""
     counts = word_counts(text)
     total = sum(counts.values())
     if total < MIN_WORDS:

@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxengine.boundaries.pending import pending_calls
 from ctxengine.boundaries.sanitize import sanitize
 from ctxengine.model import (
     CompactionRecord,
@@ -44,7 +45,7 @@ from ctxengine.projection.frame import (
     neutralize_state,
     quote_imported,
 )
-from ctxengine.projection.memo import ProjectionMemo
+from ctxengine.projection.memo import EpochKey, EpochProjection, ProjectionMemo
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import (
     TruncateCap,
@@ -255,6 +256,36 @@ def project(
         elif pruned is None and isinstance(entry.body, PruneRecord):
             found.update(entry.body.call_ids)
 
+    record: CompactionRecord | None = None
+    if comp_index >= 0:
+        comp_body = entries[comp_index].body
+        assert isinstance(comp_body, CompactionRecord)
+        record = comp_body
+    cap_tokens = settings.truncate_tokens
+    if record is not None and record.truncate_tokens is not None:
+        cap_tokens = record.truncate_tokens
+    cap = TruncateCap(cap_tokens, settings.truncate_max_chars, settings.truncate_head_ratio)
+    prune_set = pruned if pruned is not None else frozenset(found)
+    goal_cap = TruncateCap(
+        max(cap.tokens, settings.goal_tokens),
+        max(cap.chars, settings.goal_tokens * GOAL_CHARS_PER_TOKEN),
+        cap.head_ratio,
+    )
+    key: EpochKey = (
+        tuple(e.id for e in head),
+        entries[comp_index].id if comp_index >= 0 else None,
+        cap,
+        goal_cap,
+        settings.goal_entry_id,
+        tuple(durable),
+        prune_set,
+        frozenset(record.lead_ids or ()) if record is not None else frozenset(),
+    )
+    if memo is not None and memo.epoch is not None:
+        extended = _extend(memo, key, entries, head_ids, settings, estimator, tools)
+        if extended is not None:
+            return extended
+
     messages: list[Message] = []
     sources: list[str | None] = []
     for entry in head:
@@ -262,38 +293,24 @@ def project(
         messages.append(neutralize_message(entry.message))
         sources.append(entry.id)
 
-    record: CompactionRecord | None = None
     start = 0
-    if comp_index >= 0:
-        comp = entries[comp_index]
-        assert isinstance(comp.body, CompactionRecord)
-        record = comp.body
+    if record is not None:
         start = _tail_start(entries, comp_index, record)
         imported = record.summarizer == IMPORTED
-        key = f"{IMPORTED}\0{record.summary}" if imported else record.summary
-        cont = memo.continuations.get(key) if memo is not None else None
+        cont_key = f"{IMPORTED}\0{record.summary}" if imported else record.summary
+        cont = memo.continuations.get(cont_key) if memo is not None else None
         if cont is None:
             cont = continuation_message(record.summary, imported=imported)
             if memo is not None:
-                memo.continuations[key] = cont
+                memo.continuations[cont_key] = cont
         messages.append(cont)
         sources.append(None)
     messages.extend(neutralize_message(m) for m in durable)
     sources.extend([None] * len(durable))
 
-    cap_tokens = settings.truncate_tokens
-    if record is not None and record.truncate_tokens is not None:
-        cap_tokens = record.truncate_tokens
-    cap = TruncateCap(cap_tokens, settings.truncate_max_chars, settings.truncate_head_ratio)
     truncations: list[Truncation] = []
     pruned_out: list[str] = []
     calls: dict[str, ToolCallPart] = {}
-    prune_set = pruned if pruned is not None else frozenset(found)
-    goal_cap = TruncateCap(
-        max(cap.tokens, settings.goal_tokens),
-        max(cap.chars, settings.goal_tokens * GOAL_CHARS_PER_TOKEN),
-        cap.head_ratio,
-    )
     tail_at = pre_end = len(messages)
     order, n_lead = _tail_order(entries, start, comp_index, record)
     for k, index in enumerate(order):
@@ -303,22 +320,10 @@ def project(
         msg = entry.message
         if msg is None or entry.id in head_ids:
             continue
-        if msg.role == "assistant":
-            for call in msg.tool_calls:
-                calls[call.id] = call
-            if any(isinstance(p, TextPart | ToolCallPart) for p in msg.parts):
-                msg = _rewrite(
-                    msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
-                )
-            else:
-                msg = neutralize_message(msg)
-        elif msg.tool_results or msg.role == "user":
-            own = goal_cap if entry.id == settings.goal_entry_id else cap
-            msg = _rewrite(
-                msg, entry.id, prune_set, calls, own, estimator, memo, truncations, pruned_out
-            )
-        else:
-            msg = neutralize_message(msg)
+        msg = _project_message(
+            msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo, truncations,
+            pruned_out,
+        )  # fmt: skip
         messages.append(msg)
         sources.append(entry.id)
         if index < comp_index:
@@ -328,13 +333,15 @@ def project(
         messages, sources, tail_at, pre_end
     )
     final, final_sources, report = sanitize(kept, kept_sources)
+    repaired = report.changed
     report = dataclasses.replace(report, dropped_reasoning=dropped_reasoning)
     if report.dropped_results or report.duplicate_results:
         truncations, pruned_out = _shown_only(final, truncations, pruned_out)
-    tokens = sum(estimator.message(m) for m in final)
+    message_tokens = sum(estimator.message(m) for m in final)
+    tokens = message_tokens
     if tools:
         tokens += estimator.tools(tools)
-    return Context(
+    context = Context(
         messages=final,
         sources=final_sources,
         tools=tuple(tools),
@@ -345,3 +352,129 @@ def project(
         pruned=tuple(pruned_out),
         sanitize=report,
     )
+    if memo is not None and entries:
+        memo.epoch = EpochProjection(
+            key=key,
+            count=len(entries),
+            first=entries[0],
+            last=entries[-1],
+            calls=calls,
+            truncations=truncations,
+            pruned=pruned_out,
+            context=context,
+            message_tokens=message_tokens,
+            closed=not repaired and not pending_calls(final),
+            tools=tuple(tools),
+        )
+    return context
+
+
+def _project_message(
+    msg: Message,
+    entry: Entry,
+    calls: dict[str, ToolCallPart],
+    prune_set: frozenset[str],
+    cap: TruncateCap,
+    goal_cap: TruncateCap,
+    settings: ProjectionSettings,
+    estimator: Estimator,
+    memo: ProjectionMemo | None,
+    truncations: list[Truncation],
+    pruned_out: list[str],
+) -> Message:
+    """One tail message as projected: its calls noted, its results and long texts rewritten
+    (pruned placeholders, truncation at source), frame tags neutralised."""
+    if msg.role == "assistant":
+        for call in msg.tool_calls:
+            calls[call.id] = call
+        if any(isinstance(p, TextPart | ToolCallPart) for p in msg.parts):
+            return _rewrite(
+                msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
+            )
+        return neutralize_message(msg)
+    if msg.tool_results or msg.role == "user":
+        own = goal_cap if entry.id == settings.goal_entry_id else cap
+        return _rewrite(
+            msg, entry.id, prune_set, calls, own, estimator, memo, truncations, pruned_out
+        )
+    return neutralize_message(msg)
+
+
+def _extend(
+    memo: ProjectionMemo,
+    key: EpochKey,
+    entries: Sequence[Entry],
+    head_ids: set[str],
+    settings: ProjectionSettings,
+    estimator: Estimator,
+    tools: Sequence[Mapping[str, Any]],
+) -> Context | None:
+    """The previous projection of this epoch extended by the message entries appended since,
+    or ``None`` when it cannot be: another epoch or other settings, an entry list that does
+    not start with the one projected, a record among the new entries (or one the compaction
+    shows before its kept tail, ``lead_ids``), a previous projection
+    that was not closed, or new messages the sanitizer would repair on their own (whatever
+    it repairs, the whole projection is made again). Equal to the full projection: the
+    prefix is closed, so the sanitizer passes it through unchanged and the new messages
+    (which answer no call of the prefix) are sanitized as they would be behind it; stale
+    reasoning is dropped only before the compaction."""
+    state = memo.epoch
+    assert state is not None
+    n = state.count
+    if (
+        not state.closed
+        or state.key != key
+        or state.tools != tuple(tools)
+        or len(entries) < n
+        or entries[0] is not state.first
+        or entries[n - 1] is not state.last
+    ):
+        return None
+    if len(entries) == n:
+        return state.context
+    prune_set: frozenset[str] = key[6]
+    lead: frozenset[str] = key[7]
+    cap, goal_cap = key[2], key[3]
+    calls = dict(state.calls)
+    truncations: list[Truncation] = []
+    pruned_out: list[str] = []
+    messages: list[Message] = []
+    sources: list[str | None] = []
+    for entry in entries[n:]:
+        msg = entry.message
+        if msg is None or entry.id in head_ids or entry.id in lead:
+            return None
+        messages.append(
+            _project_message(
+                msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
+                truncations, pruned_out,
+            )
+        )  # fmt: skip
+        sources.append(entry.id)
+    tail, tail_sources, report = sanitize(messages, sources)
+    if report.changed:
+        return None
+    previous = state.context
+    message_tokens = state.message_tokens + sum(estimator.message(m) for m in tail)
+    all_truncations = [*state.truncations, *truncations]
+    all_pruned = [*state.pruned, *pruned_out]
+    context = dataclasses.replace(
+        previous,
+        messages=previous.messages + tail,
+        sources=previous.sources + tail_sources,
+        tokens=message_tokens + (estimator.tools(tools) if tools else 0),
+        truncations=tuple(all_truncations),
+        pruned=tuple(all_pruned),
+    )
+    memo.epoch = dataclasses.replace(
+        state,
+        count=len(entries),
+        last=entries[-1],
+        calls=calls,
+        truncations=all_truncations,
+        pruned=all_pruned,
+        context=context,
+        message_tokens=message_tokens,
+        closed=not pending_calls(tail),
+    )
+    return context

@@ -38,20 +38,22 @@ also rejects ``tool_result`` blocks without a ``tools`` list).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from ctxengine.errors import InvalidRequest
 from ctxengine.projection._check_anthropic import check_anthropic
 from ctxengine.projection._check_openai import check_openai
 
-PROVIDERS: dict[str, Callable[[Any, bool], list[str]]] = {
+PROVIDERS: dict[str, Callable[[Any, bool, Collection[str]], list[str]]] = {
     "openai": check_openai,
     "anthropic": check_anthropic,
 }
 
 
-def validate(body: Any, provider: str, *, strict: bool = False) -> list[str]:
+def validate(
+    body: Any, provider: str, *, strict: bool = False, known_ids: Collection[str] = ()
+) -> list[str]:
     """Check a request body against the protocol of ``provider``.
 
     Args:
@@ -62,6 +64,10 @@ def validate(body: Any, provider: str, *, strict: bool = False) -> list[str]:
             ``max_tokens`` (Anthropic) and a ``tools`` list declaring every tool called.
             Without it, only the messages' protocol (ids and names included) and the shape
             of the fields present are checked.
+        known_ids: tool-call ids (as sent) of messages that come before ``body``'s in the
+            same request, for a body that holds only the tail of a request: Anthropic
+            rejects a ``tool_use`` id used twice in a request, so one of these is reported
+            as used twice. OpenAI ids need only be unique within one message.
 
     Returns:
         One line per violated invariant, naming where (``messages[3].content[0]: …``);
@@ -73,7 +79,7 @@ def validate(body: Any, provider: str, *, strict: bool = False) -> list[str]:
     check = PROVIDERS.get(provider)
     if check is None:
         raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(PROVIDERS)}")
-    return check(body, strict)
+    return check(body, strict, known_ids)
 
 
 def ensure_valid(body: Any, provider: str, *, strict: bool = False) -> None:

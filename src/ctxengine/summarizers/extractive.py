@@ -72,7 +72,7 @@ from ctxengine.summarizers.items import (
     spread,
     with_focus,
 )
-from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.ledgers import done_steps, extract_ledgers
 from ctxengine.summarizers.sections import NOT_SHOWN_HEADING, StateLayout, group_paths, notes
 from ctxengine.summarizers.select import select
 from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
@@ -108,7 +108,7 @@ def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
     lines = [words.turn_continues]
     if any(is_real_user_message(m) for m in prefix):
         lines.append(words.turn_answers.format(next_step=words.headings.next_step))
-    done = extract_ledgers(prefix).done
+    done = done_steps(prefix)
     if done:
         shown = [done_line(step, words.facts) for step in done[-TURN_CONTEXT_MAX_STEPS:]]
         lines.append(words.turn_done.format(steps="; ".join(shown)))

@@ -49,6 +49,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ctxengine.projection.frame import is_instruction_like
 from ctxengine.summarizers.shell import commands
@@ -749,9 +750,16 @@ _PASSED_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+#: Tool outputs whose passed tests :func:`passed_tests` remembers (a compaction walks its
+#: range's outputs, and a split turn's prefix again).
+PASSED_TESTS_CACHE = 4096
+
+
+@lru_cache(maxsize=PASSED_TESTS_CACHE)
 def passed_tests(text: str) -> tuple[str, ...]:
     """Ids of the tests ``text`` reports as passed (pytest ``-v``/``-rA``, unittest ``-v``,
-    go ``-v``, cargo, jest/vitest ``✓``), in order."""
+    go ``-v``, cargo, jest/vitest ``✓``), in order. Remembered for the
+    :data:`PASSED_TESTS_CACHE` outputs asked most recently."""
     out: list[str] = []
     for line in text.splitlines():
         for runner, pattern in _PASSED_PATTERNS:

@@ -44,7 +44,7 @@ skipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from ctxengine.model import IdentifierFact
@@ -358,6 +358,48 @@ def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
     return list(found.values())[-FINDING_SYMBOLS_MAX:]
 
 
+Reader = Callable[[Source, str], Iterator[Found]]
+
+
+def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Reader]:
+    """The line readers that can find anything in ``text``, in the order their facts are
+    listed. A reader's pattern that matches a line also matches the whole text (a line's
+    ends read as a line break there, which every lookaround and ``\\b`` of these patterns
+    takes as a non-word character), so a reader whose patterns find nothing in the whole
+    text finds nothing in any of its lines and is left out. Cheaper necessary conditions
+    (:data:`_MAY_PORT` …, a literal) are tried before each pattern."""
+    readers: list[Reader] = []
+    if (user or _tracker(src.command)) and (
+        (_MAY_TICKET.search(text) and _TICKET.search(text)) or ("#" in text and _ISSUE.search(text))
+    ):
+        readers.append(_tickets)
+    if _MAY_PORT.search(text) and _PORT.search(text):
+        readers.append(_ports)
+    if "://" in text and _URL.search(text):
+        readers.append(_urls)
+    if (_MAY_ENV.search(text) and _ENV.search(text)) or (
+        src.origin == "user" and "$" in text and _DOLLAR.search(text)
+    ):
+        readers.append(_envs)
+    if (
+        versions_here
+        and _MAY_VERSION.search(text)
+        and (_VTAG.search(text) or _VERSIONED.search(text))
+    ):
+        readers.append(_versions)
+    if user and _HEX.search(text) and _GIT_WORDS.search(text):
+        readers.append(_commits_in_user_text)
+    return readers
+
+
+#: Necessary conditions of :data:`_TICKET`, :data:`_PORT`, :data:`_ENV` and the version
+#: patterns (:data:`_VTAG`, :data:`_VERSIONED`), each far cheaper to search for.
+_MAY_TICKET = re.compile(r"[A-Z0-9]-\d")
+_MAY_PORT = re.compile(r"localhost:\d|\]:\d|://|\.\d{1,3}:\d\d|[Pp]orts? \d|--port|PORT=")
+_MAY_ENV = re.compile(r"export |environ|getenv|process\.env\.|env::var")
+_MAY_VERSION = re.compile(r"\d\.\d")
+
+
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
     first-seen order, each with its newest text, source index and context line, stated when
@@ -371,15 +413,9 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
         versions_here = user or re.search(
             r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
         )
-        for line in _lines(text):
-            here: list[Found] = [
-                *_tickets(src, line),
-                *_ports(src, line),
-                *_urls(src, line),
-                *_envs(src, line),
-                *(_versions(src, line) if versions_here else ()),
-                *(_commits_in_user_text(src, line) if user else ()),
-            ]
+        readers = _readers(src, text, user, bool(versions_here))
+        for line in _lines(text) if readers else ():
+            here: list[Found] = [found for read in readers for found in read(src, line)]
             found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
         if not user and _git(src.command):
             found += [fact for _, fact in _commits_in_git_output(src)]

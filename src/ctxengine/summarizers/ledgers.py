@@ -29,7 +29,7 @@ from ctxengine.summarizers.signals import exit_code
 from ctxengine.summarizers.tools import PATH_KEYS, arguments, call_effects, shell_command
 from ctxengine.summarizers.walk import Walk
 
-__all__ = ["call_effects", "extract_ledgers", "session_cwd", "shell_command"]
+__all__ = ["call_effects", "done_steps", "extract_ledgers", "session_cwd", "shell_command"]
 
 
 def _dedup(items: Sequence[str]) -> tuple[str, ...]:
@@ -57,6 +57,36 @@ def session_cwd(messages: Sequence[Message]) -> str:
                 args = arguments(part) or {}
                 paths += [args[k] for k in PATH_KEYS if isinstance(args.get(k), str)]
     return guessed_cwd(commands, paths)
+
+
+def _walk(messages: Sequence[Message], cwd: str, start: int) -> Walk:
+    """Every tool call of ``messages`` walked with its result (looked up among the same
+    messages), and the files an assistant message's ``meta["applied_edits"]`` names."""
+    owner: dict[str, tuple[ToolResultPart, int]] = {}
+    for index, message in enumerate(messages):
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                owner[part.call_id] = (part, index)
+    statuses = any(
+        result.is_error or exit_code(result.text) is not None for result, _ in owner.values()
+    )
+    walk = Walk(cwd=cwd, start=start, statuses=statuses)
+    for index, message in enumerate(messages):
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                found = owner.get(part.id)
+                walk.call(part, found[0] if found else None, found[1] if found else index)
+        applied = message.meta.get(APPLIED_EDITS) if message.role == "assistant" else None
+        for path in applied if isinstance(applied, list) else ():
+            if isinstance(path, str) and path:
+                walk.effect(FileEffect("edited", path), index)
+    return walk
+
+
+def done_steps(messages: Sequence[Message], *, cwd: str = "") -> tuple[str, ...]:
+    """``extract_ledgers(messages, cwd=cwd).done`` without the other ledgers: one line per
+    successful change or test/build/lint/commit command, in first-seen order."""
+    return _dedup(_walk(messages, cwd or session_cwd(messages), 0).done)
 
 
 def extract_ledgers(
@@ -87,29 +117,13 @@ def extract_ledgers(
         first-seen order.
     """
     cwd = cwd or session_cwd(messages)
-    owner: dict[str, tuple[ToolResultPart, int]] = {}
-    for index, message in enumerate(messages):
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                owner[part.call_id] = (part, index)
-    statuses = any(
-        result.is_error or exit_code(result.text) is not None for result, _ in owner.values()
-    )
-    walk = Walk(cwd=cwd, start=start, statuses=statuses)
+    walk = _walk(messages, cwd, start)
     users: list[Source] = []
     for index, message in enumerate(messages):
         if is_real_user_message(message):
             users.append(Source(start + index, "user", message.text))
         elif message.role == "assistant" and message.text.strip():
             users.append(Source(start + index, "assistant", message.text))
-        for part in message.parts:
-            if isinstance(part, ToolCallPart):
-                found = owner.get(part.id)
-                walk.call(part, found[0] if found else None, found[1] if found else index)
-        applied = message.meta.get(APPLIED_EDITS) if message.role == "assistant" else None
-        for path in applied if isinstance(applied, list) else ():
-            if isinstance(path, str) and path:
-                walk.effect(FileEffect("edited", path), index)
     files = walk.file_facts()
     rules = rule_facts(messages, start)
     sources = sorted([*users, *walk.sources], key=lambda s: s.index)

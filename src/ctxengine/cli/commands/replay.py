@@ -1,9 +1,25 @@
-"""``ctxengine replay``: a session re-played call by call as a live agent would send it."""
+"""``ctxengine replay``: a session re-played call by call as a live agent would send it; with
+``--policy``, several policies side by side with cost and prompt-cache accounting."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from typing import Annotated
 
+import typer
+
+from ctxengine.cli.comparison import (
+    CacheProviderOpt,
+    CacheTtlOpt,
+    PolicyOpt,
+    PriceModelOpt,
+    PricesOpt,
+    SampleOpt,
+    long_ttl_of,
+    policies_from,
+    price_table,
+    run_comparison,
+)
 from ctxengine.cli.load import load_target
 from ctxengine.cli.options import (
     DbOpt,
@@ -19,9 +35,13 @@ from ctxengine.cli.options import (
 )
 from ctxengine.cli.output import dump_json
 from ctxengine.cli.progress import progress
-from ctxengine.cli.views import show_replay
+from ctxengine.cli.views import show_comparison, show_replay
 from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.replay import replay
+
+StepsOpt = Annotated[
+    bool, typer.Option("--steps", help="With --policy --json: every call of every policy.")
+]
 
 
 def replay_cmd(
@@ -34,9 +54,43 @@ def replay_cmd(
     format: FormatOpt = None,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
+    policy: PolicyOpt = None,
+    sample: SampleOpt = 0,
+    model: PriceModelOpt = None,
+    prices: PricesOpt = None,
+    cache_ttl: CacheTtlOpt = "5m",
+    cache_provider: CacheProviderOpt = None,
+    steps: StepsOpt = False,
 ) -> None:
     """Re-play a session as a live agent would: prepare() before every assistant message,
-    validate each request for both providers, and print the timeline."""
+    validate each request for both providers, and print the timeline. With --policy, replay
+    each policy over the same session and print one table: calls, compactions, prunes,
+    summarizer calls, context sizes, input tokens billed, simulated prompt-cache reads,
+    writes and breaks, estimated cost, and which key facts the final context holds."""
+    if policy is not None:
+        policies = policies_from(policy, keep_recent)
+        table, ttl = price_table(prices), long_ttl_of(cache_ttl)
+        with progress("reading", quiet=quiet) as tracker:
+            t = load_target(target, session=session, db=db, format=format, strict=strict)
+            comparison = run_comparison(
+                t,
+                policies,
+                window=window,
+                prices=table,
+                model=model,
+                cache_provider=cache_provider,
+                long_ttl=ttl,
+                sample=sample,
+                tracker=tracker,
+            )
+        if json_out:
+            dump_json(comparison.to_dict(steps=steps), None)
+        else:
+            show_comparison(comparison)
+        invalid = sum(r.result.invalid for r in comparison.runs)
+        if invalid:
+            raise RuntimeError(f"{invalid} replayed requests failed validation")
+        return
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=format, strict=strict)
         total = sum(1 for e in t.entries if e.message is not None and e.message.role == "assistant")
@@ -45,6 +99,7 @@ def replay_cmd(
             t.entries,
             window=window,
             policy=policy_from_options(keep_recent),
+            sample=sample,
             on_step=lambda _s: tracker.advance(),
         )
     if json_out:
@@ -59,7 +114,7 @@ def replay_cmd(
                 "max_tokens": result.max_tokens,
                 "steps": [
                     {
-                        **asdict(replace(s, events=())),
+                        **asdict(replace(s, events=(), cache=None)),
                         "events": [e.to_dict(with_plan=False) for e in s.events],
                     }
                     for s in result.steps

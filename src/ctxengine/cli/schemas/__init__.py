@@ -1,6 +1,6 @@
 """JSON Schemas (draft 2020-12) of the ``--json`` documents, one per command:
 ``import.json``, ``sessions.json``, ``inspect.json``, ``compact.json``, ``replay.json``,
-``export.json`` and ``bench.json`` beside this file."""
+``report.json``, ``export.json`` and ``bench.json`` beside this file."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ COMMANDS: tuple[str, ...] = (
     "inspect",
     "compact",
     "replay",
+    "report",
     "export",
     "bench",
 )

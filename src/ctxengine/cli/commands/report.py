@@ -1,0 +1,112 @@
+"""``ctxengine report``: the policy comparison as a self-contained HTML page (and a PNG of it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ctxengine.cli.chromium import screenshot
+from ctxengine.cli.comparison import (
+    CacheProviderOpt,
+    CacheTtlOpt,
+    PolicyOpt,
+    PriceModelOpt,
+    PricesOpt,
+    SampleOpt,
+    long_ttl_of,
+    policies_from,
+    price_table,
+    run_comparison,
+)
+from ctxengine.cli.load import check_output_path, load_target
+from ctxengine.cli.options import (
+    DbOpt,
+    FormatOpt,
+    JsonOpt,
+    KeepRecentOpt,
+    QuietOpt,
+    SessionOpt,
+    StrictOpt,
+    TargetArg,
+    WindowOpt,
+)
+from ctxengine.cli.output import dump_json, say, write_output
+from ctxengine.cli.progress import progress
+from ctxengine.policy.defaults import DEFAULT_WINDOW
+from ctxengine.policy.presets import PRESET_NAMES
+from ctxengine.replay.consumers import token_consumers
+from ctxengine.replay.html import report_html
+from ctxengine.tokens.estimate import HeuristicEstimator
+
+#: Size of the ``--png`` screenshot, in CSS pixels: the page's width, and a height that holds
+#: the header, both charts and the comparison table.
+PNG_WIDTH, PNG_HEIGHT = 1200, 1600
+
+
+def report_cmd(
+    output: Annotated[
+        str, typer.Option("-o", "--output", help="The HTML file to write (never the input).")
+    ],
+    target: TargetArg = None,
+    session: SessionOpt = None,
+    png: Annotated[
+        bool, typer.Option("--png", help="Also write a screenshot beside it (needs Chromium).")
+    ] = False,
+    window: WindowOpt = DEFAULT_WINDOW,
+    keep_recent: KeepRecentOpt = None,
+    policy: PolicyOpt = None,
+    sample: SampleOpt = 0,
+    model: PriceModelOpt = None,
+    prices: PricesOpt = None,
+    cache_ttl: CacheTtlOpt = "5m",
+    cache_provider: CacheProviderOpt = None,
+    db: DbOpt = None,
+    format: FormatOpt = None,
+    strict: StrictOpt = False,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Replay a session under each policy (default: every preset) and write one HTML page:
+    the context size of every call per policy with the window, the triggers, compactions and
+    prunes; the share of each request read from the prompt cache; the comparison table; the
+    top token consumers by tool and by file. No network is needed to view it."""
+    page = Path(output)
+    image = page.with_suffix(".png") if png else None
+    check_output_path(output, target, db)
+    if image is not None:
+        check_output_path(str(image), target, db)
+    policies = policies_from(policy or ",".join(PRESET_NAMES), keep_recent)
+    table, ttl = price_table(prices), long_ttl_of(cache_ttl)
+    with progress("reading", quiet=quiet) as tracker:
+        t = load_target(target, session=session, db=db, format=format, strict=strict)
+        comparison = run_comparison(
+            t,
+            policies,
+            window=window,
+            prices=table,
+            model=model,
+            cache_provider=cache_provider,
+            long_ttl=ttl,
+            sample=sample,
+            tracker=tracker,
+        )
+        tools, files = token_consumers(t.entries, HeuristicEstimator())
+        tracker.step(f"writing {page}")
+        write_output(str(page), report_html(comparison, tools, files).encode("utf-8"))
+        if image is not None:
+            tracker.step(f"taking the screenshot {image}")
+            screenshot(page, image, width=PNG_WIDTH, height=PNG_HEIGHT)
+    if json_out:
+        doc = {
+            "html": str(page),
+            "png": None if image is None else str(image),
+            "comparison": comparison.to_dict(),
+        }
+        dump_json(doc, None)
+        return
+    calls = sum(len(r.steps) for r in comparison.runs)
+    say(f"wrote {page} ({len(comparison.runs)} policies, {calls:,} model calls)")
+    if image is not None:
+        say(f"wrote {image}")

@@ -1,0 +1,122 @@
+"""Ledger survival: which of a session's key facts the final context of a replay still holds.
+
+The facts come from the whole session once (:func:`session_facts`, the deterministic ledgers
+of :func:`ctxengine.summarizers.ledgers.extract_ledgers` over every message): the first user
+request, the user's constraints, the files modified and the last error. A fact is present
+when its text appears in the final context's text (every text, tool call argument and tool
+result, whitespace runs read as one space) — the first request by its first
+:data:`~ctxengine.policy.defaults.REPLAY_SURVIVAL_GOAL_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ctxengine.model import (
+    Entry,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    current_entries,
+)
+from ctxengine.model.roles import is_real_user_message
+from ctxengine.policy.defaults import REPLAY_SURVIVAL_GOAL_CHARS
+from ctxengine.projection.context import Context
+from ctxengine.summarizers.ledgers import extract_ledgers
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What a good compaction keeps, read from the whole session.
+
+    Attributes:
+        first_request: the first real user message's text (``None`` without one).
+        constraints: the user's rules, in first-seen order.
+        modified_files: paths the session modified (normalised, as the ledgers write them).
+        last_error: the newest error line of a failed tool result, or ``None``.
+    """
+
+    first_request: str | None
+    constraints: tuple[str, ...]
+    modified_files: tuple[str, ...]
+    last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Survival:
+    """Which facts a final context holds.
+
+    Attributes:
+        first_request: the first request is present (``None``: the session has none).
+        constraints / modified_files: (present, total).
+        last_error: the last error is present (``None``: the session has none).
+    """
+
+    first_request: bool | None
+    constraints: tuple[int, int]
+    modified_files: tuple[int, int]
+    last_error: bool | None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON view: ``{"first_request": bool|null, "constraints": [present, total],
+        "modified_files": [present, total], "last_error": bool|null}``."""
+        return {
+            "first_request": self.first_request,
+            "constraints": list(self.constraints),
+            "modified_files": list(self.modified_files),
+            "last_error": self.last_error,
+        }
+
+
+def session_facts(entries: Iterable[Entry]) -> SessionFacts:
+    """The :class:`SessionFacts` of a session log (its message entries)."""
+    messages = [e.message for e in current_entries(list(entries)) if e.message is not None]
+    first = next((m.text for m in messages if is_real_user_message(m) and m.text.strip()), None)
+    ledgers = extract_ledgers(messages)
+    return SessionFacts(
+        first_request=first,
+        constraints=tuple(ledgers.constraints),
+        modified_files=tuple(ledgers.files_modified),
+        last_error=ledgers.errors[-1] if ledgers.errors else None,
+    )
+
+
+def context_text(messages: Sequence[Message]) -> str:
+    """Every text of ``messages`` (text parts, tool call arguments, tool result texts), one
+    space between words."""
+    pieces: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                pieces.append(part.text)
+            elif isinstance(part, ToolCallPart):
+                pieces.append(part.arguments)
+            elif isinstance(part, ToolResultPart):
+                pieces.extend(p.text for p in part.content if isinstance(p, TextPart))
+    return _squeeze(" ".join(pieces))
+
+
+def survival(facts: SessionFacts, final: Context | None) -> Survival:
+    """Which of ``facts`` the context ``final`` holds (nothing when it is ``None``)."""
+    text = context_text(final.messages) if final is not None else ""
+
+    def present(fact: str) -> bool:
+        needle = _squeeze(fact)
+        return bool(needle) and needle in text
+
+    def count(items: Sequence[str]) -> tuple[int, int]:
+        return sum(1 for item in items if present(item)), len(items)
+
+    first = facts.first_request
+    return Survival(
+        first_request=None if first is None else present(first[:REPLAY_SURVIVAL_GOAL_CHARS]),
+        constraints=count(facts.constraints),
+        modified_files=count(facts.modified_files),
+        last_error=None if facts.last_error is None else present(facts.last_error),
+    )
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
