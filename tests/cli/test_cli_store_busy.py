@@ -189,3 +189,20 @@ def test_a_live_session_keeps_appending_while_another_process_imports(
         ]
         assert {s.id: s.entry_count for s in reader.sessions()}["live-agent"] == appended
     store.close()
+
+
+def test_a_compact_that_finds_the_store_busy_writes_no_request(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "request.json"
+    holder = hold(db, 1.0)
+    try:
+        run = cli(
+            "compact", EXAMPLE_ID, "--db", db, "--window", "16000", "--busy-timeout", "0.5",
+            "-o", out,
+        )  # fmt: skip
+    finally:
+        release(holder)
+    assert run.returncode == EXIT_STORE_BUSY, run.stderr
+    assert "store busy" in run.stderr
+    assert not out.exists()
+    with SQLiteStore(db) as store:
+        assert len(store.entries(EXAMPLE_ID)) == 164  # the import only: nothing appended

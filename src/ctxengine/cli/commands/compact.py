@@ -211,14 +211,17 @@ def compact(
             )
             run.report["keep_recent"] = _keep_recent(keep_recent, run)
             _require_fit(run, window, max_tokens)
+            if t.store is not None:
+                # In one transaction, before the request is written: a store that stays busy
+                # (exit 3) or refuses the append leaves both the store and -o as they were.
+                # The -o path was checked before any work, so the write that follows rarely
+                # fails; if it does, the stored compaction is valid history that the next
+                # compact of the session reuses.
+                last = t.entries[-1].seq if t.entries else -1
+                t.store.append(t.session_id, list(run.new_entries), expect_last_seq=last)
             if output is not None:
                 tracker.step(f"writing {output}")
                 dump_json(run.body, output)
-            if t.store is not None:
-                # Only now, after the request was written, in one transaction: a failed run
-                # leaves the store as it was.
-                last = t.entries[-1].seq if t.entries else -1
-                t.store.append(t.session_id, list(run.new_entries), expect_last_seq=last)
     if json_out:
         dump_json(run.report, None, to_stderr=output == "-")
     else:
