@@ -358,3 +358,24 @@ class TestCompactOutput:
             "16,000-token window compacts at 12,800 tokens (reserve 3,200); give less than "
             "12,800"
         )
+
+
+def test_control_characters_in_data_reach_no_terminal_and_no_pipe(tmp_path: Path) -> None:
+    source = tmp_path / "escapes.json"
+    messages = [
+        {"role": "user", "content": "Make the banner \x1b[31mred\x1b[0m\rnow\x07"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    source.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    run = cli("inspect", source)
+    assert run.returncode == 0, run.stderr
+    assert "\x1b" not in run.stdout and "\r" not in run.stdout and "\x07" not in run.stdout
+    # (a table cell shows a carriage return as a space, as it does a newline)
+    assert "Make the banner ␛[31mred␛[0m now␇" in run.stdout
+
+
+def test_inert_keeps_tabs_newlines_and_every_offset() -> None:
+    from ctxengine.cli.output import inert
+
+    assert inert("a\tb\nc\x1b[0m\x7f\x9b") == "a\tb\nc␛[0m␡\ufffd"
+    assert len(inert("\x00\x1f")) == 2

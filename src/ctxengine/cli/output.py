@@ -5,7 +5,9 @@ Three rules hold for everything printed here:
 - **Data is never interpreted.** The consoles have markup, emoji codes and highlighting off:
   a file named ``run[bold]1.json`` or a line reference ``x.jsonl:100:`` prints as it is.
   Styles (red ``error:``) are applied as :class:`rich.text.Text` styles, never parsed from
-  strings.
+  strings. Control characters in data (an ANSI escape sequence in a transcript, a carriage
+  return, a bell) are shown as visible symbols (:func:`inert`), so no text can recolour,
+  move or clear the reader's terminal.
 - **Plain text off a terminal.** When the stream is not a terminal (a pipe, a file), lines
   are written as they are, never wrapped, without colour; a table is a header line and one
   line per row with fields separated by tabs (a tab or newline inside a field becomes a
@@ -35,6 +37,29 @@ from rich.text import Text
 out = Console(markup=False, emoji=False, highlight=False)
 #: Errors, warnings and progress on a terminal.
 err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+
+
+#: C0 control characters other than tab and newline, DEL, and the C1 controls, each mapped to
+#: one visible character (the Unicode control pictures ␀…␟ and ␡ for C0 and DEL, U+FFFD for
+#: C1), so that styled spans keep their offsets.
+_INERT = {
+    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: 0x2421,
+    **{c: 0xFFFD for c in range(0x80, 0xA0)},
+}
+
+
+def inert(text: str) -> str:
+    """``text`` with every control character a terminal would act on (escape, carriage return,
+    bell, backspace …, but not tab and newline) replaced by a visible symbol of one character
+    (``"\x1b[31m"`` becomes ``"␛[31m"``)."""
+    return text.translate(_INERT)
+
+
+def _inert_text(text: str | Text) -> Text:
+    if isinstance(text, Text):
+        return Text(inert(text.plain), style=text.style, spans=list(text.spans))
+    return Text(inert(text))
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -67,11 +92,9 @@ def say(text: str | Text, *, stderr: bool = False) -> None:
     if is_terminal(stream):
         # soft wrap: the terminal folds a long line, no newline is inserted (an id or a path
         # copied from the screen stays whole)
-        (err if stderr else out).print(
-            text if isinstance(text, Text) else Text(text), soft_wrap=True
-        )
+        (err if stderr else out).print(_inert_text(text), soft_wrap=True)
     else:
-        _write_plain(stream, (text.plain if isinstance(text, Text) else text) + "\n")
+        _write_plain(stream, inert(text.plain if isinstance(text, Text) else text) + "\n")
 
 
 def labelled(label: str, style: str, message: str) -> Text:
@@ -116,7 +139,7 @@ class Grid:
         """Append a row (one cell per column)."""
         if len(cells) != len(self.columns):
             raise ValueError(f"a row of {len(cells)} cells for {len(self.columns)} columns")
-        self.rows.append(tuple(cells))
+        self.rows.append(tuple(inert(c) for c in cells))
 
 
 def _field(cell: str) -> str:
