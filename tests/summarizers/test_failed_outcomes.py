@@ -298,3 +298,28 @@ def test_shell_variables_and_substitutions_are_no_paths() -> None:
         *_bash("b", 'cat "$HOME/notes.md" src/$name.py', "y"),
     ]
     assert extract_ledgers(messages).files_read == ()
+
+
+def test_the_source_of_a_successful_move_is_not_listed_as_modified() -> None:
+    messages = [
+        user("Rename the module."),
+        *_bash("m1", "echo data | tee src/config.toml", "data"),
+        *_bash("m2", "mv src/old.rs src/new.rs", ""),
+        *_bash("m3", "git mv docs/a.md docs/b.md", ""),
+        Message("assistant", (TextPart("Renamed."),)),
+    ]
+    ledgers = extract_ledgers(messages)
+    assert ledgers.files_modified == ("src/config.toml", "src/new.rs", "docs/b.md")
+    assert ledgers.done == (
+        "wrote src/config.toml",
+        "moved src/old.rs to src/new.rs",
+        "moved docs/a.md to docs/b.md",
+    )
+    # written again after the move: modified once more
+    again = [*messages, *_bash("m4", "echo x > src/old.rs", "")]
+    assert extract_ledgers(again).files_modified == (
+        "src/config.toml",
+        "src/old.rs",
+        "src/new.rs",
+        "docs/b.md",
+    )

@@ -211,6 +211,7 @@ class Walk:
         elif action == "moved" and other is not None:
             was_created = self._file(path, index).created
             self._change(path, index, "deleted")
+            self.files[path].how = "renamed"
             self._change(other, index, how or "moved", created=was_created)
         elif action == "copied" and other is not None:
             self._change(other, index, how or "copied")
@@ -399,10 +400,14 @@ class Walk:
     # ------------------------------------------------------------------ results
 
     def file_facts(self) -> tuple[FileFact, ...]:
-        """One fact per path, in first-seen order: modified, scratch or read."""
+        """One fact per path, in first-seen order: modified, scratch or read. The source of a
+        move that succeeded (``mv a b``, ``git mv a b``) and was not written again gets none:
+        what it held is listed under its new path, and the move itself under Done."""
         known = set(self.files)
         out: list[FileFact] = []
         for f in sorted(self.files.values(), key=lambda f: f.first):
+            if f.changed and f.how == "renamed":
+                continue  # moved away: its contents are listed under the new path
             if f.changed:
                 language = language_of(f.path)
                 tool = bool(language) and opens_files(self.texts.get(f.path, ""), language)
