@@ -216,7 +216,12 @@ class TestCarryOver:
             ),
             rules=(
                 RuleFact("Never edit vendor/.", "active", 0, "edit vendor"),
-                RuleFact("必须保留旧名字作为别名。", "active", 3, "必须保留旧名字作为别名"),
+                RuleFact(
+                    "必须保留旧名字作为别名。",
+                    "active",
+                    3,
+                    "为别 作为 保留 别名 名字 字作 旧名 留旧 须保",
+                ),
             ),
         )
 
