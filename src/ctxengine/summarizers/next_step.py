@@ -116,9 +116,20 @@ class Wording:
     plan_open: str = "The agent's stated plan: {plan}"
     plan_answered: str = "The agent's last message ended with: {plan}"
     open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
+    open_errors_partial: str = (
+        "Open errors to resolve: {count} ({shown} listed under {errors}, {rest} more not shown: "
+        "{where})."
+    )
+    open_errors_some: str = (
+        "Open errors to resolve: {count} (some listed under {errors}, the others not shown: "
+        "{where})."
+    )
+    where_entries: str = "entries {first}–{last} of the history"
+    where_note: str = "counted under {not_shown}"
     go_on: str = "Go on with the messages after this summary."
     current_work: str = "Current work"
     errors: str = "Errors"
+    not_shown: str = "Not shown (no room left)"
 
 
 ENGLISH = Wording()
@@ -227,6 +238,25 @@ def resolve(
     return words.ack_goal.format(ack=ack) if goal else words.ack_alone.format(ack=ack)
 
 
+def _open_errors_line(
+    count: int, shown: int | None, entries: tuple[int, int] | None, words: Wording
+) -> str:
+    """The line counting the open errors: all listed, ``shown`` of them, or some (``-1``),
+    with where the others are."""
+    errors = words.errors
+    if shown is None or shown >= count:
+        return words.open_errors.format(count=count, errors=errors)
+    if entries is not None:
+        where = words.where_entries.format(first=entries[0], last=entries[1])
+    else:
+        where = words.where_note.format(not_shown=words.not_shown)
+    if shown < 0:
+        return words.open_errors_some.format(count=count, errors=errors, where=where)
+    return words.open_errors_partial.format(
+        count=count, shown=shown, rest=count - shown, errors=errors, where=where
+    )
+
+
 def next_step(
     messages: Sequence[Message],
     *,
@@ -235,6 +265,8 @@ def next_step(
     goal: str,
     open_errors: Sequence[str] = (),
     words: Wording = ENGLISH,
+    shown_errors: int | None = None,
+    entries: tuple[int, int] | None = None,
 ) -> str:
     """The next-step text of a continuation state (see the module docstring).
 
@@ -245,8 +277,13 @@ def next_step(
             continue it).
         prior: real user texts before ``messages``, oldest first.
         goal: the session's goal (a request equal to it is reported as the goal).
-        open_errors: the open error lines, oldest first.
+        open_errors: the open error lines, oldest first (one per line the state lists).
         words: the sentences.
+        shown_errors: how many of them the state lists under its errors heading (``None``:
+            all); when fewer, the line says how many and where the others are (``entries``,
+            the history entries the state covers, else its closing note); ``-1`` when the
+            number is not known: the line says that some are listed.
+        entries: first and last history entry the state covers, or ``None``.
 
     Returns:
         One to four lines: the request (open or answered), the agent's stated plan after it,
@@ -272,7 +309,7 @@ def next_step(
     if plan and plan not in lines[0] and not asks_for_direction(plan):
         lines.append((words.plan_answered if answered else words.plan_open).format(plan=plan))
     if open_errors:
-        lines.append(words.open_errors.format(count=len(open_errors), **names))
+        lines.append(_open_errors_line(len(open_errors), shown_errors, entries, words))
     if answered:
         lines.append(words.go_on)
     return "\n".join(lines)
