@@ -116,18 +116,37 @@ def test_a_later_rule_on_the_same_topic_supersedes_the_earlier() -> None:
             "python target",
             False,
             "from now on you must target Python 3.11",
+            head="python target",
         ),
-        RuleFact("Use tabs.", "superseded", 10, "tabs", False, "Use spaces instead of tabs."),
-        RuleFact("Don't touch the tests.", "active", 10, "tests touch", False),
-        RuleFact("from now on you must target Python 3.11", "active", 12, "python target", True),
+        RuleFact(
+            "Use tabs.", "superseded", 10, "tabs", False, "Use spaces instead of tabs.", head="tabs"
+        ),
+        RuleFact("Don't touch the tests.", "active", 10, "tests touch", False, head="tests touch"),
+        RuleFact(
+            "from now on you must target Python 3.11",
+            "active",
+            12,
+            "python target",
+            True,
+            head="python target",
+        ),
         RuleFact(
             "Actually, don't touch the database schema.",
             "active",
             13,
             "database schema touch",
             True,
+            head="database schema touch",
         ),
-        RuleFact("Use spaces instead of tabs.", "active", 13, "spaces tabs", True, revokes="tabs"),
+        RuleFact(
+            "Use spaces instead of tabs.",
+            "active",
+            13,
+            "spaces tabs",
+            True,
+            revokes="tabs",
+            head="spaces tabs",
+        ),
     )
 
 
@@ -301,3 +320,25 @@ def test_a_superseded_rule_marks_the_identifier_it_named_as_earlier() -> None:
         ("port 8000", "earlier"),
         ("port 9000", "current"),
     ]
+
+
+def test_a_reason_after_the_rule_does_not_hide_what_it_replaces() -> None:
+    assert _statuses(
+        "Always target Python 3.8, the prod image still runs it.",
+        "Switch to Python 3.11 from here on: prod moved to the new image this morning.",
+    ) == [
+        ("Always target Python 3.8, the prod image still runs it.", "superseded"),
+        ("Switch to Python 3.11 from here on: prod moved to the new image this morning.", "active"),
+    ]
+    assert _statuses(
+        "Use axios for every HTTP call in the client.",
+        "Actually, use fetch instead of axios for the HTTP calls.",
+    ) == [
+        ("Use axios for every HTTP call in the client.", "superseded"),
+        ("Actually, use fetch instead of axios for the HTTP calls.", "active"),
+    ]
+
+
+def test_an_acknowledgement_is_not_a_rule() -> None:
+    assert rule_sentences("ok, keep going") == ()
+    assert rule_sentences("ok, keep the tests green.") == ("ok, keep the tests green.",)

@@ -163,6 +163,9 @@ class RuleFact:
         revokes: the words of what the rule names as replaced (lower case, space-separated:
             ``"8000"`` for ``use port 9000 instead of 8000``, ``"tabs"`` for ``forget the tabs
             rule``); ``""`` when it names nothing.
+        head: the topic of the clause that states the rule, without the reason or the label
+            around it (``"python target"`` for ``Two rules: always target Python 3.8, the
+            image runs it``); ``""`` when unknown (older ledgers).
     """
 
     text: str
@@ -172,6 +175,7 @@ class RuleFact:
     replaces: bool = False
     superseded_by: str = ""
     revokes: str = ""
+    head: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,24 +336,31 @@ def supersedes(newer: RuleFact, older: RuleFact) -> bool:
       ``older`` (when they are only numbers, the two rules share a topic word too:
       ``instead of 8000`` replaces ``Use port 8000.``, not ``Keep responses under 8000 ms``);
     - ``newer`` says it replaces earlier rules and more than half of the topic words of
-      either rule are shared (``from now on you must target Python 3.11`` replaces ``Always
-      target Python 3.8.``; ``You can add new dependencies now`` replaces ``Don't add new
-      dependencies without asking me first``)."""
+      either rule are shared, in the whole sentences or in the clauses that state them
+      (``head``: ``Switch to Python 3.11 from here on: prod moved to the new image`` replaces
+      ``Always target Python 3.8, the prod image still runs it``; ``You can add new
+      dependencies now`` replaces ``Don't add new dependencies without asking me first``)."""
     if not newer.topic or not older.topic or newer.text == older.text:
         return False
     if newer.topic == older.topic:
         return True
     old_words = set(older.topic.split())
-    new_words = set(newer.topic.split())
-    shared = len(old_words & new_words)
+    shared = len(old_words & set(newer.topic.split()))
     if newer.revokes:
         named = set(newer.revokes.split())
         words_only = any(not w.replace(".", "").isdigit() for w in named)
         if named and named <= _words(older.text) and (words_only or shared):
             return True
-    if not newer.replaces or not shared:
+    if not newer.replaces:
         return False
-    return 2 * shared > len(old_words) or 2 * shared > len(new_words)
+    pairs = [(older.topic, newer.topic), (older.head, newer.head)]
+    return any(_mostly_shared(set(a.split()), set(b.split())) for a, b in pairs if a and b)
+
+
+def _mostly_shared(old: set[str], new: set[str]) -> bool:
+    """More than half of the words of either set are in both."""
+    shared = len(old & new)
+    return shared > 0 and (2 * shared > len(old) or 2 * shared > len(new))
 
 
 def merge_rules(older: Sequence[RuleFact], newer: Sequence[RuleFact]) -> tuple[RuleFact, ...]:

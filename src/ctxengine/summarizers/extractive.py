@@ -130,9 +130,9 @@ def user_message_items(
     """The user messages worth listing, newest first: ``texts`` (oldest first) without the
     ones in ``exclude`` (each once: the goal, the latest request), without bare
     acknowledgements and without those ``covered`` lists verbatim elsewhere (a message that
-    is one active rule or one decision, whitespace stripped), a repeated text only at its
-    newest place. The newest within ``budget`` tokens are ``user_message`` items, older ones
-    ``user_message.older``."""
+    is one rule, active or superseded, or one decision, or that the next step quotes whole,
+    whitespace stripped), a repeated text only at its newest place. The newest within
+    ``budget`` tokens are ``user_message`` items, older ones ``user_message.older``."""
     remaining = list(texts)
     for text in exclude:
         if text in remaining:
@@ -343,8 +343,9 @@ class ExtractiveSummarizer:
             )
         items += carried_items(request)
         covered = frozenset(
-            [r.text.strip() for r in ledgers.rules if r.status == "active"]
+            [r.text.strip() for r in ledgers.rules]
             + [d.text.strip() for d in ledgers.decisions if d.origin == "user"]
+            + [t.strip() for t in texts if t.strip() and t.strip() in step]
         )
         items += user_message_items(texts, exclude, self.user_messages_budget, estimator, covered)
         items += facts

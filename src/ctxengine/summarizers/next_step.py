@@ -117,15 +117,13 @@ class Wording:
     plan_answered: str = "The agent's last message ended with: {plan}"
     open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
     open_errors_partial: str = (
-        "Open errors to resolve: {count} ({shown} listed under {errors}, {rest} more not shown: "
-        "{where})."
+        "Open errors to resolve: {count} ({shown} listed under {errors}; {rest} more in {where})."
     )
     open_errors_some: str = (
-        "Open errors to resolve: {count} (some listed under {errors}, the others not shown: "
-        "{where})."
+        "Open errors to resolve: {count} (some listed under {errors}; the others in {where})."
     )
-    where_entries: str = "entries {first}–{last} of the history"
-    where_note: str = "counted under {not_shown}"
+    where_entries: str = "history entries {first}–{last}"
+    where_note: str = "the earlier history (see {not_shown})"
     go_on: str = "Go on with the messages after this summary."
     current_work: str = "Current work"
     errors: str = "Errors"
@@ -212,7 +210,8 @@ def resolve(
     words: Wording = ENGLISH,
 ) -> str:
     """``request``'s text, or for a bare acknowledgement what it acknowledged: the agent's
-    stated plan or question in the agent's message just before it (:func:`stated_plan`), else
+    stated plan or question in the agent's message just before it, in the turn it answers
+    (after the user message before it: :func:`stated_plan`), else
     the last paragraph of that message, else the latest substantive request before it (capped
     at :data:`RESOLVED_MAX_CHARS`), else the goal, else the acknowledgement alone, said to
     have nothing before it. A plan or paragraph that only asks the user what to do next
@@ -221,7 +220,11 @@ def resolve(
         return request.text
     ack = " ".join(request.text.split())
     if request.index >= 0:
-        before = _assistant_text_before(messages, request.index)
+        opened = max(
+            (i for i in range(request.index) if is_real_user_message(messages[i])), default=-1
+        )
+        # the agent's text of the turn the acknowledgement answers: after the request before it
+        before = _assistant_text_before(messages[opened + 1 :], request.index - opened - 1)
         plan = stated_plan(before)
         last = re.split(r"\n\s*\n", before)[-1].strip() if before else ""
         if plan and not asks_for_direction(plan):

@@ -169,28 +169,44 @@ LIFTS_WORDS: dict[Language, str] = {
     "ru": r"(?<!\w)больше не (?:нужно|надо|обязательно|требуется)(?!\w)",
 }
 
-_WHAT = r"(?P<what>[^,.;:!?()\n]{1,40}?)"
-_WHAT_CJK = r"(?P<what>[^，。；、,.;:：!?！？\s]{1,12})"
+#: Words that end the name of what is replaced (``instead of axios for the HTTP calls``).
+_ENDS_WHAT = (
+    r"for|in|on|at|with|from|to|when|because|since|so|as|and|or|but|if|the|a|an|now|here|"
+    r"para|por|en|con|pour|dans|avec|sur|et|für|mit|im|und|bei|em|com|no|na|e|для|в|с|на|и"
+)
+
+
+def _what(group: str) -> str:
+    """What a rule names as replaced, in group ``group``: one or two words, after an optional
+    article, the second not one of :data:`_ENDS_WHAT`."""
+    return (
+        r"(?:(?:the|a|an|our|my|el|la|los|las|le|les|der|die|das|o|os|as)\s+)?"
+        rf"(?P<{group}>[\w.+#/@'-]+(?:\s+(?!(?:{_ENDS_WHAT})\b)[\w.+#/@'-]+)?)"
+    )
+
+
+_WHAT = _what("what")
+_WHAT_CJK = r"\s?(?P<what>[^，。；、,.;:：!?！？\s]{1,12})"
 #: A pattern naming what a later rule replaces, in its group ``what``.
 REVOKES_WORDS: dict[Language, str] = {
-    "en": rf"\b(?:instead of|rather than|in place of)\s+{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "en": rf"\b(?:instead of|rather than|in place of)\s+{_WHAT}|"
     r"\b(?:forget|ignore|drop|scrap|disregard)\s+(?:about\s+)?(?:the|my|that|this|our|any)?\s*"
     r"(?P<what2>[\w.+#/-]+(?:\s+[\w.+#/-]+){0,2}?)\s+(?:rule|requirement|constraint|"
     r"instruction|restriction|policy)s?\b|"
-    r"\b(?:no (?:more|longer)|stop using|switch(?:ing)? from)\s+"
-    r"(?P<what3>[\w.+#/-]+(?:\s+[\w.+#/-]+){0,2})",
+    rf"\b(?:no (?:more|longer)|stop using|switch(?:ing)? from)\s+{_what('what3')}",
     "zh": rf"(?:而不是|代替|不再用|不再使用|不用){_WHAT_CJK}",
-    "ja": rf"{_WHAT_CJK}(?:ではなく|じゃなくて|の代わりに|のルールは忘れて)",
+    "ja": r"(?P<what>[^，。；、,.;:：!?！？\s]{1,12})\s?"
+    r"(?:ではなく|じゃなくて|の代わりに|のルールは忘れて)",
     "ko": r"(?P<what>\S+?)\s*(?:대신|말고)",
-    "es": rf"\b(?:en lugar de|en vez de|ya no)\s+{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "es": rf"\b(?:en lugar de|en vez de|ya no)\s+{_WHAT}|"
     r"\bolvida(?:te)?\s+(?:de\s+)?(?:la regla de(?:l)?|lo de)\s+(?P<what2>[\w.+#/-]+)",
-    "fr": rf"\b(?:au lieu de|au lieu d['’]|plutôt que)\s*{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "fr": rf"\b(?:au lieu de|au lieu d['’]|plutôt que)\s*{_WHAT}|"
     r"\boublie(?:z)?\s+la règle\s+(?:de|des|du|sur)\s+(?P<what2>[\w.+#/-]+)",
-    "de": rf"\b(?:statt|anstatt|anstelle von)\s+{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "de": rf"\b(?:statt|anstatt|anstelle von)\s+{_WHAT}|"
     r"\bvergiss\s+die\s+(?P<what2>[\w.+#/]+?)-?regel\b",
-    "pt": rf"\b(?:em vez de|ao invés de|no lugar de)\s+{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "pt": rf"\b(?:em vez de|ao invés de|no lugar de)\s+{_WHAT}|"
     r"\besqueça\s+a regra\s+(?:de|do|da|dos|das)\s+(?P<what2>[\w.+#/-]+)",
-    "ru": rf"(?<!\w)вместо\s+{_WHAT}(?=\s*(?:[,.;:!?)]|$))|"
+    "ru": rf"(?<!\w)вместо\s+{_WHAT}|"
     r"(?<!\w)забудь(?:те)?\s+(?:про|о|об)\s+(?:правило\s+)?(?P<what2>[\w.+#/-]+)",
 }
 

@@ -40,6 +40,7 @@ Not rules, whatever their words:
   ``ISSUE:`` and ``INSTRUCTIONS:`` parts of SWE-agent prompts, and any sentence shared
   verbatim by two messages (system, developer or user, demonstrations included) that share at
   least :data:`BOILERPLATE_MIN_SHARED` sentences;
+- a bare acknowledgement (``ok, keep going``);
 - the same rule twice (compared case- and punctuation-insensitively; the first is kept).
 
 Words that read as English too (Spanish ``no uses …``, German ``nicht``, ``nur``) count only
@@ -49,7 +50,8 @@ in a conversation whose dominant language is theirs
 A rule supersedes an earlier one (:func:`ctxengine.model.facts.supersedes`) when both have the
 same topic (content words without rule words, values and numbers; character pairs of CJK
 text), when it says it replaces earlier rules (``from now on``, ``instead``, ``no longer``,
-``switch to``, a permission …) and shares most of the topic of either, or when it names what
+``switch to``, a permission …) and shares most of the topic of either, in the whole sentences
+or in the clauses that state them (:func:`instruction`), or when it names what
 it replaces (``instead of 8000``, ``forget the tabs rule``: :func:`revoked_words`) and the
 earlier rule holds it.
 """
@@ -63,6 +65,7 @@ from ctxengine.model import Message, RuleFact, TextPart
 from ctxengine.model.facts import merge_rules
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.language import Language, detect_language
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.constraints import CONSTRAINT_MAX_CHARS, prose_lines, split_sentences
 from ctxengine.summarizers.rule_words import (
     ADVERB,
@@ -349,11 +352,39 @@ def _imperative(sentence: str) -> bool:
     return _DROPS_RULE.match(clause) is not None
 
 
+def _trigger(sentence: str, language: Language) -> int | None:
+    """Where the rule of ``sentence`` is stated: the first normative word, or rule word at
+    the start of a clause; ``None`` when neither (a keyword-less imperative)."""
+    found = [m.start() for m in (*MODAL.finditer(sentence), *LIFTS.finditer(sentence))]
+    candidates = [*ADVERB.finditer(sentence), *NEGATIVE.finditer(sentence)]
+    gated = GATED_PATTERNS.get(language)
+    if gated is not None:
+        candidates += list(gated.finditer(sentence))
+    for m in candidates:
+        german = _GERMAN_ADVERB.fullmatch(m.group(0)) is not None
+        if at_clause_start(sentence, m.start(), m.end(), german):
+            found.append(m.start())
+    return min(found, default=None)
+
+
+def instruction(sentence: str, language: Language = "en") -> str:
+    """The clause of ``sentence`` that states its rule (clauses split at ``,`` ``;`` ``:``):
+    the one holding its first normative word or clause-opening rule word, else its first
+    clause of more than lead words (``"Switch to Python 3.11 from here on"`` for ``Switch to
+    Python 3.11 from here on: prod moved to the new image.``)."""
+    at = _trigger(sentence, language)
+    if at is None:
+        return _first_clause(sentence) or sentence
+    starts = [m.end() for m in _CLAUSE.finditer(sentence) if m.end() <= at]
+    ends = [m.start() for m in _CLAUSE.finditer(sentence) if m.start() > at]
+    return sentence[max(starts, default=0) : min(ends, default=len(sentence))].strip()
+
+
 def is_rule(sentence: str, language: Language = "en") -> bool:
     """True when ``sentence`` states a rule for the agent (see the module docstring);
     ``language``: the conversation's dominant language (gates the words that read as English
     too)."""
-    if _is_noise(sentence):
+    if _is_noise(sentence) or is_acknowledgement(sentence):
         return False
     body = _INTERJECTION.sub("", sentence.strip())
     if MODAL.search(sentence) or _WANTS.match(body) or LIFTS.search(sentence):
@@ -458,6 +489,7 @@ def rule_facts(messages: Sequence[Message], start: int = 0) -> tuple[RuleFact, .
                     topic(sentence),
                     says_it_replaces(sentence),
                     revokes=revoked_words(sentence),
+                    head=topic(instruction(sentence, language)),
                 )
             )
         out = merge_rules(out, new)
