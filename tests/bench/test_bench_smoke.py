@@ -23,6 +23,13 @@ SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
     "rule": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (superseding)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (superseding: switch)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (superseding: instead of)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (superseding: no longer)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (de)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (fr)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (es)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (ru)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule_cjk (adversarial)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "identifier (assistant)": {"1": 1.0, "3": 1.0, "10": 1.0},
@@ -149,7 +156,7 @@ def test_frame_forgery_and_an_injected_imported_summary_change_nothing(
     # is still in the kept tail of all four, at k=10 compacted in all four
     assert policy["frames"] == {
         "1": {"cells": 4, "exact": 4, "forged_in_tail": 4, "tail_exact": 4},
-        "3": {"cells": 4, "exact": 4, "forged_in_tail": 2, "tail_exact": 2},
+        "3": {"cells": 4, "exact": 4, "forged_in_tail": 1, "tail_exact": 1},
         "10": {"cells": 4, "exact": 4, "forged_in_tail": 0, "tail_exact": 0},
     }
     # the even-seeded sessions (debug-0, refactor-2) continue from an imported summary
