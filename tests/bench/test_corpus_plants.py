@@ -31,7 +31,7 @@ def test_plants_are_whole_turns_around_the_original_messages() -> None:
     assert planted.template == "corpus" and planted.modified is None
     assert planted.roots == ("/home/user/Downloads/CpolarAutoUpdater", "/home/dev/payments-api")
     assert "next-step" not in {f.id for f in planted.facts}
-    assert len(planted.facts) == 23  # the generator's facts but the next step
+    assert len(planted.facts) == 24  # the generator's facts but the next step
     # the original messages are all still there, in order (a subsequence)
     rest = iter(planted.messages)
     assert all(any(m == original for m in rest) for original in base)

@@ -20,6 +20,7 @@ FACT_IDS = [
     "rule-1",
     "rule-old",
     "rule-2",
+    "rule-i18n",
     "ticket",
     "rule-cjk",
     "edit-1",

@@ -52,6 +52,9 @@ from ctxengine.summarizers.acknowledge import MAX_CHARS, is_acknowledgement
         "да",
         "продолжай",
         "Да, продолжай!",
+        "System: Please continue.",
+        "User: ok",
+        "[system]: continue",
     ],
 )
 def test_an_acknowledgement(text: str) -> None:
@@ -78,6 +81,8 @@ def test_an_acknowledgement(text: str) -> None:
         "是否需要保留",
         "sigue con los tests",
         "weiter mit dem Parser",
+        "System: run the tests",
+        "Assistant: ok",
     ],
 )
 def test_not_an_acknowledgement(text: str) -> None:

@@ -215,8 +215,14 @@ class TestCarryOver:
                 FileFact("docs/x.md", "modified", 7, "created", True),
             ),
             rules=(
-                RuleFact("Never edit vendor/.", "active", 0, "edit vendor"),
-                RuleFact("必须保留旧名字作为别名。", "active", 3, "必须保留旧名字作为别名"),
+                RuleFact("Never edit vendor/.", "active", 0, "edit vendor", head="edit vendor"),
+                RuleFact(
+                    "必须保留旧名字作为别名。",
+                    "active",
+                    3,
+                    "为别 作为 保留 别名 名字 字作 旧名 留旧 须保",
+                    head="为别 作为 保留 别名 名字 字作 旧名 留旧 须保",
+                ),
             ),
         )
 
@@ -716,3 +722,92 @@ def test_a_short_budget_drops_identifiers_and_fixed_errors_before_open_ones() ->
         "entries 0–11 of the history"
     )
     assert summary.tokens == 118
+
+
+class TestFocusAndErrorCount:
+    def test_the_focus_ranks_matching_items_first_and_keeps_the_stated_identifiers(self) -> None:
+        messages: list[Message] = [
+            user("Fix the tag reader. Ticket TAG-7, the service runs on port 8123.")
+        ]
+        for k in range(6):
+            messages += [
+                calls(call(f"c{k}", "Bash", command=f"cat docs/part{k}.md")),
+                results((f"c{k}", "ok")),
+                calls(call(f"n{k}", "Bash", command=f"nfc-probe --slot {k}")),
+                results((f"n{k}", "ok")),
+            ]
+        messages.append(assistant("The reader works again; next I will update the spool docs."))
+        text, tokens = _summarize(tuple(messages), 150, covered=(0, 30), focus="NFC spool")
+        assert text == (
+            "## Goal\nFix the tag reader. Ticket TAG-7, the service runs on port 8123.\n\n"
+            "## Identifiers\n- ticket: TAG-7\n- port: port 8123\n\n"
+            "## Commands run\n"
+            + "".join(f"- nfc-probe --slot {k}\n" for k in range(6))
+            + "\n## Next step\n"
+            "The goal above was answered before this point (see Current work).\n"
+            "The agent's last message ended with: The reader works again; next I will update "
+            "the spool docs.\n"
+            "Go on with the messages after this summary.\n\n"
+            "## Focus\nNFC spool\n\n"
+            "## Not shown (no room left)\n"
+            "- 6 files read, 6 more commands run: entries 0–30 of the history"
+        )
+        assert tokens == 150
+
+    def test_the_open_error_count_says_how_many_are_listed_and_where_the_rest_are(self) -> None:
+        messages: list[Message] = [user("Make the build pass.")]
+        for k in range(5):
+            output = f"Exit code 2\nsrc/mod{k}.c:{k + 1}:3: error: unknown type name 'w{k}_t'"
+            messages += [
+                calls(call(f"c{k}", "Bash", command=f"make target{k}")),
+                results((f"c{k}", output, True)),
+            ]
+        messages.append(assistant("Five targets fail."))
+        text, tokens = _summarize(tuple(messages), 140, covered=(10, 40))
+        assert text == (
+            "## Goal\nMake the build pass.\n\n"
+            "## Errors\n"
+            "- open: src/mod2.c:3:3: error: unknown type name 'w2_t' — `make target2`\n"
+            "- open: src/mod3.c:4:3: error: unknown type name 'w3_t' — `make target3`\n"
+            "- open: src/mod4.c:5:3: error: unknown type name 'w4_t' — `make target4`\n\n"
+            "## Next step\n"
+            "The goal above was answered before this point (see Current work).\n"
+            "Open errors to resolve: 5 (3 listed under Errors; 2 more in history entries "
+            "10–40).\n"
+            "Go on with the messages after this summary.\n\n"
+            "## Not shown (no room left)\n"
+            "- 2 more errors, 5 commands run: entries 10–40 of the history"
+        )
+        assert tokens == 140
+        # with room for all of them, the count needs no note
+        text, _ = _summarize(tuple(messages), 400, covered=(10, 40))
+        assert "Open errors to resolve: 5 (listed under Errors).\n" in text
+        assert text.count("\n- open: ") == 5
+
+
+class TestUserMessagesShownElsewhere:
+    def test_a_superseded_rule_or_the_request_the_next_step_quotes_is_not_repeated(self) -> None:
+        messages = (
+            user("Fix the parser."),
+            assistant("Looking."),
+            user("Always target Python 3.8."),
+            assistant("Noted."),
+            user("From now on you must target Python 3.11."),
+            assistant("Noted."),
+            user("Add a test for the tokenizer."),
+            calls(call("t", "Bash", command="ls tests")),
+            results(("t", "test_parser.py")),
+            user("continue"),
+        )
+        text, _ = _summarize(messages)
+        assert text == (
+            "## Goal\nFix the parser.\n\n"
+            "## Constraints\n- (superseded) Always target Python 3.8.\n"
+            "- From now on you must target Python 3.11.\n\n"
+            "## Identifiers\n- version: Python 3.11\n\n"
+            "## Commands run\n- ls tests\n\n"
+            "## Current work\nNoted.\n\n"
+            "## Next step\n"
+            'Latest user request (in progress): "continue", to go on with: Add a test for the '
+            "tokenizer."
+        )

@@ -91,6 +91,7 @@ class TestLanguage:
         assert summarize(spanish()) == (
             "## Objetivo\nArregla los tests del parser en src/parser.py. No hagas push a main, "
             "por favor.\n\n"
+            "## Restricciones\n- No hagas push a main, por favor.\n\n"
             "## Archivos leídos\n- src/parser.py\n\n"
             "## Trabajo actual\nEstoy cambiando la función split.\n\n"
             "## Siguiente paso\nÚltima petición del usuario (respondida antes de este punto, "

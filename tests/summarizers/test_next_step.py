@@ -10,6 +10,7 @@ from ctxengine.model import assistant, user
 from ctxengine.summarizers.next_step import (
     PLAN_MAX_CHARS,
     Request,
+    asks_for_direction,
     latest_request,
     next_step,
     stated_plan,
@@ -152,4 +153,56 @@ class TestNextStep:
         )
         assert next_step((assistant("x"),), split_turn=False, prior=(), goal="") == (
             "No user request in the history so far."
+        )
+
+
+class TestDirectionQuestions:
+    def test_a_question_that_only_asks_what_to_do_next_proposes_nothing(self) -> None:
+        assert asks_for_direction(
+            "Therefore, the implementation of the `Executor Factory` is complete. Please "
+            "provide the next step in your execution plan."
+        )
+        assert asks_for_direction("Done. What would you like me to do next?")
+        assert asks_for_direction("下一步做什么？")
+        assert not asks_for_direction("Next I'll add tests. What would you like next?")
+        assert not asks_for_direction("Should I also document it?")
+
+    def test_an_acknowledgement_of_it_resolves_to_the_latest_substantive_request(self) -> None:
+        messages = (
+            user("Port the CLI to Go."),
+            assistant("Started."),
+            user("Follow the next steps from my PLAN.md"),
+            assistant(
+                "The factory is complete.\n\nPlease provide the next step in your execution plan."
+            ),
+            user("System: Please continue."),
+            calls(call("t", "Bash", command="cat PLAN.md")),
+            results(("t", "1. factory")),
+        )
+        got = next_step(messages, split_turn=False, prior=(), goal="Port the CLI to Go.")
+        assert got == (
+            'Latest user request (in progress): "System: Please continue.", to go on with: '
+            "Follow the next steps from my PLAN.md"
+        )
+        # with only the goal before it: the goal
+        got = next_step(
+            messages[:1] + messages[3:], split_turn=False, prior=(), goal="Port the CLI to Go."
+        )
+        assert got == (
+            'Latest user request (in progress): "System: Please continue.", to go on with the '
+            "goal above"
+        )
+
+    def test_it_is_not_shown_as_the_agent_plan(self) -> None:
+        messages = (
+            user("Port the CLI to Go."),
+            assistant("Started."),
+            user("Add the factory."),
+            assistant("The factory is complete. What would you like me to do next?"),
+        )
+        got = next_step(messages, split_turn=False, prior=(), goal="Port the CLI to Go.")
+        assert got == (
+            "Latest user request (answered before this point, see Current work): Add the "
+            "factory.\n"
+            "Go on with the messages after this summary."
         )

@@ -11,6 +11,7 @@ from summarizer_helpers import QuarterEstimator
 from ctxengine.model import ErrorFact, Ledgers
 from ctxengine.summarizers.items import (
     FOCUS_BONUS,
+    FOCUS_CORE_VALUE,
     RECENCY_WEIGHT,
     VALUES,
     Item,
@@ -51,7 +52,15 @@ def text(chosen: Selection) -> str:
 def test_the_score_table() -> None:
     open_error = Item("errors", "error.open", "x", recency=0.5)
     assert open_error.score == VALUES["error.open"] + RECENCY_WEIGHT * 0.5 == 80
-    assert Item("commands", "command", "x", focus=True).score == 15 + FOCUS_BONUS
+    # a matching item of the core outranks everything; one below the core ranks just below
+    # the core, above every item that does not match
+    assert Item("errors", "error.open", "x", focus=True).score == 75 + FOCUS_BONUS
+    assert Item("commands", "command", "x", focus=True).score == FOCUS_CORE_VALUE - 1 + 0.15
+    assert (
+        VALUES["identifier"]
+        < Item("files_read", "file.read", "x", recency=1.0, focus=True).score
+        < VALUES["identifier.stated"]
+    )
     assert Item("earlier_summary", "carried", "x", value=62.0).score == 62
     ranked = sorted(VALUES, key=lambda k: -VALUES[k])
     assert ranked.index("rule") < ranked.index("error.open") < ranked.index("error.fixed")
@@ -101,18 +110,29 @@ def test_an_open_error_stays_when_a_fixed_one_and_a_read_file_go() -> None:
     assert EST.text(text(chosen)) == 49
 
 
-def test_items_matching_the_focus_rank_first() -> None:
+def test_items_matching_the_focus_rank_first_after_the_core() -> None:
     focused = with_focus(items(), "AST")
     assert [i.text for i in focused if i.focus] == ["pytest tests/test_ast.py"]
-    chosen = select(focused, 59, EST, LAYOUT)
+    chosen = select(focused, 62, EST, LAYOUT)
+    # the matching command before the fixed error and the read file; the open error (the
+    # core) stays
     assert text(chosen) == (
         "## Goal\nFix the parser.\n\n"
         "## Files modified\n- src/parser.py\n\n"
-        "## Commands run\n- pytest tests/test_ast.py\n- pytest tests/test_eval.py\n\n"
+        "## Errors\n- open: E2: new failure\n\n"
+        "## Commands run\n- pytest tests/test_ast.py\n\n"
         "## Not shown (no room left)\n"
-        "- 1 file read, 2 errors, 2 more commands run: entries 3–40 of the history"
+        "- 1 file read, 1 more error, 3 more commands run: entries 3–40 of the history"
     )
-    assert EST.text(text(chosen)) == 59
+    assert EST.text(text(chosen)) == 61
+    # without the focus, the fixed error and the read file come before any command
+    assert text(select(items(), 62, EST, LAYOUT)) == (
+        "## Goal\nFix the parser.\n\n"
+        "## Files modified\n- src/parser.py\n\n"
+        "## Files read\n- src/lexer.py\n\n"
+        "## Errors\n- fixed: E1: old failure\n- open: E2: new failure\n\n"
+        "## Not shown (no room left)\n- 4 commands run: entries 3–40 of the history"
+    )
 
 
 def test_a_text_is_shortened_to_the_room_left() -> None:

@@ -189,6 +189,28 @@ class TestCarriedSummary:
             "lib/app/tail.ex",
         )
 
+    def test_the_harness_wrapper_of_an_imported_summary_is_dropped(self) -> None:
+        wrapped = (
+            f"{IMPORTED_SUMMARY}\n\n"
+            "If you need specific details from before compaction, read the full transcript at: "
+            "/home/u/.claude/projects/x.jsonl\n"
+            "Please continue the conversation from where we left off without asking the user "
+            "any further questions. Continue with the last task that you were asked to work on."
+            "\n\nContinue the conversation from where it left off without asking the user any "
+            "further questions. Resume directly — do not acknowledge the summary.\n\n"
+            "The messages after this summary are the most recent messages from before "
+            "compaction, kept verbatim. The summary was written without seeing them."
+        )
+        assert carried_summary(_imported(wrapped)) == (
+            f"{IMPORTED_SUMMARY}\n\n"
+            "If you need specific details from before compaction, read the full transcript at: "
+            "/home/u/.claude/projects/x.jsonl",
+            0,
+        )
+        # a model's narrative of ours is carried as it was written
+        ours = CompactionRecord(wrapped, "e1", 9_000, 0, "default", "llm")
+        assert carried_summary(ours) == (wrapped, 0)
+
     def test_it_survives_a_second_extractive_compaction(self) -> None:
         first = SUMMARIZER.summarize(_request(_imported()), EST)
         record = CompactionRecord(

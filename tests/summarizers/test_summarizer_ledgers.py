@@ -42,7 +42,15 @@ def test_claude_code() -> None:
             FileFact("/repo/src/auth.py", "modified", 8, "edited"),
             FileFact("/repo/tests/test_auth.py", "modified", 8, "created", True),
         ),
-        rules=(RuleFact("Don't touch the database schema.", "active", 0, "database schema touch"),),
+        rules=(
+            RuleFact(
+                "Don't touch the database schema.",
+                "active",
+                0,
+                "database schema touch",
+                head="database schema touch",
+            ),
+        ),
         passed=(
             "cmd:Edit(/repo/src/auth.py)",
             "cmd:Write(/repo/tests/test_auth.py)",
@@ -78,7 +86,15 @@ def test_codex_shell_and_apply_patch() -> None:
             FileFact("/repo/src/tool/cli.py", "modified", 9, "edited"),
             FileFact("/repo/tests/test_cli.py", "modified", 5, "created", True),
         ),
-        rules=(RuleFact("Only change cli.py and its tests.", "active", 1, "cli.py tests"),),
+        rules=(
+            RuleFact(
+                "Only change cli.py and its tests.",
+                "active",
+                1,
+                "cli.py tests",
+                head="cli.py tests",
+            ),
+        ),
         cwd="/repo",
         passed=(
             "cmd:sed -n '1,120p' src/tool/cli.py",
@@ -132,6 +148,7 @@ def test_pi() -> None:
                 "active",
                 0,
                 "chalk directly theme.ts through",
+                head="chalk directly",
             ),
         ),
         passed=("cmd:write(src/theme/loader.ts)", "cmd:edit(src/tui/app.ts)", "cmd:npm run check"),

@@ -45,18 +45,25 @@ def test_noise_is_not_a_rule() -> None:
     assert rule_sentences(text) == ("Never push to main.",)
 
 
-def test_template_blocks_are_boilerplate() -> None:
+def test_template_blocks_and_pasted_issues_are_not_rules() -> None:
     mini = (
         "<pr_description>\nThe parser must accept tabs.\n</pr_description>\n"
         "<instructions>\n- DO NOT MODIFY: Tests, configuration files\n"
-        "- Always use non-interactive flags (-y, -f) for commands\n</instructions>"
+        "- Always use non-interactive flags (-y, -f) for commands\n</instructions>\n"
+        "Never touch setup.py."
     )
     swe = (
         "ISSUE:\nTimeDelta must round, never truncate.\n\nINSTRUCTIONS:\n"
         "Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.\n"
     )
-    assert rule_sentences(mini) == ("The parser must accept tabs.",)
-    assert rule_sentences(swe) == ("TimeDelta must round, never truncate.",)
+    openhands = (
+        "Keep the change small.\n<issue_description>\nCommandParser ignores parent defaults\n"
+        '```pony\nuse "cli"\n```\n'
+        "don't return from parsing a sub command, but keep track of it\n</issue_description>"
+    )
+    assert rule_sentences(mini) == ("Never touch setup.py.",)
+    assert rule_sentences(swe) == ()
+    assert rule_sentences(openhands) == ("Keep the change small.",)
 
 
 def test_sentences_shared_by_a_demonstration_and_the_task_are_boilerplate() -> None:
@@ -109,18 +116,37 @@ def test_a_later_rule_on_the_same_topic_supersedes_the_earlier() -> None:
             "python target",
             False,
             "from now on you must target Python 3.11",
+            head="python target",
         ),
-        RuleFact("Use tabs.", "superseded", 10, "tabs", False, "Use spaces instead of tabs."),
-        RuleFact("Don't touch the tests.", "active", 10, "tests touch", False),
-        RuleFact("from now on you must target Python 3.11", "active", 12, "python target", True),
+        RuleFact(
+            "Use tabs.", "superseded", 10, "tabs", False, "Use spaces instead of tabs.", head="tabs"
+        ),
+        RuleFact("Don't touch the tests.", "active", 10, "tests touch", False, head="tests touch"),
+        RuleFact(
+            "from now on you must target Python 3.11",
+            "active",
+            12,
+            "python target",
+            True,
+            head="python target",
+        ),
         RuleFact(
             "Actually, don't touch the database schema.",
             "active",
             13,
             "database schema touch",
             True,
+            head="database schema touch",
         ),
-        RuleFact("Use spaces instead of tabs.", "active", 13, "spaces tabs", True),
+        RuleFact(
+            "Use spaces instead of tabs.",
+            "active",
+            13,
+            "spaces tabs",
+            True,
+            revokes="tabs",
+            head="spaces tabs",
+        ),
     )
 
 
@@ -137,3 +163,182 @@ def test_supersession_carries_across_compactions() -> None:
         ),
         ("from now on you must target Python 3.11", "active", 40, ""),
     ]
+
+
+def _statuses(first: str, later: str) -> list[tuple[str, str]]:
+    rules = rule_facts([user(first), assistant("ok"), user(later)])
+    return [(r.text, r.status) for r in rules]
+
+
+def test_every_general_form_of_a_replacing_rule_supersedes_the_earlier() -> None:
+    assert _statuses("Build it. Use port 8000.", "from now on use port 9000") == [
+        ("Use port 8000.", "superseded"),
+        ("from now on use port 9000", "active"),
+    ]
+    assert _statuses("Use port 8000.", "Actually, use port 9000 instead of 8000.") == [
+        ("Use port 8000.", "superseded"),
+        ("Actually, use port 9000 instead of 8000.", "active"),
+    ]
+    assert _statuses("Always target Python 3.8.", "Switch to Python 3.11 from here on.") == [
+        ("Always target Python 3.8.", "superseded"),
+        ("Switch to Python 3.11 from here on.", "active"),
+    ]
+    assert _statuses(
+        "Don't add new dependencies without asking me first.", "You can add new dependencies now"
+    ) == [
+        ("Don't add new dependencies without asking me first.", "superseded"),
+        ("You can add new dependencies now", "active"),
+    ]
+    assert _statuses("Use tabs for indentation.", "Forget the tabs rule, use 4 spaces.") == [
+        ("Use tabs for indentation.", "superseded"),
+        ("Forget the tabs rule, use 4 spaces.", "active"),
+    ]
+    assert _statuses("Always support Python 2.", "You no longer need to support Python 2.") == [
+        ("Always support Python 2.", "superseded"),
+        ("You no longer need to support Python 2.", "active"),
+    ]
+    assert _statuses("Never call the billing API.", "The billing API is down again.") == [
+        ("Never call the billing API.", "active"),
+    ]  # a statement, not a rule: nothing replaced
+    # a number named as replaced does not touch a rule on another topic
+    assert _statuses("Keep responses under 8000 ms.", "Use port 9000 instead of 8000.") == [
+        ("Keep responses under 8000 ms.", "active"),
+        ("Use port 9000 instead of 8000.", "active"),
+    ]
+
+
+def test_replacing_rules_in_the_other_languages_of_the_state() -> None:
+    pairs = [
+        ("Siempre usa Python 3.8.", "A partir de ahora usa Python 3.11."),
+        ("Utilise toujours Python 3.8.", "Désormais, utilise Python 3.11."),
+        ("Verwende immer Python 3.8.", "Ab jetzt verwende Python 3.11."),
+        ("Sempre use Python 3.8.", "A partir de agora use Python 3.11."),
+        ("Всегда используй Python 3.8.", "Теперь используй Python 3.11."),
+        ("常に Python 3.8 を使ってください。", "これからは Python 3.11 を使ってください。"),
+        ("항상 Python 3.8을 사용하세요.", "이제부터 Python 3.11을 사용하세요."),
+        ("使用端口 8000。", "从现在开始改用端口 9000，8000 被另一个服务占用了。"),
+        ("不要添加新的依赖。", "现在可以添加新的依赖了。"),
+    ]
+    for first, later in pairs:
+        assert _statuses(first, later) == [(first, "superseded"), (later, "active")], first
+
+
+def test_rules_in_every_language_of_the_state() -> None:
+    text = (
+        "Nunca modifiques nada dentro de vendor/. Ne modifiez jamais rien dans vendor/. "
+        "Ändere niemals etwas unter vendor/. Nunca modifique nada em vendor/. "
+        "Никогда не меняй ничего в vendor/. vendor/ の中は絶対に変更しないでください。"
+        "vendor/ 아래는 절대 수정하지 마세요. 不要修改 vendor/ 目录。 "
+        "Debes ejecutar los tests. Il faut lancer les tests. Du musst die Tests starten. "
+        "Você deve rodar os testes. Нужно запускать тесты. Usa el puerto 8000."
+    )
+    assert rule_sentences(text) == (
+        "Nunca modifiques nada dentro de vendor/.",
+        "Ne modifiez jamais rien dans vendor/.",
+        "Ändere niemals etwas unter vendor/.",
+        "Nunca modifique nada em vendor/.",
+        "Никогда не меняй ничего в vendor/.",
+        "vendor/ の中は絶対に変更しないでください。",
+        "vendor/ 아래는 절대 수정하지 마세요.",
+        "不要修改 vendor/ 目录。",
+        "Debes ejecutar los tests.",
+        "Il faut lancer les tests.",
+        "Du musst die Tests starten.",
+        "Você deve rodar os testes.",
+        "Нужно запускать тесты.",
+        "Usa el puerto 8000.",
+    )
+
+
+def test_words_that_read_as_english_count_only_in_their_language() -> None:
+    assert rule_sentences("No uses tabs.", language="es") == ("No uses tabs.",)
+    assert rule_sentences("No matches found.", language="en") == ()
+    assert rule_sentences("Füge keine neuen Abhängigkeiten hinzu.", language="de") == (
+        "Füge keine neuen Abhängigkeiten hinzu.",
+    )
+    spanish = [user("Arregla el build, por favor. No uses tabs en el código, usa espacios.")]
+    assert [r.text for r in rule_facts(spanish)] == [
+        "No uses tabs en el código, usa espacios.",
+    ]
+
+
+def test_a_sentence_is_not_cut_at_an_abbreviation() -> None:
+    text = (
+        "Then let's make sure our cli, gui, validators, rules, etc. all support all our new "
+        "features. Always prefer small modules, e.g. one class per file. Never mix tabs vs. "
+        "spaces. Keep it short, i.e. under 40 lines."
+    )
+    assert rule_sentences(text) == (
+        "Then let's make sure our cli, gui, validators, rules, etc. all support all our new "
+        "features.",
+        "Always prefer small modules, e.g. one class per file.",
+        "Never mix tabs vs. spaces.",
+        "Keep it short, i.e. under 40 lines.",
+    )
+
+
+def test_descriptions_code_and_hedged_suggestions_are_not_rules() -> None:
+    text = (
+        "Splitting a bill is broken: `tallyho split 100 3` prints 33.33 three times, so a cent "
+        "disappears and the shares only add up to 99.99. Please fix `split_evenly` so the shares "
+        "always add up to the total.\n"
+        "This could help to avoid confusion.\n"
+        "If you have any suggestions on where to begin in the code, it's always appreciated.\n"
+        "As expected, it works when you don't use the tuple syntax.\n"
+        "Filling in of default options would occur later, but we never get that far.\n"
+        'use "cli"\n'
+        "import os\n"
+        "aider/coders/base_coder.py:1245:9: F841 local variable 'x' is assigned to but never used\n"
+        "newline and only displays the first line.\n"
+        "that was smart, only using other_files.\n"
+        "Two rules for this repo: never touch the migrations folder. And don't push anything."
+    )
+    assert rule_sentences(text) == (
+        "Two rules for this repo: never touch the migrations folder.",
+        "And don't push anything.",
+    )
+
+
+def test_a_superseded_rule_marks_the_identifier_it_named_as_earlier() -> None:
+    from ctxengine.summarizers.ledgers import extract_ledgers
+
+    msgs = [
+        user("Build the server. Use port 8000."),
+        assistant("ok"),
+        user("From now on use port 9000 instead, 8000 is taken by another service."),
+    ]
+    ledgers = extract_ledgers(msgs)
+    assert [(i.text, i.status) for i in ledgers.identifiers] == [
+        ("port 8000", "earlier"),
+        ("port 9000", "current"),
+    ]
+    # across compactions: the rule of the later range replaces the one carried
+    first = extract_ledgers(msgs[:1])
+    second = extract_ledgers(msgs[2:], start=2)
+    merged = first.merge(second)
+    assert [(i.text, i.status) for i in merged.identifiers] == [
+        ("port 8000", "earlier"),
+        ("port 9000", "current"),
+    ]
+
+
+def test_a_reason_after_the_rule_does_not_hide_what_it_replaces() -> None:
+    assert _statuses(
+        "Always target Python 3.8, the prod image still runs it.",
+        "Switch to Python 3.11 from here on: prod moved to the new image this morning.",
+    ) == [
+        ("Always target Python 3.8, the prod image still runs it.", "superseded"),
+        ("Switch to Python 3.11 from here on: prod moved to the new image this morning.", "active"),
+    ]
+    assert _statuses(
+        "Use axios for every HTTP call in the client.",
+        "Actually, use fetch instead of axios for the HTTP calls.",
+    ) == [
+        ("Use axios for every HTTP call in the client.", "superseded"),
+        ("Actually, use fetch instead of axios for the HTTP calls.", "active"),
+    ]
+
+
+def test_an_acknowledgement_is_not_a_rule() -> None:
+    assert rule_sentences("ok, keep going") == ()
+    assert rule_sentences("ok, keep the tests green.") == ("ok, keep the tests green.",)

@@ -155,7 +155,7 @@ def plant_corpus(path: Path, seed: int = 0) -> PlantedSession:
     imported = read_transcript(path)
     base = _complete(source_messages(imported.entries))
     rng = random.Random(f"ctxengine-bench-corpus:{seed}:{path.name}")
-    b = Builder(rng, PY, "generic", identifiers(rng, PY.name), injected=True)
+    b = Builder(rng, PY, "generic", identifiers(rng, PY.name), injected=True, seed=seed)
     blocks = _blocks(b, CORPUS_PLANTS)
     estimator = HeuristicEstimator()
     sizes = [estimator.message(m) for m in base]

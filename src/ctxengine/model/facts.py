@@ -15,15 +15,20 @@ Combining (older, newer) never loses a fact; it only changes statuses forward:
 - identifiers: one per (kind, key), the newest text and context win (stated by the user or
   the agent when any occurrence was), first-seen order kept;
   a port is marked *earlier* once a newer port of another number is stated for the same
-  subject;
+  subject, and an identifier a superseded rule names is marked *earlier* when the rule that
+  replaced it names another of the same kind instead (``Use port 8000.`` then ``from now on
+  use port 9000``);
 - rules: an older active rule is *superseded* by a newer one on the same topic (same topic
-  words with a different text, or a newer rule that says it replaces earlier ones and shares
-  more than half of the older rule's topic words);
+  words with a different text; a newer rule that says it replaces earlier ones and shares
+  more than half of the older rule's topic words, or whose topic words are more than half
+  shared with it; or a newer rule that names what it replaces, ``instead of 8000``,
+  ``forget the tabs rule``, when the older rule holds those words);
 - decisions: one per text, the newer one's source, first-seen order.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
@@ -152,8 +157,15 @@ class RuleFact:
         source: index of the user message.
         topic: the rule's content words (lower case, sorted, space-separated), without rule
             words, values and numbers: rules with one topic replace each other.
-        replaces: the rule says it replaces earlier ones (``from now on``, ``instead`` …).
+        replaces: the rule says it replaces earlier ones (``from now on``, ``instead``, a
+            permission such as ``you can … now``).
         superseded_by: the text of the rule that replaced it.
+        revokes: the words of what the rule names as replaced (lower case, space-separated:
+            ``"8000"`` for ``use port 9000 instead of 8000``, ``"tabs"`` for ``forget the tabs
+            rule``); ``""`` when it names nothing.
+        head: the topic of the clause that states the rule, without the reason or the label
+            around it (``"python target"`` for ``Two rules: always target Python 3.8, the
+            image runs it``); ``""`` when unknown (older ledgers).
     """
 
     text: str
@@ -162,6 +174,8 @@ class RuleFact:
     topic: str = ""
     replaces: bool = False
     superseded_by: str = ""
+    revokes: str = ""
+    head: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,21 +244,61 @@ def merge_files(older: Sequence[FileFact], newer: Sequence[FileFact]) -> tuple[F
     return tuple(out)
 
 
-def mark_earlier(facts: Sequence[IdentifierFact]) -> tuple[IdentifierFact, ...]:
-    """``facts`` with each port marked ``earlier`` when a newer port (a higher source) of
-    another number has a subject sharing a word with its own (``port 5433`` of *the
-    integration database* after ``localhost:5432`` of ``DATABASE_URL``), ``current``
-    otherwise: the newest meaning wins."""
+def mark_earlier(
+    facts: Sequence[IdentifierFact], rules: Sequence[RuleFact] = ()
+) -> tuple[IdentifierFact, ...]:
+    """``facts`` with each identifier marked ``earlier`` when a newer one replaced it,
+    ``current`` otherwise: the newest meaning wins.
+
+    - a port, when a newer port (a higher source) of another number has a subject sharing a
+      word with its own (``port 5433`` of *the integration database* after
+      ``localhost:5432`` of ``DATABASE_URL``);
+    - an identifier a superseded rule of ``rules`` names (its text, or a port's number),
+      when the rule that replaced it (``superseded_by``) names another of the same kind
+      (``Use port 8000.`` superseded by ``from now on use port 9000``: ``port 8000`` is
+      earlier; :func:`_replaced_by_rules`)."""
     ports = [(f, set(f.subject.split())) for f in facts if f.kind == "port" and f.subject]
+    replaced = _replaced_by_rules(facts, rules)
     out: list[IdentifierFact] = []
     for fact in facts:
         status: IdentifierStatus = "current"
-        if fact.kind == "port" and fact.subject:
+        if (fact.kind, fact.key) in replaced:
+            status = "earlier"
+        elif fact.kind == "port" and fact.subject:
             words = set(fact.subject.split())
             if any(n.key != fact.key and n.source > fact.source and w & words for n, w in ports):
                 status = "earlier"
         out.append(fact if fact.status == status else replace(fact, status=status))
     return tuple(out)
+
+
+def _names(text: str, fact: IdentifierFact) -> bool:
+    """``text`` names ``fact``: holds its text, or for a port its number alone."""
+    if fact.text in text:
+        return True
+    return fact.kind == "port" and re.search(rf"(?<![\d.:]){fact.key}(?!\d)", text) is not None
+
+
+def _replaced_by_rules(
+    facts: Sequence[IdentifierFact], rules: Sequence[RuleFact]
+) -> set[tuple[str, str]]:
+    """(kind, key) of the identifiers a superseded rule names and the rule that replaced it
+    replaces (see :func:`mark_earlier`): when the newer rule names an identifier of a kind
+    the older one does not name, those of that kind the older rule names and the newer one
+    does not are replaced, or the older rule's only one of that kind."""
+    out: set[tuple[str, str]] = set()
+    for rule in rules:
+        if rule.status != "superseded" or not rule.superseded_by:
+            continue
+        for kind in {f.kind for f in facts}:
+            same = [f for f in facts if f.kind == kind]
+            old = {f.key for f in same if _names(rule.text, f)}
+            new = {f.key for f in same if _names(rule.superseded_by, f)}
+            if not old or not new - old:
+                continue
+            gone = old - new or (old if len(old) == 1 else set())
+            out.update((kind, key) for key in gone)
+    return out
 
 
 def merge_identifiers(
@@ -265,16 +319,48 @@ def merge_identifiers(
     return mark_earlier(out)
 
 
+def _words(text: str) -> set[str]:
+    """Lower-case words of ``text`` (letters, digits, ``. + # / -`` inside), and the
+    character pairs of its CJK runs (CJK text has no spaces between words)."""
+    out = {w.strip(".-/") for w in re.findall(r"[^\W_][\w.+#/'-]*", text.casefold())}
+    for run in re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+", text):
+        out.update(run[i : i + 2] for i in range(len(run) - 1))
+    return {w for w in out if w}
+
+
 def supersedes(newer: RuleFact, older: RuleFact) -> bool:
-    """True when ``newer`` replaces ``older``: the same non-empty topic with another text, or
-    ``newer`` says it replaces earlier rules and shares more than half of ``older``'s topic
-    words."""
+    """True when ``newer`` replaces ``older`` (a different text):
+
+    - the same non-empty topic;
+    - ``newer`` names what it replaces (``revokes``) and every one of those words is in
+      ``older`` (when they are only numbers, the two rules share a topic word too:
+      ``instead of 8000`` replaces ``Use port 8000.``, not ``Keep responses under 8000 ms``);
+    - ``newer`` says it replaces earlier rules and more than half of the topic words of
+      either rule are shared, in the whole sentences or in the clauses that state them
+      (``head``: ``Switch to Python 3.11 from here on: prod moved to the new image`` replaces
+      ``Always target Python 3.8, the prod image still runs it``; ``You can add new
+      dependencies now`` replaces ``Don't add new dependencies without asking me first``)."""
     if not newer.topic or not older.topic or newer.text == older.text:
         return False
     if newer.topic == older.topic:
         return True
     old_words = set(older.topic.split())
-    return newer.replaces and 2 * len(old_words & set(newer.topic.split())) > len(old_words)
+    shared = len(old_words & set(newer.topic.split()))
+    if newer.revokes:
+        named = set(newer.revokes.split())
+        words_only = any(not w.replace(".", "").isdigit() for w in named)
+        if named and named <= _words(older.text) and (words_only or shared):
+            return True
+    if not newer.replaces:
+        return False
+    pairs = [(older.topic, newer.topic), (older.head, newer.head)]
+    return any(_mostly_shared(set(a.split()), set(b.split())) for a, b in pairs if a and b)
+
+
+def _mostly_shared(old: set[str], new: set[str]) -> bool:
+    """More than half of the words of either set are in both."""
+    shared = len(old & new)
+    return shared > 0 and (2 * shared > len(old) or 2 * shared > len(new))
 
 
 def merge_rules(older: Sequence[RuleFact], newer: Sequence[RuleFact]) -> tuple[RuleFact, ...]:

@@ -13,6 +13,7 @@ from ctxengine.model.facts import (
     IdentifierFact,
     RuleFact,
     facts_from_plain,
+    mark_earlier,
     merge_decisions,
     merge_errors,
     merge_files,
@@ -90,6 +91,8 @@ class Ledgers:
         modified = _union(self.files_modified, newer.files_modified)
         mod_set = set(modified)
         read = tuple(p for p in _union(self.files_read, newer.files_read) if p not in mod_set)
+        rules = merge_rules(self.rules, newer.rules)
+        identifiers = mark_earlier(merge_identifiers(self.identifiers, newer.identifiers), rules)
         return Ledgers(
             goal=self.goal or newer.goal,
             files_read=read,
@@ -101,8 +104,8 @@ class Ledgers:
             pinned=_union(self.pinned, newer.pinned),
             error_facts=merge_errors(self.error_facts, newer.error_facts, newer.passed),
             files=merge_files(self.files, newer.files),
-            identifiers=merge_identifiers(self.identifiers, newer.identifiers),
-            rules=merge_rules(self.rules, newer.rules),
+            identifiers=identifiers,
+            rules=rules,
             cwd=self.cwd or newer.cwd,
             decisions=merge_decisions(self.decisions, newer.decisions),
         )

@@ -7,11 +7,13 @@ session's goal, is not repeated among the user messages of a continuation state,
 latest request resolves to the agent's plan or question it answered
 (:mod:`ctxengine.summarizers.next_step`).
 
-A text is an acknowledgement when, lower-cased and with punctuation, emoji and surrounding
-whitespace removed, it consists only of the phrases of :data:`PHRASES` (in any order, any
-number of times, separated by spaces or not) and is at most :data:`MAX_CHARS` characters
-long. A message with any other word (``yes, add the --json flag``, ``continue with the
-tests``) states something of its own and is not one.
+A text is an acknowledgement when, without a speaker prefix (``System:``, ``User:``,
+``Human:``: :data:`SPEAKER_PREFIX`, as some harnesses write an automatic "Please continue."),
+lower-cased and with punctuation, emoji and surrounding whitespace removed, it consists only
+of the phrases of :data:`PHRASES` (in any order, any number of times, separated by spaces or
+not) and is at most :data:`MAX_CHARS` characters long. A message with any other word (``yes,
+add the --json flag``, ``continue with the tests``) states something of its own and is not
+one.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ PHRASES: tuple[str, ...] = (
     "пожалуйста", "дальше", "вперёд", "вперед",
 )  # fmt: skip
 
+#: A speaker label opening a text (``System: Please continue.``): not part of what it says.
+SPEAKER_PREFIX = re.compile(
+    r"^\s*\[?(?:system|user|human|developer|operator|me)\]?\s*[:：]\s*", re.IGNORECASE
+)
+
 _PHRASE = re.compile(
     "|".join(re.escape(p) for p in sorted(set(PHRASES), key=len, reverse=True)),
 )
@@ -81,9 +88,10 @@ def _normalise(text: str) -> str:
 def is_acknowledgement(text: str) -> bool:
     """True when ``text`` only acknowledges or asks to go on (see the module docstring):
     ``"continue"``, ``"Yes please!"``, ``"OK, continue"``, ``"yes to all."``, ``"继续"``,
-    ``"可以，开始实施"``, ``"Can we continue from where we left off?"``; not ``""``, not
-    ``"yes, add the flag"``, not ``"continue with the tests"``."""
-    norm = _normalise(text)
+    ``"可以，开始实施"``, ``"Can we continue from where we left off?"``, ``"System: Please
+    continue."``; not ``""``, not ``"yes, add the flag"``, not ``"continue with the
+    tests"``."""
+    norm = _normalise(SPEAKER_PREFIX.sub("", text, count=1))
     if not norm or len(norm) > MAX_CHARS:
         return False
     pos = 0
@@ -119,4 +127,4 @@ def _longest_word_match(norm: str, pos: int) -> int | None:
     return best
 
 
-__all__ = ["MAX_CHARS", "PHRASES", "is_acknowledgement"]
+__all__ = ["MAX_CHARS", "PHRASES", "SPEAKER_PREFIX", "is_acknowledgement"]

@@ -5,7 +5,9 @@ holds what no ledger does:
 
 - written by another system (``summarizer == "imported"``: a Claude Code ``compact_boundary``,
   a pi or Codex compaction): its ledgers are empty, and its summary is the only record of the
-  history before it;
+  history before it; the harness's instructions to the agent around it ("continue the
+  conversation … without asking the user any further questions") are dropped
+  (:func:`~ctxengine.summarizers.carried.without_wrapper`);
 - written by a model (``"llm"``, or the narrative of ``"hybrid"`` without its ledger block):
   the narrative is more than the ledgers, and an extractive fallback must not drop it;
 - written by the extractive summarizer: only the earlier summary it carried itself (found
@@ -30,6 +32,7 @@ from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.base import SummaryRequest
+from ctxengine.summarizers.carried import without_wrapper
 from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.paths import guessed_cwd, rebased
@@ -107,6 +110,8 @@ def carried_summary(previous: CompactionRecord | None) -> tuple[str, int]:
     module docstring): ``("", 0)`` when there is none."""
     if previous is None:
         return "", 0
+    if is_foreign(previous):
+        return without_wrapper(narrative_of(previous.summary)), 0
     if previous.summarizer != "extractive":
         return narrative_of(previous.summary).strip(), 0
     return _own_carried(previous.summary)

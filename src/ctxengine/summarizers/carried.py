@@ -74,6 +74,32 @@ _NUMBERED = re.compile(r"^\d{1,2}\.[ \t]+[^\n]{1,80}:[ \t]*$")
 _LABEL = re.compile(r"^[A-Z][\w /&()'-]{0,39}:[ \t]*$")
 
 
+#: Paragraphs an imported summary's harness wraps it in to instruct the agent itself (Claude
+#: Code: "Please continue the conversation from where we left off without asking the user any
+#: further questions …", and its note on the messages it kept after the summary): neither a
+#: user request nor a fact of the session, and wrong once the messages after it are ours.
+WRAPPER_PARAGRAPHS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"^[ \t]*(?:please )?continue the conversation from where (?:we|it|you) left off "
+        r"without asking the user any further questions\b[^\n]*(?:\n(?![ \t]*\n)[^\n]*)*",
+        re.IGNORECASE | re.MULTILINE,
+    ),
+    re.compile(
+        r"^[ \t]*The messages after this summary are the most recent messages from before "
+        r"compaction, kept verbatim\b[^\n]*(?:\n(?![ \t]*\n)[^\n]*)*",
+        re.MULTILINE,
+    ),
+)
+
+
+def without_wrapper(text: str) -> str:
+    """``text`` (an imported summary) without the paragraphs of :data:`WRAPPER_PARAGRAPHS`,
+    blank lines around them collapsed; the rest verbatim."""
+    for pattern in WRAPPER_PARAGRAPHS:
+        text = pattern.sub("", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
 @dataclass(frozen=True, slots=True)
 class CarriedSection:
     """One section of a carried summary.
@@ -152,7 +178,9 @@ __all__ = [
     "DEFAULT_PRIORITY",
     "PREAMBLE_PRIORITY",
     "SECTION_PRIORITIES",
+    "WRAPPER_PARAGRAPHS",
     "CarriedSection",
     "section_priority",
     "split_sections",
+    "without_wrapper",
 ]

@@ -1,4 +1,5 @@
-"""The rule-stating sentences of real user messages (the constraints ledger).
+"""The rule-stating sentences of real user messages (the constraints ledger), and how a text is
+split into sentences.
 
 Which messages count as a person's is defined once, in :mod:`ctxengine.model.roles`
 (:func:`~ctxengine.model.roles.is_real_user_message`): tool results, assistant text and
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 
 from ctxengine.model import Message
 from ctxengine.model.roles import is_real_user_message
+from ctxengine.summarizers.rule_words import ANY_RULE_WORD
 
 #: Longest constraint sentence kept, in characters (longer ones are cut and end with "…").
 CONSTRAINT_MAX_CHARS = 300
@@ -23,18 +25,52 @@ def real_user_texts(messages: Iterable[Message]) -> tuple[str, ...]:
     return tuple(m.text for m in messages if is_real_user_message(m))
 
 
-_RULE = re.compile(
-    r"\b(?:must|mustn't|never|don'?t|do not|always|only|should ?n[o']t|shall not|make sure|"
-    r"ensure|avoid|no need to|required to|please do not)\b|"
-    r"不要|必须|禁止|务必|不能|只能|不许|不准|不得|切勿|请勿|一定要|不可以|别再",
-    re.IGNORECASE,
-)
-#: A sentence ends after . ! ? (followed by space), after 。！？；, or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+#: A sentence may end after . ! ? followed by space, and ends after 。！？；.
+_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
+#: Abbreviations a sentence never ends with (``e.g.``, ``vs.``, ``z.B.``, ``т.е.``), lower
+#: case, without their last dot.
+NEVER_ENDS = frozenset(
+    {"e.g", "i.e", "eg", "ie", "vs", "cf", "viz", "incl", "approx", "esp", "resp", "z.b", "d.h",
+     "bzw", "ggf", "u.a", "p.ej", "ej", "c.-à-d", "т.е", "т.к", "напр", "ср"}
+)  # fmt: skip
+#: Abbreviations that may end a sentence (``… and so on, etc.``): the sentence ends there only
+#: when the next word opens with a capital letter.
+MAY_END = frozenset({"etc", "usw", "т.д", "т.п", "al"})
+_LAST_WORD = re.compile(r"([^\s(\[\"'`]+)\.$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-def _prose_lines(text: str) -> list[str]:
+def _ends_sentence(before: str, after: str) -> bool:
+    """True when a ``.``/``!``/``?`` ending ``before``, followed by ``after``, ends a
+    sentence: not after an abbreviation of :data:`NEVER_ENDS`, and after one of
+    :data:`MAY_END` only before a capital letter."""
+    found = _LAST_WORD.search(before)
+    if found is None:
+        return True
+    word = found.group(1).lower()
+    if word in NEVER_ENDS:
+        return False
+    if word in MAY_END:
+        return after[:1].isupper()
+    return True
+
+
+def split_sentences(line: str) -> list[str]:
+    """The sentences of one line, stripped, in order: split after ``.``/``!``/``?`` and a
+    space (not after ``e.g.``, ``i.e.``, ``vs.``, ``etc.`` before a small letter …, see
+    :func:`_ends_sentence`) and after ``。！？；``; empty ones left out."""
+    out: list[str] = []
+    start = 0
+    for m in _BREAK.finditer(line):
+        if m.group(0) and not _ends_sentence(line[start : m.start()], line[m.end() :]):
+            continue
+        out.append(line[start : m.start()])
+        start = m.end()
+    out.append(line[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def prose_lines(text: str) -> list[str]:
     """Lines outside fenced code blocks (pasted code and logs are not the user's rules)."""
     out: list[str] = []
     fenced = False
@@ -54,17 +90,19 @@ def _cap(sentence: str) -> str:
 
 
 def constraint_sentences(text: str) -> tuple[str, ...]:
-    """Sentences of ``text`` that state a rule (must, must not, never, don't, always, only,
-    should not, make sure, ensure, avoid, 不要, 必须, 禁止, 务必, 不能, 只能 …), matched
-    case-insensitively, verbatim apart from surrounding whitespace and a leading list marker,
-    capped at :data:`CONSTRAINT_MAX_CHARS`, deduplicated, in order. Text inside fenced code
-    blocks is ignored."""
+    """Sentences of ``text`` (:func:`split_sentences`) that hold a rule word of any language
+    of :mod:`ctxengine.summarizers.rule_words` (must, never, don't, always, only, make
+    sure, nunca, jamais, niemals, никогда, 不要, 必须, なければならない, 해야 합니다 …),
+    matched case-insensitively, verbatim apart from surrounding whitespace and a leading
+    list marker, capped at :data:`CONSTRAINT_MAX_CHARS`, deduplicated, in order. Text inside
+    fenced code blocks is ignored. Whether such a sentence states a rule is
+    :func:`ctxengine.summarizers.rules.rule_sentences`."""
     out: list[str] = []
     seen: set[str] = set()
-    for line in _prose_lines(text):
-        for raw in _SENTENCE_END.split(line):
+    for line in prose_lines(text):
+        for raw in split_sentences(line):
             sentence = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", raw).strip()
-            if sentence and _RULE.search(sentence):
+            if sentence and ANY_RULE_WORD.search(sentence):
                 capped = _cap(sentence)
                 if capped not in seen:
                     seen.add(capped)

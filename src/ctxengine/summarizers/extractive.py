@@ -14,7 +14,9 @@ and then a note says how many and where the full lists are (the history's entry 
 - **Next step**: the latest user request, open or answered, a bare acknowledgement resolved
   to what it acknowledged, the agent's stated plan and the open errors
   (:mod:`ctxengine.summarizers.next_step`); its first :data:`NEXT_STEP_KEEP_CHARS` characters
-  are always shown.
+  are always shown. Its count of open errors is the number of open error lines the state can
+  list; when the budget leaves some out, it says how many are listed and where the others
+  are (the history's entry range).
 - **User messages**: the real user messages other than the goal and the latest request, one
   each (a repeated text once, bare acknowledgements left out), newest first; the newest
   within ``user_messages_budget`` tokens rank with the rules, older ones last.
@@ -74,7 +76,7 @@ from ctxengine.summarizers.items import (
 )
 from ctxengine.summarizers.ledgers import done_steps, extract_ledgers
 from ctxengine.summarizers.sections import NOT_SHOWN_HEADING, StateLayout, group_paths, notes
-from ctxengine.summarizers.select import select
+from ctxengine.summarizers.select import Selection, select
 from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
 from ctxengine.summarizers.transcript import head_tail
 from ctxengine.tokens.base import Estimator
@@ -90,6 +92,9 @@ CURRENT_WORK_MAX_CHARS = 1_200
 MODIFIED_GROUP_SHARE = 0.15
 #: Characters of the current work worth as much as current work (the rest is worth less).
 CURRENT_WORK_HEAD_CHARS = 400
+#: Selections tried, at most, until the next step's count of the open errors listed holds
+#: (then it says only that some are listed).
+ERROR_COUNT_ROUNDS = 3
 #: Done steps of the split turn listed in the turn-context section, at most.
 TURN_CONTEXT_MAX_STEPS = 10
 
@@ -125,9 +130,9 @@ def user_message_items(
     """The user messages worth listing, newest first: ``texts`` (oldest first) without the
     ones in ``exclude`` (each once: the goal, the latest request), without bare
     acknowledgements and without those ``covered`` lists verbatim elsewhere (a message that
-    is one active rule or one decision, whitespace stripped), a repeated text only at its
-    newest place. The newest within ``budget`` tokens are ``user_message`` items, older ones
-    ``user_message.older``."""
+    is one rule, active or superseded, or one decision, or that the next step quotes whole,
+    whitespace stripped), a repeated text only at its newest place. The newest within
+    ``budget`` tokens are ``user_message`` items, older ones ``user_message.older``."""
     remaining = list(texts)
     for text in exclude:
         if text in remaining:
@@ -269,15 +274,30 @@ class ExtractiveSummarizer:
             headings=words.headings, entries=request.covered, not_shown=not_shown_heading(words)
         )
         items = compact_modified(self.items(request, ledgers, estimator, words), budget, estimator)
-        selection = select(items, budget, estimator, layout)
-        text = layout.render(selection)
-        tokens = estimator.text(text)
-        if tokens > budget:
-            grouped = grouped_modified(items)
-            if grouped is not items:
-                selection = select(grouped, budget, estimator, layout)
-                text = layout.render(selection)
-                tokens = estimator.text(text)
+        selection, text, tokens = _fit(items, budget, estimator, layout)
+        total = sum(1 for i in items if _is_open_error(i))
+        listed = _open_errors_listed(selection)
+
+        def fit(shown_errors: int | None) -> tuple[Selection, str, int]:
+            found = self.items(request, ledgers, estimator, words, shown_errors=shown_errors)
+            return _fit(compact_modified(found, budget, estimator), budget, estimator, layout)
+
+        if listed < total:
+            # the next step counts the open errors: it says how many are listed and where the
+            # rest are; that longer line may change what fits, so the count is tried again
+            # until it holds, and else the line says only that some are listed
+            count: int | None = listed
+            for _ in range(ERROR_COUNT_ROUNDS):
+                selection, text, tokens = fit(count)
+                listed = _open_errors_listed(selection)
+                held: int | None = None if listed >= total else listed
+                if held == count:
+                    break
+                count = held
+            else:
+                selection, text, tokens = fit(-1)
+                if _open_errors_listed(selection) >= total:
+                    selection, text, tokens = fit(None)
         if tokens > budget:
             raise SummaryRejected(
                 "over_budget",
@@ -292,14 +312,18 @@ class ExtractiveSummarizer:
         ledgers: Ledgers,
         estimator: Estimator,
         words: Wording = ENGLISH,
+        shown_errors: int | None = None,
     ) -> list[Item]:
         """Every item the state may show for ``request`` (``ledgers``: the cumulative
-        ledgers, goal set; ``words``: the state's language), focus marks set."""
+        ledgers, goal set; ``words``: the state's language; ``shown_errors``: how many open
+        errors the state lists when not all, for the next step's count,
+        :func:`~ctxengine.summarizers.next_step.next_step`), focus marks set."""
         goal = ledgers.goal
         messages = request.all_messages
         prior = prior_texts(request)
         latest = steps.latest_request(messages, prior)
-        open_errors = tuple(e.text for e in ledgers.error_facts if e.status == "open")
+        facts = ledger_items(ledgers, words.facts)
+        open_errors = tuple(i.text for i in facts if _is_open_error(i))
         step = steps.next_step(
             messages,
             split_turn=bool(request.turn_prefix),
@@ -307,6 +331,8 @@ class ExtractiveSummarizer:
             goal=goal,
             open_errors=open_errors,
             words=step_wording(words),
+            shown_errors=shown_errors,
+            entries=request.covered,
         )
         exclude = (goal, latest.text) if latest is not None and latest.text != goal else (goal,)
         texts = prior + real_user_texts(messages)
@@ -317,11 +343,12 @@ class ExtractiveSummarizer:
             )
         items += carried_items(request)
         covered = frozenset(
-            [r.text.strip() for r in ledgers.rules if r.status == "active"]
+            [r.text.strip() for r in ledgers.rules]
             + [d.text.strip() for d in ledgers.decisions if d.origin == "user"]
+            + [t.strip() for t in texts if t.strip() and t.strip() in step]
         )
         items += user_message_items(texts, exclude, self.user_messages_budget, estimator, covered)
-        items += ledger_items(ledgers, words.facts)
+        items += facts
         current = _last_assistant_text(messages)
         if current and current not in step:  # a short last message may be the plan quoted
             items += current_work_items(current)
@@ -334,6 +361,33 @@ class ExtractiveSummarizer:
         if request.focus:
             items.append(Item("focus", "focus", request.focus, cut_floor=0))
         return with_focus(items, request.focus)
+
+
+def _is_open_error(item: Item) -> bool:
+    """An open error's line (one per distinct line: the next step counts them)."""
+    return item.kind in ("error.open", "error.open.count")
+
+
+def _open_errors_listed(selection: Selection) -> int:
+    """Open errors the selection shows."""
+    return sum(1 for s in selection.shown if _is_open_error(s.item))
+
+
+def _fit(
+    items: list[Item], budget: int, estimator: Estimator, layout: StateLayout
+) -> tuple[Selection, str, int]:
+    """The selection of ``items`` within ``budget`` tokens, its text and measure; with the
+    modified paths grouped by directory when the first selection is over the budget."""
+    selection = select(items, budget, estimator, layout)
+    text = layout.render(selection)
+    tokens = estimator.text(text)
+    if tokens > budget:
+        grouped = grouped_modified(items)
+        if grouped is not items:
+            selection = select(grouped, budget, estimator, layout)
+            text = layout.render(selection)
+            tokens = estimator.text(text)
+    return selection, text, tokens
 
 
 def ledger_block(

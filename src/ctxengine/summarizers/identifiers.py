@@ -13,7 +13,8 @@ only where an identifier's kind is reliable there:
   ``bd``, ``linear``), where ``(#123)`` (the number of the pull request that merged a
   commit, on every line of a squash-merged history) does not count;
 - ports (``localhost:8080``, ``10.0.0.2:5432``, ``https://host:8443``, ``port 5432``,
-  ``--port 3000``, ``PORT=8000``) anywhere, each with its subject (what it serves:
+  ``--port 3000``, ``PORT=8000``; ``puerto``, ``porta``, ``порт``, ``端口``, ``ポート``,
+  ``포트`` in the other languages of the state) anywhere, each with its subject (what it serves:
   :func:`port_subject`); the newest meaning wins: a port of another number stated later
   for the same subject marks the older one ``earlier``;
 - commit hashes (7–40 hex digits with a digit and a letter) in a user sentence that speaks of
@@ -108,7 +109,8 @@ _GIT_RANGE_OUT = re.compile(r"^\s*(?:Updating )?[0-9a-f]{7,40}\.\.([0-9a-f]{7,40
 _GIT_REV = re.compile(r"\A\s*([0-9a-f]{40})\s*\Z")
 _PORT = re.compile(
     r"(?<![\w.])((?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[::1?\]|(?<=://)[a-z][\w.-]*):(\d{2,5}))"
-    r"(?![\d:])|\b([Pp]orts? (\d{2,5}))\b|(--port[= ](\d{2,5}))\b|\b(PORT=(\d{2,5}))\b"
+    r"(?![\d:])|((?:\b[Pp]orts?|\b[Pp]uertos?|\b[Pp]ortas?|(?<!\w)[Пп]орт[а-я]*|端口|ポート|포트)"
+    r" ?(\d{2,5}))(?!\d)|(--port[= ](\d{2,5}))\b|\b(PORT=(\d{2,5}))\b"
 )
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _LOCAL_URL = re.compile(r"^https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])[:/]")

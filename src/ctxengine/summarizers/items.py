@@ -7,7 +7,13 @@ carried summary). Items of every type compete for one token budget
 (:mod:`ctxengine.summarizers.select`) by their score, highest first:
 
     score = VALUES[kind] + RECENCY_WEIGHT × recency (+ FOCUS_BONUS when the item matches
-            the focus text)
+            the focus text and is worth at least FOCUS_CORE_VALUE)
+
+An item that matches the focus text but is worth less than :data:`FOCUS_CORE_VALUE` (a read
+file, a command, an older user message, an identifier read in tool output) ranks just below
+the core of the state, above every item of its own worth that does not match: the focus
+reorders what the state shows, it does not push out the current work, the open errors or the
+identifiers the user or the agent stated.
 
 ``recency`` runs from 0 (the oldest item of its kind) to 1 (the newest): by the item's source
 entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
@@ -74,8 +80,14 @@ VALUES: dict[str, float] = {
 }
 #: Score added to the newest item of a kind (the oldest gets 0, linear in between).
 RECENCY_WEIGHT = 10.0
-#: Score added to an item that matches the focus text: it outranks every other item.
+#: Score added to an item of the core (worth at least :data:`FOCUS_CORE_VALUE`) that matches
+#: the focus text: it outranks every other item.
 FOCUS_BONUS = 200.0
+#: Items worth at least this are the core of the state (goal, next step, rules, the newest
+#: user messages, current work, open errors, modified files, decisions, stated identifiers):
+#: an item worth less that matches the focus ranks just below them
+#: (``FOCUS_CORE_VALUE - 1 + score / 100``), never above.
+FOCUS_CORE_VALUE = 60.0
 #: A carried summary section's value: ``CARRIED_BASE + CARRIED_SCALE × priority`` (current
 #: work, priority 100, is worth 80, like our own current work; an analysis, 15, is worth 29).
 CARRIED_BASE = 20.0
@@ -121,9 +133,16 @@ class Item:
 
     @property
     def score(self) -> float:
-        """``value + RECENCY_WEIGHT × recency (+ FOCUS_BONUS)``; higher is shown first."""
+        """``value + RECENCY_WEIGHT × recency``, plus :data:`FOCUS_BONUS` for a core item
+        that matches the focus; a matching item below the core scores ``FOCUS_CORE_VALUE - 1
+        + score / 100`` (see the module docstring). Higher is shown first."""
         base = self.value if self.value is not None else VALUES[self.kind]
-        return base + RECENCY_WEIGHT * self.recency + (FOCUS_BONUS if self.focus else 0.0)
+        score = base + RECENCY_WEIGHT * self.recency
+        if not self.focus:
+            return score
+        if base >= FOCUS_CORE_VALUE:
+            return score + FOCUS_BONUS
+        return FOCUS_CORE_VALUE - 1 + score / 100
 
 
 def spread(n: int) -> list[float]:
@@ -346,6 +365,7 @@ __all__ = [
     "CARRIED_BASE",
     "CARRIED_SCALE",
     "FOCUS_BONUS",
+    "FOCUS_CORE_VALUE",
     "RECENCY_WEIGHT",
     "VALUES",
     "Item",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
+from ctxengine.model.facts import mark_earlier
 from ctxengine.model.messages import APPLIED_EDITS
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.summarizers.decisions import decision_facts
@@ -137,7 +138,7 @@ def extract_ledgers(
         done=_dedup(walk.done),
         error_facts=tuple(walk.errors),
         files=files,
-        identifiers=identifiers(sources),
+        identifiers=mark_earlier(identifiers(sources), rules),
         rules=rules,
         cwd=cwd,
         passed=_dedup(walk.passed),

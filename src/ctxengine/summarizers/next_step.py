@@ -9,9 +9,13 @@ messages after the state continue it) or nothing answered it yet; otherwise the 
 ended inside the summarized range and the messages after the state hold what comes next.
 
 A bare acknowledgement (:func:`~ctxengine.summarizers.acknowledge.is_acknowledgement`:
-``continue``, ``yes``, ``继续`` …) is never shown alone: it resolves to the plan or question
-the agent stated in its last message before it (:func:`stated_plan`), else to the latest
-substantive request before it, else to the goal.
+``continue``, ``yes``, ``继续``, ``System: Please continue.`` …) is never shown alone: it
+resolves to the plan or question the agent stated in its last message before it
+(:func:`stated_plan`), else to the latest substantive request before it, else to the goal.
+An agent's message that only asks the user what to do next (``Please provide the next step
+in your execution plan.``, ``What would you like me to do next?``: :func:`asks_for_direction`)
+proposes nothing: an acknowledgement of it resolves to the latest substantive request, and it
+is not shown as the agent's plan.
 
 The agent's stated plan is read from its last message with text: the last paragraph that
 announces what comes next (``Next, I'll …``, ``Remaining: …``, ``接下来 …``) or asks the user
@@ -57,6 +61,38 @@ _PLAN = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _HEADING_MARK = re.compile(r"^\s*(?:#{1,6}\s+|\*\*)")
+#: A sentence that asks the user what to do next, proposing nothing.
+_DIRECTION = re.compile(
+    r"\b(?:please\s+)?(?:provide|give|tell|share|send|specify)(?: me)? (?:with )?(?:the |your )?"
+    r"next (?:step|task|instruction|item)s?\b|"
+    r"\bwhat (?:would you like|do you want|should i|shall i|else would you like)(?: me)? "
+    r"(?:to )?(?:do|work on|tackle|focus on|implement)(?: next)?\b|"
+    r"\bwhat(?:'s| is| should be) (?:the )?next\b|\bwhat next\b|\bhow (?:would you like to|"
+    r"should (?:i|we)|do you want (?:me )?to) proceed\b|\blet me know (?:what|how|which|if "
+    r"there(?:'s| is) anything|if you (?:want|need|have) (?:anything|something) else)\b|"
+    r"\banything else\b|\b(?:awaiting|waiting for) (?:your |further )?(?:instructions|"
+    r"direction|next step)\b|\bready for (?:the |your )?next (?:step|task|instruction)\b|"
+    r"下一步(?:做什么|该做什么|是什么)|接下来(?:做什么|要做什么)|还有什么(?:需要|要)|请(?:告诉我|提供)下一步|"
+    r"次は何を|何をしましょうか|다음(?:에)? 무엇을|무엇을 할까요|"
+    r"\bqué (?:quieres|debo|hago) (?:que haga )?(?:a continuación|ahora|después)\b|"
+    r"\bque (?:dois-je|veux-tu que je) faire (?:ensuite|maintenant)\b|"
+    r"\bwas (?:soll ich|möchtest du) als nächstes\b|\bo que (?:devo|você quer que eu) fazer\b|"
+    r"\bчто (?:делать|мне делать) дальше\b",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def asks_for_direction(text: str) -> bool:
+    """True when ``text`` (an agent's plan or last paragraph) only asks the user what to do
+    next: a sentence of it asks (:data:`_DIRECTION`) and no other sentence states a plan
+    (``Next I'll add tests. What would you like next?`` proposes the tests)."""
+    sentences = [s for s in _SENTENCES.split(text.strip()) if s.strip()]
+    asking = [s for s in sentences if _DIRECTION.search(s)]
+    if not asking:
+        return False
+    rest = [s for s in sentences if s not in asking]
+    return not any(_PLAN.search(s) or s.rstrip("*_ )").endswith(("?", "？")) for s in rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +116,18 @@ class Wording:
     plan_open: str = "The agent's stated plan: {plan}"
     plan_answered: str = "The agent's last message ended with: {plan}"
     open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
+    open_errors_partial: str = (
+        "Open errors to resolve: {count} ({shown} listed under {errors}; {rest} more in {where})."
+    )
+    open_errors_some: str = (
+        "Open errors to resolve: {count} (some listed under {errors}; the others in {where})."
+    )
+    where_entries: str = "history entries {first}–{last}"
+    where_note: str = "the earlier history (see {not_shown})"
     go_on: str = "Go on with the messages after this summary."
     current_work: str = "Current work"
     errors: str = "Errors"
+    not_shown: str = "Not shown (no room left)"
 
 
 ENGLISH = Wording()
@@ -165,20 +210,26 @@ def resolve(
     words: Wording = ENGLISH,
 ) -> str:
     """``request``'s text, or for a bare acknowledgement what it acknowledged: the agent's
-    stated plan or question in the agent's message just before it (:func:`stated_plan`), else
+    stated plan or question in the agent's message just before it, in the turn it answers
+    (after the user message before it: :func:`stated_plan`), else
     the last paragraph of that message, else the latest substantive request before it (capped
     at :data:`RESOLVED_MAX_CHARS`), else the goal, else the acknowledgement alone, said to
-    have nothing before it."""
+    have nothing before it. A plan or paragraph that only asks the user what to do next
+    (:func:`asks_for_direction`) is passed over."""
     if not is_acknowledgement(request.text):
         return request.text
     ack = " ".join(request.text.split())
     if request.index >= 0:
-        before = _assistant_text_before(messages, request.index)
+        opened = max(
+            (i for i in range(request.index) if is_real_user_message(messages[i])), default=-1
+        )
+        # the agent's text of the turn the acknowledgement answers: after the request before it
+        before = _assistant_text_before(messages[opened + 1 :], request.index - opened - 1)
         plan = stated_plan(before)
-        if plan:
+        last = re.split(r"\n\s*\n", before)[-1].strip() if before else ""
+        if plan and not asks_for_direction(plan):
             return words.ack_plan.format(ack=ack, plan=plan)
-        if before:
-            last = re.split(r"\n\s*\n", before)[-1].strip()
+        if last and not plan and not asks_for_direction(last):
             return words.ack_message.format(ack=ack, message=_cap(last, PLAN_MAX_CHARS))
     earlier = [m.text for m in messages[: max(request.index, 0)] if is_real_user_message(m)]
     texts = [*prior, *earlier] if request.index >= 0 else list(prior)
@@ -190,6 +241,25 @@ def resolve(
     return words.ack_goal.format(ack=ack) if goal else words.ack_alone.format(ack=ack)
 
 
+def _open_errors_line(
+    count: int, shown: int | None, entries: tuple[int, int] | None, words: Wording
+) -> str:
+    """The line counting the open errors: all listed, ``shown`` of them, or some (``-1``),
+    with where the others are."""
+    errors = words.errors
+    if shown is None or shown >= count:
+        return words.open_errors.format(count=count, errors=errors)
+    if entries is not None:
+        where = words.where_entries.format(first=entries[0], last=entries[1])
+    else:
+        where = words.where_note.format(not_shown=words.not_shown)
+    if shown < 0:
+        return words.open_errors_some.format(count=count, errors=errors, where=where)
+    return words.open_errors_partial.format(
+        count=count, shown=shown, rest=count - shown, errors=errors, where=where
+    )
+
+
 def next_step(
     messages: Sequence[Message],
     *,
@@ -198,6 +268,8 @@ def next_step(
     goal: str,
     open_errors: Sequence[str] = (),
     words: Wording = ENGLISH,
+    shown_errors: int | None = None,
+    entries: tuple[int, int] | None = None,
 ) -> str:
     """The next-step text of a continuation state (see the module docstring).
 
@@ -208,8 +280,13 @@ def next_step(
             continue it).
         prior: real user texts before ``messages``, oldest first.
         goal: the session's goal (a request equal to it is reported as the goal).
-        open_errors: the open error lines, oldest first.
+        open_errors: the open error lines, oldest first (one per line the state lists).
         words: the sentences.
+        shown_errors: how many of them the state lists under its errors heading (``None``:
+            all); when fewer, the line says how many and where the others are (``entries``,
+            the history entries the state covers, else its closing note); ``-1`` when the
+            number is not known: the line says that some are listed.
+        entries: first and last history entry the state covers, or ``None``.
 
     Returns:
         One to four lines: the request (open or answered), the agent's stated plan after it,
@@ -232,10 +309,10 @@ def next_step(
         lines.append(template.format(request=text, **names))
     start = request.index + 1 if request is not None and request.index >= 0 else 0
     plan = stated_plan(_assistant_text_before(messages[start:], len(messages) - start))
-    if plan and plan not in lines[0]:
+    if plan and plan not in lines[0] and not asks_for_direction(plan):
         lines.append((words.plan_answered if answered else words.plan_open).format(plan=plan))
     if open_errors:
-        lines.append(words.open_errors.format(count=len(open_errors), **names))
+        lines.append(_open_errors_line(len(open_errors), shown_errors, entries, words))
     if answered:
         lines.append(words.go_on)
     return "\n".join(lines)
@@ -246,6 +323,7 @@ __all__ = [
     "PLAN_MAX_CHARS",
     "Request",
     "Wording",
+    "asks_for_direction",
     "latest_request",
     "next_step",
     "resolve",

@@ -31,6 +31,13 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="助手陈述的计划：{plan}",
         plan_answered="助手最后一条消息的结尾：{plan}",
         open_errors="待解决的错误：{count} 个（见“{errors}”）。",
+        open_errors_partial=(
+            "待解决的错误：{count} 个（“{errors}”中列出 {shown} "
+            "个，另有 {rest} 个未显示：{where}）。"
+        ),
+        open_errors_some="待解决的错误：{count} 个（部分列在“{errors}”中，其余未显示：{where}）。",
+        where_entries="历史记录第 {first}–{last} 条",
+        where_note="计入“{not_shown}”",
         go_on="请接着处理本摘要之后的消息。",
     ),
     "ja": Wording(
@@ -48,6 +55,15 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="エージェントが述べた計画：{plan}",
         plan_answered="エージェントの最後のメッセージの結び：{plan}",
         open_errors="未解決のエラー：{count} 件（「{errors}」を参照）。",
+        open_errors_partial=(
+            "未解決のエラー：{count} 件（「{errors}」に {shown} "
+            "件、ほか {rest} 件は未表示：{where}）。"
+        ),
+        open_errors_some=(
+            "未解決のエラー：{count} 件（一部は「{errors}」に、残りは未表示：{where}）。"
+        ),
+        where_entries="履歴のエントリ {first}–{last}",
+        where_note="「{not_shown}」に計上",
         go_on="この要約の後のメッセージに沿って続けてください。",
     ),
     "ko": Wording(
@@ -65,6 +81,15 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="에이전트가 밝힌 계획: {plan}",
         plan_answered="에이전트의 마지막 메시지 끝부분: {plan}",
         open_errors="해결할 오류: {count}개 ('{errors}' 참조).",
+        open_errors_partial=(
+            "해결할 오류: {count}개 ('{errors}'에 {shown}개,"
+            " 나머지 {rest}개는 표시하지 않음: {where})."
+        ),
+        open_errors_some=(
+            "해결할 오류: {count}개 (일부는 '{errors}'에, 나머지는 표시하지 않음: {where})."
+        ),
+        where_entries="기록의 항목 {first}–{last}",
+        where_note="'{not_shown}'에 포함",
         go_on="이 요약 뒤의 메시지를 이어서 진행하세요.",
     ),
     "es": Wording(
@@ -85,6 +110,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="Plan declarado por el agente: {plan}",
         plan_answered="El último mensaje del agente terminaba con: {plan}",
         open_errors="Errores abiertos por resolver: {count} (en {errors}).",
+        open_errors_partial=(
+            "Errores abiertos por resolver: {count} ({shown} en {errors}, {rest} más sin mostrar: "
+            "{where})."
+        ),
+        open_errors_some=(
+            "Errores abiertos por resolver: {count} (algunos en {errors}, los demás sin mostrar: "
+            "{where})."
+        ),
+        where_entries="entradas {first}–{last} del historial",
+        where_note="contados en {not_shown}",
         go_on="Continúa con los mensajes que siguen a este resumen.",
     ),
     "fr": Wording(
@@ -103,6 +138,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="Plan annoncé par l'agent : {plan}",
         plan_answered="Le dernier message de l'agent se terminait par : {plan}",
         open_errors="Erreurs ouvertes à résoudre : {count} (voir {errors}).",
+        open_errors_partial=(
+            "Erreurs ouvertes à résoudre : {count} ({shown} dans {errors}, {rest} autres non "
+            "affichées : {where})."
+        ),
+        open_errors_some=(
+            "Erreurs ouvertes à résoudre : {count} (certaines dans {errors}, les autres non "
+            "affichées : {where})."
+        ),
+        where_entries="entrées {first}–{last} de l'historique",
+        where_note="comptées dans {not_shown}",
         go_on="Poursuivez avec les messages qui suivent ce résumé.",
     ),
     "de": Wording(
@@ -121,6 +166,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="Vom Agenten genannter Plan: {plan}",
         plan_answered="Die letzte Nachricht des Agenten endete mit: {plan}",
         open_errors="Offene Fehler zu beheben: {count} (siehe {errors}).",
+        open_errors_partial=(
+            "Offene Fehler zu beheben: {count} ({shown} unter {errors}, {rest} weitere nicht "
+            "gezeigt: {where})."
+        ),
+        open_errors_some=(
+            "Offene Fehler zu beheben: {count} (einige unter {errors}, die übrigen nicht "
+            "gezeigt: {where})."
+        ),
+        where_entries="Einträge {first}–{last} des Verlaufs",
+        where_note="gezählt unter {not_shown}",
         go_on="Mach mit den Nachrichten nach dieser Zusammenfassung weiter.",
     ),
     "pt": Wording(
@@ -138,6 +193,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="Plano declarado pelo agente: {plan}",
         plan_answered="A última mensagem do agente terminava com: {plan}",
         open_errors="Erros em aberto a resolver: {count} (ver {errors}).",
+        open_errors_partial=(
+            "Erros em aberto a resolver: {count} ({shown} em {errors}, mais {rest} não mostrados: "
+            "{where})."
+        ),
+        open_errors_some=(
+            "Erros em aberto a resolver: {count} (alguns em {errors}, os demais não mostrados: "
+            "{where})."
+        ),
+        where_entries="entradas {first}–{last} do histórico",
+        where_note="contados em {not_shown}",
         go_on="Continue com as mensagens depois deste resumo.",
     ),
     "ru": Wording(
@@ -156,6 +221,14 @@ STEP_WORDINGS: dict[str, Wording] = {
         plan_open="План, названный агентом: {plan}",
         plan_answered="Последнее сообщение агента заканчивалось так: {plan}",
         open_errors="Открытые ошибки: {count} (см. «{errors}»).",
+        open_errors_partial=(
+            "Открытые ошибки: {count} ({shown} в «{errors}», ещё {rest} не показаны: {where})."
+        ),
+        open_errors_some=(
+            "Открытые ошибки: {count} (часть в «{errors}», остальные не показаны: {where})."
+        ),
+        where_entries="записи {first}–{last} истории",
+        where_note="учтены в «{not_shown}»",
         go_on="Продолжайте с сообщений после этого резюме.",
     ),
 }
@@ -176,13 +249,15 @@ NOT_SHOWN_HEADINGS: dict[str, str] = {
 
 def step_wording(words: StateWording) -> Wording:
     """The next step's sentences in the language of ``words`` (English for a language this
-    table lacks), naming its headings and using its "no later request" sentence."""
+    table lacks), naming its headings (the closing note's too) and using its "no later
+    request" sentence."""
     found = STEP_WORDINGS.get(words.language, ENGLISH)
     return replace(
         found,
         goal_open=words.no_later_request,
         current_work=words.headings.current_work,
         errors=words.headings.errors,
+        not_shown=not_shown_heading(words),
     )
 
 

@@ -34,7 +34,14 @@ from ctxengine.bench.generator.dialects import (
     read,
     write,
 )
-from ctxengine.bench.generator.worlds import WORLDS, Identifiers, World, identifiers
+from ctxengine.bench.generator.worlds import (
+    SUPERSEDED_FORMS,
+    WORLDS,
+    Identifiers,
+    Rule,
+    World,
+    identifiers,
+)
 from ctxengine.bench.text import message_texts
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
 from ctxengine.tokens import HeuristicEstimator
@@ -61,6 +68,7 @@ POSITIONS: dict[str, float] = {
     "git-distractors": 0.09,
     "rule-2": 0.11,
     "log-distractor": 0.12,
+    "rule-i18n": 0.13,
     "ticket": 0.14,
     "near-miss-read": 0.16,
     "rule-cjk": 0.18,
@@ -122,6 +130,7 @@ class Builder:
     dialect: Dialect
     ids: Identifiers
     injected: bool
+    seed: int = 0
     messages: list[Message] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     modified: set[str] = field(default_factory=set)
@@ -249,18 +258,34 @@ def _rule(fact_id: str, index: int) -> Plant:
     return plant
 
 
+def _superseded_pair(b: Builder) -> tuple[str, Rule, Rule]:
+    """The session's superseded pair: the form :data:`SUPERSEDED_FORMS` gives its seed."""
+    form = SUPERSEDED_FORMS[b.seed % len(SUPERSEDED_FORMS)]
+    if not form:
+        return form, *b.world.superseded
+    return next(v for v in b.world.superseded_variants if v[0] == form)
+
+
 def _rule_old(b: Builder) -> None:
-    r = b.world.superseded[0]
+    form, r, _ = _superseded_pair(b)
     at = b.user(r.text)
     b.say("Noted.")
-    b.fact(Fact("rule-old", "rule_superseded", at, r.text, r.keys, superseded_by="rule-new"))
+    b.fact(Fact("rule-old", "rule_superseded", at, r.text, r.keys, form, superseded_by="rule-new"))
 
 
 def _rule_new(b: Builder) -> None:
-    r = b.world.superseded[1]
+    form, _, r = _superseded_pair(b)
     at = b.user(r.text)
     b.say("Got it, I'll keep that in mind.")
-    b.fact(Fact("rule-new", "rule", at, r.text, r.keys, "superseding"))
+    variant = f"superseding: {form}" if form else "superseding"
+    b.fact(Fact("rule-new", "rule", at, r.text, r.keys, variant))
+
+
+def _rule_i18n(b: Builder) -> None:
+    language, r = b.world.i18n_rules[b.seed % len(b.world.i18n_rules)]
+    at = b.user(r.text)
+    b.say("Understood.")
+    b.fact(Fact("rule-i18n", "rule", at, r.text, r.keys, language))
 
 
 def _rule_cjk(b: Builder) -> None:
@@ -579,6 +604,7 @@ PLANTS: dict[str, Plant] = {
     "git-distractors": _git_distractors,
     "rule-2": _rule("rule-2", 1),
     "log-distractor": _log_distractor,
+    "rule-i18n": _rule_i18n,
     "ticket": _ticket,
     "near-miss-read": _near_miss_read,
     "rule-cjk": _rule_cjk,
@@ -645,7 +671,7 @@ def generate(
     dialect = DIALECTS[rng.randrange(len(DIALECTS))]
     injected = seed % 2 == 1 if injected is None else injected
     imported = seed % 2 == 0 if imported is None else imported
-    b = Builder(rng, world, dialect, identifiers(rng, world.name), injected=injected)
+    b = Builder(rng, world, dialect, identifiers(rng, world.name), injected=injected, seed=seed)
     prompt = (
         f"You are a coding agent working in {world.root}. Use the tools to read, search, edit "
         "and run commands. Be concise."

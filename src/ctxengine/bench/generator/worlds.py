@@ -59,7 +59,14 @@ class World:
         goals: per template, the first user request.
         rules: English rules; two are planted per session.
         superseded: ``(old, new)``: a rule and the rule that later replaces it.
+        superseded_variants: more ``(name, old, new)`` pairs, each replacing the old rule in
+            another general form (``switch to … from here on``, ``X instead of Y``, a
+            permission lifting a prohibition, ``forget the X rule``, ``no longer``); a session
+            plants one pair, :data:`SUPERSEDED_FORMS` by its seed.
         cjk_rules: rules stated in Chinese.
+        i18n_rules: ``(language, rule)``: rules stated in the other languages of the state
+            (Spanish, French, German, Portuguese, Russian, Japanese, Korean); a session plants
+            one, by its seed.
         cjk_identifier: a Chinese sentence with ``{id}`` for the identifier.
         errors: exact error lines; two are planted per session.
         error_distractor: ``(error line, near-miss line, output holding the near miss)``.
@@ -88,6 +95,8 @@ class World:
     rules: tuple[Rule, ...]
     superseded: tuple[Rule, Rule]
     cjk_rules: tuple[Rule, ...]
+    superseded_variants: tuple[tuple[str, Rule, Rule], ...]
+    i18n_rules: tuple[tuple[str, Rule], ...]
     cjk_identifier: str
     errors: tuple[ErrorPlant, ...]
     error_distractor: tuple[ErrorPlant, str, str]
@@ -108,6 +117,50 @@ class World:
     injection_file: str
     test_command: str
     symbol: tuple[str, str]
+
+
+#: Rules stated in the other languages of the state, with their keys (shared by the worlds).
+I18N_RULES: tuple[tuple[str, Rule], ...] = (
+    ("es", Rule("Nunca cambies la API pública sin avisarme.", ("Nunca cambies", "API pública"))),
+    (
+        "fr",
+        Rule(
+            "Ne modifie jamais les fichiers de migration à la main.",
+            ("Ne modifie jamais", "fichiers de migration"),
+        ),
+    ),
+    (
+        "de",
+        Rule(
+            "Ändere niemals die CI-Konfiguration ohne Rücksprache.",
+            ("niemals", "CI-Konfiguration"),
+        ),
+    ),
+    (
+        "pt",
+        Rule("Nunca remova os testes existentes.", ("Nunca remova", "testes existentes")),
+    ),
+    ("ru", Rule("Никогда не коммить секреты в репозиторий.", ("Никогда не коммить", "секреты"))),
+    (
+        "ja",
+        Rule(
+            "本番のデータベースには絶対に接続しないでください。",
+            ("本番のデータベース", "接続しないでください"),
+        ),
+    ),
+    ("ko", Rule("main 브랜치에 직접 푸시하지 마세요.", ("main 브랜치", "푸시하지 마세요"))),
+)
+#: The forms of a rule replacing an earlier one, in the order a session's seed picks them:
+#: ``""`` is :attr:`World.superseded` (``from now on you must …``), the others name a pair of
+#: :attr:`World.superseded_variants`.
+SUPERSEDED_FORMS: tuple[str, ...] = (
+    "",
+    "switch",
+    "instead of",
+    "permission",
+    "forget",
+    "no longer",
+)
 
 
 PY = World(
@@ -180,6 +233,56 @@ PY = World(
         ),
         Rule("提交信息一律用英文写，不要用中文。", ("提交信息", "英文")),
     ),
+    superseded_variants=(
+        (
+            "switch",
+            Rule(
+                "Always target Python 3.8, the prod image still runs it.", ("target", "Python 3.8")
+            ),
+            Rule(
+                "Switch to Python 3.11 from here on: prod moved to the new image this morning.",
+                ("Switch to", "Python 3.11"),
+            ),
+        ),
+        (
+            "instead of",
+            Rule(
+                "Use requests for every HTTP call in the client.", ("requests", "every HTTP call")
+            ),
+            Rule(
+                "Actually, use httpx instead of requests for the HTTP calls.",
+                ("use httpx", "instead of requests"),
+            ),
+        ),
+        (
+            "permission",
+            Rule("Don't add noqa comments anywhere in src/.", ("Don't add", "noqa comments")),
+            Rule(
+                "You can add noqa comments now where the linter is wrong.",
+                ("You can add", "noqa comments"),
+            ),
+        ),
+        (
+            "forget",
+            Rule("Use tabs for indentation in the SQL templates.", ("Use tabs", "SQL templates")),
+            Rule(
+                "Forget the tabs rule, use 4 spaces in the SQL templates.",
+                ("Forget the tabs rule", "4 spaces"),
+            ),
+        ),
+        (
+            "no longer",
+            Rule(
+                "Always keep Python 2 compatibility in the CLI module.",
+                ("Always keep", "Python 2 compatibility"),
+            ),
+            Rule(
+                "You no longer need to keep Python 2 compatibility in the CLI module.",
+                ("no longer need", "Python 2 compatibility"),
+            ),
+        ),
+    ),
+    i18n_rules=I18N_RULES,
     cjk_identifier="这次发布的工单号是 {id}，记得写进 CHANGELOG。",
     errors=(
         ErrorPlant(
@@ -343,6 +446,57 @@ TS = World(
         Rule("注意：不要修改 vendor/ 目录下的任何文件，那是第三方代码。", ("不要修改", "vendor/")),
         Rule("提交信息一律用英文写，不要用中文。", ("提交信息", "英文")),
     ),
+    superseded_variants=(
+        (
+            "switch",
+            Rule(
+                "Always build for Node 16, the deploy runners still use it.",
+                ("build for", "Node 16"),
+            ),
+            Rule(
+                "Switch to Node 20 from here on: the runners were upgraded today.",
+                ("Switch to", "Node 20"),
+            ),
+        ),
+        (
+            "instead of",
+            Rule("Use axios for every HTTP call in the client.", ("axios", "every HTTP call")),
+            Rule(
+                "Actually, use fetch instead of axios for the HTTP calls.",
+                ("use fetch", "instead of axios"),
+            ),
+        ),
+        (
+            "permission",
+            Rule(
+                "Don't add eslint-disable comments anywhere in src/.",
+                ("Don't add", "eslint-disable comments"),
+            ),
+            Rule(
+                "You can add eslint-disable comments now where the linter is wrong.",
+                ("You can add", "eslint-disable comments"),
+            ),
+        ),
+        (
+            "forget",
+            Rule("Use tabs for indentation in the CSS modules.", ("Use tabs", "CSS modules")),
+            Rule(
+                "Forget the tabs rule, use 2 spaces in the CSS modules.",
+                ("Forget the tabs rule", "2 spaces"),
+            ),
+        ),
+        (
+            "no longer",
+            Rule(
+                "Always keep IE11 support in the polyfills module.", ("Always keep", "IE11 support")
+            ),
+            Rule(
+                "You no longer need to keep IE11 support in the polyfills module.",
+                ("no longer need", "IE11 support"),
+            ),
+        ),
+    ),
+    i18n_rules=I18N_RULES,
     cjk_identifier="这次发布的工单号是 {id}，记得写进 CHANGELOG。",
     errors=(
         ErrorPlant(
