@@ -25,7 +25,7 @@ class SummarizerChoice:
     """What the CLI resolved.
 
     Attributes:
-        kind: ``extractive``, ``llm`` or ``hybrid``.
+        kind: ``extractive``, ``llm``, ``hybrid`` or ``none``.
         summarizer: the summarizer.
         model: the summary model spec (``openai:gpt-4o-mini``), or ``None``.
         instructions_from: rules files the compact instructions came from.
@@ -79,7 +79,7 @@ def choose_summarizer(
             SDK or key.
     """
     budget = policy.user_messages_budget_tokens
-    if kind == "extractive":
+    if kind in ("extractive", "none"):
         return SummarizerChoice(kind, make_summarizer(kind, user_messages_budget=budget))
     spec = model
     if spec is None:

@@ -13,6 +13,7 @@ from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.providers.base import Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.summarizers.base import Summarizer
+from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import DEFAULT_SUMMARY_OUTPUT_TOKENS, LLMSummarizer
@@ -50,7 +51,7 @@ def make_summarizer(
 
     Args:
         kind: one of :data:`~ctxengine.policy.defaults.SUMMARIZER_NAMES` (``"extractive"``,
-            ``"llm"``, ``"hybrid"``).
+            ``"llm"``, ``"hybrid"``, ``"none"``).
         user_messages_budget: tokens of verbatim user messages (extractive).
         provider / profile: the summary model and its profile (window and max output), both
             required for ``llm`` and ``hybrid``.
@@ -62,6 +63,8 @@ def make_summarizer(
     """
     if kind == "extractive":
         return ExtractiveSummarizer(user_messages_budget=user_messages_budget)
+    if kind == "none":
+        return DropSummarizer()
     if kind not in SUMMARIZER_NAMES:
         raise ConfigError(f"unknown summarizer {kind!r}; expected one of {SUMMARIZER_NAMES}")
     if provider is None or profile is None:

@@ -89,7 +89,7 @@ def compact(
         str | None,
         typer.Option(
             metavar="NAME",
-            help="extractive, llm or hybrid (default: hybrid when a summary model is set).",
+            help="extractive, llm, hybrid or none (default: hybrid when a summary model is set).",
         ),
     ] = None,
     summary_model: Annotated[
@@ -164,7 +164,9 @@ def compact(
             param_hint="--plan",
         )
     if summarizer is not None and summarizer not in get_args(SummarizerName):
-        raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
+        raise typer.BadParameter(
+            "expected extractive, llm, hybrid or none", param_hint="--summarizer"
+        )
     check_output_path(output, target, db)
     policy = policy_from_options(keep_recent, window=window, max_tokens=max_tokens)
     choice = choose_summarizer(
