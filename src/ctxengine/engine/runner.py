@@ -23,7 +23,7 @@ from ctxengine.errors import (
     SummaryRejected,
 )
 from ctxengine.ladder.compaction import Conversation, accept, summary_room
-from ctxengine.ladder.plan import Attempt, CompactionPlan
+from ctxengine.ladder.plan import Attempt, CompactionPlan, Cut
 from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_reason
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.projection.context import Context
@@ -38,6 +38,8 @@ from .history import History
 MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
 #: Told the detail of a fallback to the extractive summarizer.
 OnFallback = Callable[[str], None]
+#: The durable state a compaction at a cut re-injects (texts, one message each).
+ReinjectFn = Callable[[Cut], tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,9 @@ class Runner:
         fallback: the summarizer used when the fallback rule says so.
         breaker: consecutive model-summarizer failures.
         fallback_mode: see :data:`~ctxengine.ladder.recover.FallbackMode`.
+        latched: writes the compactions while the breaker is open instead of ``fallback``
+            (a failure latch's "truncate only": the ``none`` summarizer); ``None``:
+            ``fallback``.
 
     Attributes:
         outer_cancel: the caller's cancel event of the model call in progress, if any; a
@@ -83,9 +88,11 @@ class Runner:
         fallback: ExtractiveSummarizer,
         breaker: SummarizerBreaker,
         fallback_mode: FallbackMode = "breaker",
+        latched: Summarizer | None = None,
     ) -> None:
         self.summarizer = summarizer
         self.fallback = fallback
+        self.latched = latched
         self.breaker = breaker
         self.fallback_mode: FallbackMode = fallback_mode
         self.outer_cancel: threading.Event | None = None
@@ -103,6 +110,7 @@ class Runner:
         continuation_overhead: int,
         summary: str | None = None,
         on_fallback: OnFallback,
+        reinject: ReinjectFn | None = None,
     ) -> Executed:
         """Run ``plan`` (made from ``conversation``) and return the best compaction found.
 
@@ -118,6 +126,7 @@ class Runner:
             summary: a summary supplied by a ``before_compact`` hook: used as is at the
                 plan's cut, no summarizer runs.
             on_fallback: told when the extractive summarizer takes over.
+            reinject: the durable state a compaction at a cut re-injects, if any.
 
         Raises:
             NothingToCompact: no attempt has a cut.
@@ -130,7 +139,7 @@ class Runner:
         best: Executed | None = None
         rejected: SummaryRejected | None = None
         fell_back: str | None = None
-        written: dict[tuple[str, bool], Summary] = {}
+        written: dict[tuple[str | None, bool], Summary] = {}
         reuse = isinstance(self.summarizer, ModelSummarizer)
 
         def note_fallback(why: str, detail: str) -> None:
@@ -170,7 +179,8 @@ class Runner:
                 continue
             if reuse:
                 written[key] = written_summary
-            record = _record(plan, attempt, written_summary)
+            texts = reinject(cut) if reinject is not None else ()
+            record = _record(plan, attempt, written_summary, texts)
             entry, after_ctx = measure(record, attempt.truncate_tokens)
             after = after_ctx.tokens
             if best is None or after < best.context.tokens:
@@ -221,7 +231,7 @@ class Runner:
         if plan.reason == "manual":
             self.breaker.reset()
         if self.breaker.open:
-            return self._within(self.fallback, request, estimator, room)
+            return self._within(self.latched or self.fallback, request, estimator, room)
         self._cancel = self.outer_cancel or threading.Event()
         try:
             summary = self._within(summarizer, request, estimator, room)
@@ -301,15 +311,15 @@ def _request(
     cut = attempt.cut
     assert cut is not None
     sources = conversation.sources
-    n_sum, n_prefix = cut.summarize, cut.turn_prefix
+    n_sum, n_prefix, n_from = cut.summarize, cut.turn_prefix, cut.summarize_from
     messages = conversation.messages
     covered = conversation.start + n_sum + n_prefix
     live_request = live[1] if live is not None and live[0] >= covered else None
-    at = [history.index.get(src) for src in sources[: n_sum + n_prefix] if src is not None]
+    at = [history.index.get(src) for src in sources[n_from : n_sum + n_prefix] if src is not None]
     known = [history.entries[i].seq for i in at if i is not None]
     head = history.entries[history.head_end].seq if history.head_end < len(history) else 0
     return SummaryRequest(
-        messages=history.originals(messages[:n_sum], sources[:n_sum]),
+        messages=history.originals(messages[n_from:n_sum], sources[n_from:n_sum]),
         previous=history.previous_compaction(),
         goal=history.goal or "",
         budget_tokens=attempt.summary_tokens,
@@ -325,7 +335,9 @@ def _request(
     )
 
 
-def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> CompactionRecord:
+def _record(
+    plan: CompactionPlan, attempt: Attempt, summary: Summary, reinjected: tuple[str, ...]
+) -> CompactionRecord:
     cut = attempt.cut
     assert cut is not None
     return CompactionRecord(
@@ -339,4 +351,8 @@ def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> Compact
         ledgers=summary.ledgers,
         splits_turn=cut.splits_turn,
         truncate_tokens=attempt.truncate_tokens,
+        retained_ids=cut.retained or None,
+        injection=None if plan.injection == "checkpoint" else plan.injection,
+        continuation=True if plan.continuation else None,
+        reinjected=reinjected or None,
     )
