@@ -42,6 +42,10 @@ OnFallback = Callable[[str], None]
 ReinjectFn = Callable[[Cut], tuple[str, ...]]
 
 
+class _FallbackCut(Exception):
+    """The fallback writes this compaction at the plan's own fallback cut."""
+
+
 @dataclass(frozen=True, slots=True)
 class Executed:
     """What running a plan produced (not appended yet).
@@ -50,7 +54,8 @@ class Executed:
         record: the compaction record to append, with its measured ``tokens_after``.
         entry_id: the id the record was measured under (its content hash).
         context: the context it gives.
-        attempt: index in the plan's schedule of the attempt kept.
+        attempt: index in the plan's schedule of the attempt kept; -1 for the plan's
+            fallback attempt.
         summarizer: name of the summarizer that wrote it.
         notes: the summarizer's notes on how it was written.
         fallback: why the extractive summarizer wrote it instead of the session's, if so.
@@ -73,9 +78,10 @@ class Runner:
         fallback: the summarizer used when the fallback rule says so.
         breaker: consecutive model-summarizer failures.
         fallback_mode: see :data:`~ctxengine.ladder.recover.FallbackMode`.
-        latched: writes the compactions while the breaker is open instead of ``fallback``
-            (a failure latch's "truncate only": the ``none`` summarizer); ``None``:
-            ``fallback``.
+        latched: writes the compactions the fallback writes (breaker open, the fallback rule)
+            instead of ``fallback`` (Gemini CLI's "truncate only", Roo Code's sliding
+            window: the ``none`` summarizer); ``None``: ``fallback``. ``fallback`` still
+            gives a hook-supplied summary its ledgers.
 
     Attributes:
         outer_cancel: the caller's cancel event of the model call in progress, if any; a
@@ -172,6 +178,11 @@ class Runner:
                         force_fallback=fell_back is not None,
                         on_fallback=note_fallback,
                     )
+            except _FallbackCut:
+                best = self._at_fallback_cut(
+                    plan, conversation, history, estimator, measure, reinject, fell_back
+                )
+                break
             except SummaryRejected as exc:
                 if exc.reason != "over_budget":
                     raise
@@ -205,6 +216,48 @@ class Runner:
         accept(best.context.tokens, plan.tokens_before, plan.reason, plan.budget.window)
         return best
 
+    @property
+    def writer(self) -> Summarizer:
+        """What writes a compaction the fallback writes."""
+        return self.latched or self.fallback
+
+    def _fall_back(
+        self, plan: CompactionPlan, request: SummaryRequest, estimator: Estimator, room: int
+    ) -> Summary:
+        """The fallback's summary of ``request``, or :class:`_FallbackCut` when the plan
+        gives the fallback its own cut."""
+        if plan.fallback is not None and plan.fallback.cut is not None:
+            raise _FallbackCut
+        return self._within(self.writer, request, estimator, room)
+
+    def _at_fallback_cut(
+        self,
+        plan: CompactionPlan,
+        conversation: Conversation,
+        history: History,
+        estimator: Estimator,
+        measure: MeasureFn,
+        reinject: ReinjectFn | None,
+        fell_back: str | None,
+    ) -> Executed:
+        """The compaction the fallback writes at ``plan.fallback``'s cut."""
+        attempt = plan.fallback
+        assert attempt is not None and attempt.cut is not None
+        request = _request(plan, attempt, conversation, history, None)
+        summary = self._call(self.writer, request, estimator)
+        texts = reinject(attempt.cut) if reinject is not None else ()
+        record = _record(plan, attempt, summary, texts)
+        entry, after_ctx = measure(record, attempt.truncate_tokens)
+        return Executed(
+            replace(record, tokens_after=after_ctx.tokens),
+            entry.id,
+            after_ctx,
+            -1,
+            summary.summarizer,
+            summary.notes,
+            fell_back or "breaker",
+        )
+
     def _supplied(self, text: str, request: SummaryRequest, estimator: Estimator) -> Summary:
         """A summary a hook supplied, with the deterministic ledgers of ``request`` (so that
         ledgers keep growing across compactions, invariant 6)."""
@@ -225,13 +278,14 @@ class Runner:
         breaker (a manual compaction closes it first; while it is open the fallback writes)
         and a failure goes through the fallback rule."""
         summarizer = self.summarizer
-        if force_fallback or not isinstance(summarizer, ModelSummarizer):
-            chosen = self.fallback if force_fallback else summarizer
-            return self._within(chosen, request, estimator, room)
+        if force_fallback:
+            return self._fall_back(plan, request, estimator, room)
+        if not isinstance(summarizer, ModelSummarizer):
+            return self._within(summarizer, request, estimator, room)
         if plan.reason == "manual":
             self.breaker.reset()
         if self.breaker.open:
-            return self._within(self.latched or self.fallback, request, estimator, room)
+            return self._fall_back(plan, request, estimator, room)
         self._cancel = self.outer_cancel or threading.Event()
         try:
             summary = self._within(summarizer, request, estimator, room)
@@ -248,7 +302,7 @@ class Runner:
             if why is None:
                 raise
             on_fallback(why, _fallback_detail(why, summarizer.name, exc, self.breaker))
-            return self._within(self.fallback, request, estimator, room)
+            return self._fall_back(plan, request, estimator, room)
         finally:
             self._cancel = None
         self.breaker.success()

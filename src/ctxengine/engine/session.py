@@ -149,7 +149,7 @@ class Session:
             extractive,
             SummarizerBreaker(policy.breaker_threshold),
             fallback,
-            latched=DropSummarizer() if policy.failure_latch else None,
+            latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
         )
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
         self._overflow = OverflowLatch(limit=policy.overflow_retries)

@@ -229,12 +229,11 @@ def cut_of(
     )
 
 
-def first_retained(conversation: Conversation, policy: Policy) -> int:
+def first_retained(conversation: Conversation, k: int) -> int:
     """How many messages at the start of ``conversation`` a compaction keeps verbatim before
-    its continuation state (OpenHands ``keep_first``): ``policy.retain_first_messages``
-    raised to the next valid cut point (a tool exchange stays whole); 0 when the previous
-    compaction already retained them (they are no longer in the conversation)."""
-    k = policy.retain_first_messages
+    its continuation state (OpenHands ``keep_first``): ``k`` raised to the next valid cut
+    point (a tool exchange stays whole); 0 when the previous compaction already retained
+    them (they are no longer in the conversation)."""
     if k <= 0 or conversation.retained_sources:
         return 0
     valid = valid_cut_points(conversation.messages)
@@ -245,24 +244,27 @@ def first_retained(conversation: Conversation, policy: Policy) -> int:
 def retained_ids(
     conversation: Conversation,
     cut: Cut,
-    policy: Policy,
     estimator: Estimator,
+    *,
+    keep_first: int,
+    user_tokens: int,
 ) -> tuple[tuple[str, ...], int]:
     """The entry ids a compaction at ``cut`` keeps verbatim before its continuation state, in
     log order, and their tokens (in the conversation's projection).
 
-    * The first messages (:func:`first_retained`), or those the previous compaction kept
-      first, when ``policy.retain_first_messages`` is set.
-    * With ``policy.retain_user_tokens``: the real user messages among those the previous
-      compaction retained and those this one summarizes, newest first while their tokens
-      fit the budget (Codex ``COMPACT_USER_MESSAGE_MAX_TOKENS``; a message that does not
+    * With ``keep_first`` > 0 (a policy's ``retain_first_messages``): the first messages up to
+      ``cut.summarize_from`` (:func:`first_retained`), or those the previous compaction kept
+      first.
+    * With ``user_tokens`` > 0: the real user messages among those the previous compaction
+      retained and those this one summarizes, newest first while their tokens fit
+      ``user_tokens`` (Codex ``COMPACT_USER_MESSAGE_MAX_TOKENS``; a message that does not
       fit whole ends the selection, where Codex would truncate it).
     """
     ids: list[str] = []
     tokens = 0
-    first = cut.summarize_from
     carried = list(zip(conversation.retained, conversation.retained_sources, strict=True))
-    if policy.retain_first_messages > 0:
+    first = cut.summarize_from
+    if keep_first > 0:
         if first:
             for m, src in zip(
                 conversation.messages[:first], conversation.sources[:first], strict=True
@@ -274,7 +276,7 @@ def retained_ids(
             for m, src in carried:
                 ids.append(src)
                 tokens += estimator.message(m)
-    if policy.retain_user_tokens > 0:
+    if user_tokens > 0:
         end = cut.summarize + cut.turn_prefix
         pool = [(m, src) for m, src in carried if is_real_user_message(m)]
         pool += [
@@ -288,7 +290,7 @@ def retained_ids(
         used = 0
         for m, src in reversed(pool):
             size = estimator.message(m)
-            if used + size > policy.retain_user_tokens:
+            if used + size > user_tokens:
                 break
             chosen.append(src)
             used += size
@@ -344,7 +346,8 @@ def plan_compaction(
         estimator: token estimator.
         requirement: why it runs (:func:`~.trigger.requirement`).
         budget: the budget to compact to.
-        policy: the session's policy: split turns, what the keep-recent budget counts
+        policy: the session's policy: split turns (the last attempt may split with
+            ``split_turn_last_resort``), what the keep-recent budget counts
             (:func:`keep_of`), retained messages (:func:`retained_ids`).
         tokens_before: the context size now, in tokens.
         continuation_overhead: tokens of the continuation-state message around its summary.
@@ -364,15 +367,18 @@ def plan_compaction(
         conversation, estimator, budget, policy, continuation_overhead, goal_tokens
     )
     no_tail = keep == 0
-    first = first_retained(conversation, policy)
+    first = first_retained(conversation, policy.retain_first_messages)
+    # ctxengine caps the retained user messages like the kept tail, so small windows work.
+    user_tokens = min(policy.retain_user_tokens, int(budget.window * policy.keep_recent_max_ratio))
     truncate = cap
     attempts: list[Attempt] = []
     for n in range(COMPACTION_ATTEMPTS):
+        last = n == COMPACTION_ATTEMPTS - 1
         cut = cut_of(
             conversation,
             estimator,
             keep,
-            allow_split_turn=policy.split_turn,
+            allow_split_turn=policy.split_turn or (last and policy.split_turn_last_resort),
             sizes=sizes,
             first=first,
             no_tail=no_tail,
@@ -381,8 +387,14 @@ def plan_compaction(
         expected = tokens_before
         if cut is not None:
             retained = 0
-            if policy.retain_first_messages or policy.retain_user_tokens:
-                ids, retained = retained_ids(conversation, cut, policy, estimator)
+            if policy.retain_first_messages or user_tokens:
+                ids, retained = retained_ids(
+                    conversation,
+                    cut,
+                    estimator,
+                    keep_first=policy.retain_first_messages,
+                    user_tokens=user_tokens,
+                )
                 cut = replace(cut, retained=ids)
             room = summary_room(
                 budget,
@@ -415,9 +427,48 @@ def plan_compaction(
         fixed_tokens=conversation.fixed,
         conversation=len(conversation.messages),
         policy=policy.name,
+        fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens),
         injection=policy.injection,
         continuation=policy.continuation_message and requirement.reason != "manual",
     )
+
+
+def fallback_attempt(
+    conversation: Conversation,
+    estimator: Estimator,
+    budget: Budget,
+    policy: Policy,
+    goal_tokens: int,
+) -> Attempt | None:
+    """The attempt a failed model summary falls back to when ``policy.fallback_keep_share``
+    is set: a cut keeping that share of the conversation's messages (Roo Code
+    ``truncateConversation(messages, 0.5)``), the first ``policy.fallback_retain_first``
+    messages retained; ``None`` otherwise."""
+    share = policy.fallback_keep_share
+    if share is None:
+        return None
+    n = len(conversation.messages)
+    keep = int(n * share)
+    first = first_retained(conversation, policy.fallback_retain_first)
+    cut = cut_of(
+        conversation,
+        estimator,
+        keep,
+        allow_split_turn=policy.split_turn,
+        sizes=[1] * n,
+        first=first,
+    )
+    if cut is None:
+        return Attempt(keep, None, None, 0, 0)
+    retained = 0
+    if policy.fallback_retain_first:
+        ids, retained = retained_ids(
+            conversation, cut, estimator, keep_first=policy.fallback_retain_first, user_tokens=0
+        )
+        cut = replace(cut, retained=ids)
+    summary = base_summary_budget(budget, goal_tokens, budget.target)
+    expected = conversation.fixed + summary + cut.kept_tokens + retained
+    return Attempt(keep, None, cut, summary, expected)
 
 
 def accept(tokens_after: int, tokens_before: int, reason: Reason, window: int) -> None:

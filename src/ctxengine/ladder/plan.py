@@ -123,6 +123,9 @@ class CompactionPlan:
         fixed_tokens: head messages and tool schemas, in tokens.
         conversation: number of messages that could be summarized.
         policy: name of the policy that made the plan (recorded on the compaction).
+        fallback: the attempt a failed model summary falls back to when the policy cuts its
+            fallback its own way (``Policy.fallback_keep_share``: Roo Code's sliding
+            window), else ``None`` (the fallback writes at the failed attempt's cut).
         injection: how the continuation state will be shown (``Policy.injection``).
         continuation: a continuation message will follow the messages the compaction saw
             (``Policy.continuation_message``, automatic compactions only).
@@ -138,6 +141,7 @@ class CompactionPlan:
     fixed_tokens: int
     conversation: int
     policy: str = "default"
+    fallback: Attempt | None = None
     injection: str = "checkpoint"
     continuation: bool = False
 
@@ -182,6 +186,8 @@ class CompactionPlan:
             extra["injection"] = self.injection
         if self.continuation:
             extra["continuation"] = True
+        if self.fallback is not None and self.fallback.cut is not None:
+            extra["fallback_cut"] = _cut_dict(self.fallback.cut)
         return extra | {
             "requirement": {
                 "level": req.level,

@@ -106,6 +106,8 @@ class Policy(BaseModel):
     ``trigger``                     the same as a :data:`Size`; replaces ``trigger_ratio``
     ``reserve_tokens``              tokens (or a :data:`Size`) kept free below the window;
                                     ``None`` = automatic: ``min(20_000 + 13_000, 20 %)``
+    ``reserve_max_ratio``           a given reserve (with its output part) is at most this
+                                    share of the window, so small windows stay usable
     ``reserve_output``              the reserve also holds ``min(max output,
                                     reserve_output_cap)`` (Claude Code, OpenCode, Roo Code)
     ``max_output_tokens``           the model's output cap assumed when :meth:`resolve` is
@@ -125,6 +127,8 @@ class Policy(BaseModel):
     ``keep_recent_messages``        instead, this many newest messages (keep-last-n, OpenHands)
     ``split_turn``                  a cut may fall at an assistant boundary inside a turn
                                     (pi's split turn); ``False``: at user messages only
+    ``split_turn_last_resort``      with ``split_turn`` off, a plan's last attempt may still
+                                    split a turn (a single turn too large to keep whole)
     ``retain_first_messages``       messages after the head kept verbatim before the
                                     continuation state (OpenHands ``keep_first``)
     ``retain_user_tokens``          the newest real user messages of the compacted range kept
@@ -162,9 +166,16 @@ class Policy(BaseModel):
                                     trigger before :class:`~ctxengine.errors.CompactionLoopError`
     ``breaker_failures``            model-summary failures in a row that open the breaker
                                     (``None``: ``max_consecutive_failures``)
-    ``failure_latch``               the first model-summary failure opens the breaker and,
-                                    until a manual compaction, compactions drop the prefix
-                                    without a summary (Gemini CLI "truncate only")
+    ``failure_latch``               the first model-summary failure opens the breaker: until
+                                    a manual compaction, the fallback writes every compaction
+                                    (Gemini CLI ``hasFailedCompressionAttempt``)
+    ``fallback_summarizer``         what writes a compaction when a model summary fails or
+                                    the breaker is open: ``"extractive"``, or ``"none"``
+                                    (drop without a summary: Gemini CLI "truncate only",
+                                    Roo Code's sliding window)
+    ``fallback_keep_share``         the fallback cuts its own way: it keeps this share of the
+                                    conversation's messages (Roo Code 50 %), and the first
+                                    ``fallback_retain_first`` messages
     ==============================  ========================================================
 
     Raises:
@@ -186,6 +197,7 @@ class Policy(BaseModel):
     trigger_ratio: float = Field(d.DEFAULT_TRIGGER_RATIO, gt=0, le=1)
     trigger: Size | None = None
     reserve_tokens: int | Size | None = None
+    reserve_max_ratio: float | None = Field(None, gt=0, lt=1)
     reserve_output: bool = False
     reserve_output_cap: int | None = Field(None, ge=0)
     max_output_tokens: int = Field(d.DEFAULT_MAX_OUTPUT_TOKENS, gt=0)
@@ -201,6 +213,7 @@ class Policy(BaseModel):
     keep_recent_unit: KeepUnit = "tokens"
     keep_recent_messages: int | None = Field(None, ge=0)
     split_turn: bool = True
+    split_turn_last_resort: bool = False
     retain_first_messages: int = Field(0, ge=0)
     retain_user_tokens: int = Field(0, ge=0)
     truncate_max_chars: int = Field(d.DEFAULT_TRUNCATE_MAX_CHARS, gt=0)
@@ -235,6 +248,9 @@ class Policy(BaseModel):
     max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
     breaker_failures: int | None = Field(None, ge=1)
     failure_latch: bool = False
+    fallback_summarizer: Literal["extractive", "none"] = "extractive"
+    fallback_keep_share: float | None = Field(None, gt=0, lt=1)
+    fallback_retain_first: int = Field(0, ge=0)
 
     @property
     def breaker_threshold(self) -> int:
@@ -287,6 +303,8 @@ class Policy(BaseModel):
             if self.reserve_output_cap is not None:
                 output = min(output, self.reserve_output_cap)
             reserve += output
+        if self.reserve_max_ratio is not None:
+            reserve = min(reserve, int(window * self.reserve_max_ratio))
         if reserve >= window:
             raise ConfigError(
                 f"reserve of {reserve} tokens leaves no room in a {window}-token window"
