@@ -268,3 +268,32 @@ class TestBaselines:
             ("prune", "2 tool results"),
             ("prune", "1 tool results"),
         ]
+
+
+def test_reinjection_stays_within_the_room_left() -> None:
+    # In order, each one that still fits: the rules (33 tokens), the plan (36), the file
+    # (214), or, when the file does not fit whole, its path (30).
+    from presets_helpers import EST
+
+    from ctxengine.ladder.reinject import reinjected_texts
+
+    messages = [
+        Message("user", (TextPart(RULES),)),
+        calling("p1", "TodoWrite", **TODOS),
+        calling("r1", "Read", file_path="/repo/a.py"),
+        answer("r1", text_of("a", 200)),
+    ]
+    rules = RULES
+    plan = PLAN_ITEM.format(tool="TodoWrite", arguments=json.dumps(TODOS))
+    file_a = FILE_ITEM.format(path="/repo/a.py", content=text_of("a", 200))
+    path_a = FILE_PATH_ITEM.format(path="/repo/a.py")
+    sizes = [EST.text(t) for t in (rules, plan, file_a, path_a)]
+    policy = preset("claude-code")
+    full = sizes[0] + sizes[1] + sizes[2]
+    assert reinjected_texts(messages, policy, EST, full) == (rules, plan, file_a)
+    assert reinjected_texts(messages, policy, EST, full - 1) == (rules, plan, path_a)
+    assert sizes == [33, 36, 214, 30]
+    assert reinjected_texts(messages, policy, EST, 33 + 35) == (rules, path_a)
+    assert reinjected_texts(messages, policy, EST, 33 + 29) == (rules,)
+    assert reinjected_texts(messages, policy, EST, 32) == (path_a,)
+    assert reinjected_texts(messages, policy, EST, 29) == ()

@@ -141,13 +141,13 @@ class Compactor:
         self.event("prune", entry.id, tokens, self.log.context_tokens(after), detail)
         return after
 
-    def reinject(self, cut: Cut) -> tuple[str, ...]:
+    def reinject(self, cut: Cut, room: int) -> tuple[str, ...]:
         """The durable state a compaction at ``cut`` re-injects (``policy.reinject``), read
-        from the history before its first kept entry."""
+        from the history before its first kept entry, within ``room`` tokens."""
         h = self.log.history
         end = len(h) if cut.first_kept_id is None else h.index.get(cut.first_kept_id, len(h))
         messages = [m for e in h.entries[:end] if (m := e.message) is not None]
-        return reinjected_texts(messages, self.policy, self.estimator)
+        return reinjected_texts(messages, self.policy, self.estimator, max(0, room))
 
     def make_plan(
         self,

@@ -38,8 +38,9 @@ from .history import History
 MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
 #: Told the detail of a fallback to the extractive summarizer.
 OnFallback = Callable[[str], None]
-#: The durable state a compaction at a cut re-injects (texts, one message each).
-ReinjectFn = Callable[[Cut], tuple[str, ...]]
+#: The durable state a compaction at a cut re-injects (texts, one message each), within the
+#: tokens the compacted context has left for it.
+ReinjectFn = Callable[[Cut, int], tuple[str, ...]]
 
 
 class _FallbackCut(Exception):
@@ -190,7 +191,7 @@ class Runner:
                 continue
             if reuse:
                 written[key] = written_summary
-            texts = reinject(cut) if reinject is not None else ()
+            texts = reinject(cut, room - attempt.summary_tokens) if reinject is not None else ()
             record = _record(plan, attempt, written_summary, texts)
             entry, after_ctx = measure(record, attempt.truncate_tokens)
             after = after_ctx.tokens
@@ -245,7 +246,12 @@ class Runner:
         assert attempt is not None and attempt.cut is not None
         request = _request(plan, attempt, conversation, history, None)
         summary = self._call(self.writer, request, estimator)
-        texts = reinject(attempt.cut) if reinject is not None else ()
+        texts: tuple[str, ...] = ()
+        if reinject is not None:
+            room = summary_room(
+                plan.budget, plan.budget.trigger, plan.fixed_tokens, attempt.cut.kept_tokens, 0
+            )
+            texts = reinject(attempt.cut, room - attempt.summary_tokens)
         record = _record(plan, attempt, summary, texts)
         entry, after_ctx = measure(record, attempt.truncate_tokens)
         return Executed(

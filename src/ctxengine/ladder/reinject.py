@@ -98,23 +98,38 @@ def file_items(
 
 
 def reinjected_texts(
-    messages: Sequence[Message], policy: Policy, estimator: Estimator
+    messages: Sequence[Message], policy: Policy, estimator: Estimator, room: int | None = None
 ) -> tuple[str, ...]:
     """The durable state ``policy.reinject`` names, found in ``messages`` (the history that
-    leaves the context, oldest first), in the order rules, plan, files."""
+    leaves the context, oldest first), in the order rules, plan, files, within
+    ``policy.reinject_max_tokens`` and ``room`` (the tokens the compacted context has left
+    for it; ``None``: no limit besides the policy's): an item that would not fit is left
+    out (a file then comes back as a path when that fits)."""
+    budget = policy.reinject_max_tokens if room is None else min(policy.reinject_max_tokens, room)
     out: list[str] = []
+    used = 0
+
+    def add(text: str) -> None:
+        nonlocal used
+        size = estimator.text(text)
+        if used + size <= budget:
+            out.append(text)
+            used += size
+
     if "rules" in policy.reinject:
-        out += rules_items(messages)
+        for text in rules_items(messages):
+            add(text)
     if "plan" in policy.reinject:
         plan = plan_item(messages)
         if plan is not None:
-            out.append(plan)
+            add(plan)
     if "files" in policy.reinject:
-        out += file_items(
+        for text in file_items(
             messages,
             estimator,
             files=policy.reinject_files,
             file_max_tokens=policy.reinject_file_max_tokens,
-            max_tokens=policy.reinject_max_tokens,
-        )
+            max_tokens=max(0, budget - used),
+        ):
+            add(text)
     return tuple(out)
