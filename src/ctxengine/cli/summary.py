@@ -113,6 +113,8 @@ def choose_summarizer(
         profile=profile,
         verify=verify,
         instructions=instructions,
+        template=policy.summary_template,
+        overflow=policy.summary_overflow,
     )
     return SummarizerChoice(chosen, summarizer, spec, sources, [str(w.message) for w in caught])
 

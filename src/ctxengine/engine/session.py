@@ -721,4 +721,6 @@ def _policy_summarizer(
         provider=provider,
         profile=profile,
         verify=policy.summary_verify,
+        template=policy.summary_template,
+        overflow=policy.summary_overflow,
     )
