@@ -15,6 +15,7 @@ from presets_helpers import (
     user,
 )
 
+from ctxengine.errors import ProviderError
 from ctxengine.model import CompactionRecord, PruneRecord
 from ctxengine.projection.injection import (
     ACKNOWLEDGEMENT,
@@ -173,3 +174,44 @@ class TestOpenCode:
         assert ctx.messages[3].tool_results[0].text == text_of("skill", 2_996)
         assert ctx.sources[3] == ids[3]
         assert ctx.epoch == 0
+
+
+class FailingModel:
+    """A model summarizer whose every call fails (a provider error)."""
+
+    def __init__(self) -> None:
+        self.provider = None
+        self.calls: list[object] = []
+
+    @property
+    def name(self) -> str:
+        return "llm"
+
+    def summarize(self, request: object, estimator: object, *, cancel: object = None) -> object:
+        self.calls.append(request)
+        raise ProviderError("the summary model is down")
+
+
+def test_gemini_failure_latch_truncates_without_a_summary_until_a_manual_compaction() -> None:
+    model = FailingModel()
+    s = session("gemini-cli", 20_000, summarizer=model)
+    assert s.breaker.threshold == 1
+    s.append(system(20))
+    for i in range(5):
+        s.append(user(f"u{i}", 501))
+        s.append(assistant(f"a{i}", 1_501))
+    ctx = s.prepare()
+    record = s.entries[-1].body
+    # The first failure latches: this compaction and the next ones drop the prefix with a
+    # marker instead of calling the model.
+    assert isinstance(record, CompactionRecord) and record.summarizer == "none"
+    assert s.breaker.open and len(model.calls) == 1
+    assert [e.step for e in s.events] == ["fallback", "compaction"]
+    assert ctx.messages[1].text.count("earlier messages of this conversation were removed") == 1
+    for i in range(5, 10):
+        s.append(user(f"u{i}", 501))
+        s.append(assistant(f"a{i}", 1_501))
+    s.prepare()
+    second = s.entries[-1].body
+    assert isinstance(second, CompactionRecord) and second.summarizer == "none"
+    assert len(model.calls) == 1  # the latch held: no second model call
