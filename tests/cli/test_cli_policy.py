@@ -68,15 +68,18 @@ def test_an_unknown_policy_exits_2_listing_the_presets(
 
 
 def test_the_none_policy_compacts_nothing_and_says_why(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = require_corpus(*CODEX)
-    argv = ["compact", str(path), "--window", "32000", "--policy", "none", "--report-json"]
-    code, stdout, _ = run(capsys, *argv)
-    report = json.loads(stdout)
-    assert code == 2  # the request still needs more than the window
-    assert report["note"] == "policy 'none' never compacts"
-    assert report["events"] == []
+    out = tmp_path / "body.json"
+    argv = ["compact", str(path), "--window", "32000", "--policy", "none", "-o", str(out)]
+    code, stdout, stderr = run(capsys, *argv)
+    assert (code, stdout, out.exists()) == (2, "", False)
+    assert stderr == (
+        "cannot compact: the compacted request still needs about 68,433 tokens, more than "
+        "the 32,000-token window: nothing was compacted (policy 'none' never compacts); "
+        "nothing was written"
+    )
 
 
 class TestPolicyFromOptions:
