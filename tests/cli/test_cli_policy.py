@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import validate as validate_schema
 
 from corpus import require_corpus
 from ctxengine.cli import main
@@ -38,6 +39,7 @@ def test_compact_with_the_codex_preset_writes_a_handoff_request(
         "set, so the extractive summarizer stands in"
     )
     report = json.loads(stdout)
+    validate_schema(report, "compact")
     # Codex compacts at 90 % of the window.
     assert (report["window"], report["trigger"]) == (32_000, 28_800)
     record = report["compaction"]
@@ -53,6 +55,21 @@ def test_compact_with_the_codex_preset_writes_a_handoff_request(
     # The retained user messages, then the hand-off summary last.
     assert [m["role"] for m in messages] == ["user"] * len(record["retained_ids"]) + ["user"]
     assert messages[-1]["content"].startswith(HANDOFF_PREFIX)
+
+
+def test_keep_last_n_drops_without_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    path = require_corpus(*CODEX)
+    argv = ["compact", str(path), "--window", "32000", "--policy", "keep-last-n", "--json"]
+    code, stdout, stderr = run(capsys, *argv)
+    assert (code, stderr) == (
+        0,
+        "note: the request body was not written: give -o FILE (or -o - for stdout)",
+    )
+    report = json.loads(stdout)
+    validate_schema(report, "compact")
+    assert report["summarizer"]["kind"] == "none"
+    assert report["compaction"]["summarizer"] == "none"
+    assert "earlier messages of this conversation were removed" in report["compaction"]["summary"]
 
 
 def test_an_unknown_policy_exits_2_listing_the_presets(
