@@ -79,8 +79,8 @@ def test_an_unknown_policy_exits_2_listing_the_presets(
     code, stdout, stderr = run(capsys, "compact", str(path), "--policy", "cursor")
     assert (code, stdout) == (2, "")
     assert stderr == (
-        "error: unknown policy 'cursor'; known presets: default, pi, codex, gemini-cli, "
-        "opencode, claude-code, roo-code, openhands, none, keep-last-n, observation-masking"
+        "error: no preset named 'cursor'; known: default, pi, codex, gemini-cli, opencode, "
+        "claude-code, roo-code, openhands, none, keep-last-n, observation-masking"
     )
 
 
@@ -123,5 +123,5 @@ class TestPolicyFromOptions:
         assert (p.keep_recent_tokens, p.keep_recent_messages) == (3_000, None)
 
     def test_an_unknown_name_is_a_config_error(self) -> None:
-        with pytest.raises(ConfigError, match="unknown policy 'x'"):
+        with pytest.raises(ConfigError, match="no preset named 'x'"):
             policy_from_options(name="x")

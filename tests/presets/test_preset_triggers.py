@@ -51,7 +51,7 @@ def test_an_unknown_name_is_a_config_error_listing_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         preset("cursor")
     assert str(info.value) == (
-        "unknown policy 'cursor'; known presets: default, pi, codex, gemini-cli, opencode, "
+        "no preset named 'cursor'; known: default, pi, codex, gemini-cli, opencode, "
         "claude-code, roo-code, openhands, none, keep-last-n, observation-masking"
     )
 
