@@ -158,3 +158,16 @@ def test_none_never_compacts_even_over_the_window() -> None:
     ctx = s.prepare()
     assert (ctx.epoch, ctx.tokens, s.events) == (0, 45_000, [])
     assert EST.message(ctx.messages[0]) == 2_000
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_every_preset_resolves_down_to_the_smallest_window(name: str) -> None:
+    b = preset(name).resolve(1_000)
+    assert 0 < b.trigger <= 900 and b.keep_recent < b.trigger
+
+
+def test_a_tail_floor_takes_at_most_half_the_trigger() -> None:
+    # OpenCode at 1,000: reserve min(20,000, 4,096) capped at half the window: trigger 500;
+    # 25 % of usable is 125, the 2,000 floor is held to 250.
+    b = preset("opencode").resolve(1_000)
+    assert (b.trigger, b.keep_recent) == (500, 250)

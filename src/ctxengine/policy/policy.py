@@ -280,7 +280,7 @@ class Policy(BaseModel):
         The trigger is ``min(window − reserve, trigger share, max_context_tokens)``; the kept
         tail ``keep_recent_tokens`` capped at ``keep_recent_max_ratio`` of the window (of
         ``window − reserve`` with ``keep_recent_base="usable"``), raised to
-        ``keep_recent_min_tokens``.
+        ``keep_recent_min_tokens`` (at most half the trigger).
 
         Raises:
             ConfigError: ``window`` below :data:`~ctxengine.policy.defaults.MIN_WINDOW_TOKENS`,
@@ -319,7 +319,8 @@ class Policy(BaseModel):
             trigger = min(trigger, self.max_context_tokens)
         base = window if self.keep_recent_base == "window" else window - reserve
         keep_recent = min(self.keep_recent_tokens, int(base * self.keep_recent_max_ratio))
-        keep_recent = max(keep_recent, self.keep_recent_min_tokens)
+        # The floor takes at most half the trigger, so that a small window still compacts.
+        keep_recent = max(keep_recent, min(self.keep_recent_min_tokens, trigger // 2))
         headroom = int(trigger * self.headroom_ratio)
         if keep_recent >= trigger:
             raise ConfigError(

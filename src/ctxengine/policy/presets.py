@@ -273,7 +273,8 @@ def _roo_code() -> Policy:
     setting                     value                                           source
     ==========================  ==============================================  ==========
     trigger                     ``window·(1 − 0.1) − maxTokens``                 §5
-                                (``TOKEN_BUFFER_PERCENTAGE``)
+                                (``TOKEN_BUFFER_PERCENTAGE``); the reserve is
+                                at most half a small window (ours)
     tail                        none ("fresh start": summary only)               §5
     fallback                    sliding window: keep the first message and the   §5, seed
                                 newer half of the messages, no summary            003
@@ -291,6 +292,7 @@ def _roo_code() -> Policy:
         trigger_ratio=1.0,
         reserve_tokens=("fraction", d.ROO_BUFFER_RATIO),
         reserve_output=True,
+        reserve_max_ratio=PRESET_RESERVE_MAX_RATIO,
         keep_recent_tokens=0,
         fallback_summarizer="none",
         fallback_keep_share=d.ROO_SLIDING_WINDOW_SHARE,
