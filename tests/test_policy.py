@@ -12,8 +12,8 @@ from ctxengine.policy.defaults import SUMMARIZER_NAMES
 
 
 class TestSummarizerName:
-    @pytest.mark.parametrize("name", ["extractive", "llm", "hybrid"])
-    def test_the_three_summarizers_are_accepted(self, name: str) -> None:
+    @pytest.mark.parametrize("name", ["extractive", "llm", "hybrid", "none"])
+    def test_the_four_summarizers_are_accepted(self, name: str) -> None:
         assert Policy(summarizer=name).summarizer == name
 
     def test_the_default_is_extractive(self) -> None:
@@ -29,7 +29,7 @@ class TestSummarizerName:
         assert lines[:3] == [
             "invalid policy: 1 validation error for Policy",
             "summarizer",
-            f"  Input should be 'extractive', 'llm' or 'hybrid' [type=literal_error, "
+            f"  Input should be 'extractive', 'llm', 'hybrid' or 'none' [type=literal_error, "
             f"input_value={name!r}, input_type=str]",
         ]
         assert info.value.__cause__ is None

@@ -54,7 +54,8 @@ def test_the_page_is_self_contained_and_plots_every_call(
 ) -> None:
     path = require_corpus(*SMALL)
     page = tmp_path / "report.html"
-    code, stdout, _ = run(capsys, "report", str(path), "-o", str(page), "--window", "1000")
+    argv = ["report", str(path), "-o", str(page), "--window", "1000", "--policy", "default"]
+    code, stdout, _ = run(capsys, *argv)
     assert code == 0
     assert " ".join(stdout.split()) == f"wrote {page} (1 policies, 4 model calls)"
     html = page.read_text(encoding="utf-8")
@@ -67,8 +68,7 @@ def test_the_page_is_self_contained_and_plots_every_call(
     assert "<title>default trigger: 800</title>" in html
     assert html.count('<circle cx="') == 1  # the one compaction
     assert "<td>Bash</td>" in html
-    code, stdout, _ = run(capsys, "report", str(path), "-o", str(page), "--window", "1000",
-                          "--json")  # fmt: skip
+    code, stdout, _ = run(capsys, *argv, "--json")
     doc = json.loads(stdout)
     validate(doc, "report")
     assert (doc["html"], doc["png"], doc["comparison"]["policies"][0]["calls"]) == (

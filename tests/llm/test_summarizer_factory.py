@@ -19,6 +19,7 @@ from ctxengine.summarizers import (
     make_summarizer,
 )
 from ctxengine.summarizers.base import SummaryRequest
+from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.factory import summary_output_tokens
 
 
@@ -51,12 +52,13 @@ def test_hybrid_wraps_an_llm_summarizer_and_extractive_needs_no_model() -> None:
     assert isinstance(hybrid, HybridSummarizer) and hybrid.name == "hybrid"
     assert isinstance(hybrid.llm, LLMSummarizer) and hybrid.provider is hybrid.llm.provider
     assert make_summarizer("extractive", user_messages_budget=123) == ExtractiveSummarizer(123)
+    assert make_summarizer("none", user_messages_budget=123) == DropSummarizer()
     with pytest.raises(ConfigError, match="needs a summary model"):
         make_summarizer("llm", user_messages_budget=4_000)
     with pytest.raises(ConfigError) as info:
         make_summarizer("abstractive", user_messages_budget=4_000)
     assert str(info.value) == (
-        "unknown summarizer 'abstractive'; expected one of ('extractive', 'llm', 'hybrid')"
+        "unknown summarizer 'abstractive'; expected one of ('extractive', 'llm', 'hybrid', 'none')"
     )
 
 

@@ -8,6 +8,8 @@ import typer
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
+from ctxengine.policy.policy import size_tokens
+from ctxengine.policy.presets import PRESET_NAMES, preset
 
 DbOpt = Annotated[
     str | None,
@@ -111,28 +113,55 @@ KeepRecentOpt = Annotated[
         help="Keep-recent budget in tokens (newest history kept verbatim).",
     ),
 ]
+PolicyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--policy",
+        help=f"A preset policy: {', '.join(PRESET_NAMES)} (default: default).",
+    ),
+]
 
 
 def policy_from_options(
-    keep_recent: int | None = None, *, window: int = 0, max_tokens: int | None = None
+    keep_recent: int | None = None,
+    *,
+    window: int = 0,
+    max_tokens: int | None = None,
+    name: str | None = None,
+    model: str | None = None,
 ) -> Policy:
-    """The default policy, changed by the command-line options.
+    """The preset ``name`` (default: the default policy) for ``model`` (its per-model
+    overrides, :meth:`~ctxengine.policy.Policy.for_model`), changed by the command-line
+    options.
 
     An explicit ``--keep-recent`` (tokens) is taken as given: not capped at a share of the
-    window (a budget that leaves nothing to compact is a ConfigError). An explicit
-    ``--max-tokens`` becomes the reserve with a 5 % margin of ``window``
+    window, and refused (``typer.BadParameter``) when it leaves nothing to compact under the
+    trigger. An explicit ``--max-tokens`` is the output the reserve keeps free: a policy
+    that reserves the model's output (``reserve_output``) takes it as that output; otherwise
+    the reserve is at least the output with a 5 % margin of ``window``
     (:func:`~ctxengine.policy.output_reserve`), so the request and its output budget fit the
     window together.
 
     A policy that cannot work is not refused here: the session refuses it with a
     ConfigError when it resolves its budget for the window.
+
+    Raises:
+        ConfigError: an unknown preset ``name``.
     """
+    base = DEFAULT_POLICY if name is None else preset(name).for_model(model)
     update: dict[str, Any] = {}
     if keep_recent is not None:
         update |= {"keep_recent_tokens": keep_recent, "keep_recent_max_ratio": 1.0}
+        update |= {"keep_recent_share": None, "keep_recent_messages": None}
     if max_tokens is not None:
-        update["reserve_tokens"] = output_reserve(max_tokens, window)
-    policy = DEFAULT_POLICY.model_copy(update=update) if update else DEFAULT_POLICY
+        if base.reserve_output:
+            update["max_output_tokens"] = max_tokens
+        else:
+            reserve = output_reserve(max_tokens, window)
+            if base.reserve_tokens is not None:
+                reserve = max(reserve, size_tokens(base.reserve_tokens, window))
+            update["reserve_tokens"] = reserve
+    policy = base.model_copy(update=update) if update else base
     if keep_recent is not None and window > 0:
         _check_keep_recent(policy, keep_recent, window)
     return policy

@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import Policy
+from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.providers import RetrySettings, create_provider, model_profile, parse_model_spec
 from ctxengine.providers.profiles import summary_model_from_env
 from ctxengine.summarizers.base import Summarizer
@@ -25,7 +26,7 @@ class SummarizerChoice:
     """What the CLI resolved.
 
     Attributes:
-        kind: ``extractive``, ``llm`` or ``hybrid``.
+        kind: ``extractive``, ``llm``, ``hybrid`` or ``none``.
         summarizer: the summarizer.
         model: the summary model spec (``openai:gpt-4o-mini``), or ``None``.
         instructions_from: rules files the compact instructions came from.
@@ -65,28 +66,33 @@ def choose_summarizer(
     verify: bool = False,
     directory: Path | None = None,
     timeout: float | None = None,
+    preferred: str | None = None,
 ) -> SummarizerChoice:
     """Resolve the CLI's summarizer options.
 
-    ``kind`` defaults to ``hybrid`` when a summary model is configured (``model`` or
-    ``CTXENGINE_SUMMARY_MODEL``), else ``extractive``. ``timeout`` (seconds) bounds each
-    summary request: the SDK's timeout (connect, and each read while streaming), and the
-    budget its retries must fit in (:attr:`~ctxengine.providers.RetrySettings.max_elapsed_s`);
-    ``None`` keeps the provider defaults.
+    ``kind`` defaults to ``preferred`` (a preset's summarizer) when that needs no model or a
+    summary model is configured (``model`` or ``CTXENGINE_SUMMARY_MODEL``); else to
+    ``hybrid`` when a summary model is configured, else ``extractive``. ``timeout`` (seconds)
+    bounds each summary request: the SDK's timeout (connect, and each read while streaming),
+    and the budget its retries must fit in
+    (:attr:`~ctxengine.providers.RetrySettings.max_elapsed_s`); ``None`` keeps the provider
+    defaults.
 
     Raises:
         ConfigError: a malformed model spec, a model summarizer without a model, a missing
             SDK or key.
     """
     budget = policy.user_messages_budget_tokens
-    if kind == "extractive":
+    if kind in ("extractive", "none"):
         return SummarizerChoice(kind, make_summarizer(kind, user_messages_budget=budget))
     spec = model
     if spec is None:
         env = summary_model_from_env()
         spec = f"{env[0]}:{env[1]}" if env else None
+    if kind is None and preferred is not None and (preferred not in MODEL_SUMMARIZER_NAMES or spec):
+        kind = preferred
     chosen = kind or ("hybrid" if spec else "extractive")
-    if chosen == "extractive":
+    if chosen in ("extractive", "none"):
         return SummarizerChoice(chosen, make_summarizer(chosen, user_messages_budget=budget))
     if spec is None:
         make_summarizer(chosen, user_messages_budget=budget)  # raises the ConfigError
@@ -107,6 +113,8 @@ def choose_summarizer(
         profile=profile,
         verify=verify,
         instructions=instructions,
+        template=policy.summary_template,
+        overflow=policy.summary_overflow,
     )
     return SummarizerChoice(chosen, summarizer, spec, sources, [str(w.message) for w in caught])
 

@@ -147,7 +147,7 @@ def show_plan(plan: CompactionPlan) -> None:
             "budget" if a.truncate_tokens is None else _n(a.truncate_tokens),
             _n(a.summary_tokens),
             _n(a.expected_tokens),
-            "—" if a.cut is None else a.cut.first_kept_id,
+            "—" if a.cut is None else a.cut.first_kept_id or "(none: no tail)",
         )
     show(table)
 

@@ -19,11 +19,12 @@ from ctxengine.errors import (
     ProviderError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
-from ctxengine.ladder.plan import CompactionPlan, Requirement
-from ctxengine.ladder.prune import PrunePlan, plan_prune
+from ctxengine.ladder.plan import CompactionPlan, Cut, Requirement
+from ctxengine.ladder.prune import PrunePlan, cache_cold, plan_prune
+from ctxengine.ladder.reinject import reinjected_texts
 from ctxengine.model import PruneRecord
 from ctxengine.policy import Budget, Policy
-from ctxengine.projection import continuation_message
+from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest
 from ctxengine.tokens.base import Estimator
@@ -47,7 +48,8 @@ class Compactor:
         failures: compactions in a row that left the context over the trigger.
         live: the latest request sent (epoch, messages it holds, request), or ``None``; a
             model summarizer may extend it (cache reuse).
-        continuation_overhead: tokens of the continuation-state message around its summary.
+        continuation_overhead: tokens of the messages that show the continuation state (in
+            the policy's injection shape) around its summary.
     """
 
     def __init__(
@@ -64,7 +66,9 @@ class Compactor:
         self.events: list[LadderEvent] = []
         self.failures = 0
         self.live: tuple[EpochKey, int, LiveRequest] | None = None
-        self.continuation_overhead = log.estimator.message(continuation_message(""))
+        self.continuation_overhead = sum(
+            log.estimator.message(m) for m in frame_messages("", log.policy.injection)
+        )
 
     @property
     def policy(self) -> Policy:
@@ -87,17 +91,63 @@ class Compactor:
         return self.log.tools
 
     def plan_prune(self, ctx: Context) -> PrunePlan | None:
-        if not self.policy.prune_enabled:
+        """The prune the policy allows now, or ``None`` (disabled, nothing worth it, or a
+        warm cache when the policy prunes a cold one only)."""
+        policy = self.policy
+        if not policy.prune_enabled or not policy.enabled:
+            return None
+        if policy.prune_cache_cold_only and not self.cache_cold():
             return None
         return plan_prune(
             ctx.messages,
             self.estimator,
             protect_tokens=self.budget.prune_protect,
             minimum_tokens=self.budget.prune_minimum,
-            protect_turns=self.policy.prune_protect_turns,
-            exempt_tools=self.policy.prune_exempt_tools,
+            protect_turns=policy.prune_protect_turns,
+            exempt_tools=policy.prune_exempt_tools,
             already_pruned=self.log.history.pruned_ids,
+            protect_results=policy.prune_protect_results,
+            tail_tokens=policy.prune_keep_tail_tokens or 0,
         )
+
+    def cache_cold(self) -> bool:
+        """The provider's prompt cache has expired: the newest entry was written at least
+        ``policy.cache_ttl_seconds`` after the latest assistant reply
+        (:func:`~ctxengine.ladder.prune.cache_cold`)."""
+        entries = self.log.history.entries
+        if not entries:
+            return False
+        reply = next(
+            (
+                e
+                for e in reversed(entries)
+                if e.message is not None and e.message.role == "assistant"
+            ),
+            None,
+        )
+        if reply is None:
+            return False
+        return cache_cold(reply.created_at, entries[-1].created_at, self.policy.cache_ttl_seconds)
+
+    def prune_now(self, ctx: Context, tokens: int) -> Context:
+        """Run a prune outside the trigger (``policy.prune_when == "always"``): append it and
+        report it when one is worth it; returns the context after it (``ctx`` when none)."""
+        prune = self.plan_prune(ctx)
+        if prune is None:
+            return ctx
+        entry = self.log.append(PruneRecord(prune.call_ids, prune.tokens_saved, self.policy.name))
+        after = self.log.project()
+        detail = f"{len(prune.call_ids)} tool results"
+        self.event("prune", entry.id, tokens, self.log.context_tokens(after), detail)
+        return after
+
+    def reinject(self, cut: Cut, room: int) -> tuple[str, ...]:
+        """The durable state a compaction at ``cut`` re-injects (``policy.reinject``), read
+        from the history before its first kept entry, within ``room`` tokens."""
+        h = self.log.history
+        end = len(h) if cut.first_kept_id is None else h.index.get(cut.first_kept_id, len(h))
+        messages = [m for e in h.entries[:end] if (m := e.message) is not None]
+        return reinjected_texts(messages, self.policy, self.estimator, max(0, room))
 
     def make_plan(
         self,
@@ -213,6 +263,7 @@ class Compactor:
             on_fallback=lambda detail: self.event(
                 "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
             ),
+            reinject=self.reinject if self.policy.reinject else None,
         )
         entry = self.log.append(executed.record, entry_id=executed.entry_id)
         final = self.log.project()

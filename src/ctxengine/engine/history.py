@@ -181,12 +181,25 @@ class History:
             return True
         return False
 
+    def _retained(self, record: CompactionRecord, before: int) -> list[Entry]:
+        """The entries ``record`` retains before the cut (its ``retained_ids``) that lie
+        after the head and before position ``before``, in log order."""
+        positions = sorted(self.index[i] for i in record.retained_ids or () if i in self.index)
+        return [
+            self.entries[i]
+            for i in positions
+            if self.head_end <= i < before and i not in self.hidden
+        ]
+
     def epoch_entries(self, extra: Sequence[Entry] = ()) -> list[Entry]:
-        """Head + the latest compaction record + the epoch (+ ``extra`` records), in seq
-        order. Prune records are not included: the pruned call ids are
-        :attr:`pruned_ids`."""
+        """Head + the entries the latest compaction retains + the latest compaction record +
+        the epoch (+ ``extra`` records), in seq order. Prune records are not included: the
+        pruned call ids are :attr:`pruned_ids`."""
         start = max(self.epoch_start, self.head_end)
         picked = self._shown(0, self.head_end)
+        latest = self.previous_compaction()
+        if latest is not None and latest.retained_ids:
+            picked += self._retained(latest, start)
         if self.compaction is not None and self.compaction < start:
             picked.append(self.entries[self.compaction])
         picked += self._shown(start, len(self.entries))
@@ -201,12 +214,15 @@ class History:
 
     def entries_after(self, tentative: Entry) -> list[Entry]:
         """What the log would project from once ``tentative`` (a compaction record not yet
-        appended) is the latest compaction: head, its first kept entry onward, itself."""
+        appended) is the latest compaction: head, the entries it retains, its first kept
+        entry onward, itself."""
         body = tentative.body
         assert isinstance(body, CompactionRecord)
         first = body.first_kept_id
         start = self.index[first] if first is not None else len(self.entries)
         picked = self._shown(0, self.head_end)
+        if body.retained_ids:
+            picked += self._retained(body, start)
         picked += self._shown(max(start, self.head_end), len(self.entries))
         picked.append(tentative)
         return picked

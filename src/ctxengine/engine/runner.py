@@ -23,7 +23,7 @@ from ctxengine.errors import (
     SummaryRejected,
 )
 from ctxengine.ladder.compaction import Conversation, accept, summary_room
-from ctxengine.ladder.plan import Attempt, CompactionPlan
+from ctxengine.ladder.plan import Attempt, CompactionPlan, Cut
 from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_reason
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.projection.context import Context
@@ -38,6 +38,13 @@ from .history import History
 MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
 #: Told the detail of a fallback to the extractive summarizer.
 OnFallback = Callable[[str], None]
+#: The durable state a compaction at a cut re-injects (texts, one message each), within the
+#: tokens the compacted context has left for it.
+ReinjectFn = Callable[[Cut, int], tuple[str, ...]]
+
+
+class _FallbackCut(Exception):
+    """The fallback writes this compaction at the plan's own fallback cut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,8 @@ class Executed:
         record: the compaction record to append, with its measured ``tokens_after``.
         entry_id: the id the record was measured under (its content hash).
         context: the context it gives.
-        attempt: index in the plan's schedule of the attempt kept.
+        attempt: index in the plan's schedule of the attempt kept; -1 for the plan's
+            fallback attempt.
         summarizer: name of the summarizer that wrote it.
         notes: the summarizer's notes on how it was written.
         fallback: why the extractive summarizer wrote it instead of the session's, if so.
@@ -71,6 +79,10 @@ class Runner:
         fallback: the summarizer used when the fallback rule says so.
         breaker: consecutive model-summarizer failures.
         fallback_mode: see :data:`~ctxengine.ladder.recover.FallbackMode`.
+        latched: writes the compactions the fallback writes (breaker open, the fallback rule)
+            instead of ``fallback`` (Gemini CLI's "truncate only", Roo Code's sliding
+            window: the ``none`` summarizer); ``None``: ``fallback``. ``fallback`` still
+            gives a hook-supplied summary its ledgers.
 
     Attributes:
         outer_cancel: the caller's cancel event of the model call in progress, if any; a
@@ -83,9 +95,11 @@ class Runner:
         fallback: ExtractiveSummarizer,
         breaker: SummarizerBreaker,
         fallback_mode: FallbackMode = "breaker",
+        latched: Summarizer | None = None,
     ) -> None:
         self.summarizer = summarizer
         self.fallback = fallback
+        self.latched = latched
         self.breaker = breaker
         self.fallback_mode: FallbackMode = fallback_mode
         self.outer_cancel: threading.Event | None = None
@@ -103,6 +117,7 @@ class Runner:
         continuation_overhead: int,
         summary: str | None = None,
         on_fallback: OnFallback,
+        reinject: ReinjectFn | None = None,
     ) -> Executed:
         """Run ``plan`` (made from ``conversation``) and return the best compaction found.
 
@@ -118,6 +133,7 @@ class Runner:
             summary: a summary supplied by a ``before_compact`` hook: used as is at the
                 plan's cut, no summarizer runs.
             on_fallback: told when the extractive summarizer takes over.
+            reinject: the durable state a compaction at a cut re-injects, if any.
 
         Raises:
             NothingToCompact: no attempt has a cut.
@@ -130,7 +146,7 @@ class Runner:
         best: Executed | None = None
         rejected: SummaryRejected | None = None
         fell_back: str | None = None
-        written: dict[tuple[str, bool], Summary] = {}
+        written: dict[tuple[str | None, bool], Summary] = {}
         reuse = isinstance(self.summarizer, ModelSummarizer)
 
         def note_fallback(why: str, detail: str) -> None:
@@ -163,6 +179,11 @@ class Runner:
                         force_fallback=fell_back is not None,
                         on_fallback=note_fallback,
                     )
+            except _FallbackCut:
+                best = self._at_fallback_cut(
+                    plan, conversation, history, estimator, measure, reinject, fell_back
+                )
+                break
             except SummaryRejected as exc:
                 if exc.reason != "over_budget":
                     raise
@@ -170,7 +191,8 @@ class Runner:
                 continue
             if reuse:
                 written[key] = written_summary
-            record = _record(plan, attempt, written_summary)
+            texts = reinject(cut, room - attempt.summary_tokens) if reinject is not None else ()
+            record = _record(plan, attempt, written_summary, texts)
             entry, after_ctx = measure(record, attempt.truncate_tokens)
             after = after_ctx.tokens
             if best is None or after < best.context.tokens:
@@ -195,6 +217,53 @@ class Runner:
         accept(best.context.tokens, plan.tokens_before, plan.reason, plan.budget.window)
         return best
 
+    @property
+    def writer(self) -> Summarizer:
+        """What writes a compaction the fallback writes."""
+        return self.latched or self.fallback
+
+    def _fall_back(
+        self, plan: CompactionPlan, request: SummaryRequest, estimator: Estimator, room: int
+    ) -> Summary:
+        """The fallback's summary of ``request``, or :class:`_FallbackCut` when the plan
+        gives the fallback its own cut."""
+        if plan.fallback is not None and plan.fallback.cut is not None:
+            raise _FallbackCut
+        return self._within(self.writer, request, estimator, room)
+
+    def _at_fallback_cut(
+        self,
+        plan: CompactionPlan,
+        conversation: Conversation,
+        history: History,
+        estimator: Estimator,
+        measure: MeasureFn,
+        reinject: ReinjectFn | None,
+        fell_back: str | None,
+    ) -> Executed:
+        """The compaction the fallback writes at ``plan.fallback``'s cut."""
+        attempt = plan.fallback
+        assert attempt is not None and attempt.cut is not None
+        request = _request(plan, attempt, conversation, history, None)
+        summary = self._call(self.writer, request, estimator)
+        texts: tuple[str, ...] = ()
+        if reinject is not None:
+            room = summary_room(
+                plan.budget, plan.budget.trigger, plan.fixed_tokens, attempt.cut.kept_tokens, 0
+            )
+            texts = reinject(attempt.cut, room - attempt.summary_tokens)
+        record = _record(plan, attempt, summary, texts)
+        entry, after_ctx = measure(record, attempt.truncate_tokens)
+        return Executed(
+            replace(record, tokens_after=after_ctx.tokens),
+            entry.id,
+            after_ctx,
+            -1,
+            summary.summarizer,
+            summary.notes,
+            fell_back or "breaker",
+        )
+
     def _supplied(self, text: str, request: SummaryRequest, estimator: Estimator) -> Summary:
         """A summary a hook supplied, with the deterministic ledgers of ``request`` (so that
         ledgers keep growing across compactions, invariant 6)."""
@@ -215,13 +284,14 @@ class Runner:
         breaker (a manual compaction closes it first; while it is open the fallback writes)
         and a failure goes through the fallback rule."""
         summarizer = self.summarizer
-        if force_fallback or not isinstance(summarizer, ModelSummarizer):
-            chosen = self.fallback if force_fallback else summarizer
-            return self._within(chosen, request, estimator, room)
+        if force_fallback:
+            return self._fall_back(plan, request, estimator, room)
+        if not isinstance(summarizer, ModelSummarizer):
+            return self._within(summarizer, request, estimator, room)
         if plan.reason == "manual":
             self.breaker.reset()
         if self.breaker.open:
-            return self._within(self.fallback, request, estimator, room)
+            return self._fall_back(plan, request, estimator, room)
         self._cancel = self.outer_cancel or threading.Event()
         try:
             summary = self._within(summarizer, request, estimator, room)
@@ -238,7 +308,7 @@ class Runner:
             if why is None:
                 raise
             on_fallback(why, _fallback_detail(why, summarizer.name, exc, self.breaker))
-            return self._within(self.fallback, request, estimator, room)
+            return self._fall_back(plan, request, estimator, room)
         finally:
             self._cancel = None
         self.breaker.success()
@@ -301,15 +371,15 @@ def _request(
     cut = attempt.cut
     assert cut is not None
     sources = conversation.sources
-    n_sum, n_prefix = cut.summarize, cut.turn_prefix
+    n_sum, n_prefix, n_from = cut.summarize, cut.turn_prefix, cut.summarize_from
     messages = conversation.messages
     covered = conversation.start + n_sum + n_prefix
     live_request = live[1] if live is not None and live[0] >= covered else None
-    at = [history.index.get(src) for src in sources[: n_sum + n_prefix] if src is not None]
+    at = [history.index.get(src) for src in sources[n_from : n_sum + n_prefix] if src is not None]
     known = [history.entries[i].seq for i in at if i is not None]
     head = history.entries[history.head_end].seq if history.head_end < len(history) else 0
     return SummaryRequest(
-        messages=history.originals(messages[:n_sum], sources[:n_sum]),
+        messages=history.originals(messages[n_from:n_sum], sources[n_from:n_sum]),
         previous=history.previous_compaction(),
         goal=history.goal or "",
         budget_tokens=attempt.summary_tokens,
@@ -325,7 +395,9 @@ def _request(
     )
 
 
-def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> CompactionRecord:
+def _record(
+    plan: CompactionPlan, attempt: Attempt, summary: Summary, reinjected: tuple[str, ...]
+) -> CompactionRecord:
     cut = attempt.cut
     assert cut is not None
     return CompactionRecord(
@@ -339,4 +411,8 @@ def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> Compact
         ledgers=summary.ledgers,
         splits_turn=cut.splits_turn,
         truncate_tokens=attempt.truncate_tokens,
+        retained_ids=cut.retained or None,
+        injection=None if plan.injection == "checkpoint" else plan.injection,
+        continuation=True if plan.continuation else None,
+        reinjected=reinjected or None,
     )

@@ -51,6 +51,7 @@ from ctxengine.ladder.recover import (
 from ctxengine.ladder.trigger import requirement
 from ctxengine.model import Entry, Message, Usage
 from ctxengine.model.entries import Body
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.projection.context import Context
@@ -58,6 +59,7 @@ from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import Summarizer
+from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
@@ -143,10 +145,14 @@ class Session:
             policy, extractive, summary_provider, summary_profile
         )
         self.runner = Runner(
-            chosen, extractive, SummarizerBreaker(policy.max_consecutive_failures), fallback
+            chosen,
+            extractive,
+            SummarizerBreaker(policy.breaker_threshold),
+            fallback,
+            latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
         )
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
-        self._overflow = OverflowLatch()
+        self._overflow = OverflowLatch(limit=policy.overflow_retries)
         self._tail = TailGuard()
         self._last_ladder_at = -1
         self.log.open(entries)
@@ -339,6 +345,13 @@ class Session:
             h = self.log.history
             self.log.sync()
             out = max_output_tokens or self.default_output_tokens
+            if not self.policy.enabled:
+                ctx = self.log.project()
+                self._tail.check(ctx, epoch_key(ctx, h), provisional=bool(h.pending_call_ids()))
+                return ctx
+            if self.policy.prune_when == "always" and self._at_check_point():
+                ctx = self.log.project()
+                self.compactor.prune_now(ctx, self.log.context_tokens(ctx))
             ctx, req = self._threshold(out)
             if req is not None:
                 with self._single_flight():
@@ -366,8 +379,23 @@ class Session:
             reason="threshold",
             output_tokens=output,
             new_entries=self._last_ladder_at < len(self.log.history),
+            messages=len(ctx.messages),
+            max_messages=self.policy.max_messages,
+            check_point=self._at_check_point(),
         )
         return ctx, req
+
+    def _at_check_point(self) -> bool:
+        """The policy checks the trigger before this call: always with ``"every_call"``;
+        with ``"turn_start"`` only when the newest message is a real user message (the
+        call opens a turn)."""
+        if self.policy.check_points == "every_call":
+            return True
+        newest = next(
+            (m for e in reversed(self.log.history.entries) if (m := e.message) is not None),
+            None,
+        )
+        return newest is not None and is_real_user_message(newest)
 
     def _single_flight(self) -> AbstractContextManager[None]:
         """The store's compaction lock of this session (one compaction at a time across the
@@ -414,8 +442,19 @@ class Session:
                 if reason == "threshold"
                 else not _just_compacted(self.log)
             )
+            if not self.policy.enabled:
+                if reason == "threshold":
+                    return None
+                raise NothingToCompact(f"policy {self.policy.name!r} never compacts")
             req = requirement(
-                tokens, self.budget, reason=reason, output_tokens=out, new_entries=new
+                tokens,
+                self.budget,
+                reason=reason,
+                output_tokens=out,
+                new_entries=new,
+                messages=len(ctx.messages),
+                max_messages=self.policy.max_messages,
+                check_point=reason != "threshold" or self._at_check_point(),
             )
             if req is None:
                 return None
@@ -460,6 +499,8 @@ class Session:
     def _compact_now(self, focus: str | None, reason: Reason) -> CompactionOutcome:
         """:meth:`compact`'s body, under the session's lock and compaction lock."""
         self.log.sync()
+        if not self.policy.enabled:
+            raise NothingToCompact(f"policy {self.policy.name!r} never compacts")
         ctx = self.log.project()
         tokens = self.log.context_tokens(ctx)
         req = requirement(
@@ -596,9 +637,20 @@ class Session:
                 fixed=fixed_tokens(ctx, self.estimator),
                 output=output,
                 just_compacted=_just_compacted(self.log),
+                shrink=self.policy.overflow_shrink_ratio,
             )
+            if not self.policy.enabled:
+                why = f"policy {self.policy.name!r} never compacts"
+                raise calls.final_overflow(overflow, tokens, window, why)
             if not self._overflow.try_recover():
-                why = "still too large after one compaction"
+                n = self._overflow.limit
+                why = (
+                    "still too large after one compaction"
+                    if n == 1
+                    else f"still too large after {n} compactions"
+                    if n
+                    else f"policy {self.policy.name!r} does not recover from overflows"
+                )
                 raise calls.final_overflow(overflow, tokens, window, why)
             budget = recovery_budget(self.budget, self.policy, target)
             self._learn_limit(overflow.limit)
@@ -656,6 +708,8 @@ def _policy_summarizer(
     """
     if policy.summarizer == "extractive":
         return extractive
+    if policy.summarizer == "none":
+        return DropSummarizer()
     if provider is None or profile is None:
         raise ConfigError(
             f"policy.summarizer is {policy.summarizer!r}: pass summary_provider and "
@@ -666,4 +720,7 @@ def _policy_summarizer(
         user_messages_budget=policy.user_messages_budget_tokens,
         provider=provider,
         profile=profile,
+        verify=policy.summary_verify,
+        template=policy.summary_template,
+        overflow=policy.summary_overflow,
     )

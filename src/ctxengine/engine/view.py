@@ -32,6 +32,7 @@ def settings(
         truncate_head_ratio=policy.truncate_head_ratio,
         goal_entry_id=goal_id,
         goal_tokens=budget.goal_max,
+        prune_tail_tokens=policy.prune_keep_tail_tokens,
     )
 
 

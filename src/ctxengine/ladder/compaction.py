@@ -13,12 +13,19 @@ the truncate-at-source cap; the summary budget; the size expected after.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxengine.boundaries.cut import find_cut
+from ctxengine.boundaries.cut import find_cut, valid_cut_points
 from ctxengine.errors import SummaryRejected
-from ctxengine.model import Message
+from ctxengine.model import (
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import (
     ATTEMPT_SHRINK_DIVISOR,
@@ -45,12 +52,16 @@ class Conversation:
             state, with their entry ids (``None`` for synthetic messages).
         start: position of ``messages[0]`` in the context.
         fixed: tokens of the head messages and the tool schemas.
+        retained / retained_sources: the messages the previous compaction kept verbatim
+            before its continuation state, with their entry ids (log order).
     """
 
     messages: tuple[Message, ...]
     sources: tuple[str | None, ...]
     start: int
     fixed: int
+    retained: tuple[Message, ...] = ()
+    retained_sources: tuple[str, ...] = ()
 
 
 def without_stand_ins(
@@ -82,12 +93,22 @@ def conversation_of(
     fixed = sum(estimator.message(m) for m in ctx.messages[:start])
     if tools:
         fixed += estimator.tools(tools)
+    retained: list[Message] = []
+    retained_sources: list[str] = []
     if ctx.compaction_id is not None:
-        start += 1  # the continuation-state message
+        if ctx.preamble is None:
+            start += 1  # the continuation-state message
+        else:
+            for pos in range(start, ctx.preamble):
+                src = ctx.sources[pos]
+                if src is not None:
+                    retained.append(ctx.messages[pos])
+                    retained_sources.append(src)
+            start = ctx.preamble
     messages, sources = tuple(ctx.messages[start:]), tuple(ctx.sources[start:])
     if pending:
         messages, sources = without_stand_ins(messages, sources, pending)
-    return Conversation(messages, sources, start, fixed)
+    return Conversation(messages, sources, start, fixed, tuple(retained), tuple(retained_sources))
 
 
 def base_summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
@@ -140,28 +161,168 @@ def first_keep(budget: Budget, fixed: int, overhead: int, goal_tokens: int) -> i
     return max(int(budget.keep_recent * MIN_FIRST_KEEP_SHARE), min(budget.keep_recent, fits))
 
 
+def message_chars(message: Message) -> int:
+    """Characters of ``message`` as a keep-recent budget counts them (Gemini CLI measures the
+    history by the length of its content): text, reasoning, tool-call names and arguments,
+    tool-result text."""
+    total = 0
+    for part in message.parts:
+        if isinstance(part, TextPart | ReasoningPart):
+            total += len(part.text)
+        elif isinstance(part, ToolCallPart):
+            total += len(part.name) + len(part.arguments)
+        elif isinstance(part, ToolResultPart):
+            total += len(part.text)
+    return total
+
+
 def cut_of(
     conversation: Conversation,
     estimator: Estimator,
     keep_recent_tokens: int,
     *,
     allow_split_turn: bool,
+    sizes: Sequence[int] | None = None,
+    first: int = 0,
+    no_tail: bool = False,
 ) -> Cut | None:
     """The cut keeping about ``keep_recent_tokens`` of ``conversation`` verbatim, or
     ``None`` when no valid cut leaves a non-empty prefix to summarize (or the first kept
-    message is synthetic)."""
+    message is synthetic).
+
+    Args:
+        sizes: per message, what the budget counts when not tokens (characters, or 1 per
+            message); ``keep_recent_tokens`` is then in that unit.
+        first: messages before this index are retained, never summarized: the cut must lie
+            after it (:attr:`~.plan.Cut.summarize_from`).
+        no_tail: keep nothing verbatim: the cut is at the end of the conversation
+            (``first_kept_id`` ``None``), or, while the newest calls await their results,
+            at the latest valid point before them.
+    """
     messages = conversation.messages
-    found = find_cut(messages, keep_recent_tokens, estimator, allow_split_turn=allow_split_turn)
-    if found is None or found.index <= 0 or found.index >= len(messages):
+    n = len(messages)
+    if no_tail and n in valid_cut_points(messages):
+        if n <= first:
+            return None
+        return Cut(n, None, n, 0, False, 0, summarize_from=first)
+    found = find_cut(
+        messages,
+        keep_recent_tokens,
+        estimator,
+        per_message=sizes,
+        allow_split_turn=allow_split_turn,
+    )
+    if found is None or found.index <= max(0, first) or found.index >= len(messages):
         return None
     first_kept = conversation.sources[found.index]
     if first_kept is None:
         return None
-    if found.splits_turn:
+    kept = found.kept_tokens
+    if sizes is not None:
+        kept = sum(estimator.message(m) for m in messages[found.index :])
+    if found.splits_turn and found.turn_start >= first:
         summarize, prefix = found.turn_start, found.index - found.turn_start
     else:
         summarize, prefix = found.index, 0
-    return Cut(found.index, first_kept, summarize, prefix, found.splits_turn, found.kept_tokens)
+    return Cut(
+        found.index, first_kept, summarize, prefix, found.splits_turn, kept, summarize_from=first
+    )
+
+
+def first_retained(conversation: Conversation, k: int) -> int:
+    """How many messages at the start of ``conversation`` a compaction keeps verbatim before
+    its continuation state (OpenHands ``keep_first``): ``k`` raised to the next valid cut
+    point (a tool exchange stays whole); 0 when the previous compaction already retained
+    them (they are no longer in the conversation)."""
+    if k <= 0 or conversation.retained_sources:
+        return 0
+    valid = valid_cut_points(conversation.messages)
+    n = len(conversation.messages)
+    return next((c for c in range(min(k, n), n + 1) if c in valid), n)
+
+
+def retained_ids(
+    conversation: Conversation,
+    cut: Cut,
+    estimator: Estimator,
+    *,
+    keep_first: int,
+    user_tokens: int,
+) -> tuple[tuple[str, ...], int]:
+    """The entry ids a compaction at ``cut`` keeps verbatim before its continuation state, in
+    log order, and their tokens (in the conversation's projection).
+
+    * With ``keep_first`` > 0 (a policy's ``retain_first_messages``): the first messages up to
+      ``cut.summarize_from`` (:func:`first_retained`), or those the previous compaction kept
+      first.
+    * With ``user_tokens`` > 0: the real user messages among those the previous compaction
+      retained and those this one summarizes, newest first while their tokens fit
+      ``user_tokens`` (Codex ``COMPACT_USER_MESSAGE_MAX_TOKENS``; a message that does not
+      fit whole ends the selection, where Codex would truncate it).
+    """
+    ids: list[str] = []
+    tokens = 0
+    carried = list(zip(conversation.retained, conversation.retained_sources, strict=True))
+    first = cut.summarize_from
+    if keep_first > 0:
+        if first:
+            for m, src in zip(
+                conversation.messages[:first], conversation.sources[:first], strict=True
+            ):
+                if src is not None:
+                    ids.append(src)
+                    tokens += estimator.message(m)
+        else:
+            for m, src in carried:
+                ids.append(src)
+                tokens += estimator.message(m)
+    if user_tokens > 0:
+        end = cut.summarize + cut.turn_prefix
+        pool = [(m, src) for m, src in carried if is_real_user_message(m)]
+        pool += [
+            (m, src)
+            for m, src in zip(
+                conversation.messages[first:end], conversation.sources[first:end], strict=True
+            )
+            if src is not None and is_real_user_message(m)
+        ]
+        chosen: list[str] = []
+        used = 0
+        for m, src in reversed(pool):
+            size = estimator.message(m)
+            if used + size > user_tokens:
+                break
+            chosen.append(src)
+            used += size
+        taken = set(ids)
+        for src in reversed(chosen):
+            if src not in taken:
+                ids.append(src)
+        tokens += used
+    return tuple(ids), tokens
+
+
+def keep_of(
+    conversation: Conversation,
+    estimator: Estimator,
+    budget: Budget,
+    policy: Policy,
+    continuation_overhead: int,
+    goal_tokens: int,
+) -> tuple[int, list[int] | None]:
+    """The first attempt's keep-recent budget and the per-message sizes it counts (``None``
+    for tokens): ``policy.keep_recent_messages`` messages; else ``keep_recent_share`` of the
+    conversation in ``keep_recent_unit``; else :func:`first_keep` tokens."""
+    messages = conversation.messages
+    if policy.keep_recent_messages is not None:
+        return policy.keep_recent_messages, [1] * len(messages)
+    if policy.keep_recent_share is not None:
+        if policy.keep_recent_unit == "chars":
+            sizes = [message_chars(m) for m in messages]
+        else:
+            sizes = [estimator.message(m) for m in messages]
+        return int(sum(sizes) * policy.keep_recent_share), sizes
+    return first_keep(budget, conversation.fixed, continuation_overhead, goal_tokens), None
 
 
 def plan_compaction(
@@ -185,7 +346,9 @@ def plan_compaction(
         estimator: token estimator.
         requirement: why it runs (:func:`~.trigger.requirement`).
         budget: the budget to compact to.
-        policy: the session's policy (split turns).
+        policy: the session's policy: split turns (the last attempt may split with
+            ``split_turn_last_resort``), what the keep-recent budget counts
+            (:func:`keep_of`), retained messages (:func:`retained_ids`).
         tokens_before: the context size now, in tokens.
         continuation_overhead: tokens of the continuation-state message around its summary.
         goal_tokens: tokens of the first real user request (kept verbatim up to
@@ -200,22 +363,53 @@ def plan_compaction(
         ``None`` when no valid cut leaves anything to summarize.
     """
     target = budget.target
-    keep = first_keep(budget, conversation.fixed, continuation_overhead, goal_tokens)
+    keep, sizes = keep_of(
+        conversation, estimator, budget, policy, continuation_overhead, goal_tokens
+    )
+    no_tail = keep == 0
+    first = first_retained(conversation, policy.retain_first_messages)
+    # ctxengine caps the retained user messages like the kept tail, so small windows work.
+    user_tokens = min(policy.retain_user_tokens, int(budget.window * policy.keep_recent_max_ratio))
     truncate = cap
     attempts: list[Attempt] = []
     for n in range(COMPACTION_ATTEMPTS):
-        cut = cut_of(conversation, estimator, keep, allow_split_turn=policy.split_turn)
+        last = n == COMPACTION_ATTEMPTS - 1
+        cut = cut_of(
+            conversation,
+            estimator,
+            keep,
+            allow_split_turn=policy.split_turn or (last and policy.split_turn_last_resort),
+            sizes=sizes,
+            first=first,
+            no_tail=no_tail,
+        )
         summary = 0
         expected = tokens_before
         if cut is not None:
+            retained = 0
+            if policy.retain_first_messages or user_tokens:
+                ids, retained = retained_ids(
+                    conversation,
+                    cut,
+                    estimator,
+                    keep_first=policy.retain_first_messages,
+                    user_tokens=user_tokens,
+                )
+                cut = replace(cut, retained=ids)
             room = summary_room(
-                budget, target, conversation.fixed, cut.kept_tokens, continuation_overhead
+                budget,
+                target,
+                conversation.fixed,
+                cut.kept_tokens + retained,
+                continuation_overhead,
             )
             # The state grows into the room under the target only when the context is over
             # the target: a context already under it (a manual compaction) must still shrink.
             grows = tokens_before > target
             summary = (summary_budget if grows else base_summary_budget)(budget, goal_tokens, room)
-            expected = conversation.fixed + continuation_overhead + summary + cut.kept_tokens
+            expected = (
+                conversation.fixed + continuation_overhead + summary + cut.kept_tokens + retained
+            )
         attempts.append(Attempt(keep, truncate, cut, summary, expected))
         keep //= ATTEMPT_SHRINK_DIVISOR
         if n >= 1:
@@ -233,7 +427,48 @@ def plan_compaction(
         fixed_tokens=conversation.fixed,
         conversation=len(conversation.messages),
         policy=policy.name,
+        fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens),
+        injection=policy.injection,
+        continuation=policy.continuation_message and requirement.reason != "manual",
     )
+
+
+def fallback_attempt(
+    conversation: Conversation,
+    estimator: Estimator,
+    budget: Budget,
+    policy: Policy,
+    goal_tokens: int,
+) -> Attempt | None:
+    """The attempt a failed model summary falls back to when ``policy.fallback_keep_share``
+    is set: a cut keeping that share of the conversation's messages (Roo Code
+    ``truncateConversation(messages, 0.5)``), the first ``policy.fallback_retain_first``
+    messages retained; ``None`` otherwise."""
+    share = policy.fallback_keep_share
+    if share is None:
+        return None
+    n = len(conversation.messages)
+    keep = int(n * share)
+    first = first_retained(conversation, policy.fallback_retain_first)
+    cut = cut_of(
+        conversation,
+        estimator,
+        keep,
+        allow_split_turn=policy.split_turn,
+        sizes=[1] * n,
+        first=first,
+    )
+    if cut is None:
+        return Attempt(keep, None, None, 0, 0)
+    retained = 0
+    if policy.fallback_retain_first:
+        ids, retained = retained_ids(
+            conversation, cut, estimator, keep_first=policy.fallback_retain_first, user_tokens=0
+        )
+        cut = replace(cut, retained=ids)
+    summary = base_summary_budget(budget, goal_tokens, budget.target)
+    expected = conversation.fixed + summary + cut.kept_tokens + retained
+    return Attempt(keep, None, cut, summary, expected)
 
 
 def accept(tokens_after: int, tokens_before: int, reason: Reason, window: int) -> None:

@@ -58,22 +58,29 @@ class Cut:
     previous continuation state).
 
     Attributes:
-        index: position in the conversation of the first kept message.
-        first_kept_id: entry id of that message.
-        summarize: number of conversation messages summarized (before the turn start when
+        index: position in the conversation of the first kept message (its length when
+            nothing is kept verbatim).
+        first_kept_id: entry id of that message; ``None`` when nothing is kept verbatim.
+        summarize: end of the conversation messages summarized (before the turn start when
             the cut splits a turn).
         turn_prefix: when the cut splits a turn, the number of messages of that turn before
             the cut (summarized separately, pi's split turn); else 0.
         splits_turn: the cut falls inside a turn, at an assistant boundary.
         kept_tokens: estimated tokens of the verbatim tail.
+        summarize_from: the conversation messages before this index are retained, not
+            summarized (OpenHands ``keep_first``); the summarized range is
+            ``[summarize_from, summarize)``.
+        retained: entry ids shown verbatim before the continuation state, in log order.
     """
 
     index: int
-    first_kept_id: str
+    first_kept_id: str | None
     summarize: int
     turn_prefix: int
     splits_turn: bool
     kept_tokens: int
+    summarize_from: int = 0
+    retained: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,12 @@ class CompactionPlan:
         fixed_tokens: head messages and tool schemas, in tokens.
         conversation: number of messages that could be summarized.
         policy: name of the policy that made the plan (recorded on the compaction).
+        fallback: the attempt a failed model summary falls back to when the policy cuts its
+            fallback its own way (``Policy.fallback_keep_share``: Roo Code's sliding
+            window), else ``None`` (the fallback writes at the failed attempt's cut).
+        injection: how the continuation state will be shown (``Policy.injection``).
+        continuation: a continuation message will follow the messages the compaction saw
+            (``Policy.continuation_message``, automatic compactions only).
     """
 
     requirement: Requirement
@@ -128,6 +141,9 @@ class CompactionPlan:
     fixed_tokens: int
     conversation: int
     policy: str = "default"
+    fallback: Attempt | None = None
+    injection: str = "checkpoint"
+    continuation: bool = False
 
     @property
     def reason(self) -> Reason:
@@ -162,9 +178,17 @@ class CompactionPlan:
         return first.expected_tokens if first is not None else self.tokens_before
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (``ctxengine compact --plan --json``)."""
+        """A JSON-ready view (``ctxengine compact --plan --json``); ``injection`` and
+        ``continuation`` appear when not the default."""
         req = self.requirement
-        return {
+        extra: dict[str, Any] = {}
+        if self.injection != "checkpoint":
+            extra["injection"] = self.injection
+        if self.continuation:
+            extra["continuation"] = True
+        if self.fallback is not None and self.fallback.cut is not None:
+            extra["fallback_cut"] = _cut_dict(self.fallback.cut)
+        return extra | {
             "requirement": {
                 "level": req.level,
                 "reason": req.reason,
@@ -198,7 +222,7 @@ class CompactionPlan:
 
 
 def _cut_dict(cut: Cut) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "index": cut.index,
         "first_kept_id": cut.first_kept_id,
         "summarize_messages": cut.summarize,
@@ -206,3 +230,8 @@ def _cut_dict(cut: Cut) -> dict[str, Any]:
         "splits_turn": cut.splits_turn,
         "kept_tokens": cut.kept_tokens,
     }
+    if cut.summarize_from:
+        out["summarize_from"] = cut.summarize_from
+    if cut.retained:
+        out["retained"] = list(cut.retained)
+    return out

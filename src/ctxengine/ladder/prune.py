@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from ctxengine.model import Message, ToolResultPart
 from ctxengine.model.roles import is_real_user_message
@@ -40,6 +41,8 @@ def plan_prune(
     protect_turns: int,
     exempt_tools: Collection[str] = (),
     already_pruned: Collection[str] = (),
+    protect_results: int = 0,
+    tail_tokens: int = 0,
 ) -> PrunePlan | None:
     """Plan a prune over the projected ``messages``.
 
@@ -53,6 +56,10 @@ def plan_prune(
             count).
         exempt_tools: tool names whose results are never pruned (skills, plans).
         already_pruned: call ids pruned by earlier prune entries (skipped).
+        protect_results: the newest N prunable tool results are never pruned, whatever
+            their size (Claude Code's time-based microcompact keeps 5; observation masking).
+        tail_tokens: tokens a pruned result still shows after its placeholder (its tail:
+            Gemini CLI), counted against the saving.
 
     Returns:
         A :class:`PrunePlan`, or ``None`` when the saving would be below ``minimum_tokens``.
@@ -74,6 +81,7 @@ def plan_prune(
             return None
     pruned = set(already_pruned)
     protected = 0
+    kept_results = 0
     chosen: list[str] = []
     saved = 0
     for i in range(boundary - 1, -1, -1):
@@ -86,7 +94,10 @@ def plan_prune(
             if protected < protect_tokens:
                 protected += cost
                 continue
-            gain = cost - PRUNE_PLACEHOLDER_TOKENS
+            if kept_results < protect_results:
+                kept_results += 1
+                continue
+            gain = cost - PRUNE_PLACEHOLDER_TOKENS - min(tail_tokens, cost)
             if gain > 0:
                 chosen.append(part.call_id)
                 saved += gain
@@ -94,3 +105,17 @@ def plan_prune(
         return None
     chosen.reverse()
     return PrunePlan(tuple(chosen), saved)
+
+
+def cache_cold(last_reply_at: str | None, now_at: str | None, ttl_seconds: float) -> bool:
+    """True when the provider's prompt cache has expired: ``now_at`` (the newest entry's
+    ISO-8601 time) is at least ``ttl_seconds`` after ``last_reply_at`` (the latest reply's,
+    when the prefix was last read). Unknown or unreadable times count as warm: a prune that
+    waits for a cold cache does not run on a guess."""
+    if last_reply_at is None or now_at is None:
+        return False
+    try:
+        elapsed = datetime.fromisoformat(now_at) - datetime.fromisoformat(last_reply_at)
+    except (TypeError, ValueError):
+        return False
+    return elapsed.total_seconds() >= ttl_seconds

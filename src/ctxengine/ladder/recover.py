@@ -102,24 +102,32 @@ def fallback_reason(
 
 @dataclass(slots=True)
 class OverflowLatch:
-    """One overflow recovery per request (pi ``_overflowRecoveryAttempted``).
+    """Overflow recoveries per request: one by default (pi ``_overflowRecoveryAttempted``),
+    ``limit`` in all (Roo Code ``MAX_CONTEXT_WINDOW_RETRIES=3``; 0: none).
 
     Attributes:
+        limit: recoveries allowed before the next good reply.
         used: a recovery ran and no good reply has arrived since.
+        count: recoveries run since the last good reply.
     """
 
     used: bool = False
+    limit: int = 1
+    count: int = 0
 
     def try_recover(self) -> bool:
-        """True (and latch) for the first overflow; False for a second one."""
-        if self.used:
+        """True (and count it) while fewer than ``limit`` recoveries ran since the last good
+        reply; False after that."""
+        if self.count >= self.limit:
             return False
+        self.count += 1
         self.used = True
         return True
 
     def clear(self) -> None:
         """A good reply arrived: the next overflow may be recovered again."""
         self.used = False
+        self.count = 0
 
 
 def margin_of(limit: int) -> int:
@@ -161,12 +169,15 @@ def recovery_target(
     fixed: int,
     output: int,
     just_compacted: bool,
+    shrink: float | None = None,
 ) -> int:
     """The context size in tokens an overflow recovery compacts to.
 
     ``min(trigger, limit − output − margin)`` with the provider's limit when it gave one
     (else the window); with no reported limit and nothing new since the last compaction,
-    also at most :data:`UNKNOWN_LIMIT_SHRINK` of ``tokens`` (the size that overflowed).
+    also at most :data:`UNKNOWN_LIMIT_SHRINK` of ``tokens`` (the size that overflowed);
+    with ``shrink`` (a policy's ``overflow_shrink_ratio``: Roo Code forces 75 %), also at
+    most that share of ``tokens``.
 
     Args:
         overflow: the overflow signalled (its ``limit`` is 0 when not reported).
@@ -185,6 +196,8 @@ def recovery_target(
     target = min(trigger, fixed + room)
     if not reported and just_compacted:
         target = min(target, int(tokens * UNKNOWN_LIMIT_SHRINK))
+    if shrink is not None:
+        target = min(target, int(tokens * shrink))
     return max(target, fixed + MIN_HISTORY_ROOM_TOKENS)
 
 

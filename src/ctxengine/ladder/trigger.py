@@ -20,11 +20,16 @@ def requirement(
     output_tokens: int,
     new_entries: bool,
     limit: int = 0,
+    messages: int = 0,
+    max_messages: int | None = None,
+    check_point: bool = True,
 ) -> Requirement | None:
     """Whether a compaction of a ``tokens``-token context must run, and how hard.
 
-    * ``"threshold"``: only at or over ``budget.trigger`` and only when entries arrived
-      since the ladder last ran; else ``None``.
+    * ``"threshold"``: only at or over ``budget.trigger`` (or, with ``max_messages``, at a
+      context of that many ``messages``: OpenHands' event-count trigger) and only when
+      entries arrived since the ladder last ran; else ``None``. Away from a check point
+      (``check_point`` False) only a hard requirement is returned.
     * ``"manual"``: always, unless nothing arrived since the latest compaction while the
       context is under the trigger (then :class:`NothingToCompact`).
     * ``"overflow"``: always, hard (the provider said the request does not fit; ``limit`` is
@@ -42,6 +47,9 @@ def requirement(
         new_entries: for ``"threshold"``, entries were appended since the ladder last ran;
             for ``"manual"``, since the latest compaction.
         limit: for ``"overflow"``, the provider's reported limit in tokens (0: unknown).
+        messages: the number of messages in the context.
+        max_messages: compact at this many messages too (``None``: tokens only).
+        check_point: the policy checks the trigger at this call.
 
     Returns:
         The :class:`Requirement`, or ``None`` when no compaction is due.
@@ -62,9 +70,15 @@ def requirement(
         if not new_entries and tokens < budget.trigger:
             raise NothingToCompact("already compacted: no new entries since the last compaction")
         return Requirement("soft", reason, "requested by the caller", tokens)
-    if tokens < budget.trigger or not new_entries:
+    by_count = max_messages is not None and messages >= max_messages
+    if (tokens < budget.trigger and not by_count) or not new_entries:
         return None
-    detail = f"context {tokens:,} ≥ trigger {budget.trigger:,}"
+    if not over_window and not check_point:
+        return None
+    if tokens >= budget.trigger:
+        detail = f"context {tokens:,} ≥ trigger {budget.trigger:,}"
+    else:
+        detail = f"context holds {messages:,} messages ≥ {max_messages:,}"
     if over_window:
         detail += f"; over the {budget.window:,}-token window beside {output_tokens:,} of output"
     return Requirement("hard" if over_window else "soft", reason, detail, tokens)

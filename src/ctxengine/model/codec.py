@@ -142,6 +142,9 @@ def body_from_dict(data: dict[str, Any]) -> Body:
         kwargs.setdefault("first_kept_id", None)  # the wire form omits it when None
         if kwargs.get("lead_ids") is not None:
             kwargs["lead_ids"] = tuple(kwargs["lead_ids"])
+        for name in ("retained_ids", "reinjected"):
+            if kwargs.get(name) is not None:
+                kwargs[name] = tuple(kwargs[name])
     if cls is PruneRecord:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
     if cls is SupersedeRecord:

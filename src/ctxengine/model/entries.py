@@ -35,6 +35,15 @@ class CompactionRecord:
             and the segment it kept verbatim (Claude Code's attachments logged between a
             compact boundary and its summary, sent before ``preservedSegment``); ``None``
             when there are none.
+        retained_ids: message entries before the cut shown verbatim before the continuation
+            state, in log order (Codex's kept user messages, OpenHands ``keep_first``);
+            ``None``: none.
+        injection: how the state is shown (``"acknowledged"``, ``"handoff"``,
+            ``"assistant_reply"``); ``None``: one user message (``"checkpoint"``).
+        continuation: a synthetic user message asking to go on follows the messages this
+            compaction saw; ``None``: no.
+        reinjected: durable state shown after the continuation state, one user message each
+            (rules, plan, recent files); ``None``: none.
     """
 
     summary: str
@@ -48,6 +57,10 @@ class CompactionRecord:
     splits_turn: bool = False
     truncate_tokens: int | None = None
     lead_ids: tuple[str, ...] | None = None
+    retained_ids: tuple[str, ...] | None = None
+    injection: str | None = None
+    continuation: bool | None = None
+    reinjected: tuple[str, ...] | None = None
     kind: Literal["compaction"] = "compaction"
 
 

@@ -157,8 +157,11 @@ DEFAULT_MAX_OUTPUT_TOKENS = 4_096
 MIN_TURN_START_KEPT_RATIO = 0.5
 
 #: The summarizers a policy or the CLI may name: the deterministic extractive default, a model
-#: writing the continuation state, and the model's narrative plus the extractive ledgers.
-SUMMARIZER_NAMES: tuple[str, ...] = ("extractive", "llm", "hybrid")
+#: writing the continuation state, the model's narrative plus the extractive ledgers, and
+#: ``none`` (the prefix dropped with a one-line marker: truncation baselines, failure latch).
+SUMMARIZER_NAMES: tuple[str, ...] = ("extractive", "llm", "hybrid", "none")
+#: The summarizers that call a model.
+MODEL_SUMMARIZER_NAMES: tuple[str, ...] = ("llm", "hybrid")
 
 #: Provider calls: attempts per call, counting the first (so 2 retries). Claude Code and the
 #: SDKs retry 2–10 times; a summary call is cheap to give up on because the extractive
@@ -199,3 +202,116 @@ PROGRESS_AFTER_S = 1.0
 #: context when its first this-many characters are (whitespace runs compared as one space);
 #: ``tests/engine/test_corpus_replay.py`` holds every compaction to the same 500.
 REPLAY_SURVIVAL_GOAL_CHARS = 500
+
+# ---------------------------------------------------------------------------------------
+# Policy fields added for the presets. Each default keeps ctxengine's own behaviour; the
+# values of the known systems follow in the "Presets" section.
+
+#: When the trigger is checked: before every model call (Claude Code: top of every query-loop
+#: iteration; OpenCode: every ``step-finish``), or only before a call that starts a turn (pi
+#: before 0.84: at ``agent_end`` and before each prompt).
+DEFAULT_CHECK_POINTS = "every_call"
+#: Smallest verbatim tail a compaction keeps, in tokens (ctxengine: no floor).
+DEFAULT_KEEP_RECENT_MIN_TOKENS = 0
+#: Newest tool results never pruned, by count (ctxengine: none; the token protection binds).
+DEFAULT_PRUNE_PROTECT_RESULTS = 0
+#: How long a provider keeps a prompt prefix cached after its last use, in seconds (Anthropic
+#: and OpenAI: 5 minutes by default). A prune restricted to a cold cache waits this long after
+#: the latest reply.
+DEFAULT_CACHE_TTL_SECONDS = 300.0
+#: Re-injection after a compaction (Claude Code ``POST_COMPACT_MAX_FILES_TO_RESTORE=5``, each
+#: file ≤ 5,000 tokens, 50,000 in all; larger files come back as a path only).
+DEFAULT_REINJECT_FILES = 5
+DEFAULT_REINJECT_FILE_MAX_TOKENS = 5_000
+DEFAULT_REINJECT_MAX_TOKENS = 50_000
+#: Overflow recoveries of one request before the overflow is final (pi
+#: ``_overflowRecoveryAttempted``: one).
+DEFAULT_OVERFLOW_RETRIES = 1
+
+# ---------------------------------------------------------------------------------------
+# Presets (:mod:`ctxengine.policy.presets`). Sources: ``../shared/reference/coding-agents.md``
+# (section named per constant) and the seeds; "ours" marks a figure the notes do not give.
+
+#: pi §1: ``DEFAULT_COMPACTION_SETTINGS = {reserveTokens: 16384, keepRecentTokens: 20000}``;
+#: trigger ``contextTokens > contextWindow − reserveTokens``.
+PI_RESERVE_TOKENS = 16_384
+PI_KEEP_RECENT_TOKENS = 20_000
+
+#: Codex §3: ``auto_compact_token_limit = min(configured, (context_window*9)/10)``.
+CODEX_TRIGGER_RATIO = 0.9
+#: Codex §3: ``COMPACT_USER_MESSAGE_MAX_TOKENS=20_000`` of the newest user messages kept.
+CODEX_USER_MESSAGE_MAX_TOKENS = 20_000
+#: Codex §3: tool outputs truncated when recorded, head and tail (``TruncationPolicy``, about
+#: 4 bytes per token). The note gives no figure; 10,240 characters (10 KiB) is ours.
+CODEX_TRUNCATE_MAX_CHARS = 10_240
+#: Codex keeps head and tail alike (ours: half each).
+CODEX_TRUNCATE_HEAD_RATIO = 0.5
+
+#: Gemini CLI §4: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD=0.5``.
+GEMINI_TRIGGER_RATIO = 0.5
+#: Gemini CLI §4: ``COMPRESSION_PRESERVE_THRESHOLD=0.3`` of the history's characters kept.
+GEMINI_KEEP_SHARE = 0.3
+#: Gemini CLI §4: ``COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET=50_000``: newest function
+#: responses within it stay whole, older ones are cut down to a tail.
+GEMINI_FUNCTION_RESPONSE_BUDGET = 50_000
+#: Tail an older function response is cut down to, in tokens. The note says "cut down to a
+#: tail" without a figure; 1,000 tokens is ours.
+GEMINI_FUNCTION_RESPONSE_TAIL_TOKENS = 1_000
+
+#: OpenCode §2: ``reserved = min(COMPACTION_BUFFER=20_000, maxOutputTokens)``.
+OPENCODE_RESERVE_OUTPUT_CAP = 20_000
+#: OpenCode §2: tail = 25 % of the usable window, clamped to
+#: ``MIN_PRESERVE_RECENT_TOKENS=2_000`` … ``15_000``, by whole turns.
+OPENCODE_KEEP_RECENT_RATIO = 0.25
+OPENCODE_KEEP_RECENT_MIN_TOKENS = 2_000
+OPENCODE_KEEP_RECENT_MAX_TOKENS = 15_000
+#: OpenCode §2: ``PRUNE_PROTECT=40_000``, ``PRUNE_MINIMUM=20_000``, last 2 user turns,
+#: ``PRUNE_PROTECTED_TOOLS=["skill"]``.
+OPENCODE_PRUNE_PROTECT_TOKENS = 40_000
+OPENCODE_PRUNE_MINIMUM_TOKENS = 20_000
+OPENCODE_PRUNE_PROTECT_TURNS = 2
+OPENCODE_PRUNE_EXEMPT_TOOLS: tuple[str, ...] = ("skill",)
+
+#: Claude Code §7: ``effective = window − min(maxOutput, MAX_OUTPUT_TOKENS_FOR_SUMMARY=20_000)``,
+#: auto-compact at ``effective − AUTOCOMPACT_BUFFER_TOKENS=13_000`` (~83 % of 200k, so the
+#: output cap of the models it runs is at least 20,000: the cap below is assumed).
+CLAUDE_CODE_OUTPUT_CAP = 20_000
+CLAUDE_CODE_BUFFER_TOKENS = 13_000
+#: Claude Code §7: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``.
+CLAUDE_CODE_MAX_FAILURES = 3
+
+#: Roo Code §5: ``allowedTokens = window·(1 − TOKEN_BUFFER_PERCENTAGE=0.1) − maxTokens``.
+ROO_BUFFER_RATIO = 0.1
+#: Roo Code §5: ``truncateConversation(messages, 0.5)``: the sliding-window fallback hides
+#: half of the visible messages.
+ROO_SLIDING_WINDOW_SHARE = 0.5
+#: Roo Code §5: ``MAX_CONTEXT_WINDOW_RETRIES=3`` forced condenses at
+#: ``FORCED_CONTEXT_REDUCTION_PERCENT=75``.
+ROO_OVERFLOW_RETRIES = 3
+ROO_FORCED_REDUCTION = 0.75
+
+#: OpenHands SDK ``default_condenser``: ``max_size=80`` events, ``keep_first=4``
+#: (``../shared/reference/peers-measured.md``, openhands-sdk 1.58.2). The first event is the
+#: system prompt, which ctxengine keeps as the head, so 3 messages after it are kept first.
+OPENHANDS_MAX_SIZE = 80
+OPENHANDS_KEEP_FIRST = 4
+OPENHANDS_KEEP_FIRST_AFTER_HEAD = OPENHANDS_KEEP_FIRST - 1
+#: OpenHands keeps ``max_size // 2 − keep_first`` events after the summary (seed 003: "head
+#: K + tail (max_size/2 − K)").
+OPENHANDS_KEEP_RECENT_MESSAGES = OPENHANDS_MAX_SIZE // 2 - OPENHANDS_KEEP_FIRST
+
+#: Baseline ``keep-last-n``: messages kept verbatim when the trigger is reached, the rest
+#: dropped without a summary (ours).
+KEEP_LAST_N_MESSAGES = 20
+#: Baseline ``observation-masking``: tool results outside the newest N are shown as
+#: placeholders on every call (JetBrains "Complexity Trap", seeds/evaluation §1.10; N=10 is
+#: ours).
+OBSERVATION_MASK_KEEP_RESULTS = 10
+
+#: Re-injection of rules: an injected user-role message that names one of these files is a
+#: rules file the harness put into the conversation (Claude Code re-reads CLAUDE.md after a
+#: compaction; Codex injects AGENTS.md as ``# AGENTS.md instructions``).
+REINJECT_RULES_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENT.md")
+#: Re-injection of the plan: the latest call of one of these tools holds it (Claude Code
+#: ``TodoWrite``, Codex ``update_plan``, Gemini CLI ``write_todos``).
+REINJECT_PLAN_TOOLS: tuple[str, ...] = ("TodoWrite", "update_plan", "write_todos", "todo_write")

@@ -1,44 +1,186 @@
-"""``Policy``: the ladder's configuration as data. Named presets are values of this model."""
+"""``Policy``: the ladder's configuration as data. Named presets are values of this model
+(:mod:`ctxengine.policy.presets`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from fnmatch import fnmatchcase
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import defaults as d
 
-#: The summarizers a policy may name.
-SummarizerName: TypeAlias = Literal["extractive", "llm", "hybrid"]
+#: The summarizers a policy may name (``"none"``: the prefix is dropped with a one-line
+#: marker, no summary: truncation baselines and Gemini CLI's failure latch).
+SummarizerName: TypeAlias = Literal["extractive", "llm", "hybrid", "none"]
+
+#: A size relative to the model's window, as LangChain's ``ContextSize`` writes it:
+#: ``("tokens", 150_000)`` or ``("fraction", 0.8)`` (of the window).
+Size: TypeAlias = (
+    tuple[Literal["tokens"], Annotated[int, Field(ge=0)]]
+    | tuple[Literal["fraction"], Annotated[float, Field(ge=0, le=1)]]
+)
+
+#: When the trigger is checked: before every model call, or only before a call that starts
+#: a turn (the newest message is a real user message). A context that does not fit the
+#: window is compacted at any call.
+CheckPoints: TypeAlias = Literal["every_call", "turn_start"]
+
+#: What a keep-recent budget counts.
+KeepUnit: TypeAlias = Literal["tokens", "chars"]
+
+#: When a prune may run: with the compaction, when the trigger is reached (``"threshold"``),
+#: or before every model call at a check point (``"always"``: observation masking).
+PruneWhen: TypeAlias = Literal["threshold", "always"]
+
+#: How the continuation state enters the context:
+#:
+#: * ``"checkpoint"``: one user message holding the state (pi, Claude Code, Roo Code, ours);
+#: * ``"acknowledged"``: that user message, then a short assistant acknowledgement (Gemini
+#:   CLI's snapshot + model reply) unless the kept tail starts with an assistant message;
+#: * ``"handoff"``: the retained user messages, then the state last, opening with a hand-off
+#:   prefix (Codex ``SUMMARY_PREFIX``);
+#: * ``"assistant_reply"``: a synthetic user question and the state as the assistant's answer
+#:   (OpenCode's ``summary:true`` assistant message).
+Injection: TypeAlias = Literal["checkpoint", "acknowledged", "handoff", "assistant_reply"]
+
+#: Durable state re-injected after a compaction: rules files seen in the compacted history,
+#: the latest plan, the most recently read or edited files.
+Reinjected: TypeAlias = Literal["rules", "plan", "files"]
+
+#: Templates a model summarizer may write to (the headings of each system's summary).
+TemplateName: TypeAlias = Literal["default", "pi", "codex", "gemini-cli", "opencode", "claude-code"]
+
+#: What a model summarizer does when its own request overflows the summary model: shrink the
+#: transcript step by step (85/70/50/35 %), or drop the oldest messages first (Codex; Claude
+#: Code ``truncateHeadForPTLRetry``).
+SummaryOverflow: TypeAlias = Literal["shrink", "drop_oldest"]
+
+
+def size_tokens(size: int | Size, window: int) -> int:
+    """``size`` in tokens for a ``window``-token model: an int is tokens already,
+    ``("tokens", n)`` is ``n``, ``("fraction", x)`` is ``int(window * x)``."""
+    if isinstance(size, int):
+        return size
+    kind, value = size
+    return int(value) if kind == "tokens" else int(window * value)
+
+
+class ModelOverride(BaseModel):
+    """Trigger settings for the models whose name matches ``model`` (a shell-style pattern,
+    case-sensitive: ``"gpt-5*"``, ``"claude-*-4-*"``); a field left ``None`` keeps the
+    policy's (pi ``compaction.modelOverrides``).
+
+    Raises:
+        ConfigError: an invalid or unknown field.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid model override: {exc}") from None
+
+    model: str = Field(min_length=1)
+    trigger_ratio: float | None = Field(None, gt=0, le=1)
+    trigger: Size | None = None
+    reserve_tokens: int | Size | None = None
+    max_context_tokens: int | None = Field(None, gt=0)
+    max_output_tokens: int | None = Field(None, gt=0)
+    keep_recent_tokens: int | None = Field(None, ge=0)
 
 
 class Policy(BaseModel):
     """How and when to compact. Immutable; unknown fields are rejected.
 
-    ============================  ==========================================================
-    field                         meaning
-    ============================  ==========================================================
-    ``name``                      recorded on every compaction/prune entry
-    ``trigger_ratio``             compact at this share of the window (0 < r ≤ 1)
-    ``reserve_tokens``            tokens kept free below the window; ``None`` = automatic:
-                                  ``min(20_000 + 13_000, 20 % of window)``
-    ``max_context_tokens``        optional absolute trigger cap (tokens); ``None`` = none
-    ``keep_recent_tokens``        verbatim tail after a compaction (capped at 25 % of window)
-    ``split_turn``                a cut may fall inside one oversized turn
-    ``truncate_max_chars``        per tool result, in the live context
-    ``prune_*``                   prune tier (see :mod:`ctxengine.policy.defaults`)
-    ``summarizer``                ``"extractive"`` (default), ``"llm"``, ``"hybrid"``
-    ``summary_max_tokens``        continuation-state budget (capped at 15 % of window)
-    ``goal_max_ratio``            the first user request stays verbatim up to this share of
-                                  the target
-    ``headroom_ratio``            a compaction aims this share of the trigger below it, so
-                                  that it buys several turns (target = trigger − headroom)
-    ============================  ==========================================================
+    ==============================  ========================================================
+    field                           meaning
+    ==============================  ========================================================
+    ``name``                        recorded on every compaction/prune entry
+    ``enabled``                     ``False``: never compact nor prune (baseline ``none``)
+    *trigger*
+    ``trigger_ratio``               compact at this share of the window (0 < r ≤ 1)
+    ``trigger``                     the same as a :data:`Size`; replaces ``trigger_ratio``
+    ``reserve_tokens``              tokens (or a :data:`Size`) kept free below the window;
+                                    ``None`` = automatic: ``min(20_000 + 13_000, 20 %)``
+    ``reserve_max_ratio``           a given reserve (with its output part) is at most this
+                                    share of the window, so small windows stay usable
+    ``reserve_output``              the reserve also holds ``min(max output,
+                                    reserve_output_cap)`` (Claude Code, OpenCode, Roo Code)
+    ``max_output_tokens``           the model's output cap assumed when :meth:`resolve` is
+                                    given none
+    ``max_context_tokens``          optional absolute trigger cap (tokens)
+    ``max_messages``                also compact when the context holds this many messages
+                                    (OpenHands ``max_size``); soft unless over the window
+    ``check_points``                :data:`CheckPoints`
+    ``model_overrides``             per-model trigger settings (:meth:`for_model`)
+    *tail and cut*
+    ``keep_recent_tokens``          verbatim tail after a compaction, at most
+                                    ``keep_recent_max_ratio`` of the window (or of the usable
+                                    window, ``keep_recent_base="usable"``), at least
+                                    ``keep_recent_min_tokens``
+    ``keep_recent_share``           instead, this share of the conversation being compacted,
+                                    counted in ``keep_recent_unit`` (Gemini CLI: 30 % of chars)
+    ``keep_recent_messages``        instead, this many newest messages (keep-last-n, OpenHands)
+    ``split_turn``                  a cut may fall at an assistant boundary inside a turn
+                                    (pi's split turn); ``False``: at user messages only
+    ``split_turn_last_resort``      with ``split_turn`` off, a plan's last attempt may still
+                                    split a turn (a single turn too large to keep whole)
+    ``retain_first_messages``       messages after the head kept verbatim before the
+                                    continuation state (OpenHands ``keep_first``)
+    ``retain_user_tokens``          the newest real user messages of the compacted range kept
+                                    verbatim before the state, up to these tokens (Codex)
+    *truncate and prune*
+    ``truncate_max_chars``          per tool result, in the live context
+    ``prune_*``                     prune tier (see :mod:`ctxengine.policy.defaults`):
+                                    protected tokens, turns and results, minimum saving,
+                                    exempt tools, ``prune_when`` (:data:`PruneWhen`),
+                                    ``prune_cache_cold_only`` (only ``cache_ttl_seconds``
+                                    after the latest reply), ``prune_keep_tail_tokens``
+                                    (a pruned result keeps its tail instead of a placeholder)
+    *summary*
+    ``summarizer``                  :data:`SummarizerName`
+    ``summary_template``            the headings a model summarizer writes
+    ``summary_verify``              a model summarizer checks its summary in a second call
+    ``summary_overflow``            :data:`SummaryOverflow`
+    ``summary_max_tokens``          continuation-state budget (capped at 15 % of window)
+    ``goal_max_ratio``              the first user request stays verbatim up to this share
+                                    of the target
+    ``headroom_ratio``              a compaction aims this share of the trigger below it, so
+                                    that it buys several turns (target = trigger − headroom)
+    *injection*
+    ``injection``                   :data:`Injection`
+    ``continuation_message``        a synthetic user message asking to go on follows the
+                                    messages an automatic compaction saw (OpenCode)
+    ``reinject``                    :data:`Reinjected` items, within ``reinject_files``,
+                                    ``reinject_file_max_tokens`` and ``reinject_max_tokens``
+    *recovery and guards*
+    ``overflow_retries``            provider overflows of one request recovered by a
+                                    compaction before the overflow is final
+    ``overflow_shrink_ratio``       a recovery also aims at this share of the size that
+                                    overflowed (Roo Code 75 %)
+    ``max_consecutive_failures``    compactions in a row that leave the context over the
+                                    trigger before :class:`~ctxengine.errors.CompactionLoopError`
+    ``breaker_failures``            model-summary failures in a row that open the breaker
+                                    (``None``: ``max_consecutive_failures``)
+    ``failure_latch``               the first model-summary failure opens the breaker: until
+                                    a manual compaction, the fallback writes every compaction
+                                    (Gemini CLI ``hasFailedCompressionAttempt``)
+    ``fallback_summarizer``         what writes a compaction when a model summary fails or
+                                    the breaker is open: ``"extractive"``, or ``"none"``
+                                    (drop without a summary: Gemini CLI "truncate only",
+                                    Roo Code's sliding window)
+    ``fallback_keep_share``         the fallback cuts its own way: it keeps this share of the
+                                    conversation's messages (Roo Code 50 %), and the first
+                                    ``fallback_retain_first`` messages
+    ==============================  ========================================================
 
     Raises:
         ConfigError: an invalid field (out of range, unknown field, a ``summarizer`` other than
-            ``"extractive"``, ``"llm"`` or ``"hybrid"``), naming the field; from
+            ``"extractive"``, ``"llm"``, ``"hybrid"`` or ``"none"``), naming the field; from
             :meth:`resolve` when the reserve leaves no room in the window.
     """
 
@@ -51,12 +193,29 @@ class Policy(BaseModel):
             raise ConfigError(f"invalid policy: {exc}") from None
 
     name: str = "default"
+    enabled: bool = True
     trigger_ratio: float = Field(d.DEFAULT_TRIGGER_RATIO, gt=0, le=1)
-    reserve_tokens: int | None = Field(None, ge=0)
+    trigger: Size | None = None
+    reserve_tokens: int | Size | None = None
+    reserve_max_ratio: float | None = Field(None, gt=0, lt=1)
+    reserve_output: bool = False
+    reserve_output_cap: int | None = Field(None, ge=0)
+    max_output_tokens: int = Field(d.DEFAULT_MAX_OUTPUT_TOKENS, gt=0)
     max_context_tokens: int | None = Field(None, gt=0)
+    max_messages: int | None = Field(None, ge=2)
+    check_points: CheckPoints = "every_call"
+    model_overrides: tuple[ModelOverride, ...] = ()
     keep_recent_tokens: int = Field(d.DEFAULT_KEEP_RECENT_TOKENS, ge=0)
     keep_recent_max_ratio: float = Field(d.DEFAULT_KEEP_RECENT_MAX_RATIO, gt=0, le=1)
+    keep_recent_min_tokens: int = Field(d.DEFAULT_KEEP_RECENT_MIN_TOKENS, ge=0)
+    keep_recent_base: Literal["window", "usable"] = "window"
+    keep_recent_share: float | None = Field(None, ge=0, lt=1)
+    keep_recent_unit: KeepUnit = "tokens"
+    keep_recent_messages: int | None = Field(None, ge=0)
     split_turn: bool = True
+    split_turn_last_resort: bool = False
+    retain_first_messages: int = Field(0, ge=0)
+    retain_user_tokens: int = Field(0, ge=0)
     truncate_max_chars: int = Field(d.DEFAULT_TRUNCATE_MAX_CHARS, gt=0)
     truncate_max_window_ratio: float = Field(d.DEFAULT_TRUNCATE_MAX_WINDOW_RATIO, gt=0, le=1)
     truncate_head_ratio: float = Field(d.DEFAULT_TRUNCATE_HEAD_RATIO, gt=0, lt=1)
@@ -64,16 +223,64 @@ class Policy(BaseModel):
     prune_protect_tokens: int = Field(d.DEFAULT_PRUNE_PROTECT_TOKENS, ge=0)
     prune_minimum_tokens: int = Field(d.DEFAULT_PRUNE_MINIMUM_TOKENS, ge=0)
     prune_protect_turns: int = Field(d.DEFAULT_PRUNE_PROTECT_TURNS, ge=0)
+    prune_protect_results: int = Field(d.DEFAULT_PRUNE_PROTECT_RESULTS, ge=0)
     prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
+    prune_when: PruneWhen = "threshold"
+    prune_cache_cold_only: bool = False
+    cache_ttl_seconds: float = Field(d.DEFAULT_CACHE_TTL_SECONDS, gt=0)
+    prune_keep_tail_tokens: int | None = Field(None, gt=0)
     goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
     headroom_ratio: float = Field(d.DEFAULT_HEADROOM_RATIO, ge=0, lt=1)
     summarizer: SummarizerName = "extractive"
+    summary_template: TemplateName = "default"
+    summary_verify: bool = False
+    summary_overflow: SummaryOverflow = "shrink"
     summary_max_tokens: int = Field(d.DEFAULT_SUMMARY_MAX_TOKENS, gt=0)
     user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
+    injection: Injection = "checkpoint"
+    continuation_message: bool = False
+    reinject: tuple[Reinjected, ...] = ()
+    reinject_files: int = Field(d.DEFAULT_REINJECT_FILES, ge=0)
+    reinject_file_max_tokens: int = Field(d.DEFAULT_REINJECT_FILE_MAX_TOKENS, gt=0)
+    reinject_max_tokens: int = Field(d.DEFAULT_REINJECT_MAX_TOKENS, ge=0)
+    overflow_retries: int = Field(d.DEFAULT_OVERFLOW_RETRIES, ge=0)
+    overflow_shrink_ratio: float | None = Field(None, gt=0, lt=1)
     max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
+    breaker_failures: int | None = Field(None, ge=1)
+    failure_latch: bool = False
+    fallback_summarizer: Literal["extractive", "none"] = "extractive"
+    fallback_keep_share: float | None = Field(None, gt=0, lt=1)
+    fallback_retain_first: int = Field(0, ge=0)
 
-    def resolve(self, window: int) -> Budget:
-        """Turn ratios into token counts for a model window of ``window`` tokens.
+    @property
+    def breaker_threshold(self) -> int:
+        """Model-summary failures in a row that open the summarizer's breaker: 1 with a
+        failure latch, else ``breaker_failures`` or ``max_consecutive_failures``."""
+        if self.failure_latch:
+            return 1
+        return self.breaker_failures or self.max_consecutive_failures
+
+    def for_model(self, model: str | None) -> Policy:
+        """This policy with the first :class:`ModelOverride` whose pattern matches ``model``
+        applied (its fields that are not ``None``); ``self`` when none matches or ``model``
+        is ``None``."""
+        if model is None:
+            return self
+        for override in self.model_overrides:
+            if fnmatchcase(model, override.model):
+                update = override.model_dump(exclude={"model"}, exclude_none=True)
+                return self.model_copy(update=update) if update else self
+        return self
+
+    def resolve(self, window: int, max_output: int | None = None) -> Budget:
+        """Turn ratios into token counts for a model window of ``window`` tokens whose output
+        cap is ``max_output`` tokens (default ``max_output_tokens``; it counts only with
+        ``reserve_output``).
+
+        The trigger is ``min(window − reserve, trigger share, max_context_tokens)``; the kept
+        tail ``keep_recent_tokens`` capped at ``keep_recent_max_ratio`` of the window (of
+        ``window − reserve`` with ``keep_recent_base="usable"``), raised to
+        ``keep_recent_min_tokens`` (at most half the trigger).
 
         Raises:
             ConfigError: ``window`` below :data:`~ctxengine.policy.defaults.MIN_WINDOW_TOKENS`,
@@ -90,15 +297,30 @@ class Policy(BaseModel):
                 int(window * d.DEFAULT_RESERVE_MAX_RATIO),
             )
         else:
-            reserve = self.reserve_tokens
+            reserve = size_tokens(self.reserve_tokens, window)
+        if self.reserve_output:
+            output = self.max_output_tokens if max_output is None else max_output
+            if self.reserve_output_cap is not None:
+                output = min(output, self.reserve_output_cap)
+            reserve += output
+        if self.reserve_max_ratio is not None:
+            reserve = min(reserve, int(window * self.reserve_max_ratio))
         if reserve >= window:
             raise ConfigError(
                 f"reserve of {reserve} tokens leaves no room in a {window}-token window"
             )
-        trigger = min(window - reserve, int(window * self.trigger_ratio))
+        share = (
+            int(window * self.trigger_ratio)
+            if self.trigger is None
+            else size_tokens(self.trigger, window)
+        )
+        trigger = min(window - reserve, share)
         if self.max_context_tokens is not None:
             trigger = min(trigger, self.max_context_tokens)
-        keep_recent = min(self.keep_recent_tokens, int(window * self.keep_recent_max_ratio))
+        base = window if self.keep_recent_base == "window" else window - reserve
+        keep_recent = min(self.keep_recent_tokens, int(base * self.keep_recent_max_ratio))
+        # The floor takes at most half the trigger, so that a small window still compacts.
+        keep_recent = max(keep_recent, min(self.keep_recent_min_tokens, trigger // 2))
         headroom = int(trigger * self.headroom_ratio)
         if keep_recent >= trigger:
             raise ConfigError(

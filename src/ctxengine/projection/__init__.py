@@ -2,6 +2,7 @@
 renderers and validator of provider request bodies."""
 
 from ctxengine.projection.context import Context, SanitizeReport, Truncation
+from ctxengine.projection.injection import frame_messages
 from ctxengine.projection.project import CONTINUATION_PREFIX, continuation_message, project
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import PRUNE_PLACEHOLDER, TRUNCATION_MARKER
@@ -15,5 +16,6 @@ __all__ = [
     "SanitizeReport",
     "Truncation",
     "continuation_message",
+    "frame_messages",
     "project",
 ]

@@ -50,6 +50,8 @@ class Context:
         truncations: tool results shown as head + tail.
         pruned: call ids whose results are shown as placeholders.
         sanitize: repairs made by the sanitizer.
+        preamble: messages before the tail (head, retained messages, the continuation state,
+            re-injected and durable state); ``None`` when unknown (a context built by hand).
     """
 
     messages: tuple[Message, ...]
@@ -61,3 +63,4 @@ class Context:
     truncations: tuple[Truncation, ...] = ()
     pruned: tuple[str, ...] = ()
     sanitize: SanitizeReport = field(default_factory=SanitizeReport)
+    preamble: int | None = field(default=None, compare=False)

@@ -16,8 +16,8 @@ from typing import Any
 from ctxengine.model import Entry, Message, ToolCallPart
 from ctxengine.projection.context import Context, Truncation
 
-#: (entry id, cap tokens, cap chars, head ratio, pruned call ids in this message)
-RewriteKey = tuple[str, int, int, float, tuple[str, ...]]
+#: (entry id, cap tokens, cap chars, head ratio, pruned call ids in this message, pruned tail)
+RewriteKey = tuple[str, int, int, float, tuple[str, ...], int | None]
 
 
 #: What a projection depends on besides its entries: the head, the compaction in force, the
@@ -63,14 +63,14 @@ class ProjectionMemo:
 
     Attributes:
         rewrites: per key, the rewritten tool message, its truncations and pruned call ids.
-        continuations: per summary text, the continuation-state message.
+        continuations: per summary text and injection shape, the messages that show it.
         max_items: when a cache reaches this size it is cleared.
     """
 
     rewrites: dict[RewriteKey, tuple[Message, tuple[Truncation, ...], tuple[str, ...]]] = field(
         default_factory=dict
     )
-    continuations: dict[str, Message] = field(default_factory=dict)
+    continuations: dict[tuple[str, str | None], tuple[Message, ...]] = field(default_factory=dict)
     max_items: int = 100_000
     epoch: EpochProjection | None = None
 

@@ -3,20 +3,27 @@
 Layout of the result::
 
     head          system/developer messages at the start of the log, always kept
-    continuation  one user message with the latest compaction's summary (if any)
+    retained      message entries before the cut the compaction keeps verbatim (its
+                  ``retained_ids``: Codex's user messages, OpenHands ``keep_first``)
+    continuation  the latest compaction's summary in its injection shape (one user message,
+                  or a pair: :mod:`ctxengine.projection.injection`), if any
+    reinjected    the compaction's re-injected durable state, one user message each
     durable       re-injected durable state (rules files, plan …), given by the caller
     tail          message entries from the compaction's first kept entry onward (or the
-                  whole log without a compaction), in log order
+                  whole log without a compaction), in log order; after the entries the
+                  compaction saw, its continuation message when it asked for one
 
-Then, on the tail only: pruned tool results become one-line placeholders, long tool results
-are truncated at source (head + marker + tail), stale signed reasoning is dropped from the
-messages kept across the compaction, and the sanitizer repairs broken call/result pairing.
+Then, on the retained messages and the tail: pruned tool results become one-line
+placeholders, long tool results are truncated at source (head + marker + tail), stale signed
+reasoning is dropped from the messages kept across the compaction, and the sanitizer repairs
+broken call/result pairing.
 
 Frame tags: the request holds exactly one opening and one closing ``<continuation-state>``
 tag (and at most one ``<earlier-summary>`` pair, inside it) whatever the history says. The
-summary is neutralised where it is wrapped (:func:`continuation_message`), an imported one
-quoted as data (:func:`~ctxengine.projection.frame.quote_imported`), and the text of every
-other message — head, durable state and tail — has those two tags neutralised
+summary is neutralised where it is wrapped (:func:`~ctxengine.projection.injection.
+frame_messages`), an imported one quoted as data (:func:`~ctxengine.projection.frame.
+quote_imported`), and the text of every other message — head, retained messages, durable
+state and tail — has those two tags neutralised
 (:func:`~ctxengine.projection.frame.neutralize_message`; everything else verbatim).
 """
 
@@ -39,11 +46,13 @@ from ctxengine.model import (
     current_entries,
 )
 from ctxengine.projection.context import Context, Truncation
-from ctxengine.projection.frame import (
-    STATE_TAG,
-    neutralize_message,
-    neutralize_state,
-    quote_imported,
+from ctxengine.projection.frame import neutralize_message
+from ctxengine.projection.injection import (
+    CONTINUATION_PREFIX,
+    continuation_message,
+    continue_message,
+    frame_messages,
+    reinjected_message,
 )
 from ctxengine.projection.memo import EpochKey, EpochProjection, ProjectionMemo
 from ctxengine.projection.settings import ProjectionSettings
@@ -51,40 +60,16 @@ from ctxengine.projection.transform import (
     TruncateCap,
     drop_stale_signed_reasoning,
     rewrite_results,
+    without_signed_reasoning,
 )
-from ctxengine.projection.wording import ENGLISH, state_language, wording
 from ctxengine.tokens.base import Estimator
 
-#: Opening words of the continuation-state message (English; the message opens in the
-#: state's own language, :mod:`ctxengine.projection.wording`).
-CONTINUATION_PREFIX = ENGLISH.continuation_prefix
 _HEAD_ROLES = frozenset({"system", "developer"})
 #: ``CompactionRecord.summarizer`` of a compaction imported from another system's transcript.
 IMPORTED = "imported"
 #: Characters allowed per protected token of the goal message (a generous ceiling: the
 #: token cap is what binds).
 GOAL_CHARS_PER_TOKEN = 8
-
-
-def continuation_message(summary: str, *, imported: bool = False) -> Message:
-    """The user message that stands for the compacted prefix: the opening words in the
-    state's language (:func:`~ctxengine.projection.wording.state_language`; English is
-    :data:`CONTINUATION_PREFIX`), a blank line, then ``summary`` inside
-    ``<continuation-state>`` tags.
-
-    Every summary reaches the model through here (the extractive, model and hook-supplied
-    ones, and summaries imported from other systems), so this is where frame tags in it are
-    neutralised (:func:`~ctxengine.projection.frame.neutralize_state`): the message holds
-    exactly one opening and one closing ``continuation-state`` tag whatever the summary
-    says. An ``imported`` summary (another system's compaction text, shown as it was
-    imported) is quoted as data first (:func:`~ctxengine.projection.frame.quote_imported`:
-    every tag neutralised, instruction-like lines removed, headings moved down)."""
-    if imported:
-        summary = quote_imported(summary)
-    prefix = wording(state_language(summary)).continuation_prefix
-    body = neutralize_state(summary)
-    text = f"{prefix}\n\n<{STATE_TAG}>\n{body}\n</{STATE_TAG}>"
-    return Message("user", (TextPart(text),))
 
 
 def _head(entries: Sequence[Entry]) -> list[Entry]:
@@ -121,6 +106,17 @@ def _tail_order(
     first = [i for i in range(comp_index + 1, len(entries)) if entries[i].id in lead]
     chosen = set(first)
     return first + [i for i in range(start, len(entries)) if i not in chosen], len(first)
+
+
+def _first_kept_role(entries: Sequence[Entry], record: CompactionRecord) -> str | None:
+    """Role of the compaction's first kept message, or ``None`` when it keeps no tail."""
+    if record.first_kept_id is None:
+        return None
+    for entry in entries:
+        if entry.id == record.first_kept_id:
+            msg = entry.message
+            return msg.role if msg is not None else None
+    return None
 
 
 def _shown_only(
@@ -188,7 +184,7 @@ def _rewrite(
             pruned_out=pruned_out,
         )
     here = tuple(r.call_id for r in msg.tool_results if r.call_id in prune_set)
-    key = (entry_id, cap.tokens, cap.chars, cap.head_ratio, here)
+    key = (entry_id, cap.tokens, cap.chars, cap.head_ratio, here, cap.prune_tail)
     hit = memo.rewrites.get(key)
     if hit is None:
         t_list: list[Truncation] = []
@@ -264,12 +260,18 @@ def project(
     cap_tokens = settings.truncate_tokens
     if record is not None and record.truncate_tokens is not None:
         cap_tokens = record.truncate_tokens
-    cap = TruncateCap(cap_tokens, settings.truncate_max_chars, settings.truncate_head_ratio)
+    cap = TruncateCap(
+        cap_tokens,
+        settings.truncate_max_chars,
+        settings.truncate_head_ratio,
+        settings.prune_tail_tokens,
+    )
     prune_set = pruned if pruned is not None else frozenset(found)
     goal_cap = TruncateCap(
         max(cap.tokens, settings.goal_tokens),
         max(cap.chars, settings.goal_tokens * GOAL_CHARS_PER_TOKEN),
         cap.head_ratio,
+        cap.prune_tail,
     )
     key: EpochKey = (
         tuple(e.id for e in head),
@@ -293,25 +295,48 @@ def project(
         messages.append(neutralize_message(entry.message))
         sources.append(entry.id)
 
-    start = 0
-    if record is not None:
-        start = _tail_start(entries, comp_index, record)
-        imported = record.summarizer == IMPORTED
-        cont_key = f"{IMPORTED}\0{record.summary}" if imported else record.summary
-        cont = memo.continuations.get(cont_key) if memo is not None else None
-        if cont is None:
-            cont = continuation_message(record.summary, imported=imported)
-            if memo is not None:
-                memo.continuations[cont_key] = cont
-        messages.append(cont)
-        sources.append(None)
-    messages.extend(neutralize_message(m) for m in durable)
-    sources.extend([None] * len(durable))
-
     truncations: list[Truncation] = []
     pruned_out: list[str] = []
     calls: dict[str, ToolCallPart] = {}
-    tail_at = pre_end = len(messages)
+    start = 0
+    if record is not None:
+        start = _tail_start(entries, comp_index, record)
+        if record.retained_ids:
+            wanted = set(record.retained_ids) - head_ids
+            for entry in entries[: min(start, comp_index)]:
+                msg = entry.message
+                if msg is None or entry.id not in wanted:
+                    continue
+                kept_msg = without_signed_reasoning(
+                    _project_message(
+                        msg, entry, calls, prune_set, cap, goal_cap, settings, estimator,
+                        memo, truncations, pruned_out,
+                    )
+                )  # fmt: skip
+                if kept_msg is not None:
+                    messages.append(kept_msg)
+                    sources.append(entry.id)
+        imported = record.summarizer == IMPORTED
+        cont_key = (
+            f"{IMPORTED}\0{record.summary}" if imported else record.summary,
+            record.injection,
+        )
+        frame = memo.continuations.get(cont_key) if memo is not None else None
+        if frame is None:
+            frame = frame_messages(record.summary, record.injection, imported=imported)
+            if memo is not None:
+                memo.continuations[cont_key] = frame
+        if record.injection == "acknowledged" and _first_kept_role(entries, record) == "assistant":
+            frame = frame[:1]
+        messages.extend(frame)
+        sources.extend([None] * len(frame))
+        for text in record.reinjected or ():
+            messages.append(reinjected_message(text))
+            sources.append(None)
+    messages.extend(neutralize_message(m) for m in durable)
+    sources.extend([None] * len(durable))
+
+    preamble = tail_at = pre_end = len(messages)
     order, n_lead = _tail_order(entries, start, comp_index, record)
     for k, index in enumerate(order):
         if k == n_lead:
@@ -328,6 +353,12 @@ def project(
         sources.append(entry.id)
         if index < comp_index:
             pre_end = len(messages)
+    if record is not None and record.continuation:
+        # After the messages the compaction saw: every later entry follows it, so the
+        # context of the epoch still only grows at its tail.
+        at = max(pre_end, tail_at)
+        messages.insert(at, continue_message())
+        sources.insert(at, None)
 
     kept, kept_sources, dropped_reasoning = drop_stale_signed_reasoning(
         messages, sources, tail_at, pre_end
@@ -351,6 +382,7 @@ def project(
         truncations=tuple(truncations),
         pruned=tuple(pruned_out),
         sanitize=report,
+        preamble=preamble,
     )
     if memo is not None and entries:
         memo.epoch = EpochProjection(
@@ -478,3 +510,6 @@ def _extend(
         closed=not pending_calls(tail),
     )
     return context
+
+
+__all__ = ["CONTINUATION_PREFIX", "IMPORTED", "continuation_message", "project"]

@@ -27,6 +27,8 @@ class ProjectionSettings:
             text is truncated only above ``goal_tokens`` (when larger than the cap), so the
             task stays verbatim as long as it can fit.
         goal_tokens: the goal message's own cap in tokens (0: the ordinary cap).
+        prune_tail_tokens: a pruned tool result keeps its last this many tokens after its
+            placeholder line (``Policy.prune_keep_tail_tokens``); ``None``: the line alone.
 
     Raises:
         ConfigError: a cap below 1, or a head ratio outside ``(0, 1)``.
@@ -37,6 +39,7 @@ class ProjectionSettings:
     truncate_head_ratio: float
     goal_entry_id: str | None = None
     goal_tokens: int = 0
+    prune_tail_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.truncate_tokens < 1:

@@ -53,10 +53,32 @@ def short_args(arguments: str, limit: int = SHORT_ARGS_MAX_CHARS) -> str:
     return compact
 
 
+def tail_of(text: str, tokens: int, estimator: Estimator) -> str:
+    """The longest end of ``text`` estimated at most ``tokens`` tokens (``text`` itself when
+    it fits); found from the text's own characters-per-token ratio, shrunk for at most four
+    rounds."""
+    total = estimator.text(text)
+    if total <= tokens:
+        return text
+    keep = min(len(text) - 1, len(text) * tokens // max(total, 1))
+    for _ in range(_FIT_ROUNDS):
+        kept = estimator.text(text[len(text) - keep :]) if keep else 0
+        if kept <= tokens:
+            break
+        keep = min(keep - 1, keep * tokens // kept)
+    return text[len(text) - keep :] if keep > 0 else ""
+
+
 def prune_placeholder(
-    result: ToolResultPart, call: ToolCallPart | None, entry_id: str, estimator: Estimator
+    result: ToolResultPart,
+    call: ToolCallPart | None,
+    entry_id: str,
+    estimator: Estimator,
+    tail_tokens: int | None = None,
 ) -> ToolResultPart:
-    """``result`` with its content replaced by the one-line :data:`PRUNE_PLACEHOLDER`.
+    """``result`` with its content replaced by the one-line :data:`PRUNE_PLACEHOLDER`
+    (followed by the last ``tail_tokens`` tokens of its text when given: Gemini CLI cuts an
+    old function response down to its tail).
 
     The size is that of the full result: ``n_chars`` its text length, ``n_tokens``
     ``estimator.part(result)``. The tool name comes from the call, else from the result,
@@ -70,17 +92,24 @@ def prune_placeholder(
         n_tokens=estimator.part(result),
         entry_id=entry_id,
     )
+    if tail_tokens is not None:
+        tail = tail_of(result.text, tail_tokens, estimator)
+        if tail:
+            text = f"{text}\n{tail}"
     return dataclasses.replace(result, content=(TextPart(text),))
 
 
 @dataclass(frozen=True, slots=True)
 class TruncateCap:
     """The truncate-at-source cap in force: ``tokens`` (estimated) and ``chars``; the share
-    ``head_ratio`` of kept characters comes from the head."""
+    ``head_ratio`` of kept characters comes from the head. ``prune_tail``: a pruned result
+    keeps its last ``prune_tail`` tokens after its placeholder line (``None``: the line
+    alone)."""
 
     tokens: int
     chars: int
     head_ratio: float
+    prune_tail: int | None = None
 
 
 def truncate_text(
@@ -282,7 +311,9 @@ def rewrite_results(
         if not isinstance(part, ToolResultPart):
             continue
         if part.call_id in pruned:
-            parts[k] = prune_placeholder(part, calls.get(part.call_id), entry_id, estimator)
+            parts[k] = prune_placeholder(
+                part, calls.get(part.call_id), entry_id, estimator, cap.prune_tail
+            )
             pruned_out.append(part.call_id)
             changed = True
             continue
@@ -296,6 +327,16 @@ def rewrite_results(
 
 def _is_signed(part: object) -> bool:
     return isinstance(part, ReasoningPart) and (part.signature is not None or part.redacted)
+
+
+def without_signed_reasoning(message: Message) -> Message | None:
+    """``message`` without its signed or redacted reasoning parts (stale once the turn they
+    belong to is compacted: pi#9391), itself when it has none, ``None`` when nothing else is
+    left (it then held no tool call, so no pairing breaks)."""
+    if message.role != "assistant" or not any(_is_signed(p) for p in message.parts):
+        return message
+    kept = tuple(p for p in message.parts if not _is_signed(p))
+    return dataclasses.replace(message, parts=kept) if kept else None
 
 
 def _newest_reply(messages: Sequence[Message], start: int, end: int) -> tuple[int, int]:

@@ -59,6 +59,7 @@ from typing import Any
 from ctxengine.cost import CacheRules, PriceChoice, PriceTable
 from ctxengine.model import CompactionRecord, Entry, current_entries
 from ctxengine.policy import Policy
+from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.replay.loop import CacheSetup, ReplayResult, ReplayStep, replay
 from ctxengine.replay.survival import SessionFacts, Survival, session_facts, survival
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
@@ -411,7 +412,7 @@ def compare(
     setup = CacheSetup(choice.rules, long_ttl=long_ttl)
     prompt_tokens = counter.text(SYSTEM_PROMPT) + counter.text(TEMPLATE)
     for name, policy in policies:
-        stand_in = policy.summarizer != "extractive"
+        stand_in = policy.summarizer in MODEL_SUMMARIZER_NAMES
         summarizer = (
             ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
             if stand_in

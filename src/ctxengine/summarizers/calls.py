@@ -19,6 +19,7 @@ from ctxengine.summarizers import prompts, validate
 from ctxengine.summarizers.anchor import cumulative_ledgers
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.fit import Piece
+from ctxengine.summarizers.templates import SummaryTemplate
 from ctxengine.tokens.base import Estimator
 
 #: Per-message framing the estimator does not see in a plain prompt string (tokens).
@@ -98,6 +99,7 @@ class ModelCaller:
     provider: Provider
     max_output_tokens: int
     window: int
+    template: SummaryTemplate
     verify: bool
     margin_tokens: int | None
     temperature: float | None
@@ -136,16 +138,17 @@ class ModelCaller:
         a reminder; the verification pass runs when enabled (on the final piece only)."""
         base = estimator.text(prompts.SYSTEM_PROMPT) + estimator.text(prompt) + 2 * FRAMING_TOKENS
         completion = self._send((user(prompt),), base, len(prompt), purpose, piece.mode, cancel)
-        text = validate.check_reply(completion)
-        missing = validate.missing_headings(text)
+        headings = self.template.headings
+        text = validate.check_reply(completion, headings)
+        missing = validate.missing_headings(text, headings)
         if missing:
             nudged = f"{prompt}\n\n{prompts.nudge_prompt(missing)}"
             tokens = base + estimator.text(prompts.nudge_prompt(missing))
             completion = self._send(
                 (user(nudged),), tokens, len(nudged), "nudge", piece.mode, cancel
             )
-            text = validate.check_reply(completion)
-            validate.check_headings(text)
+            text = validate.check_reply(completion, headings)
+            validate.check_headings(text, headings)
         if self.verify and final:
             text = self._verified(prompt, text, base, estimator, piece, cancel)
         return text
@@ -166,8 +169,8 @@ class ModelCaller:
         chars = len(prompt) + len(draft) + len(prompts.VERIFY)
         try:
             completion = self._send(messages, tokens, chars, "verify", piece.mode, cancel)
-            text = validate.check_reply(completion)
-            validate.check_headings(text)
+            text = validate.check_reply(completion, self.template.headings)
+            validate.check_headings(text, self.template.headings)
         except Cancelled:
             raise
         except (SummaryRejected, ProviderError):

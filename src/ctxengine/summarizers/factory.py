@@ -7,15 +7,18 @@ them in.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.providers.base import Provider
 from ctxengine.providers.profiles import ModelProfile
 from ctxengine.summarizers.base import Summarizer
+from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.hybrid import HybridSummarizer
 from ctxengine.summarizers.llm import DEFAULT_SUMMARY_OUTPUT_TOKENS, LLMSummarizer
+from ctxengine.summarizers.templates import template_named
 
 #: Largest share of the summary model's window its output budget may take.
 OUTPUT_MAX_WINDOW_RATIO = 0.25
@@ -45,23 +48,29 @@ def make_summarizer(
     verify: bool = False,
     cache_reuse: bool = False,
     instructions: str | None = None,
+    template: str = "default",
+    overflow: Literal["shrink", "drop_oldest"] = "shrink",
 ) -> Summarizer:
     """The summarizer named ``kind``.
 
     Args:
         kind: one of :data:`~ctxengine.policy.defaults.SUMMARIZER_NAMES` (``"extractive"``,
-            ``"llm"``, ``"hybrid"``).
+            ``"llm"``, ``"hybrid"``, ``"none"``).
         user_messages_budget: tokens of verbatim user messages (extractive).
         provider / profile: the summary model and its profile (window and max output), both
             required for ``llm`` and ``hybrid``.
-        verify / cache_reuse / instructions: see
+        verify / cache_reuse / instructions / overflow: see
             :class:`~ctxengine.summarizers.llm.LLMSummarizer`.
+        template: the name of the template a model summarizer follows
+            (:data:`~ctxengine.summarizers.templates.TEMPLATES`).
 
     Raises:
-        ConfigError: an unknown kind, or a model summarizer without a model.
+        ConfigError: an unknown kind or template, or a model summarizer without a model.
     """
     if kind == "extractive":
         return ExtractiveSummarizer(user_messages_budget=user_messages_budget)
+    if kind == "none":
+        return DropSummarizer()
     if kind not in SUMMARIZER_NAMES:
         raise ConfigError(f"unknown summarizer {kind!r}; expected one of {SUMMARIZER_NAMES}")
     if provider is None or profile is None:
@@ -76,6 +85,8 @@ def make_summarizer(
         verify=verify,
         cache_reuse=cache_reuse,
         instructions=instructions,
+        template=template_named(template),
+        overflow=overflow,
     )
     return llm if kind == "llm" else HybridSummarizer(llm)
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from ctxengine.errors import Cancelled, ConfigError, ContextOverflow, ProviderError, SummaryRejected
 from ctxengine.projection.language import Language, detect_language
@@ -65,6 +66,7 @@ from ctxengine.summarizers.notes import (
     plan_notes,
     shrink_note,
 )
+from ctxengine.summarizers.templates import DEFAULT_TEMPLATE, SummaryTemplate
 from ctxengine.summarizers.transcript import TOOL_RESULT_MAX_CHARS, TRANSCRIPT_MODES
 from ctxengine.tokens.base import Estimator
 
@@ -103,6 +105,12 @@ class LLMSummarizer(ModelCaller):
         budget_tolerance: share a summary may run over its target before it is rejected
             (``over_budget_model``); the policy default is
             ``policy.defaults.MODEL_SUMMARY_BUDGET_TOLERANCE``.
+        template: the template the summary follows and whose headings are validated
+            (:mod:`ctxengine.summarizers.templates`).
+        overflow: when a summary request overflows the model, ``"shrink"`` plans the next
+            one at 85/70/50/35 % of the rejected transcript size (degrading it step by
+            step); ``"drop_oldest"`` keeps the transcript whole and drops its oldest
+            messages to that size (Codex; Claude Code ``truncateHeadForPTLRetry``).
 
     Raises:
         ConfigError: ``max_output_tokens`` leaves no room in ``window``.
@@ -119,6 +127,8 @@ class LLMSummarizer(ModelCaller):
     max_chunks: int = 8
     temperature: float | None = None
     budget_tolerance: float = validate.MODEL_BUDGET_TOLERANCE
+    template: SummaryTemplate = DEFAULT_TEMPLATE
+    overflow: Literal["shrink", "drop_oldest"] = "shrink"
     calls: list[SummaryCall] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -248,6 +258,7 @@ class LLMSummarizer(ModelCaller):
             focus=request.focus,
             instructions=self.instructions,
             language=language,
+            template=self.template.text,
         )
         tokens = live.tokens + estimator.text(instruction) + FRAMING_TOKENS
         if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
@@ -258,8 +269,8 @@ class LLMSummarizer(ModelCaller):
             body=body, max_output_tokens=self.max_output_tokens, cache=True, stream=False
         )
         completion = self._call(call, "cache_reuse", "append", tokens, len(instruction), cancel)
-        text = validate.check_reply(completion)
-        validate.check_headings(text)
+        text = validate.check_reply(completion, self.template.headings)
+        validate.check_headings(text, self.template.headings)
         return text
 
     # ------------------------------------------------------------------ transcript mode
@@ -277,6 +288,7 @@ class LLMSummarizer(ModelCaller):
             continues_turn=bool(request.turn_prefix),
             part=(1, 2),
             language=language,
+            template=self.template.text,
         )
 
     @staticmethod
@@ -288,9 +300,7 @@ class LLMSummarizer(ModelCaller):
 
     def _budget(self, estimator: Estimator, skeleton: str) -> int:
         fixed = estimator.text(prompts.SYSTEM_PROMPT) + estimator.text(skeleton)
-        fixed += (
-            estimator.text(prompts.nudge_prompt(prompts.REQUIRED_HEADINGS)) + 3 * FRAMING_TOKENS
-        )
+        fixed += estimator.text(prompts.nudge_prompt(self.template.headings)) + 3 * FRAMING_TOKENS
         margin = self.margin_tokens or 0
         return input_budget(self.window, self.max_output_tokens, fixed, margin)
 
@@ -333,6 +343,13 @@ class LLMSummarizer(ModelCaller):
                     raise SummaryRejected("overflow", str(err)) from err
                 notes.append(shrink_note(ratio))
                 smaller = max(1, int(over.piece.tokens * ratio))
+                if self.overflow == "drop_oldest":
+                    trimmed = _without_oldest(request, estimator, smaller)
+                    if trimmed is None:
+                        raise SummaryRejected("overflow", str(err)) from err
+                    request, dropped = trimmed
+                    notes.append(f"dropped_oldest:{dropped}")
+                    smaller = budget
                 plan, running = self._plan(request, estimator, smaller, target, previous)
                 if plan is None:
                     raise SummaryRejected("overflow", str(err)) from err
@@ -396,6 +413,7 @@ class LLMSummarizer(ModelCaller):
                 continues_turn=bool(request.turn_prefix) and k == n,
                 part=(k, n) if n > 1 else None,
                 language=language,
+                template=self.template.text,
             )
             purpose: Purpose = "chunk" if n > 1 else "summary"
             try:
@@ -404,6 +422,25 @@ class LLMSummarizer(ModelCaller):
                 raise _PieceOverflow(piece, exc) from exc
         assert anchor is not None
         return anchor
+
+
+def _without_oldest(
+    request: SummaryRequest, estimator: Estimator, tokens: int
+) -> tuple[SummaryRequest, int] | None:
+    """``request`` with its oldest messages dropped until the rest is estimated at most
+    ``tokens`` (at least one message is dropped, the newest is always kept), and how many were
+    dropped; ``None`` when only one message is left to summarize."""
+    messages = request.messages
+    if len(messages) <= 1:
+        return None
+    sizes = [estimator.message(m) for m in messages]
+    total = sum(sizes) + sum(estimator.message(m) for m in request.turn_prefix)
+    start = 0
+    while start < len(messages) - 1 and (start == 0 or total > tokens):
+        total -= sizes[start]
+        start += 1
+    kept = replace(request, messages=messages[start:], range_start=request.range_start + start)
+    return kept, start
 
 
 __all__ = [

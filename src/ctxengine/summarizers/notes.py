@@ -17,6 +17,9 @@ note                                   meaning
 ``shrink:0.85``                        a summary request overflowed the model; the next
                                        one was planned at this share of the rejected
                                        transcript size (one note per retry, in order)
+``dropped_oldest:N``                   (``overflow="drop_oldest"``) after an overflow, the
+                                       ``N`` oldest messages were left out of the next
+                                       request instead of degrading the transcript
 ``input:MODE``                         the transcript sent was degraded to ``MODE``
                                        (``tool_head_tail``, ``no_tool_output``,
                                        ``user_only``); chunks in several modes join them

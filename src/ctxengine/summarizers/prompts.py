@@ -214,6 +214,7 @@ def summary_prompt(
     continues_turn: bool = False,
     part: tuple[int, int] | None = None,
     language: Language = "en",
+    template: str = TEMPLATE,
 ) -> str:
     """The user message of a transcript-mode summary request.
 
@@ -228,6 +229,7 @@ def summary_prompt(
         part: ``(k, n)`` when this is chunk ``k`` of ``n`` of an oversized history.
         language: the language the user writes in; the summary is asked for in it
             (:func:`language_rule`).
+        template: the template the summary follows (default :data:`TEMPLATE`).
 
     Returns:
         The prompt text; the transcript sits inside ``<history>`` tags. Frame tags in every
@@ -259,7 +261,7 @@ def summary_prompt(
         asks.append("More of the history follows in later parts; summarize what this part shows.")
     asks.append(language_rule(language))
     asks.append(_target_line(target_tokens))
-    asks.append(f"Use exactly this template:\n\n{TEMPLATE}")
+    asks.append(f"Use exactly this template:\n\n{template}")
     blocks.append("\n\n".join(asks))
     return "\n\n".join(blocks)
 
@@ -277,6 +279,7 @@ def append_instruction(
     focus: str | None = None,
     instructions: str | None = None,
     language: Language = "en",
+    template: str = TEMPLATE,
 ) -> str:
     """The user message appended to a live request in cache-reuse mode.
 
@@ -288,6 +291,7 @@ def append_instruction(
             then the anchor: the update rules are added).
         focus / instructions: see :func:`priority_block`.
         language: the language the user writes in (:func:`language_rule`).
+        template: the template the summary follows (default :data:`TEMPLATE`).
     """
     excerpt = neutralize_tags(" ".join(last_message_text.split())[:EXCERPT_CHARS])
     excerpt = excerpt or "(a message with no text)"
@@ -299,7 +303,7 @@ def append_instruction(
         rules.append(priority)
     rules.append(language_rule(language))
     rules.append(_target_line(target_tokens))
-    return APPEND_INSTRUCTION.format(excerpt=excerpt, rules="\n\n".join(rules), template=TEMPLATE)
+    return APPEND_INSTRUCTION.format(excerpt=excerpt, rules="\n\n".join(rules), template=template)
 
 
 __all__ = [

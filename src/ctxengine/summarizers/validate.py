@@ -65,7 +65,8 @@ from ctxengine.projection.frame import (
 )
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.providers.base import Completion
-from ctxengine.summarizers.prompts import EMPTY_MARK, REQUIRED_HEADINGS, TEMPLATE
+from ctxengine.summarizers.prompts import EMPTY_MARK, REQUIRED_HEADINGS
+from ctxengine.summarizers.templates import TEMPLATES
 
 #: How far over its target a model's summary may run before it is rejected, as a share of the
 #: target (models do not count tokens exactly). The same value as
@@ -165,7 +166,9 @@ def _flat(body: str) -> str:
     return " ".join(normalize_line(ln) for ln in body.splitlines() if normalize_line(ln))
 
 
-_TEMPLATE_BODIES = frozenset(_flat(body) for _, body in sections(TEMPLATE) if body)
+_TEMPLATE_BODIES = frozenset(
+    _flat(body) for t in TEMPLATES.values() for _, body in sections(t.text) if body
+)
 _EMPTY_MARK = normalize_line(EMPTY_MARK)
 
 
@@ -179,32 +182,35 @@ def is_empty_body(body: str) -> bool:
     return _flat(body) in _TEMPLATE_BODIES
 
 
-def is_template_only(text: str) -> bool:
-    """True when the text has headings and every required section present is empty
-    (:func:`is_empty_body`); when no required heading is present, every headed section."""
+def is_template_only(text: str, headings: Sequence[str] = REQUIRED_HEADINGS) -> bool:
+    """True when the text has headings and every required section present (of
+    ``headings``) is empty (:func:`is_empty_body`); when no required heading is present,
+    every headed section."""
     headed = [(h, b) for h, b in sections(text) if h]
     if not headed:
         return False
-    required = {normalize_heading(h) for h in REQUIRED_HEADINGS}
+    required = {normalize_heading(h) for h in headings}
     judged = [b for h, b in headed if h in required] or [b for _, b in headed]
     return all(is_empty_body(b) for b in judged)
 
 
-def is_refusal(text: str) -> bool:
+def is_refusal(text: str, headings: Sequence[str] = REQUIRED_HEADINGS) -> bool:
     """True for a generic refusal or a request for the material instead of a summary: a
     refusal phrase in the first 600 characters of a reply holding fewer than half of the
-    required headings."""
-    if len(REQUIRED_HEADINGS) - len(missing_headings(text)) >= len(REQUIRED_HEADINGS) / 2:
+    required ``headings`` (any reply, for a free-form template)."""
+    n = len(headings)
+    if n and n - len(missing_headings(text, headings)) >= n / 2:
         return False
     head = text[:600]
     return any(p.search(head) for p in _REFUSALS)
 
 
-def check_reply(completion: Completion) -> str:
+def check_reply(completion: Completion, headings: Sequence[str] = REQUIRED_HEADINGS) -> str:
     """The cleaned summary text of ``completion``, or :class:`SummaryRejected` for a reply
     cut by the output limit, failed, filtered, calling a tool, empty, refusing, or holding
-    only the empty template (see the module table). Headings are checked separately
-    (:func:`check_headings`) because a missing heading earns one retry."""
+    only the empty template (see the module table); ``headings``: the template's required
+    headings. Headings are checked separately (:func:`check_headings`) because a missing
+    heading earns one retry."""
     n = len(completion.text)
     if completion.finish_reason == "length":
         raise SummaryRejected("length", f"the output limit cut the summary after {n} characters")
@@ -218,16 +224,16 @@ def check_reply(completion: Completion) -> str:
     text = clean_summary(completion.text)
     if not text:
         raise SummaryRejected("empty", "the reply holds no summary text")
-    if is_refusal(text):
+    if is_refusal(text, headings):
         raise SummaryRejected("refusal", repr(text[:120]))
-    if is_template_only(text):
+    if is_template_only(text, headings):
         raise SummaryRejected("template_only", "every section is empty")
     return text
 
 
-def check_headings(text: str) -> None:
-    """Raise ``SummaryRejected("missing_headings")`` naming the absent headings."""
-    missing = missing_headings(text)
+def check_headings(text: str, headings: Sequence[str] = REQUIRED_HEADINGS) -> None:
+    """Raise ``SummaryRejected("missing_headings")`` naming the absent ``headings``."""
+    missing = missing_headings(text, headings)
     if missing:
         raise SummaryRejected("missing_headings", ", ".join(missing))
 

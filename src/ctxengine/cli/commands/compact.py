@@ -24,6 +24,7 @@ from ctxengine.cli.options import (
     MaxTokensOpt,
     ModelOpt,
     NextUserOpt,
+    PolicyOpt,
     QuietOpt,
     SessionOpt,
     StrictOpt,
@@ -49,6 +50,7 @@ from ctxengine.policy import Policy, SummarizerName
 from ctxengine.policy.defaults import (
     DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
     DEFAULT_WINDOW,
+    MODEL_SUMMARIZER_NAMES,
     PROVIDER_TIMEOUT_S,
 )
 from ctxengine.replay import RENDERERS
@@ -64,6 +66,7 @@ def compact(
     session: SessionOpt = None,
     window: WindowOpt = DEFAULT_WINDOW,
     keep_recent: KeepRecentOpt = None,
+    policy_name: PolicyOpt = None,
     provider: Annotated[str, typer.Option(metavar="NAME", help="openai or anthropic")] = "openai",
     output: Annotated[
         str | None,
@@ -89,7 +92,7 @@ def compact(
         str | None,
         typer.Option(
             metavar="NAME",
-            help="extractive, llm or hybrid (default: hybrid when a summary model is set).",
+            help="extractive, llm, hybrid or none (default: hybrid when a summary model is set).",
         ),
     ] = None,
     summary_model: Annotated[
@@ -149,7 +152,8 @@ def compact(
     quiet: QuietOpt = False,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
-    truncated, pruned and summarized. A stored session gets the compaction appended; a file
+    truncated, pruned and summarized. ``--policy`` compacts the way a preset does (pi,
+    codex, gemini-cli, …; see the README). A stored session gets the compaction appended; a file
     is compacted in memory. A model summarizer gets the "Compact instructions" section of
     AGENTS.md / CLAUDE.md in the current directory as priority instructions.
 
@@ -164,18 +168,28 @@ def compact(
             param_hint="--plan",
         )
     if summarizer is not None and summarizer not in get_args(SummarizerName):
-        raise typer.BadParameter("expected extractive, llm or hybrid", param_hint="--summarizer")
+        raise typer.BadParameter(
+            "expected extractive, llm, hybrid or none", param_hint="--summarizer"
+        )
     check_output_path(output, target, db)
-    policy = policy_from_options(keep_recent, window=window, max_tokens=max_tokens)
+    policy = policy_from_options(
+        keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
+    )
     choice = choose_summarizer(
         summarizer,
         summary_model,
         policy=policy,
         base_url=base_url,
         api_key=api_key,
-        verify=verify,
+        verify=verify or policy.summary_verify,
         timeout=timeout,
+        preferred=None if policy_name is None else policy.summarizer,
     )
+    if policy.summarizer in MODEL_SUMMARIZER_NAMES and choice.kind == "extractive":
+        choice.warnings.append(
+            f"policy {policy.name!r} writes its summary with a model ({policy.summarizer}); no "
+            "summary model is set, so the extractive summarizer stands in"
+        )
     for text in choice.warnings:
         warning(text)
     with progress("reading", quiet=quiet) as tracker:
@@ -238,8 +252,8 @@ def _keep_recent(asked: int | None, run: CompactionRun) -> dict[str, Any]:
     outcome = run.report.get("outcome") or {}
     plan = outcome.get("plan") or {}
     attempts = plan.get("attempts") or []
-    index = int(outcome.get("attempt") or 0)  # 0: the planned cut
-    used = attempts[index]["keep_recent"] if index < len(attempts) else session_budget
+    index = int(outcome.get("attempt") or 0)  # 0: the planned cut; -1: the fallback's own
+    used = attempts[index]["keep_recent"] if 0 <= index < len(attempts) else session_budget
     why = ""
     if asked is not None and used != asked:
         why = (

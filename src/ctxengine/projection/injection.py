@@ -1,0 +1,127 @@
+"""How a compaction's continuation state enters the context: the injection shapes of the
+known systems, the continuation message and re-injected durable state.
+
+=================  ===========================================================================
+shape              messages that stand for the compacted prefix
+=================  ===========================================================================
+checkpoint         one user message: the opening words, then the state in
+                   ``<continuation-state>`` tags (pi, Claude Code, Roo Code; ctxengine's own)
+acknowledged       that user message, then the assistant's :data:`ACKNOWLEDGEMENT` (Gemini CLI:
+                   snapshot + canned model reply); the acknowledgement is left out when the
+                   kept tail itself starts with an assistant message
+handoff            one user message opening with :data:`HANDOFF_PREFIX` (Codex
+                   ``SUMMARY_PREFIX``: a hand-off from another model); it follows the retained
+                   user messages, so the state comes last
+assistant_reply    the user's :data:`SUMMARY_QUESTION`, then the state as the assistant's reply
+                   (OpenCode's ``summary:true`` assistant message)
+=================  ===========================================================================
+
+Every shape wraps the state in the same ``<continuation-state>`` frame, neutralised the same
+way (:func:`~ctxengine.projection.frame.neutralize_state`), so a context holds exactly one
+opening and one closing tag whatever the summary says. The wording is ctxengine's; only the
+checkpoint's opening words follow the state's language (the other shapes are English).
+
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from ctxengine.model import Message, TextPart
+from ctxengine.projection.frame import STATE_TAG, neutralize_state, quote_imported
+from ctxengine.projection.wording import ENGLISH, state_language, wording
+
+#: The injection shapes (see the module table).
+INJECTIONS: tuple[str, ...] = ("checkpoint", "acknowledged", "handoff", "assistant_reply")
+#: Opening words of the continuation-state message (English; the checkpoint message opens in
+#: the state's own language, :mod:`ctxengine.projection.wording`).
+CONTINUATION_PREFIX = ENGLISH.continuation_prefix
+#: Opening words of a hand-off state (the ``handoff`` shape).
+HANDOFF_PREFIX = (
+    "Another run of the agent worked on this task before you and left the hand-off summary "
+    "below. Build on it: do not redo work it reports as finished, and check what you are "
+    "unsure of before relying on it."
+)
+#: The assistant's reply to the state (the ``acknowledged`` shape).
+ACKNOWLEDGEMENT = "Understood. I have the saved state above and will continue from it."
+#: The synthetic user request the state answers (the ``assistant_reply`` shape).
+SUMMARY_QUESTION = (
+    "What have we done so far? Summarize the conversation so that the work can go on from "
+    "the summary alone."
+)
+#: The continuation message an automatic compaction adds after the messages it saw.
+CONTINUE_MESSAGE = (
+    "Go on with the next step if there is one; if there is none, stop and ask the user how "
+    "to proceed."
+)
+#: ``meta["synthetic"]`` of the messages written here (never real user messages).
+SYNTHETIC_FRAME = "compaction_frame"
+SYNTHETIC_CONTINUE = "compaction_continue"
+SYNTHETIC_REINJECTED = "reinjected"
+
+
+def _framed(prefix: str, summary: str) -> str:
+    return f"{prefix}\n\n<{STATE_TAG}>\n{neutralize_state(summary)}\n</{STATE_TAG}>"
+
+
+def continuation_message(summary: str, *, imported: bool = False) -> Message:
+    """The user message that stands for the compacted prefix: the opening words in the
+    state's language (:func:`~ctxengine.projection.wording.state_language`; English is
+    :data:`CONTINUATION_PREFIX`), a blank line, then ``summary`` inside
+    ``<continuation-state>`` tags.
+
+    Every summary reaches the model through here or :func:`frame_messages` (the extractive,
+    model and hook-supplied ones, and summaries imported from other systems), so this is
+    where frame tags in it are neutralised (:func:`~ctxengine.projection.frame.
+    neutralize_state`): the message holds exactly one opening and one closing
+    ``continuation-state`` tag whatever the summary says. An ``imported`` summary (another
+    system's compaction text, shown as it was imported) is quoted as data first
+    (:func:`~ctxengine.projection.frame.quote_imported`: every tag neutralised,
+    instruction-like lines removed, headings moved down)."""
+    if imported:
+        summary = quote_imported(summary)
+    prefix = wording(state_language(summary)).continuation_prefix
+    return Message("user", (TextPart(_framed(prefix, summary)),))
+
+
+def frame_messages(
+    summary: str, injection: str | None, *, imported: bool = False
+) -> tuple[Message, ...]:
+    """The messages that show ``summary`` in the ``injection`` shape (``None`` or
+    ``"checkpoint"``: :func:`continuation_message` alone). The ``acknowledged`` shape's
+    acknowledgement is included; the projection leaves it out before an assistant message.
+    The messages of the other shapes carry ``meta["synthetic"]`` (:data:`SYNTHETIC_FRAME`),
+    so none of them counts as a real user message. An ``imported`` summary is quoted as data
+    (:func:`continuation_message`).
+
+    Raises:
+        ValueError: an unknown shape.
+    """
+    if injection is None or injection == "checkpoint":
+        return (continuation_message(summary, imported=imported),)
+    if imported:
+        summary = quote_imported(summary)
+    meta = {"synthetic": SYNTHETIC_FRAME}
+    if injection == "acknowledged":
+        return (
+            continuation_message(summary),
+            Message("assistant", (TextPart(ACKNOWLEDGEMENT),), meta=meta),
+        )
+    if injection == "handoff":
+        return (Message("user", (TextPart(_framed(HANDOFF_PREFIX, summary)),), meta=meta),)
+    if injection == "assistant_reply":
+        return (
+            Message("user", (TextPart(SUMMARY_QUESTION),), meta=meta),
+            Message("assistant", (TextPart(_framed(CONTINUATION_PREFIX, summary)),), meta=meta),
+        )
+    raise ValueError(f"unknown injection shape {injection!r}; expected one of {INJECTIONS}")
+
+
+def continue_message() -> Message:
+    """The synthetic user message asking the agent to go on (OpenCode
+    ``compaction_continue``)."""
+    return Message("user", (TextPart(CONTINUE_MESSAGE),), meta={"synthetic": SYNTHETIC_CONTINUE})
+
+
+def reinjected_message(text: str) -> Message:
+    """One item of re-injected durable state, as a synthetic user message."""
+    return Message("user", (TextPart(text),), meta={"synthetic": SYNTHETIC_REINJECTED})
