@@ -164,7 +164,7 @@ class TestCutDocuments:
         [
             (("swe-agent", "swe-agent-pydicom-1458-gpt4.traj"), "a SWE-agent trajectory", 3000),
             (
-                ("openhands", "openhands-2048-game-trajectory.json"),
+                ("openhands", "openhands-traj-vue-todo-gui.json"),
                 "an OpenHands event stream",
                 1500,
             ),
