@@ -35,6 +35,9 @@ Every error carries its numbers as attributes, so callers never parse messages.
 
 from __future__ import annotations
 
+import math
+import os
+
 
 class CtxEngineError(Exception):
     """Base class of every error raised by ctxengine."""
@@ -409,3 +412,23 @@ class ProviderRequestError(ProviderError):
 
 class Cancelled(ProviderError):
     """The caller cancelled the call; the stream was closed and nothing was returned."""
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """The environment variable ``name`` read as a number of seconds (a duration the user
+    sets: a busy timeout, a progress delay), else ``default`` when it is unset or blank.
+
+    Raises:
+        ConfigError: the variable is set but not a finite number of seconds >= 0, naming it
+            and the value found.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name}={raw!r}: expected a finite number of seconds >= 0")
+    return value

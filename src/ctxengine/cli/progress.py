@@ -9,7 +9,6 @@ and never touches stdout (results piped elsewhere stay clean).
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import threading
@@ -30,7 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ctxengine.cli.output import err, is_terminal
-from ctxengine.errors import ConfigError
+from ctxengine.errors import seconds_from_env
 from ctxengine.policy.defaults import PROGRESS_AFTER_S
 
 #: Environment variable: seconds of work before the progress display appears.
@@ -43,18 +42,7 @@ def progress_after_s() -> float:
     Raises:
         ConfigError: the variable is set but not a finite number of seconds >= 0.
     """
-    raw = os.environ.get(PROGRESS_AFTER_ENV_VAR, "").strip()
-    if not raw:
-        return PROGRESS_AFTER_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or value < 0:
-        raise ConfigError(
-            f"{PROGRESS_AFTER_ENV_VAR}={raw!r}: expected a finite number of seconds >= 0"
-        )
-    return value
+    return seconds_from_env(PROGRESS_AFTER_ENV_VAR, PROGRESS_AFTER_S)
 
 
 def progress_wanted(quiet: bool) -> bool:

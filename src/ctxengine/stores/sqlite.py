@@ -43,6 +43,7 @@ from ctxengine.errors import (
     StoreConflict,
     StoreError,
     StoreMissing,
+    seconds_from_env,
 )
 from ctxengine.model import Entry, SupersedeRecord
 from ctxengine.stores import _reimport, _rows
@@ -87,18 +88,7 @@ def busy_timeout_from_env() -> float:
     Raises:
         ConfigError: the variable is set but not a finite number of seconds >= 0.
     """
-    raw = os.environ.get(BUSY_TIMEOUT_ENV_VAR, "").strip()
-    if not raw:
-        return BUSY_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or value < 0:
-        raise ConfigError(
-            f"{BUSY_TIMEOUT_ENV_VAR}={raw!r}: expected a finite number of seconds >= 0"
-        )
-    return value
+    return seconds_from_env(BUSY_TIMEOUT_ENV_VAR, BUSY_TIMEOUT_S)
 
 
 def default_db_path(*, create_dir: bool = True) -> Path:
