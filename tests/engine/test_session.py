@@ -162,9 +162,8 @@ class TestTrigger:
                 rec.tokens_after,
                 "first kept u11",
                 n + 1,
-                # The state fills its 788-token budget (below) and shortens the answer it
-                # quotes as the current work.
-                ("current_work: 219 characters cut",),
+                # The state's 1,000-token budget (below) holds everything it has: nothing cut.
+                (),
             )
         ]
         plan = s.events[0].plan
@@ -172,15 +171,16 @@ class TestTrigger:
         # The plan names the stored cut before the summarizer ran: 22 messages summarized,
         # 540 tokens kept (walking back 728 tokens reaches a10 at 720; the turn start u11
         # after it keeps 540, at least half the budget, so the cut does not split turn 10).
-        # The summary budget grows from 600 into the room left under the target: 1,440 − 20
-        # (head) − 540 (tail) − 52 (continuation message) − 40 (1 % margin) = 788, under the
-        # cap of 25 % of the window (1,000).
+        # The summary budget grows from 600 into the room left under the state's target
+        # (the target 1,440 plus half the 1,760 headroom, 2,320): 2,320 − 20 (head) − 540
+        # (tail) − 52 (continuation message) − 40 (1 % margin) = 1,668, capped at 25 % of the
+        # window (1,000). The state needs 834 of it.
         assert plan.attempts[0].keep_recent == FIRST_KEEP
         assert plan.cut == Cut(22, "u11", 22, 0, False, 540)
         assert (plan.requirement.level, plan.requirement.reason) == ("soft", "threshold")
-        assert plan.attempts[0].summary_tokens == 788
-        assert EST.text(rec.summary) == 788  # the state uses its whole budget
-        assert plan.attempts[0].expected_tokens == 20 + 52 + 788 + 540
+        assert plan.attempts[0].summary_tokens == 1_000
+        assert EST.text(rec.summary) == 834
+        assert plan.attempts[0].expected_tokens == 20 + 52 + 1_000 + 540
         assert s.failures == 0
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
@@ -343,15 +343,18 @@ class TestEpochs:
             contexts.append(s.prepare())
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
         # 13 calls fill the first epoch. Each compaction keeps the newest request and two
-        # turns (540 tokens of the 728-token first keep) and a continuation state of 786-788
-        # tokens, filling the 788 tokens free under the 1,440-token target: 1,397-1,399 tokens
-        # after it. The answer (180) and 7 more turns then bring the context to 1,399 + 180 +
-        # 60 + 7 × 240 = 3,319 ≥ 3,200 (6 turns: 3,079): one compaction every 8 turns.
-        assert [c.epoch for c in contexts] == ([0] * 13 + [1] * 8 + [2] * 8 + [3] * 8 + [4] * 3)
+        # turns (540 tokens of the 728-token first keep) and a continuation state that may
+        # grow to its 1,000-token cap (25 % of the window), inside the 1,668 tokens free under
+        # the state's target (1,440 + half the 1,760 headroom): the first state needs 834
+        # (1,445 tokens after it); later ones, carrying the earlier state, take the whole
+        # 1,000 (1,611-1,612 after). The answer (180) and 6 more turns then bring the context
+        # to 1,611 + 180 + 60 + 6 × 240 = 3,291 ≥ 3,200 (after the first: 7 turns, 3,365): one
+        # compaction every 7 turns from the second on.
+        assert [c.epoch for c in contexts] == ([0] * 13 + [1] * 8 + [2] * 7 + [3] * 7 + [4] * 5)
         records = [record_of(e) for e in compactions(s)]
-        assert [r.first_kept_id for r in records] == ["u11", "u19", "u27", "u35"]
-        assert [r.tokens_before for r in records] == [3_200, 3_319, 3_317, 3_318]
-        assert [r.tokens_after for r in records] == [1_399, 1_397, 1_398, 1_398]
+        assert [r.first_kept_id for r in records] == ["u11", "u19", "u26", "u33"]
+        assert [r.tokens_before for r in records] == [3_200, 3_365, 3_291, 3_292]
+        assert [r.tokens_after for r in records] == [1_445, 1_611, 1_612, 1_611]
         for prev, cur in pairwise(contexts):
             if cur.compaction_id == prev.compaction_id:
                 n = len(prev.messages)
@@ -418,12 +421,13 @@ class TestPendingCalls:
             s.append(user(filler(f"request {k}", 56)), entry_id=f"u{k}")
             ctx = s.prepare()
             s.append(assistant(filler(f"answer {k}", 176)), entry_id=f"a{k}")
-        # The first compaction left 1,399 tokens; with the result, "Deploying now." (16) and
-        # u11, 1,475; the trigger is reached at u19 (1,475 + 8 × 240 = 3,395), where walking
-        # back the 600-token budget keeps u17 … u19 (540 tokens).
+        # The first compaction left 1,553 tokens; with the result, "Deploying now." and u11,
+        # 1,629; the trigger is reached at u18 (1,629 + 7 × 240 = 3,309), where walking back
+        # the 600-token budget keeps u16 … u18 (540 tokens).
+        assert record_of(compactions(s)[0]).tokens_after == 1_553
         second = record_of(compactions(s)[1])
-        assert (second.tokens_before, second.first_kept_id) == (3_395, "u17")
-        assert ctx.sources[:3] == ("sys", None, "u17")
+        assert (second.tokens_before, second.first_kept_id) == (3_309, "u16")
+        assert ctx.sources[:3] == ("sys", None, "u16")
         assert problems(ctx) == {"openai": [], "anthropic": []}
 
     def test_a_result_arriving_for_an_earlier_piece_of_the_reply_does_not_break_prepare(

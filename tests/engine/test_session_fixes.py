@@ -37,12 +37,13 @@ class TestUsageAnchor:
         # lowered to fit the target beside the continuation message (52), a state at its base
         # budget (1,800) and the 120-token margin, is 2,348: walking back reaches a16 (3
         # turns + 30 = 1,920), and the turn start u17 after it keeps 3 turns (1,890), at
-        # least half the budget. The continuation state grows into the room under the target
-        # (4,320 − 1,890 − 52 − 120 = 2,258), which it fills with the earlier user messages
-        # up to one token: 52 + 2,257 + 1,890.
+        # least half the budget. The continuation state grows into the room under the
+        # state's target (4,320 + 2,640, half the headroom: 6,960 − 1,890 − 52 − 120 =
+        # 4,898) up to its cap (25 % of the window, 3,000), which it fills with the earlier
+        # user messages: 52 + 3,000 + 1,890.
         assert a.sources[1:3] == b.sources[1:3] == ("u17", "a17")
-        assert a.tokens == b.tokens == 4_199
-        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 4_199
+        assert a.tokens == b.tokens == 4_942
+        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 4_942
         assert [m.parts for m in a.messages] == [m.parts for m in b.messages]
 
     def test_a_usage_with_prompt_tokens_anchors_the_size(self) -> None:

@@ -223,18 +223,25 @@ class TestFirstKeep:
         assert summary_cap(small) == 600  # 25 % of 2,000 is 500 < summary_max 600
 
     def test_over_the_target_the_summary_grows_into_the_room_left(self) -> None:
-        # tokens before 6,000 > target 5,000: each attempt's summary grows into
-        # room = 5,000 − 150 − kept − 50 − 100, up to the 2,500 cap: 4,200 (kept 500),
-        # 4,500 (kept 200), 4,550 (kept 150): the cap each time.
+        # tokens before 6,000 > target 5,000: each attempt's summary grows into the room
+        # under the state's target 5,000 + 3,000 × 0.5 = 6,500: room = 6,500 − 150 − kept −
+        # 50 − 100, up to the 2,500 cap: 5,700 (kept 500), 6,000 (kept 200), 6,050 (kept
+        # 150): the cap each time.
         # expected = 150 + 50 + 2,500 + kept.
         p = plan(tokens_before=6_000)
         assert [a.summary_tokens for a in p.attempts] == [2_500] * 4
         assert [a.expected_tokens for a in p.attempts] == [3_200, 2_900, 2_900, 2_850]
         # fixed 2,500: first keep 5,000 − 2,500 − 50 − 600 − 100 = 1,750 → 800 (cut at 4,
-        # kept 500); room 5,000 − 2,500 − 500 − 50 − 100 = 1,850 < the cap: the summary takes
-        # it and the context is expected at the target less the margin, 4,900.
+        # kept 500); room 6,500 − 2,500 − 500 − 50 − 100 = 3,350, over the 2,500 cap: the
+        # summary takes the cap and the context is expected at 2,500 + 50 + 2,500 + 500 =
+        # 5,550, between the target and the state's target less the margin (6,400).
         p = plan(conversation(fixed=2_500), tokens_before=6_000)
-        assert (p.attempts[0].summary_tokens, p.attempts[0].expected_tokens) == (1_850, 4_900)
+        assert (p.attempts[0].summary_tokens, p.attempts[0].expected_tokens) == (2_500, 5_550)
+        # fixed 4,000: keep falls to the floor 200 (cut at 6, kept 200); room 6,500 − 4,000 −
+        # 200 − 50 − 100 = 2,150 < the cap: the summary takes it and the context is expected
+        # at the state's target less the margin, 6,400: past the target, under the trigger.
+        p = plan(conversation(fixed=4_000), tokens_before=6_000)
+        assert (p.attempts[0].summary_tokens, p.attempts[0].expected_tokens) == (2_150, 6_400)
 
     def test_a_lowered_first_budget_halves_from_there(self) -> None:
         # fixed 1,000, goal 3,000: keep 250, 125, 62, 31.

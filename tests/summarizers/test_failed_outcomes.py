@@ -323,3 +323,63 @@ def test_the_source_of_a_successful_move_is_not_listed_as_modified() -> None:
         "src/new.rs",
         "docs/b.md",
     )
+
+
+def test_linter_build_tool_and_node_failures_without_exit_code_are_open_errors() -> None:
+    messages = [
+        user("Get the checks green."),
+        *_bash(
+            "r", "ruff check src", "src/b.py:4:1: F401 [*] `os` imported but unused\nFound 1 error."
+        ),
+        *_bash(
+            "m",
+            "mvn -q package",
+            "[ERROR] COMPILATION ERROR :\n"
+            "[ERROR] /repo/src/main/java/App.java:[12,5] cannot find symbol\n[INFO] BUILD FAILURE",
+        ),
+        *_bash(
+            "n",
+            "node build.js",
+            "/repo/build.js:10\n  throw new Error('missing config')\n  ^\n\nError: missing config\n"
+            "    at Object.<anonymous> (/repo/build.js:10:9)\n"
+            "    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n\nNode.js v20.11.0",
+        ),
+        *_bash(
+            "c",
+            "npm run check",
+            "src/main.ts(499,20): error TS2304: Cannot find name 'join'.\n"
+            "npm error Lifecycle script `check` failed with error:\nnpm error code 2",
+        ),
+        *_bash(
+            "w",
+            "npm run build",
+            "ERROR in ./src/app.tsx 12:4\nModule not found: Error: Can't resolve './Kafka'\n"
+            "webpack compiled with 1 error",
+        ),
+        *_bash(
+            "e",
+            "npx eslint src",
+            "/repo/src/a.js\n  3:1  error  'x' is not defined  no-undef\n\n"
+            "✖ 1 problem (1 error, 0 warnings)",
+        ),
+        Message("assistant", (TextPart("Several checks fail."),)),
+    ]
+    assert extract_ledgers(messages).done == ()
+    assert _state(messages) == (
+        "## Goal\nGet the checks green.\n\n"
+        "## Errors\n"
+        "- open: src/b.py:4:1: F401 [*] `os` imported but unused — `ruff check src`\n"
+        "- open: [ERROR] /repo/src/main/java/App.java:[12,5] cannot find symbol"
+        " — `mvn -q package`\n"
+        "- open: Error: missing config — at Object.<anonymous> (/repo/build.js:10:9)"
+        " — `node build.js`\n"
+        "- open: src/main.ts(499,20): error TS2304: Cannot find name 'join'. — `npm run check`\n"
+        "- open: Module not found: Error: Can't resolve './Kafka' — at ./src/app.tsx 12:4"
+        " — `npm run build`\n"
+        "- open: 3:1  error  'x' is not defined  no-undef — at /repo/src/a.js"
+        " — `npx eslint src`\n\n"
+        "## Commands run\n- ruff check src\n- mvn -q package\n- node build.js\n"
+        "- npm run check\n- npm run build\n- npx eslint src\n\n"
+        "## Current work\nSeveral checks fail.\n\n"
+        "## Next step\nOpen errors to resolve: 6 (listed under Errors)."
+    )

@@ -60,7 +60,7 @@ def test_pydicom_modified_only_the_file_its_patch_changed() -> None:
             "fixed",
             14,
             "edit /pydicom__pydicom/pydicom/pixel_data_handlers/numpy_handler.py",
-            fixed_by=20,
+            fixed_by=16,  # the next edit failed without it
         ),
         ErrorFact(
             "- E999 SyntaxError: unmatched ')'",
@@ -103,8 +103,9 @@ def test_django_fix_written_by_scripts_is_the_one_modified_file() -> None:
         ("autodetector.py.final_fix", "script create_final_fix.py"),
     ]
     assert [(e.text, e.status) for e in ledgers.error_facts[:4]] == [
-        ("ModuleNotFoundError: No module named 'asgiref'", "open"),
-        ("ModuleNotFoundError: No module named 'pytz'", "open"),
+        # Each rerun of reproduce_issue.py got past the module the one before missed.
+        ("ModuleNotFoundError: No module named 'asgiref'", "fixed"),
+        ("ModuleNotFoundError: No module named 'pytz'", "fixed"),
         ("ModuleNotFoundError: No module named 'reproduce_app'", "open"),
         (
             "ValueError: Indexes passed to ModelState require a name attribute. "

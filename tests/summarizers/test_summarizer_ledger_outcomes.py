@@ -138,6 +138,64 @@ def test_an_error_open_at_one_compaction_is_fixed_at_the_next() -> None:
     assert merged.errors == ("ValueError: bad",)
 
 
+def test_a_rerun_that_fails_elsewhere_fixes_the_error_it_no_longer_reports() -> None:
+    lint = "pnpm exec eslint src"
+    msgs = (
+        calls(call("a", "Bash", command=lint)),
+        results(
+            (
+                "a",
+                "/w/src/a.ts\n  3:1  error  'x' is not defined  no-undef\n"
+                "  9:5  error  'y' is never reassigned  prefer-const\n\n"
+                "✖ 2 problems (2 errors, 0 warnings)\n",
+                True,
+            )
+        ),
+        calls(call("b", "Bash", command=lint)),
+        results(
+            (
+                "b",
+                "/w/src/b.ts\n  7:2  error  'z' is not defined  no-undef\n\n"
+                "✖ 1 problem (1 error, 0 warnings)\n",
+                True,
+            )
+        ),
+        calls(call("c", "Bash", command="pytest -q")),
+        results(("c", "FAILED tests/t.py::test_x - assert 1 == 2\n1 failed in 0.1s", True)),
+        calls(call("d", "Bash", command="pytest -q")),
+        results(("d", "FAILED tests/t.py::test_y - assert 2 == 3\n1 failed in 0.1s", True)),
+    )
+    facts = extract_ledgers(msgs).error_facts
+    # One line per linter run (its first diagnostic, at its file); the second run no longer
+    # reports a.ts, so that error is fixed by it. A test's failure waits for its own test.
+    assert [(e.text, e.where, e.status, e.fixed_by) for e in facts] == [
+        ("3:1  error  'x' is not defined  no-undef", "/w/src/a.ts", "fixed", 3),
+        ("7:2  error  'z' is not defined  no-undef", "/w/src/b.ts", "open", None),
+        ("FAILED tests/t.py::test_x - assert 1 == 2", "", "open", None),
+        ("FAILED tests/t.py::test_y - assert 2 == 3", "", "open", None),
+    ]
+
+
+def test_a_rerun_in_a_later_range_fixes_the_older_error_it_no_longer_reports() -> None:
+    first = extract_ledgers(
+        (
+            calls(call("a", "Bash", command="python check.py")),
+            results(("a", "Traceback (most recent call last):\nValueError: bad\n", True)),
+        )
+    )
+    second = extract_ledgers(
+        (
+            calls(call("b", "Bash", command="python check.py")),
+            results(("b", "Traceback (most recent call last):\nKeyError: 'k'\n", True)),
+        )
+    )
+    merged = first.merge(second)
+    assert [(e.text, e.status) for e in merged.error_facts] == [
+        ("ValueError: bad", "fixed"),
+        ("KeyError: 'k'", "open"),
+    ]
+
+
 def test_relative_and_absolute_spellings_are_one_path() -> None:
     msgs = (
         user("tidy the registry"),

@@ -99,6 +99,7 @@ def test_codex_shell_and_apply_patch() -> None:
         passed=(
             "cmd:sed -n '1,120p' src/tool/cli.py",
             "cmd:shell(/repo/src/tool/cli.py /repo/tests/test_cli.py)",
+            "rerun:pytest -q",
             "cmd:apply_patch(/repo/src/tool/cli.py)",
             "cmd:pytest -q",
             "suite:pytest",
@@ -151,7 +152,12 @@ def test_pi() -> None:
                 head="chalk directly",
             ),
         ),
-        passed=("cmd:write(src/theme/loader.ts)", "cmd:edit(src/tui/app.ts)", "cmd:npm run check"),
+        passed=(
+            "cmd:write(src/theme/loader.ts)",
+            "rerun:npm run check",
+            "cmd:edit(src/tui/app.ts)",
+            "cmd:npm run check",
+        ),
     )
 
 

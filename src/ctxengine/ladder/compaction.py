@@ -32,6 +32,7 @@ from ctxengine.policy.defaults import (
     COMPACTION_ATTEMPTS,
     MIN_FIRST_KEEP_SHARE,
     MIN_TRUNCATE_TOKENS,
+    STATE_HEADROOM_SHARE,
     SUMMARY_GROWTH_MAX_RATIO,
     SUMMARY_GROWTH_MAX_TOKENS,
     SUMMARY_ROOM_MARGIN_RATIO,
@@ -134,10 +135,18 @@ def summary_cap(budget: Budget) -> int:
 def summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
     """Tokens for the continuation state: :func:`base_summary_budget`, grown into ``room``
     (the tokens left under the target beside the head, the kept tail, the continuation
-    message and the margin: :func:`summary_room`) up to :func:`summary_cap`. The state may
-    fill the room up to the target, never past it, so the plan's headroom stays free."""
+    message and the margin: :func:`summary_room` under :func:`state_target`) up to
+    :func:`summary_cap`. The state may fill the room up to that size, never past it, so half
+    the plan's headroom stays free."""
     base = base_summary_budget(budget, goal_tokens, room)
     return max(base, min(room, summary_cap(budget)))
+
+
+def state_target(budget: Budget) -> int:
+    """The context size up to which a continuation state may grow, in tokens: the target
+    plus :data:`~ctxengine.policy.defaults.STATE_HEADROOM_SHARE` of the headroom, so that
+    facts are not left out while the room just under the trigger is free."""
+    return budget.target + int((budget.trigger - budget.target) * STATE_HEADROOM_SHARE)
 
 
 def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: int) -> int:
@@ -396,16 +405,16 @@ def plan_compaction(
                     user_tokens=user_tokens,
                 )
                 cut = replace(cut, retained=ids)
+            # The state grows into the room under its own target only when the context is
+            # over the target: a context already under it (a manual compaction) must shrink.
+            grows = tokens_before > target
             room = summary_room(
                 budget,
-                target,
+                state_target(budget) if grows else target,
                 conversation.fixed,
                 cut.kept_tokens + retained,
                 continuation_overhead,
             )
-            # The state grows into the room under the target only when the context is over
-            # the target: a context already under it (a manual compaction) must still shrink.
-            grows = tokens_before > target
             summary = (summary_budget if grows else base_summary_budget)(budget, goal_tokens, room)
             expected = (
                 conversation.fixed + continuation_overhead + summary + cut.kept_tokens + retained

@@ -72,12 +72,16 @@ class ErrorFact:
     def fixed_by_any(self, passed: Iterable[str]) -> bool:
         """True when one of the ``passed`` keys fixes this error: ``cmd:COMMAND`` of its
         command, ``test:ID`` of its test or of a file, directory or class containing it, or
-        ``suite:RUNNER`` (a whole-suite pass) of its runner."""
+        ``suite:RUNNER`` (a whole-suite pass) of its runner, or ``rerun:COMMAND`` (a later
+        failing run of its command that did not report it again; errors naming a test
+        excepted)."""
         for key in passed:
             kind, _, value = key.partition(":")
             if kind == "cmd" and self.command and value == self.command:
                 return True
             if kind == "suite" and self.runner and value == self.runner:
+                return True
+            if kind == "rerun" and self.command and not self.test and value == self.command:
                 return True
             if (
                 kind == "test"

@@ -76,6 +76,12 @@ MODEL_SUMMARY_BUDGET_TOLERANCE = 0.1
 #: messages).
 SUMMARY_GROWTH_MAX_RATIO = 0.25
 SUMMARY_GROWTH_MAX_TOKENS = 20_000
+#: Share of a plan's headroom (trigger − target) the continuation state may grow into
+#: beside the room under the target: with the default 55 % headroom a 32,000-token window's
+#: state may take about 3,800 more tokens before anything is left out, and the context after
+#: the compaction still lands a quarter of the way from the target to the trigger, far from a
+#: second compaction.
+STATE_HEADROOM_SHARE = 0.5
 
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).

@@ -28,6 +28,12 @@ Each detector knows one tool's wording:
   rejects to file a.py.rej``, ``error: a.py: patch does not apply``), and git itself
   (``! [rejected] main -> main (fetch first)``, ``error: failed to push some refs``,
   ``fatal: …``, ``CONFLICT (content): …``, ``error: pathspec 'x' did not match …``);
+- linters (ruff/flake8 ``path:l:c: F401 …``, eslint ``3:1  error  …`` under its file),
+  Maven ``[ERROR] path:[l,c] …`` and kotlinc ``e: path:l:c …``, an uncaught JavaScript
+  ``Error: …``/``TypeError: …`` with its first project frame, webpack's ``ERROR in path``
+  and the line after it; their ``Found N errors``, ``✖ N problems``, ``N failing``,
+  ``BUILD FAILURE``, ``FAILURE: Build failed``, ``compiled with N errors`` lines are
+  summaries; a linter run keeps its first diagnostic only (the rest are one rerun away);
 - generic ``error:``/``fatal:``/"No such file or directory" lines.
 
 Exit-code lines (``Exit code 1``, ``<returncode>1</returncode>``, ``Command exited with code 1``)
@@ -277,7 +283,7 @@ _NPM = re.compile(r"^npm (?:ERR!|error)(?: |$)")
 #: npm lines that only report the exit status, the log file or the directory.
 _NPM_SUMMARY = re.compile(
     r"^npm (?:ERR!|error) *(?:$|code\b|errno\b|path\b|syscall\b|command\b|cwd\b|signal\b|"
-    r"workspace\b|location\b|"
+    r"workspace\b|location\b|Lifecycle script\b|"
     r"spawn\b|A complete log|Log files|This is probably|Failed at the|Exit status|"
     r"[\w@/.-]+@[\w.-]+ \w+: `)"
 )
@@ -319,6 +325,90 @@ def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
             yield Failure(_cap(line), score=6, index=i, group="pip")
         elif _PIP_SUMMARY.match(text):
             yield Failure(_cap(line), score=STRONG, index=i, role="summary", group="pip")
+
+
+#: A linter's diagnostic (ruff, flake8, pycodestyle, pylint ``--output-format=parseable``):
+#: ``src/b.py:4:1: F401 [*] `os` imported but unused``.
+_LINT_LINE = re.compile(r"^(?:\./)?[\w./\\-]+:\d+:\d+: [A-Z]{1,3}\d{1,4}\b")
+#: Linters whose diagnostics alone show a failure.
+_LINTERS = frozenset({"ruff", "flake8", "pycodestyle", "pyflakes", "pylint", "pydocstyle"})
+#: A linter's, type checker's or test runner's count of what failed (ruff, mypy, tsc
+#: ``Found 1 error.``, eslint ``✖ 3 problems (3 errors, 0 warnings)``, mocha ``1 failing``).
+_COUNT = re.compile(
+    r"^Found [1-9]\d* (?:errors?|problems?)\b|^[✖×] [1-9]\d* problems? \(|"
+    r"^[1-9]\d* (?:tests? )?(?:failed|failing)\b"
+)
+#: eslint's ``  3:1  error  'x' is not defined  no-undef`` under its file's path.
+_ESLINT_LINE = re.compile(r"^\s+\d+:\d+\s+error\s+\S")
+_ESLINT_FILE = re.compile(r"^(?:[A-Za-z]:)?[\w./\\@-]+\.\w+$")
+#: Maven's ``[ERROR] /repo/App.java:[12,5] cannot find symbol``; Gradle/kotlinc's
+#: ``e: file:///repo/App.kt:12:5 Unresolved reference: x``.
+_MAVEN_LOCATED = re.compile(r"^\[ERROR\] (?:\S.*?):\[\d+,\d+\] \S")
+_KOTLIN_LOCATED = re.compile(r"^e: (?:file://)?\S+?(?::\d+:\d+|: \(\d+, \d+\)):? \S")
+_MAVEN_ERROR = re.compile(r"^\[ERROR\] \S")
+#: Build-tool lines that only say the build as a whole failed.
+_BUILD_SUMMARY = re.compile(
+    r"BUILD FAILURE\b|^FAILURE: Build failed|^BUILD FAILED\b|COMPILATION ERROR|"
+    r"^\[ERROR\] (?:Failed to execute goal|-> \[Help|Re-run Maven|To see the full stack|"
+    r"For more information|\s*$)|^Execution failed for task |^\* What went wrong:"
+)
+#: An uncaught JavaScript error (node, deno, bun): ``Error: missing config``,
+#: ``TypeError: x is not a function``, ``Uncaught ReferenceError: y is not defined``.
+_JS_ERROR = re.compile(r"^(?:Uncaught )?(?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: \S")
+_JS_FRAME = re.compile(r"^\s+at \S")
+_JS_NOT_PROJECT = re.compile(r"node:internal|node_modules|\(node:|\(<anonymous>\)|^at <anonymous>$")
+#: webpack's ``ERROR in ./src/app.tsx 12:4`` (the next line says what failed) and its
+#: ``webpack 5.9.0 compiled with 1 error``.
+_WEBPACK_AT = re.compile(r"^ERROR in (\S.*)$")
+_WEBPACK_SUMMARY = re.compile(r"\bcompiled with [1-9]\d* errors?\b|^Failed to compile\.")
+
+
+def _js_where(lines: list[str], start: int) -> str | None:
+    """The first stack frame in project code after the error line at ``start`` (``""``
+    when every frame is node's or a dependency's), ``None`` when no frame follows."""
+    frames = []
+    for line in lines[start + 1 :]:
+        if not _JS_FRAME.match(line):
+            break
+        frames.append(line.strip().removeprefix("at "))
+    if not frames:
+        return None
+    return next((f for f in frames if not _JS_NOT_PROJECT.search(f)), "")
+
+
+def _builds(lines: list[str], command: str) -> Iterator[Failure]:
+    """Linters, Maven/Gradle, uncaught JavaScript errors and webpack: the line that names
+    what failed, with the counts and build-failed lines as summaries of the same run."""
+    linter = bool(_program_names(command) & _LINTERS)
+    counted = any(_COUNT.match(ln.strip()) for ln in lines)
+    eslint_file = ""
+    webpack_at = ""
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if _LINT_LINE.match(text):
+            yield Failure(_cap(line), score=7 if linter or counted else 3, index=i, group="lint")
+        elif _COUNT.match(text):
+            yield Failure(_cap(line), score=STRONG, index=i, role="summary")
+        elif _ESLINT_FILE.match(line):
+            eslint_file = text
+        elif _ESLINT_LINE.match(line):
+            yield Failure(_cap(line), where=eslint_file, score=7, index=i, group="lint")
+        elif _MAVEN_LOCATED.match(text) or _KOTLIN_LOCATED.match(text):
+            yield Failure(_cap(line), score=8, index=i, group="build")
+        elif _BUILD_SUMMARY.search(text):
+            yield Failure(_cap(line), score=STRONG, index=i, role="summary", group="build")
+        elif _MAVEN_ERROR.match(text):
+            yield Failure(_cap(line), score=6, index=i, group="build")
+        elif _JS_ERROR.match(line) and (where := _js_where(lines, i)) is not None:
+            yield Failure(_cap(line), where=where, score=7, index=i)
+        elif (m := _WEBPACK_AT.match(text)) is not None:
+            webpack_at = m.group(1)
+            yield Failure(_cap(line), score=6, index=i, role="detail", group=f"webpack:{i}")
+        elif webpack_at and text and i and _WEBPACK_AT.match(lines[i - 1].strip()):
+            group = f"webpack:{i - 1}"
+            yield Failure(_cap(line), where=webpack_at, score=7, index=i, group=group)
+        elif _WEBPACK_SUMMARY.search(text):
+            yield Failure(_cap(line), score=STRONG, index=i, role="summary")
 
 
 _NOT_LAUNCHED = re.compile(
@@ -525,6 +615,7 @@ DETECTORS: tuple[Detector, ...] = (
     _own_programs,
     _patches,
     _git,
+    _builds,
 )
 
 
@@ -612,7 +703,9 @@ def _traceback_body(lines: list[str]) -> set[int]:
     body: set[int] = set()
     inside = False
     for i, line in enumerate(lines):
-        if line.lstrip().startswith("Traceback (most recent call last)"):
+        if _JS_FRAME.match(line):
+            body.add(i)
+        elif line.lstrip().startswith("Traceback (most recent call last)"):
             inside = True
             body.add(i)
         elif inside and (not line.strip() or line[:1].isspace()):

@@ -28,7 +28,9 @@ exit-status line: a failed write is an open error, not a modification, and not d
 
 An open error is fixed when a later call with the same key (:func:`command_key`, or
 ``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
-reported passed, or the whole suite of its runner passing).
+reported passed, or the whole suite of its runner passing), or when a later run of the same
+command fails without reporting it again (a linter or build that now stops elsewhere; errors
+that name a test wait for their test).
 """
 
 from __future__ import annotations
@@ -264,6 +266,8 @@ class Walk:
         """Record the errors of a failed call (``detected``: :func:`detect` of its output
         when already known)."""
         found = choose(detected if detected is not None else detect(text, command))
+        if command:
+            self._rerun(key, {f.text for f in found}, index)
         if not found:
             line = summary_line(text) if command else first_line(text)
             if line:
@@ -273,6 +277,17 @@ class Walk:
             self._error(
                 ErrorFact(f.text, "open", self.start + index, key, f.test, f.where, f.runner)
             )
+
+    def _rerun(self, key: str, still: set[str], index: int) -> None:
+        """A command failed again: its earlier open errors that name no test and that this
+        run no longer reports (``still``: the lines it reports) are fixed."""
+        self.passed.append(f"rerun:{key}")
+        self.errors = [
+            replace(e, status="fixed", fixed_by=self.start + index)
+            if e.status == "open" and e.command == key and not e.test and e.text not in still
+            else e
+            for e in self.errors
+        ]
 
     def _error(self, fact: ErrorFact) -> None:
         same = (fact.command, fact.test, fact.text)
