@@ -40,7 +40,7 @@ def main() -> None:
     for name in SESSIONS:
         entries = read_transcript(require_file(name)).entries
         for window in windows:
-            c = compare(entries, policies, window=window, prices=prices, source=name)
+            c = compare(entries, policies, window=window, prices=prices, source=name, jobs=2)
             for run in c.runs:
                 star = "*" if run.summary.stand_in else ""
                 rows.append(

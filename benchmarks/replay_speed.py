@@ -7,7 +7,8 @@ Run: ``.venv/bin/python benchmarks/replay_speed.py [--parts presets,scaling,form
 
 - **presets**: the largest transcript of the corpus (by bytes) imported once, then every
   preset of :data:`ctxengine.policy.presets.PRESET_NAMES` replayed side by side at the CLI's
-  default window, as ``ctxengine replay FILE --policy <all presets>`` runs it
+  default window, as ``ctxengine replay FILE --policy <all presets>`` runs it, once in one
+  process (``--jobs 1``) and once with two worker processes (``--jobs 2``)
   (:func:`ctxengine.replay.compare.compare` with the simulated prompt cache and ledger
   survival, then the cache model against the recorded reads). Each run is a fresh child
   process: wall time (``time.perf_counter``) and CPU time of the comparison alone, and the
@@ -74,12 +75,14 @@ def _child(argv: Sequence[str]) -> dict[str, float]:
     return figures
 
 
-def _measure_presets(path: str) -> dict[str, float]:
+def _measure_presets(path: str, jobs: int) -> dict[str, float]:
     entries = read_transcript(path).entries
     prices = shipped_price_table()
     policies = [(name, preset(name)) for name in PRESET_NAMES]
     wall, cpu = time.perf_counter(), time.process_time()
-    comparison = compare(entries, policies, window=DEFAULT_WINDOW, prices=prices, source=path)
+    comparison = compare(
+        entries, policies, window=DEFAULT_WINDOW, prices=prices, source=path, jobs=jobs
+    )
     check_cache(entries, comparison.price.rules)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {
@@ -113,25 +116,30 @@ def _measure_scaling(size: int) -> dict[str, float]:
 def presets_part() -> None:
     corpus = require_corpus()
     largest = max(transcript_files(corpus), key=size_of)
-    figures = _child(["presets", str(largest)])
-    rows = [
-        (
-            str(largest.relative_to(corpus)),
-            f"{size_of(largest) / 1e6:.2f}",
-            ", ".join(PRESET_NAMES),
-            f"{figures['calls']:,.0f}",
-            f"{figures['compactions']:,.0f}",
-            f"{figures['invalid']:.0f}",
-            f"{figures['wall_s']:.2f}",
-            f"{figures['cpu_s']:.2f}",
-            f"{figures['peak_mb']:.0f}",
+    rows = []
+    for jobs in (1, 2):
+        figures = _child(["presets", str(largest), str(jobs)])
+        rows.append(
+            (
+                str(largest.relative_to(corpus)),
+                f"{size_of(largest) / 1e6:.2f}",
+                str(len(PRESET_NAMES)),
+                str(jobs),
+                f"{figures['calls']:,.0f}",
+                f"{figures['compactions']:,.0f}",
+                f"{figures['invalid']:.0f}",
+                f"{figures['wall_s']:.2f}",
+                f"{figures['cpu_s']:.2f}",
+                f"{figures['peak_mb']:.0f}",
+            )
         )
-    ]
     table(
-        ("file", "MB", "presets", "calls (all)", "compactions (all)", "invalid", "wall s",
-         "CPU s", "peak MB"),
+        ("file", "MB", "presets", "jobs", "calls (all)", "compactions (all)", "invalid",
+         "wall s", "CPU s (main process)", "peak MB (main process)"),
         rows,
-        title=f"Every preset over the largest transcript, {DEFAULT_WINDOW:,}-token window",
+        title=f"Every preset over the largest transcript, {DEFAULT_WINDOW:,}-token window "
+        f"({', '.join(PRESET_NAMES)}); jobs 2: two worker processes, as `ctxengine replay "
+        "--policy …` runs them on two CPUs",
     )  # fmt: skip
 
 
@@ -208,7 +216,11 @@ def formats_part(runs: int, windows: Sequence[int]) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         kind, arg = sys.argv[2], sys.argv[3]
-        figures = _measure_presets(arg) if kind == "presets" else _measure_scaling(int(arg))
+        figures = (
+            _measure_presets(arg, int(sys.argv[4]))
+            if kind == "presets"
+            else _measure_scaling(int(arg))
+        )
         print(json.dumps(figures))
         return
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])

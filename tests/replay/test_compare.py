@@ -7,9 +7,10 @@ import pytest
 from ctxengine.cost import CacheRules, ModelPrice, PriceTable, shipped_price_table
 from ctxengine.model import Entry, Message, ToolCallPart, assistant, system, tool_result, user
 from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.policy.presets import preset
 from ctxengine.projection.context import Context
 from ctxengine.replay import CacheSetup, replay
-from ctxengine.replay.compare import compare, recorded_model
+from ctxengine.replay.compare import Comparison, compare, recorded_model
 from ctxengine.replay.survival import SessionFacts, survival
 from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE
 from hand_estimator import HandEstimator
@@ -128,6 +129,48 @@ def test_a_compaction_is_a_cache_break_and_a_model_summarizer_is_estimated() -> 
         f"llm: the llm summarizer needs a model; offline the extractive one wrote its "
         f"{llm.summary.calls} continuation states and the model calls are estimated"
     )
+
+
+def test_policies_replayed_in_worker_processes_give_the_same_comparison() -> None:
+    entries = log(_long_session(90), step_s=1)
+    policies = [
+        ("default", DEFAULT_POLICY),
+        ("llm", Policy(name="llm", summarizer="llm")),
+        ("pi", preset("pi")),
+    ]
+    told: list[tuple[str, int]] = []
+    one = compare(entries, policies, window=4_000, prices=TABLE, model="toy-1")
+    two = compare(
+        entries,
+        policies,
+        window=4_000,
+        prices=TABLE,
+        model="toy-1",
+        jobs=2,
+        on_step=lambda name, step: told.append((name, step.call)),
+    )
+
+    def timeless(c: Comparison) -> dict[str, object]:
+        doc = c.to_dict(steps=True)
+        for run in doc["policies"]:  # type: ignore[attr-defined]
+            run.pop("seconds")
+        return doc
+
+    assert timeless(two) == timeless(one)
+    assert (
+        [r.trigger for r in two.runs]
+        == [r.trigger for r in one.runs]
+        == [
+            r.result.session.budget.trigger  # type: ignore[union-attr]
+            for r in one.runs
+        ]
+    )
+    # A worker's session stays behind; every call is still told of, per policy in order.
+    assert [r.result.session for r in two.runs] == [None, None, None]
+    assert sorted(told) == sorted((r.name, s.call) for r in one.runs for s in r.steps)
+    for name, _ in policies:
+        calls = [c for n, c in told if n == name]
+        assert calls == list(range(1, len(calls) + 1))
 
 
 def test_the_recorded_model_prices_the_replay_and_an_unknown_one_says_so() -> None:

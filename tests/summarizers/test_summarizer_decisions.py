@@ -23,7 +23,7 @@ def test_choices_against_an_alternative_and_stated_decisions() -> None:
         "We decided to vendor the parser.\n"
         "Going with option B."
     )
-    assert decisions_in(text) == [
+    assert list(decisions_in(text)) == [
         "I'll use a Postgres advisory lock rather than a Redis lock, because the job already "
         "holds a DB connection.",
         "Decision: keep the session in an httpOnly cookie instead of localStorage.",
@@ -41,32 +41,32 @@ def test_plans_questions_conditionals_and_code_are_not_decisions() -> None:
         "```\n# let's use a dict instead of a list\n```\n"
         "    we decided to inline it\n> Going with A"
     )
-    assert decisions_in(text) == []
+    assert list(decisions_in(text)) == []
 
 
 def test_the_next_sentence_gives_the_reason_when_the_decision_does_not() -> None:
     text = "Let's use SQLite instead of Postgres. That way the tests need no server. Done."
-    assert decisions_in(text) == [
+    assert list(decisions_in(text)) == [
         "Let's use SQLite instead of Postgres. That way the tests need no server."
     ]
     # a decision that states its own reason takes nothing more
     text = "Let's use SQLite instead of Postgres since tests need no server. Because x."
-    assert decisions_in(text) == [
+    assert list(decisions_in(text)) == [
         "Let's use SQLite instead of Postgres since tests need no server."
     ]
 
 
 def test_other_languages() -> None:
-    assert decisions_in("我们决定用 SQLite 而不是 Postgres，因为测试不需要服务器。") == [
+    assert list(decisions_in("我们决定用 SQLite 而不是 Postgres，因为测试不需要服务器。")) == [
         "我们决定用 SQLite 而不是 Postgres，因为测试不需要服务器。"
     ]
-    assert decisions_in("Vamos a usar SQLite en lugar de Postgres.") == [
+    assert list(decisions_in("Vamos a usar SQLite en lugar de Postgres.")) == [
         "Vamos a usar SQLite en lugar de Postgres."
     ]
-    assert decisions_in("Wir verwenden SQLite statt Postgres.") == [
+    assert list(decisions_in("Wir verwenden SQLite statt Postgres.")) == [
         "Wir verwenden SQLite statt Postgres."
     ]
-    assert decisions_in("On va utiliser SQLite plutôt que Postgres.") == [
+    assert list(decisions_in("On va utiliser SQLite plutôt que Postgres.")) == [
         "On va utiliser SQLite plutôt que Postgres."
     ]
 
@@ -134,11 +134,11 @@ def test_a_choice_and_an_alternative_far_apart_or_in_run_on_sentences_are_no_dec
         "It loops over the values in an `open()` call!Instead of the upload it shows any "
         "file.We will check this with curl."
     )
-    assert decisions_in(run_on) == []
+    assert list(decisions_in(run_on)) == []
     far = "We will " + "look at every caller of the helper, " * 5 + "instead of guessing."
-    assert decisions_in(far) == []
+    assert list(decisions_in(far)) == []
     # a verb that describes what code decides is no decision; a first-person adoption is
-    assert decisions_in("根据密码可用性决定在线或离线模式。") == []
-    assert decisions_in("因此我采用在 docstring 中说明参数的方案。") == [
+    assert list(decisions_in("根据密码可用性决定在线或离线模式。")) == []
+    assert list(decisions_in("因此我采用在 docstring 中说明参数的方案。")) == [
         "因此我采用在 docstring 中说明参数的方案。"
     ]

@@ -4,7 +4,8 @@ user's overrides, the comparison run with a progress bar, and the cache check.""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -59,6 +60,82 @@ CacheProviderOpt = Annotated[
         help="Cache rules to simulate (anthropic, openai; default: those of the priced model).",
     ),
 ]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        min=0,
+        help="Policies replayed at once, each in its own process (default 0: one per CPU "
+        "this process may use; 1: one after another). The results do not depend on it.",
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonSpec:
+    """What a comparison replays and how it prices, from the command's options.
+
+    Attributes:
+        policies: ``(name, policy)`` pairs in report order.
+        window: the model window, in tokens.
+        prices: the price table (shipped, with the user's file laid over it).
+        model: the model to price (``None``: the one the transcript records).
+        cache_provider: whose cache rules to simulate (``None``: the priced model's).
+        long_ttl: cache writes ask for the long lifetime.
+        sample: validate every Nth request in full (0: every request).
+        jobs: policies replayed at once (see :func:`jobs_of`).
+    """
+
+    policies: list[tuple[str, Policy]]
+    window: int
+    prices: PriceTable
+    model: str | None
+    cache_provider: str | None
+    long_ttl: bool
+    sample: int
+    jobs: int
+
+    @classmethod
+    def of(
+        cls,
+        policy: str,
+        *,
+        keep_recent: int | None,
+        window: int,
+        prices: str | None,
+        model: str | None,
+        cache_ttl: str,
+        cache_provider: str | None,
+        sample: int,
+        jobs: int,
+    ) -> ComparisonSpec:
+        """The spec of the options ``--policy``, ``--keep-recent``, ``--window``,
+        ``--prices``, ``--model``, ``--cache-ttl``, ``--cache-provider``, ``--sample`` and
+        ``--jobs``.
+
+        Raises:
+            ConfigError: an unknown preset, an unreadable prices file, a bad ``--cache-ttl``.
+        """
+        return cls(
+            policies=policies_from(policy, keep_recent),
+            window=window,
+            prices=price_table(prices),
+            model=model,
+            cache_provider=cache_provider,
+            long_ttl=long_ttl_of(cache_ttl),
+            sample=sample,
+            jobs=jobs_of(jobs),
+        )
+
+
+def jobs_of(value: int) -> int:
+    """``--jobs``: ``0`` → the CPUs this process may run on (``os.sched_getaffinity`` where
+    the platform has it, else ``os.cpu_count()``, at least 1); any other value as given."""
+    if value:
+        return value
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def policies_from(names: str, keep_recent: int | None = None) -> list[tuple[str, Policy]]:
@@ -110,18 +187,7 @@ def long_ttl_of(value: str) -> bool:
     return value == "1h"
 
 
-def run_comparison(
-    target: Target,
-    policies: Sequence[tuple[str, Policy]],
-    *,
-    window: int,
-    prices: PriceTable,
-    model: str | None,
-    cache_provider: str | None,
-    long_ttl: bool,
-    sample: int,
-    tracker: Tracker,
-) -> Comparison:
+def run_comparison(target: Target, spec: ComparisonSpec, tracker: Tracker) -> Comparison:
     """Replay ``target`` under every policy (counted on ``tracker``), then check the cache
     model against the transcript's recorded cache reads.
 
@@ -129,26 +195,28 @@ def run_comparison(
         ConfigError: an unknown cache provider, or what
             :func:`~ctxengine.replay.compare.compare` raises.
     """
-    if cache_provider is not None and cache_provider not in prices.rules:
+    provider, prices = spec.cache_provider, spec.prices
+    if provider is not None and provider not in prices.rules:
         known = ", ".join(sorted(prices.rules))
-        raise ConfigError(f"no cache rules for {cache_provider!r}; known: {known}")
+        raise ConfigError(f"no cache rules for {provider!r}; known: {known}")
     replies = sum(
         1 for e in target.entries if e.message is not None and e.message.role == "assistant"
     )
-    tracker.step("replaying calls", total=replies * len(policies))
+    tracker.step("replaying calls", total=replies * len(spec.policies))
     comparison = compare(
         target.entries,
-        policies,
-        window=window,
+        spec.policies,
+        window=spec.window,
         prices=prices,
         source=target.label,
-        model=model,
-        rules=None if cache_provider is None else prices.rules[cache_provider],
-        long_ttl=long_ttl,
-        sample=sample,
+        model=spec.model,
+        rules=None if provider is None else prices.rules[provider],
+        long_ttl=spec.long_ttl,
+        sample=spec.sample,
         on_step=lambda name, _s: tracker.advance(),
+        jobs=spec.jobs,
     )
     tracker.step("checking the cache model against the recorded reads")
-    check = check_cache(target.entries, comparison.price.rules, long_ttl=long_ttl)
+    check = check_cache(target.entries, comparison.price.rules, long_ttl=spec.long_ttl)
     comparison.cache_check = None if check is None else check.to_dict()
     return comparison

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import cast
 
 from ctxengine.projection.language import LANGUAGES, Language, detect_language
@@ -719,6 +720,12 @@ def wording(language: str) -> Wording:
     return WORDINGS.get(cast(Language, language), ENGLISH)
 
 
+#: Continuation states whose language :func:`state_language` remembers (each projection of
+#: an epoch frames the same state again).
+STATE_LANGUAGE_CACHE = 256
+
+
+@lru_cache(maxsize=STATE_LANGUAGE_CACHE)
 def state_language(summary: str) -> Language:
     """The language a continuation-state text is written in: the language whose headings
     (of this table, English aside) the text uses most; else (an English state, a model's

@@ -50,8 +50,12 @@ A step (``steps=True``): ``{"call", "entries", "tokens", "messages", "epoch", "c
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -102,6 +106,8 @@ class PolicyRun:
         price: the model prices used.
         long_ttl: cache writes priced at the long lifetime.
         seconds: wall time of the replay.
+        trigger: the policy's trigger at the replayed window, in tokens (``None`` without
+            a session).
     """
 
     name: str
@@ -111,6 +117,7 @@ class PolicyRun:
     price: PriceChoice
     long_ttl: bool = False
     seconds: float = 0.0
+    trigger: int | None = None
 
     @property
     def steps(self) -> list[ReplayStep]:
@@ -364,6 +371,7 @@ def compare(
     sample: int = 0,
     estimator: Estimator | None = None,
     on_step: Callable[[str, ReplayStep], None] | None = None,
+    jobs: int = 1,
 ) -> Comparison:
     """Replay ``entries`` under every policy of ``policies`` (``(name, policy)`` pairs).
 
@@ -381,7 +389,10 @@ def compare(
         long_ttl: cache writes use the long lifetime.
         sample: the replays' ``sample`` (see :func:`~ctxengine.replay.replay`).
         estimator: token estimator (default heuristic).
-        on_step: called with the policy's name after each of its model calls.
+        on_step: called with the policy's name after each of its model calls (with
+            ``jobs`` > 1: for each call of a policy once its replay has come back).
+        jobs: policies replayed at once, each in its own process (``1``: one after another
+            in this process); the results are the same either way, only the timings differ.
 
     Returns:
         The :class:`Comparison` (its ``cache_check`` left for the caller).
@@ -391,12 +402,39 @@ def compare(
             model and no default; a negative ``sample``.
         CompactionLoopError: a policy's ladder failed repeatedly.
     """
-    counter = estimator or HeuristicEstimator()
     choice = prices.lookup(model or recorded_model(entries), provider)
     if rules is not None:
         choice = replace(choice, rules=rules)
-    facts = session_facts(entries)
     timed = any(e.created_at for e in entries if e.message is not None)
+    setup = CacheSetup(choice.rules, long_ttl=long_ttl)
+    run = partial(_run_policy, window=window, estimator=estimator, sample=sample, setup=setup)
+    # Reading the session's facts reads every message once, which fills the caches of the
+    # fact readers (decisions, identifiers, rules) that every policy's compactions use; a
+    # forked worker starts with them filled.
+    facts = session_facts(entries)
+    with ExitStack() as stack:
+        futures = None
+        if jobs > 1 and len(policies) > 1:
+            pool = stack.enter_context(_pool(entries, min(jobs, len(policies))))
+            futures = [pool.submit(_worker_run, run, name, policy) for name, policy in policies]
+        if futures is not None:
+            order = {f: i for i, f in enumerate(futures)}
+            for done in as_completed(futures):  # told of as each policy comes back
+                name = policies[order[done]][0]
+                if on_step is not None:
+                    for step in done.result().result.steps:
+                        on_step(name, step)
+            runs = [f.result() for f in futures]
+        else:
+            runs = [
+                run(
+                    entries,
+                    name,
+                    policy,
+                    on_step=None if on_step is None else partial(on_step, name),
+                )
+                for name, policy in policies
+            ]
     comparison = Comparison(
         source=source,
         window=window,
@@ -409,47 +447,109 @@ def compare(
     comparison.notes.append(choice.note)
     if not timed:
         comparison.notes.append("the transcript records no times: cached prefixes never expire")
-    setup = CacheSetup(choice.rules, long_ttl=long_ttl)
-    prompt_tokens = counter.text(SYSTEM_PROMPT) + counter.text(TEMPLATE)
-    for name, policy in policies:
-        stand_in = policy.summarizer in MODEL_SUMMARIZER_NAMES
-        summarizer = (
-            ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
-            if stand_in
-            else None
-        )
-        started = time.perf_counter()
-        result = replay(
-            entries,
-            window=window,
-            policy=policy,
-            estimator=estimator,
-            sample=sample,
-            cache=setup,
-            summarizer=summarizer,
-            on_step=None if on_step is None else partial(on_step, name),
-        )
-        seconds = time.perf_counter() - started
-        summary = _summary_calls(policy, result, counter, prompt_tokens, stand_in)
-        if stand_in and summary.calls:
-            states = "state" if summary.calls == 1 else "states"
-            comparison.notes.append(
-                f"{name}: the {policy.summarizer} summarizer needs a model; offline the "
-                f"extractive one wrote its {summary.calls} continuation {states} and the model "
-                "calls are estimated"
-            )
+    for (name, _), replayed in zip(policies, runs, strict=True):
         comparison.runs.append(
             PolicyRun(
                 name=name,
-                result=result,
-                summary=summary,
-                survival=survival(facts, result.final),
+                result=replayed.result,
+                summary=replayed.summary,
+                survival=survival(facts, replayed.result.final),
                 price=choice,
                 long_ttl=long_ttl,
-                seconds=seconds,
+                seconds=replayed.seconds,
+                trigger=replayed.trigger,
             )
         )
+        if replayed.note:
+            comparison.notes.append(replayed.note)
     return comparison
+
+
+@dataclass(slots=True)
+class _Replayed:
+    """One policy's replay as :func:`_run_policy` returns it."""
+
+    result: ReplayResult
+    summary: SummaryCalls
+    seconds: float
+    trigger: int | None
+    note: str
+
+
+def _run_policy(
+    entries: Sequence[Entry],
+    name: str,
+    policy: Policy,
+    *,
+    window: int,
+    estimator: Estimator | None,
+    sample: int,
+    setup: CacheSetup,
+    on_step: Callable[[ReplayStep], None] | None = None,
+) -> _Replayed:
+    """One policy's replay and its summarizer calls (see :func:`compare`), with the note a
+    stand-in summarizer adds to the report (``""`` for none)."""
+    counter = estimator or HeuristicEstimator()
+    prompt_tokens = counter.text(SYSTEM_PROMPT) + counter.text(TEMPLATE)
+    stand_in = policy.summarizer in MODEL_SUMMARIZER_NAMES
+    summarizer = (
+        ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
+        if stand_in
+        else None
+    )
+    started = time.perf_counter()
+    result = replay(
+        entries,
+        window=window,
+        policy=policy,
+        estimator=estimator,
+        sample=sample,
+        cache=setup,
+        summarizer=summarizer,
+        on_step=on_step,
+    )
+    seconds = time.perf_counter() - started
+    summary = _summary_calls(policy, result, counter, prompt_tokens, stand_in)
+    note = ""
+    if stand_in and summary.calls:
+        states = "state" if summary.calls == 1 else "states"
+        note = (
+            f"{name}: the {policy.summarizer} summarizer needs a model; offline the "
+            f"extractive one wrote its {summary.calls} continuation {states} and the model "
+            "calls are estimated"
+        )
+    trigger = result.session.budget.trigger if result.session is not None else None
+    return _Replayed(result, summary, seconds, trigger, note)
+
+
+#: The session a worker process replays (set once per worker by :func:`_worker_start`).
+_WORKER_ENTRIES: Sequence[Entry] = ()
+
+
+def _worker_start(entries: Sequence[Entry]) -> None:
+    global _WORKER_ENTRIES
+    _WORKER_ENTRIES = entries
+
+
+def _worker_run(run: Callable[..., _Replayed], name: str, policy: Policy) -> _Replayed:
+    """:func:`_run_policy` in a worker, its session left behind (a session holds its store
+    and caches; what a report needs of it is copied out first)."""
+    replayed = run(_WORKER_ENTRIES, name, policy)
+    replayed.result.session = None
+    return replayed
+
+
+def _pool(entries: Sequence[Entry], workers: int) -> ProcessPoolExecutor:
+    """``workers`` processes, each holding ``entries``: forked from this one (with its warm
+    caches) where the platform forks and this process runs no other thread (a thread's
+    held lock would stay held in the child), else started fresh (``spawn``)."""
+    forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork" if forks else "spawn"),
+        initializer=_worker_start,
+        initargs=(entries,),
+    )
 
 
 def _summary_calls(

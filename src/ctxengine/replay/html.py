@@ -110,9 +110,8 @@ def _timeline(c: Comparison) -> str:
     top = max([c.window, *(r.peak_context for r in c.runs)]) * 1.05
     lines = [(c.window, "#000000", "window")]
     for i, r in enumerate(c.runs):
-        session = r.result.session
-        if session is not None:
-            lines.append((session.budget.trigger, colour(i), f"{r.name} trigger"))
+        if r.trigger is not None:
+            lines.append((r.trigger, colour(i), f"{r.name} trigger"))
     marks: list[str] = []
     chart = _Chart(_max_calls(c), top)
     for i, r in enumerate(c.runs):

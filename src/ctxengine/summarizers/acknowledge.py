@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 #: Longest text, in characters (after stripping), that may still be an acknowledgement.
 MAX_CHARS = 80
@@ -85,6 +86,12 @@ def _normalise(text: str) -> str:
     return " ".join("".join(out).split())
 
 
+#: Texts :func:`is_acknowledgement` remembers (every user message is asked at each
+#: compaction whose range holds it).
+ACKNOWLEDGEMENT_CACHE = 8192
+
+
+@lru_cache(maxsize=ACKNOWLEDGEMENT_CACHE)
 def is_acknowledgement(text: str) -> bool:
     """True when ``text`` only acknowledges or asks to go on (see the module docstring):
     ``"continue"``, ``"Yes please!"``, ``"OK, continue"``, ``"yes to all."``, ``"继续"``,

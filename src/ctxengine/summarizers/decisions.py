@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from ctxengine.model import DecisionFact, Message, TextPart
 from ctxengine.model.facts import DecisionOrigin
@@ -154,7 +155,13 @@ def _cap(text: str) -> str:
     return text if len(text) <= DECISION_MAX_CHARS else text[: DECISION_MAX_CHARS - 1] + "…"
 
 
-def decisions_in(text: str) -> list[str]:
+#: Texts whose decisions :func:`decisions_in` remembers (each compaction reads its range's
+#: messages, a replay comparing policies reads the same messages once per policy).
+DECISIONS_CACHE = 8192
+
+
+@lru_cache(maxsize=DECISIONS_CACHE)
+def decisions_in(text: str) -> tuple[str, ...]:
     """The decisions ``text`` states, each with the next sentence when that one gives the
     reason the decision does not give (capped at :data:`DECISION_MAX_CHARS`)."""
     found: list[str] = []
@@ -166,7 +173,7 @@ def decisions_in(text: str) -> list[str]:
         if not _REASON.search(sentence) and _REASON_OPENER.match(following):
             sentence = f"{sentence} {following}"
         found.append(_cap(sentence))
-    return found
+    return tuple(found)
 
 
 def decision_facts(messages: Sequence[Message], start: int = 0) -> tuple[DecisionFact, ...]:

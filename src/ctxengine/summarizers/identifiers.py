@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ctxengine.model import IdentifierFact
 from ctxengine.model.facts import IdentifierKind, mark_earlier
@@ -61,6 +62,12 @@ FINDING_SYMBOLS_MAX = 8
 CONTEXT_MAX_CHARS = 160
 #: Characters of one tool result scanned (identifiers are read from its head).
 RESULT_SCAN_CHARS = 50_000
+
+
+#: Texts whose identifiers :func:`_read` and :func:`_named_in_findings` remember (each
+#: compaction reads its range's messages, a replay comparing policies reads the same
+#: messages once per policy).
+IDENTIFIERS_CACHE = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,15 +356,23 @@ def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
     :data:`FINDING_SYMBOLS_MAX`."""
     found: dict[str, IdentifierFact] = {}
     for src in sources:
-        for sentence in _FINDING_SENTENCE.split(src.text):
-            if not _FINDING.search(sentence) or _NOISE.search(sentence):
-                continue
-            for m in _NAME_IN_PROSE.finditer(sentence):
-                name = m.group(1)
-                if "__" not in name:
-                    found.pop(name, None)
-                    found[name] = _fact(name, "symbol", name, src, sentence)[1]
+        for name, sentence in _named_in_findings(src.text):
+            found.pop(name, None)
+            found[name] = _fact(name, "symbol", name, src, sentence)[1]
     return list(found.values())[-FINDING_SYMBOLS_MAX:]
+
+
+@lru_cache(maxsize=IDENTIFIERS_CACHE)
+def _named_in_findings(text: str) -> tuple[tuple[str, str], ...]:
+    """(name, sentence) for each name in each finding sentence of ``text``, in order."""
+    out: list[tuple[str, str]] = []
+    for sentence in _FINDING_SENTENCE.split(text):
+        if not _FINDING.search(sentence) or _NOISE.search(sentence):
+            continue
+        for m in _NAME_IN_PROSE.finditer(sentence):
+            if "__" not in m.group(1):
+                out.append((m.group(1), sentence))
+    return tuple(out)
 
 
 Reader = Callable[[Source, str], Iterator[Found]]
@@ -402,6 +417,25 @@ _MAY_ENV = re.compile(r"export |environ|getenv|process\.env\.|env::var")
 _MAY_VERSION = re.compile(r"\d\.\d")
 
 
+@lru_cache(maxsize=IDENTIFIERS_CACHE)
+def _read(origin: str, text: str, command: str) -> tuple[IdentifierFact, ...]:
+    """The identifier facts one source's lines hold, in order (their ``source`` 0)."""
+    src = Source(0, origin, text, command)
+    found: list[IdentifierFact] = []
+    user = _stated(src)
+    text = src.text if user else src.text[:RESULT_SCAN_CHARS]
+    versions_here = user or re.search(
+        r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
+    )
+    readers = _readers(src, text, user, bool(versions_here))
+    for line in _lines(text) if readers else ():
+        here: list[Found] = [found for read in readers for found in read(src, line)]
+        found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
+    if not user and _git(src.command):
+        found += [fact for _, fact in _commits_in_git_output(src)]
+    return tuple(found)
+
+
 def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     """Identifier facts found in ``sources`` (oldest first): one per (kind, key), in
     first-seen order, each with its newest text, source index and context line, stated when
@@ -410,17 +444,8 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     (:func:`~ctxengine.model.facts.mark_earlier`)."""
     found: list[IdentifierFact] = []
     for src in sources:
-        user = _stated(src)
-        text = src.text if user else src.text[:RESULT_SCAN_CHARS]
-        versions_here = user or re.search(
-            r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
-        )
-        readers = _readers(src, text, user, bool(versions_here))
-        for line in _lines(text) if readers else ():
-            here: list[Found] = [found for read in readers for found in read(src, line)]
-            found += [fact for _, fact in sorted(here, key=lambda t: t[0])]
-        if not user and _git(src.command):
-            found += [fact for _, fact in _commits_in_git_output(src)]
+        facts = _read(src.origin, src.text, src.command)
+        found += [replace(f, source=src.index) for f in facts] if src.index else facts
     found += _symbols([s for s in sources if s.origin != "assistant"])
     found += _findings([s for s in sources if s.origin == "assistant"])
     best: dict[tuple[str, str], IdentifierFact] = {}

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ctxengine.model import Message, RuleFact, TextPart
 from ctxengine.model.facts import merge_rules
@@ -398,6 +399,11 @@ def _cap(sentence: str) -> str:
     return sentence[: CONSTRAINT_MAX_CHARS - 1] + "…"
 
 
+#: User texts whose rules :func:`rule_sentences` remembers (per skip set and language).
+RULE_SENTENCES_CACHE = 4096
+
+
+@lru_cache(maxsize=RULE_SENTENCES_CACHE)
 def rule_sentences(
     text: str, skip: frozenset[str] = frozenset(), language: Language = "en"
 ) -> tuple[str, ...]:

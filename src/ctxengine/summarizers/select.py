@@ -288,6 +288,13 @@ def _longest(state: _State, index: int, limit: int, floor: int) -> Shown | None:
     item = state.items[index]
     lo, hi = floor, len(item.text) - 1
     best: Shown | None = None
+    if lo <= hi:
+        # A longer copy costs at least as much: when the shortest does not fit, none does
+        # (the usual case once the budget is spent, answered without the search).
+        candidate = shortened(item, lo)
+        if state.total + state.delta(index, candidate) > limit:
+            return None
+        best, lo = candidate, lo + 1
     while lo <= hi:
         mid = (lo + hi) // 2
         candidate = shortened(item, mid)

@@ -11,13 +11,12 @@ import typer
 from ctxengine.cli.comparison import (
     CacheProviderOpt,
     CacheTtlOpt,
+    ComparisonSpec,
+    JobsOpt,
     PolicyOpt,
     PriceModelOpt,
     PricesOpt,
     SampleOpt,
-    long_ttl_of,
-    policies_from,
-    price_table,
     run_comparison,
 )
 from ctxengine.cli.load import load_target
@@ -61,6 +60,7 @@ def replay_cmd(
     cache_ttl: CacheTtlOpt = "5m",
     cache_provider: CacheProviderOpt = None,
     steps: StepsOpt = False,
+    jobs: JobsOpt = 0,
 ) -> None:
     """Re-play a session as a live agent would: prepare() before every assistant message,
     validate each request for both providers, and print the timeline. With --policy, replay
@@ -68,21 +68,20 @@ def replay_cmd(
     summarizer calls, context sizes, input tokens billed, simulated prompt-cache reads,
     writes and breaks, estimated cost, and which key facts the final context holds."""
     if policy is not None:
-        policies = policies_from(policy, keep_recent)
-        table, ttl = price_table(prices), long_ttl_of(cache_ttl)
+        spec = ComparisonSpec.of(
+            policy,
+            keep_recent=keep_recent,
+            window=window,
+            prices=prices,
+            model=model,
+            cache_ttl=cache_ttl,
+            cache_provider=cache_provider,
+            sample=sample,
+            jobs=jobs,
+        )
         with progress("reading", quiet=quiet) as tracker:
             t = load_target(target, session=session, db=db, format=format, strict=strict)
-            comparison = run_comparison(
-                t,
-                policies,
-                window=window,
-                prices=table,
-                model=model,
-                cache_provider=cache_provider,
-                long_ttl=ttl,
-                sample=sample,
-                tracker=tracker,
-            )
+            comparison = run_comparison(t, spec, tracker)
         if json_out:
             dump_json(comparison.to_dict(steps=steps), None)
         else:

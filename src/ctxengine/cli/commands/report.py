@@ -11,13 +11,12 @@ from ctxengine.cli.chromium import screenshot
 from ctxengine.cli.comparison import (
     CacheProviderOpt,
     CacheTtlOpt,
+    ComparisonSpec,
+    JobsOpt,
     PolicyOpt,
     PriceModelOpt,
     PricesOpt,
     SampleOpt,
-    long_ttl_of,
-    policies_from,
-    price_table,
     run_comparison,
 )
 from ctxengine.cli.load import check_output_path, load_target
@@ -67,6 +66,7 @@ def report_cmd(
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
     json_out: JsonOpt = False,
+    jobs: JobsOpt = 0,
 ) -> None:
     """Replay a session under each policy (default: every preset) and write one HTML page:
     the context size of every call per policy with the window, the triggers, compactions and
@@ -77,21 +77,20 @@ def report_cmd(
     check_output_path(output, target, db)
     if image is not None:
         check_output_path(str(image), target, db)
-    policies = policies_from(policy or ",".join(PRESET_NAMES), keep_recent)
-    table, ttl = price_table(prices), long_ttl_of(cache_ttl)
+    spec = ComparisonSpec.of(
+        policy or ",".join(PRESET_NAMES),
+        keep_recent=keep_recent,
+        window=window,
+        prices=prices,
+        model=model,
+        cache_ttl=cache_ttl,
+        cache_provider=cache_provider,
+        sample=sample,
+        jobs=jobs,
+    )
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=format, strict=strict)
-        comparison = run_comparison(
-            t,
-            policies,
-            window=window,
-            prices=table,
-            model=model,
-            cache_provider=cache_provider,
-            long_ttl=ttl,
-            sample=sample,
-            tracker=tracker,
-        )
+        comparison = run_comparison(t, spec, tracker)
         tools, files = token_consumers(t.entries, HeuristicEstimator())
         tracker.step(f"writing {page}")
         write_output(str(page), report_html(comparison, tools, files).encode("utf-8"))
