@@ -341,4 +341,6 @@ def test_a_reason_after_the_rule_does_not_hide_what_it_replaces() -> None:
 
 def test_an_acknowledgement_is_not_a_rule() -> None:
     assert rule_sentences("ok, keep going") == ()
+    assert rule_sentences("Great, keep it up!") == ()
+    assert rule_sentences("Keep it up to date with main.") == ("Keep it up to date with main.",)
     assert rule_sentences("ok, keep the tests green.") == ("ok, keep the tests green.",)

@@ -35,7 +35,7 @@ PHRASES: tuple[str, ...] = (
     "all of it", "until all are done", "until done", "until it is done", "till done",
     "sounds good", "looks good", "lgtm", "great", "good", "perfect", "fine", "alright",
     "all right", "right", "cool", "nice", "thanks", "thank you", "ty", "let's go",
-    "lets go", "let's do it", "lets do it", "keep going", "carry on", "go for it",
+    "lets go", "let's do it", "lets do it", "keep going", "keep it up", "keep up the good work", "carry on", "go for it",
     "sure thing", "approved", "agreed", "confirm", "confirmed", "next", "and", "then",
     "now", "again", "resume", "can we", "can you", "could you", "from where we left off",
     "where we left off", "from where you left off", "where you left off",
