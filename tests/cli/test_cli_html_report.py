@@ -21,6 +21,7 @@ from ctxengine.cli.chromium import find_chromium, screenshot
 from ctxengine.cost import shipped_price_table
 from ctxengine.importers import read_transcript
 from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.policy.presets import PRESET_NAMES
 from ctxengine.replay.compare import compare
 from ctxengine.replay.consumers import token_consumers
 from ctxengine.replay.html import PALETTE, report_html
@@ -141,3 +142,23 @@ def test_the_input_and_the_store_are_never_overwritten(
         "nothing was written",
     )
     assert png_input.read_bytes() == b"not a picture"
+
+
+def test_png_without_chromium_fails_before_writing_anything(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = require_corpus(*SMALL)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("CTXENGINE_CHROMIUM", raising=False)
+    page = tmp_path / "out.html"
+    code, stdout, stderr = run(capsys, "report", str(source), "-o", str(page), "--png")
+    assert (code, stdout) == (2, "")
+    assert stderr == (
+        "error: --png needs Chromium: install it (Debian: apt-get install chromium) or name "
+        "the binary in CTXENGINE_CHROMIUM"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_preset_has_its_own_colour() -> None:
+    assert len(set(PALETTE)) == len(PALETTE) >= len(PRESET_NAMES)

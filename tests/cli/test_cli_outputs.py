@@ -12,6 +12,7 @@ import pytest
 from cli_helpers import EXAMPLE, EXAMPLE_ID
 
 from ctxengine.cli import main
+from ctxengine.cli.output import Grid, column_groups
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +102,17 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
         "cannot compact: summary rejected: too_large (the compacted context would be 28,457 "
         "tokens, over the 4,000-token window); nothing was written"
     )
+
+
+def test_a_wide_comparison_splits_into_tables_that_fit_the_terminal() -> None:
+    grid = Grid(("", "default", "observation-masking", "pi"), split=True)
+    grid.add("model calls", "156", "156", "156")
+    grid.add("cache breaks", "compaction 6", "compaction 13, prune 1", "compaction 33")
+    # Widths with a space either side and a border: labels 12 + 3, columns 12 + 3,
+    # 22 + 3 and 13 + 3. 50 cells leave 34 beside the labels: default (15) and pi (16) would
+    # fit together, but the columns keep their order.
+    assert column_groups(grid, 50) == [[1], [2], [3]]
+    assert column_groups(grid, 60) == [[1, 2], [3]]
+    assert column_groups(grid, 80) == [[1, 2, 3]]
+    # A column wider than the terminal is still shown, alone.
+    assert column_groups(grid, 20) == [[1], [2], [3]]

@@ -11,8 +11,8 @@ from ctxengine.policy.presets import preset
 from ctxengine.projection.context import Context
 from ctxengine.replay import CacheSetup, replay
 from ctxengine.replay.compare import Comparison, compare, recorded_model
-from ctxengine.replay.survival import SessionFacts, survival
-from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE
+from ctxengine.replay.survival import SessionFacts, session_facts, survival
+from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE, VERIFY
 from hand_estimator import HandEstimator
 
 RULES = CacheRules(
@@ -215,3 +215,49 @@ def test_survival_counts_the_facts_the_final_context_holds() -> None:
         "modified_files": [0, 0],
         "last_error": None,
     }
+
+
+def test_session_facts_are_those_the_last_call_could_see() -> None:
+    entries = log(
+        [
+            system("You are a coding agent."),
+            user("continue"),
+            user("Add retries to the fetcher in /w/src/fetch.py; never use sleep()."),
+            assistant("", ToolCallPart("c1", "Edit", '{"file_path": "/w/src/fetch.py"}')),
+            tool_result("c1", "The file /w/src/fetch.py has been updated."),
+            assistant("Done."),
+            user("run it"),
+            assistant("", ToolCallPart("c2", "Bash", '{"command": "python x.py"}')),
+            tool_result("c2", "Traceback (most recent call last):\nKeyError: 'k'", is_error=True),
+        ]
+    )
+    facts = session_facts(entries)
+    # The acknowledgement is no first request; the error comes after the last call.
+    assert facts.first_request == (
+        "Add retries to the fetcher in /w/src/fetch.py; never use sleep()."
+    )
+    assert (facts.modified_files, facts.last_error) == (("/w/src/fetch.py",), None)
+    # A modified file counts as kept by its path relative to the working directory too.
+    with_cwd = SessionFacts(None, (), ("/w/src/fetch.py", "/w/src/other.py"), None, cwd="/w")
+    final = Context(messages=(user("*** Update File: src/fetch.py"),), sources=(None,))
+    assert survival(with_cwd, final).modified_files == (1, 2)
+
+
+def test_a_verifying_policy_makes_two_summary_calls_per_compaction() -> None:
+    entries = log(_long_session(90), step_s=1)
+    llm = Policy(name="llm", summarizer="llm")
+    checked = llm.model_copy(update={"name": "checked", "summary_verify": True})
+    hand = HandEstimator()
+    c = compare(
+        entries, [("llm", llm), ("checked", checked)], window=4_000, prices=TABLE,
+        model="toy-1", estimator=hand,
+    )  # fmt: skip
+    once, twice = c.runs
+    assert once.result.compactions >= 2
+    assert twice.summary.calls == 2 * once.summary.calls == 2 * once.result.compactions
+    session = once.result.session
+    assert session is not None
+    written = sum(hand.text(e.body.summary) for e in session.entries if e.kind == "compaction")  # type: ignore[union-attr]
+    extra = once.summary.input_tokens + written + once.result.compactions * hand.text(VERIFY)
+    assert twice.summary.input_tokens == once.summary.input_tokens + extra
+    assert twice.summary.output_tokens == 2 * once.summary.output_tokens == 2 * written

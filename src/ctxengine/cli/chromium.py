@@ -26,6 +26,21 @@ def find_chromium() -> str | None:
     return next((found for n in CHROMIUM_NAMES if (found := shutil.which(n))), None)
 
 
+def require_chromium() -> str:
+    """:func:`find_chromium`'s binary.
+
+    Raises:
+        ConfigError: Chromium is not installed (the message says how to get it).
+    """
+    binary = find_chromium()
+    if binary is None:
+        raise ConfigError(
+            "--png needs Chromium: install it (Debian: apt-get install chromium) or name the "
+            f"binary in {CHROMIUM_ENV}"
+        )
+    return binary
+
+
 def screenshot(page: Path, png: Path, *, width: int, height: int) -> None:
     """Render the local file ``page`` in headless Chromium at ``width`` × ``height`` CSS
     pixels and write the screenshot to ``png``.
@@ -34,12 +49,7 @@ def screenshot(page: Path, png: Path, *, width: int, height: int) -> None:
         ConfigError: Chromium is not installed (the message says how to get it), or it
             failed or wrote nothing (its last error line).
     """
-    binary = find_chromium()
-    if binary is None:
-        raise ConfigError(
-            "--png needs Chromium: install it (Debian: apt-get install chromium) or name the "
-            f"binary in {CHROMIUM_ENV}"
-        )
+    binary = require_chromium()
     png.unlink(missing_ok=True)
     argv = [
         binary,

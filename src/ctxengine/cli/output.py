@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -127,6 +128,9 @@ class Grid:
         title: printed above the table (off a terminal: its own line), or ``None``.
         right: indexes of right-aligned columns (numbers) on a terminal.
         keep: indexes of columns never wrapped on a terminal (ids other commands take).
+        split: on a terminal too narrow for the whole table, print it as several tables,
+            each with the first column (the row labels) and as many of the others as fit,
+            no cell wrapped (a comparison of many policies).
     """
 
     columns: tuple[str, ...]
@@ -134,6 +138,7 @@ class Grid:
     title: str | None = None
     right: frozenset[int] = frozenset()
     keep: frozenset[int] = frozenset()
+    split: bool = False
 
     def add(self, *cells: str) -> None:
         """Append a row (one cell per column)."""
@@ -161,17 +166,49 @@ def show(grid: Grid, *, stderr: bool = False) -> None:
     if not is_terminal(stream):
         _write_plain(stream, "\n".join(grid_lines(grid)) + "\n")
         return
-    table = Table(title=None if grid.title is None else Text(grid.title))
-    for i, name in enumerate(grid.columns):
-        table.add_column(
-            Text(name),
-            justify="right" if i in grid.right else "left",
-            no_wrap=i in grid.keep,
-            overflow="fold",
-        )
-    for row in grid.rows:
-        table.add_row(*(Text(c) for c in row))
-    (err if stderr else out).print(table)
+    console = err if stderr else out
+    groups = [list(range(len(grid.columns)))]
+    if grid.split:
+        groups = [[0, *g] for g in column_groups(grid, console.width)]
+    for n, group in enumerate(groups):
+        title = grid.title if n == 0 else f"(continued: {n + 1} of {len(groups)})"
+        table = Table(title=None if title is None else Text(title))
+        for i in group:
+            table.add_column(
+                Text(grid.columns[i]),
+                justify="right" if i in grid.right else "left",
+                no_wrap=grid.split or i in grid.keep,
+                overflow="fold",
+            )
+        for row in grid.rows:
+            table.add_row(*(Text(row[i]) for i in group))
+        console.print(table)
+
+
+#: Columns a rich table adds to each column's text: a space either side and a border.
+_CELL_FRAME = 3
+
+
+def column_groups(grid: Grid, width: int) -> list[list[int]]:
+    """The columns after the first, in order, grouped so that each group beside the first
+    column fits ``width`` terminal cells unwrapped (a column wider than that alone is a
+    group of its own)."""
+
+    def need(i: int) -> int:
+        cells = [grid.columns[i], *(row[i] for row in grid.rows)]
+        return max(cell_len(c) for c in cells) + _CELL_FRAME
+
+    room = width - need(0) - 1
+    groups: list[list[int]] = []
+    used = 0
+    for i in range(1, len(grid.columns)):
+        if groups and used + need(i) <= room:
+            groups[-1].append(i)
+            used += need(i)
+        else:
+            groups.append([i])
+            used = need(i)
+    return groups
 
 
 def dump_json(data: Any, path: str | None, *, to_stderr: bool = False) -> None:

@@ -260,6 +260,7 @@ def show_comparison(c: Comparison) -> None:
             f"prompt cache ({rules.mode}, {int(ttl)} s), {c.price.price.name} prices"
         ),
         right=frozenset(range(1, len(runs) + 1)),
+        split=True,
     )
     table.add("model calls", *(_n(len(r.steps)) for r in runs))
     table.add("compactions", *(_n(r.result.compactions) for r in runs))

@@ -335,10 +335,21 @@ def _openhands() -> Policy:
     )
 
 
+#: ``none``'s truncation cap, in characters: no tool result is ever cut (its window share,
+#: the whole window, only cuts a result that could not be sent anyway).
+NONE_TRUNCATE_MAX_CHARS = 2**62
+
+
 def _none() -> Policy:
-    """``none`` (baseline): never compacts nor prunes; a replay shows where the context
-    outgrows the window."""
-    return Policy(name="none", enabled=False, prune_enabled=False)
+    """``none`` (baseline): never truncates, prunes nor compacts: every request holds the
+    whole history verbatim, and a replay shows where the context outgrows the window."""
+    return Policy(
+        name="none",
+        enabled=False,
+        prune_enabled=False,
+        truncate_max_chars=NONE_TRUNCATE_MAX_CHARS,
+        truncate_max_window_ratio=1.0,
+    )
 
 
 def _keep_last_n() -> Policy:

@@ -11,7 +11,10 @@ A policy that names a model summarizer (``llm``, ``hybrid``) is replayed offline
 extractive summarizer writes its continuation state, and the model call it stands for is
 estimated — input: the summarized history (context before less context after, plus the new
 state) and the summary prompt (:data:`~ctxengine.summarizers.prompts.SYSTEM_PROMPT` and
-:data:`~ctxengine.summarizers.prompts.TEMPLATE`); output: the state written. Reports say so.
+:data:`~ctxengine.summarizers.prompts.TEMPLATE`); output: the state written. A policy that
+verifies its summary (``summary_verify``, Gemini CLI) makes a second call per compaction: the
+same input plus the draft and :data:`~ctxengine.summarizers.prompts.VERIFY`, the state again
+as output. Reports say so.
 
 JSON (:meth:`Comparison.to_dict`, ``ctxengine replay --policy … --json``), schema
 ``ctxengine.replay.comparison/1``; tokens are estimated tokens, costs USD::
@@ -67,7 +70,7 @@ from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.replay.loop import CacheSetup, ReplayResult, ReplayStep, replay
 from ctxengine.replay.survival import SessionFacts, Survival, session_facts, survival
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
-from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE
+from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE, VERIFY
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.estimate import HeuristicEstimator
 
@@ -560,6 +563,7 @@ def _summary_calls(
     if not stand_in or result.session is None:
         return SummaryCalls(policy.summarizer, stand_in, 0, 0, 0)
     records = {e.id: e.body for e in result.session.entries if isinstance(e.body, CompactionRecord)}
+    verify_tokens = estimator.text(VERIFY)
     calls = inputs = outputs = 0
     for step in result.steps:
         for event in step.events:
@@ -567,7 +571,12 @@ def _summary_calls(
             if event.step != "compaction" or record is None:
                 continue
             written = estimator.text(record.summary)
+            asked = max(0, event.tokens_before - event.tokens_after) + written + prompt_tokens
             calls += 1
-            inputs += max(0, event.tokens_before - event.tokens_after) + written + prompt_tokens
+            inputs += asked
             outputs += written
+            if policy.summary_verify:  # the check pass: the same request, the draft, VERIFY
+                calls += 1
+                inputs += asked + written + verify_tokens
+                outputs += written
     return SummaryCalls(policy.summarizer, stand_in, calls, inputs, outputs)

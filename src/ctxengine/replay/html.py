@@ -32,6 +32,10 @@ PALETTE: tuple[str, ...] = (
     "#7f7f7f",
     "#bcbd22",
     "#17becf",
+    "#003f5c",
+    "#a05195",
+    "#665191",
+    "#00876c",
 )
 #: Chart size in CSS pixels, and the room left for axis labels.
 WIDTH, HEIGHT = 1100, 360
@@ -50,7 +54,8 @@ svg text { font: 11px system-ui, sans-serif; fill: #444; }
 
 
 def colour(index: int) -> str:
-    """The colour of the ``index``-th policy (the palette repeats after ten)."""
+    """The colour of the ``index``-th policy (the palette repeats after fourteen, more than
+    the presets there are)."""
     return PALETTE[index % len(PALETTE)]
 
 

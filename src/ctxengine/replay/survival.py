@@ -1,11 +1,14 @@
 """Ledger survival: which of a session's key facts the final context of a replay still holds.
 
-The facts come from the whole session once (:func:`session_facts`, the deterministic ledgers
-of :func:`ctxengine.summarizers.ledgers.extract_ledgers` over every message): the first user
-request, the user's constraints, the files modified and the last error. A fact is present
-when its text appears in the final context's text (every text, tool call argument and tool
-result, whitespace runs read as one space) — the first request by its first
-:data:`~ctxengine.policy.defaults.REPLAY_SURVIVAL_GOAL_CHARS` characters.
+The facts come from the session once (:func:`session_facts`, the deterministic ledgers of
+:func:`ctxengine.summarizers.ledgers.extract_ledgers` over every message the last model call
+could see, i.e. those before the last assistant message): the first substantive user request
+(an acknowledgement such as "continue" is none), the user's constraints, the files modified
+and the last error. A fact is present when its text appears in the final context's text
+(every text, tool call argument and tool result, whitespace runs read as one space) — the
+first request by its first :data:`~ctxengine.policy.defaults.REPLAY_SURVIVAL_GOAL_CHARS`
+characters, a modified file by its absolute path or by its path relative to the session's
+working directory (how patches and most tools name it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ctxengine.model import (
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import REPLAY_SURVIVAL_GOAL_CHARS
 from ctxengine.projection.context import Context
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.ledgers import extract_ledgers
 
 
@@ -36,12 +40,14 @@ class SessionFacts:
         constraints: the user's rules, in first-seen order.
         modified_files: paths the session modified (normalised, as the ledgers write them).
         last_error: the newest error line of a failed tool result, or ``None``.
+        cwd: the session's working directory (``""`` when unknown).
     """
 
     first_request: str | None
     constraints: tuple[str, ...]
     modified_files: tuple[str, ...]
     last_error: str | None
+    cwd: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +77,21 @@ class Survival:
 
 
 def session_facts(entries: Iterable[Entry]) -> SessionFacts:
-    """The :class:`SessionFacts` of a session log (its message entries)."""
+    """The :class:`SessionFacts` of a session log (its message entries before the last
+    assistant message: what the last model call could be sent)."""
     messages = [e.message for e in current_entries(list(entries)) if e.message is not None]
-    first = next((m.text for m in messages if is_real_user_message(m) and m.text.strip()), None)
+    last_call = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
+    if last_call is not None:
+        messages = messages[:last_call]
+    asked = [m.text for m in messages if is_real_user_message(m) and m.text.strip()]
+    first = next((t for t in asked if not is_acknowledgement(t)), asked[0] if asked else None)
     ledgers = extract_ledgers(messages)
     return SessionFacts(
         first_request=first,
         constraints=tuple(ledgers.constraints),
         modified_files=tuple(ledgers.files_modified),
         last_error=ledgers.errors[-1] if ledgers.errors else None,
+        cwd=ledgers.cwd,
     )
 
 
@@ -109,11 +121,18 @@ def survival(facts: SessionFacts, final: Context | None) -> Survival:
     def count(items: Sequence[str]) -> tuple[int, int]:
         return sum(1 for item in items if present(item)), len(items)
 
+    def file_present(path: str) -> bool:
+        root = facts.cwd.rstrip("/") + "/"
+        return present(path) or (
+            bool(facts.cwd) and path.startswith(root) and present(path.removeprefix(root))
+        )
+
     first = facts.first_request
+    files = facts.modified_files
     return Survival(
         first_request=None if first is None else present(first[:REPLAY_SURVIVAL_GOAL_CHARS]),
         constraints=count(facts.constraints),
-        modified_files=count(facts.modified_files),
+        modified_files=(sum(1 for f in files if file_present(f)), len(files)),
         last_error=None if facts.last_error is None else present(facts.last_error),
     )
 

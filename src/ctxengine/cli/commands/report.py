@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ctxengine.cli.chromium import screenshot
+from ctxengine.cli.chromium import require_chromium, screenshot
 from ctxengine.cli.comparison import (
     CacheProviderOpt,
     CacheTtlOpt,
@@ -39,9 +39,19 @@ from ctxengine.replay.consumers import token_consumers
 from ctxengine.replay.html import report_html
 from ctxengine.tokens.estimate import HeuristicEstimator
 
-#: Size of the ``--png`` screenshot, in CSS pixels: the page's width, and a height that holds
-#: the header, both charts and the comparison table.
+#: Size of the ``--png`` screenshot, in CSS pixels: the least width and height, then what each
+#: policy column of the comparison table and each table row below the charts adds.
 PNG_WIDTH, PNG_HEIGHT = 1200, 1600
+PNG_COLUMN_PX, PNG_ROW_PX = 110, 26
+#: Rows of the page's tables besides the consumers (comparison table, cache check, notes).
+PNG_FIXED_ROWS = 40
+
+
+def png_size(policies: int, consumers: int) -> tuple[int, int]:
+    """(width, height) of the screenshot of a page comparing ``policies`` policies and
+    listing ``consumers`` top consumers (tools and files), in CSS pixels."""
+    width = max(PNG_WIDTH, 300 + PNG_COLUMN_PX * policies)
+    return width, PNG_HEIGHT + PNG_ROW_PX * (consumers + PNG_FIXED_ROWS)
 
 
 def report_cmd(
@@ -77,6 +87,7 @@ def report_cmd(
     check_output_path(output, target, db)
     if image is not None:
         check_output_path(str(image), target, db)
+        require_chromium()  # before the replay, and before anything is written
     spec = ComparisonSpec.of(
         policy or ",".join(PRESET_NAMES),
         keep_recent=keep_recent,
@@ -96,7 +107,8 @@ def report_cmd(
         write_output(str(page), report_html(comparison, tools, files).encode("utf-8"))
         if image is not None:
             tracker.step(f"taking the screenshot {image}")
-            screenshot(page, image, width=PNG_WIDTH, height=PNG_HEIGHT)
+            width, height = png_size(len(spec.policies), len(tools) + len(files))
+            screenshot(page, image, width=width, height=height)
     if json_out:
         doc = {
             "html": str(page),
