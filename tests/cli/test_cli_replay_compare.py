@@ -96,6 +96,14 @@ def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str])
             ["--policy", "default", "--cache-provider", "gemini"],
             "error: no cache rules for 'gemini'; known: anthropic, openai",
         ),
+        (
+            ["--steps"],
+            "error: --steps lists every call of a comparison: it needs --policy and --json",
+        ),
+        (
+            ["--policy", "default", "--steps"],
+            "error: --steps lists every call of a comparison: it needs --policy and --json",
+        ),
     ],
 )
 def test_bad_options_exit_2_naming_them(
@@ -124,3 +132,16 @@ def test_a_prices_file_overrides_and_a_bad_one_is_named(
     bad.write_text(json.dumps({"models": {"x": {**opus, "input": "a"}}}))
     code, _, stderr = run(capsys, *argv, "--prices", str(bad))
     assert (code, stderr) == (2, f"error: {bad}: models.x.input: expected a number, got 'a'")
+
+
+def test_a_sample_and_a_keep_recent_override_are_said(capsys: pytest.CaptureFixture[str]) -> None:
+    path = require_corpus(*SMALL)
+    argv = ["--policy", "default,pi", "--sample", "5", "--keep-recent", "2000", "--json"]
+    code, stdout, _ = run(capsys, "replay", str(path), *argv)
+    assert code == 0
+    notes = json.loads(stdout)["notes"]
+    assert notes[-2:] == [
+        "--sample 5: every 5th request was validated in full and the others not at all; "
+        "invalid requests counts those checked",
+        "--keep-recent 2,000 replaced every policy's own keep-recent budget",
+    ]

@@ -84,6 +84,7 @@ class ComparisonSpec:
         long_ttl: cache writes ask for the long lifetime.
         sample: validate every Nth request in full (0: every request).
         jobs: policies replayed at once (see :func:`jobs_of`).
+        keep_recent: the keep-recent budget laid over every policy (tokens), or ``None``.
     """
 
     policies: list[tuple[str, Policy]]
@@ -94,6 +95,7 @@ class ComparisonSpec:
     long_ttl: bool
     sample: int
     jobs: int
+    keep_recent: int | None = None
 
     @classmethod
     def of(
@@ -125,6 +127,7 @@ class ComparisonSpec:
             long_ttl=long_ttl_of(cache_ttl),
             sample=sample,
             jobs=jobs_of(jobs),
+            keep_recent=keep_recent,
         )
 
 
@@ -216,6 +219,10 @@ def run_comparison(target: Target, spec: ComparisonSpec, tracker: Tracker) -> Co
         on_step=lambda name, _s: tracker.advance(),
         jobs=spec.jobs,
     )
+    if spec.keep_recent is not None:
+        comparison.notes.append(
+            f"--keep-recent {spec.keep_recent:,} replaced every policy's own keep-recent budget"
+        )
     tracker.step("checking the cache model against the recorded reads")
     check = check_cache(target.entries, comparison.price.rules, long_ttl=spec.long_ttl)
     comparison.cache_check = None if check is None else check.to_dict()

@@ -450,6 +450,11 @@ def compare(
     comparison.notes.append(choice.note)
     if not timed:
         comparison.notes.append("the transcript records no times: cached prefixes never expire")
+    if sample:
+        comparison.notes.append(
+            f"--sample {sample}: every {sample}th request was validated in full and the others "
+            "not at all; invalid requests counts those checked"
+        )
     for (name, _), replayed in zip(policies, runs, strict=True):
         comparison.runs.append(
             PolicyRun(

@@ -35,6 +35,7 @@ from ctxengine.cli.options import (
 from ctxengine.cli.output import dump_json
 from ctxengine.cli.progress import progress
 from ctxengine.cli.views import show_comparison, show_replay
+from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.replay import replay
 
@@ -67,6 +68,8 @@ def replay_cmd(
     each policy over the same session and print one table: calls, compactions, prunes,
     summarizer calls, context sizes, input tokens billed, simulated prompt-cache reads,
     writes and breaks, estimated cost, and which key facts the final context holds."""
+    if steps and not (json_out and policy is not None):
+        raise ConfigError("--steps lists every call of a comparison: it needs --policy and --json")
     if policy is not None:
         spec = ComparisonSpec.of(
             policy,
