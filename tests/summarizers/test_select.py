@@ -110,9 +110,14 @@ def test_an_open_error_stays_when_a_fixed_one_and_a_read_file_go() -> None:
     assert EST.text(text(chosen)) == 49
 
 
-def test_items_matching_the_focus_rank_first_after_the_core() -> None:
+def test_items_matching_the_focus_rank_first_after_the_open_errors() -> None:
     focused = with_focus(items(), "AST")
-    assert [i.text for i in focused if i.focus] == ["pytest tests/test_ast.py"]
+    # the goal and the open error rank with the matching items: focus never displaces them
+    assert [i.text for i in focused if i.focus] == [
+        "Fix the parser.",
+        "open: E2: new failure",
+        "pytest tests/test_ast.py",
+    ]
     chosen = select(focused, 62, EST, LAYOUT)
     # the matching command before the fixed error and the read file; the open error (the
     # core) stays
@@ -133,6 +138,30 @@ def test_items_matching_the_focus_rank_first_after_the_core() -> None:
         "## Errors\n- fixed: E1: old failure\n- open: E2: new failure\n\n"
         "## Not shown (no room left)\n- 4 commands run: entries 3–40 of the history"
     )
+
+
+SLOW = "since rebuilding it takes a minute"
+
+
+def test_a_matching_item_never_displaces_the_current_work_or_an_open_error() -> None:
+    core = [
+        Item("goal", "goal", "Fix the parser.", recency=1.0, required=True, cut_floor=500),
+        Item("decisions", "decision", f"agent: keep the AST cache between runs, {SLOW}"),
+        Item("errors", "error.open", "open: E2: new failure", recency=1.0),
+        Item("current_work", "current_work", "Rewriting the lexer.", cut_floor=0),
+    ]
+    focused = with_focus(core, "AST")
+    assert all(i.focus for i in focused)
+    # the decision matches (70 + the bonus) but the open error (85) and the current work
+    # (80) get the bonus too: they stay, the decision goes
+    chosen = select(focused, 45, EST, LAYOUT)
+    assert text(chosen) == (
+        "## Goal\nFix the parser.\n\n"
+        "## Errors\n- open: E2: new failure\n\n"
+        "## Current work\nRewriting the lexer.\n\n"
+        "## Not shown (no room left)\n- 1 decision: entries 3–40 of the history"
+    )
+    assert EST.text(text(chosen)) == 42
 
 
 def test_a_text_is_shortened_to_the_room_left() -> None:

@@ -13,7 +13,9 @@ An item that matches the focus text but is worth less than :data:`FOCUS_CORE_VAL
 file, a command, an older user message, an identifier read in tool output) ranks just below
 the core of the state, above every item of its own worth that does not match: the focus
 reorders what the state shows, it does not push out the current work, the open errors or the
-identifiers the user or the agent stated.
+identifiers the user or the agent stated. The goal, the next step, the current work, the turn
+context, the open errors and a carried summary's current work and next step rank with the
+matching items whatever their text (:data:`FOCUS_KEEPS`).
 
 ``recency`` runs from 0 (the oldest item of its kind) to 1 (the newest): by the item's source
 entry when it has one, else by its place in its ledger list. The values (:data:`VALUES`) put
@@ -92,6 +94,14 @@ FOCUS_CORE_VALUE = 60.0
 #: work, priority 100, is worth 80, like our own current work; an analysis, 15, is worth 29).
 CARRIED_BASE = 20.0
 CARRIED_SCALE = 0.6
+#: Kinds the focus never displaces: they are marked as matching it whatever their text, so
+#: they rank with the items that match (the goal's head and the next step are required
+#: anyway; the current work, the turn context and the open errors would otherwise give way
+#: to a matching modified file or user message).
+FOCUS_KEEPS = frozenset(("goal", "next_step", "current_work", "turn_context", "error.open"))
+#: Priority of a carried section (:mod:`ctxengine.summarizers.carried`) the focus never
+#: displaces either: 98 and above, the carried current work and next step.
+FOCUS_KEEPS_CARRIED_PRIORITY = 98
 #: Words of the focus text shorter than this are not matched on their own.
 FOCUS_WORD_MIN_CHARS = 3
 _FOCUS_STOPWORDS = frozenset(
@@ -117,7 +127,8 @@ class Item:
             when the item is shown whole or not at all.
         value: the item's value when it is not ``VALUES[kind]`` (carried sections).
         label: what an omission note calls it (a carried section's title).
-        focus: it matches the focus text.
+        focus: it matches the focus text (or the focus never displaces it:
+            :func:`with_focus`).
     """
 
     group: str
@@ -354,11 +365,26 @@ def matches_focus(text: str, words: Sequence[str]) -> bool:
 
 
 def with_focus(items: Sequence[Item], focus: str | None) -> list[Item]:
-    """``items`` with ``focus`` set on those matching the focus text (:func:`focus_words`)."""
+    """``items`` with ``focus`` set on those matching the focus text (:func:`focus_words`)
+    and on those the focus never displaces (:data:`FOCUS_KEEPS`, carried sections of
+    priority :data:`FOCUS_KEEPS_CARRIED_PRIORITY` or more): matching items rank before every
+    other item, and with the goal, the next step, the current work, the turn context, the
+    open errors and a carried summary's current work and next step by their own values (a
+    match never lifts an item above them)."""
     words = focus_words(focus)
     if not words:
         return list(items)
-    return [replace(i, focus=True) if matches_focus(i.text, words) else i for i in items]
+    return [replace(i, focus=True) if _focused(i, words) else i for i in items]
+
+
+def _focused(item: Item, words: Sequence[str]) -> bool:
+    """``item`` ranks with the items matching the focus ``words``."""
+    if item.kind in FOCUS_KEEPS:
+        return True
+    kept = CARRIED_BASE + CARRIED_SCALE * FOCUS_KEEPS_CARRIED_PRIORITY
+    if item.kind == "carried" and (item.value or 0.0) >= kept:
+        return True
+    return matches_focus(item.text, words)
 
 
 __all__ = [
@@ -366,6 +392,8 @@ __all__ = [
     "CARRIED_SCALE",
     "FOCUS_BONUS",
     "FOCUS_CORE_VALUE",
+    "FOCUS_KEEPS",
+    "FOCUS_KEEPS_CARRIED_PRIORITY",
     "RECENCY_WEIGHT",
     "VALUES",
     "Item",
