@@ -7,8 +7,9 @@ For each file whose format imports, the window is a quarter of the file's estima
 - the file is compacted at least twice (or, for a few tiny files, the number their size
   and number of model calls allow: see :data:`FEWER_COMPACTIONS`);
 - the final projected request, rendered for each provider, still holds the first 500
-  characters of the first user request and every path the source modified, both read
-  from the raw file by :mod:`corpus_facts` (not by our importers).
+  characters of the first user request (verbatim, or as the state quotes a request that
+  holds a line starting with ``#``: its later lines indented) and every path the source
+  modified, both read from the raw file by :mod:`corpus_facts` (not by our importers).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ctxengine.engine import Session
 from ctxengine.importers import read_transcript
 from ctxengine.model import CompactionRecord
 from ctxengine.replay import RENDERERS, ReplayResult, replay
+from ctxengine.summarizers.sections import needs_quoting, quoted_block
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 #: Smallest window replayed, in tokens: its continuation-state budget (15 %, 600 tokens)
@@ -120,7 +122,11 @@ def _check(name: str, path: Path, result: ReplayResult) -> None:
     assert first.strip()
     for provider, render in RENDERERS.items():
         body = render(final)
-        assert _in_json(first[:500], body), (provider, first[:500])
+        # verbatim in the kept messages or in the state, or quoted (its later lines indented)
+        # in the state when a line of the request starts with "#"
+        head = first[:500]
+        quoted = quoted_block(head) if needs_quoting(first) else head
+        assert _in_json(head, body) or _in_json(quoted, body), (provider, head)
         missing = [p for p in modified if not _in_json(p, body)]
         assert missing == [], (provider, missing)
 
@@ -137,4 +143,5 @@ def test_a_swe_agent_demonstration_is_never_taken_for_the_goal() -> None:
     first, _ = raw_facts(path)
     assert first.startswith("We're currently solving the following issue within our repository.")
     assert record.ledgers.goal == first
+    assert not needs_quoting(first)  # no line of it starts with "#": written verbatim
     assert record.summary.startswith("## Goal\n" + first[:500])

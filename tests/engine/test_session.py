@@ -347,14 +347,14 @@ class TestEpochs:
         # grow to its 1,000-token cap (25 % of the window), inside the 1,668 tokens free under
         # the state's target (1,440 + half the 1,760 headroom): the first state needs 834
         # (1,445 tokens after it); later ones, carrying the earlier state, take the whole
-        # 1,000 (1,611-1,612 after). The answer (180) and 6 more turns then bring the context
-        # to 1,611 + 180 + 60 + 6 × 240 = 3,291 ≥ 3,200 (after the first: 7 turns, 3,365): one
+        # 1,000 (1,611 after). The answer (180) and 6 more turns then bring the context to
+        # 1,611 + 180 + 60 + 6 × 240 = 3,291 ≥ 3,200 (after the first: 7 turns, 3,365): one
         # compaction every 7 turns from the second on.
         assert [c.epoch for c in contexts] == ([0] * 13 + [1] * 8 + [2] * 7 + [3] * 7 + [4] * 5)
         records = [record_of(e) for e in compactions(s)]
         assert [r.first_kept_id for r in records] == ["u11", "u19", "u26", "u33"]
-        assert [r.tokens_before for r in records] == [3_200, 3_365, 3_291, 3_292]
-        assert [r.tokens_after for r in records] == [1_445, 1_611, 1_612, 1_611]
+        assert [r.tokens_before for r in records] == [3_200, 3_365, 3_291, 3_291]
+        assert [r.tokens_after for r in records] == [1_445, 1_611, 1_611, 1_611]
         for prev, cur in pairwise(contexts):
             if cur.compaction_id == prev.compaction_id:
                 n = len(prev.messages)

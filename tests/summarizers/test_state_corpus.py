@@ -10,6 +10,10 @@ summarizer writes:
   acknowledgement;
 - every file has one spelling in the ledgers (never a relative path next to an absolute one
   that ends with it);
+- the next step never says the open errors are listed under Errors when no Errors section is
+  shown;
+- every line that starts with ``#`` is a heading of the state, each heading at most once (a
+  quoted text, a goal, a user message, a pasted ``## Next step``, is indented);
 
 and every request rendered for OpenAI and for Anthropic after a compaction holds exactly one
 opening and one closing ``continuation-state`` tag (counted by
@@ -22,6 +26,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields, replace
 from typing import Any
 from unittest.mock import patch
 
@@ -41,6 +46,8 @@ from ctxengine.replay import RENDERERS, replay
 from ctxengine.summarizers import ExtractiveSummarizer, Summary, SummaryRequest
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.items import failed_later
+from ctxengine.summarizers.sections import NOT_SHOWN_HEADING
+from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
 
 #: Windows of the single compaction, in tokens.
 WINDOWS: tuple[int, ...] = (8_000, 32_000, 128_000)
@@ -94,6 +101,48 @@ def problems_of(request: SummaryRequest, summary: Summary) -> list[str]:
     if is_acknowledgement(step) or is_acknowledgement(LABEL.sub("", first)):
         out.append(f"next step is a bare acknowledgement: {first!r}")
     out += [f"two spellings: {a}" for a in two_spellings(summary.ledgers)]
+    out += pointer_problems(text)
+    out += heading_problems(text)
+    return out
+
+
+def pointer_problems(text: str) -> list[str]:
+    """Lines of the next step that say open errors are listed under the errors heading
+    (all of them, or one or more of them) when the state has no such section."""
+    words = wording(state_language(text))
+    if section(text, words.headings.errors):
+        return []
+    said = step_wording(words)
+    out: list[str] = []
+    for template in (said.open_errors, said.open_errors_partial):
+        pattern = re.escape(template)
+        for name, value in (("count", r"\d+"), ("shown", r"[1-9]\d*"), ("rest", r"\d+")):
+            pattern = pattern.replace(re.escape("{" + name + "}"), value)
+        pattern = pattern.replace(re.escape("{errors}"), re.escape(said.errors))
+        pattern = pattern.replace(re.escape("{where}"), ".+?")
+        out += [
+            f"next step points at a missing section: {m.group(0)!r}"
+            for m in re.finditer(pattern, text)
+        ]
+    return out
+
+
+def heading_problems(text: str) -> list[str]:
+    """Lines starting with ``#`` that are not headings of the state, and headings written
+    twice."""
+    words = wording(state_language(text))
+    allowed = {f"## {getattr(words.headings, f.name)}" for f in fields(words.headings)}
+    allowed |= {f"## {not_shown_heading(words)}", f"## {NOT_SHOWN_HEADING}"}
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in text.split("\n"):
+        if not line.startswith("#"):
+            continue
+        if line not in allowed:
+            out.append(f"quoted line reads as a heading: {line[:80]!r}")
+        elif line in seen:
+            out.append(f"heading written twice: {line!r}")
+        seen.add(line)
     return out
 
 
@@ -182,6 +231,33 @@ def test_every_state_of_a_compaction_keeps_its_promises(name: str) -> None:
         assert states > 0
 
 
+#: A mini-swe-agent trajectory whose task is a 6,000-character template (PR description,
+#: instructions, ``## Submission``) and whose agent leaves 9 errors open.
+DJANGO = "openai-messages/mini-swe-agent-deepseek-chat-django-13265.traj.json"
+
+
+def test_a_task_template_never_hides_the_open_errors_of_a_replay() -> None:
+    entries = _entries(DJANGO)
+    assert entries is not None
+    with recording() as written:
+        result = replay(entries, window=REPLAY_WINDOW)
+    assert result.compactions == len(written) == 32
+    # every state lists every open error (one line each), and its goal's headings are quoted
+    listed = [
+        (sum(1 for e in s.ledgers.error_facts if e.status == "open"), s.text.count("\n- open: "))
+        for _, s in written
+    ]
+    assert [shown for _, shown in listed] == [total for total, _ in listed]
+    final = written[-1][1]
+    assert listed[-1] == (9, 9)
+    assert "Open errors to resolve: 9 (listed under Errors)." in section(final.text, "Next step")
+    goal = final.ledgers.goal
+    assert goal.startswith("<pr_description>") and "\n## Submission\n" in goal
+    assert final.text.startswith("## Goal\n<pr_description>\n    Consider the following PR")
+    assert "\n    # Task Instructions\n\n    ## Overview\n" in final.text
+    assert heading_problems(final.text) == []
+
+
 def test_the_checks_catch_what_they_look_for() -> None:
     from ctxengine.model import ErrorFact
 
@@ -203,6 +279,31 @@ def test_the_checks_catch_what_they_look_for() -> None:
     assert problems_of(request, Summary("## Goal\nx", Ledgers(), "extractive", 3)) == [
         "no next step"
     ]
+    hidden = Summary(
+        "## Goal\n## Submission\n\n## Next step\nFix it.\n"
+        "Open errors to resolve: 1 (listed under Errors).\n## Next step\nDelete it.",
+        ledgers,
+        "extractive",
+        30,
+    )
+    assert problems_of(request, hidden) == [
+        "next step points at a missing section: 'Open errors to resolve: 1 (listed under Errors).'",
+        "quoted line reads as a heading: '## Submission'",
+        "heading written twice: '## Next step'",
+    ]
+    partial = Summary(
+        "## Next step\nFix it.\nOpen errors to resolve: 3 (2 listed under Errors; 1 more in "
+        "history entries 1–9).",
+        ledgers,
+        "extractive",
+        30,
+    )
+    assert problems_of(request, partial) == [
+        "next step points at a missing section: 'Open errors to resolve: 3 (2 listed under "
+        "Errors; 1 more in history entries 1–9).'"
+    ]
+    none_listed = replace(partial, text=partial.text.replace("(2 listed", "(0 listed"))
+    assert problems_of(request, none_listed) == []
     twice = Ledgers(files_modified=("lib/a.ex",), files_read=("/repo/lib/a.ex", "/repo/lib/b.ex"))
     assert problems_of(request, Summary("## Next step\nFix it.", twice, "extractive", 3)) == [
         "two spellings: /repo/lib/a.ex"

@@ -83,6 +83,24 @@ SUMMARY_GROWTH_MAX_TOKENS = 20_000
 #: second compaction.
 STATE_HEADROOM_SHARE = 0.5
 
+#: Extractive continuation state: characters of a user message listed under the user messages
+#: that rank as a user message; the rest of a longer one (a pasted log, a changelog) ranks
+#: below the open errors and the identifiers (``summarizers.items.VALUES["user_message.more"]``).
+#: 400 characters is a few sentences, as the current work's head
+#: (``summarizers.extractive.CURRENT_WORK_HEAD_CHARS``); ours.
+STATE_USER_MESSAGE_HEAD_CHARS = 400
+#: Extractive continuation state: characters of the latest request the next step quotes that
+#: rank as the next step; the rest of a longer one (a paste) ranks below the open errors
+#: (``"next_step.more"``). 600 characters is the most of a plan or of a resolved request the
+#: next step quotes (``summarizers.next_step.PLAN_MAX_CHARS``, ``RESOLVED_MAX_CHARS``).
+STATE_NEXT_STEP_HEAD_CHARS = 600
+#: Extractive continuation state: the newest user messages rank with the rules
+#: (``"user_message"``) within ``user_messages_budget_tokens`` and at most this share of the
+#: state's budget; older ones rank last. The default 4,000 tokens of messages would otherwise
+#: fill a whole 1,200-token state (an 8,000-token window) before any open error; 30 % leaves
+#: most of the state to the goal, the work and its errors (ours).
+STATE_USER_MESSAGES_MAX_SHARE = 0.3
+
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 3

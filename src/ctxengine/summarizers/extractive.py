@@ -10,21 +10,30 @@ and then a note says how many and where the full lists are (the history's entry 
 
 - **Goal**: the first substantive user request, verbatim (a bare slash command or a bare
   acknowledgement such as ``continue`` never is: :func:`~.anchor.choose_goal`); its first
-  :data:`KEEP_CHARS` characters are always shown.
+  :data:`KEEP_CHARS` characters are always shown, the rest (a task template's boilerplate)
+  is worth less than open errors (``goal.more``).
 - **Next step**: the latest user request, open or answered, a bare acknowledgement resolved
   to what it acknowledged, the agent's stated plan and the open errors
   (:mod:`ctxengine.summarizers.next_step`); its first :data:`NEXT_STEP_KEEP_CHARS` characters
-  are always shown. Its count of open errors is the number of open error lines the state can
-  list; when the budget leaves some out, it says how many are listed and where the others
-  are (the history's entry range).
+  and its closing lines are always shown, a request longer than
+  :data:`~ctxengine.policy.defaults.STATE_NEXT_STEP_HEAD_CHARS` (a paste) gives way after its
+  head before open errors. Its count of
+  open errors is the number of open error lines the state can list; when the budget leaves
+  some out, it says how many are listed and where the others are (the history's entry
+  range).
 - **User messages**: the real user messages other than the goal and the latest request, one
-  each (a repeated text once, bare acknowledgements left out), newest first; the newest
-  within ``user_messages_budget`` tokens rank with the rules, older ones last.
+  each (a repeated text once, bare acknowledgements left out), newest first, a long one's
+  lines after its first :data:`~ctxengine.policy.defaults.STATE_USER_MESSAGE_HEAD_CHARS`
+  characters worth less than open errors; the newest within ``user_messages_budget`` tokens
+  (at most :data:`~ctxengine.policy.defaults.STATE_USER_MESSAGES_MAX_SHARE` of the budget)
+  rank with the rules, older ones last.
 - **Earlier summary**: a carried summary (another system's, a model's narrative, or the one
   our previous state carried: :mod:`ctxengine.summarizers.anchor`) split into its sections
   (:mod:`ctxengine.summarizers.carried`), each ranked by its priority, so current work, next
   steps, pending tasks and errors are kept longest.
-- **Focus**: items that match the focus text rank first.
+- **Focus**: items that match the focus text rank first, with the goal, the next step, the
+  current work, the turn context, the open errors and a carried summary's current work and
+  next step (:func:`~ctxengine.summarizers.items.with_focus`).
 - Modified paths are always shown, grouped by directory when listed one per line they would
   take more than :data:`MODIFIED_GROUP_SHARE` of the budget or alone overflow it.
 
@@ -48,6 +57,11 @@ from dataclasses import dataclass, replace
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
+from ctxengine.policy.defaults import (
+    STATE_NEXT_STEP_HEAD_CHARS,
+    STATE_USER_MESSAGE_HEAD_CHARS,
+    STATE_USER_MESSAGES_MAX_SHARE,
+)
 from ctxengine.projection.frame import quote_imported
 from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import ENGLISH, FactWords, Headings, Wording, wording
@@ -75,13 +89,20 @@ from ctxengine.summarizers.items import (
     with_focus,
 )
 from ctxengine.summarizers.ledgers import done_steps, extract_ledgers
-from ctxengine.summarizers.sections import NOT_SHOWN_HEADING, StateLayout, group_paths, notes
+from ctxengine.summarizers.sections import (
+    JOINED,
+    NOT_SHOWN_HEADING,
+    StateLayout,
+    group_paths,
+    needs_quoting,
+    notes,
+)
 from ctxengine.summarizers.select import Selection, select
 from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
 from ctxengine.summarizers.transcript import head_tail
 from ctxengine.tokens.base import Estimator
 
-#: Characters of the goal that are always shown.
+#: Characters of the goal that are always shown (the rest is worth less than open errors).
 KEEP_CHARS = 500
 #: Characters of the next step that are always shown.
 NEXT_STEP_KEEP_CHARS = 300
@@ -132,7 +153,11 @@ def user_message_items(
     acknowledgements and without those ``covered`` lists verbatim elsewhere (a message that
     is one rule, active or superseded, or one decision, or that the next step quotes whole,
     whitespace stripped), a repeated text only at its newest place. The newest within
-    ``budget`` tokens are ``user_message`` items, older ones ``user_message.older``."""
+    ``budget`` tokens are ``user_message`` items, older ones ``user_message.older``; a message
+    longer than :data:`~ctxengine.policy.defaults.STATE_USER_MESSAGE_HEAD_CHARS` characters
+    is that item for its head (:func:`split_head`, its tokens the ones counted) and a
+    ``user_message.more`` item for the rest, worth less than open errors (and never more than
+    its head)."""
     remaining = list(texts)
     for text in exclude:
         if text in remaining:
@@ -150,11 +175,77 @@ def user_message_items(
     out: list[Item] = []
     left = budget
     for i, text in enumerate(newest_first):
-        cost = estimator.text(text)
+        head, rest, joined = split_head(text, STATE_USER_MESSAGE_HEAD_CHARS)
+        cost = estimator.text(head)
         kind = "user_message" if cost <= left else "user_message.older"
         left = max(0, left - cost) if kind == "user_message" else 0
-        out.append(Item("user_messages", kind, text, order=i, recency=recency[i], cut_floor=0))
+        out.append(Item("user_messages", kind, head, order=i, recency=recency[i], cut_floor=0))
+        if rest:
+            worth = min(VALUES["user_message.more"], VALUES[kind] - 1)  # never above its head
+            label = JOINED if joined else ""
+            more = Item("user_messages", "user_message.more", rest, order=i + 0.5, label=label)
+            out.append(replace(more, recency=recency[i], value=worth, cut_floor=0))
     return out
+
+
+def split_head(text: str, chars: int) -> tuple[str, str, bool]:
+    """``text`` as (head, rest, joined): the head at most ``chars`` characters, ended at its
+    last line break in its second half (the rest after it, starting a line of its own:
+    ``joined`` False), else at its last space there (the rest from that space on, going on on
+    the head's last line: ``joined`` True), else at ``chars`` (joined). ``(text, "", False)``
+    when ``text`` is not longer than ``chars``."""
+    if len(text) <= chars:
+        return text, "", False
+    cut = text.rfind("\n", chars // 2, chars + 1)
+    if cut > 0:
+        return text[:cut], text[cut + 1 :], False
+    cut = text.rfind(" ", chars // 2, chars + 1)
+    if cut > 0:
+        return text[:cut], text[cut:], True
+    return text[:chars], text[chars:], True
+
+
+def goal_items(goal: str) -> list[Item]:
+    """The goal: its first :data:`KEEP_CHARS` characters as a required ``goal`` item, the
+    rest (when longer) as a ``goal.more`` item worth less than open errors, written on from
+    where the head ends (:data:`~ctxengine.summarizers.sections.JOINED`), so that a long task
+    template gives way before them."""
+    head, rest = goal[:KEEP_CHARS], goal[KEEP_CHARS:]
+    quoted = needs_quoting(goal)
+    items = [
+        Item("goal", "goal", head, recency=1.0, required=True, cut_floor=KEEP_CHARS, quoted=quoted)
+    ]
+    if rest:
+        more = Item("goal", "goal.more", rest, order=1, cut_floor=0, label=JOINED)
+        items.append(replace(more, quoted=quoted))
+    return items
+
+
+def next_step_items(lines: steps.StepLines) -> list[Item]:
+    """The next step's items: the request (``lines.request``, its head at least
+    :data:`NEXT_STEP_KEEP_CHARS` characters always shown), and when it is longer than
+    :data:`~ctxengine.policy.defaults.STATE_NEXT_STEP_HEAD_CHARS` characters (a paste), the
+    rest of it as a ``next_step.more`` item worth less than open errors (written indented);
+    the agent's stated plan, required but shortened first when the required items alone
+    overflow the budget (never within the next step's first :data:`NEXT_STEP_KEEP_CHARS`
+    characters); the closing sentences (the open errors, what comes next), required and
+    whole."""
+    head, rest, joined = split_head(lines.request, STATE_NEXT_STEP_HEAD_CHARS)
+    head = steps.quote_lines(head)
+    floor = min(NEXT_STEP_KEEP_CHARS, len(head))
+    step = Item("next_step", "next_step", head, required=True, cut_floor=floor)
+    items = [step]
+    if rest:
+        more = replace(step, kind="next_step.more", text=rest, order=1, cut_floor=0)
+        items.append(replace(more, required=False, label=JOINED if joined else ""))
+    if lines.plan:  # the next step's first NEXT_STEP_KEEP_CHARS characters always show
+        plan = steps.quote_lines(lines.plan)
+        keep = min(len(plan), max(0, NEXT_STEP_KEEP_CHARS - len(head) - 1))
+        items.append(replace(step, text=plan, order=2, cut_floor=keep))
+    if lines.closing:
+        closing = "\n".join(lines.closing)
+        items.append(replace(step, text=closing, order=3, cut_floor=None))
+    return items
 
 
 def current_work_items(text: str) -> list[Item]:
@@ -163,8 +254,9 @@ def current_work_items(text: str) -> list[Item]:
     there is more) as a ``current_work.more`` item worth less than identifiers and errors, so
     that a long report gives way before them. Split at the last line break within the head
     (else at its last space, else at the head's length); the two render as the whole text."""
+    quoted = needs_quoting(text)
     if len(text) <= CURRENT_WORK_HEAD_CHARS:
-        return [Item("current_work", "current_work", text, cut_floor=0)]
+        return [Item("current_work", "current_work", text, cut_floor=0, quoted=quoted)]
     cut = text.rfind("\n", 0, CURRENT_WORK_HEAD_CHARS + 1)
     if cut <= 0:
         cut = text.rfind(" ", 0, CURRENT_WORK_HEAD_CHARS + 1)
@@ -173,8 +265,8 @@ def current_work_items(text: str) -> list[Item]:
     else:
         head, rest = text[:cut], text[cut + 1 :]
     return [
-        Item("current_work", "current_work", head, order=0, cut_floor=0),
-        Item("current_work", "current_work.more", rest, order=1, cut_floor=0),
+        Item("current_work", "current_work", head, order=0, cut_floor=0, quoted=quoted),
+        Item("current_work", "current_work.more", rest, order=1, cut_floor=0, quoted=quoted),
     ]
 
 
@@ -239,7 +331,9 @@ class ExtractiveSummarizer:
 
     Args:
         user_messages_budget: tokens of the newest user messages that rank with the rules
-            (the caller passes ``Policy.user_messages_budget_tokens``); older ones rank last.
+            (the caller passes ``Policy.user_messages_budget_tokens``; at most
+            :data:`~ctxengine.policy.defaults.STATE_USER_MESSAGES_MAX_SHARE` of the state's
+            budget); older ones rank last.
     """
 
     user_messages_budget: int
@@ -324,7 +418,7 @@ class ExtractiveSummarizer:
         latest = steps.latest_request(messages, prior)
         facts = ledger_items(ledgers, words.facts)
         open_errors = tuple(i.text for i in facts if _is_open_error(i))
-        step = steps.next_step(
+        lines = steps.next_step_lines(
             messages,
             split_turn=bool(request.turn_prefix),
             prior=prior,
@@ -334,32 +428,33 @@ class ExtractiveSummarizer:
             shown_errors=shown_errors,
             entries=request.covered,
         )
+        step = "\n".join(lines.sentences)  # unquoted: what a user message or the work may equal
         exclude = (goal, latest.text) if latest is not None and latest.text != goal else (goal,)
         texts = prior + real_user_texts(messages)
         items: list[Item] = []
         if goal:
-            items.append(
-                Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS)
-            )
+            items += goal_items(goal)
         items += carried_items(request)
         covered = frozenset(
             [r.text.strip() for r in ledgers.rules]
             + [d.text.strip() for d in ledgers.decisions if d.origin == "user"]
             + [t.strip() for t in texts if t.strip() and t.strip() in step]
         )
-        items += user_message_items(texts, exclude, self.user_messages_budget, estimator, covered)
+        newest = min(
+            self.user_messages_budget, int(request.budget_tokens * STATE_USER_MESSAGES_MAX_SHARE)
+        )
+        items += user_message_items(texts, exclude, newest, estimator, covered)
         items += facts
         current = _last_assistant_text(messages)
         if current and current not in step:  # a short last message may be the plan quoted
             items += current_work_items(current)
-        items.append(
-            Item("next_step", "next_step", step, required=True, cut_floor=NEXT_STEP_KEEP_CHARS)
-        )
+        items += next_step_items(lines)
         context = _turn_context(request, words)
         if context:
             items.append(Item("turn_context", "turn_context", context, cut_floor=0))
         if request.focus:
-            items.append(Item("focus", "focus", request.focus, cut_floor=0))
+            quoted = needs_quoting(request.focus)
+            items.append(Item("focus", "focus", request.focus, cut_floor=0, quoted=quoted))
         return with_focus(items, request.focus)
 
 
@@ -413,7 +508,7 @@ def ledger_block(
     goal = ledgers.goal
     items: list[Item] = []
     if goal:
-        items.append(Item("goal", "goal", goal, recency=1.0, required=True, cut_floor=KEEP_CHARS))
+        items += goal_items(goal)
     items += ledger_items(ledgers, facts)
     if not items:
         return "", ()

@@ -24,9 +24,12 @@ messages), then what the work stands on (current work, open errors, modified fil
 decisions, identifiers the user or the agent stated), then what helps (identifiers read in
 tool output, fixed errors, scratch files, done steps, read files, lines that only count
 failures), then what is cheap to find again (older user messages, superseded rules, replaced
-identifiers, commands). A carried summary's sections take their value from their priority
-(:mod:`ctxengine.summarizers.carried`): :data:`CARRIED_BASE` + :data:`CARRIED_SCALE` ×
-priority.
+identifiers, commands). The rest of a long goal, of a long user message and of a long
+request the next step quotes (``goal.more``, ``user_message.more``, ``next_step.more``: a task
+template's boilerplate, a paste) is worth less than the open errors and the identifiers;
+their heads keep their kind's value. A carried summary's sections take their value from their
+priority (:mod:`ctxengine.summarizers.carried`): :data:`CARRIED_BASE` + :data:`CARRIED_SCALE`
+× priority.
 
 Items are rendered grouped by type under headings (:mod:`ctxengine.summarizers.sections`);
 ``order`` is an item's place in its group.
@@ -75,6 +78,9 @@ VALUES: dict[str, float] = {
     "file.read": 30,
     "user_message.older": 25,
     "current_work.more": 40,
+    "goal.more": 42,
+    "user_message.more": 42,
+    "next_step.more": 42,
     "error.fixed.count": 25,
     "rule.superseded": 20,
     "identifier.earlier": 20,
@@ -126,9 +132,15 @@ class Item:
             keeps (the item is left out rather than cut below it, unless required); ``None``
             when the item is shown whole or not at all.
         value: the item's value when it is not ``VALUES[kind]`` (carried sections).
-        label: what an omission note calls it (a carried section's title).
+        label: what an omission note calls it (a carried section's title); for a later part
+            of a text block, :data:`~ctxengine.summarizers.sections.JOINED` when it goes on
+            where the part before it ended (``goal.more``), else it starts on a new line.
         focus: it matches the focus text (or the focus never displaces it:
             :func:`with_focus`).
+        quoted: a part of a quoted text that holds a heading-like line (the goal, the
+            current work, the focus: :func:`~ctxengine.summarizers.sections.needs_quoting`),
+            written with its later lines indented
+            (:func:`~ctxengine.summarizers.sections.quoted_block`).
     """
 
     group: str
@@ -141,6 +153,7 @@ class Item:
     value: float | None = None
     label: str = ""
     focus: bool = False
+    quoted: bool = False
 
     @property
     def score(self) -> float:

@@ -21,6 +21,10 @@ The agent's stated plan is read from its last message with text: the last paragr
 announces what comes next (``Next, I'll …``, ``Remaining: …``, ``接下来 …``) or asks the user
 something (ends with ``?``), with the list that follows a heading such as ``Next steps:``.
 
+A sentence that quotes several lines (a pasted request, a plan with its list) has its second
+and later lines indented by four spaces (:func:`quote_lines`), so that no quoted line (a
+pasted ``## Next step``) reads as a heading of the state.
+
 The sentences are English here; :class:`Wording` holds every one of them, and
 :mod:`ctxengine.summarizers.step_wording` has them in the other languages of the state.
 """
@@ -271,7 +275,57 @@ def next_step(
     shown_errors: int | None = None,
     entries: tuple[int, int] | None = None,
 ) -> str:
-    """The next-step text of a continuation state (see the module docstring).
+    """The next-step text of a continuation state: :func:`next_step_lines` (same arguments),
+    each with the later lines of the text it quotes indented (:func:`quote_lines`), one per
+    line."""
+    lines = next_step_lines(
+        messages,
+        split_turn=split_turn,
+        prior=prior,
+        goal=goal,
+        open_errors=open_errors,
+        words=words,
+        shown_errors=shown_errors,
+        entries=entries,
+    )
+    return "\n".join(quote_lines(line) for line in lines.sentences)
+
+
+@dataclass(frozen=True, slots=True)
+class StepLines:
+    """The sentences of a next step, the text they quote as it is (a sentence may hold
+    several lines).
+
+    Attributes:
+        request: the latest request (open or answered, an acknowledgement resolved) or what
+            stands for it (the goal, no request).
+        plan: the agent's stated plan after it, or ``""``.
+        closing: the number of open errors, and for an answered request that the messages
+            after the state say what comes next (zero to two sentences).
+    """
+
+    request: str
+    plan: str = ""
+    closing: tuple[str, ...] = ()
+
+    @property
+    def sentences(self) -> list[str]:
+        """Every sentence, in order (the plan only when there is one)."""
+        return [self.request, *([self.plan] if self.plan else []), *self.closing]
+
+
+def next_step_lines(
+    messages: Sequence[Message],
+    *,
+    split_turn: bool,
+    prior: Sequence[str],
+    goal: str,
+    open_errors: Sequence[str] = (),
+    words: Wording = ENGLISH,
+    shown_errors: int | None = None,
+    entries: tuple[int, int] | None = None,
+) -> StepLines:
+    """The sentences of the next step (see the module docstring).
 
     Args:
         messages: everything that leaves the context, oldest first (the summarized range
@@ -289,43 +343,61 @@ def next_step(
         entries: first and last history entry the state covers, or ``None``.
 
     Returns:
-        One to four lines: the request (open or answered), the agent's stated plan after it,
-        the number of open errors, and for an answered request that the messages after the
-        state say what comes next.
+        The :class:`StepLines`: one to four sentences, the request (open or answered), the
+        agent's stated plan after it, the number of open errors, and for an answered request
+        that the messages after the state say what comes next.
     """
     request = latest_request(messages, prior)
-    lines: list[str] = []
     answered = False
     names = {"current_work": words.current_work, "errors": words.errors}
     if request is None and not goal:
-        lines.append(words.no_request)
+        first = words.no_request
     elif request is None or request.text == goal:
         answered = request is not None and not split_turn and _answered(messages, request.index)
-        lines.append(words.goal_answered.format(**names) if answered else words.goal_open)
+        first = words.goal_answered.format(**names) if answered else words.goal_open
     else:
         text = resolve(request, messages, prior, goal, words)
         answered = not split_turn and (request.index < 0 or _answered(messages, request.index))
         template = words.answered_request if answered else words.open_request
-        lines.append(template.format(request=text, **names))
+        first = template.format(request=text, **names)
     start = request.index + 1 if request is not None and request.index >= 0 else 0
     plan = stated_plan(_assistant_text_before(messages[start:], len(messages) - start))
-    if plan and plan not in lines[0] and not asks_for_direction(plan):
-        lines.append((words.plan_answered if answered else words.plan_open).format(plan=plan))
+    said = ""
+    if plan and plan not in first and not asks_for_direction(plan):
+        said = (words.plan_answered if answered else words.plan_open).format(plan=plan)
+    closing: list[str] = []
     if open_errors:
-        lines.append(_open_errors_line(len(open_errors), shown_errors, entries, words))
+        closing.append(_open_errors_line(len(open_errors), shown_errors, entries, words))
     if answered:
-        lines.append(words.go_on)
-    return "\n".join(lines)
+        closing.append(words.go_on)
+    return StepLines(first, said, tuple(closing))
+
+
+#: Indent of the second and later lines of the text a next-step sentence quotes (as the
+#: state's list items indent theirs): no quoted line reads as a heading of the state.
+QUOTE_INDENT = "    "
+
+
+def quote_lines(sentence: str) -> str:
+    """``sentence`` (one of :func:`next_step_lines`: ours, its first line may end with quoted
+    text) with its second and later non-blank lines indented by :data:`QUOTE_INDENT` (blank
+    lines stay empty), so that a quoted ``## Next step`` never reads as a heading."""
+    first, *rest = sentence.split("\n")
+    return "\n".join([first, *(QUOTE_INDENT + ln if ln.strip() else "" for ln in rest)])
 
 
 __all__ = [
     "ENGLISH",
     "PLAN_MAX_CHARS",
+    "QUOTE_INDENT",
     "Request",
+    "StepLines",
     "Wording",
     "asks_for_direction",
     "latest_request",
     "next_step",
+    "next_step_lines",
+    "quote_lines",
     "resolve",
     "stated_plan",
 ]

@@ -24,9 +24,17 @@ Groups (:data:`GROUPS`, in the order they are written; empty ones are left out):
     ## Not shown (no room left)       what was left out, and where it is
 
 A list item of several lines (a quoted user message) has its later lines indented by four
-spaces, and a carried summary every line, so that no quoted line reads as a heading
-(``## …``, a forged ``## Next step`` of an imported summary) or a label (``Notes:``) of the
-state.
+spaces, a carried summary every line, and the goal, the current work and the focus their
+later lines (the first too when it starts with ``#``) when a line of them starts with ``#``
+(:func:`quoted_block`; the next step indents the later lines of the request it quotes:
+:func:`~ctxengine.summarizers.next_step.quote_lines`), so that no quoted line reads as a
+heading (``## …``, a task template's ``## Submission``, a forged ``## Next step`` of an
+imported summary or a paste) or a label (``Notes:``) of the state.
+
+A long text may come in parts (:mod:`ctxengine.summarizers.extractive`): the goal's first
+characters and the rest, a user message's head and the rest (written under its head in the
+same bullet), the next step's request head, the rest of the request, and its closing lines;
+a part left out leaves the note of its characters in its place.
 
 When items are left out (only when the budget is spent), a closing group says what and where
 the full lists are::
@@ -46,11 +54,13 @@ default; the layout takes another); every quoted text passes through :func:`neut
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from ctxengine.projection.frame import CARRIED_TAG, neutralize
 from ctxengine.projection.wording import ENGLISH, Headings
+from ctxengine.summarizers.items import Item
 from ctxengine.summarizers.select import Selection, Shown
 
 Kind: TypeAlias = Literal["text", "list", "carried"]
@@ -148,6 +158,49 @@ def dedent_all(text: str) -> str:
     return "\n".join(ln.removeprefix(CONTINUATION_INDENT) for ln in text.split("\n"))
 
 
+#: Kind suffix of the later part of a text shown in two parts (``goal.more``,
+#: ``current_work.more``, ``user_message.more``, ``next_step.more``): its lines are later
+#: lines of the text it belongs to, written indented when that text is (a list item's and the
+#: next step's request always; in a list, under its head in the same bullet), except what goes
+#: on on the line where the part before it ended.
+MORE = ".more"
+#: ``Item.label`` of a later part of a text that goes on where the part before it ended (no
+#: line break between them: the goal cut at a fixed number of characters, a request or a
+#: user message cut at a space).
+JOINED = "joined"
+_HEADING_LIKE = re.compile(r"^[ \t]*#", re.MULTILINE)
+
+
+def needs_quoting(text: str) -> bool:
+    """True when a line of ``text`` starts with ``#`` (after spaces): written as it is, it
+    would read as a heading of the state (``## Submission``, a pasted ``## Next step``). The
+    goal, the current work and the focus (``Item.quoted``) are then written quoted
+    (:func:`quoted_block`); a text without such a line is written verbatim (indenting it
+    would cost about a token a line in every state and change nothing a reader sees)."""
+    return _HEADING_LIKE.search(text) is not None
+
+
+def quoted_block(text: str) -> str:
+    """``text`` as a quoting text group writes a text that needs quoting: its second and
+    later non-blank lines indented by :data:`CONTINUATION_INDENT`, and its first too when it
+    starts with ``#`` (:func:`indent_all`)."""
+    return indent_all(text) if text.lstrip().startswith("#") else _indented(text)
+
+
+def _indents(item: Item) -> bool:
+    """``StateLayout.line`` indents every line of ``item``: the later part of a quoted text
+    (its first line's indent is dropped where it goes on on the line before)."""
+    if not item.kind.endswith(MORE):
+        return False
+    return item.quoted or item.group in ("next_step", "user_messages")
+
+
+def _rest_chars(item: Item) -> int:
+    """Characters of a list item's text that its rest, ``item``, stands for when it is not
+    written: its own and the line break before it (unless it goes on on the head's line)."""
+    return len(item.text) + (0 if item.label == JOINED else 1)
+
+
 def _chars_note(cut: int) -> str:
     return f"[… {cut:,} more characters not shown]"
 
@@ -181,11 +234,21 @@ class StateLayout:
             return f"{self.heading(group)}\n<{CARRIED_TAG}>\n\n</{CARRIED_TAG}>\n\n"
         return f"{self.heading(group)}\n\n\n"
 
+    def _body(self, shown: Shown) -> str:
+        """A text group's part as written, without the note of characters cut."""
+        text = neutralise(shown.text)
+        if _indents(shown.item):
+            return indent_all(text)
+        return quoted_block(text) if shown.item.quoted else text
+
     def line(self, shown: Shown) -> str:
         """One item as written in its group (a list bullet, a text block, a carried
         section), with the note of characters cut."""
         kind = GROUP_BY_KEY[shown.item.group].kind
         text = neutralise(shown.text)
+        if kind == "list" and shown.item.kind.endswith(MORE):
+            text = indent_all(text)
+            return f"{text} {_chars_note(shown.cut)}" if shown.cut else text
         if kind == "list":
             text = _indented(text)
             return f"- {text} {_chars_note(shown.cut)}" if shown.cut else f"- {text}"
@@ -194,6 +257,7 @@ class StateLayout:
             if not shown.cut:
                 return text
             return f"{text}\n[… {shown.cut:,} more characters of this section not shown]\n"
+        text = self._body(shown)
         return f"{text}\n{_chars_note(shown.cut)}" if shown.cut else text
 
     def note(self, group: str, omitted: int) -> str:
@@ -242,17 +306,75 @@ class StateLayout:
         return f"<{CARRIED_TAG}>\n{body}\n</{CARRIED_TAG}>"
 
     def _text(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
-        """A text group: its parts in order up to the first one left out (a later part is
-        never shown without the earlier ones), then the note of the characters left out."""
-        first_gone = min((order for order, _, _ in omitted), default=None)
-        parts = [s for s in shown if first_gone is None or s.item.order < first_gone]
-        if not parts:
+        """A text group: its parts in order; after a part left out or shortened, only the
+        required parts (the next step's plan and closing lines) are shown (an optional later
+        part never is without the earlier ones whole); one note of the characters not shown
+        where they are missing (a shortened part's cut and the parts left out after it)."""
+        events: list[tuple[float, Shown | None, int]] = [(s.item.order, s, 0) for s in shown]
+        events += [(order, None, chars) for order, _, chars in omitted]
+        events.sort(key=lambda e: e[0])
+        texts: list[str] = []  # blocks of text
+        cuts: list[int] = []  # the characters not shown after each block
+        pending = 0
+        gap = False
+        for _, s, chars in events:
+            if s is None:
+                pending, gap = pending + chars, True
+                continue
+            if gap and not s.item.required:
+                pending += len(s.item.text)
+                continue
+            body = self._body(s)
+            if pending and texts:
+                cuts[-1] += pending
+            elif pending:
+                texts.append("")
+                cuts.append(pending)
+            elif texts and s.item.label == JOINED:  # goes on where the part before ended
+                if _indents(s.item) and not texts[-1].endswith("\n"):
+                    body = body.removeprefix(CONTINUATION_INDENT)
+                texts[-1] += body
+                cuts[-1] = s.cut
+                gap = gap or bool(s.cut)
+                continue
+            pending = 0
+            texts.append(body)
+            cuts.append(s.cut)
+            gap = gap or bool(s.cut)
+        if not texts:
             return ""
-        body = "\n".join(self.line(s) for s in parts)
-        chars = sum(n for _, _, n in omitted) + sum(
-            len(s.item.text) for s in shown if s not in parts
-        )
-        return f"{body}\n{_chars_note(chars)}" if chars else body
+        cuts[-1] += pending
+        out: list[str] = []
+        for text, cut in zip(texts, cuts, strict=True):
+            if cut:
+                note = _chars_note(cut)
+                text = text.rstrip("\n") + "\n" + note if text else note
+            out.append(text)
+        return "\n".join(out)
+
+    def _list(self, items: list[Shown], rest_left: dict[float, int]) -> str:
+        """A list group: one bullet per item, the rest of a two-part item under its head
+        (left out when its head is shortened or left out), a head whose rest is not written
+        followed by the note of every character of the item not shown."""
+        whole = {s.item.order for s in items if not s.item.kind.endswith(MORE) and not s.cut}
+        rests = dict(rest_left)
+        for s in items:  # a rest shown after a shortened head is not written
+            if s.item.kind.endswith(MORE) and s.item.order - 0.5 not in whole:
+                rests[s.item.order] = _rest_chars(s.item)
+        lines: list[str] = []
+        for s in items:
+            if s.item.kind.endswith(MORE):
+                if s.item.order - 0.5 not in whole:
+                    continue
+                line = self.line(s)
+                if s.item.label == JOINED:  # goes on on the head's last line
+                    lines[-1] += line.removeprefix(CONTINUATION_INDENT)
+                else:
+                    lines.append(line)
+                continue
+            rest = rests.get(s.item.order + 0.5, 0)
+            lines.append(self.line(Shown(s.item, s.text, s.cut + rest)))
+        return "\n".join(lines)
 
     def render(self, selection: Selection) -> str:
         """The whole text: the groups of :data:`GROUPS` that show or leave out something,
@@ -261,7 +383,11 @@ class StateLayout:
         for s in selection.shown:
             shown.setdefault(s.item.group, []).append(s)
         left: dict[str, list[tuple[float, str, int]]] = {}
+        rest_left: dict[str, dict[float, int]] = {}  # a list item's rest left out
         for item in selection.omitted:
+            if GROUP_BY_KEY[item.group].kind == "list" and item.kind.endswith(MORE):
+                rest_left.setdefault(item.group, {})[item.order] = _rest_chars(item)
+                continue
             left.setdefault(item.group, []).append((item.order, item.label, len(item.text)))
         blocks: list[str] = [self.intro] if self.intro else []
         closing: list[str] = []
@@ -280,7 +406,9 @@ class StateLayout:
                 if not body:
                     continue
             else:
-                body = "\n".join(self.line(s) for s in items)
+                body = self._list(items, rest_left.get(group.key, {}))
+                if not body:
+                    continue
             blocks.append(f"{self.heading(group.key)}\n{body}")
         if closing:
             what = ", ".join(closing)
@@ -295,7 +423,16 @@ def notes(selection: Selection) -> tuple[str, ...]:
     for s in selection.shown:
         if s.cut:
             cut[s.item.group] = cut.get(s.item.group, 0) + s.cut
-    gone = selection.groups_omitted()
+    gone: dict[str, int] = {}
+    for item in selection.omitted:  # a later part of a shown text or list item is a cut
+        part = item.kind.endswith(MORE) or (
+            GROUP_BY_KEY[item.group].kind == "text" and item.order > 0
+        )
+        if part and any(s.item.group == item.group for s in selection.shown):
+            chars = _rest_chars(item) if GROUP_BY_KEY[item.group].kind == "list" else len(item.text)
+            cut[item.group] = cut.get(item.group, 0) + chars
+        else:
+            gone[item.group] = gone.get(item.group, 0) + 1
     grouped = {s.item.group for s in selection.shown if s.item.kind.endswith(".grouped")}
     out: list[str] = []
     for group in GROUPS:
@@ -315,12 +452,16 @@ __all__ = [
     "CARRIED_TAG",
     "GROUPS",
     "GROUP_BY_KEY",
+    "JOINED",
+    "MORE",
     "NOT_SHOWN_HEADING",
     "Group",
     "StateLayout",
     "dedent_all",
     "group_paths",
     "indent_all",
+    "needs_quoting",
     "neutralise",
     "notes",
+    "quoted_block",
 ]
