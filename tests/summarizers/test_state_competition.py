@@ -1,7 +1,7 @@
 """Items compete by value across types: a long goal, a pasted request or user message gives
 way (its head kept) before the open errors; quoted text never reads as a heading of the state;
-the focus ranks matching items first without displacing the current work, the next step and
-the open errors."""
+a shortened request ends at a word boundary; the focus ranks matching items first without
+displacing the current work, the next step and the open errors."""
 
 from __future__ import annotations
 
@@ -166,6 +166,31 @@ def test_quoted_headings_are_indented_so_the_state_has_each_heading_once() -> No
     # a quoted text without such a line is written as it is
     plain = state((user("Fix the parser.\nThen send a patch."), assistant("Parsed.")), 400)
     assert plain.startswith("## Goal\nFix the parser.\nThen send a patch.\n\n")
+
+
+SENTENCE = (
+    "We also need to ensure we implement the api for crudding data on every spool service, "
+    "then update the docs and the tests as well. "
+)
+
+
+def test_a_shortened_request_ends_at_a_word_and_says_how_much_is_left_out() -> None:
+    messages = (user("Fix the crash."), assistant("Looking."), user(SENTENCE * 9))
+    request = "Latest user request (in progress): " + SENTENCE * 9
+    start = "## Goal\nFix the crash.\n\n## Current work\nLooking.\n\n## Next step\n"
+    # its head (the first 600 characters, to a space) ranks as the next step, the rest
+    # below it; the rest is cut at a space, the note counts every character not shown
+    text = state(messages, 200)
+    assert text == start + request[: len(request) - 505] + "\n[… 505 more characters not shown]"
+    assert request[: len(request) - 505].endswith(" need to") and request[-505] == " "
+    # at the fewest tokens the required items need, the head is shortened at a space too
+    text = state(messages, 102)
+    assert text == (
+        "## Goal\nFix the crash.\n\n## Next step\n"
+        + request[: len(request) - 871]
+        + "\n[… 871 more characters not shown]"
+    )
+    assert request[: len(request) - 871].endswith(" implement the") and request[-871] == " "
 
 
 CARRIED = (

@@ -100,6 +100,10 @@ STATE_NEXT_STEP_HEAD_CHARS = 600
 #: fill a whole 1,200-token state (an 8,000-token window) before any open error; 30 % leaves
 #: most of the state to the goal, the work and its errors (ours).
 STATE_USER_MESSAGES_MAX_SHARE = 0.3
+#: Extractive continuation state: a next step shortened to the budget ends at the last
+#: whitespace within this many characters before the cut, so that no word is split
+#: ("… ensure we i"); with none that near, at the cut. About two long words (ours).
+STATE_WORD_CUT_MAX_CHARS = 40
 
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).

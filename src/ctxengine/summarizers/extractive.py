@@ -17,7 +17,7 @@ and then a note says how many and where the full lists are (the history's entry 
   (:mod:`ctxengine.summarizers.next_step`); its first :data:`NEXT_STEP_KEEP_CHARS` characters
   and its closing lines are always shown, a request longer than
   :data:`~ctxengine.policy.defaults.STATE_NEXT_STEP_HEAD_CHARS` (a paste) gives way after its
-  head before open errors. Its count of
+  head before open errors, and a shortened request ends at a word boundary. Its count of
   open errors is the number of open error lines the state can list; when the budget leaves
   some out, it says how many are listed and where the others are (the history's entry
   range).
@@ -222,8 +222,9 @@ def goal_items(goal: str) -> list[Item]:
 
 
 def next_step_items(lines: steps.StepLines) -> list[Item]:
-    """The next step's items: the request (``lines.request``, its head at least
-    :data:`NEXT_STEP_KEEP_CHARS` characters always shown), and when it is longer than
+    """The next step's items, each shortened at word boundaries (``Item.word_cut``): the
+    request (``lines.request``, its head at least :data:`NEXT_STEP_KEEP_CHARS` characters
+    always shown), and when it is longer than
     :data:`~ctxengine.policy.defaults.STATE_NEXT_STEP_HEAD_CHARS` characters (a paste), the
     rest of it as a ``next_step.more`` item worth less than open errors (written indented);
     the agent's stated plan, required but shortened first when the required items alone
@@ -233,7 +234,7 @@ def next_step_items(lines: steps.StepLines) -> list[Item]:
     head, rest, joined = split_head(lines.request, STATE_NEXT_STEP_HEAD_CHARS)
     head = steps.quote_lines(head)
     floor = min(NEXT_STEP_KEEP_CHARS, len(head))
-    step = Item("next_step", "next_step", head, required=True, cut_floor=floor)
+    step = Item("next_step", "next_step", head, required=True, cut_floor=floor, word_cut=True)
     items = [step]
     if rest:
         more = replace(step, kind="next_step.more", text=rest, order=1, cut_floor=0)
@@ -244,7 +245,7 @@ def next_step_items(lines: steps.StepLines) -> list[Item]:
         items.append(replace(step, text=plan, order=2, cut_floor=keep))
     if lines.closing:
         closing = "\n".join(lines.closing)
-        items.append(replace(step, text=closing, order=3, cut_floor=None))
+        items.append(replace(step, text=closing, order=3, cut_floor=None, word_cut=False))
     return items
 
 

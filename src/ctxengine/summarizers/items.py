@@ -137,6 +137,8 @@ class Item:
             where the part before it ended (``goal.more``), else it starts on a new line.
         focus: it matches the focus text (or the focus never displaces it:
             :func:`with_focus`).
+        word_cut: a shortened copy ends at a word boundary
+            (:func:`~ctxengine.summarizers.select.shortened`), never inside a word.
         quoted: a part of a quoted text that holds a heading-like line (the goal, the
             current work, the focus: :func:`~ctxengine.summarizers.sections.needs_quoting`),
             written with its later lines indented
@@ -153,6 +155,7 @@ class Item:
     value: float | None = None
     label: str = ""
     focus: bool = False
+    word_cut: bool = False
     quoted: bool = False
 
     @property

@@ -28,11 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ctxengine.policy.defaults import STATE_WORD_CUT_MAX_CHARS
 from ctxengine.summarizers.items import Item
 from ctxengine.tokens.base import Estimator
 
 #: Fewest tokens worth showing of a shortened optional item (less, and it is left out).
 MIN_CUT_TOKENS = 24
+#: The characters a shortened copy cut at words may end before (``Item.word_cut``).
+_SPACES = (" ", "\n", "\t")
 #: Rounds of measuring and filling again after the first pass.
 REFILL_ROUNDS = 4
 #: Parts of the closing note the first pass keeps room for when not everything fits.
@@ -102,10 +105,24 @@ class Layout(Protocol):
 
 
 def shortened(item: Item, keep: int) -> Shown:
-    """``item`` showing its first ``keep`` characters (trailing spaces dropped)."""
+    """``item`` showing its first ``keep`` characters (trailing spaces dropped); for an item
+    cut at words (``Item.word_cut``) up to the last whitespace at most
+    :data:`~ctxengine.policy.defaults.STATE_WORD_CUT_MAX_CHARS` characters before the cut and
+    not below its floor (``Item.cut_floor``), else up to the first whitespace as near after
+    it, so that no word is split (at the cut when there is neither)."""
     if keep >= len(item.text):
         return Shown(item, item.text)
-    text = item.text[:keep].rstrip()
+    end = keep
+    text = item.text
+    if item.word_cut and keep > 0 and not text[keep].isspace() and not text[keep - 1].isspace():
+        floor = max(1, item.cut_floor or 0)
+        before = max(text.rfind(c, 0, keep) for c in _SPACES)
+        after = min((i for i in (text.find(c, keep) for c in _SPACES) if i >= 0), default=-1)
+        if before >= floor and keep - before <= STATE_WORD_CUT_MAX_CHARS:
+            end = before
+        elif after >= 0 and after - keep <= STATE_WORD_CUT_MAX_CHARS:
+            end = after
+    text = text[:end].rstrip()
     return Shown(item, text, len(item.text) - len(text))
 
 
