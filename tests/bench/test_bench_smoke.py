@@ -25,7 +25,7 @@ SURVIVAL_FLOORS: dict[str, dict[str, float]] = {
     "rule (superseding)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (superseding: switch)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (superseding: instead of)": {"1": 1.0, "3": 1.0, "10": 1.0},
-    "rule (superseding: no longer)": {"1": 1.0, "3": 1.0, "10": 1.0},
+    "rule (superseding: forget)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (de)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (fr)": {"1": 1.0, "3": 1.0, "10": 1.0},
     "rule (es)": {"1": 1.0, "3": 1.0, "10": 1.0},

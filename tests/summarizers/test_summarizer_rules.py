@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ctxengine.model import Ledgers, Message, RuleFact, TextPart, assistant, system, user
 from ctxengine.summarizers.rules import (
     boilerplate,
@@ -344,3 +346,25 @@ def test_an_acknowledgement_is_not_a_rule() -> None:
     assert rule_sentences("Great, keep it up!") == ()
     assert rule_sentences("Keep it up to date with main.") == ("Keep it up to date with main.",)
     assert rule_sentences("ok, keep the tests green.") == ("ok, keep the tests green.",)
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "从现在开始请使用 Python 3.11，而不是 3.8。",
+        "改为使用 Python 3.11。",
+        "以后不要再用 Python 3.8 了，改用 Python 3.11。",
+        "从现在起必须使用 Python 3.11（不再使用 3.8）。",
+    ],
+)
+def test_a_chinese_rule_that_replaces_an_earlier_one_supersedes_it(later: str) -> None:
+    messages = [
+        user("始终使用 Python 3.8。不要修改 vendor/ 目录下的任何文件。"),
+        user("好的，谢谢。"),
+        user(later),
+    ]
+    assert [(r.text, r.status) for r in rule_facts(messages)] == [
+        ("始终使用 Python 3.8。", "superseded"),
+        ("不要修改 vendor/ 目录下的任何文件。", "active"),
+        (later, "active"),
+    ]

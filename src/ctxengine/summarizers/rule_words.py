@@ -98,7 +98,8 @@ IMPERATIVE_WORDS: dict[Language, str] = {
     r"run on)\s+[\w`'\"]|^(?:switch|move|change|go back|upgrade|migrate) to\s+\S.*\b(?:from now "
     r"on|from here on|going forward|henceforth|instead|anymore|no longer|everywhere|for (?:all|"
     r"every|the rest))\b",
-    "zh": r"^(?:请)?(?:使用|用|保持|坚持用)|改用|换用|换成|统一用|统一使用",
+    "zh": r"^(?:(?:从现在开始|从现在起|今后|以后|接下来)[，,、]?\s*)?(?:请)?"
+    r"(?:使用|用|保持|坚持用)|改用|换用|换成|改为|统一用|统一使用",
     "ja": r"を使って|を使用して|を使うこと|を使ってください|にしてください|に変更して|に切り替えて",
     "ko": r"사용해|사용하세요|사용하십시오|써 주세요|써줘|로 바꿔|으로 바꿔|로 해 주세요|"
     r"으로 해 주세요",
@@ -118,7 +119,8 @@ REPLACES_WORDS: dict[Language, str] = {
     "en": r"\b(?:from now on|instead|no longer|any ?more|actually|switch(?:ing)? to|change of "
     r"plans?|rather than|going forward|henceforth|scratch that|forget (?:that|what i said|the)|"
     r"not anymore|from here on|no more|stop using)\b|^update:",
-    "zh": r"从现在开始|从现在起|今后|以后|改用|改成|换成|不再|而不是|其实|算了|忘掉|忘记|现在可以",
+    "zh": r"从现在开始|从现在起|今后|以后|改用|改成|改为|换成|不再|而不是|其实|算了|忘掉|忘记|"
+    r"现在可以",
     "ja": r"これからは|今後は|以降は|今からは|代わりに|ではなく|じゃなくて|もう|やっぱり|実は|"
     r"に変更|に切り替え|忘れて",
     "ko": r"이제부터|앞으로는|지금부터|이제는|대신|말고|더 이상|사실은|바꿔|잊어",
@@ -186,7 +188,7 @@ def _what(group: str) -> str:
 
 
 _WHAT = _what("what")
-_WHAT_CJK = r"\s?(?P<what>[^，。；、,.;:：!?！？\s]{1,12})"
+_WHAT_CJK = r"\s?(?P<what>(?:[^，。；、,.;:：!?！？\s]|(?<=\d)\.(?=\d)){1,12})"
 #: A pattern naming what a later rule replaces, in its group ``what``.
 REVOKES_WORDS: dict[Language, str] = {
     "en": rf"\b(?:instead of|rather than|in place of)\s+{_WHAT}|"
@@ -194,7 +196,7 @@ REVOKES_WORDS: dict[Language, str] = {
     r"(?P<what2>[\w.+#/-]+(?:\s+[\w.+#/-]+){0,2}?)\s+(?:rule|requirement|constraint|"
     r"instruction|restriction|policy)s?\b|"
     rf"\b(?:no (?:more|longer)|stop using|switch(?:ing)? from)\s+{_what('what3')}",
-    "zh": rf"(?:而不是|代替|不再用|不再使用|不用){_WHAT_CJK}",
+    "zh": rf"(?:而不是|代替|不再用|不再使用|不要再用|不要再使用|不用){_WHAT_CJK}",
     "ja": r"(?P<what>[^，。；、,.;:：!?！？\s]{1,12})\s?"
     r"(?:ではなく|じゃなくて|の代わりに|のルールは忘れて)",
     "ko": r"(?P<what>\S+?)\s*(?:대신|말고)",

@@ -426,7 +426,18 @@ def rule_sentences(
     return tuple(out)
 
 
+#: Chinese rule, time and verb words taken out before a rule's character pairs are formed, so
+#: that ``始终使用 Python 3.8`` and ``从现在开始请使用 Python 3.11`` share their topic (Python)
+#: instead of differing in pairs such as ``终使`` and ``请使`` that straddle rule words.
+_ZH_RULE_WORDS = re.compile(
+    "从现在开始|从现在起|接下来|今后|以后|永远不要|绝对不要|不要再使用|不要再用|不要|必须|禁止|务必|"
+    "不能|只能|不许|不准|不得|切勿|请勿|一定要|不可以|别再|始终|一律|改为使用|改为|改用|换用|换成|"
+    "统一使用|统一用|不再使用|不再用|不再|而不是|使用|请"
+)
+
+
 def _cjk_pairs(text: str) -> set[str]:
+    text = _ZH_RULE_WORDS.sub(" ", text)
     return {
         run[i : i + 2]
         for run in _CJK_RUN.findall(text)

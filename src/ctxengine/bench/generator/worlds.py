@@ -160,6 +160,7 @@ SUPERSEDED_FORMS: tuple[str, ...] = (
     "permission",
     "forget",
     "no longer",
+    "zh",
 )
 
 
@@ -234,6 +235,11 @@ PY = World(
         Rule("提交信息一律用英文写，不要用中文。", ("提交信息", "英文")),
     ),
     superseded_variants=(
+        (
+            "zh",
+            Rule("始终使用 Python 3.8，生产镜像还在用它。", ("始终使用", "Python 3.8")),
+            Rule("从现在开始请使用 Python 3.11，而不是 3.8。", ("从现在开始", "Python 3.11")),
+        ),
         (
             "switch",
             Rule(
@@ -447,6 +453,11 @@ TS = World(
         Rule("提交信息一律用英文写，不要用中文。", ("提交信息", "英文")),
     ),
     superseded_variants=(
+        (
+            "zh",
+            Rule("始终为 Node 16 构建，部署机器还在用它。", ("始终为", "Node 16")),
+            Rule("从现在起改为 Node 20 构建，不再使用 Node 16。", ("改为", "Node 20")),
+        ),
         (
             "switch",
             Rule(
