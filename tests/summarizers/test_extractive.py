@@ -362,11 +362,11 @@ class TestBudget:
         goal = "".join(f"{i:04d} " for i in range(400))  # 2,000 characters
         summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 200), EST)
         assert summary.text == (
-            f"## Goal\n{goal[:692]}\n[… 1,308 more characters not shown]\n\n"
+            f"## Goal\n{goal[:694]}\n[… 1,306 more characters not shown]\n\n"
             "## Next step\nNo later request: continue with the goal above."
-        )
+        )  # cut after "0138", at a word's end
         assert summary.tokens == 200
-        assert summary.notes == ("goal: 1,308 characters cut",)
+        assert summary.notes == ("goal: 1,306 characters cut",)
 
     def test_the_first_500_characters_of_the_goal_and_the_next_step_always_survive(
         self,
@@ -375,11 +375,11 @@ class TestBudget:
         with pytest.raises(SummaryRejected) as info:
             SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 100), EST)
         assert info.value.tokens_after == 152
-        # at the 152 tokens they need, the goal's first 500 characters (the rest is not worth
-        # showing two characters of) and the whole next step
+        # at the 152 tokens they need, the goal's head (its first 500 characters ended at a
+        # space: 499) and the whole next step
         summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 152), EST)
         assert summary.text == (
-            f"## Goal\n{goal[:500]}\n[… 1,500 more characters not shown]\n\n"
+            f"## Goal\n{goal[:499]}\n[… 1,501 more characters not shown]\n\n"
             "## Next step\nNo later request: continue with the goal above."
         )
         assert summary.tokens == 152

@@ -136,6 +136,26 @@ class TestNextStep:
             "The agent's stated plan: Let me run the suite."
         )
 
+    def test_a_plan_the_agent_went_on_to_carry_out_is_not_the_next_step(self) -> None:
+        messages = (
+            user("Build the todo app."),
+            calls(
+                call("w", "Write", file_path="index.html"), text="Let's create the main HTML file:"
+            ),
+            results(("w", "File created successfully at: index.html")),
+        )
+        got = next_step(messages, split_turn=True, prior=(), goal="Add a flag.")
+        assert got == "Latest user request (in progress): Build the todo app."
+        # Stated, then acted on by a later call: not offered either.
+        acted = (
+            user("Build the todo app."),
+            assistant("Now let me close the tasks and commit."),
+            calls(call("c", "Bash", command="bd close app-1")),
+            results(("c", "Closed app-1")),
+        )
+        got = next_step(acted, split_turn=True, prior=(), goal="Add a flag.")
+        assert got == "Latest user request (in progress): Build the todo app."
+
     def test_a_turn_that_ends_in_a_tool_call_is_not_answered(self) -> None:
         messages = (
             user("Add a flag."),

@@ -206,18 +206,21 @@ def split_head(text: str, chars: int) -> tuple[str, str, bool]:
 
 
 def goal_items(goal: str) -> list[Item]:
-    """The goal: its first :data:`KEEP_CHARS` characters as a required ``goal`` item, the
-    rest (when longer) as a ``goal.more`` item worth less than open errors, written on from
-    where the head ends (:data:`~ctxengine.summarizers.sections.JOINED`), so that a long task
-    template gives way before them."""
-    head, rest = goal[:KEEP_CHARS], goal[KEEP_CHARS:]
+    """The goal: its head, at most :data:`KEEP_CHARS` characters ended at a line break or a
+    space (:func:`split_head`), as a required ``goal`` item, the rest (when longer) as a
+    ``goal.more`` item worth less than open errors and modified files but more than scratch
+    files, done steps and files read, shortened at a word boundary, written on from where the
+    head ends (:data:`~ctxengine.summarizers.sections.JOINED`, or on a line of its own after a
+    line break), so that a long task template gives way before the errors but the task's
+    statement stays before the lists."""
+    head, rest, joined = split_head(goal, KEEP_CHARS)
     quoted = needs_quoting(goal)
     items = [
-        Item("goal", "goal", head, recency=1.0, required=True, cut_floor=KEEP_CHARS, quoted=quoted)
+        Item("goal", "goal", head, recency=1.0, required=True, cut_floor=len(head), quoted=quoted)
     ]
     if rest:
-        more = Item("goal", "goal.more", rest, order=1, cut_floor=0, label=JOINED)
-        items.append(replace(more, quoted=quoted))
+        more = Item("goal", "goal.more", rest, order=1, cut_floor=0, label=JOINED if joined else "")
+        items.append(replace(more, quoted=quoted, word_cut=True))
     return items
 
 

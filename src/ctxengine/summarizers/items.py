@@ -78,7 +78,7 @@ VALUES: dict[str, float] = {
     "file.read": 30,
     "user_message.older": 25,
     "current_work.more": 40,
-    "goal.more": 42,
+    "goal.more": 55,
     "user_message.more": 42,
     "next_step.more": 42,
     "error.fixed.count": 25,
@@ -188,6 +188,11 @@ def by_source(sources: Sequence[int | None]) -> list[float]:
     lo, hi = min(known), max(known)
     span = hi - lo
     return [0.0 if s is None else (1.0 if span == 0 else (s - lo) / span) for s in sources]
+
+
+#: Fewest characters a command run is shortened to when its whole text does not fit (the
+#: program and its first arguments: fewer say too little to be worth a line).
+COMMAND_CUT_FLOOR_CHARS = 40
 
 
 def _list(group: str, kind: str, texts: Sequence[str], **fields: object) -> list[Item]:
@@ -352,7 +357,7 @@ def ledger_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Ite
         *file_group_items(ledgers, "read"),
         *error_items(ledgers, words),
         *identifier_items(ledgers, words),
-        *_list("commands", "command", ledgers.commands),
+        *_list("commands", "command", ledgers.commands, cut_floor=COMMAND_CUT_FLOOR_CHARS),
         *_list("pinned", "pinned", ledgers.pinned),
     ]
 

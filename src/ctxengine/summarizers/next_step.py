@@ -194,6 +194,20 @@ def _assistant_text_before(messages: Sequence[Message], end: int) -> str:
     return ""
 
 
+def _pending_plan_text(messages: Sequence[Message]) -> str:
+    """The text of the agent's newest message with text, ``""`` when there is none or when
+    that message or a later one calls a tool: a plan the agent went on to carry out
+    (``Let's create the main HTML file:`` with the call that creates it) is no longer what
+    comes next."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role == "assistant" and message.text.strip():
+            if any(m.tool_calls for m in messages[i:]):
+                return ""
+            return message.text.strip()
+    return ""
+
+
 def _answered(messages: Sequence[Message], index: int) -> bool:
     """True when the turn of ``messages[index]`` ended with a reply: the last message after
     it is the agent's, with text and no tool call."""
@@ -361,7 +375,7 @@ def next_step_lines(
         template = words.answered_request if answered else words.open_request
         first = template.format(request=text, **names)
     start = request.index + 1 if request is not None and request.index >= 0 else 0
-    plan = stated_plan(_assistant_text_before(messages[start:], len(messages) - start))
+    plan = stated_plan(_pending_plan_text(messages[start:]))
     said = ""
     if plan and plan not in first and not asks_for_direction(plan):
         said = (words.plan_answered if answered else words.plan_open).format(plan=plan)
