@@ -4,6 +4,8 @@ and the next step, and the ledger block the hybrid summarizer appends."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from summarizer_helpers import (
     QuarterEstimator,
@@ -811,3 +813,25 @@ class TestUserMessagesShownElsewhere:
             'Latest user request (in progress): "continue", to go on with: Add a test for the '
             "tokenizer."
         )
+
+
+def test_a_rule_the_kept_messages_replace_is_shown_superseded() -> None:
+    messages = (
+        user("Add retries to the client."),
+        assistant("Will do."),
+        user("Use axios for every HTTP call in the client."),
+        assistant("Noted."),
+    )
+    later = ("Actually, use fetch instead of axios for the HTTP calls.",)
+    request = SummaryRequest(
+        messages, None, "Add retries to the client.", 400, later_user_messages=later
+    )
+    summary = SUMMARIZER.summarize(request, EST)
+    constraints = summary.text.split("## Constraints\n", 1)[1].split("\n\n", 1)[0]
+    # The replacing rule is not repeated: it is in the messages the state is sent with.
+    assert constraints == "- (superseded) Use axios for every HTTP call in the client."
+    assert [(r.text, r.status) for r in summary.ledgers.rules] == [
+        ("Use axios for every HTTP call in the client.", "superseded")
+    ]
+    alone = SUMMARIZER.summarize(replace(request, later_user_messages=()), EST)
+    assert "- Use axios for every HTTP call in the client." in alone.text

@@ -62,6 +62,10 @@ class SummaryRequest:
         covered: the first and last history entries (``seq``) the continuation state covers
             (the first entry after the head, the last summarized entry), named where the state
             leaves items out; ``None`` when unknown.
+        later_user_messages: texts of the real user messages kept verbatim after the cut (the
+            tail the state is sent with), oldest first: a rule among them that replaces one
+            of the state's rules marks it superseded, so the state never shows as active a
+            rule the messages right after it replace.
     """
 
     messages: tuple[Message, ...]
@@ -75,6 +79,7 @@ class SummaryRequest:
     live_request: LiveRequest | None = None
     range_start: int = 0
     covered: tuple[int, int] | None = None
+    later_user_messages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

@@ -89,6 +89,7 @@ from ctxengine.summarizers.items import (
     with_focus,
 )
 from ctxengine.summarizers.ledgers import done_steps, extract_ledgers
+from ctxengine.summarizers.rules import superseded_later
 from ctxengine.summarizers.sections import (
     JOINED,
     NOT_SHOWN_HEADING,
@@ -366,6 +367,9 @@ class ExtractiveSummarizer:
         new = extract_ledgers(messages, goal, cwd=anchor.cwd, start=request.range_start)
         ledgers = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
+        if request.later_user_messages:
+            rules = superseded_later(ledgers.rules, request.later_user_messages)
+            ledgers = replace(ledgers, rules=rules)
         budget = request.budget_tokens
         words = wording(detect_language(texts))
         layout = StateLayout(

@@ -62,7 +62,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ctxengine.model import Message, RuleFact, TextPart
+from ctxengine.model import Message, RuleFact, TextPart, user
 from ctxengine.model.facts import merge_rules
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.language import Language, detect_language
@@ -481,6 +481,14 @@ def says_it_replaces(sentence: str) -> bool:
     if REPLACES.search(sentence) is not None or LIFTS.search(sentence) is not None:
         return True
     return PERMITS.search(_first_clause(sentence)) is not None
+
+
+def superseded_later(rules: Sequence[RuleFact], later: Sequence[str]) -> tuple[RuleFact, ...]:
+    """``rules`` with those that a rule of the ``later`` user texts (oldest first) replaces
+    marked superseded (:func:`~ctxengine.model.facts.supersedes`); the later rules themselves
+    are not added (they are shown where they were said)."""
+    newer = tuple(r for r in rule_facts([user(text) for text in later]) if r.status == "active")
+    return merge_rules(rules, newer)[: len(rules)]
 
 
 def rule_facts(messages: Sequence[Message], start: int = 0) -> tuple[RuleFact, ...]:
