@@ -62,6 +62,9 @@ class SummaryRequest:
         covered: the first and last history entries (``seq``) the continuation state covers
             (the first entry after the head, the last summarized entry), named where the state
             leaves items out; ``None`` when unknown.
+        instructions: project compact instructions found by the caller (the "Compact
+            instructions" sections of the rules files in the session's head); a model
+            summarizer gives them priority beside its own.
     """
 
     messages: tuple[Message, ...]
@@ -75,6 +78,7 @@ class SummaryRequest:
     live_request: LiveRequest | None = None
     range_start: int = 0
     covered: tuple[int, int] | None = None
+    instructions: str | None = None
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:
