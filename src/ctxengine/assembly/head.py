@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -80,8 +81,7 @@ RULE_HEADER_SCOPED = "Contents of {path} (applies to files matching {globs}):"
 RULE_HEADER_IMPORTED = "Contents of {path} (imported by {parent}):"
 ENVIRONMENT_TEXT = "Date: {date}\nWorking directory: {cwd}\nPlatform: {platform}"
 GIT_NOTE = (
-    "The git status when this part of the conversation began; it is not updated as files "
-    "change."
+    "The git status when this part of the conversation began; it is not updated as files change."
 )
 
 #: What names each stable section in a cache break's cause.
@@ -241,7 +241,7 @@ def canonical_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any],
             raise ConfigError(f"tool definition {i} cannot be serialized: {exc}") from exc
         out.append((tool_name(tool), raw, orjson.loads(raw)))
     out.sort(key=lambda t: (t[0], t[1]))
-    for (a, _, _), (b, _, _) in zip(out, out[1:], strict=False):
+    for (a, _, _), (b, _, _) in pairwise(out):
         if a and a == b:
             raise ConfigError(f"tool {a!r} is defined twice")
     return tuple(t[2] for t in out)
@@ -474,7 +474,9 @@ class ContextAssembler:
         texts["base"] = self._base
         sources["tools"] = tuple(tool_name(t) for t in self._tools)
         if loaded:
-            texts["rules"] = TITLES["rules"] + "\n\n" + "\n\n".join(_rule_block(r) for r, _ in loaded)
+            texts["rules"] = (
+                TITLES["rules"] + "\n\n" + "\n\n".join(_rule_block(r) for r, _ in loaded)
+            )
             sources["rules"] = tuple(r.path for r, _ in loaded)
         if self._skills:
             lines = "\n".join(f"- {name}: {desc}" for name, desc in self._skills.items())

@@ -23,8 +23,8 @@ from typing import Literal
 from ctxengine.errors import RulesFileError
 from ctxengine.model import Message
 from ctxengine.policy.defaults import RULES_SCOPE_FIELDS
-from ctxengine.summarizers.shell import CURRENT_FILE
 from ctxengine.summarizers.factory import compact_instructions
+from ctxengine.summarizers.shell import CURRENT_FILE
 from ctxengine.summarizers.tools import call_effects
 
 __all__ = [
@@ -234,14 +234,18 @@ def scope_of(front: FrontMatter, kind: str, path: str) -> tuple[Activation, tupl
     """
     always = front.fields.get("alwaysApply")
     if always is not None and not isinstance(always, bool):
-        raise RulesFileError(path, "'alwaysApply' must be true or false", front.lines["alwaysApply"])
+        raise RulesFileError(
+            path, "'alwaysApply' must be true or false", front.lines["alwaysApply"]
+        )
     globs: list[str] = []
     for name in RULES_SCOPE_FIELDS:
         value = front.fields.get(name)
         if value is None:
             continue
         if isinstance(value, bool):
-            raise RulesFileError(path, f"{name!r} must be a glob or a list of globs", front.lines[name])
+            raise RulesFileError(
+                path, f"{name!r} must be a glob or a list of globs", front.lines[name]
+            )
         items = value if isinstance(value, tuple) else tuple(_split_commas(value))
         globs.extend(g.strip() for g in items if g.strip())
     if always is True:
