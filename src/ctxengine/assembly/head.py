@@ -184,9 +184,8 @@ class Head:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view: sections (name, tokens, volatile, sources), total tokens and the
-        rules files loaded (path, kind, level, activation, scope, tokens are in
-        ``sections``)."""
+        """A JSON-ready view: the total tokens and each section's name, tokens, volatility and
+        sources (the rules files loaded are the ``rules`` section's sources)."""
         return {
             "tokens": self.tokens,
             "sections": [s.to_dict() for s in self.sections],
@@ -304,7 +303,7 @@ class ContextAssembler:
         self._last: Head | None = None
         self._cached: tuple[tuple[Any, ...], Head] | None = None
         self._version = 0
-        self._effects: dict[str, tuple[str, ...]] = {}
+        self._effects: dict[tuple[str, str, str, int, int], tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ the stable sections
 
@@ -452,7 +451,7 @@ class ContextAssembler:
         seen: dict[str, None] = {}
         for m in messages:
             for call in m.tool_calls:
-                key = f"{base}\0{call.id}\0{call.name}\0{call.arguments}"
+                key = (base, call.id, call.name, len(call.arguments), hash(call.arguments))
                 paths = self._effects.get(key)
                 if paths is None:
                     one = Message("assistant", (call,))
