@@ -7,6 +7,7 @@ records every step as data.
 The names below are the public surface; everything else is importable from its module.
 """
 
+from ctxengine.assembly import ContextAssembler
 from ctxengine.engine import CompactionOutcome, LadderEvent, PlanDecision, Session
 from ctxengine.errors import (
     CompactionLoopError,
@@ -38,6 +39,7 @@ __all__ = [
     "CompactionVetoed",
     "ConfigError",
     "Context",
+    "ContextAssembler",
     "ContextOverflow",
     "CtxEngineError",
     "LadderEvent",

@@ -61,6 +61,24 @@ class UnknownFormat(ConfigError):
         super().__init__(f"unknown format {name!r}; known formats: {', '.join(known)}")
 
 
+class RulesFileError(ConfigError):
+    """A rules file (AGENTS.md, CLAUDE.md, a ``.cursor/rules`` rule …) that cannot be loaded:
+    malformed front matter, a field of the wrong type, or an import cycle.
+
+    Attributes:
+        path: the file, as shown to the user.
+        line: 1-based line of the problem, or ``None`` for the whole file.
+        reason: what is wrong.
+    """
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
 class TranscriptError(CtxEngineError):
     """A transcript file could not be imported.
 

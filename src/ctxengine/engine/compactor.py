@@ -251,6 +251,7 @@ class Compactor:
         h = self.log.history
         conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
         live = self.live
+        self.runner.instructions = self.log.instructions()
         executed = self.runner.execute(
             plan,
             conversation,

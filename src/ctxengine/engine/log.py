@@ -9,10 +9,11 @@ entry), never to the whole history.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
 from ctxengine.errors import StoreConflict, StoreError
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.codec import body_hash
@@ -38,8 +39,10 @@ class SessionLog:
         policy / budget: the configuration and its resolution for the current window.
         estimator: the (cached) token estimator.
         store / session_id: where entries are persisted, if anywhere.
-        tools: tool schemas sent with every request.
+        tools: tool schemas sent with every request (with a ``head``: its tool section).
         history: the log in memory with its indexes.
+        head: builds the stable head of every context, or ``None``.
+        on_cache_break: told each :class:`~ctxengine.assembly.CacheBreak` the head reports.
 
     Args:
         window: the model's context window in tokens.
@@ -49,6 +52,8 @@ class SessionLog:
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
         tools: tool schemas sent with every request (counted in the context size).
+        head: builds the stable head (a system message and the tool list) put first in every
+            context; its tokens count in the context size like a system prompt's.
 
     Raises:
         ConfigError: the policy's reserve leaves no room in ``window``.
@@ -63,6 +68,7 @@ class SessionLog:
         store: Store | None,
         session_id: str,
         tools: Sequence[Mapping[str, Any]],
+        head: ContextAssembler | None = None,
     ) -> None:
         self.policy = policy
         self.budget: Budget = policy.resolve(window)
@@ -73,8 +79,31 @@ class SessionLog:
         self._memo = ProjectionMemo()
         self.store = store
         self.session_id = session_id
-        self.tools: tuple[Mapping[str, Any], ...] = tuple(tools)
+        self.head = head
+        self.on_cache_break: Callable[[CacheBreak], None] | None = None
+        self._breaks_seen = len(head.breaks) if head is not None else 0
+        self._last_head: Head | None = None
+        self._tools: tuple[Mapping[str, Any], ...] = ()
+        self.tools = tuple(tools)
         self.history = History(self.estimator)
+
+    @property
+    def tools(self) -> tuple[Mapping[str, Any], ...]:
+        """Tool schemas sent with every request: with a head, its (canonical) tool section."""
+        return self.head.tools if self.head is not None else self._tools
+
+    @tools.setter
+    def tools(self, value: Sequence[Mapping[str, Any]]) -> None:
+        if self.head is not None:
+            self.head.set_tools(value)
+        else:
+            self._tools = tuple(value)
+
+    @property
+    def last_head(self) -> Head | None:
+        """The head of the latest context projected for sending (not a measurement), or
+        ``None`` (no head, or nothing projected yet)."""
+        return self._last_head
 
     def open(self, entries: Iterable[Entry]) -> None:
         """Start from ``entries``, then create the session in the store (when there is
@@ -175,31 +204,75 @@ class SessionLog:
         appended (used to measure a tentative compaction); the results of the ``pruned``
         call ids are shown pruned as if a prune record named them."""
         h = self.history
-        ctx = self._project(h.epoch_entries(extra), pruned=frozenset(pruned))
+        ctx = self._project(
+            h.epoch_entries(extra), pruned=frozenset(pruned), provisional=bool(extra)
+        )
         epoch = h.compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
         return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
 
     def _project(
-        self, entries: Sequence[Entry], cap: int | None = None, pruned: frozenset[str] = frozenset()
+        self,
+        entries: Sequence[Entry],
+        cap: int | None = None,
+        pruned: frozenset[str] = frozenset(),
+        *,
+        provisional: bool = False,
     ) -> Context:
         """``project()`` of ``entries`` (a subset of the log, see :meth:`History.epoch_entries`)
         with the truncate-at-source cap ``cap`` in tokens (default the budget's) and the
-        results of ``pruned`` call ids shown pruned besides those pruned already."""
+        results of ``pruned`` call ids shown pruned besides those pruned already; with a
+        head, the head first (``provisional``: a context that is measured, not sent)."""
         h = self.history
-        return project(
+        ctx = project(
             entries,
             settings(self.policy, self.budget, h.goal_id, cap),
             self.estimator,
-            tools=self.tools,
+            tools=self.tools if self.head is None else (),
             memo=self._memo if not pruned else None,
             pruned=h.pruned_ids | pruned if pruned else h.pruned_ids,
         )
+        if self.head is None:
+            return ctx
+        return self._with_head(ctx, self.head, provisional)
+
+    def _with_head(self, ctx: Context, assembler: ContextAssembler, provisional: bool) -> Context:
+        """``ctx`` with the head of its epoch first: its system message, its tools and its
+        tokens. Cache breaks the head reports are passed to :attr:`on_cache_break`."""
+        head = assembler.build(
+            ctx.compaction_id,
+            self.estimator,
+            messages=ctx.messages if assembler.scoped else (),
+            provisional=provisional,
+        )
+        if not provisional:
+            self._last_head = head
+            fresh = assembler.breaks[self._breaks_seen :]
+            self._breaks_seen = len(assembler.breaks)
+            if self.on_cache_break is not None:
+                for found in fresh:
+                    self.on_cache_break(found)
+        if head.message is None:
+            return replace(ctx, tools=head.tools, tokens=ctx.tokens + head.tokens)
+        return replace(
+            ctx,
+            messages=(head.message, *ctx.messages),
+            sources=(None, *ctx.sources),
+            tools=head.tools,
+            tokens=ctx.tokens + head.tokens,
+            preamble=None if ctx.preamble is None else ctx.preamble + 1,
+        )
+
+    def instructions(self) -> str | None:
+        """The compact instructions of the rules files in the head (for the summarizer), or
+        ``None``."""
+        return self._last_head.instructions if self._last_head is not None else None
 
     def measure(self, record: CompactionRecord, cap: int | None) -> tuple[Entry, Context]:
         """The entry ``record`` would be appended as, and the context it would give with
         the truncate-at-source cap ``cap`` (tokens); history is unchanged."""
         tentative = self.history.tentative(record, self.session_id)
-        return tentative, self._project(self.history.entries_after(tentative), cap)
+        ctx = self._project(self.history.entries_after(tentative), cap, provisional=True)
+        return tentative, ctx
 
     def context_tokens(self, ctx: Context) -> int:
         """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer

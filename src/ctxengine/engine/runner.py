@@ -88,6 +88,8 @@ class Runner:
     Attributes:
         outer_cancel: the caller's cancel event of the model call in progress, if any; a
             summary call run meanwhile uses it, so setting it aborts the summary too.
+        instructions: project compact instructions every summary request carries (from the
+            rules files of the session's head), or ``None``.
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class Runner:
         self.breaker = breaker
         self.fallback_mode: FallbackMode = fallback_mode
         self.outer_cancel: threading.Event | None = None
+        self.instructions: str | None = None
         self._cancel: threading.Event | None = None
 
     def execute(
@@ -160,7 +163,7 @@ class Runner:
             cut = attempt.cut
             assert cut is not None  # plan.order lists attempts with a cut only
             key = (cut.first_kept_id, cut.splits_turn)
-            request = _request(plan, attempt, conversation, history, live)
+            request = _request(plan, attempt, conversation, history, live, self.instructions)
             room = summary_room(
                 plan.budget,
                 plan.budget.trigger,
@@ -245,7 +248,7 @@ class Runner:
         """The compaction the fallback writes at ``plan.fallback``'s cut."""
         attempt = plan.fallback
         assert attempt is not None and attempt.cut is not None
-        request = _request(plan, attempt, conversation, history, None)
+        request = _request(plan, attempt, conversation, history, None, self.instructions)
         summary = self._call(self.writer, request, estimator)
         texts: tuple[str, ...] = ()
         if reinject is not None:
@@ -368,6 +371,7 @@ def _request(
     conversation: Conversation,
     history: History,
     live: tuple[int, LiveRequest] | None,
+    instructions: str | None = None,
 ) -> SummaryRequest:
     cut = attempt.cut
     assert cut is not None
@@ -396,6 +400,7 @@ def _request(
         later_user_messages=tuple(
             m.text for m in messages[n_sum + n_prefix :] if is_real_user_message(m)
         ),
+        instructions=instructions,
     )
 
 

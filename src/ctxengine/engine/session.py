@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
+from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
 from ctxengine.errors import (
     Cancelled,
     CompactionVetoed,
@@ -102,14 +103,23 @@ class Session:
         before_compact: sees every plan before it runs; may veto it, change its focus or
             supply the summary (:class:`~.events.PlanDecision`).
         after_compact: sees every stored compaction (:class:`~.events.CompactionOutcome`).
+        head: assembles the stable head put first in every context (a system message
+            from named sections, and the tool list:
+            :class:`~ctxengine.assembly.ContextAssembler`); its tokens count in the context
+            size like a system prompt's. Its volatile sections are read once per epoch; a
+            change of its tools or rules within an epoch is recorded as a ``"cache_break"``
+            event naming the cause; the compact instructions of its rules files go to the
+            summarizer. ``None`` (the default): no head besides the log's own system
+            messages.
 
     Attributes:
-        events: every ladder step taken or tried, in order.
+        events: every ladder step taken or tried, in order (and the head's cache breaks).
         failures: compactions in a row that left the context over the trigger.
 
     Raises:
         ConfigError: the policy's reserve leaves no room in ``window``; a model summarizer
-            named by the policy without a summary model.
+            named by the policy without a summary model; ``tools`` given as well as a
+            ``head`` with tools of its own.
     """
 
     def __init__(
@@ -128,7 +138,13 @@ class Session:
         tools: Sequence[Mapping[str, Any]] = (),
         before_compact: BeforeCompact | None = None,
         after_compact: AfterCompact | None = None,
+        head: ContextAssembler | None = None,
     ) -> None:
+        if head is not None and tools and head.tools:
+            raise ConfigError(
+                "tool definitions were given to both the Session and its ContextAssembler; "
+                "give them to one"
+            )
         self._lock = threading.RLock()
         self._window = window
         self._learned_limit: int | None = None
@@ -138,7 +154,8 @@ class Session:
             estimator=estimator,
             store=store,
             session_id=session_id,
-            tools=tools,
+            tools=tools if head is None or tools else head.tools,
+            head=head,
         )
         extractive = ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
         chosen = summarizer or _policy_summarizer(
@@ -152,6 +169,7 @@ class Session:
             latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
         )
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
+        self.log.on_cache_break = self._cache_break
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
         self._tail = TailGuard()
         self._last_ladder_at = -1
@@ -163,6 +181,24 @@ class Session:
     def events(self) -> list[LadderEvent]:
         """Every ladder step taken or tried, in order."""
         return self.compactor.events
+
+    def _cache_break(self, found: CacheBreak) -> None:
+        """Record a cache break of the head as a ``"cache_break"`` event: tokens are the
+        head's before and after, the detail its cause."""
+        self.compactor.event(
+            "cache_break", None, found.tokens_before, found.tokens_after, found.cause
+        )
+
+    @property
+    def head(self) -> ContextAssembler | None:
+        """The assembler of the stable head, if any."""
+        return self.log.head
+
+    @property
+    def last_head(self) -> Head | None:
+        """The head of the latest context projected (sections, tokens, rules loaded), or
+        ``None`` without an assembler or before the first projection."""
+        return self.log.last_head
 
     @property
     def failures(self) -> int:
@@ -347,7 +383,12 @@ class Session:
             out = max_output_tokens or self.default_output_tokens
             if not self.policy.enabled:
                 ctx = self.log.project()
-                self._tail.check(ctx, epoch_key(ctx, h), provisional=bool(h.pending_call_ids()))
+                self._tail.check(
+                    ctx,
+                    epoch_key(ctx, h),
+                    provisional=bool(h.pending_call_ids()),
+                    skip=self._head_messages(ctx),
+                )
                 return ctx
             if self.policy.prune_when == "always" and self._at_check_point():
                 ctx = self.log.project()
@@ -367,8 +408,16 @@ class Session:
                             self._last_ladder_at = len(h)
             # A context prepared while calls still await their results is provisional.
             provisional = bool(h.pending_call_ids())
-            self._tail.check(ctx, epoch_key(ctx, h), provisional=provisional)
+            self._tail.check(
+                ctx, epoch_key(ctx, h), provisional=provisional, skip=self._head_messages(ctx)
+            )
             return ctx
+
+    def _head_messages(self, ctx: Context) -> int:
+        """1 when ``ctx`` opens with the assembled head's system message, else 0."""
+        if self.log.head is None or not ctx.messages:
+            return 0
+        return int(ctx.sources[0] is None and ctx.messages[0].role == "system")
 
     def _threshold(self, output: int) -> tuple[Context, Requirement | None]:
         """The current context and whether the trigger requires a compaction of it."""

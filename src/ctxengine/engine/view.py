@@ -82,25 +82,30 @@ class TailGuard:
     def __init__(self) -> None:
         self._last: Context | None = None
         self._last_key: EpochKey | None = None
+        self._last_skip = 0
 
-    def check(self, ctx: Context, key: EpochKey, *, provisional: bool) -> None:
+    def check(self, ctx: Context, key: EpochKey, *, provisional: bool, skip: int = 0) -> None:
         """Compare ``ctx`` with the previous baseline of the same ``key``.
 
         Args:
             provisional: calls still await their results, so a result arriving later
                 takes the place of its synthetic stand-in: ``ctx`` is checked but does not
                 become the baseline of the next check.
+            skip: leading messages of ``ctx`` left out of the comparison: an assembled head,
+                whose changes within an epoch are reported as cache breaks instead.
 
         Raises:
             InvariantError: ``ctx`` changed before its tail within one epoch.
         """
         last = self._last
         if last is not None and self._last_key == key:
-            n = len(last.messages)
-            ok = len(ctx.messages) >= n and all(
-                a is b or a == b for a, b in zip(last.messages, ctx.messages[:n], strict=False)
+            before = last.messages[self._last_skip :]
+            after = ctx.messages[skip:]
+            n = len(before)
+            ok = len(after) >= n and all(
+                a is b or a == b for a, b in zip(before, after[:n], strict=False)
             )
             if not ok:
                 raise InvariantError("projection changed before its tail within one epoch")
         if not provisional:
-            self._last, self._last_key = ctx, key
+            self._last, self._last_key, self._last_skip = ctx, key, skip

@@ -343,3 +343,60 @@ REINJECT_RULES_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", 
 #: Re-injection of the plan: the latest call of one of these tools holds it (Claude Code
 #: ``TodoWrite``, Codex ``update_plan``, Gemini CLI ``write_todos``).
 REINJECT_PLAN_TOOLS: tuple[str, ...] = ("TodoWrite", "update_plan", "write_todos", "todo_write")
+
+# ---------------------------------------------------------------------------------------
+# The stable head and rules files (:mod:`ctxengine.assembly`, :mod:`ctxengine.workspace`).
+
+#: Rules files looked for in each directory from the repository root down to the working
+#: directory, in this order (a ``|`` names alternatives: the first that exists and is not
+#: empty is loaded; a ``*`` is a glob; a folder loads its ``.md`` files by name). Sources:
+#: Codex reads ``AGENTS.override.md`` else ``AGENTS.md``, at most one per directory
+#: (developers.openai.com/codex/guides/agents-md); Claude Code reads ``CLAUDE.md``,
+#: ``.claude/CLAUDE.md``, ``CLAUDE.local.md`` and ``.claude/rules/**/*.md``
+#: (docs.anthropic.com/en/docs/claude-code/memory); Gemini CLI ``GEMINI.md``
+#: (geminicli.com/docs/cli/gemini-md); Cursor ``.cursor/rules/*.mdc``; Cline a ``.clinerules``
+#: file or folder (docs.cline.bot/features/cline-rules/overview); GitHub Copilot
+#: ``.github/copilot-instructions.md``.
+RULES_PROJECT_NAMES: tuple[str, ...] = (
+    "AGENTS.override.md|AGENTS.md",
+    "CLAUDE.md",
+    ".claude/CLAUDE.md",
+    "CLAUDE.local.md",
+    ".claude/rules/**/*.md",
+    "GEMINI.md",
+    ".cursor/rules/**/*.mdc",
+    ".clinerules",
+    ".github/copilot-instructions.md",
+)
+#: Rules files of the user level, relative to the home folder, loaded before the project's:
+#: Codex ``~/.codex/AGENTS.override.md`` else ``~/.codex/AGENTS.md`` (one file), Claude Code
+#: ``~/.claude/CLAUDE.md`` and ``~/.claude/rules/**/*.md``, Gemini CLI ``~/.gemini/GEMINI.md``
+#: (same sources as :data:`RULES_PROJECT_NAMES`).
+RULES_USER_NAMES: tuple[str, ...] = (
+    ".codex/AGENTS.override.md|.codex/AGENTS.md",
+    ".claude/CLAUDE.md",
+    ".claude/rules/**/*.md",
+    ".gemini/GEMINI.md",
+)
+#: The marker of a repository root: the walk down to the working directory starts at the
+#: nearest folder above it that holds one (Codex: "typically the Git root"; without one only
+#: the working directory itself is read, as Codex does).
+RULES_ROOT_MARKERS: tuple[str, ...] = (".git",)
+#: ``@path`` imports are followed at most this many hops from the file that was found
+#: (Claude Code memory docs: "a max-depth of 5 hops"; Gemini CLI's import processor, in its
+#: CLAUDE.md compatibility mode, also defaults to depth 5: google-gemini/gemini-cli
+#: ``docs/core/memport.md``).
+RULES_IMPORT_MAX_DEPTH = 5
+#: Kinds of rules file whose ``@path`` imports are expanded: the systems that document the
+#: syntax (Claude Code ``CLAUDE.md``, Gemini CLI ``GEMINI.md``); Codex does not expand
+#: imports in ``AGENTS.md``.
+RULES_IMPORT_KINDS: tuple[str, ...] = ("claude", "gemini")
+#: Front-matter fields naming the files a rule is scoped to: ``paths`` (Claude Code
+#: ``.claude/rules``, Cline conditional rules), ``globs`` (Cursor ``.mdc``), ``applyTo``
+#: (GitHub Copilot ``*.instructions.md``).
+RULES_SCOPE_FIELDS: tuple[str, ...] = ("paths", "globs", "applyTo")
+#: A git status snapshot longer than this is cut, with a note (Claude Code cuts the status it
+#: puts in its system prompt at 2,000 characters; reverse-engineered, unverified).
+GIT_STATUS_MAX_CHARS = 2_000
+#: Seconds a ``git status`` may take before the snapshot is left out (ours).
+GIT_STATUS_TIMEOUT_S = 5.0

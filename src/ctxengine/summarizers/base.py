@@ -66,6 +66,9 @@ class SummaryRequest:
             tail the state is sent with), oldest first: a rule among them that replaces one
             of the state's rules marks it superseded, so the state never shows as active a
             rule the messages right after it replace.
+        instructions: project compact instructions found by the caller (the "Compact
+            instructions" sections of the rules files in the session's head); a model
+            summarizer gives them priority beside its own.
     """
 
     messages: tuple[Message, ...]
@@ -80,6 +83,7 @@ class SummaryRequest:
     range_start: int = 0
     covered: tuple[int, int] | None = None
     later_user_messages: tuple[str, ...] = ()
+    instructions: str | None = None
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

@@ -256,7 +256,7 @@ class LLMSummarizer(ModelCaller):
             target_tokens=target,
             previous=request.previous.summary if request.previous else None,
             focus=request.focus,
-            instructions=self.instructions,
+            instructions=self.instructions_for(request),
             language=language,
             template=self.template.text,
         )
@@ -284,12 +284,19 @@ class LLMSummarizer(ModelCaller):
             previous=previous,
             goal=self._goal_outside(request),
             focus=request.focus,
-            instructions=self.instructions,
+            instructions=self.instructions_for(request),
             continues_turn=bool(request.turn_prefix),
             part=(1, 2),
             language=language,
             template=self.template.text,
         )
+
+    def instructions_for(self, request: SummaryRequest) -> str | None:
+        """The project compact instructions of a request: the summarizer's own, then those
+        the request carries (:attr:`SummaryRequest.instructions`), joined by a blank line;
+        ``None`` when neither has any."""
+        found = [t.strip() for t in (self.instructions, request.instructions) if t and t.strip()]
+        return "\n\n".join(dict.fromkeys(found)) or None
 
     @staticmethod
     def _goal_outside(request: SummaryRequest) -> str | None:
@@ -409,7 +416,7 @@ class LLMSummarizer(ModelCaller):
                 previous=anchor,
                 goal=self._goal_outside(request),
                 focus=request.focus,
-                instructions=self.instructions,
+                instructions=self.instructions_for(request),
                 continues_turn=bool(request.turn_prefix) and k == n,
                 part=(k, n) if n > 1 else None,
                 language=language,

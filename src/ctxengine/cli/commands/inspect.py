@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ctxengine.analysis import Breakdown, breakdown
+from ctxengine.cli.head import build_head, head_json, show_head
 from ctxengine.cli.load import load_target
 from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
 from ctxengine.cli.output import dump_json
@@ -21,24 +23,72 @@ def inspect(
     format: FormatOpt = None,
     strict: StrictOpt = False,
     top: Annotated[int, typer.Option(metavar="N", help="Largest entries to list.")] = 10,
+    rules_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--rules-from",
+            metavar="DIR",
+            help="Show the head a session working in DIR would start with: the rules files "
+            "found from the user level through the repository root down to DIR (AGENTS.md, "
+            "CLAUDE.md, GEMINI.md, Cursor, Cline and Copilot rules), the environment and git "
+            "status, with each section's tokens. With a session, its read and edited files "
+            "load the path-scoped rules they match. Without FILE|SESSION only the head is "
+            "shown.",
+        ),
+    ] = None,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            metavar="DIR",
+            help="The folder user-level rules are read from (~/.codex, ~/.claude, "
+            "~/.gemini); default: your home.",
+        ),
+    ] = None,
+    rules_name: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rules-name",
+            metavar="NAME",
+            help="A rules-file name to look for in each folder instead of the defaults "
+            "(repeatable; 'A|B' takes the first that exists; globs allowed).",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
     without waiting for writers); for a stored session also its imports: when, from which
     file, entries added, and what each skipped, repaired and ignored (kinds, counts, first
-    line)."""
+    line). With --rules-from, the head's sections and the rules files loaded, with tokens."""
+    estimator = HeuristicEstimator()
+    if rules_from is not None and target is None and session is None:
+        alone = build_head(rules_from, estimator, home=home, names=rules_name or ())
+        if json_out:
+            dump_json({"head": head_json(alone)}, None)
+        else:
+            show_head(alone)
+        return
     t = load_target(target, session=session, db=db, format=format, strict=strict)
-    b = breakdown(t.entries, HeuristicEstimator(), top=top)
+    b = breakdown(t.entries, estimator, top=top)
     records = t.store.import_reports(t.session_id) if t.store is not None else []
+    view = (
+        build_head(rules_from, estimator, home=home, names=rules_name or (), entries=t.entries)
+        if rules_from is not None
+        else None
+    )
     if json_out:
         data = breakdown_json(t.label, t.session_id, t.format, b)
         if t.store is not None:
             data["imports"] = [import_record_dict(r) for r in records]
+        if view is not None:
+            data["head"] = head_json(view)
         dump_json(data, None)
     else:
         show_breakdown(t.label, b)
         if records:
             show_imports(records)
+        if view is not None:
+            show_head(view)
 
 
 def breakdown_json(
