@@ -4,7 +4,9 @@
 
     CtxEngineError
     ├── ConfigError                 invalid configuration (reserve larger than the window, …)
-    │   └── UnknownFormat           a transcript format name that no importer has
+    │   ├── UnknownFormat           a transcript format name that no importer has
+    │   ├── RulesFileError          a rules file that cannot be loaded (front matter, cycle)
+    │   └── PinBudgetExceeded       the pinned items alone exceed their budget
     ├── TranscriptError             a transcript file cannot be read (names file, line/JSON path)
     │   └── UnsupportedFormatError  a recognised format that has no importer yet
     ├── StoreError                  the session store failed or was asked for something missing
@@ -77,6 +79,28 @@ class RulesFileError(ConfigError):
         self.reason = reason
         where = path if line is None else f"{path}:{line}"
         super().__init__(f"{where}: {reason}")
+
+
+class PinBudgetExceeded(ConfigError):
+    """The pinned items alone exceed their budget (``Budget.pins_max``): nothing was pinned
+    (from :meth:`~ctxengine.engine.Session.pin`), or no compaction could show them all.
+
+    Attributes:
+        tokens: tokens of the pinned items, with the one being pinned.
+        budget: the budget in tokens.
+        items: ``(label, tokens)`` of each pinned item, largest first.
+    """
+
+    def __init__(self, tokens: int, budget: int, items: tuple[tuple[str, int], ...]) -> None:
+        self.tokens = tokens
+        self.budget = budget
+        self.items = items
+        largest = "; ".join(f"{label}: {n:,} tokens" for label, n in items[:3])
+        super().__init__(
+            f"the pinned items take {tokens:,} tokens, over their budget of {budget:,} "
+            f"(largest: {largest}); unpin some, pin shorter texts, or raise "
+            "policy.pins_max_tokens"
+        )
 
 
 class TranscriptError(CtxEngineError):

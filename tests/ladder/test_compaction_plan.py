@@ -456,6 +456,7 @@ def test_to_dict_of_one_plan() -> None:
             "summary_max": 600,
             "goal_max": 3_000,
             "headroom": 3_000,
+            "pins_max": 0,
         },
         "target": 5_000,
         "tokens_before": 1_450,

@@ -126,7 +126,9 @@ class TestLayout:
             user("a"), compaction(None), user("b"), compaction("e2"), user("c"), PinRecord("x")
         )
         ctx = project(entries, LOOSE, EST)
-        assert ctx.sources == (None, "e2", "e4")
+        # The pin record is shown where it stands, as a pinned-items message of its own.
+        assert ctx.sources == (None, "e2", "e4", None)
+        assert ctx.messages[-1].text.endswith("until the user changes them.\n\n[1]\nx")
         assert (ctx.epoch, ctx.compaction_id) == (2, "e3")
 
     def test_durable_state_follows_the_head_when_nothing_was_compacted(self) -> None:

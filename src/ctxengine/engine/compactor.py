@@ -49,7 +49,8 @@ class Compactor:
         live: the latest request sent (epoch, messages it holds, request), or ``None``; a
             model summarizer may extend it (cache reuse).
         continuation_overhead: tokens of the messages that show the continuation state (in
-            the policy's injection shape) around its summary.
+            the policy's injection shape) around its summary; a plan adds the pinned items'
+            message to it (:meth:`~.log.SessionLog.pins_overhead`).
     """
 
     def __init__(
@@ -173,7 +174,7 @@ class Compactor:
             budget=budget,
             policy=self.policy,
             tokens_before=tokens,
-            continuation_overhead=self.continuation_overhead,
+            continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
             goal_tokens=h.goal_tokens,
             cap=cap,
             focus=focus,
@@ -259,7 +260,7 @@ class Compactor:
             self.estimator,
             measure=self.log.measure,
             live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
-            continuation_overhead=self.continuation_overhead,
+            continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
             summary=supplied,
             on_fallback=lambda detail: self.event(
                 "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan

@@ -47,6 +47,7 @@ class History:
         epoch_start: position of the current epoch's first entry.
         head_end: end of the head (the system/developer messages the log starts with).
         goal / goal_id / goal_tokens: the first real user request (text, entry id, tokens).
+        pin_positions: positions of the pin records.
         hidden: positions left out of every projection: the entries a
             :class:`~ctxengine.model.SupersedeRecord` withdrew and the supersede records
             themselves (the indexes above skip them).
@@ -67,7 +68,7 @@ class History:
         self.goal_id: str | None = None
         self.goal_tokens = 0
         self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
-        self._pin_texts: list[str] = []
+        self.pin_positions: list[int] = []
         self.hidden: set[int] = set()
 
     def __len__(self) -> int:
@@ -148,7 +149,7 @@ class History:
         self.prunes, self._pruned, self.pruned_ids = [], set(), frozenset()
         self.compaction, self.compactions, self.epoch_start, self.head_end = None, 0, 0, 0
         self.goal, self.goal_id, self.goal_tokens = None, None, 0
-        self._requests, self._pin_texts = [], []
+        self._requests, self.pin_positions = [], []
         for i, entry in enumerate(self.entries):
             if i in self.hidden:
                 if self.head_end == i:
@@ -172,7 +173,7 @@ class History:
             self._pruned.update(body.call_ids)
             self.pruned_ids = frozenset(self._pruned)
         elif isinstance(body, PinRecord):
-            self._pin_texts.append(body.text)
+            self.pin_positions.append(i)
         elif isinstance(body, CompactionRecord):
             self.compaction = i
             self.compactions += 1
@@ -242,9 +243,18 @@ class History:
         end = bisect_left(self._requests, (self.epoch_start, ""))
         return tuple(text for _i, text in self._requests[:end])
 
-    def pins(self) -> tuple[str, ...]:
-        """Texts of the pin records, in append order."""
-        return tuple(self._pin_texts)
+    def pins(self) -> tuple[PinRecord, ...]:
+        """The pin records, in append order."""
+        out: list[PinRecord] = []
+        for i in self.pin_positions:
+            body = self.entries[i].body
+            assert isinstance(body, PinRecord)
+            out.append(body)
+        return tuple(out)
+
+    def real_user_positions(self) -> list[int]:
+        """Positions of the real user requests, in log order."""
+        return [i for i, _text in self._requests]
 
     def originals(
         self, messages: Sequence[Message], sources: Sequence[str | None]

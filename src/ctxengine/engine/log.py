@@ -23,12 +23,14 @@ from ctxengine.policy.defaults import APPEND_RETRIES, DEFAULT_IMAGE_TOKENS
 from ctxengine.projection import project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
+from ctxengine.projection.pins import Pinned, pinned_message
 from ctxengine.stores.base import SessionInfo, Store
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 from .history import History
+from .pins import epoch_pins
 from .view import context_tokens, settings
 
 
@@ -86,6 +88,7 @@ class SessionLog:
         self._tools: tuple[Mapping[str, Any], ...] = ()
         self.tools = tuple(tools)
         self.history = History(self.estimator)
+        self._pins: dict[str, tuple[Pinned, ...]] = {}
 
     @property
     def tools(self) -> tuple[Mapping[str, Any], ...]:
@@ -125,6 +128,7 @@ class SessionLog:
         self.budget = self.policy.resolve(window)
         self._memo = ProjectionMemo()
         self._cache.clear()
+        self._pins.clear()
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -198,14 +202,53 @@ class SessionLog:
             # A new epoch: work cached for the old one is not needed again.
             self._memo = ProjectionMemo()
             self._cache.clear()
+            self._pins.clear()
+
+    def pins(self, tentative: Entry | None = None) -> tuple[Pinned, ...]:
+        """The pinned items shown after the latest compaction, or after ``tentative`` (a
+        compaction record not appended yet); none before any compaction
+        (:func:`~.pins.epoch_pins`).
+
+        Raises:
+            PinBudgetExceeded: the pin records to show exceed the budget.
+        """
+        h = self.history
+        if tentative is None:
+            if h.compaction is None:
+                return ()
+            entry, at = h.entries[h.compaction], h.compaction
+        else:
+            entry, at = tentative, len(h)
+        record = entry.body
+        assert isinstance(record, CompactionRecord)
+        found = self._pins.get(entry.id)
+        if found is None:
+            found = epoch_pins(h, self.policy, self.budget, self.estimator, at=at, record=record)
+            if tentative is None:
+                self._pins[entry.id] = found
+        return found
+
+    def pins_overhead(self) -> int:
+        """Tokens of the pinned-items message a compaction keeping no tail would show (the
+        most a compaction adds for pins); 0 without pins."""
+        h = self.history
+        if not h.pin_positions and not self.policy.auto_pins:
+            return 0
+        probe = CompactionRecord("", None, 0, 0, self.policy.name, "extractive")
+        items = self.pins(h.tentative(probe, self.session_id))
+        return self.estimator.message(pinned_message(items, "en")) if items else 0
 
     def project(self, extra: Sequence[Entry] = (), *, pruned: Iterable[str] = ()) -> Context:
         """The current context (no ladder run). ``extra`` records are projected as if
         appended (used to measure a tentative compaction); the results of the ``pruned``
         call ids are shown pruned as if a prune record named them."""
         h = self.history
+        latest = next((e for e in extra if isinstance(e.body, CompactionRecord)), None)
         ctx = self._project(
-            h.epoch_entries(extra), pruned=frozenset(pruned), provisional=bool(extra)
+            h.epoch_entries(extra),
+            pruned=frozenset(pruned),
+            pins=self.pins(latest),
+            provisional=bool(extra),
         )
         epoch = h.compactions + sum(isinstance(e.body, CompactionRecord) for e in extra)
         return ctx if ctx.epoch == epoch else replace(ctx, epoch=epoch)
@@ -215,19 +258,22 @@ class SessionLog:
         entries: Sequence[Entry],
         cap: int | None = None,
         pruned: frozenset[str] = frozenset(),
+        pins: Sequence[Pinned] = (),
         *,
         provisional: bool = False,
     ) -> Context:
         """``project()`` of ``entries`` (a subset of the log, see :meth:`History.epoch_entries`)
-        with the truncate-at-source cap ``cap`` in tokens (default the budget's) and the
-        results of ``pruned`` call ids shown pruned besides those pruned already; with a
-        head, the head first (``provisional``: a context that is measured, not sent)."""
+        with the truncate-at-source cap ``cap`` in tokens (default the budget's), the
+        results of ``pruned`` call ids shown pruned besides those pruned already and the
+        pinned items ``pins``; with a head, the head first (``provisional``: a context that
+        is measured, not sent)."""
         h = self.history
         ctx = project(
             entries,
             settings(self.policy, self.budget, h.goal_id, cap),
             self.estimator,
             tools=self.tools if self.head is None else (),
+            pins=pins,
             memo=self._memo if not pruned else None,
             pruned=h.pruned_ids | pruned if pruned else h.pruned_ids,
         )
@@ -271,7 +317,8 @@ class SessionLog:
         """The entry ``record`` would be appended as, and the context it would give with
         the truncate-at-source cap ``cap`` (tokens); history is unchanged."""
         tentative = self.history.tentative(record, self.session_id)
-        ctx = self._project(self.history.entries_after(tentative), cap, provisional=True)
+        entries = self.history.entries_after(tentative)
+        ctx = self._project(entries, cap, pins=self.pins(tentative), provisional=True)
         return tentative, ctx
 
     def context_tokens(self, ctx: Context) -> int:

@@ -127,7 +127,7 @@ class Runner:
 
         Args:
             history: the log the summary request is read from (goal, previous compaction,
-                prior user messages, pins, the untruncated messages).
+                prior user messages, the untruncated messages).
             estimator: token estimator.
             measure: projects a tentative record.
             live: the latest request sent for this epoch and how many of the context's
@@ -393,7 +393,9 @@ def _request(
             messages[n_sum : n_sum + n_prefix], sources[n_sum : n_sum + n_prefix]
         ),
         prior_user_messages=history.prior_user_messages(),
-        pinned=history.pins(),
+        # Pinned items have a message of their own after the continuation state
+        # (:mod:`ctxengine.projection.pins`): the summary does not repeat them.
+        pinned=(),
         live_request=live_request,
         range_start=known[0] if known else 0,
         covered=(min(head, known[0]), known[-1]) if known else None,

@@ -50,7 +50,7 @@ from ctxengine.ladder.recover import (
     recovery_target,
 )
 from ctxengine.ladder.trigger import requirement
-from ctxengine.model import Entry, Message, Usage
+from ctxengine.model import Entry, Message, PinRecord, Usage
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
@@ -74,6 +74,7 @@ from .events import (
     LadderEvent,
 )
 from .log import SessionLog
+from .pins import check_budget
 from .runner import Runner
 from .view import TailGuard, epoch_key, fixed_tokens
 
@@ -336,6 +337,43 @@ class Session:
         with self._lock:
             self._overflow.clear()
             return self.log.append(reply)
+
+    def pin(self, item: str, reason: str | None = None) -> Entry:
+        """Pin an entry of the history (by id) or a text: from now on every projection
+        shows it verbatim, as a standing instruction (:mod:`ctxengine.projection.pins`):
+        where the pin record stands while that is in the context, then after the
+        continuation state of every compaction. A pinned entry adds nothing while it is
+        itself in the context. Recorded as a :class:`~ctxengine.model.PinRecord` entry (a
+        stored session keeps its pins).
+
+        Args:
+            item: an entry id of the history (its message's text is pinned, as it is now),
+                else the text to pin. A string that is an entry id is taken as the id.
+            reason: why, in words; shown with the item.
+
+        Returns:
+            The pin record's entry.
+
+        Raises:
+            ValueError: an empty text, or an entry that is not a message with text.
+            PinBudgetExceeded: with this one the pinned texts exceed their budget
+                (``Budget.pins_max`` tokens); nothing is pinned.
+        """
+        with self._lock:
+            self.log.sync()
+            h = self.log.history
+            if item in h:
+                found = h.entries[h.index[item]].message
+                text = _pinnable_text(found) if found is not None else ""
+                if not text.strip():
+                    raise ValueError(f"entry {item!r} holds no message text to pin")
+                record = PinRecord(text, item, reason)
+            else:
+                if not item.strip():
+                    raise ValueError("nothing to pin: the text is empty")
+                record = PinRecord(item, None, reason)
+            check_budget((*h.pins(), record), self.budget.pins_max, self.estimator)
+            return self.log.append(record)
 
     def project(self) -> Context:
         """The current context (no ladder run)."""
@@ -736,6 +774,13 @@ class Session:
             return
         self._learned_limit = limit
         self._tail = TailGuard()  # a new budget: the next context is a new baseline
+
+
+def _pinnable_text(message: Message) -> str:
+    """The text a pin of ``message`` keeps: its text parts, else its tool results' text."""
+    if message.text.strip():
+        return message.text
+    return "\n".join(r.text for r in message.tool_results)
 
 
 def _just_compacted(log: SessionLog) -> bool:

@@ -82,9 +82,20 @@ class PruneRecord:
 
 @dataclass(frozen=True, slots=True)
 class PinRecord:
-    """An item that every later continuation state must carry (ledger ``pinned``)."""
+    """An item pinned to the session: shown verbatim in every later projection, as a standing
+    instruction (in place while its entry is in the context, then after the continuation
+    state of every compaction).
+
+    Attributes:
+        text: the pinned text, verbatim (a pinned entry's text as it was when pinned).
+        entry_id: the history entry pinned, or ``None`` for a text; while that entry is
+            shown verbatim the pin adds nothing to the context.
+        reason: why it was pinned, in words (shown with it); ``None``: none given.
+    """
 
     text: str
+    entry_id: str | None = None
+    reason: str | None = None
     kind: Literal["pin"] = "pin"
 
 

@@ -400,3 +400,23 @@ RULES_SCOPE_FIELDS: tuple[str, ...] = ("paths", "globs", "applyTo")
 GIT_STATUS_MAX_CHARS = 2_000
 #: Seconds a ``git status`` may take before the snapshot is left out (ours).
 GIT_STATUS_TIMEOUT_S = 5.0
+
+# ---------------------------------------------------------------------------------------
+# Pins.
+
+#: Tokens the pinned items may take together (shown verbatim after every compaction, as
+#: standing instructions), and the ceiling of that budget as a share of the window. 4,000
+#: tokens is the budget of the verbatim user messages of a continuation state
+#: (:data:`DEFAULT_USER_MESSAGES_BUDGET_TOKENS`); 5 % of the window keeps pins from crowding a
+#: small window (a 32,768-token window gets 1,638 tokens). Both ours.
+DEFAULT_PINS_MAX_TOKENS = 4_000
+DEFAULT_PINS_MAX_RATIO = 0.05
+#: What is pinned without a :meth:`~ctxengine.engine.Session.pin` call: nothing by default.
+#: ``"first_request"`` pins the session's first user request, ``"rules"`` the active rules the
+#: user stated (the extractive rule detector, :func:`ctxengine.summarizers.rules.rule_facts`).
+#: Off because the default (extractive) continuation state already carries both: the first
+#: request verbatim up to ``goal_max`` tokens and the active rules ranked just below it, so
+#: pinning them too would send them twice on every call after a compaction (the goal alone may
+#: take up to 60 % of the target). Turn them on with a model summarizer, whose prose may drop
+#: them, or when a rule must never give way to the state's budget.
+DEFAULT_AUTO_PINS: tuple[str, ...] = ()

@@ -49,6 +49,10 @@ Injection: TypeAlias = Literal["checkpoint", "acknowledged", "handoff", "assista
 #: the latest plan, the most recently read or edited files.
 Reinjected: TypeAlias = Literal["rules", "plan", "files"]
 
+#: What is pinned automatically (:data:`~ctxengine.policy.defaults.DEFAULT_AUTO_PINS`): the
+#: session's first user request, and the active rules the user stated.
+AutoPin: TypeAlias = Literal["first_request", "rules"]
+
 #: Templates a model summarizer may write to (the headings of each system's summary).
 TemplateName: TypeAlias = Literal["default", "pi", "codex", "gemini-cli", "opencode", "claude-code"]
 
@@ -157,6 +161,12 @@ class Policy(BaseModel):
                                     messages an automatic compaction saw (OpenCode)
     ``reinject``                    :data:`Reinjected` items, within ``reinject_files``,
                                     ``reinject_file_max_tokens`` and ``reinject_max_tokens``
+    *pins*
+    ``pins_max_tokens``             the pinned items' own budget (at most 5 % of the window);
+                                    pins over it are refused
+                                    (:class:`~ctxengine.errors.PinBudgetExceeded`)
+    ``auto_pins``                   :data:`AutoPin` items pinned without a ``pin()`` call
+                                    (none by default: the extractive state carries them)
     *recovery and guards*
     ``overflow_retries``            provider overflows of one request recovered by a
                                     compaction before the overflow is final
@@ -243,6 +253,8 @@ class Policy(BaseModel):
     reinject_files: int = Field(d.DEFAULT_REINJECT_FILES, ge=0)
     reinject_file_max_tokens: int = Field(d.DEFAULT_REINJECT_FILE_MAX_TOKENS, gt=0)
     reinject_max_tokens: int = Field(d.DEFAULT_REINJECT_MAX_TOKENS, ge=0)
+    pins_max_tokens: int = Field(d.DEFAULT_PINS_MAX_TOKENS, ge=0)
+    auto_pins: tuple[AutoPin, ...] = d.DEFAULT_AUTO_PINS  # type: ignore[assignment]
     overflow_retries: int = Field(d.DEFAULT_OVERFLOW_RETRIES, ge=0)
     overflow_shrink_ratio: float | None = Field(None, gt=0, lt=1)
     max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
@@ -342,6 +354,7 @@ class Policy(BaseModel):
             summary_max=min(self.summary_max_tokens, int(window * d.DEFAULT_SUMMARY_MAX_RATIO)),
             goal_max=int((trigger - headroom) * self.goal_max_ratio),
             headroom=headroom,
+            pins_max=min(self.pins_max_tokens, int(window * d.DEFAULT_PINS_MAX_RATIO)),
         )
 
 
@@ -358,6 +371,7 @@ class Budget(BaseModel):
         summary_max: continuation-state budget.
         goal_max: the first user request stays verbatim up to this size.
         headroom: a compaction aims this far below the trigger (:attr:`target`).
+        pins_max: the pinned items' budget.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -372,6 +386,7 @@ class Budget(BaseModel):
     summary_max: int
     goal_max: int = 0
     headroom: int = 0
+    pins_max: int = 0
 
     @property
     def target(self) -> int:

@@ -8,10 +8,15 @@ Layout of the result::
     continuation  the latest compaction's summary in its injection shape (one user message,
                   or a pair: :mod:`ctxengine.projection.injection`), if any
     reinjected    the compaction's re-injected durable state, one user message each
+    pinned        the pinned items the caller gives (:mod:`ctxengine.projection.pins`), one
+                  user message marking them as standing instructions
     durable       re-injected durable state (rules files, plan …), given by the caller
     tail          message entries from the compaction's first kept entry onward (or the
                   whole log without a compaction), in log order; after the entries the
-                  compaction saw, its continuation message when it asked for one
+                  compaction saw, its continuation message when it asked for one. A pin
+                  record in the tail is shown where it stands, as a pinned-items message
+                  of its own (after the results of any tool call still open there), unless
+                  the entry it pins is shown verbatim
 
 Then, on the retained messages and the tail: pruned tool results become one-line
 placeholders, long tool results are truncated at source (head + marker + tail), stale signed
@@ -39,12 +44,14 @@ from ctxengine.model import (
     CompactionRecord,
     Entry,
     Message,
+    PinRecord,
     PruneRecord,
     SupersedeRecord,
     TextPart,
     ToolCallPart,
     current_entries,
 )
+from ctxengine.model.roles import is_real_user_message
 from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.frame import neutralize_message
 from ctxengine.projection.injection import (
@@ -54,7 +61,9 @@ from ctxengine.projection.injection import (
     frame_messages,
     reinjected_message,
 )
+from ctxengine.projection.language import detect_language
 from ctxengine.projection.memo import EpochKey, EpochProjection, ProjectionMemo
+from ctxengine.projection.pins import Pinned, pinned_message
 from ctxengine.projection.settings import ProjectionSettings
 from ctxengine.projection.transform import (
     TruncateCap,
@@ -62,6 +71,7 @@ from ctxengine.projection.transform import (
     rewrite_results,
     without_signed_reasoning,
 )
+from ctxengine.projection.wording import state_language
 from ctxengine.tokens.base import Estimator
 
 _HEAD_ROLES = frozenset({"system", "developer"})
@@ -213,6 +223,7 @@ def project(
     *,
     tools: Sequence[Mapping[str, Any]] = (),
     durable: Sequence[Message] = (),
+    pins: Sequence[Pinned] = (),
     memo: ProjectionMemo | None = None,
     pruned: frozenset[str] | None = None,
 ) -> Context:
@@ -229,6 +240,10 @@ def project(
         tools: tool schemas sent with the request (counted in ``Context.tokens``).
         durable: re-injected durable state, placed after the continuation state (after
             the head when there is no compaction). Shown as given.
+        pins: pinned items shown after the continuation state and its re-injected state,
+            in one message (:func:`~ctxengine.projection.pins.pinned_message`), in the
+            language of the continuation state (of the user's messages before the first
+            tail entry when there is no compaction).
         memo: optional cache of per-entry work, reused across calls by one caller; the
             result is the same with or without it.
         pruned: the call ids pruned so far, when the caller keeps them (then prune records
@@ -280,6 +295,7 @@ def project(
         goal_cap,
         settings.goal_entry_id,
         tuple(durable),
+        tuple(pins),
         prune_set,
         frozenset(record.lead_ids or ()) if record is not None else frozenset(),
     )
@@ -333,24 +349,51 @@ def project(
         for text in record.reinjected or ():
             messages.append(reinjected_message(text))
             sources.append(None)
+    order, n_lead = _tail_order(entries, start, comp_index, record)
+    if pins:
+        language = _pins_language(entries, record, order[0] if order else len(entries))
+        messages.append(neutralize_message(pinned_message(pins, language)))
+        sources.append(None)
     messages.extend(neutralize_message(m) for m in durable)
     sources.extend([None] * len(durable))
 
     preamble = tail_at = pre_end = len(messages)
-    order, n_lead = _tail_order(entries, start, comp_index, record)
+    shown = set(sources)
+    open_calls: set[str] = set()
+    waiting: list[tuple[int, PinRecord]] = []
     for k, index in enumerate(order):
         if k == n_lead:
             tail_at = pre_end = len(messages)
         entry = entries[index]
-        msg = entry.message
-        if msg is None or entry.id in head_ids:
-            continue
-        msg = _project_message(
-            msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo, truncations,
-            pruned_out,
-        )  # fmt: skip
-        messages.append(msg)
-        sources.append(entry.id)
+        body = entry.body
+        if isinstance(body, PinRecord):
+            if body.entry_id is None or body.entry_id not in shown:
+                waiting.append((index, body))
+            else:
+                continue
+        else:
+            msg = entry.message
+            if msg is None or entry.id in head_ids:
+                continue
+            msg = _project_message(
+                msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
+                truncations, pruned_out,
+            )  # fmt: skip
+            messages.append(msg)
+            sources.append(entry.id)
+            shown.add(entry.id)
+            if msg.role == "assistant":
+                open_calls = {c.id for c in msg.tool_calls}
+            elif msg.tool_results:
+                open_calls.difference_update(r.call_id for r in msg.tool_results)
+            else:
+                open_calls = set()  # calls left unanswered before it: the sanitizer closes them
+        if waiting and not open_calls:
+            for at, pin in waiting:
+                language = _pins_language(entries, record, at)
+                messages.append(neutralize_message(pinned_message([_pin_item(pin)], language)))
+                sources.append(None)
+            waiting = []
         if index < comp_index:
             pre_end = len(messages)
     if record is not None and record.continuation:
@@ -395,10 +438,27 @@ def project(
             pruned=pruned_out,
             context=context,
             message_tokens=message_tokens,
-            closed=not repaired and not pending_calls(final),
+            closed=not repaired and not pending_calls(final) and not waiting,
             tools=tuple(tools),
         )
     return context
+
+
+def _pin_item(record: PinRecord) -> Pinned:
+    """The pinned item a pin record shows."""
+    return Pinned(record.text, "pin", record.reason, record.entry_id)
+
+
+def _pins_language(entries: Sequence[Entry], record: CompactionRecord | None, before: int) -> str:
+    """The language pinned items are introduced in: the continuation state's, else the
+    dominant language of the real user messages among ``entries[:before]`` (entries that
+    no later entry changes, so the words stay the same within an epoch)."""
+    if record is not None:
+        return state_language(record.summary)
+    texts = (
+        m.text for e in entries[:before] if (m := e.message) is not None and is_real_user_message(m)
+    )
+    return detect_language(texts)
 
 
 def _project_message(
@@ -464,8 +524,8 @@ def _extend(
         return None
     if len(entries) == n:
         return state.context
-    prune_set: frozenset[str] = key[6]
-    lead: frozenset[str] = key[7]
+    prune_set: frozenset[str] = key[7]
+    lead: frozenset[str] = key[8]
     cap, goal_cap = key[2], key[3]
     calls = dict(state.calls)
     truncations: list[Truncation] = []
