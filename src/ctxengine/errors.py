@@ -19,6 +19,8 @@
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
     │   ├── SummaryRejected         a summary failed validation (never stored)
     │   ├── CompactionLoopError     consecutive failures tripped the circuit breaker
+    │   ├── ThrashError             the context refilled to the trigger right after
+    │   │                           compacting, several times in a row
     │   └── CompactionVetoed        a before_compact hook vetoed the plan
     ├── ProviderError               a model provider call failed
     │   ├── ContextOverflow         the request did not fit the model's window
@@ -289,6 +291,47 @@ class CompactionLoopError(CompactionError):
             f"{failures} consecutive compactions failed to bring the context "
             f"({tokens} tokens) under the trigger ({threshold} tokens)"
             + (f": {why}" if why else "")
+        )
+
+
+class ThrashError(CompactionError):
+    """Automatic compaction stopped: the context refilled to the trigger within a few model
+    calls of the previous compaction, several times in a row (Claude Code 2.1.89 stops after
+    3). A manual compaction, a larger window or a change of what refills the context lets it
+    go on.
+
+    Attributes:
+        compactions: automatic compactions in the streak.
+        calls: model calls between each of them and the next refill, oldest first.
+        tokens: the context size now, in tokens.
+        trigger: the trigger, in tokens.
+        contributors: ``(label, tokens)`` of what fills the context, re-injected parts
+            first, then tool results by tool, then pinned items.
+        advice: what to change, one sentence per contributor kind found.
+    """
+
+    def __init__(
+        self,
+        compactions: int,
+        calls: tuple[int, ...],
+        tokens: int,
+        trigger: int,
+        contributors: tuple[tuple[str, int], ...],
+        advice: tuple[str, ...],
+    ) -> None:
+        self.compactions = compactions
+        self.calls = calls
+        self.tokens = tokens
+        self.trigger = trigger
+        self.contributors = contributors
+        self.advice = advice
+        within = ", ".join(str(n) for n in calls)
+        top = "; ".join(f"{label}: {n:,} tokens" for label, n in contributors) or "none found"
+        super().__init__(
+            f"automatic compaction stopped: the context refilled to the trigger "
+            f"({trigger:,} tokens) within {within} model calls of each of the last "
+            f"{compactions} compactions; it is now {tokens:,} tokens. Top contributors: "
+            f"{top}. " + " ".join(advice)
         )
 
 

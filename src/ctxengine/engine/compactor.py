@@ -17,16 +17,19 @@ from ctxengine.errors import (
     CompactionVetoed,
     HookError,
     ProviderError,
+    ThrashError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
 from ctxengine.ladder.plan import CompactionPlan, Cut, Requirement
 from ctxengine.ladder.prune import PrunePlan, cache_cold, plan_prune
 from ctxengine.ladder.reinject import reinjected_texts
+from ctxengine.ladder.thrash import advice, contributors, reappended_ids, refill_calls
 from ctxengine.model import PruneRecord
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest
+from ctxengine.summarizers.llm import ModelSummarizer
 from ctxengine.tokens.base import Estimator
 
 from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
@@ -46,6 +49,8 @@ class Compactor:
     Attributes:
         events: every ladder step taken or tried, in order.
         failures: compactions in a row that left the context over the trigger.
+        thrashing: the thrash error that stopped automatic compaction, until a manual
+            compaction lets it go on (``None``: not stopped).
         live: the latest request sent (epoch, messages it holds, request), or ``None``; a
             model summarizer may extend it (cache reuse).
         continuation_overhead: tokens of the messages that show the continuation state (in
@@ -66,6 +71,7 @@ class Compactor:
         self.after_compact = after_compact
         self.events: list[LadderEvent] = []
         self.failures = 0
+        self.thrashing: ThrashError | None = None
         self.live: tuple[EpochKey, int, LiveRequest] | None = None
         self.continuation_overhead = sum(
             log.estimator.message(m) for m in frame_messages("", log.policy.injection)
@@ -200,6 +206,7 @@ class Compactor:
                 return ctx
             hard = tokens + output > self.budget.window
             req = Requirement("hard" if hard else "soft", req.reason, req.detail, tokens)
+        self.check_thrash(ctx, tokens)
         try:
             plan = self.make_plan(ctx, tokens, req, None, self.budget, prune)
             return self.execute(plan, ctx).context
@@ -218,6 +225,42 @@ class Compactor:
             except CompactionLoopError as loop:
                 raise loop from exc
             raise
+
+    def check_thrash(self, ctx: Context, tokens: int) -> None:
+        """Stop automatic compaction when the context, ``tokens`` at the trigger, refilled
+        within ``policy.thrash_refill_calls`` model calls of each of the latest
+        ``policy.thrash_limit`` automatic compactions (:mod:`ctxengine.ladder.thrash`);
+        reported as a ``"thrash"`` event. Checked as ``policy.thrash_guard`` says: with
+        ``"model"``, only when the session's summarizer calls a model. Once raised, it is
+        raised again at every automatic compaction until a manual one.
+
+        Raises:
+            ThrashError: naming what fills the context and what to change.
+        """
+        if self.thrashing is not None:
+            raise self.thrashing
+        guard = self.policy.thrash_guard
+        if guard == "off" or (
+            guard == "model" and not isinstance(self.runner.summarizer, ModelSummarizer)
+        ):
+            return
+        limit = self.policy.thrash_limit
+        h = self.log.history
+        calls = refill_calls(h.entries, limit=limit, within=self.policy.thrash_refill_calls)
+        if len(calls) < limit:
+            return
+        found = contributors(ctx, self.estimator, reappended_ids(h.entries, h.epoch_start))
+        error = ThrashError(
+            len(calls),
+            calls,
+            tokens,
+            self.budget.trigger,
+            tuple((c.label, c.tokens) for c in found),
+            advice(found),
+        )
+        self.event("thrash", None, tokens, tokens, str(error))
+        self.thrashing = error
+        raise error
 
     def execute(self, plan: CompactionPlan, ctx: Context) -> CompactionOutcome:
         """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
@@ -268,6 +311,8 @@ class Compactor:
             reinject=self.reinject if self.policy.reinject else None,
         )
         entry = self.log.append(executed.record, entry_id=executed.entry_id)
+        if plan.reason == "manual":
+            self.thrashing = None
         final = self.log.project()
         detail = f"first kept {executed.record.first_kept_id}"
         self.event(

@@ -412,6 +412,9 @@ class Session:
         Raises:
             CompactionLoopError: ``policy.max_consecutive_failures`` compactions in a row
                 failed to bring the context under the trigger.
+            ThrashError: the context refilled to the trigger within a few calls of each of
+                the latest compactions (``policy.thrash_guard``); automatic compaction stays
+                stopped until a manual :meth:`compact`.
         """
         with self._lock:
             if tools is not None:

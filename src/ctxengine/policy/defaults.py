@@ -402,7 +402,7 @@ GIT_STATUS_MAX_CHARS = 2_000
 GIT_STATUS_TIMEOUT_S = 5.0
 
 # ---------------------------------------------------------------------------------------
-# Pins.
+# Pins and thrash detection.
 
 #: Tokens the pinned items may take together (shown verbatim after every compaction, as
 #: standing instructions), and the ceiling of that budget as a share of the window. 4,000
@@ -420,3 +420,24 @@ DEFAULT_PINS_MAX_RATIO = 0.05
 #: take up to 60 % of the target). Turn them on with a model summarizer, whose prose may drop
 #: them, or when a rule must never give way to the state's budget.
 DEFAULT_AUTO_PINS: tuple[str, ...] = ()
+#: Thrash detection: automatic compaction stops with an error when the context refills to
+#: the trigger within :data:`DEFAULT_THRASH_REFILL_CALLS` model calls of the previous
+#: compaction this many times in a row (Claude Code 2.1.89: "Autocompact is thrashing: the
+#: context refilled to the limit within 3 turns of the previous compact, 3 times in a row";
+#: a turn there is one API round trip). We count 4 calls, not 3: results just under the
+#: truncation cap (5 × 7.9k tokens a call) were measured refilling a window every 3–4 calls,
+#: 8 times in a row, and 3 would miss the refills after 4.
+DEFAULT_THRASH_LIMIT = 3
+DEFAULT_THRASH_REFILL_CALLS = 4
+#: When the thrash check runs: ``"model"`` (default) when a model summarizer writes the
+#: compactions, each of which then costs a model call; ``"always"``; or ``"off"``. With the
+#: extractive summarizer a compaction costs no call, and a small window compacting every few
+#: calls is how a session goes on, not a loop that spends money: run with ``"always"``, 12 of
+#: the 54 corpus replays (each transcript at 8,000 and 32,000 tokens; 11 of the 12 at 8,000)
+#: refill within 4 calls 3 times in a row and would stop.
+DEFAULT_THRASH_GUARD = "model"
+#: Contributors a thrash error names (ours: enough for the re-injected parts, two tools and
+#: the pins).
+THRASH_TOP_CONTRIBUTORS = 5
+#: Characters of a re-appended block's first line that name it in a thrash error (ours).
+THRASH_LABEL_CHARS = 60

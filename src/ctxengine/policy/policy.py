@@ -53,6 +53,10 @@ Reinjected: TypeAlias = Literal["rules", "plan", "files"]
 #: session's first user request, and the active rules the user stated.
 AutoPin: TypeAlias = Literal["first_request", "rules"]
 
+#: When the thrash check runs (:data:`~ctxengine.policy.defaults.DEFAULT_THRASH_GUARD`): when
+#: a model summarizer writes the compactions (each then costs a model call), always, or never.
+ThrashGuard: TypeAlias = Literal["model", "always", "off"]
+
 #: Templates a model summarizer may write to (the headings of each system's summary).
 TemplateName: TypeAlias = Literal["default", "pi", "codex", "gemini-cli", "opencode", "claude-code"]
 
@@ -183,6 +187,11 @@ class Policy(BaseModel):
                                     the breaker is open: ``"extractive"``, or ``"none"``
                                     (drop without a summary: Gemini CLI "truncate only",
                                     Roo Code's sliding window)
+    ``thrash_guard``                :data:`ThrashGuard`: automatic compaction stops
+                                    (:class:`~ctxengine.errors.ThrashError`) when the
+                                    context refills to the trigger within
+                                    ``thrash_refill_calls`` model calls of the previous
+                                    compaction ``thrash_limit`` times in a row
     ``fallback_keep_share``         the fallback cuts its own way: it keeps this share of the
                                     conversation's messages (Roo Code 50 %), and the first
                                     ``fallback_retain_first`` messages
@@ -255,6 +264,9 @@ class Policy(BaseModel):
     reinject_max_tokens: int = Field(d.DEFAULT_REINJECT_MAX_TOKENS, ge=0)
     pins_max_tokens: int = Field(d.DEFAULT_PINS_MAX_TOKENS, ge=0)
     auto_pins: tuple[AutoPin, ...] = d.DEFAULT_AUTO_PINS  # type: ignore[assignment]
+    thrash_guard: ThrashGuard = d.DEFAULT_THRASH_GUARD  # type: ignore[assignment]
+    thrash_limit: int = Field(d.DEFAULT_THRASH_LIMIT, ge=1)
+    thrash_refill_calls: int = Field(d.DEFAULT_THRASH_REFILL_CALLS, ge=1)
     overflow_retries: int = Field(d.DEFAULT_OVERFLOW_RETRIES, ge=0)
     overflow_shrink_ratio: float | None = Field(None, gt=0, lt=1)
     max_consecutive_failures: int = Field(d.DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
