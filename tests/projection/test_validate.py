@@ -118,20 +118,78 @@ class TestAnthropicRules:
         }
         assert validate(body, "anthropic") == []
 
-    def test_roles_must_alternate_start_with_user_and_never_be_system(self) -> None:
+    def test_roles_must_alternate_start_with_user_and_a_system_message_precede_assistant(
+        self,
+    ) -> None:
         body = {
             "messages": [
                 {"role": "assistant", "content": "hi"},
                 {"role": "assistant", "content": "again"},
                 {"role": "system", "content": "s"},
                 {"role": "user", "content": ""},
+                {"role": "tool", "content": "x"},
             ]
         }
         assert validate(body, "anthropic") == [
             "messages[0]: the first message must be a user message",
             "messages[1]: two assistant messages in a row (roles must alternate)",
-            "messages[2]: invalid role 'system' (system goes in the top-level field)",
+            "messages[2]: a system message must precede an assistant message or end the request",
             "messages[3]: empty content",
+            "messages[4]: invalid role 'tool' (system goes in the top-level field)",
+        ]
+
+    def test_mid_conversation_system_messages(self) -> None:
+        ok = {
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "system", "content": [text("rules")]},
+                {"role": "system", "content": "pins"},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "next"},
+                {"role": "system", "content": "state"},
+            ]
+        }
+        assert validate(ok, "anthropic") == []
+        bad = {
+            "messages": [
+                {"role": "system", "content": "first"},
+                {"role": "user", "content": "go"},
+                {"role": "system", "content": [res("a")]},
+                {"role": "assistant", "content": "ok"},
+                {"role": "system", "content": "s"},
+                {"role": "assistant", "content": "again"},
+            ]
+        }
+        assert validate(bad, "anthropic") == [
+            "messages[0]: a system message before the first user or assistant message (the "
+            "initial system prompt goes in the top-level field)",
+            "messages[2].content[0]: tool_result block not allowed in a system message",
+            "messages[5]: two assistant messages in a row (roles must alternate)",
+        ]
+
+    def test_at_most_four_cache_control_markers(self) -> None:
+        mark = {"type": "ephemeral"}
+        body = {
+            "system": [{"type": "text", "text": "s", "cache_control": mark}],
+            "tools": [{"name": "t", "input_schema": {"type": "object"}, "cache_control": mark}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "a", "cache_control": mark}]},
+                {"role": "assistant", "content": [use("a")]},
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            **res("a"),
+                            "content": [{"type": "text", "text": "r", "cache_control": mark}],
+                        },
+                        {"type": "text", "text": "b", "cache_control": mark},
+                    ],
+                },
+            ],
+        }
+        assert validate(body, "anthropic") == [
+            "5 cache_control markers (at most 4): tools[0], system[0], messages[0].content[0], "
+            "messages[2].content[0].content[0], messages[2].content[1]"
         ]
 
     def test_every_tool_use_needs_a_result_in_the_next_message_with_results_first(self) -> None:

@@ -139,6 +139,26 @@ class TestOverrides:
             "acme-coder-v2", "acme-coder", "openai", 65_536, 16_384, "none", True
         )
 
+    def test_mid_conversation_system_messages_are_set_by_an_override(self, tmp_path: Path) -> None:
+        # No shipped model takes them (each predates Claude Opus 4.8).
+        table = ProfileTable.builtin()
+        assert [k for k, p in table._by_norm.items() if p.mid_conversation_system] == []
+        doc = {
+            "models": {
+                "claude-opus-4-8": {
+                    "provider": "anthropic",
+                    "context_window": 200_000,
+                    "max_output_tokens": 64_000,
+                    "mid_conversation_system": True,
+                }
+            }
+        }
+        profile = ProfileTable.load(self.write(tmp_path, doc)).resolve("claude-opus-4-8-20260301")
+        assert profile.mid_conversation_system is True
+        bad = {"models": {"x": {"mid_conversation_system": "yes"}}}
+        with pytest.raises(ConfigError, match="mid_conversation_system must be true or false"):
+            ProfileTable.load(self.write(tmp_path, bad))
+
     def test_an_argument_wins_over_the_env_file(self, tmp_path: Path) -> None:
         path = self.write(tmp_path, {"models": {"gpt-4o": {"context_window": 64_000}}})
         env = {"CTXENGINE_MODEL_PROFILES": str(tmp_path / "missing.json")}

@@ -60,17 +60,23 @@ def final_overflow(
 
 
 def build_request(
-    ctx: Context, provider: Provider, max_output: int, temperature: float | None
+    ctx: Context,
+    provider: Provider,
+    max_output: int,
+    temperature: float | None,
+    *,
+    system_messages: bool = False,
 ) -> tuple[CompletionRequest, LiveRequest]:
     """The request for ``ctx``: the body rendered for ``provider.name`` by the one renderer
-    registry (with prompt-cache breakpoints), the tool names it renamed (mapped back in the
-    reply), and the :class:`LiveRequest` a model summarizer can extend. ``max_output`` is in
-    tokens.
+    registry (with prompt-cache breakpoints; with ``system_messages``, the state as
+    mid-conversation system messages where the API takes them), the tool names it renamed
+    (mapped back in the reply), and the :class:`LiveRequest` a model summarizer can extend.
+    ``max_output`` is in tokens.
 
     Raises:
         ConfigError: no renderer for the provider's name.
     """
-    body = renderer_for(provider.name)(ctx, cache=True)
+    body = renderer_for(provider.name)(ctx, cache=True, system_messages=system_messages)
     request = CompletionRequest(
         body=body,
         max_output_tokens=max_output,
@@ -124,11 +130,13 @@ def call_until_fit(
     max_output: int,
     temperature: float | None,
     cancel: threading.Event | None,
+    system_messages: bool = False,
 ) -> tuple[Completion, Context, LiveRequest | None]:
     """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
     recovery is spent) and send again. A context that ``measure`` puts over the window
     beside ``max_output`` is not sent: it is an overflow like a provider's. ``window`` gives
-    the window in tokens before each try (a recovery may learn a smaller limit).
+    the window in tokens before each try (a recovery may learn a smaller limit);
+    ``system_messages``: see :func:`build_request`.
 
     Returns:
         The reply, the context it answered and the live request sent (``None`` for a
@@ -143,7 +151,9 @@ def call_until_fit(
         outcome = estimated_overflow(measure(ctx), window(), max_output)
         live: LiveRequest | None = None
         if outcome is None:
-            request, live = build_request(ctx, provider, max_output, temperature)
+            request, live = build_request(
+                ctx, provider, max_output, temperature, system_messages=system_messages
+            )
             outcome = send(provider, request, window(), cancel)
         if isinstance(outcome, Completion):
             return outcome, ctx, live

@@ -620,6 +620,7 @@ class Session:
         max_output_tokens: int | None = None,
         temperature: float | None = None,
         cancel: threading.Event | None = None,
+        profile: ModelProfile | None = None,
     ) -> Completion:
         """One model call of the agent: :meth:`prepare` the context, send it through
         ``provider`` (rendered for its API), :meth:`record` the reply and return it.
@@ -637,6 +638,9 @@ class Session:
             temperature: sampling temperature, or ``None`` for the provider default.
             cancel: setting it aborts the call, and a summary call of a compaction run by
                 this call (``Cancelled``; history unchanged).
+            profile: the agent model's profile; when it sets ``mid_conversation_system``,
+                the continuation and re-injected state are sent as mid-conversation system
+                messages where the API takes them (else as user turns).
 
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
@@ -661,6 +665,7 @@ class Session:
                 max_output=out,
                 temperature=temperature,
                 cancel=cancel,
+                system_messages=profile is not None and profile.mid_conversation_system,
             )
             with self._lock:
                 if live is not None:

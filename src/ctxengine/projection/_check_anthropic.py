@@ -1,4 +1,11 @@
-"""Protocol checks of an Anthropic Messages request body (used by ``validate``)."""
+"""Protocol checks of an Anthropic Messages request body (used by ``validate``).
+
+Besides the roles, blocks and tool pairing: mid-conversation system messages (``role:
+"system"`` inside ``messages``, taken by Claude Opus 4.8 and later) only after the first
+user or assistant message, with text blocks only, each run of them before an assistant
+message or at the end; and at most :data:`MAX_CACHE_BREAKPOINTS` ``cache_control`` markers
+in ``tools``, ``system`` and ``messages`` together.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ from ctxengine.projection._check_common import (
 )
 
 P = "anthropic"
+#: Most ``cache_control`` markers one request may carry.
+MAX_CACHE_BREAKPOINTS = 4
 
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use", "compaction"})
@@ -163,14 +172,26 @@ def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] 
     tool_blocks = False
     open_uses: list[str] = []
     prev_role: Any = None
+    system_run: int | None = None  # index of the first system message of the current run
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
         role = msg.get("role") if isinstance(msg, Mapping) else None
+        if role == "system" and isinstance(msg, Mapping):
+            _check_system_message(where, msg, first=prev_role is None, problems=problems)
+            if prev_role is not None and system_run is None:
+                system_run = i
+            continue
+        if system_run is not None and role != "assistant":
+            problems.append(
+                f"messages[{system_run}]: a system message must precede an assistant "
+                "message or end the request"
+            )
+        system_run = None
         if role not in ("user", "assistant") or not isinstance(msg, Mapping):
             problems.append(f"{where}: invalid role {role!r} (system goes in the top-level field)")
             prev_role, open_uses = role, []
             continue
-        if i == 0 and role != "user":
+        if prev_role is None and role != "user":
             problems.append(f"{where}: the first message must be a user message")
         if role == prev_role:
             problems.append(f"{where}: two {role} messages in a row (roles must alternate)")
@@ -197,6 +218,12 @@ def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] 
         problems.append(f"messages[{len(messages) - 1}]: tool_use {open_uses} not answered")
     declared = _check_tools(body.get("tools"), problems)
     _check_max_tokens(body, problems, required=strict)
+    marks = cache_control_paths(body)
+    if len(marks) > MAX_CACHE_BREAKPOINTS:
+        problems.append(
+            f"{len(marks)} cache_control markers (at most {MAX_CACHE_BREAKPOINTS}): "
+            + ", ".join(marks)
+        )
     if strict:
         check_model(body, problems)
         if (
@@ -213,6 +240,47 @@ def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] 
         what = "tool_use or tool_result blocks"
         check_declared(used, declared, problems, needs_tools=tool_blocks, what=what)
     return problems
+
+
+def _check_system_message(
+    where: str, msg: Mapping[str, Any], *, first: bool, problems: list[str]
+) -> None:
+    """A mid-conversation system message: after the first user or assistant message, text
+    only."""
+    if first:
+        problems.append(
+            f"{where}: a system message before the first user or assistant message (the "
+            "initial system prompt goes in the top-level field)"
+        )
+    for k, block in enumerate(_blocks(where, msg.get("content"), problems)):
+        if block["type"] != "text":
+            problems.append(
+                f"{where}.content[{k}]: {block['type']} block not allowed in a system message"
+            )
+        else:
+            _check_block(f"{where}.content[{k}]", block, problems)
+
+
+def cache_control_paths(body: Mapping[str, Any]) -> list[str]:
+    """JSON paths of the ``cache_control`` markers of ``tools``, ``system`` and ``messages``
+    (blocks, and blocks inside tool results), in request order: ``tools[3]``, ``system[0]``,
+    ``messages[2].content[1]``, ``messages[4].content[0].content[1]``."""
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, Mapping):
+            if "cache_control" in value:
+                found.append(path)
+            if isinstance(value.get("content"), list):
+                walk(value["content"], f"{path}.content")
+        elif isinstance(value, list):
+            for k, item in enumerate(value):
+                walk(item, f"{path}[{k}]")
+
+    for key in ("tools", "system", "messages"):
+        if isinstance(body.get(key), list):
+            walk(body[key], key)
+    return found
 
 
 def _check_max_tokens(body: Mapping[str, Any], problems: list[str], *, required: bool) -> None:

@@ -7,9 +7,9 @@ retries are off (``max_retries=0``): retries are ours.
 Caching: with ``cache=False`` (the default, used for summary requests) every
 ``cache_control`` marker is removed from the body, top-level automatic caching included, so
 the call writes nothing to the prefix cache. With ``cache=True`` a body we build from
-``messages`` is marked as every agent request is (``render_anthropic(cache=True)``: the
-system prompt and the last block of the last message); a prebuilt body is sent with its own
-markers.
+``messages`` is marked as every agent request is (``render_anthropic(cache=True)``: at most
+four breakpoints on stable boundaries, see :mod:`ctxengine.projection.render.anthropic`); a
+prebuilt body is sent with its own markers.
 """
 
 from __future__ import annotations

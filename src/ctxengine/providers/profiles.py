@@ -12,6 +12,12 @@ field                  meaning
                        ``gemini-thought-signature``, ``reasoning-content`` (plain
                        ``reasoning_content`` text of chat-completions servers), or ``none``
 ``native_compaction``  the provider can compact this model's context server-side
+``mid_conversation_    the model takes ``role: "system"`` messages inside ``messages``
+system``               (Anthropic: Claude Opus 4.8 and later; earlier models answer "role
+                       'system' is not supported on this model"): the continuation and
+                       re-injected state are sent there instead of as user turns. False for
+                       every model shipped in the table (all predate Opus 4.8); set it in an
+                       override file
 =====================  ======================================================================
 
 A model id matches a table key exactly or by prefix ending at a ``-``, ``:``, ``@`` or ``/``
@@ -87,7 +93,8 @@ class ModelProfile:
         matched: the table key it matched, or ``None`` for the unknown-model default.
         provider: ``anthropic``, ``openai``, ``gemini`` … (the API family), or ``None``.
         context_window / max_output_tokens: tokens.
-        reasoning_format / native_compaction: see the module table.
+        reasoning_format / native_compaction / mid_conversation_system: see the module
+            table.
     """
 
     model: str
@@ -97,6 +104,7 @@ class ModelProfile:
     max_output_tokens: int
     reasoning_format: ReasoningFormat = "none"
     native_compaction: bool = False
+    mid_conversation_system: bool = False
 
     @property
     def known(self) -> bool:
@@ -119,6 +127,7 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
         "max_output_tokens",
         "reasoning_format",
         "native_compaction",
+        "mid_conversation_system",
     }
     if unknown:
         raise ConfigError(f"{origin}: model {key!r}: unknown field(s) {sorted(unknown)}")
@@ -131,8 +140,9 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
         raise ConfigError(
             f"{origin}: model {key!r}: reasoning_format must be one of {REASONING_FORMATS}"
         )
-    if not isinstance(profile.native_compaction, bool):
-        raise ConfigError(f"{origin}: model {key!r}: native_compaction must be true or false")
+    for name in ("native_compaction", "mid_conversation_system"):
+        if not isinstance(getattr(profile, name), bool):
+            raise ConfigError(f"{origin}: model {key!r}: {name} must be true or false")
     return profile
 
 

@@ -47,8 +47,8 @@ def append_to_body(body: Mapping[str, Any], provider: str, text: str) -> dict[st
         cache), else a new user turn.
 
     Raises:
-        NotReusable: an unknown provider, a body without messages, or a ``tool_choice`` that
-            forces a tool call.
+        NotReusable: an unknown provider, a body without messages, a ``tool_choice`` that
+            forces a tool call, or an Anthropic body that ends with a system message.
     """
     out = copy.deepcopy(dict(body))
     if _forces_tool(out.get("tool_choice")):
@@ -73,6 +73,10 @@ def append_to_body(body: Mapping[str, Any], provider: str, text: str) -> dict[st
             raise NotReusable("the body has no messages")
         block = {"type": "text", "text": text}
         last = messages[-1]
+        if isinstance(last, dict) and last.get("role") == "system":
+            # A mid-conversation system message must precede an assistant message or end
+            # the request: no user turn may follow it.
+            raise NotReusable("the body ends with a mid-conversation system message")
         if isinstance(last, dict) and last.get("role") == "user":
             content = last.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content

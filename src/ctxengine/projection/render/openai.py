@@ -198,6 +198,7 @@ def render_openai(
     max_tokens: int | None = None,
     declare_tools: bool = False,
     cache: bool = False,
+    system_messages: bool = False,
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``context`` (see the module docstring).
 
@@ -213,6 +214,8 @@ def render_openai(
             as is.
         cache: accepted for a uniform renderer signature; OpenAI caches prefixes
             automatically, so nothing is marked.
+        system_messages: accepted for a uniform renderer signature (Anthropic's
+            mid-conversation system messages); the state is sent as it is projected.
 
     Returns:
         ``{"model"?, "messages", "tools"?, "max_completion_tokens"?}`` as plain JSON values.
@@ -221,7 +224,7 @@ def render_openai(
         none. With ``model`` and ``declare_tools=True`` the body passes
         ``validate(body, "openai", strict=True)``.
     """
-    del cache
+    del cache, system_messages
     body: dict[str, Any] = {}
     if model is not None:
         body["model"] = model

@@ -201,6 +201,7 @@ def render_openai_responses(
     max_tokens: int | None = None,
     declare_tools: bool = False,
     cache: bool = False,
+    system_messages: bool = False,
 ) -> dict[str, Any]:
     """The Responses API request body for ``context`` (see the module docstring).
 
@@ -214,13 +215,15 @@ def render_openai_responses(
             transcript)" and parameters ``{"type": "object"}``.
         cache: accepted for a uniform renderer signature; OpenAI caches prefixes
             automatically, so nothing is marked.
+        system_messages: accepted for a uniform renderer signature (Anthropic's
+            mid-conversation system messages); the state is sent as it is projected.
 
     Returns:
         ``{"model"?, "input", "store": False, "tools"?, "max_output_tokens"?}`` as plain
         JSON values. Tools are ``{"type": "function", name, description?, parameters}``, one
         per name (the first schema of a name wins); ``tools`` is omitted when there are none.
     """
-    del cache
+    del cache, system_messages
     body: dict[str, Any] = {}
     if model is not None:
         body["model"] = model

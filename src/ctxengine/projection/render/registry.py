@@ -32,6 +32,10 @@ class Renderer(Protocol):
             lacks (transcripts rarely record the schemas).
         cache: mark the prefix for the provider's prompt cache where the API takes
             markers (Anthropic); ignored where caching is automatic (OpenAI).
+        system_messages: the model takes ``role: "system"`` messages inside the
+            conversation (a model profile's ``mid_conversation_system``): the continuation
+            and re-injected state go there where the API allows it (Anthropic); ignored
+            elsewhere.
     """
 
     def __call__(
@@ -42,6 +46,7 @@ class Renderer(Protocol):
         max_tokens: int | None = None,
         declare_tools: bool = False,
         cache: bool = False,
+        system_messages: bool = False,
     ) -> dict[str, Any]: ...
 
 
