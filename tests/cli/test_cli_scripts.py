@@ -97,6 +97,12 @@ class TestThroughAPipe:
             "Epochs",
             "epoch\tentries\tmessages\ttokens\tclosed by",
             "0\t0–163\t164\t20,935\t",
+            # No system prompt in the transcript: the tools (declared from their calls)
+            # and the message before the last one.
+            "Anthropic cache breakpoints (current context)",
+            "path\tboundary",
+            "tools[6]\tlast tool",
+            "messages[132].content[0]\tnewest stable message",
         ]
 
     def test_a_closed_pipe_ends_the_command_quietly_with_141(self) -> None:
@@ -223,6 +229,10 @@ class TestJsonDocuments:
                 "tokens": EXAMPLE_TOKENS,
                 "closed_by": None,
             }
+        ]
+        assert doc["cache_breakpoints"] == [
+            {"path": "tools[6]", "boundary": "last tool"},
+            {"path": "messages[132].content[0]", "boundary": "newest stable message"},
         ]
 
     def test_compact_report_and_plan(

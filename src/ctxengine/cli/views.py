@@ -62,6 +62,15 @@ def show_breakdown(label: str, b: Breakdown) -> None:
     show(epochs)
 
 
+def show_cache_breakpoints(layout: Sequence[tuple[str, str]]) -> None:
+    """Print where the Anthropic prompt-cache breakpoints of the current context fall
+    (``(JSON path, boundary)`` pairs)."""
+    grid = Grid(("path", "boundary"), title="Anthropic cache breakpoints (current context)")
+    for path, what in layout:
+        grid.add(path, what)
+    show(grid)
+
+
 def import_record_dict(record: ImportRecord) -> dict[str, Any]:
     """A stored import as JSON (``schemas/inspect.json``, ``imports``): when, from which
     file and format, the entries it added, and its report's issues (``{"action", "kind",

@@ -12,7 +12,15 @@ from ctxengine.cli.head import build_head, head_json, show_head
 from ctxengine.cli.load import load_target
 from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
 from ctxengine.cli.output import dump_json
-from ctxengine.cli.views import import_record_dict, show_breakdown, show_imports
+from ctxengine.cli.views import (
+    import_record_dict,
+    show_breakdown,
+    show_cache_breakpoints,
+    show_imports,
+)
+from ctxengine.engine import Session
+from ctxengine.policy.defaults import DEFAULT_WINDOW
+from ctxengine.projection.render.anthropic import cache_layout
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 
@@ -57,9 +65,11 @@ def inspect(
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
-    without waiting for writers); for a stored session also its imports: when, from which
-    file, entries added, and what each skipped, repaired and ignored (kinds, counts, first
-    line). With --rules-from, the head's sections and the rules files loaded, with tokens."""
+    without waiting for writers); where the Anthropic prompt-cache breakpoints of the current
+    context fall (the log projected as it stands, for a 128,000-token window); for a stored
+    session also its imports: when, from which file, entries added, and what each skipped,
+    repaired and ignored (kinds, counts, first line). With --rules-from, the head's sections
+    and the rules files loaded, with tokens."""
     estimator = HeuristicEstimator()
     if rules_from is not None and target is None and session is None:
         alone = build_head(rules_from, estimator, home=home, names=rules_name or ())
@@ -76,8 +86,11 @@ def inspect(
         if rules_from is not None
         else None
     )
+    current = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries).project()
+    layout = cache_layout(current, declare_tools=True)
     if json_out:
         data = breakdown_json(t.label, t.session_id, t.format, b)
+        data["cache_breakpoints"] = [{"path": p, "boundary": what} for p, what in layout]
         if t.store is not None:
             data["imports"] = [import_record_dict(r) for r in records]
         if view is not None:
@@ -85,6 +98,7 @@ def inspect(
         dump_json(data, None)
     else:
         show_breakdown(t.label, b)
+        show_cache_breakpoints(layout)
         if records:
             show_imports(records)
         if view is not None:
