@@ -142,8 +142,15 @@ def _pending(ctx: Context) -> set[str]:
 
 def _check_valid(ctx: Context) -> None:
     pending = _pending(ctx)
-    for provider, render in (("openai", render_openai), ("anthropic", render_anthropic)):
-        problems = validate(render(ctx), provider)
+    bodies = [
+        ("openai", render_openai(ctx)),
+        ("anthropic", render_anthropic(ctx)),
+        # With prompt-cache breakpoints (at most 4) and the state as mid-conversation
+        # system messages (only where the API takes them).
+        ("anthropic", render_anthropic(ctx, cache=True, system_messages=True)),
+    ]
+    for provider, body in bodies:
+        problems = validate(body, provider)
         if pending:
             assert problems and all("not answered" in p for p in problems), problems
         else:
