@@ -51,7 +51,8 @@ class Context:
         pruned: call ids whose results are shown as placeholders.
         sanitize: repairs made by the sanitizer.
         preamble: messages before the tail (head, retained messages, the continuation state,
-            re-injected and durable state); ``None`` when unknown (a context built by hand).
+            re-injected state, pinned items and durable state); ``None`` when unknown (a
+            context built by hand).
     """
 
     messages: tuple[Message, ...]
