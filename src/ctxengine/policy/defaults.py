@@ -416,8 +416,10 @@ DEFAULT_PINS_MAX_RATIO = 0.05
 #: user stated (the extractive rule detector, :func:`ctxengine.summarizers.rules.rule_facts`).
 #: Off because the default (extractive) continuation state already carries both: the first
 #: request verbatim up to ``goal_max`` tokens and the active rules ranked just below it, so
-#: pinning them too would send them twice on every call after a compaction (the goal alone may
-#: take up to 60 % of the target). Turn them on with a model summarizer, whose prose may drop
+#: pins would send them twice after every compaction. Measured over the 27 corpus transcripts
+#: replayed at 32,000 tokens, turning both on adds 49 tokens a call after a compaction
+#: (17,631 → 17,680 on average; the first requests there have a median of 524 tokens) and 2
+#: compactions (177 → 179). Turn them on with a model summarizer, whose prose may drop
 #: them, or when a rule must never give way to the state's budget.
 DEFAULT_AUTO_PINS: tuple[str, ...] = ()
 #: Thrash detection: automatic compaction stops with an error when the context refills to
