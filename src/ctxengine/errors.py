@@ -19,6 +19,7 @@
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
     │   ├── SummaryRejected         a summary failed validation (never stored)
     │   ├── CompactionLoopError     consecutive failures tripped the circuit breaker
+    │   ├── ContextFloorError       what every compaction keeps is over the trigger already
     │   ├── ThrashError             the context refilled to the trigger right after
     │   │                           compacting, several times in a row
     │   └── CompactionVetoed        a before_compact hook vetoed the plan
@@ -291,6 +292,35 @@ class CompactionLoopError(CompactionError):
             f"{failures} consecutive compactions failed to bring the context "
             f"({tokens} tokens) under the trigger ({threshold} tokens)"
             + (f": {why}" if why else "")
+        )
+
+
+class ContextFloorError(CompactionError):
+    """What every compaction keeps (the floor: system prompt, tool schemas, re-injected rules,
+    todo list and background tasks, the tail no cut can drop) is already at or over the
+    trigger, so no compaction can bring the context under it. Raised once, before any
+    summary is written, instead of compacting again and again; history is unchanged.
+
+    Attributes:
+        floor: tokens of the floor.
+        trigger: the trigger it was compared with, in tokens.
+        window: the model's window, in tokens.
+        parts: the floor's parts, largest first, as ``(name, tokens)``.
+    """
+
+    def __init__(
+        self, floor: int, trigger: int, window: int, parts: tuple[tuple[str, int], ...]
+    ) -> None:
+        self.floor = floor
+        self.trigger = trigger
+        self.window = window
+        self.parts = parts
+        largest = ", ".join(f"{name} {tokens:,}" for name, tokens in parts[:3])
+        super().__init__(
+            f"no compaction can bring the context under the trigger of {trigger:,} tokens "
+            f"(window {window:,}): what every compaction keeps is {floor:,} tokens already "
+            f"(largest parts: {largest}); shorten these (rules files, tool schemas, system "
+            "prompt), re-inject less, or use a model with a larger window"
         )
 
 

@@ -78,6 +78,7 @@ PLAN_KEYS = {
     "tokens_before",
     "expected_tokens",
     "fixed_tokens",
+    "floor",
     "conversation_messages",
     "attempts",
 }
@@ -129,6 +130,14 @@ def _check_plan(printed: dict[str, Any]) -> dict[str, Any] | None:
     assert plan["cut"] == (cuts[0] if cuts else None)
     if plan["cut"] is None:
         assert plan["expected_tokens"] == plan["tokens_before"]
+    floor = plan["floor"]
+    assert floor["tokens"] == sum(floor["parts"].values())
+    assert (
+        floor["parts"].get("system prompt", 0) + floor["parts"].get("tool schemas", 0)
+        == plan["fixed_tokens"]
+    )
+    for attempt in plan["attempts"]:
+        assert all(n > 0 for n in attempt["reinjected"].values())
     return plan
 
 

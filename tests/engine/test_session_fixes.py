@@ -8,7 +8,7 @@ import pytest
 from engine_helpers import EST, filler
 
 from ctxengine.engine import Session
-from ctxengine.errors import CompactionLoopError, ContextOverflow
+from ctxengine.errors import ContextFloorError, ContextOverflow
 from ctxengine.model import CompactionRecord, Ledgers, Message, TextPart, Usage, assistant, user
 
 
@@ -124,19 +124,29 @@ class TestLearnedLimit:
         assert (s.budget.window, s.budget.trigger) == (12_000, 9_600)
 
 
-class TestLoopErrorSaysWhy:
-    def test_a_head_over_the_trigger_is_named_in_the_loop_error(self) -> None:
-        # Window 4,000: trigger 3,200. A 3,300-token system prompt cannot be compacted.
+class TestFloorErrorSaysWhy:
+    def test_a_head_over_the_trigger_fails_once_naming_it(self) -> None:
+        # Window 4,000: trigger 3,200. A 3,300-token system prompt cannot be compacted: the
+        # first prepare over the trigger says so, before any summary is written.
         s = Session(4_000, estimator=EST)
         s.append(Message("system", (TextPart(filler("sys", 3_296)),)), entry_id="sys")
         for i in range(6):
             s.append(user(filler(f"u{i}", 96)), entry_id=f"u{i}")
             s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
-        with pytest.raises(CompactionLoopError) as info:
-            for i in range(6, 12):
-                s.append(user(filler(f"u{i}", 96)), entry_id=f"u{i}")
-                s.prepare()
-        assert info.value.why == (
-            "the system prompt and tool schemas alone are 3,300 tokens, which no compaction "
-            "can shrink; use a model with a larger window or a shorter system prompt"
+        s.append(user(filler("u6", 96)), entry_id="u6")
+        with pytest.raises(ContextFloorError) as info:
+            s.prepare()
+        overhead = s.compactor.continuation_overhead
+        assert (info.value.floor, info.value.trigger, info.value.window) == (
+            3_300 + overhead,
+            3_200,
+            4_000,
         )
+        assert info.value.parts == (("system prompt", 3_300), ("continuation message", overhead))
+        assert str(info.value).startswith(
+            "no compaction can bring the context under the trigger of 3,200 tokens (window "
+            f"4,000): what every compaction keeps is {3_300 + overhead:,} tokens already "
+            f"(largest parts: system prompt 3,300, continuation message {overhead})"
+        )
+        assert [(e.step, e.detail) for e in s.events] == [("failure", str(info.value))]
+        assert not any(e.kind == "compaction" for e in s.entries) and s.failures == 0

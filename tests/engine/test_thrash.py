@@ -23,6 +23,9 @@ from ctxengine.model import (
 from ctxengine.policy import Policy
 
 ALWAYS = Policy(thrash_guard="always")
+#: The harness scenarios as measured: ctxengine re-injects nothing, so only the harness brings
+#: its rules back after a compaction (and the rules are truncated at source like any text).
+HARNESS_ONLY = Policy(thrash_guard="always", reinject=())
 ADVICE_END = (
     "Or use a model with a larger window. A manual compaction lets automatic compaction go "
     'on; policy.thrash_guard="off" turns this check off.'
@@ -74,7 +77,7 @@ def run_rules_harness(s: Session, *, reappend: bool, calls: int) -> int:
 
 class TestScenarios:
     def test_a_rules_file_appended_again_after_every_compaction_is_named_first(self) -> None:
-        s = Session(32_000, policy=ALWAYS, estimator=EST)
+        s = Session(32_000, policy=HARNESS_ONLY, estimator=EST)
         with pytest.raises(ThrashError) as err:
             run_rules_harness(s, reappend=True, calls=40)
         assert compactions(s) == 3
@@ -103,7 +106,7 @@ class TestScenarios:
         assert s.events[-1].detail == str(e)
 
     def test_without_the_appended_block_the_same_session_does_not_thrash(self) -> None:
-        s = Session(32_000, policy=ALWAYS, estimator=EST)
+        s = Session(32_000, policy=HARNESS_ONLY, estimator=EST)
         assert run_rules_harness(s, reappend=False, calls=40) == 40
         # A compaction every 11 entries: 5 calls (2 entries each) between them, never 4.
         at = [e.at_entry for e in s.events if e.step == "compaction"]

@@ -21,6 +21,7 @@ from ladder_helpers import EST, call, filler
 
 from ctxengine.ladder.compaction import (
     Conversation,
+    DurableFn,
     base_summary_budget,
     conversation_of,
     cut_of,
@@ -32,6 +33,7 @@ from ctxengine.ladder.compaction import (
 )
 from ctxengine.ladder.plan import Attempt, CompactionPlan, Cut, Requirement
 from ctxengine.ladder.prune import PrunePlan
+from ctxengine.ladder.reinject import DurableItem, DurableState
 from ctxengine.model import Message, assistant, system, tool_result, user
 from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import (
@@ -91,6 +93,7 @@ def plan(
     tokens_before: int = 1_450,
     focus: str | None = None,
     prune: PrunePlan | None = None,
+    durable: DurableFn | None = None,
 ) -> CompactionPlan:
     return plan_compaction(
         conv or conversation(),
@@ -104,6 +107,7 @@ def plan(
         cap=cap,
         focus=focus,
         prune=prune,
+        durable=durable,
     )
 
 
@@ -374,7 +378,11 @@ class TestConversationOf:
         conv = conversation_of(ctx, EST, self.TOOLS_SCHEMA, frozenset({"p1", "p2"}))
         kept = (1, 2, 3, 4, 6)
         assert conv == Conversation(
-            tuple(ctx.messages[k] for k in kept), ("u1", "a1", "u2", "a2", "a3"), 1, 20 + 5
+            tuple(ctx.messages[k] for k in kept),
+            ("u1", "a1", "u2", "a2", "a3"),
+            1,
+            20 + 5,
+            tools_tokens=5,
         )
         # The cut sees a2 and a3 unanswered and keeps them: keep 20 reaches a3 (11 ≤ 20,
         # 22 > 20), which the pending reply forbids; it slides back to a2.
@@ -462,6 +470,8 @@ def test_to_dict_of_one_plan() -> None:
         "tokens_before": 1_450,
         "expected_tokens": 1_300,
         "fixed_tokens": 150,
+        # Nothing is kept past the newest valid cut point (the end) and nothing re-injected.
+        "floor": {"tokens": 200, "parts": {"system prompt": 150, "continuation message": 50}},
         "conversation_messages": 8,
         "attempts": [
             {
@@ -469,6 +479,7 @@ def test_to_dict_of_one_plan() -> None:
                 "truncate_tokens": None,
                 "summary_tokens": 600,
                 "expected_tokens": 1_300,
+                "reinjected": {},
                 "cut": cut4,
             },
             {
@@ -476,6 +487,7 @@ def test_to_dict_of_one_plan() -> None:
                 "truncate_tokens": None,
                 "summary_tokens": 600,
                 "expected_tokens": 1_000,
+                "reinjected": {},
                 "cut": cut6,
             },
             {
@@ -483,6 +495,7 @@ def test_to_dict_of_one_plan() -> None:
                 "truncate_tokens": 100,
                 "summary_tokens": 600,
                 "expected_tokens": 1_000,
+                "reinjected": {},
                 "cut": cut6,
             },
             {
@@ -490,7 +503,90 @@ def test_to_dict_of_one_plan() -> None:
                 "truncate_tokens": 64,
                 "summary_tokens": 600,
                 "expected_tokens": 950,
+                "reinjected": {},
                 "cut": cut7,
             },
         ],
     }
+
+
+class TestDurableState:
+    """The durable state a compaction re-injects is part of the plan's arithmetic: the items
+    never cut (rules 200) come out of the summary's room and count in every attempt's
+    expected size; the others (a file of 300, or its path line of 30) fill what the summary
+    leaves under the trigger."""
+
+    RULES = DurableItem("rules", "R", 200)
+    FILE = DurableItem("files", "F", 300, "P", 30)
+
+    def durable(self, *items: DurableItem) -> tuple[DurableFn, list[str | None]]:
+        asked: list[str | None] = []
+
+        def at(first_kept: str | None) -> tuple[DurableItem, ...]:
+            asked.append(first_kept)
+            return items
+
+        return at, asked
+
+    def test_expected_sizes_include_the_reinjected_state(self) -> None:
+        fn, asked = self.durable(self.RULES, self.FILE)
+        p = plan(durable=fn)
+        state = DurableState(("R", "F"), ("rules", "files"), (200, 300))
+        # Without durable state: 1,300 / 1,000 / 1,000 / 950; now + 200 + 300 each. The
+        # summary keeps its 600: the room under the trigger is 8,000 − 150 − kept − 200 − 50
+        # − 100 ≥ 6,850.
+        assert [(a.summary_tokens, a.expected_tokens, a.durable) for a in p.attempts] == [
+            (600, 1_800, state),
+            (600, 1_500, state),
+            (600, 1_500, state),
+            (600, 1_450, state),
+        ]
+        # Once with nothing kept (the floor and the first keep), once per distinct cut.
+        assert asked == [None, "m4", "m6", "m7"]
+        assert p.floor == (
+            ("re-injected rules", 200),
+            ("system prompt", 150),
+            ("continuation message", 50),
+        )
+        assert p.floor_tokens == 400
+        assert p.to_dict()["attempts"][0]["reinjected"] == {"rules": 200, "files": 300}
+
+    def test_the_summary_gets_what_the_rules_leave_under_the_trigger(self) -> None:
+        # Rules of 7,000 leave no room for the keep-recent budget under the target: the first
+        # keep is a quarter of 800, 200 (cut at m6, 200 kept). The room under the trigger is
+        # then 8,000 − 150 − 200 − 7,000 − 50 − 100 = 500: the summary's budget, and nothing
+        # is left for the file (not even its 30-token path). Later attempts keep m7 (150):
+        # the summary gets 550. Every attempt expects 7,900, under the trigger.
+        big = DurableItem("rules", "R", 7_000)
+        fn, _ = self.durable(big, self.FILE)
+        p = plan(durable=fn)
+        state = DurableState(("R",), ("rules",), (7_000,))
+        assert [
+            (a.keep_recent, a.cut.first_kept_id if a.cut else None, a.summary_tokens)
+            for a in p.attempts
+        ] == [(200, "m6", 500), (100, "m7", 550), (50, "m7", 550), (25, "m7", 550)]
+        assert {(a.expected_tokens, a.durable) for a in p.attempts} == {(7_900, state)}
+        assert p.floor_tokens == 7_000 + 150 + 50 < BUDGET.trigger
+
+    def test_a_floor_over_the_trigger_is_in_the_plan(self) -> None:
+        fn, _ = self.durable(DurableItem("rules", "R", 7_900))
+        p = plan(durable=fn)
+        assert p.floor == (
+            ("re-injected rules", 7_900),
+            ("system prompt", 150),
+            ("continuation message", 50),
+        )
+        assert p.floor_tokens == 8_100 >= BUDGET.trigger
+        assert p.to_dict()["floor"] == {
+            "tokens": 8_100,
+            "parts": {"re-injected rules": 7_900, "system prompt": 150, "continuation message": 50},
+        }
+
+    def test_the_tail_no_cut_can_drop_is_in_the_floor(self) -> None:
+        # The newest reply (m7, 150 tokens, then a call whose result has not come) cannot
+        # be cut inside nor after: it is in every tail.
+        pending = Message("assistant", (call("p1"),))
+        conv = Conversation((*MESSAGES, pending), (*IDS, "m8"), 1, 150)
+        p = plan(conv)
+        assert EST.message(pending) == 11
+        assert dict(p.floor)["kept tail"] == 150 + 11

@@ -4,8 +4,6 @@ first, keep-last-n and observation masking."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from presets_helpers import (
     answer,
@@ -21,7 +19,13 @@ from presets_helpers import (
 
 from ctxengine.errors import ContextOverflow, NothingToCompact, ProviderError
 from ctxengine.ladder.recover import OverflowLatch, recovery_target
-from ctxengine.ladder.reinject import FILE_EDITED_NOTE, FILE_ITEM, FILE_PATH_ITEM, PLAN_ITEM
+from ctxengine.ladder.reinject import (
+    FILE_EDITED_NOTE,
+    FILE_ITEM,
+    FILE_PATH_ITEM,
+    PLAN_ITEM,
+    TODO_ITEM,
+)
 from ctxengine.model import CompactionRecord, Message, TextPart
 from ctxengine.policy.presets import preset
 from ctxengine.summarizers.base import Summary, SummaryRequest
@@ -34,11 +38,15 @@ RULES = (
     "Always run the tests before committing.\n</system-reminder>"
 )
 TODOS = {"todos": [{"content": "fix the parser", "status": "in_progress"}]}
+TODO_TEXT = TODO_ITEM.format(
+    tool="TodoWrite", open=1, total=1, done="", items="- [in_progress] fix the parser"
+)
 
 
 class TestClaudeCode:
     """Window 100,000: trigger 100,000 − 20,000 − 13,000 = 67,000; nothing kept verbatim;
-    rules, the plan and the 5 most recent files re-injected after the state."""
+    rules, the todo list, the plan and the 5 most recent files re-injected after the
+    state."""
 
     def test_no_tail_and_the_durable_state_reinjected(self) -> None:
         s = session("claude-code", 100_000)
@@ -50,6 +58,8 @@ class TestClaudeCode:
             user("task", 96),
             calling("p1", "TodoWrite", **TODOS),
             answer("p1", "ok"),
+            calling("x1", "ExitPlanMode", plan="1. parse\n2. test"),
+            answer("x1", "ok"),
         ]
         for name in "abcdef":
             msgs += [
@@ -71,15 +81,16 @@ class TestClaudeCode:
         # a.py is the sixth and left out.
         assert record.reinjected == (
             RULES,
-            PLAN_ITEM.format(tool="TodoWrite", arguments=json.dumps(TODOS)),
+            TODO_TEXT,
+            PLAN_ITEM.format(tool="ExitPlanMode", plan="1. parse\n2. test"),
             FILE_ITEM.format(path="/repo/b.py", content=contents["b"]) + FILE_EDITED_NOTE,
             FILE_ITEM.format(path="/repo/f.py", content=contents["f"]),
             FILE_ITEM.format(path="/repo/e.py", content=contents["e"]),
             FILE_ITEM.format(path="/repo/d.py", content=contents["d"]),
             FILE_PATH_ITEM.format(path="/repo/c.py"),
         )
-        assert roles(ctx.messages) == ["system"] + ["user"] * 8
-        assert ctx.sources == (ids[0],) + (None,) * 8
+        assert roles(ctx.messages) == ["system"] + ["user"] * 9
+        assert ctx.sources == (ids[0],) + (None,) * 9
         assert [m.text for m in ctx.messages[2:]] == list(record.reinjected)
         assert {m.meta.get("synthetic") for m in ctx.messages[2:]} == {"reinjected"}
 
@@ -270,30 +281,42 @@ class TestBaselines:
         ]
 
 
-def test_reinjection_stays_within_the_room_left() -> None:
-    # In order, each one that still fits: the rules (33 tokens), the plan (36), the file
-    # (214), or, when the file does not fit whole, its path (30).
+def test_reinjection_fills_the_room_left_after_the_rules_and_the_todo_list() -> None:
+    # The rules (37 tokens as a message) and the todo list (43) are never dropped; then, in
+    # order, each that still fits the room: the plan (26), the file (218) or its path (34).
     from presets_helpers import EST
 
-    from ctxengine.ladder.reinject import reinjected_texts
+    from ctxengine.ladder.reinject import durable_items, reinjected_texts
 
+    content = text_of("a", 200)
     messages = [
         Message("user", (TextPart(RULES),)),
         calling("p1", "TodoWrite", **TODOS),
+        answer("p1", "ok"),
+        calling("x1", "ExitPlanMode", plan="1. parse"),
+        answer("x1", "ok"),
         calling("r1", "Read", file_path="/repo/a.py"),
-        answer("r1", text_of("a", 200)),
+        answer("r1", content),
     ]
-    rules = RULES
-    plan = PLAN_ITEM.format(tool="TodoWrite", arguments=json.dumps(TODOS))
-    file_a = FILE_ITEM.format(path="/repo/a.py", content=text_of("a", 200))
+    rules, todos = RULES, TODO_TEXT
+    plan = PLAN_ITEM.format(tool="ExitPlanMode", plan="1. parse")
+    file_a = FILE_ITEM.format(path="/repo/a.py", content=content)
     path_a = FILE_PATH_ITEM.format(path="/repo/a.py")
-    sizes = [EST.text(t) for t in (rules, plan, file_a, path_a)]
     policy = preset("claude-code")
-    full = sizes[0] + sizes[1] + sizes[2]
-    assert reinjected_texts(messages, policy, EST, full) == (rules, plan, file_a)
-    assert reinjected_texts(messages, policy, EST, full - 1) == (rules, plan, path_a)
-    assert sizes == [33, 36, 214, 30]
-    assert reinjected_texts(messages, policy, EST, 33 + 35) == (rules, path_a)
-    assert reinjected_texts(messages, policy, EST, 33 + 29) == (rules,)
-    assert reinjected_texts(messages, policy, EST, 32) == (path_a,)
-    assert reinjected_texts(messages, policy, EST, 29) == ()
+    items = durable_items(messages, policy, EST)
+    assert [(i.kind, i.text, i.tokens, i.short, i.short_tokens) for i in items] == [
+        ("rules", rules, 37, None, 0),
+        ("todos", todos, 43, None, 0),
+        ("plan", plan, 26, None, 0),
+        ("files", file_a, 218, path_a, 34),
+    ]
+    assert reinjected_texts(messages, policy, EST) == (rules, todos, plan, file_a)
+    assert reinjected_texts(messages, policy, EST, 26 + 218) == (rules, todos, plan, file_a)
+    assert reinjected_texts(messages, policy, EST, 26 + 217) == (rules, todos, plan, path_a)
+    assert reinjected_texts(messages, policy, EST, 26 + 33) == (rules, todos, plan)
+    assert reinjected_texts(messages, policy, EST, 34) == (rules, todos, plan)
+    assert reinjected_texts(messages, policy, EST, 25) == (rules, todos)
+    assert reinjected_texts(messages, policy, EST, 0) == (rules, todos)
+    # reinject_max_tokens counts the required items: 37 + 43 + 26 = 106, 33 left: no path.
+    tight = policy.model_copy(update={"reinject_max_tokens": 106 + 33})
+    assert reinjected_texts(messages, tight, EST) == (rules, todos, plan)

@@ -123,7 +123,8 @@ def show_events(events: Sequence[LadderEvent], *, stderr: bool = False) -> None:
 
 
 def show_plan(plan: CompactionPlan) -> None:
-    """Print a compaction plan: why, the cut, the budgets and the attempt schedule."""
+    """Print a compaction plan: why, the cut, the re-injected durable state, the floor, the
+    budgets and the attempt schedule."""
     req = plan.requirement
     say(
         f"plan: {req.level} {req.reason} — {req.detail}; "
@@ -145,6 +146,12 @@ def show_plan(plan: CompactionPlan) -> None:
             f"prune: {len(plan.prune.call_ids)} tool results, "
             f"{_n(plan.prune.tokens_saved)} tokens saved"
         )
+    first = plan.first
+    if first is not None and first.durable.texts:
+        parts = ", ".join(f"{kind} {_n(n)}" for kind, n in first.durable.by_kind().items())
+        say(f"re-injected: {_n(first.reinjected_tokens)} tokens ({parts})")
+    parts = ", ".join(f"{name} {_n(n)}" for name, n in plan.floor)
+    say(f"floor: {_n(plan.floor_tokens)} tokens ({parts or 'nothing'})")
     table = Grid(
         ("attempt", "keep recent", "truncate cap", "summary", "expected", "first kept"),
         right=frozenset({0, 1, 2, 3, 4}),

@@ -15,16 +15,17 @@ from ctxengine.errors import (
     CompactionError,
     CompactionLoopError,
     CompactionVetoed,
+    ContextFloorError,
     HookError,
     ProviderError,
     ThrashError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
-from ctxengine.ladder.plan import CompactionPlan, Cut, Requirement
+from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.prune import PrunePlan, cache_cold, plan_prune
-from ctxengine.ladder.reinject import reinjected_texts
+from ctxengine.ladder.reinject import DurableItem, durable_items
 from ctxengine.ladder.thrash import advice, contributors, reappended_ids, refill_calls
-from ctxengine.model import PruneRecord
+from ctxengine.model import Message, PruneRecord
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
@@ -148,13 +149,19 @@ class Compactor:
         self.event("prune", entry.id, tokens, self.log.context_tokens(after), detail)
         return after
 
-    def reinject(self, cut: Cut, room: int) -> tuple[str, ...]:
-        """The durable state a compaction at ``cut`` re-injects (``policy.reinject``), read
-        from the history before its first kept entry, within ``room`` tokens."""
+    def durable(self, first_kept_id: str | None) -> tuple[DurableItem, ...]:
+        """The candidate durable state (``policy.reinject``) of a compaction whose first kept
+        entry is ``first_kept_id`` (``None``: none): found in the history before that entry,
+        less what the history from it on shows (:func:`~ctxengine.ladder.reinject.
+        durable_items`)."""
         h = self.log.history
-        end = len(h) if cut.first_kept_id is None else h.index.get(cut.first_kept_id, len(h))
-        messages = [m for e in h.entries[:end] if (m := e.message) is not None]
-        return reinjected_texts(messages, self.policy, self.estimator, max(0, room))
+        end = len(h) if first_kept_id is None else h.index.get(first_kept_id, len(h))
+        messages: list[Message] = []
+        kept: list[Message] = []
+        for n, e in enumerate(h.entries):
+            if (m := e.message) is not None:
+                (messages if n < end else kept).append(m)
+        return durable_items(messages, self.policy, self.estimator, kept)
 
     def make_plan(
         self,
@@ -185,6 +192,7 @@ class Compactor:
             cap=cap,
             focus=focus,
             prune=prune,
+            durable=self.durable if self.policy.reinject else None,
         )
 
     def run_ladder(self, ctx: Context, req: Requirement, output: int) -> Context:
@@ -212,7 +220,7 @@ class Compactor:
             return self.execute(plan, ctx).context
         except CompactionVetoed:
             return ctx
-        except (CompactionLoopError, Cancelled, HookError):
+        except (CompactionLoopError, ContextFloorError, Cancelled, HookError):
             raise
         except (CompactionError, ProviderError) as exc:
             self.fail(tokens, str(exc))
@@ -267,11 +275,20 @@ class Compactor:
         compaction and report it.
 
         Raises:
+            ContextFloorError: an automatic compaction whose floor (what every compaction
+                keeps) is at or over the trigger: reported and raised before anything runs.
             CompactionVetoed: the ``before_compact`` hook vetoed it.
             NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
             CompactionLoopError: the context is still over the trigger, too many times in a
                 row.
         """
+        trigger = plan.budget.trigger
+        if plan.reason != "manual" and plan.floor_tokens >= trigger:
+            error = ContextFloorError(plan.floor_tokens, trigger, plan.budget.window, plan.floor)
+            self.event(
+                "failure", None, plan.tokens_before, plan.tokens_before, str(error), plan=plan
+            )
+            raise error
         supplied: str | None = None
         if self.before_compact is not None:
             try:
@@ -308,7 +325,6 @@ class Compactor:
             on_fallback=lambda detail: self.event(
                 "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
             ),
-            reinject=self.reinject if self.policy.reinject else None,
         )
         entry = self.log.append(executed.record, entry_id=executed.entry_id)
         if plan.reason == "manual":

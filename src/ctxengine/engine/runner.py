@@ -23,7 +23,7 @@ from ctxengine.errors import (
     SummaryRejected,
 )
 from ctxengine.ladder.compaction import Conversation, accept, summary_room
-from ctxengine.ladder.plan import Attempt, CompactionPlan, Cut
+from ctxengine.ladder.plan import Attempt, CompactionPlan
 from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_reason
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.roles import is_real_user_message
@@ -39,9 +39,6 @@ from .history import History
 MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
 #: Told the detail of a fallback to the extractive summarizer.
 OnFallback = Callable[[str], None]
-#: The durable state a compaction at a cut re-injects (texts, one message each), within the
-#: tokens the compacted context has left for it.
-ReinjectFn = Callable[[Cut, int], tuple[str, ...]]
 
 
 class _FallbackCut(Exception):
@@ -121,7 +118,6 @@ class Runner:
         continuation_overhead: int,
         summary: str | None = None,
         on_fallback: OnFallback,
-        reinject: ReinjectFn | None = None,
     ) -> Executed:
         """Run ``plan`` (made from ``conversation``) and return the best compaction found.
 
@@ -137,7 +133,9 @@ class Runner:
             summary: a summary supplied by a ``before_compact`` hook: used as is at the
                 plan's cut, no summarizer runs.
             on_fallback: told when the extractive summarizer takes over.
-            reinject: the durable state a compaction at a cut re-injects, if any.
+
+        Each attempt's record re-injects the durable state the plan gave it
+        (:attr:`~ctxengine.ladder.plan.Attempt.durable`); the summary's room leaves it out.
 
         Raises:
             NothingToCompact: no attempt has a cut.
@@ -168,7 +166,7 @@ class Runner:
                 plan.budget,
                 plan.budget.trigger,
                 plan.fixed_tokens,
-                cut.kept_tokens,
+                cut.kept_tokens + attempt.reinjected_tokens,
                 continuation_overhead,
             )
             try:
@@ -185,7 +183,7 @@ class Runner:
                     )
             except _FallbackCut:
                 best = self._at_fallback_cut(
-                    plan, conversation, history, estimator, measure, reinject, fell_back
+                    plan, conversation, history, estimator, measure, fell_back
                 )
                 break
             except SummaryRejected as exc:
@@ -195,8 +193,7 @@ class Runner:
                 continue
             if reuse:
                 written[key] = written_summary
-            texts = reinject(cut, room - attempt.summary_tokens) if reinject is not None else ()
-            record = _record(plan, attempt, written_summary, texts)
+            record = _record(plan, attempt, written_summary)
             entry, after_ctx = measure(record, attempt.truncate_tokens)
             after = after_ctx.tokens
             if best is None or after < best.context.tokens:
@@ -242,7 +239,6 @@ class Runner:
         history: History,
         estimator: Estimator,
         measure: MeasureFn,
-        reinject: ReinjectFn | None,
         fell_back: str | None,
     ) -> Executed:
         """The compaction the fallback writes at ``plan.fallback``'s cut."""
@@ -250,13 +246,7 @@ class Runner:
         assert attempt is not None and attempt.cut is not None
         request = _request(plan, attempt, conversation, history, None, self.instructions)
         summary = self._call(self.writer, request, estimator)
-        texts: tuple[str, ...] = ()
-        if reinject is not None:
-            room = summary_room(
-                plan.budget, plan.budget.trigger, plan.fixed_tokens, attempt.cut.kept_tokens, 0
-            )
-            texts = reinject(attempt.cut, room - attempt.summary_tokens)
-        record = _record(plan, attempt, summary, texts)
+        record = _record(plan, attempt, summary)
         entry, after_ctx = measure(record, attempt.truncate_tokens)
         return Executed(
             replace(record, tokens_after=after_ctx.tokens),
@@ -406,9 +396,7 @@ def _request(
     )
 
 
-def _record(
-    plan: CompactionPlan, attempt: Attempt, summary: Summary, reinjected: tuple[str, ...]
-) -> CompactionRecord:
+def _record(plan: CompactionPlan, attempt: Attempt, summary: Summary) -> CompactionRecord:
     cut = attempt.cut
     assert cut is not None
     return CompactionRecord(
@@ -425,5 +413,5 @@ def _record(
         retained_ids=cut.retained or None,
         injection=None if plan.injection == "checkpoint" else plan.injection,
         continuation=True if plan.continuation else None,
-        reinjected=reinjected or None,
+        reinjected=attempt.durable.texts or None,
     )

@@ -35,6 +35,7 @@ from ctxengine.errors import (
     Cancelled,
     CompactionVetoed,
     ConfigError,
+    ContextFloorError,
     ContextOverflow,
     NothingToCompact,
     ProviderError,
@@ -412,6 +413,9 @@ class Session:
         Raises:
             CompactionLoopError: ``policy.max_consecutive_failures`` compactions in a row
                 failed to bring the context under the trigger.
+            ContextFloorError: what every compaction keeps (system prompt, tool schemas,
+                re-injected rules, todo list and background tasks, the tail no cut can drop)
+                is at or over the trigger: no compaction runs.
             ThrashError: the context refilled to the trigger within a few calls of each of
                 the latest compactions (``policy.thrash_guard``); automatic compaction stays
                 stopped until a manual :meth:`compact`.
@@ -763,7 +767,13 @@ class Session:
                 outcome = self.compactor.execute(plan, ctx)
             except Cancelled:
                 raise
-            except (NothingToCompact, SummaryRejected, ProviderError, CompactionVetoed) as exc:
+            except (
+                NothingToCompact,
+                SummaryRejected,
+                ProviderError,
+                CompactionVetoed,
+                ContextFloorError,
+            ) as exc:
                 why = f"compaction failed: {exc}"
                 raise calls.final_overflow(overflow, tokens, window, why) from exc
             # The recovery's own entry is not new history: prepare() does not compact again.

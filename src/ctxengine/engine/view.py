@@ -33,6 +33,7 @@ def settings(
         goal_entry_id=goal_id,
         goal_tokens=budget.goal_max,
         prune_tail_tokens=policy.prune_keep_tail_tokens,
+        whole_rules="rules" in policy.reinject,
     )
 
 

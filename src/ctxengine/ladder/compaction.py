@@ -12,7 +12,7 @@ the truncate-at-source cap; the summary budget; the size expected after.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +42,12 @@ from ctxengine.tokens.base import Estimator
 
 from .plan import Attempt, CompactionPlan, Cut, Reason, Requirement
 from .prune import PrunePlan
+from .reinject import KIND_LABELS, DurableItem, DurableState, fit
+
+#: The candidate durable-state items of a compaction whose first kept entry is the given id
+#: (``None``: nothing kept verbatim): :func:`~.reinject.durable_items` of the history that
+#: leaves the context and the history kept.
+DurableFn = Callable[[str | None], Sequence[DurableItem]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,7 @@ class Conversation:
         fixed: tokens of the head messages and the tool schemas.
         retained / retained_sources: the messages the previous compaction kept verbatim
             before its continuation state, with their entry ids (log order).
+        tools_tokens: tokens of the tool schemas (part of ``fixed``).
     """
 
     messages: tuple[Message, ...]
@@ -63,6 +70,7 @@ class Conversation:
     fixed: int
     retained: tuple[Message, ...] = ()
     retained_sources: tuple[str, ...] = ()
+    tools_tokens: int = 0
 
 
 def without_stand_ins(
@@ -92,8 +100,8 @@ def conversation_of(
     while start < len(ctx.messages) and ctx.messages[start].role in ("system", "developer"):
         start += 1
     fixed = sum(estimator.message(m) for m in ctx.messages[:start])
-    if tools:
-        fixed += estimator.tools(tools)
+    tools_tokens = estimator.tools(tools) if tools else 0
+    fixed += tools_tokens
     retained: list[Message] = []
     retained_sources: list[str] = []
     if ctx.compaction_id is not None:
@@ -109,7 +117,9 @@ def conversation_of(
     messages, sources = tuple(ctx.messages[start:]), tuple(ctx.sources[start:])
     if pending:
         messages, sources = without_stand_ins(messages, sources, pending)
-    return Conversation(messages, sources, start, fixed, tuple(retained), tuple(retained_sources))
+    return Conversation(
+        messages, sources, start, fixed, tuple(retained), tuple(retained_sources), tools_tokens
+    )
 
 
 def base_summary_budget(budget: Budget, goal_tokens: int, room: int) -> int:
@@ -157,16 +167,19 @@ def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: i
     return target - fixed - kept - overhead - margin
 
 
-def first_keep(budget: Budget, fixed: int, overhead: int, goal_tokens: int) -> int:
+def first_keep(
+    budget: Budget, fixed: int, overhead: int, goal_tokens: int, reserved: int = 0
+) -> int:
     """The keep-recent budget of a plan's first attempt, in tokens: ``budget.keep_recent``,
     lowered so that the fixed part, the continuation message (its ``overhead`` and a summary
-    at its base budget, :func:`base_summary_budget`) and the tail fit under
-    ``budget.target``; never below a quarter of ``budget.keep_recent`` (a continuation state
-    alone loses the thread of the newest turn).
+    at its base budget, :func:`base_summary_budget`), the ``reserved`` tokens (the durable
+    state re-injected whatever the cut) and the tail fit under ``budget.target``; never below
+    a quarter of ``budget.keep_recent`` (a continuation state alone loses the thread of the
+    newest turn).
     """
     summary = base_summary_budget(budget, goal_tokens, budget.target)
     margin = int(budget.window * SUMMARY_ROOM_MARGIN_RATIO)
-    fits = budget.target - fixed - overhead - summary - margin
+    fits = budget.target - fixed - overhead - summary - margin - reserved
     return max(int(budget.keep_recent * MIN_FIRST_KEEP_SHARE), min(budget.keep_recent, fits))
 
 
@@ -318,10 +331,12 @@ def keep_of(
     policy: Policy,
     continuation_overhead: int,
     goal_tokens: int,
+    reserved: int = 0,
 ) -> tuple[int, list[int] | None]:
     """The first attempt's keep-recent budget and the per-message sizes it counts (``None``
     for tokens): ``policy.keep_recent_messages`` messages; else ``keep_recent_share`` of the
-    conversation in ``keep_recent_unit``; else :func:`first_keep` tokens."""
+    conversation in ``keep_recent_unit``; else :func:`first_keep` tokens (``reserved``: the
+    durable state re-injected whatever the cut)."""
     messages = conversation.messages
     if policy.keep_recent_messages is not None:
         return policy.keep_recent_messages, [1] * len(messages)
@@ -331,7 +346,10 @@ def keep_of(
         else:
             sizes = [estimator.message(m) for m in messages]
         return int(sum(sizes) * policy.keep_recent_share), sizes
-    return first_keep(budget, conversation.fixed, continuation_overhead, goal_tokens), None
+    return (
+        first_keep(budget, conversation.fixed, continuation_overhead, goal_tokens, reserved),
+        None,
+    )
 
 
 def plan_compaction(
@@ -347,6 +365,7 @@ def plan_compaction(
     cap: int | None = None,
     focus: str | None = None,
     prune: PrunePlan | None = None,
+    durable: DurableFn | None = None,
 ) -> CompactionPlan:
     """Plan a compaction of ``conversation`` to ``budget``.
 
@@ -366,14 +385,28 @@ def plan_compaction(
             budget's).
         focus: what the summary should focus on.
         prune: a prune planned before the compaction, if any.
+        durable: the durable state each cut re-injects (``policy.reinject``), or ``None``.
+            Its required items (rules, todo list, background tasks) come out of the
+            summary's room and count in every attempt's expected size; the others (plan,
+            files) fill what the summary leaves under the trigger.
 
     Returns:
         The :class:`~.plan.CompactionPlan`; its :attr:`~.plan.CompactionPlan.cut` is
         ``None`` when no valid cut leaves anything to summarize.
     """
     target = budget.target
+    states: dict[str | None, Sequence[DurableItem]] = {}
+
+    def items_at(first_kept: str | None) -> Sequence[DurableItem]:
+        if durable is None:
+            return ()
+        if first_kept not in states:
+            states[first_kept] = durable(first_kept)
+        return states[first_kept]
+
+    reserved = _required(items_at(None))
     keep, sizes = keep_of(
-        conversation, estimator, budget, policy, continuation_overhead, goal_tokens
+        conversation, estimator, budget, policy, continuation_overhead, goal_tokens, reserved
     )
     no_tail = keep == 0
     first = first_retained(conversation, policy.retain_first_messages)
@@ -394,6 +427,7 @@ def plan_compaction(
         )
         summary = 0
         expected = tokens_before
+        state = DurableState()
         if cut is not None:
             retained = 0
             if policy.retain_first_messages or user_tokens:
@@ -405,6 +439,8 @@ def plan_compaction(
                     user_tokens=user_tokens,
                 )
                 cut = replace(cut, retained=ids)
+            items = items_at(cut.first_kept_id)
+            required = _required(items)
             # The state grows into the room under its own target only when the context is
             # over the target: a context already under it (a manual compaction) must shrink.
             grows = tokens_before > target
@@ -412,14 +448,31 @@ def plan_compaction(
                 budget,
                 state_target(budget) if grows else target,
                 conversation.fixed,
-                cut.kept_tokens + retained,
+                cut.kept_tokens + retained + required,
                 continuation_overhead,
             )
             summary = (summary_budget if grows else base_summary_budget)(budget, goal_tokens, room)
-            expected = (
-                conversation.fixed + continuation_overhead + summary + cut.kept_tokens + retained
+            extra = summary_room(
+                budget,
+                budget.trigger,
+                conversation.fixed,
+                cut.kept_tokens + retained + required,
+                continuation_overhead,
             )
-        attempts.append(Attempt(keep, truncate, cut, summary, expected))
+            if required:
+                # The state that is never cut comes first: the summary gets what it leaves
+                # under the trigger, so re-injection cannot put the context back over it.
+                summary = max(1, min(summary, extra))
+            state = fit(items, max(0, extra - summary), policy.reinject_max_tokens)
+            expected = (
+                conversation.fixed
+                + continuation_overhead
+                + summary
+                + cut.kept_tokens
+                + retained
+                + state.tokens
+            )
+        attempts.append(Attempt(keep, truncate, cut, summary, expected, state))
         keep //= ATTEMPT_SHRINK_DIVISOR
         if n >= 1:
             truncate = max(
@@ -436,10 +489,43 @@ def plan_compaction(
         fixed_tokens=conversation.fixed,
         conversation=len(conversation.messages),
         policy=policy.name,
-        fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens),
+        fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens, items_at),
         injection=policy.injection,
         continuation=policy.continuation_message and requirement.reason != "manual",
+        floor=floor_parts(conversation, estimator, continuation_overhead, items_at),
     )
+
+
+def _required(items: Sequence[DurableItem]) -> int:
+    """Tokens of the required items (never cut) among ``items``."""
+    return sum(i.tokens for i in items if i.required)
+
+
+def floor_parts(
+    conversation: Conversation,
+    estimator: Estimator,
+    continuation_overhead: int,
+    items_at: DurableFn,
+) -> tuple[tuple[str, int], ...]:
+    """The parts of the smallest context a compaction of ``conversation`` can leave
+    (:attr:`~.plan.CompactionPlan.floor`), largest first, each ``(name, tokens)`` with
+    tokens > 0: the system prompt (head messages), the tool schemas, the continuation
+    message (``continuation_overhead``), each required kind of durable state re-injected at
+    the latest valid cut, and the tail after that cut (what no cut can drop: calls awaiting
+    their results, an unfinished tool exchange)."""
+    messages = conversation.messages
+    last = max(valid_cut_points(messages), default=0)
+    tail = sum(estimator.message(m) for m in messages[last:])
+    first_kept = conversation.sources[last] if last < len(messages) else None
+    state = fit(items_at(first_kept), 0, 0)
+    parts = [
+        ("system prompt", conversation.fixed - conversation.tools_tokens),
+        ("tool schemas", conversation.tools_tokens),
+        ("continuation message", continuation_overhead),
+        *((KIND_LABELS[k], n) for k, n in state.by_kind(required=True).items()),
+        ("kept tail", tail),
+    ]
+    return tuple(sorted((p for p in parts if p[1] > 0), key=lambda p: -p[1]))
 
 
 def fallback_attempt(
@@ -448,11 +534,13 @@ def fallback_attempt(
     budget: Budget,
     policy: Policy,
     goal_tokens: int,
+    durable: DurableFn | None = None,
 ) -> Attempt | None:
     """The attempt a failed model summary falls back to when ``policy.fallback_keep_share``
     is set: a cut keeping that share of the conversation's messages (Roo Code
     ``truncateConversation(messages, 0.5)``), the first ``policy.fallback_retain_first``
-    messages retained; ``None`` otherwise."""
+    messages retained, the durable state ``durable`` gives re-injected; ``None``
+    otherwise."""
     share = policy.fallback_keep_share
     if share is None:
         return None
@@ -476,8 +564,12 @@ def fallback_attempt(
         )
         cut = replace(cut, retained=ids)
     summary = base_summary_budget(budget, goal_tokens, budget.target)
-    expected = conversation.fixed + summary + cut.kept_tokens + retained
-    return Attempt(keep, None, cut, summary, expected)
+    items = durable(cut.first_kept_id) if durable is not None else ()
+    used = cut.kept_tokens + retained + _required(items)
+    extra = summary_room(budget, budget.trigger, conversation.fixed, used, 0) - summary
+    state = fit(items, max(0, extra), policy.reinject_max_tokens)
+    expected = conversation.fixed + summary + cut.kept_tokens + retained + state.tokens
+    return Attempt(keep, None, cut, summary, expected, state)
 
 
 def accept(tokens_after: int, tokens_before: int, reason: Reason, window: int) -> None:

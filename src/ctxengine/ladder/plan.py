@@ -11,10 +11,11 @@ against the same history gives the same entries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxengine.ladder.prune import PrunePlan
+from ctxengine.ladder.reinject import DurableState
 from ctxengine.policy import Budget
 
 #: Why a compaction runs: the trigger was reached, the provider said the context overflowed,
@@ -94,7 +95,10 @@ class Attempt:
         cut: the cut it makes, or ``None`` when no valid cut leaves anything to summarize.
         summary_tokens: budget of the continuation state, in tokens.
         expected_tokens: context size expected after it when the summary uses its whole
-            budget (head + tools + continuation message + summary + kept tail), in tokens.
+            budget (head + tools + continuation message + summary + re-injected durable
+            state + kept tail), in tokens.
+        durable: the durable state it re-injects (:mod:`ctxengine.ladder.reinject`),
+            counted in ``expected_tokens`` and taken from the summary's room first.
     """
 
     keep_recent: int
@@ -102,6 +106,12 @@ class Attempt:
     cut: Cut | None
     summary_tokens: int
     expected_tokens: int
+    durable: DurableState = field(default_factory=DurableState)
+
+    @property
+    def reinjected_tokens(self) -> int:
+        """Tokens of the re-injected durable state."""
+        return self.durable.tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +139,12 @@ class CompactionPlan:
         injection: how the continuation state will be shown (``Policy.injection``).
         continuation: a continuation message will follow the messages the compaction saw
             (``Policy.continuation_message``, automatic compactions only).
+        floor: the parts of the smallest context any compaction of this conversation can
+            leave, largest first, as ``(name, tokens)``: the system prompt, the tool
+            schemas, the continuation message around its summary, the re-injected durable
+            state that is never cut (rules, todo list, background tasks) and the tail no cut
+            can drop (the messages after the newest valid cut point). A floor at or over the
+            trigger cannot be compacted under it (:class:`~ctxengine.errors.ContextFloorError`).
     """
 
     requirement: Requirement
@@ -144,6 +160,12 @@ class CompactionPlan:
     fallback: Attempt | None = None
     injection: str = "checkpoint"
     continuation: bool = False
+    floor: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def floor_tokens(self) -> int:
+        """Tokens of the :attr:`floor`."""
+        return sum(n for _, n in self.floor)
 
     @property
     def reason(self) -> Reason:
@@ -207,6 +229,7 @@ class CompactionPlan:
             "tokens_before": self.tokens_before,
             "expected_tokens": self.expected_tokens,
             "fixed_tokens": self.fixed_tokens,
+            "floor": {"tokens": self.floor_tokens, "parts": dict(self.floor)},
             "conversation_messages": self.conversation,
             "attempts": [
                 {
@@ -214,6 +237,7 @@ class CompactionPlan:
                     "truncate_tokens": a.truncate_tokens,
                     "summary_tokens": a.summary_tokens,
                     "expected_tokens": a.expected_tokens,
+                    "reinjected": a.durable.by_kind(),
                     "cut": None if a.cut is None else _cut_dict(a.cut),
                 }
                 for a in self.attempts

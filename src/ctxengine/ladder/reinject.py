@@ -1,25 +1,79 @@
-"""Durable state re-injected after a compaction (Claude Code's "what survives compaction":
-rules files, the plan, up to 5 recently read or edited files of at most 5,000 tokens each,
-50,000 in all; larger files come back as a path only).
+"""Durable state re-injected after every compaction: what is true now, re-read from its own
+record instead of remembered by the summary.
 
-Pure: the executor hands in the history messages that leave the context; nothing is read
-from disk, so a replay re-injects what the session itself last saw (a file's latest read
-result), where a live agent would read the file again.
+Items, in the order they are shown (one synthetic user message each, after the continuation
+state):
+
+* ``rules``: injected user-role messages that carry a rules file (a ``<system-reminder>``
+  naming CLAUDE.md, Codex's ``# AGENTS.md instructions``), verbatim;
+* ``todos``: the todo list of the newest todo-tool call (Claude Code ``TodoWrite``, Codex
+  ``update_plan``, Gemini CLI ``write_todos``, OpenCode ``todowrite``), whole, while any item
+  is open: every open item with its status;
+* ``background``: background shells and subagents started before the cut and not seen to
+  finish, with their ids;
+* ``plan``: the plan-mode plan (Claude Code ``ExitPlanMode``);
+* ``files``: up to N recently read or edited files (Claude Code's "what survives
+  compaction": 5 files of at most 5,000 tokens each, 50,000 in all; a larger file comes back
+  as a path only).
+
+``rules``, ``todos`` and ``background`` are *required*: never cut nor dropped for room, they
+count in the compaction plan's expected size and in its floor
+(:class:`~ctxengine.ladder.plan.CompactionPlan`). ``plan`` and ``files`` fill the room left.
+Duplicates are collapsed: an identical text once, nothing the kept tail already shows (the
+same rules text, a newer todo call, a task started in it, a newer read of the file).
+
+Pure: the caller hands in the history messages that leave the context and those kept;
+nothing is read from disk, so a replay re-injects what the session itself last saw (a file's
+latest read result), where a live agent would read the file again.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from ctxengine.model import Message
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model import Message, ToolCallPart
+from ctxengine.model.json_depth import loads_bounded
 from ctxengine.policy import Policy
-from ctxengine.policy.defaults import REINJECT_PLAN_TOOLS, REINJECT_RULES_FILES
-from ctxengine.summarizers.tools import call_effects
+from ctxengine.policy.defaults import (
+    BACKGROUND_AGENT_ID_PATTERN,
+    BACKGROUND_EXITED_MARKER,
+    BACKGROUND_ID_KEYS,
+    BACKGROUND_LABEL_MAX_CHARS,
+    BACKGROUND_LAUNCH_PATTERNS,
+    BACKGROUND_POLL_TOOLS,
+    BACKGROUND_RUNNING_STATUSES,
+    BACKGROUND_STOP_TOOLS,
+    BACKGROUND_SUBAGENT_TOOLS,
+    REINJECT_PLAN_TOOLS,
+    REINJECT_TODO_TOOLS,
+    TODO_CLOSED_STATUSES,
+    TODO_LIST_KEYS,
+    TODO_TEXT_KEYS,
+)
+from ctxengine.projection.injection import is_rules_message, reinjected_message
+from ctxengine.summarizers.tools import SHELL_TOOLS, call_effects
 from ctxengine.tokens.base import Estimator
 
 #: The texts of the re-injected items.
-PLAN_ITEM = "The current plan (from the latest {tool} call before the compaction):\n{arguments}"
+PLAN_ITEM = "The current plan (from the latest {tool} call before the compaction):\n{plan}"
+TODO_ITEM = (
+    "The todo list (from the latest {tool} call before the compaction): {open} of {total} "
+    "items open{done}. Keep it up to date with {tool}:\n{items}"
+)
+TODO_DONE = "; {n} done, not listed"
+TODO_LINE = "- [{status}] {text}"
+TODO_RAW_ITEM = (
+    "The todo list (the arguments of the latest {tool} call before the compaction, as "
+    "written):\n{arguments}"
+)
+BACKGROUND_ITEM = (
+    "Background tasks started before the compaction and not seen to finish; read their "
+    "output or stop them by id:\n{tasks}"
+)
+BACKGROUND_LINE = "- {kind} {id} ({tool}): {label}"
 FILE_ITEM = "Contents of {path} as last read before the compaction:\n{content}"
 FILE_EDITED_NOTE = "\n(The file was edited after this read: read it again before relying on it.)"
 FILE_PATH_ITEM = (
@@ -27,28 +81,328 @@ FILE_PATH_ITEM = (
     "(read it again when needed)."
 )
 
+#: Kinds that are never cut (part of the floor), and the words naming each kind in reports.
+REQUIRED_KINDS = frozenset({"rules", "todos", "background"})
+KIND_LABELS: dict[str, str] = {
+    "rules": "re-injected rules",
+    "todos": "re-injected todo list",
+    "background": "re-injected background tasks",
+    "plan": "re-injected plan",
+    "files": "re-injected files",
+}
 
-def rules_items(messages: Sequence[Message]) -> list[str]:
-    """Injected user-role messages that carry a rules file (one naming a file of
-    :data:`~ctxengine.policy.defaults.REINJECT_RULES_FILES`), oldest first, each once."""
+_LAUNCH = tuple(re.compile(p) for p in BACKGROUND_LAUNCH_PATTERNS)
+_AGENT_ID = re.compile(BACKGROUND_AGENT_ID_PATTERN)
+_STATUS = re.compile(r"<status>\s*([\w-]+)\s*</status>")
+_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
+_TASK_ID = re.compile(r"<task-id>\s*([\w-]+)\s*</task-id>")
+
+
+@dataclass(frozen=True, slots=True)
+class DurableItem:
+    """One candidate item of durable state.
+
+    Attributes:
+        kind: ``"rules"``, ``"todos"``, ``"background"``, ``"plan"`` or ``"files"``.
+        text: the text shown (one synthetic user message); ``None`` for a file offered only
+            as a path (its contents are over ``reinject_file_max_tokens``).
+        tokens: tokens of ``text`` as its message (0 when ``text`` is ``None``).
+        short: a shorter text shown when ``text`` does not fit (a file's path line), or
+            ``None``.
+        short_tokens: tokens of ``short`` as its message.
+    """
+
+    kind: str
+    text: str | None
+    tokens: int
+    short: str | None = None
+    short_tokens: int = 0
+
+    @property
+    def required(self) -> bool:
+        """Never cut nor dropped for room (``rules``, ``todos``, ``background``)."""
+        return self.kind in REQUIRED_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class DurableState:
+    """The durable state a compaction re-injects, fitted to its room.
+
+    Attributes:
+        texts: the texts shown, in order, one user message each.
+        kinds: the kind of each text.
+        sizes: tokens of each text as its message.
+    """
+
+    texts: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of every re-injected message."""
+        return sum(self.sizes)
+
+    @property
+    def required_tokens(self) -> int:
+        """Tokens of the required items (those that count in the floor)."""
+        return sum(n for k, n in zip(self.kinds, self.sizes, strict=True) if k in REQUIRED_KINDS)
+
+    def by_kind(self, *, required: bool = False) -> dict[str, int]:
+        """Tokens per kind, in the order shown (only the required kinds with ``required``)."""
+        out: dict[str, int] = {}
+        for kind, n in zip(self.kinds, self.sizes, strict=True):
+            if not required or kind in REQUIRED_KINDS:
+                out[kind] = out.get(kind, 0) + n
+        return out
+
+
+def _args(call: ToolCallPart) -> dict[str, Any]:
+    """A call's arguments as a JSON object, ``{}`` when they are not one."""
+    try:
+        value = loads_bounded(call.arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def rules_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[str]:
+    """The texts of the rules messages
+    (:func:`~ctxengine.projection.injection.is_rules_message`) in ``messages``, oldest first,
+    each once, less those ``kept`` shows verbatim already."""
+    shown = {m.text for m in kept if is_rules_message(m)}
     out: list[str] = []
     for m in messages:
-        if m.role != "user" or m.tool_results or is_real_user_message(m):
-            continue
-        text = m.text
-        if any(name in text for name in REINJECT_RULES_FILES) and text not in out:
-            out.append(text)
+        if is_rules_message(m):
+            text = m.text
+            if text not in shown and text not in out:
+                out.append(text)
     return out
 
 
-def plan_item(messages: Sequence[Message]) -> str | None:
-    """The latest plan: the arguments of the newest call of a
-    :data:`~ctxengine.policy.defaults.REINJECT_PLAN_TOOLS` tool, or ``None``."""
-    for m in reversed(messages):
-        for call in reversed(m.tool_calls):
-            if call.name in REINJECT_PLAN_TOOLS:
-                return PLAN_ITEM.format(tool=call.name, arguments=call.arguments)
+def _newest_call(
+    messages: Sequence[Message], kept: Sequence[Message], names: tuple[str, ...]
+) -> ToolCallPart | None:
+    """The newest call of one of ``names`` in ``messages``, or ``None`` when there is none or
+    ``kept`` holds a newer one (the tail shows it)."""
+    for group in (kept, messages):
+        for m in reversed(group):
+            for call in reversed(m.tool_calls):
+                if call.name in names:
+                    return None if group is kept else call
     return None
+
+
+def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
+    """The latest plan-mode plan: the ``plan`` argument of the newest call of a
+    :data:`~ctxengine.policy.defaults.REINJECT_PLAN_TOOLS` tool (its raw arguments when they
+    hold no ``plan`` text), or ``None`` (none, or ``kept`` holds a newer one)."""
+    call = _newest_call(messages, kept, REINJECT_PLAN_TOOLS)
+    if call is None:
+        return None
+    plan = _args(call).get("plan")
+    text = plan if isinstance(plan, str) and plan.strip() else call.arguments
+    return PLAN_ITEM.format(tool=call.name, plan=text)
+
+
+def _todo_list(call: ToolCallPart) -> list[Any] | None:
+    """The list a todo call writes: its first :data:`TODO_LIST_KEYS` argument holding a
+    list, or ``None``."""
+    args = _args(call)
+    for key in TODO_LIST_KEYS:
+        value = args.get(key)
+        if isinstance(value, list):
+            return value
+    return None
+
+
+def _todo_text(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in TODO_TEXT_KEYS:
+            value = item.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+    return str(item)
+
+
+def _todo_status(item: Any) -> str:
+    status = item.get("status") if isinstance(item, dict) else None
+    return status if isinstance(status, str) and status.strip() else "pending"
+
+
+def todo_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
+    """The todo list of the newest :data:`~ctxengine.policy.defaults.REINJECT_TODO_TOOLS`
+    call in ``messages``, whole (never cut): each open item (a status not in
+    :data:`~ctxengine.policy.defaults.TODO_CLOSED_STATUSES`) with its status, in the list's
+    order, and the number of done items. ``None`` when there is no such call, ``kept`` holds a
+    newer one, or no item is open; the raw arguments when they hold no list."""
+    call = _newest_call(messages, kept, REINJECT_TODO_TOOLS)
+    if call is None:
+        return None
+    items = _todo_list(call)
+    if items is None:
+        if not call.arguments.strip():
+            return None
+        return TODO_RAW_ITEM.format(tool=call.name, arguments=call.arguments)
+    lines = [
+        TODO_LINE.format(status=_todo_status(i), text=_todo_text(i))
+        for i in items
+        if _todo_status(i).lower() not in TODO_CLOSED_STATUSES
+    ]
+    if not lines:
+        return None
+    done = len(items) - len(lines)
+    return TODO_ITEM.format(
+        tool=call.name,
+        open=len(lines),
+        total=len(items),
+        done=TODO_DONE.format(n=done) if done else "",
+        items="\n".join(lines),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunningTask:
+    """A background task still running.
+
+    Attributes:
+        kind: ``"shell"`` or ``"subagent"``.
+        id: the id to read or stop it by (a shell id, an agent id, a call id).
+        tool: the tool that started it.
+        label: its command or description, on one line.
+        at: position of the message that started it.
+        left: it started in the history that leaves the context.
+    """
+
+    kind: str
+    id: str
+    tool: str
+    label: str
+    at: int
+    left: bool
+
+
+def _label(text: str) -> str:
+    line = " ".join(text.split())
+    if len(line) > BACKGROUND_LABEL_MAX_CHARS:
+        line = line[: BACKGROUND_LABEL_MAX_CHARS - 1] + "…"
+    return line
+
+
+def _task_id(args: dict[str, Any]) -> str | None:
+    for key in BACKGROUND_ID_KEYS:
+        value = args.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
+def _finished(status: str) -> bool:
+    return status.lower() not in BACKGROUND_RUNNING_STATUSES
+
+
+def running_tasks(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[RunningTask]:
+    """Background shells and subagents started in ``messages`` and not seen to finish in
+    ``messages`` nor ``kept``, in the order they started.
+
+    A shell: a shell tool's result matching one of
+    :data:`~ctxengine.policy.defaults.BACKGROUND_LAUNCH_PATTERNS` (its id). A subagent: a
+    :data:`~ctxengine.policy.defaults.BACKGROUND_SUBAGENT_TOOLS` call without a result (its
+    call id), or one started with ``run_in_background`` (the id its result gives). Finished:
+    a stop tool called with its id, a poll tool's result with a status other than running
+    (or a Codex "Process exited"), a ``<task-notification>`` with such a status.
+    """
+    calls: dict[str, ToolCallPart] = {}
+    answered: set[str] = set()
+    tasks: dict[str, RunningTask] = {}
+    finished: set[str] = set()
+    n_left = len(messages)
+    for pos, m in enumerate((*messages, *kept)):
+        left = pos < n_left
+        for call in m.tool_calls:
+            calls[call.id] = call
+            if call.name in BACKGROUND_STOP_TOOLS:
+                stopped = _task_id(_args(call))
+                if stopped is not None:
+                    finished.add(stopped)
+        for r in m.tool_results:
+            answered.add(r.call_id)
+            call_or_none = calls.get(r.call_id)
+            if call_or_none is None or r.is_error:
+                continue
+            call = call_or_none
+            if call.name in BACKGROUND_POLL_TOOLS:
+                polled = _task_id(_args(call))
+                text = r.text
+                status = _STATUS.search(text)
+                if polled is not None and (
+                    (status is not None and _finished(status.group(1)))
+                    or BACKGROUND_EXITED_MARKER in text
+                ):
+                    finished.add(polled)
+            elif call.name in BACKGROUND_SUBAGENT_TOOLS:
+                args = _args(call)
+                if args.get("run_in_background") is True:
+                    agent = _AGENT_ID.search(r.text)
+                    tid = agent.group(1) if agent is not None else call.id
+                    tasks[tid] = RunningTask(
+                        "subagent", tid, call.name, _agent_label(args), pos, left
+                    )
+                    finished.discard(tid)
+            elif call.name in SHELL_TOOLS:
+                text = r.text
+                for pattern in _LAUNCH:
+                    launched = pattern.search(text)
+                    if launched is not None:
+                        tid = launched.group(1)
+                        tasks[tid] = RunningTask(
+                            "shell", tid, call.name, _shell_label(call), pos, left
+                        )
+                        finished.discard(tid)
+                        break
+        if m.role == "user" and not m.tool_results:
+            text = m.text
+            if "<task-notification>" in text:
+                for block in _NOTIFICATION.findall(text):
+                    tid_match, status = _TASK_ID.search(block), _STATUS.search(block)
+                    if tid_match is not None and status is not None and _finished(status.group(1)):
+                        finished.add(tid_match.group(1))
+    for pos, m in enumerate(messages):
+        for call in m.tool_calls:
+            if call.name in BACKGROUND_SUBAGENT_TOOLS and call.id not in answered:
+                label = _agent_label(_args(call))
+                tasks.setdefault(
+                    call.id, RunningTask("subagent", call.id, call.name, label, pos, True)
+                )
+    running = [t for tid, t in tasks.items() if t.left and tid not in finished]
+    return sorted(running, key=lambda t: t.at)
+
+
+def _agent_label(args: dict[str, Any]) -> str:
+    label = args.get("description") or args.get("prompt") or ""
+    return _label(str(label))
+
+
+def _shell_label(call: ToolCallPart) -> str:
+    args = _args(call)
+    label = args.get("command") or args.get("cmd") or call.arguments
+    if isinstance(label, list):
+        label = " ".join(str(x) for x in label)
+    return _label(str(label))
+
+
+def background_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
+    """The background tasks still running (:func:`running_tasks`) as one item, or ``None``."""
+    tasks = running_tasks(messages, kept)
+    if not tasks:
+        return None
+    lines = [
+        BACKGROUND_LINE.format(kind=t.kind, id=t.id, tool=t.tool, label=t.label or "(no label)")
+        for t in tasks
+    ]
+    return BACKGROUND_ITEM.format(tasks="\n".join(lines))
 
 
 def file_items(
@@ -57,11 +411,19 @@ def file_items(
     *,
     files: int,
     file_max_tokens: int,
-    max_tokens: int,
-) -> list[str]:
-    """The ``files`` most recently read or edited paths, newest first: each with its latest
-    read result when that is at most ``file_max_tokens`` tokens and the items so far stay
-    within ``max_tokens``, else as a path only."""
+    kept: Sequence[Message] = (),
+) -> list[DurableItem]:
+    """The ``files`` most recently read or edited paths in ``messages``, newest first (those
+    ``kept`` reads again are left out): each with its latest read result when that is at most
+    ``file_max_tokens`` tokens (its path line as the shorter text), else as its path line
+    only."""
+    fresh = {
+        effect.path
+        for m in kept
+        for call in m.tool_calls
+        for effect in call_effects(call)
+        if effect.action == "read"
+    }
     results: dict[str, str] = {}
     for m in messages:
         for r in m.tool_results:
@@ -73,6 +435,8 @@ def file_items(
         for call in reversed(m.tool_calls):
             for effect in call_effects(call):
                 path = effect.path
+                if path in fresh:
+                    continue
                 if effect.action == "read":
                     if path not in content and call.id in results:
                         content[path] = results[call.id]
@@ -80,56 +444,106 @@ def file_items(
                     edited_after.add(path)
                 if path not in order:
                     order.append(path)
-    out: list[str] = []
-    used = 0
+    out: list[DurableItem] = []
     for path in order[:files]:
+        short = FILE_PATH_ITEM.format(path=path)
+        short_tokens = _tokens(short, estimator)
         text = content.get(path)
-        item = FILE_PATH_ITEM.format(path=path)
-        if text is not None:
+        if text is not None and estimator.text(text) <= file_max_tokens:
             full = FILE_ITEM.format(path=path, content=text)
             if path in edited_after:
                 full += FILE_EDITED_NOTE
-            size = estimator.text(full)
-            if estimator.text(text) <= file_max_tokens and used + size <= max_tokens:
-                item = full
-        used += estimator.text(item)
-        out.append(item)
+            out.append(DurableItem("files", full, _tokens(full, estimator), short, short_tokens))
+        else:
+            out.append(DurableItem("files", None, 0, short, short_tokens))
     return out
 
 
-def reinjected_texts(
-    messages: Sequence[Message], policy: Policy, estimator: Estimator, room: int | None = None
-) -> tuple[str, ...]:
-    """The durable state ``policy.reinject`` names, found in ``messages`` (the history that
-    leaves the context, oldest first), in the order rules, plan, files, within
-    ``policy.reinject_max_tokens`` and ``room`` (the tokens the compacted context has left
-    for it; ``None``: no limit besides the policy's): an item that would not fit is left
-    out (a file then comes back as a path when that fits)."""
-    budget = policy.reinject_max_tokens if room is None else min(policy.reinject_max_tokens, room)
-    out: list[str] = []
-    used = 0
+def _tokens(text: str, estimator: Estimator) -> int:
+    """Tokens of ``text`` shown as a re-injected message."""
+    return estimator.message(reinjected_message(text))
 
-    def add(text: str) -> None:
-        nonlocal used
-        size = estimator.text(text)
-        if used + size <= budget:
-            out.append(text)
-            used += size
 
-    if "rules" in policy.reinject:
-        for text in rules_items(messages):
-            add(text)
-    if "plan" in policy.reinject:
-        plan = plan_item(messages)
-        if plan is not None:
-            add(plan)
-    if "files" in policy.reinject:
-        for text in file_items(
+def durable_items(
+    messages: Sequence[Message],
+    policy: Policy,
+    estimator: Estimator,
+    kept: Sequence[Message] = (),
+) -> tuple[DurableItem, ...]:
+    """The candidate items ``policy.reinject`` names, found in ``messages`` (the history
+    that leaves the context, oldest first) less what ``kept`` (the history kept from the
+    cut on) shows, in the order rules, todos, background, plan, files; identical texts
+    once."""
+    out: list[DurableItem] = []
+    seen: set[str] = set()
+
+    def add(kind: str, text: str | None) -> None:
+        if text is not None and text not in seen:
+            seen.add(text)
+            out.append(DurableItem(kind, text, _tokens(text, estimator)))
+
+    wanted = policy.reinject
+    if "rules" in wanted:
+        for text in rules_items(messages, kept):
+            add("rules", text)
+    if "todos" in wanted:
+        add("todos", todo_item(messages, kept))
+    if "background" in wanted:
+        add("background", background_item(messages, kept))
+    if "plan" in wanted:
+        add("plan", plan_item(messages, kept))
+    if "files" in wanted:
+        for item in file_items(
             messages,
             estimator,
             files=policy.reinject_files,
             file_max_tokens=policy.reinject_file_max_tokens,
-            max_tokens=max(0, budget - used),
+            kept=kept,
         ):
-            add(text)
+            if item.text is None or item.text not in seen:
+                out.append(item)
     return tuple(out)
+
+
+def fit(items: Sequence[DurableItem], room: int | None, max_tokens: int) -> DurableState:
+    """The state shown from the candidate ``items``: every required item, whole; then, in
+    order, each other item whose text (else its shorter text) still fits both ``room`` (the
+    tokens the compacted context has left for them; ``None``: no limit) and ``max_tokens``
+    (``policy.reinject_max_tokens``, counted with the required items)."""
+    texts: list[str] = []
+    kinds: list[str] = []
+    sizes: list[int] = []
+    required = sum(i.tokens for i in items if i.required)
+    left = max_tokens - required if room is None else min(max_tokens - required, room)
+    for item in items:
+        if item.required:
+            assert item.text is not None
+            texts.append(item.text)
+            kinds.append(item.kind)
+            sizes.append(item.tokens)
+            continue
+        if item.text is not None and item.tokens <= left:
+            texts.append(item.text)
+            kinds.append(item.kind)
+            sizes.append(item.tokens)
+            left -= item.tokens
+        elif item.short is not None and item.short_tokens <= left:
+            texts.append(item.short)
+            kinds.append(item.kind)
+            sizes.append(item.short_tokens)
+            left -= item.short_tokens
+    return DurableState(tuple(texts), tuple(kinds), tuple(sizes))
+
+
+def reinjected_texts(
+    messages: Sequence[Message],
+    policy: Policy,
+    estimator: Estimator,
+    room: int | None = None,
+    kept: Sequence[Message] = (),
+) -> tuple[str, ...]:
+    """The texts re-injected when ``messages`` leave the context and ``kept`` stays:
+    :func:`fit` of :func:`durable_items` within ``room`` and ``policy.reinject_max_tokens``."""
+    return fit(
+        durable_items(messages, policy, estimator, kept), room, policy.reinject_max_tokens
+    ).texts

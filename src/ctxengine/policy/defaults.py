@@ -6,6 +6,8 @@ Units: tokens unless the name says ``_CHARS``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 #: Smallest model window ctxengine accepts, in tokens: below it a system prompt, a
 #: continuation state and one turn cannot fit together.
 MIN_WINDOW_TOKENS = 1_000
@@ -336,13 +338,95 @@ KEEP_LAST_N_MESSAGES = 20
 #: ours).
 OBSERVATION_MASK_KEEP_RESULTS = 10
 
-#: Re-injection of rules: an injected user-role message that names one of these files is a
-#: rules file the harness put into the conversation (Claude Code re-reads CLAUDE.md after a
-#: compaction; Codex injects AGENTS.md as ``# AGENTS.md instructions``).
-REINJECT_RULES_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENT.md")
-#: Re-injection of the plan: the latest call of one of these tools holds it (Claude Code
-#: ``TodoWrite``, Codex ``update_plan``, Gemini CLI ``write_todos``).
-REINJECT_PLAN_TOOLS: tuple[str, ...] = ("TodoWrite", "update_plan", "write_todos", "todo_write")
+#: What the default policy re-injects after every compaction: rules carried as injected
+#: user-role blocks, the open todo list and the background tasks still running. Each is small
+#: and cannot be rebuilt from a summary: rules are followed to the letter (users report
+#: agents ignoring AGENTS.md rules after a compaction: OpenCode #16960, #3099), the todo list
+#: is the task state (Codex #25792: progress from 97 % to 42 % after a compaction), and a
+#: shell or subagent id is needed to read or stop the task. Files and the plan file are
+#: larger and left to presets (Claude Code restores both, §7). Ours, from §8 and §9.
+DEFAULT_REINJECT: tuple[Literal["rules", "todos", "background"], ...] = (
+    "rules",
+    "todos",
+    "background",
+)
+
+#: Re-injection of rules: an injected user-role message that carries the contents of one of
+#: these files is a rules file the harness put into the conversation: a line "Contents of
+#: <path>/<name>" (Claude Code sends CLAUDE.md and CLAUDE.local.md so, in a
+#: ``<system-reminder>`` user message, seed 001 ``api.ts:462``, and re-reads them after a
+#: compaction, §7) or a Markdown heading naming it (Codex's ``# AGENTS.md instructions for
+#: <dir>``, re-added after a compaction with the initial context, §3). A message that only
+#: mentions the name (a directory listing, a hint) is not one.
+REINJECT_RULES_FILES: tuple[str, ...] = (
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "GEMINI.md",
+    "AGENT.md",
+)
+#: ... or one that holds one of these markers: Claude Code's ``# claudeMd`` context section,
+#: Codex's older ``<user_instructions>`` block.
+REINJECT_RULES_MARKERS: tuple[str, ...] = ("# claudeMd", "<user_instructions>")
+#: Re-injection of the plan file: the ``plan`` argument of the newest call of one of these
+#: tools (Claude Code's plan mode ends with ``ExitPlanMode {"plan": ...}``; it restores the
+#: plan file after a compaction, §7).
+REINJECT_PLAN_TOOLS: tuple[str, ...] = ("ExitPlanMode",)
+#: Re-injection of the todo list: the newest call of one of these tools holds the whole list
+#: (Claude Code ``TodoWrite {"todos": [{content, status, activeForm}]}`` and Codex
+#: ``update_plan {"plan": [{step, status}]}``, both in ``corpus/live-agents``; Gemini CLI
+#: ``write_todos {"todos": [{description, status}]}``; OpenCode ``todowrite {"todos":
+#: [{content, status, priority, id}]}``).
+REINJECT_TODO_TOOLS: tuple[str, ...] = (
+    "TodoWrite",
+    "update_plan",
+    "write_todos",
+    "todowrite",
+    "todo_write",
+)
+#: Argument holding the list, and the keys of an item's text, in the order tried (the shapes
+#: above).
+TODO_LIST_KEYS: tuple[str, ...] = ("todos", "plan", "items", "tasks")
+TODO_TEXT_KEYS: tuple[str, ...] = ("content", "step", "description", "title", "text", "task")
+#: Statuses of a finished item (Claude Code and Codex ``completed``; Gemini CLI and OpenCode
+#: also ``cancelled``); any other status is open.
+TODO_CLOSED_STATUSES: tuple[str, ...] = ("completed", "cancelled", "canceled", "done")
+
+#: Background tasks. A shell call whose result says it went to the background, and the
+#: pattern giving its id: Claude Code ``Bash`` with ``run_in_background`` (or moved there
+#: after its timeout) answers "Command running in background with ID: bae407b" (corpus
+#: ``claude-code/spotter-tool-heavy.jsonl``, ``spotter-long-a0y-main.jsonl``); Codex
+#: ``exec_command`` answers "Process running with session ID 7" while the process runs
+#: (unified exec; the corpus's finished ones say "Process exited with code 0").
+BACKGROUND_LAUNCH_PATTERNS: tuple[str, ...] = (
+    r"Command running in background with ID: ([\w-]+)",
+    r"Process running with session ID (\w+)",
+)
+#: Subagent tools (Claude Code ``Task``, ``Agent`` since 2.1): a call without a result is
+#: running; one started with ``run_in_background`` runs until a finished status is seen for
+#: the id its result gives ("agentId: a73f6f8bdab2fbcaf", corpus ``live-agents``; else the
+#: call id).
+BACKGROUND_SUBAGENT_TOOLS: tuple[str, ...] = ("Task", "Agent")
+BACKGROUND_AGENT_ID_PATTERN = r"agentId: ([\w-]+)"
+#: Tools that read a background task's status, and tools that stop one (Claude Code
+#: ``BashOutput {bash_id}`` and ``KillShell {shell_id}``, later ``TaskOutput {task_id}`` with a
+#: ``<status>completed</status>`` result and ``TaskStop``, corpus ``spotter-long-a0y-main``;
+#: Codex ``write_stdin {session_id}``, whose result says "Process exited with code N" once the
+#: process ended). The argument naming the task is the first of
+#: :data:`BACKGROUND_ID_KEYS` present.
+BACKGROUND_POLL_TOOLS: tuple[str, ...] = ("BashOutput", "TaskOutput", "write_stdin")
+BACKGROUND_STOP_TOOLS: tuple[str, ...] = ("KillShell", "KillBash", "TaskStop")
+BACKGROUND_ID_KEYS: tuple[str, ...] = ("bash_id", "shell_id", "task_id", "session_id", "agentId")
+#: A status read back that still means running (``<status>running</status>``); any other
+#: status in a poll result or a ``<task-notification>`` (Claude Code, corpus
+#: ``spotter-long-a0y-main``: ``<task-id>b7b23b2</task-id> … <status>completed</status>``)
+#: ends the task, as does "Process exited with code" in a Codex poll.
+BACKGROUND_RUNNING_STATUSES: tuple[str, ...] = ("running", "pending")
+BACKGROUND_EXITED_MARKER = "Process exited with code"
+#: Longest command or subagent description shown for a background task, in characters (the
+#: commands ledger's own limit, ours).
+BACKGROUND_LABEL_MAX_CHARS = 200
 
 # ---------------------------------------------------------------------------------------
 # The stable head and rules files (:mod:`ctxengine.assembly`, :mod:`ctxengine.workspace`).

@@ -45,9 +45,10 @@ PruneWhen: TypeAlias = Literal["threshold", "always"]
 #:   (OpenCode's ``summary:true`` assistant message).
 Injection: TypeAlias = Literal["checkpoint", "acknowledged", "handoff", "assistant_reply"]
 
-#: Durable state re-injected after a compaction: rules files seen in the compacted history,
-#: the latest plan, the most recently read or edited files.
-Reinjected: TypeAlias = Literal["rules", "plan", "files"]
+#: Durable state re-injected after a compaction (:mod:`ctxengine.ladder.reinject`): rules
+#: carried as injected user-role messages, the open todo list, the background tasks still
+#: running, the plan-mode plan, the most recently read or edited files.
+Reinjected: TypeAlias = Literal["rules", "todos", "background", "plan", "files"]
 
 #: What is pinned automatically (:data:`~ctxengine.policy.defaults.DEFAULT_AUTO_PINS`): the
 #: session's first user request, and the active rules the user stated.
@@ -163,7 +164,13 @@ class Policy(BaseModel):
     ``injection``                   :data:`Injection`
     ``continuation_message``        a synthetic user message asking to go on follows the
                                     messages an automatic compaction saw (OpenCode)
-    ``reinject``                    :data:`Reinjected` items, within ``reinject_files``,
+    ``reinject``                    :data:`Reinjected` items shown after the continuation
+                                    state of every compaction. Default ``rules``, ``todos``,
+                                    ``background`` (cheap, and lost otherwise: users report
+                                    rules and task state forgotten after compactions); they
+                                    are never cut, count in the plan's expected size and in
+                                    its floor. ``plan`` and ``files`` (Claude Code) fill the
+                                    room left within ``reinject_files``,
                                     ``reinject_file_max_tokens`` and ``reinject_max_tokens``
     *pins*
     ``pins_max_tokens``             the pinned items' own budget (at most 5 % of the window);
@@ -258,7 +265,7 @@ class Policy(BaseModel):
     user_messages_budget_tokens: int = Field(d.DEFAULT_USER_MESSAGES_BUDGET_TOKENS, ge=0)
     injection: Injection = "checkpoint"
     continuation_message: bool = False
-    reinject: tuple[Reinjected, ...] = ()
+    reinject: tuple[Reinjected, ...] = d.DEFAULT_REINJECT
     reinject_files: int = Field(d.DEFAULT_REINJECT_FILES, ge=0)
     reinject_file_max_tokens: int = Field(d.DEFAULT_REINJECT_FILE_MAX_TOKENS, gt=0)
     reinject_max_tokens: int = Field(d.DEFAULT_REINJECT_MAX_TOKENS, ge=0)

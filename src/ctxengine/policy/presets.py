@@ -45,6 +45,8 @@ def _default() -> Policy:
     prune                    protect 40,000 / minimum 20,000 / last 2 turns; skills, plans
     summary                  extractive continuation state, 8,000 tokens (15 % of window)
     injection                one user checkpoint message
+    re-injection             after every compaction: rules carried as injected user messages,
+                             the open todo list, background tasks still running (never cut)
     =======================  ==================================================================
     """
     return DEFAULT_POLICY
@@ -66,6 +68,7 @@ def _pi() -> Policy:
                                 ``<read-files>``/``<modified-files>`` lists
                                 appended in code: ``hybrid``, pi's headings
     injection                   user message with the summary                    §1
+    re-injection                none (AGENTS.md is part of the system prompt)    §1
     overflow                    compact and retry once                           §1
     ==========================  ==============================================  ==========
     """
@@ -81,6 +84,7 @@ def _pi() -> Policy:
         summarizer="hybrid",
         summary_template="pi",
         injection="checkpoint",
+        reinject=(),
         overflow_retries=1,
     )
 
@@ -99,6 +103,8 @@ def _codex() -> Policy:
                                 (``COMPACT_USER_MESSAGE_MAX_TOKENS``)
     injection                   summary last, user role, hand-off prefix         §3
                                 (``SUMMARY_PREFIX``)
+    re-injection                rules: the AGENTS.md user message, re-added      §3
+                                with the initial context
     truncation                  tool outputs head + tail, 10,240 chars, half     §3, ours
                                 and half (the note gives no figure)
     prune                       none (truncation at record time plays its role)  §3
@@ -115,6 +121,7 @@ def _codex() -> Policy:
         retain_user_tokens=d.CODEX_USER_MESSAGE_MAX_TOKENS,
         user_messages_budget_tokens=0,
         injection="handoff",
+        reinject=("rules",),
         truncate_max_chars=d.CODEX_TRUNCATE_MAX_CHARS,
         truncate_head_ratio=d.CODEX_TRUNCATE_HEAD_RATIO,
         prune_enabled=False,
@@ -145,6 +152,8 @@ def _gemini_cli() -> Policy:
                                 the tail length is ours)
     injection                   snapshot as a user message + the model's         §4
                                 acknowledgement
+    re-injection                none (GEMINI.md is part of the system            §4
+                                instruction)
     summary                     model, ``<state_snapshot>`` sections, second     §4
                                 verification call
     guard                       failure latch: after a failed summary,           §4
@@ -164,6 +173,7 @@ def _gemini_cli() -> Policy:
         prune_protect_turns=0,
         prune_keep_tail_tokens=d.GEMINI_FUNCTION_RESPONSE_TAIL_TOKENS,
         injection="acknowledged",
+        reinject=(),
         headroom_ratio=0.0,
         summarizer="llm",
         summary_template="gemini-cli",
@@ -191,6 +201,8 @@ def _opencode() -> Policy:
     injection                   synthetic user question + the summary as the     §2
                                 assistant's reply; a "continue" user message
                                 after an automatic compaction
+    re-injection                none (instructions are collected into the        §2, seed
+                                system array on every call)                      001
     summary                     model, Objective / Important Details / Work      §2
                                 State / Next Move / Relevant Files, headings
                                 validated (``validateSummary``)
@@ -214,6 +226,7 @@ def _opencode() -> Policy:
         prune_protect_turns=d.OPENCODE_PRUNE_PROTECT_TURNS,
         prune_exempt_tools=d.OPENCODE_PRUNE_EXEMPT_TOOLS,
         injection="assistant_reply",
+        reinject=(),
         continuation_message=True,
         headroom_ratio=0.0,
         summarizer="llm",
@@ -232,9 +245,12 @@ def _claude_code() -> Policy:
                                 ``AUTOCOMPACT_BUFFER_TOKENS``; ~83 % of 200k,
                                 so the output cap is taken as ≥ 20,000)
     tail                        none: summary plus restored items only           §7
-    re-injection                rules files, the plan, up to 5 recently read or  §7
-                                edited files ≤ 5,000 tokens each, 50,000 in
-                                all (``POST_COMPACT_MAX_FILES_TO_RESTORE``)
+    re-injection                rules files, the plan-mode plan, up to 5         §7
+                                recently read or edited files ≤ 5,000 tokens
+                                each, 50,000 in all
+                                (``POST_COMPACT_MAX_FILES_TO_RESTORE``); also
+                                the open todo list and background tasks          ours
+                                still running (ctxengine's default)
     guard                       breaker after 3 failures                         §7
                                 (``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES``)
     summary                     model, 9 sections (``<analysis>`` stripped);     §7
@@ -253,7 +269,7 @@ def _claude_code() -> Policy:
         max_output_tokens=d.CLAUDE_CODE_OUTPUT_CAP,
         reserve_max_ratio=PRESET_RESERVE_MAX_RATIO,
         keep_recent_tokens=0,
-        reinject=("rules", "plan", "files"),
+        reinject=("rules", "todos", "background", "plan", "files"),
         reinject_files=d.DEFAULT_REINJECT_FILES,
         reinject_file_max_tokens=d.DEFAULT_REINJECT_FILE_MAX_TOKENS,
         reinject_max_tokens=d.DEFAULT_REINJECT_MAX_TOKENS,
@@ -285,6 +301,8 @@ def _roo_code() -> Policy:
     summary                     model, the 9 sections Roo shares with Claude     §5, §7
                                 Code
     prune                       none                                             §0
+    re-injection                none (environment details are sent with every    §5
+                                message)
     ==========================  ==============================================  ==========
     """
     return Policy(
@@ -297,6 +315,7 @@ def _roo_code() -> Policy:
         fallback_summarizer="none",
         fallback_keep_share=d.ROO_SLIDING_WINDOW_SHARE,
         fallback_retain_first=1,
+        reinject=(),
         overflow_retries=d.ROO_OVERFLOW_RETRIES,
         overflow_shrink_ratio=d.ROO_FORCED_REDUCTION,
         prune_enabled=False,
@@ -321,6 +340,7 @@ def _openhands() -> Policy:
     tail                        ``max_size // 2 − keep_first`` = 36 messages     seed 003
     summary                     model (``LLMSummarizingCondenser``)              seed 003
     prune                       none                                             seed 003
+    re-injection                none (the kept first events hold the task)       seed 003
     ==========================  ==============================================  ==========
     """
     return Policy(
@@ -330,6 +350,7 @@ def _openhands() -> Policy:
         retain_first_messages=d.OPENHANDS_KEEP_FIRST_AFTER_HEAD,
         keep_recent_messages=d.OPENHANDS_KEEP_RECENT_MESSAGES,
         prune_enabled=False,
+        reinject=(),
         headroom_ratio=0.0,
         summarizer="llm",
     )
@@ -349,16 +370,19 @@ def _none() -> Policy:
         prune_enabled=False,
         truncate_max_chars=NONE_TRUNCATE_MAX_CHARS,
         truncate_max_window_ratio=1.0,
+        reinject=(),
     )
 
 
 def _keep_last_n() -> Policy:
     """``keep-last-n`` (baseline): at ctxengine's trigger, keep the newest 20 messages
-    (ours) and drop the rest with a one-line marker, no summary, no prune."""
+    (ours) and drop the rest with a one-line marker, no summary, no prune, nothing
+    re-injected."""
     return Policy(
         name="keep-last-n",
         keep_recent_messages=d.KEEP_LAST_N_MESSAGES,
         summarizer="none",
+        reinject=(),
         prune_enabled=False,
         headroom_ratio=0.0,
     )
@@ -368,7 +392,7 @@ def _observation_masking() -> Policy:
     """``observation-masking`` (baseline; JetBrains "The Complexity Trap", reference
     ``evaluation.md`` §1.10): before every call, every tool result but the newest 10 (ours)
     is shown as a placeholder, whatever the saving; no summary: at the trigger the oldest
-    messages are dropped with a marker."""
+    messages are dropped with a marker; nothing re-injected."""
     return Policy(
         name="observation-masking",
         prune_when="always",
@@ -378,6 +402,7 @@ def _observation_masking() -> Policy:
         prune_protect_results=d.OBSERVATION_MASK_KEEP_RESULTS,
         prune_exempt_tools=(),
         summarizer="none",
+        reinject=(),
         headroom_ratio=0.0,
     )
 

@@ -26,7 +26,11 @@ Pure; no I/O.
 
 from __future__ import annotations
 
+import re
+
 from ctxengine.model import Message, TextPart
+from ctxengine.model.roles import is_real_user_message
+from ctxengine.policy.defaults import REINJECT_RULES_FILES, REINJECT_RULES_MARKERS
 from ctxengine.projection.frame import STATE_TAG, neutralize_state, quote_imported
 from ctxengine.projection.wording import ENGLISH, state_language, wording
 
@@ -120,6 +124,29 @@ def continue_message() -> Message:
     """The synthetic user message asking the agent to go on (OpenCode
     ``compaction_continue``)."""
     return Message("user", (TextPart(CONTINUE_MESSAGE),), meta={"synthetic": SYNTHETIC_CONTINUE})
+
+
+_RULES_NAMES = "|".join(re.escape(name) for name in REINJECT_RULES_FILES)
+#: A line opening the contents of a rules file: "Contents of <path>/CLAUDE.md …" or a
+#: Markdown heading naming it ("# AGENTS.md instructions for <dir>").
+_RULES_LINE = re.compile(
+    rf"^(?:Contents of (?:\S*/)?|#+[ \t]+)(?:{_RULES_NAMES})(?!\.?\w)", re.MULTILINE
+)
+
+
+def is_rules_message(message: Message) -> bool:
+    """An injected user-role message that carries rules: role ``user``, no tool result, not
+    a real user message (:func:`~ctxengine.model.roles.is_real_user_message`), and a text
+    holding one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_MARKERS` or a line that
+    opens the contents of one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_FILES`
+    ("Contents of /repo/CLAUDE.md …", "# AGENTS.md instructions for /repo"). A message that
+    only mentions such a file (a directory listing, a hint) is not one."""
+    if message.role != "user" or message.tool_results or is_real_user_message(message):
+        return False
+    text = message.text
+    return any(marker in text for marker in REINJECT_RULES_MARKERS) or (
+        _RULES_LINE.search(text) is not None
+    )
 
 
 def reinjected_message(text: str) -> Message:

@@ -59,6 +59,7 @@ from ctxengine.projection.injection import (
     continuation_message,
     continue_message,
     frame_messages,
+    is_rules_message,
     reinjected_message,
 )
 from ctxengine.projection.language import detect_language
@@ -80,6 +81,8 @@ IMPORTED = "imported"
 #: Characters allowed per protected token of the goal message (a generous ceiling: the
 #: token cap is what binds).
 GOAL_CHARS_PER_TOKEN = 8
+#: The cap of a message never truncated (a rules message under ``whole_rules``).
+NO_CAP = 2**62
 
 
 def _head(entries: Sequence[Entry]) -> list[Entry]:
@@ -298,6 +301,7 @@ def project(
         tuple(pins),
         prune_set,
         frozenset(record.lead_ids or ()) if record is not None else frozenset(),
+        settings.whole_rules,
     )
     if memo is not None and memo.epoch is not None:
         extended = _extend(memo, key, entries, head_ids, settings, estimator, tools)
@@ -486,6 +490,8 @@ def _project_message(
         return neutralize_message(msg)
     if msg.tool_results or msg.role == "user":
         own = goal_cap if entry.id == settings.goal_entry_id else cap
+        if settings.whole_rules and is_rules_message(msg):
+            own = TruncateCap(NO_CAP, NO_CAP, cap.head_ratio, cap.prune_tail)
         return _rewrite(
             msg, entry.id, prune_set, calls, own, estimator, memo, truncations, pruned_out
         )

@@ -29,6 +29,10 @@ class ProjectionSettings:
         goal_tokens: the goal message's own cap in tokens (0: the ordinary cap).
         prune_tail_tokens: a pruned tool result keeps its last this many tokens after its
             placeholder line (``Policy.prune_keep_tail_tokens``); ``None``: the line alone.
+        whole_rules: injected user messages that carry rules
+            (:func:`~ctxengine.projection.injection.is_rules_message`) are never truncated:
+            they are standing instructions, re-injected whole after every compaction
+            (``"rules"`` in ``Policy.reinject``), so the live context shows them whole too.
 
     Raises:
         ConfigError: a cap below 1, or a head ratio outside ``(0, 1)``.
@@ -40,6 +44,7 @@ class ProjectionSettings:
     goal_entry_id: str | None = None
     goal_tokens: int = 0
     prune_tail_tokens: int | None = None
+    whole_rules: bool = False
 
     def __post_init__(self) -> None:
         if self.truncate_tokens < 1:

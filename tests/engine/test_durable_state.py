@@ -1,0 +1,398 @@
+"""Durable state re-injected after every compaction, end to end through ``Session``: the
+open todo list, the background tasks still running, the rules carried as injected user
+messages, and the floor error when what every compaction keeps is over the trigger.
+
+Every request checked is the first one after a compaction (what ``prepare()`` returns), and
+its text is read from the Anthropic body as well as from the context.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+from engine_helpers import EST, call, filler, result
+
+from ctxengine.engine import Session
+from ctxengine.errors import ContextFloorError
+from ctxengine.model import CompactionRecord, Message, TextPart
+from ctxengine.policy import Policy
+from ctxengine.projection.context import Context
+from ctxengine.projection.render import render_anthropic
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.tokens.base import Estimator
+
+#: Window 20,000 (default policy): reserve 4,000 (20 %), trigger 16,000.
+WINDOW = 20_000
+TRIGGER = 16_000
+#: A rules file as Claude Code sends it: a ``<system-reminder>`` user message.
+RULES = (
+    "<system-reminder>\nAs you answer the user's questions, you can use the following "
+    "context:\n# claudeMd\nCodebase and user instructions are shown below. Be sure to adhere "
+    "to these instructions.\n\nContents of /repo/CLAUDE.md (project instructions, checked "
+    "into the codebase):\n\nNever add a co-author trailer to commit messages.\n"
+    "</system-reminder>"
+)
+
+
+def user(text: str) -> Message:
+    return Message("user", (TextPart(text),))
+
+
+def assistant(text: str) -> Message:
+    return Message("assistant", (TextPart(text),))
+
+
+def calling(cid: str, name: str, **args: Any) -> Message:
+    return Message("assistant", (call(cid, name, **args),))
+
+
+def chat(s: Session, turns: int, tokens: int = 996, label: str = "t") -> None:
+    """``turns`` turns of a user message and an assistant reply of ``tokens`` + 4 each."""
+    for i in range(turns):
+        s.append(user(filler(f"{label}{i} user", tokens)))
+        s.append(assistant(filler(f"{label}{i} reply", tokens)))
+
+
+def compactions(s: Session) -> list[CompactionRecord]:
+    return [e.body for e in s.entries if isinstance(e.body, CompactionRecord)]
+
+
+def texts(ctx: Context) -> list[str]:
+    return [m.text for m in ctx.messages]
+
+
+def body_text(ctx: Context) -> str:
+    """Every text block of the Anthropic request body, joined."""
+    body = render_anthropic(ctx)
+    out: list[str] = []
+    for m in body["messages"]:
+        content = m["content"]
+        if isinstance(content, str):
+            out.append(content)
+        else:
+            out.extend(b["text"] for b in content if b.get("type") == "text")
+    return "\n".join(out)
+
+
+def run_until_compacted(s: Session, *, label: str = "t") -> Context:
+    """Chat one turn at a time, preparing after each, until a compaction happens; the
+    request prepared then."""
+    before = len(compactions(s))
+    for i in range(100):
+        chat(s, 1, label=f"{label}{i}-")
+        ctx = s.prepare()
+        if len(compactions(s)) > before:
+            return ctx
+    raise AssertionError("no compaction")
+
+
+class TestTodoList:
+    """43 items, 10 done: the 33 open ones come back, whole and in order, with their
+    status."""
+
+    STEPS: ClassVar[list[str]] = [
+        f"Step {k:02d}: port module {k} of the parser and its tests" for k in range(43)
+    ]
+
+    def status(self, k: int, tool: str) -> str:
+        if k < 10:
+            return "cancelled" if tool == "write_todos" and k % 5 == 0 else "completed"
+        return "in_progress" if k == 10 else "pending"
+
+    def arguments(self, tool: str) -> dict[str, Any]:
+        if tool == "update_plan":  # Codex
+            plan = [{"step": t, "status": self.status(k, tool)} for k, t in enumerate(self.STEPS)]
+            return {"explanation": "Port the parser", "plan": plan}
+        key = "description" if tool == "write_todos" else "content"  # Gemini CLI / Claude Code
+        todos = [{key: t, "status": self.status(k, tool)} for k, t in enumerate(self.STEPS)]
+        if tool == "TodoWrite":
+            for item in todos:
+                item["activeForm"] = "Porting"
+        return {"todos": todos}
+
+    @pytest.mark.parametrize("tool", ["TodoWrite", "update_plan", "write_todos"])
+    def test_the_open_items_are_in_the_first_request_after_compaction(self, tool: str) -> None:
+        s = Session(WINDOW, estimator=EST)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(user("Port the parser to the new AST, module by module."))
+        s.append(calling("todo1", tool, **self.arguments(tool)))
+        s.append(result("todo1", "Todos have been modified successfully."))
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        assert record.first_kept_id is not None
+        assert "todo1" not in {c.id for m in ctx.messages for c in m.tool_calls}
+        expected = (
+            f"The todo list (from the latest {tool} call before the compaction): 33 of 43 "
+            f"items open; 10 done, not listed. Keep it up to date with {tool}:\n"
+            f"- [in_progress] {self.STEPS[10]}\n"
+            + "\n".join(f"- [pending] {t}" for t in self.STEPS[11:])
+        )
+        assert len(expected) > 2_000  # whole: a model summarizer's 2,000-character cut
+        assert texts(ctx).count(expected) == 1
+        assert record.reinjected == (expected,)
+        sent = body_text(ctx)
+        assert [t for t in self.STEPS if t in sent] == self.STEPS[10:]
+
+    def test_a_newer_list_in_the_kept_tail_is_not_repeated_and_a_finished_one_is_dropped(
+        self,
+    ) -> None:
+        s = Session(WINDOW, estimator=EST)
+        s.append(user("Port the parser."))
+        s.append(calling("todo1", "TodoWrite", **self.arguments("TodoWrite")))
+        s.append(result("todo1", "ok"))
+        chat(s, 14)
+        done = {"todos": [{"content": t, "status": "completed"} for t in self.STEPS]}
+        s.append(calling("todo2", "TodoWrite", **done))  # every item done
+        s.append(result("todo2", "ok"))
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        assert record.reinjected is None
+        assert not any(t.startswith("The todo list") for t in texts(ctx))
+
+
+class TestBackgroundTasks:
+    def history(self, s: Session) -> None:
+        s.append(user("Start the dev server, run the tests and survey the data."))
+        s.append(calling("c1", "Bash", command="npm run dev", run_in_background=True))
+        s.append(
+            result(
+                "c1",
+                "Command running in background with ID: bash_1. Output is being written "
+                "to: /tmp/tasks/bash_1.output",
+            )
+        )
+        s.append(calling("c2", "Bash", command="pytest -x", run_in_background=True))
+        s.append(result("c2", "Command running in background with ID: b7b23b2."))
+        s.append(calling("c3", "Bash", command="tail -f app.log", run_in_background=True))
+        s.append(result("c3", "Command running in background with ID: c9d8e7f."))
+        s.append(
+            user(
+                "<task-notification>\n<task-id>b7b23b2</task-id>\n<status>completed</status>\n"
+                '<summary>Background command "pytest -x" completed (exit code 0)</summary>\n'
+                "</task-notification>"
+            )
+        )
+        s.append(calling("c4", "KillShell", shell_id="c9d8e7f"))
+        s.append(result("c4", "Successfully killed shell: c9d8e7f (tail -f app.log)"))
+        s.append(
+            calling(
+                "c5",
+                "Agent",
+                description="Survey the readings data",
+                prompt="Count the readings per sensor.",
+                subagent_type="general-purpose",
+                run_in_background=True,
+            )
+        )
+        s.append(
+            result(
+                "c5",
+                "Async agent launched successfully.\nagentId: a73f6f8bdab2fbcaf (use it to "
+                "read its output)",
+            )
+        )
+        s.append(calling("c6", "Task", description="Explore the codebase", prompt="Explore."))
+        s.append(result("c6", "The codebase has 3 modules.\nagentId: aa84377 (for resuming)"))
+        s.append(calling("c7", "BashOutput", bash_id="bash_1"))
+        s.append(result("c7", "<status>running</status>\n\n<stdout>ready on :3000</stdout>"))
+
+    def test_running_shell_and_subagent_ids_are_in_the_first_request_after_compaction(
+        self,
+    ) -> None:
+        s = Session(WINDOW, estimator=EST)
+        self.history(s)
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        expected = (
+            "Background tasks started before the compaction and not seen to finish; read "
+            "their output or stop them by id:\n"
+            "- shell bash_1 (Bash): npm run dev\n"
+            "- subagent a73f6f8bdab2fbcaf (Agent): Survey the readings data"
+        )
+        assert record.reinjected == (expected,)
+        assert texts(ctx).count(expected) == 1
+        sent = body_text(ctx)
+        assert "- shell bash_1 (Bash): npm run dev" in sent
+        assert "- subagent a73f6f8bdab2fbcaf (Agent)" in sent
+        # The finished shell, the killed one and the finished subagent are not listed.
+        for gone in ("b7b23b2", "c9d8e7f", "aa84377"):
+            assert gone not in expected
+
+    def test_a_task_seen_to_finish_in_the_kept_tail_is_not_listed(self) -> None:
+        s = Session(WINDOW, estimator=EST)
+        self.history(s)
+        chat(s, 7)
+        s.append(calling("c8", "TaskOutput", task_id="a73f6f8bdab2fbcaf", block=True))
+        s.append(result("c8", "<task_id>a73f6f8bdab2fbcaf</task_id>\n<status>completed</status>"))
+        s.append(user(filler("go on", 1_600)))
+        assert s.project().tokens >= TRIGGER
+        ctx = s.prepare()
+        (record,) = compactions(s)
+        assert record.reinjected == (
+            "Background tasks started before the compaction and not seen to finish; read "
+            "their output or stop them by id:\n- shell bash_1 (Bash): npm run dev",
+        )
+        assert "c8" in {c.id for m in ctx.messages for c in m.tool_calls}  # in the tail
+
+
+class TestRules:
+    def test_a_rules_block_injected_once_survives_three_compactions_verbatim(self) -> None:
+        s = Session(WINDOW, estimator=EST)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(user(RULES))
+        s.append(user("Refactor the parser and commit each step."))
+        requests = [run_until_compacted(s, label=f"e{n}") for n in range(3)]
+        records = compactions(s)
+        assert len(records) == 3
+        for n, ctx in enumerate(requests):
+            assert ctx.epoch == n + 1
+            assert texts(ctx).count(RULES) == 1
+            assert records[n].reinjected == (RULES,)
+            assert body_text(ctx).count("Never add a co-author trailer to commit messages.") == 1
+
+    def test_rules_the_harness_appends_again_are_shown_once(self) -> None:
+        # A harness that re-appends its rules after every compaction: two copies in the
+        # history, one in the request.
+        s = Session(WINDOW, estimator=EST)
+        s.append(user(RULES))
+        s.append(user("Refactor the parser."))
+        run_until_compacted(s, label="e0")
+        s.append(user(RULES))
+        ctx = run_until_compacted(s, label="e1")
+        assert [e.message.text for e in s.entries if e.message is not None].count(RULES) == 2
+        assert [c.reinjected for c in compactions(s)] == [(RULES,), (RULES,)]
+        assert texts(ctx).count(RULES) == 1
+
+    def test_rules_in_the_kept_tail_are_not_reinjected_beside_it(self) -> None:
+        s = Session(WINDOW, estimator=EST)
+        s.append(user(RULES))
+        s.append(user("Refactor the parser."))
+        chat(s, 7)
+        s.append(user(RULES))  # the harness appends them again, just before the trigger
+        s.append(user(filler("go on", 1_900)))
+        assert s.project().tokens >= TRIGGER
+        ctx = s.prepare()
+        (record,) = compactions(s)
+        assert record.reinjected is None
+        kept = [m.text for m, src in zip(ctx.messages, ctx.sources, strict=True) if src]
+        assert kept.count(RULES) == 1 and texts(ctx).count(RULES) == 1
+
+    def test_rules_are_never_truncated_when_the_policy_reinjects_them(self) -> None:
+        # Window 20,000: the truncate-at-source cap is 4,000 tokens. A 9,000-token rules
+        # file stays whole (it is re-injected whole after a compaction, so it is shown whole
+        # before one too); under a policy that does not re-inject rules it is cut like any
+        # long message.
+        long_rules = (
+            "<system-reminder>\nContents of /repo/CLAUDE.md (project instructions):\n\n"
+            + filler("Never add a co-author trailer", 9_000)
+            + "\n</system-reminder>"
+        )
+        whole = Session(WINDOW, estimator=EST)
+        cut = Session(WINDOW, estimator=EST, policy=Policy(reinject=("todos",)))
+        for s in (whole, cut):
+            s.append(user(long_rules))
+            s.append(user("Refactor the parser."))
+        assert texts(whole.project())[0] == long_rules and whole.project().truncations == ()
+        (truncation,) = cut.project().truncations
+        assert truncation.part == "user" and texts(cut.project())[0] != long_rules
+
+    def test_a_directory_listing_naming_agents_md_is_not_a_rules_file(self) -> None:
+        s = Session(WINDOW, estimator=EST)
+        listing = "<system-reminder>\nFiles in the repository:\nAGENTS.md\nsrc/\n</system-reminder>"
+        s.append(user(listing))
+        s.append(user("Refactor the parser."))
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        assert record.reinjected is None
+        assert listing not in texts(ctx)
+
+
+class CountingSummarizer:
+    """The extractive summarizer, counting its calls."""
+
+    def __init__(self) -> None:
+        self.inner = ExtractiveSummarizer(Policy().user_messages_budget_tokens)
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return "extractive"
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        self.calls += 1
+        return self.inner.summarize(request, estimator)
+
+
+#: Tool schemas of about 3,000 tokens: one with a long description.
+TOOLS: tuple[dict[str, Any], ...] = (
+    {
+        "name": "Bash",
+        "description": filler("Run a shell command", 3_000),
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+    },
+)
+#: A 30,000-token rules file (CLAUDE.md).
+BIG_RULES = (
+    "<system-reminder>\nContents of /repo/CLAUDE.md (project instructions, checked into the "
+    "codebase):\n\n" + filler("Never add a co-author trailer", 30_000) + "\n</system-reminder>"
+)
+
+
+class TestFloor:
+    def test_a_floor_over_the_trigger_fails_once_before_any_summary(self) -> None:
+        # Window 40,000: reserve 8,000, trigger 32,000. The rules (30,000 tokens) and the
+        # tool schemas (~3,000) alone are over the trigger.
+        summarizer = CountingSummarizer()
+        s = Session(40_000, estimator=EST, tools=TOOLS, summarizer=summarizer)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(user(BIG_RULES))
+        s.append(user("Refactor the parser."))
+        s.append(assistant(filler("reply", 96)))
+        s.append(user(filler("next", 96)))
+        assert s.budget.trigger == 32_000
+        with pytest.raises(ContextFloorError) as info:
+            s.prepare()
+        error = info.value
+        rules_tokens = EST.message(user(BIG_RULES))
+        tools_tokens = EST.tools(TOOLS)
+        overhead = s.compactor.continuation_overhead
+        assert rules_tokens == 4 + len(BIG_RULES) // 4 + 1 == 30_033
+        assert tools_tokens == 3_029
+        assert error.parts == (
+            ("re-injected rules", rules_tokens),
+            ("tool schemas", tools_tokens),
+            ("continuation message", overhead),
+            ("system prompt", 20),
+        )
+        assert error.floor == rules_tokens + tools_tokens + overhead + 20
+        assert (error.trigger, error.window) == (32_000, 40_000)
+        assert "(largest parts: re-injected rules 30,033, tool schemas 3,029, continuation " in (
+            str(error)
+        )
+        # One attempt, refused before the summarizer ran; nothing appended, no failure
+        # counted towards the loop breaker.
+        assert [e.step for e in s.events] == ["failure"]
+        assert s.events[0].plan is not None and s.events[0].plan.floor == error.parts
+        assert summarizer.calls == 0 and compactions(s) == [] and s.failures == 0
+
+    def test_under_the_trigger_the_compacted_size_counts_the_reinjected_rules(self) -> None:
+        # Window 48,000: reserve 9,600, trigger 38,400: the floor (about 33,200) fits, and
+        # the compaction plans its summary and tail around the 30,033-token rules.
+        summarizer = CountingSummarizer()
+        s = Session(48_000, estimator=EST, tools=TOOLS, summarizer=summarizer)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(user(BIG_RULES))
+        s.append(user("Refactor the parser."))
+        assert s.budget.trigger == 38_400
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        assert record.reinjected == (BIG_RULES,) and summarizer.calls == 1
+        plan = s.events[-1].plan
+        assert plan is not None and plan.first is not None
+        assert plan.first.reinjected_tokens == 30_033
+        assert plan.expected_tokens >= plan.fixed_tokens + 30_033 + plan.first.summary_tokens
+        assert plan.expected_tokens < s.budget.trigger
+        assert record.tokens_after == ctx.tokens < s.budget.trigger
+        assert texts(ctx).count(BIG_RULES) == 1
