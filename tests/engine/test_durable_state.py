@@ -18,6 +18,7 @@ from ctxengine.errors import ContextFloorError
 from ctxengine.model import CompactionRecord, Message, TextPart
 from ctxengine.policy import Policy
 from ctxengine.projection.context import Context
+from ctxengine.projection.injection import REPEATED_NOTE
 from ctxengine.projection.render import render_anthropic
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
@@ -260,6 +261,11 @@ class TestRules:
         s.append(user("Refactor the parser."))
         run_until_compacted(s, label="e0")
         s.append(user(RULES))
+        # Within the epoch the copy is a one-line note after the re-injected rules.
+        extended = s.prepare()  # the epoch's projection extended by the new entry
+        shown = texts(extended)
+        assert shown.count(RULES) == 1 and shown.index(RULES) < shown.index(REPEATED_NOTE)
+        assert Session(WINDOW, estimator=EST, entries=s.entries).project() == extended
         ctx = run_until_compacted(s, label="e1")
         assert [e.message.text for e in s.entries if e.message is not None].count(RULES) == 2
         assert [c.reinjected for c in compactions(s)] == [(RULES,), (RULES,)]
@@ -396,3 +402,19 @@ class TestFloor:
         assert plan.expected_tokens < s.budget.trigger
         assert record.tokens_after == ctx.tokens < s.budget.trigger
         assert texts(ctx).count(BIG_RULES) == 1
+
+    def test_pinned_items_are_named_apart_in_the_floor(self) -> None:
+        s = Session(WINDOW, estimator=EST)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(user("Refactor the parser."))
+        chat(s, 3)
+        s.pin("Keep the public API stable.", "the user said so")
+        plan = s.plan()
+        assert plan is not None
+        pinned = s.log.pins_overhead()
+        assert pinned > 0
+        assert dict(plan.floor) == {
+            "system prompt": 20,
+            "continuation message": s.compactor.continuation_overhead,
+            "pinned items": pinned,
+        }

@@ -21,6 +21,7 @@ from ctxengine.model import (
     ToolResultPart,
 )
 from ctxengine.policy import Policy
+from ctxengine.projection.injection import REPEATED_NOTE
 
 ALWAYS = Policy(thrash_guard="always")
 #: The harness scenarios as measured: ctxengine re-injects nothing, so only the harness brings
@@ -111,6 +112,30 @@ class TestScenarios:
         # A compaction every 11 entries: 5 calls (2 entries each) between them, never 4.
         at = [e.at_entry for e in s.events if e.step == "compaction"]
         assert at == [14, 25, 36, 47, 58, 69, 80]
+
+    def test_rules_reinjected_by_ctxengine_are_named_first_and_the_harness_copy_is_a_note(
+        self,
+    ) -> None:
+        # The default re-injects the rules whole (7,903 tokens, never truncated) after every
+        # compaction; the copy the harness appends again is shown as a one-line note. The
+        # rules take a third of the 25,600-token trigger: 4,500 tokens a call refill it
+        # within 3 calls, and the error names the re-injected file first.
+        s = Session(32_000, policy=ALWAYS, estimator=EST)
+        with pytest.raises(ThrashError) as err:
+            run_rules_harness(s, reappend=True, calls=40)
+        e = err.value
+        assert (e.compactions, e.calls, e.tokens, e.trigger) == (3, (3, 3, 3), 26_106, 25_600)
+        assert e.contributors == (
+            ("re-injected state '# AGENTS.md instructions for /repo'", 7_903),
+            (
+                "user block '[The same text as the re-injected durable state above; not …' "
+                "appended again after the compaction (1 copy)",
+                23,
+            ),
+            ("tool results of bash (4 results)", 18_004),
+        )
+        texts = [m.text for m in s.project().messages]
+        assert texts.count(RULES) == 1 and texts.count(REPEATED_NOTE) == 1
 
     def test_results_just_under_the_truncation_cap_name_the_tool(self) -> None:
         # 5 results of 7,900 tokens a call (31,596 characters: under the 32,000-character

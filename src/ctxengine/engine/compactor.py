@@ -177,6 +177,7 @@ class Compactor:
         earlier compaction squeezed: caps relax when room comes back."""
         h = self.log.history
         conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
+        pins = self.log.pins_overhead()
         cap = (
             budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
         )
@@ -187,7 +188,8 @@ class Compactor:
             budget=budget,
             policy=self.policy,
             tokens_before=tokens,
-            continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
+            continuation_overhead=self.continuation_overhead + pins,
+            pinned_tokens=pins,
             goal_tokens=h.goal_tokens,
             cap=cap,
             focus=focus,

@@ -366,6 +366,7 @@ def plan_compaction(
     focus: str | None = None,
     prune: PrunePlan | None = None,
     durable: DurableFn | None = None,
+    pinned_tokens: int = 0,
 ) -> CompactionPlan:
     """Plan a compaction of ``conversation`` to ``budget``.
 
@@ -389,6 +390,8 @@ def plan_compaction(
             Its required items (rules, todo list, background tasks) come out of the
             summary's room and count in every attempt's expected size; the others (plan,
             files) fill what the summary leaves under the trigger.
+        pinned_tokens: the part of ``continuation_overhead`` that shows pinned items (named
+            apart in the floor).
 
     Returns:
         The :class:`~.plan.CompactionPlan`; its :attr:`~.plan.CompactionPlan.cut` is
@@ -492,7 +495,7 @@ def plan_compaction(
         fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens, items_at),
         injection=policy.injection,
         continuation=policy.continuation_message and requirement.reason != "manual",
-        floor=floor_parts(conversation, estimator, continuation_overhead, items_at),
+        floor=floor_parts(conversation, estimator, continuation_overhead, items_at, pinned_tokens),
     )
 
 
@@ -506,11 +509,13 @@ def floor_parts(
     estimator: Estimator,
     continuation_overhead: int,
     items_at: DurableFn,
+    pinned_tokens: int = 0,
 ) -> tuple[tuple[str, int], ...]:
     """The parts of the smallest context a compaction of ``conversation`` can leave
     (:attr:`~.plan.CompactionPlan.floor`), largest first, each ``(name, tokens)`` with
     tokens > 0: the system prompt (head messages), the tool schemas, the continuation
-    message (``continuation_overhead``), each required kind of durable state re-injected at
+    message (``continuation_overhead`` less ``pinned_tokens``), the pinned items
+    (``pinned_tokens``), each required kind of durable state re-injected at
     the latest valid cut, and the tail after that cut (what no cut can drop: calls awaiting
     their results, an unfinished tool exchange)."""
     messages = conversation.messages
@@ -521,7 +526,8 @@ def floor_parts(
     parts = [
         ("system prompt", conversation.fixed - conversation.tools_tokens),
         ("tool schemas", conversation.tools_tokens),
-        ("continuation message", continuation_overhead),
+        ("continuation message", continuation_overhead - pinned_tokens),
+        ("pinned items", pinned_tokens),
         *((KIND_LABELS[k], n) for k, n in state.by_kind(required=True).items()),
         ("kept tail", tail),
     ]

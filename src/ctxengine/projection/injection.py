@@ -149,6 +149,17 @@ def is_rules_message(message: Message) -> bool:
     )
 
 
+#: What a message that repeats re-injected durable state word for word is shown as (a harness
+#: that sends its rules again after every compaction): the text is above already.
+REPEATED_NOTE = "[The same text as the re-injected durable state above; not repeated here.]"
+
+
+def repeated_message(message: Message) -> Message:
+    """``message`` (an injected user message repeating re-injected durable state) shown as
+    :data:`REPEATED_NOTE`, its meta kept."""
+    return Message("user", (TextPart(REPEATED_NOTE),), meta=message.meta)
+
+
 def reinjected_message(text: str) -> Message:
     """One item of re-injected durable state, as a synthetic user message."""
     return Message("user", (TextPart(text),), meta={"synthetic": SYNTHETIC_REINJECTED})

@@ -61,6 +61,7 @@ from ctxengine.projection.injection import (
     frame_messages,
     is_rules_message,
     reinjected_message,
+    repeated_message,
 )
 from ctxengine.projection.language import detect_language
 from ctxengine.projection.memo import EpochKey, EpochProjection, ProjectionMemo
@@ -291,6 +292,9 @@ def project(
         cap.head_ratio,
         cap.prune_tail,
     )
+    # Texts the compaction re-injected: a later message that repeats one (a harness that
+    # sends its rules again after every compaction) is shown as a note, not twice.
+    repeated = frozenset(record.reinjected or ()) if record is not None else frozenset()
     key: EpochKey = (
         tuple(e.id for e in head),
         entries[comp_index].id if comp_index >= 0 else None,
@@ -302,6 +306,7 @@ def project(
         prune_set,
         frozenset(record.lead_ids or ()) if record is not None else frozenset(),
         settings.whole_rules,
+        repeated,
     )
     if memo is not None and memo.epoch is not None:
         extended = _extend(memo, key, entries, head_ids, settings, estimator, tools)
@@ -381,7 +386,7 @@ def project(
                 continue
             msg = _project_message(
                 msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
-                truncations, pruned_out,
+                truncations, pruned_out, repeated,
             )  # fmt: skip
             messages.append(msg)
             sources.append(entry.id)
@@ -477,9 +482,12 @@ def _project_message(
     memo: ProjectionMemo | None,
     truncations: list[Truncation],
     pruned_out: list[str],
+    repeated: frozenset[str] = frozenset(),
 ) -> Message:
     """One tail message as projected: its calls noted, its results and long texts rewritten
-    (pruned placeholders, truncation at source), frame tags neutralised."""
+    (pruned placeholders, truncation at source), frame tags neutralised; an injected user
+    message whose text is one of ``repeated`` (the durable state the compaction in force
+    re-injected) shown as :data:`~ctxengine.projection.injection.REPEATED_NOTE`."""
     if msg.role == "assistant":
         for call in msg.tool_calls:
             calls[call.id] = call
@@ -488,6 +496,8 @@ def _project_message(
                 msg, entry.id, prune_set, calls, cap, estimator, memo, truncations, pruned_out
             )
         return neutralize_message(msg)
+    if repeated and msg.role == "user" and not msg.tool_results and msg.text in repeated:
+        return repeated_message(msg)
     if msg.tool_results or msg.role == "user":
         own = goal_cap if entry.id == settings.goal_entry_id else cap
         if settings.whole_rules and is_rules_message(msg):
@@ -532,6 +542,7 @@ def _extend(
         return state.context
     prune_set: frozenset[str] = key[7]
     lead: frozenset[str] = key[8]
+    repeated: frozenset[str] = key[10]
     cap, goal_cap = key[2], key[3]
     calls = dict(state.calls)
     truncations: list[Truncation] = []
@@ -545,7 +556,7 @@ def _extend(
         messages.append(
             _project_message(
                 msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
-                truncations, pruned_out,
+                truncations, pruned_out, repeated,
             )
         )  # fmt: skip
         sources.append(entry.id)
