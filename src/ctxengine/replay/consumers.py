@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ctxengine.model import Entry, ToolCallPart, ToolResultPart
-from ctxengine.summarizers.tools import PATH_KEYS, arguments
+from ctxengine.summarizers.tools import PATH_KEYS, arguments, call_effects
 from ctxengine.tokens.base import Estimator
 
 
@@ -30,7 +30,8 @@ def token_consumers(
 ) -> tuple[list[Consumer], list[Consumer]]:
     """The ``top`` tools and the ``top`` files whose tool results take the most tokens
     (largest first, then by name). A result counts for its call's tool, and for the file its
-    call names in a path argument (``file_path``, ``path`` …), if any.
+    call names in a path argument (``file_path``, ``path`` …) or, for a shell command, the one
+    file it reads, if any.
     """
     calls: dict[str, ToolCallPart] = {}
     tools: dict[str, list[int]] = {}
@@ -58,8 +59,16 @@ def token_consumers(
 
 
 def _path(call: ToolCallPart) -> str | None:
+    """The file a call's result is about: its path argument, else the one file a shell
+    command reads (``cat a.py``, ``sed -n '1,80p' a.py``: Codex and others read files through
+    the shell), else ``None``."""
     args = arguments(call) or {}
-    return next((args[k] for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]), None)
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    read = {e.path for e in call_effects(call) if e.action == "read"}
+    return read.pop() if len(read) == 1 else None
 
 
 def _top(counts: dict[str, list[int]], top: int) -> list[Consumer]:
