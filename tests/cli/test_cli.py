@@ -38,6 +38,7 @@ REPORT_KEYS = {
     "tokens_before",
     "tokens_after",
     "messages",
+    "cache_breakpoints",
     "truncated",
     "pruned",
     "sanitized",
@@ -101,6 +102,7 @@ class TestCompact:
         extra: dict[str, Any] = {"declare_tools": True}
         if provider == "anthropic":
             extra["max_tokens"] = 3_200  # the reserve of a 16,000-token window (under 4,096)
+            extra["cache"] = True  # the breakpoints every agent request carries
         assert body == json.loads(json.dumps(render(outcome.context, **extra)))
         assert set(report) >= REPORT_KEYS
         assert report["source"] == str(path)

@@ -3,15 +3,19 @@ system messages gets the state as system messages; another gets it as a user tur
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from llm_helpers import anthropic_provider
+from llm_helpers import ONE_ATTEMPT, anthropic_provider
+from pytest import MonkeyPatch
 from servers import ScriptedServer, SleepRecorder, Step, anthropic_reply
 
 from ctxengine import Session
 from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, TextPart
-from ctxengine.providers.profiles import ModelProfile
+from ctxengine.providers import create_provider
+from ctxengine.providers.profiles import PROFILES_ENV, ModelProfile
 from hand_estimator import HandEstimator
 
 SONNET = ModelProfile("claude-sonnet-4-5", "claude-sonnet-4-5", "anthropic", 200_000, 64_000)
@@ -56,3 +60,53 @@ def test_an_older_model_gets_a_user_turn(server: ScriptedServer, sleeps: SleepRe
     messages = sent_roles(SONNET, server, sleeps)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert len(messages[0]["content"]) == 2  # the state and the pinned items, one user turn
+
+
+def profiles_file(tmp_path: Path, model: str) -> Path:
+    """An override file giving ``model`` mid-conversation system messages."""
+    path = tmp_path / "profiles.json"
+    fields = {"provider": "anthropic", "context_window": 200_000, "max_output_tokens": 8192}
+    doc = {"models": {model: fields | {"mid_conversation_system": True}}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def sent_by_default(model: str, server: ScriptedServer, sleeps: SleepRecorder) -> Any:
+    """The messages ``Session.complete`` sends through ``create_provider("anthropic:MODEL")``
+    when no profile is passed."""
+    server.push(Step(body=anthropic_reply("ok")))
+    s = Session(200_000, estimator=HandEstimator(), entries=compacted_log())
+    provider = create_provider(
+        f"anthropic:{model}",
+        api_key="test-key",
+        base_url=server.url,
+        retry=ONE_ATTEMPT,
+        sleep=sleeps,
+    )
+    s.complete(provider)
+    assert server.received[-1].body["model"] == model
+    return server.received[-1].body["messages"]
+
+
+def test_the_profile_of_the_provider_model_is_looked_up(
+    server: ScriptedServer, sleeps: SleepRecorder, tmp_path: Path, monkeypatch: MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PROFILES_ENV, str(profiles_file(tmp_path, "claude-x")))
+    messages = sent_by_default("claude-x", server, sleeps)
+    assert [m["role"] for m in messages] == ["user", "system", "assistant", "user"]
+    assert messages[1]["content"][0]["text"].endswith("[1]\nNever add a co-author trailer.")
+
+
+def test_a_model_the_override_does_not_name_gets_user_turns(
+    server: ScriptedServer, sleeps: SleepRecorder, tmp_path: Path, monkeypatch: MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PROFILES_ENV, str(profiles_file(tmp_path, "claude-x")))
+    messages = sent_by_default("claude-sonnet-4-5-20250929", server, sleeps)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+
+
+def test_without_an_override_a_shipped_model_gets_user_turns(
+    server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    messages = sent_by_default("claude-haiku-4-5", server, sleeps)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]

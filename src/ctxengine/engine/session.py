@@ -58,7 +58,7 @@ from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.projection.context import Context
 from ctxengine.providers.base import Completion, Provider
-from ctxengine.providers.profiles import ModelProfile
+from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import Summarizer
 from ctxengine.summarizers.drop import DropSummarizer
@@ -644,18 +644,25 @@ class Session:
                 this call (``Cancelled``; history unchanged).
             profile: the agent model's profile; when it sets ``mid_conversation_system``,
                 the continuation and re-injected state are sent as mid-conversation system
-                messages where the API takes them (else as user turns).
+                messages where the API takes them (else as user turns). Default: the
+                profile of ``provider.model`` in the shipped table with the overrides of
+                ``CTXENGINE_MODEL_PROFILES`` (:meth:`ProfileTable.load
+                <ctxengine.providers.profiles.ProfileTable.load>`); a model it does not
+                know gets user turns.
 
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
                 numbers when it gave them (else our estimate and the window).
             ConfigError: the system prompt and tools plus ``max_output_tokens`` (and a 5 %
                 margin) leave no room for history; checked before anything is compacted or
-                sent, and again against the limit an overflow reports.
+                sent, and again against the limit an overflow reports. Also: the file named
+                by ``CTXENGINE_MODEL_PROFILES`` is missing or invalid (no ``profile`` given).
             ProviderError: any other provider failure, after its retries.
             CompactionLoopError: the ladder failed repeatedly.
         """
         self._overflow.clear()
+        if profile is None:
+            profile = ProfileTable.load().lookup(provider.model)
         out = max_output_tokens or self.default_output_tokens
         check_output_room(self.budget.window, fixed_tokens(self.project(), self.estimator), out)
         self.runner.outer_cancel = cancel

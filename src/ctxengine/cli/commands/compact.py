@@ -149,6 +149,15 @@ def compact(
             "--plan", help="Print the plan only: no model call, nothing written, no -o file."
         ),
     ] = False,
+    no_cache_markers: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache-markers",
+            help="Leave the prompt-cache breakpoints out of an Anthropic request body. By "
+            "default it carries those every agent request carries: at most 4 cache_control "
+            "markers, never on the last message (the paths inspect lists).",
+        ),
+    ] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
@@ -159,7 +168,13 @@ def compact(
 
     Nothing is written when the compaction fails: no -o file, no entry in the store. -o is
     written whole or not at all, and refused before any work when it names the store, the
-    input file or a directory."""
+    input file or a directory.
+
+    An Anthropic body carries the prompt-cache breakpoints Session.complete puts on every
+    agent request (at most 4 cache_control markers, never on the last message;
+    --no-cache-markers leaves them out), and with --model a model whose profile takes
+    mid-conversation system messages gets the continuation and re-injected state as
+    role "system" messages."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
     if plan and output is not None:
@@ -206,7 +221,7 @@ def compact(
             tracker.close()
             _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
             return
-        request = RequestOptions(provider, model, max_tokens, next_user)
+        request = RequestOptions(provider, model, max_tokens, next_user, cache=not no_cache_markers)
         tracker.step(f"compacting {len(t.entries):,} entries")
         with _single_flight(t):
             if t.store is not None:
@@ -367,6 +382,9 @@ def _run_compaction(
         - ``tokens_before``: the projected context before the run; ``tokens_after``: the
           context sent (pending calls closed, the next user message appended).
         - ``messages``: messages in the request body.
+        - ``cache_breakpoints``: the prompt-cache breakpoints written into an Anthropic body,
+          ``{"path", "boundary"}`` in request order as ``inspect`` lists them (``[]`` for
+          another provider or without ``request.cache``).
         - ``truncated`` (truncations), ``pruned`` (pruned call ids), ``sanitized``: the
           projection after the run.
         - ``note``: why nothing was compacted, else ``""``.
@@ -433,6 +451,7 @@ def _run_compaction(
         "tokens_before": before.tokens,
         "tokens_after": sent.context.tokens,
         "messages": len(sent.body.get("messages", ())),
+        "cache_breakpoints": [{"path": p, "boundary": b} for p, b in sent.cache_breakpoints],
         "truncated": [asdict(t) for t in after.truncations],
         "pruned": list(after.pruned),
         "sanitized": asdict(after.sanitize),
