@@ -101,8 +101,8 @@ class PinBudgetExceeded(ConfigError):
         largest = "; ".join(f"{label}: {n:,} tokens" for label, n in items[:3])
         super().__init__(
             f"the pinned items take {tokens:,} tokens, over their budget of {budget:,} "
-            f"(largest: {largest}); unpin some, pin shorter texts, or raise "
-            "policy.pins_max_tokens"
+            f"(largest: {largest}); unpin some (Session.unpin(pin id or text)), pin "
+            "shorter texts, or raise policy.pins_max_tokens"
         )
 
 

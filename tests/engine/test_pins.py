@@ -10,7 +10,7 @@ from engine_helpers import EST, filler, result
 
 from ctxengine import Session
 from ctxengine.errors import PinBudgetExceeded
-from ctxengine.model import Message, PinRecord, TextPart, ToolCallPart
+from ctxengine.model import Message, PinRecord, TextPart, ToolCallPart, UnpinRecord
 from ctxengine.model.codec import body_from_dict, body_to_dict
 from ctxengine.policy import Policy
 from ctxengine.projection.pins import SYNTHETIC_PINNED
@@ -122,8 +122,9 @@ class TestPin:
             s.pin("y" * 60, reason="too much")  # 16 tokens: 27 > 20
         assert str(err.value) == (
             "the pinned items take 27 tokens, over their budget of 20 (largest: "
-            f"'{'y' * 49}…': 16 tokens; '{'x' * 40}': 11 tokens); unpin some, pin shorter "
-            "texts, or raise policy.pins_max_tokens"
+            f"'{'y' * 49}…': 16 tokens; '{'x' * 40}': 11 tokens); unpin some "
+            "(Session.unpin(pin id or text)), pin shorter texts, or raise "
+            "policy.pins_max_tokens"
         )
         assert (err.value.tokens, err.value.budget) == (27, 20)
         assert len(s.entries) == before
@@ -161,6 +162,100 @@ class TestPin:
         }
         assert body_from_dict(body_to_dict(record)) == record
         assert body_to_dict(PinRecord("keep")) == {"kind": "pin", "text": "keep"}
+
+
+class TestUnpin:
+    def test_an_unpinned_text_leaves_the_next_projection(self) -> None:
+        s, _ = started()
+        pin = s.pin("Use tabs.")
+        assert pinned(s.prepare().messages) == [(2, f"{INTRO}\n\n[1]\nUse tabs.")]
+        entry = s.unpin(" Use tabs. ", reason="the style changed")
+        assert entry.body == UnpinRecord((pin.id,), "the style changed")
+        assert entry.seq == pin.seq + 1
+        ctx = s.prepare()  # within the epoch: the context changed before its tail
+        assert pinned(ctx.messages) == []
+        assert [m.text for m in ctx.messages] == ["sys", TASK]
+        assert len(s.entries) == 4  # append-only: the pin record stays in the history
+
+    def test_unpin_by_record_id_after_two_compactions_keeps_the_other_pin(self) -> None:
+        s, task_id = started()
+        rule = s.pin("Never add a co-author trailer to commits.", reason="house rule")
+        s.pin(task_id, reason="the task")
+        n = drive(s, 2)
+        before = s.prepare()
+        assert pinned(before.messages)[0][1].startswith(f"{INTRO}\n\n[1] house rule\n")
+        s.unpin(rule.id)
+        ctx = s.prepare()
+        assert ctx.epoch == 2
+        assert pinned(ctx.messages) == [(2, f"{INTRO}\n\n[1] the task\n{TASK}")]
+        drive(s, 3, start=n)
+        assert pinned(s.prepare().messages) == [(2, f"{INTRO}\n\n[1] the task\n{TASK}")]
+
+    def test_unpin_by_the_pinned_entry_id(self) -> None:
+        s, task_id = started()
+        pin = s.pin(task_id)
+        entry = s.unpin(task_id)
+        assert entry.body == UnpinRecord((pin.id,))
+        assert s.log.history.pins() == ()
+
+    def test_every_pin_of_a_text_is_withdrawn(self) -> None:
+        s, _ = started()
+        first, second = s.pin("Use tabs."), s.pin("Use tabs.", reason="again")
+        assert s.unpin("Use tabs.").body == UnpinRecord((first.id, second.id))
+
+    def test_no_matching_pin_is_refused_and_nothing_is_logged(self) -> None:
+        s, _ = started()
+        pin = s.pin("Use tabs.")
+        s.unpin(pin.id)
+        before = len(s.entries)
+        with pytest.raises(ValueError) as err:
+            s.unpin("Use tabs.")
+        assert str(err.value) == (
+            "nothing to unpin: no pin in place has the id, the pinned entry id or the text "
+            "'Use tabs.' (pins in place: none)"
+        )
+        kept = s.pin("Never force-push.")
+        with pytest.raises(ValueError) as err:
+            s.unpin("Never force-push")
+        assert str(err.value) == (
+            "nothing to unpin: no pin in place has the id, the pinned entry id or the text "
+            f"'Never force-push' (pins in place: {kept.id} 'Never force-push.')"
+        )
+        assert len(s.entries) == before + 1
+
+    def test_an_unpin_makes_room_in_the_budget(self) -> None:
+        s, _ = started(Policy(pins_max_tokens=20))
+        s.pin("x" * 40)  # 11 tokens
+        with pytest.raises(PinBudgetExceeded):
+            s.pin("y" * 60)  # 16 tokens: 27 > 20
+        s.unpin("x" * 40)
+        entry = s.pin("y" * 60)
+        assert [r.text for r in s.log.history.pins()] == ["y" * 60]
+        assert isinstance(entry.body, PinRecord)
+
+    def test_a_stored_session_keeps_its_unpins(self, tmp_path: Path) -> None:
+        store = SQLiteStore(tmp_path / "s.db")
+        s, _ = started(store=store, session_id="s1")
+        gone = s.pin("Never force-push.", reason="git")
+        s.pin("Use tabs.")
+        drive(s, 1)
+        unpin = s.unpin("Never force-push.")
+        expected = s.prepare()
+        assert pinned(expected.messages) == [(2, f"{INTRO}\n\n[1]\nUse tabs.")]
+        assert [e.body for e in store.entries("s1") if e.id == unpin.id] == [
+            UnpinRecord((gone.id,))
+        ]
+        reloaded = Session(4_000, policy=POLICY, estimator=EST, store=store, session_id="s1")
+        ctx = reloaded.project()
+        assert ctx.messages == expected.messages
+        with pytest.raises(ValueError, match="nothing to unpin"):
+            reloaded.unpin(gone.id)
+
+    def test_the_unpin_wire_form_round_trips(self) -> None:
+        record = UnpinRecord(("p1", "p2"), "done")
+        assert body_to_dict(record) == {"kind": "unpin", "pin_ids": ["p1", "p2"], "reason": "done"}
+        assert body_from_dict(body_to_dict(record)) == record
+        assert body_to_dict(UnpinRecord(("p1",))) == {"kind": "unpin", "pin_ids": ["p1"]}
 
 
 class TestAutomaticPins:

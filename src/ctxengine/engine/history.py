@@ -20,6 +20,7 @@ from ctxengine.model import (
     PinRecord,
     PruneRecord,
     SupersedeRecord,
+    UnpinRecord,
 )
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
@@ -47,10 +48,12 @@ class History:
         epoch_start: position of the current epoch's first entry.
         head_end: end of the head (the system/developer messages the log starts with).
         goal / goal_id / goal_tokens: the first real user request (text, entry id, tokens).
-        pin_positions: positions of the pin records.
+        pin_positions: positions of the pin records still pinned.
+        unpins: positions of the unpin records.
         hidden: positions left out of every projection: the entries a
-            :class:`~ctxengine.model.SupersedeRecord` withdrew and the supersede records
-            themselves (the indexes above skip them).
+            :class:`~ctxengine.model.SupersedeRecord` withdrew, the pin records an
+            :class:`~ctxengine.model.UnpinRecord` withdrew, and those records themselves
+            (the indexes above skip them).
     """
 
     def __init__(self, estimator: Estimator) -> None:
@@ -69,6 +72,7 @@ class History:
         self.goal_tokens = 0
         self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
         self.pin_positions: list[int] = []
+        self.unpins: list[int] = []
         self.hidden: set[int] = set()
 
     def __len__(self) -> int:
@@ -131,15 +135,19 @@ class History:
         """Add ``entry`` at the end and update the indexes.
 
         Returns:
-            True when ``entry`` is a compaction record (a new epoch starts) or a supersede
-            record (the indexes were rebuilt without the entries it withdrew).
+            True when ``entry`` is a compaction record (a new epoch starts), a supersede
+            or an unpin record (the indexes were rebuilt without the entries it withdrew).
         """
         i = len(self.entries)
         self.entries.append(entry)
         self.index[entry.id] = i
-        if isinstance(entry.body, SupersedeRecord):
+        body = entry.body
+        if isinstance(body, SupersedeRecord | UnpinRecord):
+            ids = body.entry_ids if isinstance(body, SupersedeRecord) else body.pin_ids
+            if isinstance(body, UnpinRecord):
+                self.unpins.append(i)
             self.hidden.add(i)
-            self.hidden.update(self.index[w] for w in entry.body.entry_ids if w in self.index)
+            self.hidden.update(self.index[w] for w in ids if w in self.index)
             self._reindex()
             return True
         return self._index_entry(i, entry)
@@ -234,9 +242,9 @@ class History:
         return body if isinstance(body, CompactionRecord) else None
 
     def anchor_floor(self) -> int:
-        """Position of the latest compaction or prune record (-1 when none): a usage older
-        than it does not describe the current context."""
-        return max([self.compaction or -1, *(self.prunes[-1:] or [-1])])
+        """Position of the latest compaction, prune or unpin record (-1 when none): a usage
+        older than it does not describe the current context."""
+        return max([self.compaction or -1, *(self.prunes[-1:] or [-1]), *self.unpins[-1:]])
 
     def prior_user_messages(self) -> tuple[str, ...]:
         """Real user requests before the current epoch (oldest first, verbatim)."""

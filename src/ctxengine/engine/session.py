@@ -51,7 +51,7 @@ from ctxengine.ladder.recover import (
     recovery_target,
 )
 from ctxengine.ladder.trigger import requirement
-from ctxengine.model import Entry, Message, PinRecord, Usage
+from ctxengine.model import Entry, Message, PinRecord, UnpinRecord, Usage
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
@@ -75,7 +75,7 @@ from .events import (
     LadderEvent,
 )
 from .log import SessionLog
-from .pins import check_budget
+from .pins import check_budget, pin_label
 from .runner import Runner
 from .view import TailGuard, epoch_key, fixed_tokens
 
@@ -375,6 +375,52 @@ class Session:
                 record = PinRecord(item, None, reason)
             check_budget((*h.pins(), record), self.budget.pins_max, self.estimator)
             return self.log.append(record)
+
+    def unpin(self, item: str, reason: str | None = None) -> Entry:
+        """Withdraw pins: from now on no projection shows them. Recorded as an
+        :class:`~ctxengine.model.UnpinRecord` entry naming the pin records it withdraws
+        (history stays append-only; a stored session keeps it). The context changes before
+        its tail, as a prune changes it: the next request writes the prompt cache again from
+        where the pinned items stood, and provider usage reported before the unpin no longer
+        sizes the context.
+
+        Args:
+            item: the entry id of a pin record (the entry :meth:`pin` returned), the id of
+                an entry pinned with :meth:`pin`, or a pinned text, verbatim (leading and
+                trailing whitespace aside). Every pin it names is withdrawn.
+            reason: why, in words; kept with the record.
+
+        Returns:
+            The unpin record's entry.
+
+        Raises:
+            ValueError: no pin in place matches ``item`` (the message lists the pins in
+                place: id and first line). Automatic pins (the first request, the user's
+                rules) have no record and cannot be unpinned; ``policy.auto_pins`` turns
+                them off.
+        """
+        with self._lock:
+            self.log.sync()
+            h = self.log.history
+            wanted = item.strip()
+            pins = [(h.entries[pos].id, h.entries[pos].body) for pos in h.pin_positions]
+            found = tuple(
+                pin_id
+                for pin_id, body in pins
+                if isinstance(body, PinRecord)
+                and (item in (pin_id, body.entry_id) or body.text.strip() == wanted)
+            )
+            if not found:
+                listed = "; ".join(
+                    f"{pin_id} {pin_label(body.text)}"
+                    for pin_id, body in pins
+                    if isinstance(body, PinRecord)
+                )
+                raise ValueError(
+                    f"nothing to unpin: no pin in place has the id, the pinned entry id or "
+                    f"the text {pin_label(item)} (pins in place: {listed or 'none'})"
+                )
+            return self.log.append(UnpinRecord(found, reason))
 
     def project(self) -> Context:
         """The current context (no ladder run)."""

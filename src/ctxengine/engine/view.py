@@ -13,7 +13,8 @@ from ctxengine.tokens.size import find_anchor
 
 from .history import History
 
-#: Identifies one epoch of one prune generation: (latest compaction id, number of prunes).
+#: Identifies one epoch of one prune generation: (latest compaction id, number of prune and
+#: unpin records: each changes the context before its tail).
 EpochKey = tuple[str | None, int]
 
 
@@ -38,8 +39,8 @@ def settings(
 
 
 def epoch_key(ctx: Context, history: History) -> EpochKey:
-    """The epoch ``ctx`` belongs to, with the current number of prune records."""
-    return (ctx.compaction_id, len(history.prunes))
+    """The epoch ``ctx`` belongs to, with the current number of prune and unpin records."""
+    return (ctx.compaction_id, len(history.prunes) + len(history.unpins))
 
 
 def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:

@@ -30,7 +30,7 @@ from ctxengine.model.codec import entry_from_dict
 #: Keys of an exported entry, in the order ``entry_to_dict`` writes them; ``meta`` is optional.
 KEYS = ("id", "session_id", "seq", "parent_id", "created_at", "body")
 #: Body kinds of an exported entry.
-KINDS = ("message", "compaction", "prune", "pin", "supersede")
+KINDS = ("message", "compaction", "prune", "pin", "unpin", "supersede")
 
 _STR = r'"(?:[^"\\]|\\.)*"'
 #: The start of a compact ``entry_to_dict`` line, for a first line longer than the sniff head.

@@ -9,6 +9,7 @@ from ctxengine.model.entries import (
     PinRecord,
     PruneRecord,
     SupersedeRecord,
+    UnpinRecord,
     current_entries,
 )
 from ctxengine.model.facts import DecisionFact, ErrorFact, FileFact, IdentifierFact, RuleFact
@@ -61,6 +62,7 @@ __all__ = [
     "TextPart",
     "ToolCallPart",
     "ToolResultPart",
+    "UnpinRecord",
     "Usage",
     "assistant",
     "current_entries",

@@ -20,6 +20,7 @@ from ctxengine.model.entries import (
     PinRecord,
     PruneRecord,
     SupersedeRecord,
+    UnpinRecord,
 )
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
@@ -50,6 +51,7 @@ _RECORD_TYPES: dict[str, type[Any]] = {
     "compaction": CompactionRecord,
     "prune": PruneRecord,
     "pin": PinRecord,
+    "unpin": UnpinRecord,
     "supersede": SupersedeRecord,
 }
 
@@ -149,6 +151,8 @@ def body_from_dict(data: dict[str, Any]) -> Body:
         kwargs["call_ids"] = tuple(kwargs.get("call_ids", ()))
     if cls is SupersedeRecord:
         kwargs["entry_ids"] = tuple(kwargs.get("entry_ids", ()))
+    if cls is UnpinRecord:
+        kwargs["pin_ids"] = tuple(kwargs.get("pin_ids", ()))
     result: Body = cls(**kwargs)
     return result
 

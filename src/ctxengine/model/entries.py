@@ -11,7 +11,7 @@ from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import Meta, _no_meta
 
-EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin", "supersede"]
+EntryKind: TypeAlias = Literal["message", "compaction", "prune", "pin", "unpin", "supersede"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +100,22 @@ class PinRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class UnpinRecord:
+    """Pins withdrawn: from this record on, every projection reads the log as if the pin
+    records it names, and this record, were not there (history is append-only: they stay
+    stored). Appended by :meth:`~ctxengine.engine.Session.unpin`.
+
+    Attributes:
+        pin_ids: entry ids of the withdrawn :class:`PinRecord` entries, in log order.
+        reason: why, in words; ``None``: none given.
+    """
+
+    pin_ids: tuple[str, ...]
+    reason: str | None = None
+    kind: Literal["unpin"] = "unpin"
+
+
+@dataclass(frozen=True, slots=True)
 class SupersedeRecord:
     """Earlier entries withdrawn from the session's current log: every projection, replay
     and breakdown reads the log as if they and this record were not there. They stay stored
@@ -119,7 +135,9 @@ class SupersedeRecord:
     kind: Literal["supersede"] = "supersede"
 
 
-Body: TypeAlias = Message | CompactionRecord | PruneRecord | PinRecord | SupersedeRecord
+Body: TypeAlias = (
+    Message | CompactionRecord | PruneRecord | PinRecord | UnpinRecord | SupersedeRecord
+)
 
 
 @fast_init
@@ -158,20 +176,28 @@ class Entry:
         return self.body if isinstance(self.body, Message) else None
 
 
+#: Records that withdraw earlier entries from the current log.
+WITHDRAWING = (SupersedeRecord, UnpinRecord)
+
+
 def withdrawn_ids(entries: Sequence[Entry]) -> frozenset[str]:
-    """Ids of the entries withdrawn by the :class:`SupersedeRecord` entries of ``entries``."""
+    """Ids of the entries withdrawn by the :class:`SupersedeRecord` and
+    :class:`UnpinRecord` entries of ``entries``."""
     found: set[str] = set()
     for e in entries:
         if isinstance(e.body, SupersedeRecord):
             found.update(e.body.entry_ids)
+        elif isinstance(e.body, UnpinRecord):
+            found.update(e.body.pin_ids)
     return frozenset(found)
 
 
 def current_entries(entries: Sequence[Entry]) -> list[Entry]:
     """The current log of ``entries``: without the entries a :class:`SupersedeRecord`
-    withdrew and without the supersede records themselves (the same list, copied, when
-    there are none). Seqs keep their stored values, so they may have gaps."""
-    if not any(isinstance(e.body, SupersedeRecord) for e in entries):
+    withdrew or an :class:`UnpinRecord` unpinned, and without those records themselves
+    (the same list, copied, when there are none). Seqs keep their stored values, so they
+    may have gaps."""
+    if not any(isinstance(e.body, WITHDRAWING) for e in entries):
         return list(entries)
     gone = withdrawn_ids(entries)
-    return [e for e in entries if e.id not in gone and not isinstance(e.body, SupersedeRecord)]
+    return [e for e in entries if e.id not in gone and not isinstance(e.body, WITHDRAWING)]

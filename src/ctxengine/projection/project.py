@@ -49,6 +49,7 @@ from ctxengine.model import (
     SupersedeRecord,
     TextPart,
     ToolCallPart,
+    UnpinRecord,
     current_entries,
 )
 from ctxengine.model.roles import is_real_user_message
@@ -238,7 +239,8 @@ def project(
         entries: the session log in append order (ascending ``seq``). It may be a subset
             holding the head, the prune records, the latest compaction record and the
             entries from its first kept entry onward; nothing else is read. Entries a
-            supersede record withdrew are left out (:func:`~ctxengine.model.current_entries`).
+            supersede record withdrew, and pin records an unpin record withdrew, are left
+            out (:func:`~ctxengine.model.current_entries`).
         settings: truncate-at-source caps.
         estimator: token estimator (sizes in placeholders and markers, ``Context.tokens``).
         tools: tool schemas sent with the request (counted in ``Context.tokens``).
@@ -257,7 +259,7 @@ def project(
         The :class:`Context`. ``epoch`` is the number of compaction records in ``entries``;
         ``tokens`` is the estimate of every message plus the tool schemas.
     """
-    if any(isinstance(e.body, SupersedeRecord) for e in entries):
+    if any(isinstance(e.body, (SupersedeRecord, UnpinRecord)) for e in entries):
         entries = current_entries(entries)
     head = _head(entries)
     head_ids = {e.id for e in head}

@@ -127,7 +127,7 @@ def m003_imported_seqs(conn: sqlite3.Connection) -> None:
             "SELECT seq, kind, body FROM entries WHERE session_id = ? ORDER BY seq", (sid,)
         ).fetchall()
         for seq, kind, body in rows:
-            engine = kind in ("prune", "pin") or (
+            engine = kind in ("prune", "pin", "unpin") or (
                 kind == "compaction" and orjson.loads(body).get("summarizer") != "imported"
             )
             if engine:
