@@ -178,6 +178,26 @@ class TestImports:
         )
         assert [f.notes for f in found.files[:-1]] == [()] * 5
 
+    def test_a_missing_import_gets_a_note_and_a_mention_none(self, tmp_path: Path) -> None:
+        (tmp_path / ".git").mkdir()
+        write(
+            tmp_path / "pkg/GEMINI.md",
+            "@docs/style.md\nAsk @alice first.\nSee @notes.txt.\n`@code/span.md`\n@here.md\n",
+        )
+        write(tmp_path / "pkg/here.md", "@~/missing/prefs.md\n")
+        found = discover_rules(tmp_path / "pkg", home=tmp_path / "home", user_names=())
+        assert [(f.path, f.notes) for f in found.files] == [
+            (
+                "pkg/GEMINI.md",
+                (
+                    "@docs/style.md (line 1) not imported: no such file",
+                    "@notes.txt (line 3) not imported: no such file",
+                ),
+            ),
+            ("pkg/here.md", ("@~/missing/prefs.md (line 1) not imported: no such file",)),
+        ]
+        assert found.files[0].text.startswith("@docs/style.md\nAsk @alice")  # left as text
+
     def test_an_imported_file_loads_with_its_scoped_importer(self, tmp_path: Path) -> None:
         write(
             tmp_path / ".claude/rules/api.md",

@@ -186,3 +186,23 @@ def test_an_import_cycle_is_a_clear_error(
     code, out, err = run(capsys, "inspect", "--rules-from", tmp_path, "--home", tmp_path / "none")
     assert (code, out) == (2, "")
     assert " ".join(err.split()) == "error: a.md:1: import cycle: CLAUDE.md → a.md → CLAUDE.md"
+
+
+def test_a_missing_import_is_noted_as_text_and_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / "pkg/GEMINI.md", "@docs/style.md\nUse tabs.\n")
+    argv = ["inspect", "--rules-from", tmp_path / "pkg", "--home", tmp_path / "none"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "pkg/GEMINI.md: @docs/style.md (line 1) not imported: no such file"
+    )
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    validate(doc, "inspect")
+    assert [(r["path"], r["notes"]) for r in doc["head"]["rules"]] == [
+        ("pkg/GEMINI.md", ["@docs/style.md (line 1) not imported: no such file"])
+    ]

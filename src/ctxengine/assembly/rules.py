@@ -83,7 +83,8 @@ class RuleFile:
         imported_by: the file whose ``@path`` brought it in, or ``None``.
         instructions: the body of its "Compact instructions" section, if any
             (:func:`ctxengine.summarizers.factory.compact_instructions`).
-        notes: what was not done while loading it (an import past the depth limit …).
+        notes: what was not done while loading it (an import past the depth limit, or one
+            naming no file).
     """
 
     path: str

@@ -29,9 +29,11 @@ Where each behaviour comes from:
   relative and absolute paths allowed). An imported file is loaded once, right after the file
   that first imports it, at most
   :data:`~ctxengine.policy.defaults.RULES_IMPORT_MAX_DEPTH` hops away (Claude Code: 5 hops;
-  Gemini CLI: depth 5); a deeper import is left as text with a note. An import that leads
-  back to a file of its own chain is an error naming the cycle (Gemini CLI "detects and
-  prevents circular imports").
+  Gemini CLI: depth 5); a deeper import is left as text with a note. An ``@path`` that
+  names no file is left as text, with a note when it looks like a path (it holds a ``/`` or
+  ends in a file extension: ``@docs/style.md``, ``@~/notes``, not ``@alice``). An import
+  that leads back to a file of its own chain is an error naming the cycle (Gemini CLI
+  "detects and prevents circular imports").
 * Nested rules files below the working directory (Claude Code loads them when a file of
   their folder is read; Gemini CLI's just-in-time context) are not searched.
 """
@@ -60,6 +62,8 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 _IMPORT = re.compile(r"(?:(?<=\s)|^)@(\S+)")
 _TRAILING = ".,;:!?)]}'\""
+#: An ``@`` token that names a file when it holds a ``/`` or ends in an extension.
+_PATH_LIKE = re.compile(r"/|\.[A-Za-z0-9]{1,10}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,9 @@ class _Reader:
         for line_no, token in _imports(rule.text):
             target = self.resolve(path.parent, token)
             if target is None:
+                named = token.rstrip(_TRAILING) or token
+                if _PATH_LIKE.search(named):
+                    notes.append(f"@{named} (line {line_no}) not imported: no such file")
                 continue
             if target in chain:
                 cycle = " → ".join(self.shown(p) for p in (*chain, target))
