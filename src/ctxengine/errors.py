@@ -297,30 +297,40 @@ class CompactionLoopError(CompactionError):
 
 class ContextFloorError(CompactionError):
     """What every compaction keeps (the floor: system prompt, tool schemas, re-injected rules,
-    todo list and background tasks, the tail no cut can drop) is already at or over the
-    trigger, so no compaction can bring the context under it. Raised once, before any
-    summary is written, instead of compacting again and again; history is unchanged.
+    todo list and background tasks, the smallest continuation state, the newest exchange, the
+    margin kept under the trigger) is already at or over the trigger less the room a
+    compaction must leave free, so no compaction can bring the context under the trigger for
+    more than a call or two. Raised once, before any summary is written, instead of
+    compacting again and again; history is unchanged.
 
     Attributes:
         floor: tokens of the floor.
         trigger: the trigger it was compared with, in tokens.
         window: the model's window, in tokens.
         parts: the floor's parts, largest first, as ``(name, tokens)``.
+        free: tokens a compaction must leave free under the trigger (0: none).
     """
 
     def __init__(
-        self, floor: int, trigger: int, window: int, parts: tuple[tuple[str, int], ...]
+        self,
+        floor: int,
+        trigger: int,
+        window: int,
+        parts: tuple[tuple[str, int], ...],
+        free: int = 0,
     ) -> None:
         self.floor = floor
         self.trigger = trigger
         self.window = window
         self.parts = parts
+        self.free = free
         largest = ", ".join(f"{name} {tokens:,}" for name, tokens in parts[:3])
+        room = f" with {free:,} tokens to spare" if free else ""
         super().__init__(
-            f"no compaction can bring the context under the trigger of {trigger:,} tokens "
-            f"(window {window:,}): what every compaction keeps is {floor:,} tokens already "
-            f"(largest parts: {largest}); shorten these (rules files, tool schemas, system "
-            "prompt), re-inject less, or use a model with a larger window"
+            f"no compaction can bring the context under the trigger of {trigger:,} tokens"
+            f"{room} (window {window:,}): what every compaction keeps is {floor:,} tokens "
+            f"already (largest parts: {largest}); shorten these (rules files, tool schemas, "
+            "system prompt), re-inject less, or use a model with a larger window"
         )
 
 

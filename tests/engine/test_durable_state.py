@@ -21,7 +21,7 @@ from ctxengine.projection.context import Context
 from ctxengine.projection.injection import REPEATED_NOTE
 from ctxengine.projection.render import render_anthropic
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.extractive import ExtractiveSummarizer, minimum_state_tokens
 from ctxengine.tokens.base import Estimator
 
 #: Window 20,000 (default policy): reserve 4,000 (20 %), trigger 16,000.
@@ -366,16 +366,28 @@ class TestFloor:
         overhead = s.compactor.continuation_overhead
         assert rules_tokens == 4 + len(BIG_RULES) // 4 + 1 == 30_033
         assert tools_tokens == 3_029
+        # The smallest state: "## Goal" and the request, a next step of 300 characters and
+        # the closing note naming entries 5–5: 416 characters, 104 tokens.
+        state = minimum_state_tokens("Refactor the parser.", EST, (5, 5))
+        assert state == 104
+        # The margin: 1 % of the window.
         assert error.parts == (
-            ("re-injected rules", rules_tokens),
+            ("re-injected rules /repo/CLAUDE.md", rules_tokens),
             ("tool schemas", tools_tokens),
+            ("margin", 400),
+            ("continuation state", state),
             ("continuation message", overhead),
             ("system prompt", 20),
         )
-        assert error.floor == rules_tokens + tools_tokens + overhead + 20
-        assert (error.trigger, error.window) == (32_000, 40_000)
-        assert "(largest parts: re-injected rules 30,033, tool schemas 3,029, continuation " in (
-            str(error)
+        assert error.floor == rules_tokens + tools_tokens + 400 + state + overhead + 20
+        assert (error.trigger, error.window, error.free) == (32_000, 40_000, 1_760)
+        assert str(error) == (
+            "no compaction can bring the context under the trigger of 32,000 tokens with "
+            f"1,760 tokens to spare (window 40,000): what every compaction keeps is "
+            f"{error.floor:,} tokens already (largest parts: re-injected rules "
+            "/repo/CLAUDE.md 30,033, tool schemas 3,029, margin 400); shorten these (rules "
+            "files, tool schemas, system prompt), re-inject less, or use a model with a "
+            "larger window"
         )
         # One attempt, refused before the summarizer ran; nothing appended, no failure
         # counted towards the loop breaker.
@@ -417,4 +429,8 @@ class TestFloor:
             "system prompt": 20,
             "continuation message": s.compactor.continuation_overhead,
             "pinned items": pinned,
+            "continuation state": minimum_state_tokens(
+                "Refactor the parser.", EST, (len(s.log.history), len(s.log.history))
+            ),
+            "margin": WINDOW // 100,
         }

@@ -29,7 +29,13 @@ from engine_helpers import (
 )
 
 from ctxengine.engine import LadderEvent, Session
-from ctxengine.errors import CompactionLoopError, ConfigError, NothingToCompact, SummaryRejected
+from ctxengine.errors import (
+    CompactionLoopError,
+    ConfigError,
+    ContextFloorError,
+    NothingToCompact,
+    SummaryRejected,
+)
 from ctxengine.ladder.plan import Cut
 from ctxengine.model import CompactionRecord, Entry, Message, Usage, assistant, system, user
 from ctxengine.policy import DEFAULT_POLICY, Policy
@@ -211,11 +217,17 @@ class TestGuards:
         self,
     ) -> None:
         # A 2,904-token system prompt is always sent: no cut can bring 3,924 under 3,200.
+        # (An automatic compaction is refused before it runs, ContextFloorError: the floor
+        # leaves less than the free room under the trigger; a manual one runs.)
         s = Session(WINDOW, estimator=EST)
         s.append(system(filler("system", 2_900)), entry_id="sys")
         chat(s, 4)
         s.append(user(filler("request 4", 56)), entry_id="u4")
-        ctx = s.prepare()
+        with pytest.raises(ContextFloorError, match="largest parts: system prompt 2,904"):
+            s.prepare()
+        s.events.clear()
+        s.compact()
+        ctx = s.project()
         rec = record_of(s.entries[-1])
         assert rec.tokens_before == 2_904 + 4 * 240 + 60 == 3_924
         # Every attempt stays over the trigger; the smallest one (keep-recent halved down to
@@ -236,9 +248,15 @@ class TestGuards:
             ),
         ]
         assert s.failures == 1
-        # No new entries: the next prepare does not compact again.
-        assert s.prepare() == ctx
-        assert len(s.entries) == 11 and len(s.events) == 2
+        # The next prepare, still over the trigger, is refused before any summary: nothing
+        # appended.
+        with pytest.raises(ContextFloorError):
+            s.prepare()
+        assert len(s.entries) == 11 and [e.step for e in s.events] == [
+            "compaction",
+            "failure",
+            "failure",
+        ]
 
     def test_a_compaction_that_frees_nothing_counts_as_a_failure_and_stores_nothing(self) -> None:
         bloated = BloatedSummarizer(3_200)

@@ -10,6 +10,7 @@ from engine_helpers import EST, filler
 from ctxengine.engine import Session
 from ctxengine.errors import ContextFloorError, ContextOverflow
 from ctxengine.model import CompactionRecord, Ledgers, Message, TextPart, Usage, assistant, user
+from ctxengine.summarizers.extractive import minimum_state_tokens
 
 
 def twenty_turns(last_usage: Usage | None) -> Session:
@@ -137,16 +138,27 @@ class TestFloorErrorSaysWhy:
         with pytest.raises(ContextFloorError) as info:
             s.prepare()
         overhead = s.compactor.continuation_overhead
-        assert (info.value.floor, info.value.trigger, info.value.window) == (
-            3_300 + overhead,
+        # The smallest state for the 380-character goal u0 (entries 1–14): 195 tokens; the
+        # margin: 1 % of the window; 176 tokens (10 % of the 1,760 headroom) left free.
+        state = minimum_state_tokens(filler("u0", 96), EST, (14, 14))
+        assert state == 195
+        assert (info.value.floor, info.value.trigger, info.value.window, info.value.free) == (
+            3_300 + state + overhead + 40,
             3_200,
             4_000,
+            176,
         )
-        assert info.value.parts == (("system prompt", 3_300), ("continuation message", overhead))
+        assert info.value.parts == (
+            ("system prompt", 3_300),
+            ("continuation state", state),
+            ("continuation message", overhead),
+            ("margin", 40),
+        )
         assert str(info.value).startswith(
-            "no compaction can bring the context under the trigger of 3,200 tokens (window "
-            f"4,000): what every compaction keeps is {3_300 + overhead:,} tokens already "
-            f"(largest parts: system prompt 3,300, continuation message {overhead})"
+            "no compaction can bring the context under the trigger of 3,200 tokens with 176 "
+            f"tokens to spare (window 4,000): what every compaction keeps is "
+            f"{3_300 + state + overhead + 40:,} tokens already (largest parts: system prompt "
+            f"3,300, continuation state 195, continuation message {overhead})"
         )
         assert [(e.step, e.detail) for e in s.events] == [("failure", str(info.value))]
         assert not any(e.kind == "compaction" for e in s.entries) and s.failures == 0

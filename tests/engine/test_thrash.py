@@ -86,8 +86,7 @@ class TestScenarios:
         assert (e.compactions, e.calls, e.tokens, e.trigger) == (3, (4, 4, 4), 29_134, 25_600)
         assert e.contributors == (
             (
-                "user block '# AGENTS.md instructions for /repo' appended again after the "
-                "compaction (1 copy)",
+                "user block /repo/AGENTS.md appended again after the compaction (1 copy)",
                 6_435,
             ),
             ("tool results of bash (5 results)", 22_505),
@@ -95,8 +94,8 @@ class TestScenarios:
         assert str(e) == (
             "automatic compaction stopped: the context refilled to the trigger (25,600 tokens) "
             "within 4, 4, 4 model calls of each of the last 3 compactions; it is now 29,134 "
-            "tokens. Top contributors: user block '# AGENTS.md instructions for /repo' "
-            "appended again after the compaction (1 copy): 6,435 tokens; tool results of bash "
+            "tokens. Top contributors: user block /repo/AGENTS.md appended again after the "
+            "compaction (1 copy): 6,435 tokens; tool results of bash "
             "(5 results): 22,505 tokens. Stop appending the same block again after each "
             "compaction: keep it once in the system prompt, or let ctxengine carry it "
             "(policy.reinject, Session.pin). Make bash return less per call (smaller reads, "
@@ -126,7 +125,7 @@ class TestScenarios:
         e = err.value
         assert (e.compactions, e.calls, e.tokens, e.trigger) == (3, (3, 3, 3), 26_106, 25_600)
         assert e.contributors == (
-            ("re-injected state '# AGENTS.md instructions for /repo'", 7_903),
+            ("re-injected rules /repo/AGENTS.md", 7_903),
             (
                 "user block '[The same text as the re-injected durable state above; not …' "
                 "appended again after the compaction (1 copy)",

@@ -471,7 +471,11 @@ def test_to_dict_of_one_plan() -> None:
         "expected_tokens": 1_300,
         "fixed_tokens": 150,
         # Nothing is kept past the newest valid cut point (the end) and nothing re-injected.
-        "floor": {"tokens": 200, "parts": {"system prompt": 150, "continuation message": 50}},
+        "floor": {
+            "tokens": 300,
+            "limit": 7_700,
+            "parts": {"system prompt": 150, "margin": 100, "continuation message": 50},
+        },
         "conversation_messages": 8,
         "attempts": [
             {
@@ -543,20 +547,24 @@ class TestDurableState:
         ]
         # Once with nothing kept (the floor and the first keep), once per distinct cut.
         assert asked == [None, "m4", "m6", "m7"]
+        # The floor: the rules, the head, the margin the summary's room keeps (1 % of the
+        # 10,000-token window) and the continuation message.
         assert p.floor == (
             ("re-injected rules", 200),
             ("system prompt", 150),
+            ("margin", 100),
             ("continuation message", 50),
         )
-        assert p.floor_tokens == 400
+        assert p.floor_tokens == 500
         assert p.to_dict()["attempts"][0]["reinjected"] == {"rules": 200, "files": 300}
 
     def test_the_summary_gets_what_the_rules_leave_under_the_trigger(self) -> None:
         # Rules of 7,000 leave no room for the keep-recent budget under the target: the first
-        # keep is a quarter of 800, 200 (cut at m6, 200 kept). The room under the trigger is
-        # then 8,000 − 150 − 200 − 7,000 − 50 − 100 = 500: the summary's budget, and nothing
-        # is left for the file (not even its 30-token path). Later attempts keep m7 (150):
-        # the summary gets 550. Every attempt expects 7,900, under the trigger.
+        # keep is a quarter of 800, 200 (cut at m6, 200 kept). The room under the trigger
+        # less the free room (10 % of the 3,000 headroom) is then 8,000 − 300 − 150 − 200 −
+        # 7,000 − 50 − 100 = 200: the summary's budget, and nothing is left for the file (not
+        # even its 30-token path). Later attempts keep m7 (150): the summary gets 250. Every
+        # attempt expects 7,600, 400 under the trigger.
         big = DurableItem("rules", "R", 7_000)
         fn, _ = self.durable(big, self.FILE)
         p = plan(durable=fn)
@@ -564,9 +572,10 @@ class TestDurableState:
         assert [
             (a.keep_recent, a.cut.first_kept_id if a.cut else None, a.summary_tokens)
             for a in p.attempts
-        ] == [(200, "m6", 500), (100, "m7", 550), (50, "m7", 550), (25, "m7", 550)]
-        assert {(a.expected_tokens, a.durable) for a in p.attempts} == {(7_900, state)}
-        assert p.floor_tokens == 7_000 + 150 + 50 < BUDGET.trigger
+        ] == [(200, "m6", 200), (100, "m7", 250), (50, "m7", 250), (25, "m7", 250)]
+        assert {(a.expected_tokens, a.durable) for a in p.attempts} == {(7_600, state)}
+        assert p.floor_free == 300
+        assert p.floor_tokens == 7_000 + 150 + 100 + 50 < p.floor_limit == 7_700
 
     def test_a_floor_over_the_trigger_is_in_the_plan(self) -> None:
         fn, _ = self.durable(DurableItem("rules", "R", 7_900))
@@ -574,12 +583,19 @@ class TestDurableState:
         assert p.floor == (
             ("re-injected rules", 7_900),
             ("system prompt", 150),
+            ("margin", 100),
             ("continuation message", 50),
         )
-        assert p.floor_tokens == 8_100 >= BUDGET.trigger
+        assert p.floor_tokens == 8_200 >= p.floor_limit == 7_700
         assert p.to_dict()["floor"] == {
-            "tokens": 8_100,
-            "parts": {"re-injected rules": 7_900, "system prompt": 150, "continuation message": 50},
+            "tokens": 8_200,
+            "limit": 7_700,
+            "parts": {
+                "re-injected rules": 7_900,
+                "system prompt": 150,
+                "margin": 100,
+                "continuation message": 50,
+            },
         }
 
     def test_the_tail_no_cut_can_drop_is_in_the_floor(self) -> None:

@@ -30,6 +30,7 @@ from ctxengine.policy import Budget, Policy
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest
+from ctxengine.summarizers.extractive import minimum_state_tokens
 from ctxengine.summarizers.llm import ModelSummarizer
 from ctxengine.tokens.base import Estimator
 
@@ -181,6 +182,8 @@ class Compactor:
         cap = (
             budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
         )
+        last = len(h)
+        state = minimum_state_tokens(h.goal or "", self.estimator, (last, last))
         return plan_compaction(
             conversation,
             self.estimator,
@@ -190,6 +193,7 @@ class Compactor:
             tokens_before=tokens,
             continuation_overhead=self.continuation_overhead + pins,
             pinned_tokens=pins,
+            state_tokens=state,
             goal_tokens=h.goal_tokens,
             cap=cap,
             focus=focus,
@@ -278,15 +282,19 @@ class Compactor:
 
         Raises:
             ContextFloorError: an automatic compaction whose floor (what every compaction
-                keeps) is at or over the trigger: reported and raised before anything runs.
+                keeps) is at or over the trigger less the room it must leave free
+                (:attr:`~ctxengine.ladder.plan.CompactionPlan.floor_limit`): reported and
+                raised before anything runs.
             CompactionVetoed: the ``before_compact`` hook vetoed it.
             NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
             CompactionLoopError: the context is still over the trigger, too many times in a
                 row.
         """
         trigger = plan.budget.trigger
-        if plan.reason != "manual" and plan.floor_tokens >= trigger:
-            error = ContextFloorError(plan.floor_tokens, trigger, plan.budget.window, plan.floor)
+        if plan.reason != "manual" and plan.floor_tokens >= plan.floor_limit:
+            error = ContextFloorError(
+                plan.floor_tokens, trigger, plan.budget.window, plan.floor, plan.floor_free
+            )
             self.event(
                 "failure", None, plan.tokens_before, plan.tokens_before, str(error), plan=plan
             )

@@ -206,7 +206,9 @@ class Runner:
                     written_summary.notes,
                     fell_back,
                 )
-            fits = after < plan.budget.trigger
+            # Under the trigger with the room a compaction leaves free (else the next attempt,
+            # which keeps less, may buy more calls; the smallest result is taken at the end).
+            fits = after < plan.floor_limit
             if fits and (after < plan.tokens_before or plan.reason == "overflow"):
                 break
             if summary is not None:

@@ -30,6 +30,7 @@ from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import (
     ATTEMPT_SHRINK_DIVISOR,
     COMPACTION_ATTEMPTS,
+    FLOOR_FREE_HEADROOM_SHARE,
     MIN_FIRST_KEEP_SHARE,
     MIN_TRUNCATE_TOKENS,
     STATE_HEADROOM_SHARE,
@@ -42,7 +43,7 @@ from ctxengine.tokens.base import Estimator
 
 from .plan import Attempt, CompactionPlan, Cut, Reason, Requirement
 from .prune import PrunePlan
-from .reinject import KIND_LABELS, DurableItem, DurableState, fit
+from .reinject import DurableItem, DurableState, fit
 
 #: The candidate durable-state items of a compaction whose first kept entry is the given id
 #: (``None``: nothing kept verbatim): :func:`~.reinject.durable_items` of the history that
@@ -157,6 +158,13 @@ def state_target(budget: Budget) -> int:
     plus :data:`~ctxengine.policy.defaults.STATE_HEADROOM_SHARE` of the headroom, so that
     facts are not left out while the room just under the trigger is free."""
     return budget.target + int((budget.trigger - budget.target) * STATE_HEADROOM_SHARE)
+
+
+def floor_free(budget: Budget) -> int:
+    """Tokens a compaction leaves free under the trigger when what it can never drop crowds
+    it: :data:`~ctxengine.policy.defaults.FLOOR_FREE_HEADROOM_SHARE` of the headroom
+    (``budget.trigger - budget.target``)."""
+    return int((budget.trigger - budget.target) * FLOOR_FREE_HEADROOM_SHARE)
 
 
 def summary_room(budget: Budget, target: int, fixed: int, kept: int, overhead: int) -> int:
@@ -367,6 +375,7 @@ def plan_compaction(
     prune: PrunePlan | None = None,
     durable: DurableFn | None = None,
     pinned_tokens: int = 0,
+    state_tokens: int = 0,
 ) -> CompactionPlan:
     """Plan a compaction of ``conversation`` to ``budget``.
 
@@ -392,12 +401,16 @@ def plan_compaction(
             files) fill what the summary leaves under the trigger.
         pinned_tokens: the part of ``continuation_overhead`` that shows pinned items (named
             apart in the floor).
+        state_tokens: the smallest continuation state that can be written, in tokens
+            (:func:`~ctxengine.summarizers.extractive.minimum_state_tokens`), counted in the
+            floor.
 
     Returns:
         The :class:`~.plan.CompactionPlan`; its :attr:`~.plan.CompactionPlan.cut` is
         ``None`` when no valid cut leaves anything to summarize.
     """
     target = budget.target
+    free = floor_free(budget)
     states: dict[str | None, Sequence[DurableItem]] = {}
 
     def items_at(first_kept: str | None) -> Sequence[DurableItem]:
@@ -457,14 +470,15 @@ def plan_compaction(
             summary = (summary_budget if grows else base_summary_budget)(budget, goal_tokens, room)
             extra = summary_room(
                 budget,
-                budget.trigger,
+                budget.trigger - free,
                 conversation.fixed,
                 cut.kept_tokens + retained + required,
                 continuation_overhead,
             )
             if required:
                 # The state that is never cut comes first: the summary gets what it leaves
-                # under the trigger, so re-injection cannot put the context back over it.
+                # under the trigger less the free room, so re-injection cannot put the
+                # context back over it nor leave it a call away.
                 summary = max(1, min(summary, extra))
             state = fit(items, max(0, extra - summary), policy.reinject_max_tokens)
             expected = (
@@ -495,7 +509,17 @@ def plan_compaction(
         fallback=fallback_attempt(conversation, estimator, budget, policy, goal_tokens, items_at),
         injection=policy.injection,
         continuation=policy.continuation_message and requirement.reason != "manual",
-        floor=floor_parts(conversation, estimator, continuation_overhead, items_at, pinned_tokens),
+        floor_free=free,
+        floor=floor_parts(
+            conversation,
+            estimator,
+            continuation_overhead,
+            items_at,
+            pinned_tokens,
+            cap=attempts[-1].truncate_tokens or budget.truncate_tokens,
+            state_tokens=state_tokens,
+            margin=int(budget.window * SUMMARY_ROOM_MARGIN_RATIO),
+        ),
     )
 
 
@@ -510,28 +534,53 @@ def floor_parts(
     continuation_overhead: int,
     items_at: DurableFn,
     pinned_tokens: int = 0,
+    *,
+    cap: int | None = None,
+    state_tokens: int = 0,
+    margin: int = 0,
 ) -> tuple[tuple[str, int], ...]:
     """The parts of the smallest context a compaction of ``conversation`` can leave
     (:attr:`~.plan.CompactionPlan.floor`), largest first, each ``(name, tokens)`` with
     tokens > 0: the system prompt (head messages), the tool schemas, the continuation
     message (``continuation_overhead`` less ``pinned_tokens``), the pinned items
-    (``pinned_tokens``), each required kind of durable state re-injected at
-    the latest valid cut, and the tail after that cut (what no cut can drop: calls awaiting
-    their results, an unfinished tool exchange)."""
+    (``pinned_tokens``), the smallest continuation state (``state_tokens``), each required
+    kind of durable state re-injected at the latest valid cut (a rules block named by the
+    rules file it carries, :func:`~.reinject.item_label`), the kept tail and the ``margin``
+    the summary's room keeps under the trigger (:func:`summary_room`). The kept tail is
+    what no cut can drop: the messages after the latest valid cut (calls awaiting their
+    results, an unfinished tool exchange), each tool result counted at most at ``cap``
+    tokens (the last attempt's truncate-at-source cap; ``None``: uncapped). (A cut also
+    keeps the newest finished exchange unless the plan keeps nothing verbatim; that is
+    left to the room :attr:`~.plan.CompactionPlan.floor_free` keeps, so that small windows
+    whose compactions do fit are not refused.)"""
     messages = conversation.messages
+    n = len(messages)
     last = max(valid_cut_points(messages), default=0)
-    tail = sum(estimator.message(m) for m in messages[last:])
-    first_kept = conversation.sources[last] if last < len(messages) else None
+    tail = sum(_capped(m, estimator, cap) for m in messages[last:])
+    first_kept = conversation.sources[last] if last < n else None
     state = fit(items_at(first_kept), 0, 0)
     parts = [
         ("system prompt", conversation.fixed - conversation.tools_tokens),
         ("tool schemas", conversation.tools_tokens),
         ("continuation message", continuation_overhead - pinned_tokens),
         ("pinned items", pinned_tokens),
-        *((KIND_LABELS[k], n) for k, n in state.by_kind(required=True).items()),
+        ("continuation state", state_tokens),
+        *state.labelled(required=True),
         ("kept tail", tail),
+        ("margin", margin),
     ]
     return tuple(sorted((p for p in parts if p[1] > 0), key=lambda p: -p[1]))
+
+
+def _capped(message: Message, estimator: Estimator, cap: int | None) -> int:
+    """Tokens of ``message`` with each tool result counted at most at ``cap`` tokens."""
+    size = estimator.message(message)
+    if cap is None:
+        return size
+    for r in message.tool_results:
+        part = estimator.part(r)
+        size -= max(0, part - cap)
+    return size
 
 
 def fallback_attempt(

@@ -142,9 +142,14 @@ class CompactionPlan:
         floor: the parts of the smallest context any compaction of this conversation can
             leave, largest first, as ``(name, tokens)``: the system prompt, the tool
             schemas, the continuation message around its summary, the re-injected durable
-            state that is never cut (rules, todo list, background tasks) and the tail no cut
-            can drop (the messages after the newest valid cut point). A floor at or over the
-            trigger cannot be compacted under it (:class:`~ctxengine.errors.ContextFloorError`).
+            state that is never cut (rules, todo list, background tasks; a rules block named
+            by the file it carries), the smallest continuation state that can be written,
+            the smallest tail the schedule keeps and the margin the summary's room keeps
+            under the trigger. A floor at or over :attr:`floor_limit` cannot be compacted
+            under the trigger with room to spare
+            (:class:`~ctxengine.errors.ContextFloorError`).
+        floor_free: tokens a compaction leaves free under the trigger when the floor crowds
+            it (:func:`~ctxengine.ladder.compaction.floor_free`).
     """
 
     requirement: Requirement
@@ -161,11 +166,18 @@ class CompactionPlan:
     injection: str = "checkpoint"
     continuation: bool = False
     floor: tuple[tuple[str, int], ...] = ()
+    floor_free: int = 0
 
     @property
     def floor_tokens(self) -> int:
         """Tokens of the :attr:`floor`."""
         return sum(n for _, n in self.floor)
+
+    @property
+    def floor_limit(self) -> int:
+        """The most the :attr:`floor` may take, in tokens: the trigger less
+        :attr:`floor_free`."""
+        return self.budget.trigger - self.floor_free
 
     @property
     def reason(self) -> Reason:
@@ -229,7 +241,11 @@ class CompactionPlan:
             "tokens_before": self.tokens_before,
             "expected_tokens": self.expected_tokens,
             "fixed_tokens": self.fixed_tokens,
-            "floor": {"tokens": self.floor_tokens, "parts": dict(self.floor)},
+            "floor": {
+                "tokens": self.floor_tokens,
+                "limit": self.floor_limit,
+                "parts": dict(self.floor),
+            },
             "conversation_messages": self.conversation,
             "attempts": [
                 {

@@ -53,7 +53,7 @@ from ctxengine.policy.defaults import (
     TODO_LIST_KEYS,
     TODO_TEXT_KEYS,
 )
-from ctxengine.projection.injection import is_rules_message, reinjected_message
+from ctxengine.projection.injection import is_rules_message, reinjected_message, rules_file
 from ctxengine.summarizers.tools import SHELL_TOOLS, call_effects
 from ctxengine.tokens.base import Estimator
 
@@ -90,6 +90,20 @@ KIND_LABELS: dict[str, str] = {
     "plan": "re-injected plan",
     "files": "re-injected files",
 }
+
+
+def item_label(kind: str, text: str) -> str:
+    """How reports name a re-injected item of ``kind`` showing ``text``: its
+    :data:`KIND_LABELS` label, followed for rules by the rules file the text carries
+    (:func:`~ctxengine.projection.injection.rules_file`: ``"re-injected rules
+    /home/u/proj/CLAUDE.md"``) when it names one."""
+    label = KIND_LABELS[kind]
+    if kind == "rules":
+        path = rules_file(text)
+        if path is not None:
+            return f"{label} {path}"
+    return label
+
 
 _LAUNCH = tuple(re.compile(p) for p in BACKGROUND_LAUNCH_PATTERNS)
 _AGENT_ID = re.compile(BACKGROUND_AGENT_ID_PATTERN)
@@ -147,6 +161,16 @@ class DurableState:
     def required_tokens(self) -> int:
         """Tokens of the required items (those that count in the floor)."""
         return sum(n for k, n in zip(self.kinds, self.sizes, strict=True) if k in REQUIRED_KINDS)
+
+    def labelled(self, *, required: bool = False) -> list[tuple[str, int]]:
+        """Tokens per :func:`item_label` (a rules block by the file it carries), in the
+        order shown (only the required kinds with ``required``)."""
+        out: dict[str, int] = {}
+        for text, kind, n in zip(self.texts, self.kinds, self.sizes, strict=True):
+            if not required or kind in REQUIRED_KINDS:
+                label = item_label(kind, text)
+                out[label] = out.get(label, 0) + n
+        return list(out.items())
 
     def by_kind(self, *, required: bool = False) -> dict[str, int]:
         """Tokens per kind, in the order shown (only the required kinds with ``required``)."""

@@ -13,7 +13,9 @@ The error names what fills the context (:func:`contributors`), in this order:
 
 1. re-injected parts: the durable state the compaction re-injected, and user-role blocks a
    harness appended again after the compaction (an injected block of the tail whose text
-   was already logged before the epoch: a rules file re-sent after every compaction);
+   was already logged before the epoch: a rules file re-sent after every compaction); a
+   block that carries a rules file is named by that file
+   (:func:`~ctxengine.projection.injection.rules_file`), else by its first line;
 2. tool results of the tail, by tool, largest first;
 3. the pinned items.
 
@@ -30,7 +32,7 @@ from ctxengine.model import CompactionRecord, Entry, Message
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import THRASH_LABEL_CHARS, THRASH_TOP_CONTRIBUTORS
 from ctxengine.projection.context import Context
-from ctxengine.projection.injection import SYNTHETIC_REINJECTED
+from ctxengine.projection.injection import SYNTHETIC_REINJECTED, is_rules_message, rules_file
 from ctxengine.projection.pins import SYNTHETIC_PINNED
 from ctxengine.tokens.base import Estimator
 
@@ -133,7 +135,12 @@ def contributors(
             pinned += estimator.message(m)
         elif i < preamble:
             if synthetic == SYNTHETIC_REINJECTED:
-                label = f"re-injected state {_label(m.text)}"
+                path = rules_file(m.text)
+                label = (
+                    f"re-injected rules {path}"
+                    if path is not None
+                    else f"re-injected state {_label(m.text)}"
+                )
                 state.append(Contributor("reinjected", label, estimator.message(m)))
         elif m.tool_results:
             for r in m.tool_results:
@@ -141,7 +148,8 @@ def contributors(
                 n, toks = tools.get(name, (0, 0))
                 tools[name] = (n + 1, toks + estimator.part(r))
         elif src is not None and src in reappended:
-            label = _label(m.text)
+            path = rules_file(m.text) if is_rules_message(m) else None
+            label = path if path is not None else _label(m.text)
             n, toks = blocks.get(label, (0, 0))
             blocks[label] = (n + 1, toks + estimator.message(m))
     found = sorted(state, key=lambda c: -c.tokens)

@@ -84,6 +84,17 @@ SUMMARY_GROWTH_MAX_TOKENS = 20_000
 #: the compaction still lands a quarter of the way from the target to the trigger, far from a
 #: second compaction.
 STATE_HEADROOM_SHARE = 0.5
+#: Share of a plan's headroom (trigger − target) that a compaction must leave free under the
+#: trigger when what it can never drop (the floor: head, durable state that is never cut,
+#: the smallest continuation state, the newest exchange) crowds it: a floor over the trigger
+#: less this room is a ContextFloorError, and a continuation state beside such durable state
+#: grows only up to there. Without it a floor a few hundred tokens under the trigger
+#: compacted at every call (a 29.4k-token rules file in a 39,000-token window: 24
+#: compactions in 30 calls of 544 tokens each); with the default 55 % headroom the room is
+#: 4.4 % of the window (1,782 tokens at 40,500: three such calls; that session raises the
+#: error up to a 40,000-token window and from 40,500 on compacts 6 times in 30 calls). The
+#: executor likewise takes the first attempt that lands under the trigger less this room.
+FLOOR_FREE_HEADROOM_SHARE = 0.1
 
 #: Extractive continuation state: characters of a user message listed under the user messages
 #: that rank as a user message; the rest of a longer one (a pasted log, a changelog) ranks

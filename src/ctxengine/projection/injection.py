@@ -134,6 +134,29 @@ _RULES_LINE = re.compile(
 )
 
 
+#: The rules file a text carries: "Contents of <path>" (group 1) or a heading "# <name>
+#: instructions for <dir>" (groups 2 and 3).
+_RULES_FILE = re.compile(
+    rf"^Contents of ((?:\S*/)?(?:{_RULES_NAMES}))(?!\.?\w)"
+    rf"|^#+[ \t]+({_RULES_NAMES})(?!\.?\w)(?:[ \t]+instructions[ \t]+for[ \t]+(\S+?):?$)?",
+    re.MULTILINE,
+)
+
+
+def rules_file(text: str) -> str | None:
+    """The rules file ``text`` carries, as it names it: the path of its first "Contents of
+    <path>/CLAUDE.md" line, or the file of a heading "# AGENTS.md instructions for <dir>"
+    (``<dir>/AGENTS.md``; the bare name when the heading names no directory); ``None`` when
+    it names none (a ``# claudeMd`` section without a "Contents of" line)."""
+    found = _RULES_FILE.search(text)
+    if found is None:
+        return None
+    if found.group(1) is not None:
+        return found.group(1)
+    name, where = found.group(2), found.group(3)
+    return f"{where.rstrip('/')}/{name}" if where else name
+
+
 def is_rules_message(message: Message) -> bool:
     """An injected user-role message that carries rules: role ``user``, no tool result, not
     a real user message (:func:`~ctxengine.model.roles.is_real_user_message`), and a text

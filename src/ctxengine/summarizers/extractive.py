@@ -529,3 +529,39 @@ def ledger_block(
         if grouped is not items:
             selection = select(grouped, limit, estimator, layout)
     return layout.render(selection), notes(selection)
+
+
+#: A next step as long as the part of it that is always shown (:data:`NEXT_STEP_KEEP_CHARS`
+#: characters of ordinary words), for :func:`minimum_state_tokens`.
+_LONGEST_STEP_HEAD = ("Continue with the request and check the result " * 8)[:NEXT_STEP_KEEP_CHARS]
+
+
+def minimum_state_tokens(
+    goal: str, estimator: Estimator, entries: tuple[int, int] | None = None
+) -> int:
+    """Tokens of the smallest continuation state the extractive summarizer can write for a
+    session whose goal is ``goal`` (``""``: none yet): what its required items need at their
+    minimum, as its ``over_budget`` rejection reports them (``tokens_after``) — the goal's
+    head (its first :data:`KEEP_CHARS` characters, ended at a line break or a space), a next
+    step of :data:`NEXT_STEP_KEEP_CHARS` characters (the most that is always shown of it) and
+    the closing note of what is left out (``entries``: the history entries it names, first
+    and last, or ``None``). Modified paths, also required, are not counted: a compaction may
+    have none. Pure.
+
+    Returns:
+        The tokens of that state's text (without the continuation message around it).
+    """
+    items = goal_items(goal)[:1] if goal else []
+    items.append(
+        Item(
+            "next_step",
+            "next_step",
+            _LONGEST_STEP_HEAD,
+            required=True,
+            cut_floor=NEXT_STEP_KEEP_CHARS,
+            word_cut=True,
+        )
+    )
+    items.append(Item("files_read", "file.read", "-"))  # left out: the closing note
+    layout = StateLayout(entries=entries)
+    return estimator.text(layout.render(select(items, 0, estimator, layout)))
