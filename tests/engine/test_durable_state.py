@@ -14,7 +14,7 @@ import pytest
 from engine_helpers import EST, call, filler, result
 
 from ctxengine.engine import Session
-from ctxengine.errors import ContextFloorError
+from ctxengine.errors import CompactionError, ContextFloorError
 from ctxengine.model import CompactionRecord, Message, TextPart
 from ctxengine.policy import Policy
 from ctxengine.projection.context import Context
@@ -346,6 +346,18 @@ BIG_RULES = (
 )
 
 
+#: A 21,475-token CLAUDE.md in a <system-reminder> user message (Claude Code's shape).
+LARGE_REMINDER = (
+    "<system-reminder>\nContents of /home/u/proj/CLAUDE.md (project instructions, checked into "
+    "the codebase):\n\n"
+    + "\n".join(
+        f"Rule {i}: always do thing {i} carefully in module_{i} with option --flag-{i}."
+        for i in range(1100)
+    )
+    + "\n</system-reminder>"
+)
+
+
 class TestFloor:
     def test_a_floor_over_the_trigger_fails_once_before_any_summary(self) -> None:
         # Window 40,000: reserve 8,000, trigger 32,000. The rules (30,000 tokens) and the
@@ -394,6 +406,66 @@ class TestFloor:
         assert [e.step for e in s.events] == ["failure"]
         assert s.events[0].plan is not None and s.events[0].plan.floor == error.parts
         assert summarizer.calls == 0 and compactions(s) == [] and s.failures == 0
+
+    @staticmethod
+    def steps_with_a_large_reminder(window: int, calls: int) -> tuple[Session, list[str]]:
+        """A 21,475-token CLAUDE.md sent as a ``<system-reminder>`` user message, then one
+        Read of 396 tokens (call and result) per model call; the errors of each prepare."""
+        s = Session(window, estimator=EST)
+        s.append(Message("system", (TextPart("sys"),)))
+        s.append(user(LARGE_REMINDER))
+        s.append(user("Do the task."))
+        errors: list[str] = []
+        for i in range(calls):
+            try:
+                s.prepare()
+            except CompactionError as exc:
+                errors.append(type(exc).__name__)
+            step = (TextPart(f"step {i}"), call(f"c{i}", "Read", file_path=f"/p/m{i}.py"))
+            s.record(Message("assistant", step))
+            s.append(result(f"c{i}", "def f(x):\n    return x*2\n" * 60))
+        return s, errors
+
+    def test_a_floor_just_under_the_trigger_fails_once_per_call_never_a_loop(self) -> None:
+        # Window 29,000: trigger 23,200, headroom 12,760, 1,276 of it (10 %) kept free: the
+        # floor may take 21,924. It takes 21,925: the rules, the 1 % margin, the smallest
+        # state ("Do the task." and a 300-character next step: 103), the continuation
+        # message and the system prompt. Every prepare over the trigger raises one
+        # ContextFloorError before any summary, never a failed compaction nor a loop.
+        s, errors = self.steps_with_a_large_reminder(29_000, 30)
+        assert errors == ["ContextFloorError"] * 25
+        assert {e.step for e in s.events} == {"failure"} and compactions(s) == []
+        first = s.events[0]
+        assert first.plan is not None
+        overhead = s.compactor.continuation_overhead
+        assert first.plan.floor == (
+            ("re-injected rules /home/u/proj/CLAUDE.md", 21_475),
+            ("margin", 290),
+            ("continuation state", 103),
+            ("continuation message", overhead),
+            ("system prompt", 5),
+        )
+        assert overhead == 52
+        assert (first.plan.floor_tokens, first.plan.floor_limit) == (21_925, 21_924)
+        assert first.detail == (
+            "no compaction can bring the context under the trigger of 23,200 tokens with 1,276 "
+            "tokens to spare (window 29,000): what every compaction keeps is 21,925 tokens "
+            "already (largest parts: re-injected rules /home/u/proj/CLAUDE.md 21,475, margin "
+            "290, continuation state 103); shorten these (rules files, tool schemas, system "
+            "prompt), re-inject less, or use a model with a larger window"
+        )
+
+    def test_a_window_just_above_the_floor_compacts_every_few_calls(self) -> None:
+        # Window 29,020: the floor may take 21,940 ≥ 21,925. Each compaction lands about
+        # 1,250 tokens under the 23,216 trigger: 4 calls of 396 tokens before the next.
+        s, errors = self.steps_with_a_large_reminder(29_020, 30)
+        assert errors == []
+        events = [e for e in s.events if e.step == "compaction"]
+        assert [e.step for e in s.events] == ["compaction"] * 7
+        assert [e.at_entry for e in events] == [14, 23, 32, 41, 50, 59, 68]
+        assert [e.tokens_after for e in events[:3]] == [21_963, 21_967, 21_967]
+        assert max(e.tokens_after for e in events) < s.budget.trigger == 23_216
+        assert all(r.reinjected == (LARGE_REMINDER,) for r in compactions(s))
 
     def test_under_the_trigger_the_compacted_size_counts_the_reinjected_rules(self) -> None:
         # Window 48,000: reserve 9,600, trigger 38,400: the floor (about 33,200) fits, and
