@@ -16,10 +16,12 @@ from ctxengine.model import (
 )
 from ctxengine.model.roles import (
     INJECTED_PREFIXES,
+    injected_parts,
     is_goal_candidate,
     is_goal_text,
     is_injected_text,
     is_real_user_message,
+    user_text,
 )
 
 
@@ -78,11 +80,12 @@ class TestRealUserMessage:
         with_result = Message("user", (ToolResultPart("c1", (TextPart("x"),)), TextPart("and")))
         assert is_real_user_message(with_result) is False
 
-    def test_the_text_of_all_text_parts_decides(self) -> None:
+    def test_any_text_part_a_person_wrote_decides(self) -> None:
+        # Claude Code's first prompt: a reminder part, then the request part.
         reminder_first = Message(
             "user", (TextPart("<system-reminder>x</system-reminder>"), TextPart("fix it"))
         )
-        assert is_real_user_message(reminder_first) is False
+        assert is_real_user_message(reminder_first) is True
         typed_first = Message(
             "user", (TextPart("fix it"), TextPart("<system-reminder>x</system-reminder>"))
         )
@@ -93,6 +96,35 @@ class TestRealUserMessage:
         assert is_real_user_message(image_only) is False
         with_text = Message("user", (ImagePart("image/png", data="AAAA"), TextPart("see this")))
         assert is_real_user_message(with_text) is True
+
+
+class TestParts:
+    REMINDER = "<system-reminder>\nContents of /repo/CLAUDE.md:\n\nBe brief.\n</system-reminder>"
+    REQUEST = "Please refactor the billing module to use Decimal."
+
+    def test_a_reminder_part_then_a_request_part_is_a_real_message_of_the_request(self) -> None:
+        m = Message("user", (TextPart(self.REMINDER), TextPart(self.REQUEST)))
+        assert is_real_user_message(m) is True
+        assert is_goal_candidate(m) is True
+        assert user_text(m) == self.REQUEST
+        assert injected_parts(m) == (TextPart(self.REMINDER),)
+
+    def test_a_request_then_a_reminder_part_keeps_the_request_alone(self) -> None:
+        m = Message("user", (TextPart(self.REQUEST), TextPart(self.REMINDER)))
+        assert is_real_user_message(m) is True
+        assert user_text(m) == self.REQUEST
+
+    def test_injected_parts_only_are_not_a_real_message_and_keep_their_text(self) -> None:
+        m = Message("user", (TextPart(self.REMINDER), TextPart("  ")))
+        assert is_real_user_message(m) is False
+        assert user_text(m) == self.REMINDER + "\n  "
+        one = Message("user", (TextPart(self.REMINDER + "\n" + self.REQUEST),))
+        assert is_real_user_message(one) is False
+
+    def test_a_slash_command_beside_a_reminder_is_no_goal(self) -> None:
+        m = Message("user", (TextPart(self.REMINDER), TextPart("/model opus")))
+        assert is_real_user_message(m) is True
+        assert is_goal_candidate(m) is False
 
 
 class TestGoalCandidate:

@@ -8,6 +8,7 @@ its text is read from the Anthropic body as well as from the context.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import pytest
@@ -252,6 +253,32 @@ class TestRules:
             assert texts(ctx).count(RULES) == 1
             assert records[n].reinjected == (RULES,)
             assert body_text(ctx).count("Never add a co-author trailer to commit messages.") == 1
+
+    def test_a_request_sent_in_the_same_message_as_the_rules_is_the_users_not_rules(
+        self,
+    ) -> None:
+        # Claude Code's first prompt: one user message, the rules reminder in one text part
+        # and the request in the next. The reminder part is rules (re-injected alone); the
+        # request is the user's: the goal and the next step of the state, never system text.
+        request = "Please refactor the billing module to use Decimal."
+        s = Session(WINDOW, estimator=EST)
+        s.append(Message("system", (TextPart(filler("system", 16)),)))
+        s.append(Message("user", (TextPart(RULES), TextPart(request))))
+        assert s.log.history.goal == request
+        ctx = run_until_compacted(s)
+        (record,) = compactions(s)
+        assert record.reinjected == (RULES,)
+        assert record.summary.startswith(f"## Goal\n{request}\n\n")
+        assert "No user request in the history so far" not in record.summary
+        assert [m.text for m in ctx.messages if m.meta.get("synthetic") == "reinjected"] == [RULES]
+        # Sent with mid-conversation system messages: the request is in the state (a user
+        # turn) once, in no system text.
+        body = render_anthropic(ctx, system_messages=True)
+        quoted = json.dumps(request)[1:-1]
+        assert quoted not in json.dumps(body["system"])
+        assert all(quoted not in json.dumps(m) for m in body["messages"] if m["role"] == "system")
+        assert json.dumps(body).count(quoted) == 1
+        assert quoted in json.dumps(body["messages"][0]) and body["messages"][0]["role"] == "user"
 
     def test_rules_the_harness_appends_again_are_shown_once(self) -> None:
         # A harness that re-appends its rules after every compaction: two copies in the

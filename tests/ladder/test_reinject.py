@@ -16,13 +16,14 @@ from ctxengine.ladder.reinject import (
     background_item,
     durable_items,
     fit,
+    item_label,
     rules_items,
     running_tasks,
     todo_item,
 )
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
 from ctxengine.policy import Policy
-from ctxengine.projection.injection import is_rules_message
+from ctxengine.projection.injection import is_rules_message, rules_file, rules_text
 
 CLAUDE_RULES = (
     "<system-reminder>\nContents of /repo/CLAUDE.md (project instructions, checked into the "
@@ -58,6 +59,31 @@ class TestRules:
         assert not is_rules_message(user("Contents of /repo/CLAUDE.md: please fix it"))
         assert not is_rules_message(user("Contents of /repo/CLAUDE.md.bak", isMeta=True))
         assert not is_rules_message(answer("r1", CLAUDE_RULES))
+
+    def test_a_persons_message_with_a_rules_part_gives_that_part_alone(self) -> None:
+        request = "Please refactor the billing module to use Decimal."
+        both = Message("user", (TextPart(CLAUDE_RULES), TextPart(request)))
+        assert rules_text(both) == CLAUDE_RULES
+        assert is_rules_message(both)
+        assert rules_items([both]) == [CLAUDE_RULES]
+        # The same rules sent on their own in the kept tail: not re-injected again.
+        assert rules_items([both], kept=[user(CLAUDE_RULES)]) == []
+        assert rules_text(user(request)) is None
+        assert rules_text(user(CODEX_RULES)) == CODEX_RULES
+
+    def test_the_rules_file_a_block_carries(self) -> None:
+        assert rules_file(CLAUDE_RULES) == "/repo/CLAUDE.md"
+        assert rules_file(CODEX_RULES) == "/repo/AGENTS.md"
+        assert rules_file("# AGENTS.md\n\nUse uv.") == "AGENTS.md"
+        assert rules_file("Contents of CLAUDE.local.md (user's private instructions)") == (
+            "CLAUDE.local.md"
+        )
+        assert rules_file("<system-reminder>\n# claudeMd\nBe brief.\n</system-reminder>") is None
+        assert item_label("rules", CLAUDE_RULES) == "re-injected rules /repo/CLAUDE.md"
+        assert item_label("rules", "<user_instructions>x</user_instructions>") == (
+            "re-injected rules"
+        )
+        assert item_label("todos", CLAUDE_RULES) == "re-injected todo list"
 
     def test_each_rules_text_once_less_what_the_tail_shows(self) -> None:
         left = [user(CLAUDE_RULES), user("task"), user(CODEX_RULES), user(CLAUDE_RULES)]

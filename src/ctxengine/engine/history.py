@@ -24,7 +24,7 @@ from ctxengine.model import (
 )
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
-from ctxengine.model.roles import is_goal_candidate, is_real_user_message
+from ctxengine.model.roles import is_goal_candidate, is_real_user_message, user_text
 from ctxengine.tokens.base import Estimator
 
 
@@ -172,10 +172,11 @@ class History:
             if self.head_end == i and body.role in ("system", "developer"):
                 self.head_end = i + 1
             if is_real_user_message(body):
-                self._requests.append((i, body.text))
+                text = user_text(body)
+                self._requests.append((i, text))
                 if self.goal is None and is_goal_candidate(body):
-                    self.goal, self.goal_id = body.text, entry.id
-                    self.goal_tokens = self._estimator.text(body.text)
+                    self.goal, self.goal_id = text, entry.id
+                    self.goal_tokens = self._estimator.text(text)
         elif isinstance(body, PruneRecord):
             self.prunes.append(i)
             self._pruned.update(body.call_ids)

@@ -26,7 +26,7 @@ from ctxengine.ladder.compaction import Conversation, accept, summary_room
 from ctxengine.ladder.plan import Attempt, CompactionPlan
 from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_reason
 from ctxengine.model import CompactionRecord, Entry
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
@@ -392,7 +392,7 @@ def _request(
         range_start=known[0] if known else 0,
         covered=(min(head, known[0]), known[-1]) if known else None,
         later_user_messages=tuple(
-            m.text for m in messages[n_sum + n_prefix :] if is_real_user_message(m)
+            user_text(m) for m in messages[n_sum + n_prefix :] if is_real_user_message(m)
         ),
         instructions=instructions,
     )

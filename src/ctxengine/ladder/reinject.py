@@ -53,7 +53,7 @@ from ctxengine.policy.defaults import (
     TODO_LIST_KEYS,
     TODO_TEXT_KEYS,
 )
-from ctxengine.projection.injection import is_rules_message, reinjected_message, rules_file
+from ctxengine.projection.injection import reinjected_message, rules_file, rules_text
 from ctxengine.summarizers.tools import SHELL_TOOLS, call_effects
 from ctxengine.tokens.base import Estimator
 
@@ -191,16 +191,15 @@ def _args(call: ToolCallPart) -> dict[str, Any]:
 
 
 def rules_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[str]:
-    """The texts of the rules messages
-    (:func:`~ctxengine.projection.injection.is_rules_message`) in ``messages``, oldest first,
-    each once, less those ``kept`` shows verbatim already."""
-    shown = {m.text for m in kept if is_rules_message(m)}
+    """The rules texts (:func:`~ctxengine.projection.injection.rules_text`: an injected
+    rules message whole, the rules parts of a person's message) in ``messages``, oldest
+    first, each once, less those ``kept`` shows verbatim already."""
+    shown = {text for m in kept if (text := rules_text(m)) is not None}
     out: list[str] = []
     for m in messages:
-        if is_rules_message(m):
-            text = m.text
-            if text not in shown and text not in out:
-                out.append(text)
+        text = rules_text(m)
+        if text is not None and text not in shown and text not in out:
+            out.append(text)
     return out
 
 

@@ -32,7 +32,7 @@ from ctxengine.model import CompactionRecord, Entry, Message
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import THRASH_LABEL_CHARS, THRASH_TOP_CONTRIBUTORS
 from ctxengine.projection.context import Context
-from ctxengine.projection.injection import SYNTHETIC_REINJECTED, is_rules_message, rules_file
+from ctxengine.projection.injection import SYNTHETIC_REINJECTED, rules_file, rules_text
 from ctxengine.projection.pins import SYNTHETIC_PINNED
 from ctxengine.tokens.base import Estimator
 
@@ -148,7 +148,8 @@ def contributors(
                 n, toks = tools.get(name, (0, 0))
                 tools[name] = (n + 1, toks + estimator.part(r))
         elif src is not None and src in reappended:
-            path = rules_file(m.text) if is_rules_message(m) else None
+            rules = rules_text(m)
+            path = rules_file(rules) if rules is not None else None
             label = path if path is not None else _label(m.text)
             n, toks = blocks.get(label, (0, 0))
             blocks[label] = (n + 1, toks + estimator.message(m))

@@ -12,6 +12,12 @@ non-blank text, and not one of the messages agents inject in the user role:
 - a message whose ``meta`` sets one of :data:`META_FLAGS` (``synthetic``, Claude Code
   ``isMeta``, ``isCompactSummary``).
 
+The test is made per text part: a message whose parts are an injected block and a person's
+text (Claude Code sends the first prompt as a ``<system-reminder>`` part, then the request
+part) is a real user message, and its user text (:func:`user_text`) is the person's parts
+alone; the injected parts stay what they are (rules, for
+:func:`~ctxengine.projection.injection.rules_text`).
+
 It opens a turn (DESIGN.md glossary: a turn is one real user message plus every message that
 answers it), so injected reminders belong to the turn they were written into.
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 import re
 
 from ctxengine.model.messages import Message
+from ctxengine.model.parts import TextPart
 
 #: Openings of text that agents inject in the user role (matched after leading whitespace).
 INJECTED_PREFIXES: tuple[str, ...] = (
@@ -61,16 +68,43 @@ def is_injected_text(text: str) -> bool:
     return not stripped or stripped.startswith(INJECTED_PREFIXES)
 
 
+def injected_parts(message: Message) -> tuple[TextPart, ...]:
+    """The text parts of ``message`` that hold an injected block: non-blank and starting
+    with one of :data:`INJECTED_PREFIXES`."""
+    return tuple(
+        p
+        for p in message.parts
+        if isinstance(p, TextPart) and p.text.strip() and is_injected_text(p.text)
+    )
+
+
+def user_text(message: Message) -> str:
+    """The text a person wrote in ``message``: its text (text parts joined by newlines), less
+    the parts that hold an injected block (:func:`injected_parts`) when the others hold a
+    person's text. A message of injected parts only (or of one injected text) gives its whole
+    text, as before the split."""
+    injected = injected_parts(message)
+    if not injected:
+        return message.text
+    own = [p.text for p in message.parts if isinstance(p, TextPart) and p not in injected]
+    joined = "\n".join(own)
+    return joined if joined.strip() else message.text
+
+
 def is_real_user_message(message: Message) -> bool:
     """True for a user message a person wrote: role ``user``, no tool result, no
-    :data:`META_FLAGS` flag set in ``meta``, and text (text parts joined by newlines) that is
-    not injected (:func:`is_injected_text`). A message holding only an image or a document
-    has blank text and is therefore not one."""
+    :data:`META_FLAGS` flag set in ``meta``, and a text part that is not injected: its text
+    (text parts joined by newlines) is not injected (:func:`is_injected_text`), or one of
+    its text parts is neither blank nor injected (an injected part followed by the request).
+    A message holding only an image or a document has blank text and is therefore not
+    one."""
     if message.role != "user" or message.tool_results:
         return False
     if any(message.meta.get(flag) for flag in META_FLAGS):
         return False
-    return not is_injected_text(message.text)
+    if not is_injected_text(message.text):
+        return True
+    return any(isinstance(p, TextPart) and not is_injected_text(p.text) for p in message.parts)
 
 
 def is_slash_command(text: str) -> bool:
@@ -87,7 +121,7 @@ def is_slash_command(text: str) -> bool:
 def is_goal_candidate(message: Message) -> bool:
     """True for a message that may be the session's goal: a real user message
     (:func:`is_real_user_message`) that is not a bare slash command (:func:`is_slash_command`)."""
-    return is_real_user_message(message) and not is_slash_command(message.text)
+    return is_real_user_message(message) and not is_slash_command(user_text(message))
 
 
 def is_goal_text(text: str) -> bool:

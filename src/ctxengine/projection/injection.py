@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from ctxengine.model import Message, TextPart
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import injected_parts, is_real_user_message
 from ctxengine.policy.defaults import REINJECT_RULES_FILES, REINJECT_RULES_MARKERS
 from ctxengine.projection.frame import STATE_TAG, neutralize_state, quote_imported
 from ctxengine.projection.wording import ENGLISH, state_language, wording
@@ -157,19 +157,36 @@ def rules_file(text: str) -> str | None:
     return f"{where.rstrip('/')}/{name}" if where else name
 
 
-def is_rules_message(message: Message) -> bool:
-    """An injected user-role message that carries rules: role ``user``, no tool result, not
-    a real user message (:func:`~ctxengine.model.roles.is_real_user_message`), and a text
-    holding one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_MARKERS` or a line that
-    opens the contents of one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_FILES`
-    ("Contents of /repo/CLAUDE.md …", "# AGENTS.md instructions for /repo"). A message that
-    only mentions such a file (a directory listing, a hint) is not one."""
-    if message.role != "user" or message.tool_results or is_real_user_message(message):
-        return False
-    text = message.text
+def _carries_rules(text: str) -> bool:
     return any(marker in text for marker in REINJECT_RULES_MARKERS) or (
         _RULES_LINE.search(text) is not None
     )
+
+
+def rules_text(message: Message) -> str | None:
+    """The rules ``message`` carries, or ``None``: for an injected user-role message (role
+    ``user``, no tool result, not a real user message,
+    :func:`~ctxengine.model.roles.is_real_user_message`), its whole text when it holds one
+    of :data:`~ctxengine.policy.defaults.REINJECT_RULES_MARKERS` or a line that opens the
+    contents of one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_FILES` ("Contents
+    of /repo/CLAUDE.md …", "# AGENTS.md instructions for /repo"); for a real user message
+    whose injected parts (:func:`~ctxengine.model.roles.injected_parts`) carry such text
+    beside the person's request (Claude Code's first prompt), those parts alone, joined by
+    newlines. A message that only mentions such a file (a directory listing, a hint) carries
+    none."""
+    if message.role != "user" or message.tool_results:
+        return None
+    if not is_real_user_message(message):
+        text = message.text
+        return text if _carries_rules(text) else None
+    parts = [p.text for p in injected_parts(message) if _carries_rules(p.text)]
+    return "\n".join(parts) if parts else None
+
+
+def is_rules_message(message: Message) -> bool:
+    """A user-role message that carries rules (:func:`rules_text`): an injected rules block,
+    or a person's message with a rules block in a part of its own."""
+    return rules_text(message) is not None
 
 
 #: What a message that repeats re-injected durable state word for word is shown as (a harness

@@ -52,7 +52,7 @@ from ctxengine.model import (
     UnpinRecord,
     current_entries,
 )
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.frame import neutralize_message
 from ctxengine.projection.injection import (
@@ -467,7 +467,9 @@ def _pins_language(entries: Sequence[Entry], record: CompactionRecord | None, be
     if record is not None:
         return state_language(record.summary)
     texts = (
-        m.text for e in entries[:before] if (m := e.message) is not None and is_real_user_message(m)
+        user_text(m)
+        for e in entries[:before]
+        if (m := e.message) is not None and is_real_user_message(m)
     )
     return detect_language(texts)
 

@@ -24,7 +24,7 @@ from ctxengine.model import (
     ToolResultPart,
     current_entries,
 )
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.policy.defaults import REPLAY_SURVIVAL_GOAL_CHARS
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.acknowledge import is_acknowledgement
@@ -83,7 +83,7 @@ def session_facts(entries: Iterable[Entry]) -> SessionFacts:
     last_call = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
     if last_call is not None:
         messages = messages[:last_call]
-    asked = [m.text for m in messages if is_real_user_message(m) and m.text.strip()]
+    asked = [t for m in messages if is_real_user_message(m) and (t := user_text(m)).strip()]
     first = next((t for t in asked if not is_acknowledgement(t)), asked[0] if asked else None)
     ledgers = extract_ledgers(messages)
     return SessionFacts(

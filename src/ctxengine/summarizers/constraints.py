@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from ctxengine.model import Message
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.summarizers.rule_words import ANY_RULE_WORD
 
 #: Longest constraint sentence kept, in characters (longer ones are cut and end with "…").
@@ -20,9 +20,10 @@ CONSTRAINT_MAX_CHARS = 300
 
 
 def real_user_texts(messages: Iterable[Message]) -> tuple[str, ...]:
-    """Texts of the real user messages among ``messages`` (text parts joined by newlines),
-    oldest first, verbatim."""
-    return tuple(m.text for m in messages if is_real_user_message(m))
+    """Texts of the real user messages among ``messages`` (their user text,
+    :func:`~ctxengine.model.roles.user_text`: text parts joined by newlines, injected parts
+    beside a person's text left out), oldest first, verbatim."""
+    return tuple(user_text(m) for m in messages if is_real_user_message(m))
 
 
 #: A sentence may end after . ! ? followed by space, and ends after 。！？；.

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ctxengine.model import DecisionFact, Message, TextPart
 from ctxengine.model.facts import DecisionOrigin
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 
 #: Longest decision kept, in characters (longer ones are cut, ending with ``…``).
 DECISION_MAX_CHARS = 400
@@ -189,11 +189,12 @@ def decision_facts(messages: Sequence[Message], start: int = 0) -> tuple[Decisio
         origin: DecisionOrigin
         if is_real_user_message(message):
             origin = "user"
+            text = user_text(message)
         elif message.role == "assistant":
             origin = "assistant"
+            text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
         else:
             continue
-        text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
         for decision in decisions_in(text):
             found[decision] = DecisionFact(decision, start + index, origin)
     newest = sorted(found.values(), key=lambda d: d.source)[-DECISIONS_MAX:]

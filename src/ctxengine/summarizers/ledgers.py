@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
 from ctxengine.model.facts import mark_earlier
 from ctxengine.model.messages import APPLIED_EDITS
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.summarizers.decisions import decision_facts
 from ctxengine.summarizers.identifiers import Source, identifiers
 from ctxengine.summarizers.paths import guessed_cwd, stated_cwd
@@ -122,7 +122,7 @@ def extract_ledgers(
     users: list[Source] = []
     for index, message in enumerate(messages):
         if is_real_user_message(message):
-            users.append(Source(start + index, "user", message.text))
+            users.append(Source(start + index, "user", user_text(message)))
         elif message.role == "assistant" and message.text.strip():
             users.append(Source(start + index, "assistant", message.text))
     files = walk.file_facts()

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxengine.model import Message
-from ctxengine.model.roles import is_real_user_message, is_slash_command
+from ctxengine.model.roles import is_real_user_message, is_slash_command, user_text
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 
 #: Longest stated plan quoted, in characters (its head is kept, then "…").
@@ -179,8 +179,8 @@ def latest_request(messages: Sequence[Message], prior: Sequence[str] = ()) -> Re
     the newest such text of ``prior`` (index -1), else ``None``."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
-        if is_real_user_message(message) and not is_slash_command(message.text):
-            return Request(i, message.text)
+        if is_real_user_message(message) and not is_slash_command(user_text(message)):
+            return Request(i, user_text(message))
     for text in reversed(prior):
         if not is_slash_command(text):
             return Request(-1, text)
@@ -249,7 +249,7 @@ def resolve(
             return words.ack_plan.format(ack=ack, plan=plan)
         if last and not plan and not asks_for_direction(last):
             return words.ack_message.format(ack=ack, message=_cap(last, PLAN_MAX_CHARS))
-    earlier = [m.text for m in messages[: max(request.index, 0)] if is_real_user_message(m)]
+    earlier = [user_text(m) for m in messages[: max(request.index, 0)] if is_real_user_message(m)]
     texts = [*prior, *earlier] if request.index >= 0 else list(prior)
     for text in reversed(texts):
         if text != request.text and not is_slash_command(text) and not is_acknowledgement(text):

@@ -64,7 +64,7 @@ from functools import lru_cache
 
 from ctxengine.model import Message, RuleFact, TextPart, user
 from ctxengine.model.facts import merge_rules
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.language import Language, detect_language
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.constraints import CONSTRAINT_MAX_CHARS, prose_lines, split_sentences
@@ -496,7 +496,7 @@ def rule_facts(messages: Sequence[Message], start: int = 0) -> tuple[RuleFact, .
     plus ``start``), deduplicated, later rules superseding earlier ones
     (:func:`~ctxengine.model.facts.supersedes`)."""
     skip = boilerplate(messages)
-    users = [(i, m.text) for i, m in enumerate(messages) if is_real_user_message(m)]
+    users = [(i, user_text(m)) for i, m in enumerate(messages) if is_real_user_message(m)]
     language = detect_language(text for _, text in users)
     out: tuple[RuleFact, ...] = ()
     seen: set[str] = set()

@@ -15,7 +15,7 @@ from ctxengine.cli.options import DbOpt, JsonOpt
 from ctxengine.cli.output import Grid, dump_json, note, show
 from ctxengine.errors import StoreMissing
 from ctxengine.model import Entry
-from ctxengine.model.roles import is_real_user_message
+from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.stores.base import SessionInfo
 from ctxengine.summarizers.anchor import is_substantive
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -35,7 +35,7 @@ def session_title(stored: str | None, entries: Sequence[Entry]) -> str:
         message = entry.message
         if message is None or not is_real_user_message(message):
             continue
-        text = message.text.strip()
+        text = user_text(message).strip()
         if is_substantive(text):
             line = next(ln.strip() for ln in text.splitlines() if ln.strip())
             return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
