@@ -91,8 +91,8 @@ STATE_HEADROOM_SHARE = 0.5
 #: grows only up to there. Without it a floor a few hundred tokens under the trigger
 #: compacted at every call (a 29.4k-token rules file in a 39,000-token window: 24
 #: compactions in 30 calls of 544 tokens each); with the default 55 % headroom the room is
-#: 4.4 % of the window (1,782 tokens at 40,500: three such calls; that session raises the
-#: error up to a 40,000-token window and from 40,500 on compacts 6 times in 30 calls). The
+#: 4.4 % of the window (1,760 tokens at 40,000: three such calls; that session raises the
+#: error up to a 39,500-token window and from 40,000 on compacts 7 times in 30 calls). The
 #: executor likewise takes the first attempt that lands under the trigger less this room.
 FLOOR_FREE_HEADROOM_SHARE = 0.1
 
