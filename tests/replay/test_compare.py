@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from ctxengine.cost import CacheRules, ModelPrice, PriceTable, shipped_price_table
@@ -261,3 +263,10 @@ def test_a_verifying_policy_makes_two_summary_calls_per_compaction() -> None:
     extra = once.summary.input_tokens + written + once.result.compactions * hand.text(VERIFY)
     assert twice.summary.input_tokens == once.summary.input_tokens + extra
     assert twice.summary.output_tokens == 2 * once.summary.output_tokens == 2 * written
+
+
+def test_the_collector_thresholds_are_restored_after_a_comparison() -> None:
+    before = gc.get_threshold()
+    compare(log(_long_session(20), step_s=1), [("default", DEFAULT_POLICY)], window=4_000,
+            prices=TABLE, model="toy-1")  # fmt: skip
+    assert gc.get_threshold() == before
