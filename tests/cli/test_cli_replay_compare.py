@@ -93,6 +93,10 @@ def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str])
     [
         (["--policy", "default,nosuch"], "error: no preset named 'nosuch'"),
         (["--policy", " , "], "error: --policy needs preset names"),
+        (
+            ["--policy", "default,,pi"],
+            "error: --policy 'default,,pi' has an empty name between its commas",
+        ),
         (["--policy", "default", "--cache-ttl", "2h"], "error: --cache-ttl must be 5m or 1h"),
         (
             ["--policy", "default", "--cache-provider", "gemini"],

@@ -263,6 +263,19 @@ def test_a_verifying_policy_makes_two_summary_calls_per_compaction() -> None:
     extra = once.summary.input_tokens + written + once.result.compactions * hand.text(VERIFY)
     assert twice.summary.input_tokens == once.summary.input_tokens + extra
     assert twice.summary.output_tokens == 2 * once.summary.output_tokens == 2 * written
+    # The note counts the states written, one per compaction, not the calls.
+    states = twice.result.compactions
+    assert c.notes[-1] == (
+        f"checked: the llm summarizer needs a model; offline the extractive one wrote its "
+        f"{states} continuation states and the model calls are estimated"
+    )
+
+
+def test_a_policy_that_never_compacts_has_no_summarizer_and_no_trigger() -> None:
+    entries = log(_long_session(20), step_s=1)
+    c = compare(entries, [("none", preset("none"))], window=4_000, prices=TABLE, model="toy-1")
+    (run,) = c.runs
+    assert (run.summary.name, run.summary.calls, run.trigger) == ("none", 0, None)
 
 
 def test_the_collector_thresholds_are_restored_after_a_comparison() -> None:

@@ -146,9 +146,12 @@ def policies_from(names: str, keep_recent: int | None = None) -> list[tuple[str,
     explicit keep-recent budget (tokens) applied to every one.
 
     Raises:
-        ConfigError: an unknown preset, or no name at all.
+        ConfigError: an unknown preset, an empty name between commas, or no name at all.
     """
-    chosen = list(dict.fromkeys(n.strip() for n in names.split(",") if n.strip()))
+    named = [n.strip() for n in names.split(",")]
+    if any(named) and not all(named):
+        raise ConfigError(f"--policy {names!r} has an empty name between its commas")
+    chosen = list(dict.fromkeys(n for n in named if n))
     if not chosen:
         raise ConfigError(f"--policy needs preset names; known: {', '.join(PRESET_NAMES)}")
     out: list[tuple[str, Policy]] = []

@@ -522,13 +522,17 @@ def _run_policy(
     summary = _summary_calls(policy, result, counter, prompt_tokens, stand_in)
     note = ""
     if stand_in and summary.calls:
-        states = "state" if summary.calls == 1 else "states"
+        written = result.compactions
+        states = "state" if written == 1 else "states"
         note = (
             f"{name}: the {policy.summarizer} summarizer needs a model; offline the "
-            f"extractive one wrote its {summary.calls} continuation {states} and the model "
+            f"extractive one wrote its {written} continuation {states} and the model "
             "calls are estimated"
         )
-    trigger = result.session.budget.trigger if result.session is not None else None
+    # A policy that never compacts has no trigger to draw.
+    trigger = (
+        result.session.budget.trigger if result.session is not None and policy.enabled else None
+    )
     return _Replayed(result, summary, seconds, trigger, note)
 
 
@@ -588,6 +592,8 @@ def _summary_calls(
 ) -> SummaryCalls:
     """The model summary calls ``policy`` makes in ``result`` (none for the extractive
     summarizer); see the module docstring for the estimate."""
+    if not policy.enabled:
+        return SummaryCalls("none", False, 0, 0, 0)
     if not stand_in or result.session is None:
         return SummaryCalls(policy.summarizer, stand_in, 0, 0, 0)
     records = {e.id: e.body for e in result.session.entries if isinstance(e.body, CompactionRecord)}
