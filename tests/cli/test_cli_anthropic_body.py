@@ -206,3 +206,37 @@ def test_another_model_gets_the_state_as_a_user_turn(
     body = json.loads(out.read_text(encoding="utf-8"))
     assert roles(body) == ["user", "assistant", "user"]
     assert body["messages"][0]["content"][1]["text"] == PINS_TEXT
+
+
+def inspect_json(capsys: pytest.CaptureFixture[str], *args: str | Path) -> dict[str, Any]:
+    assert main(["inspect", *(str(a) for a in args), "--json"]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def test_inspect_places_the_breakpoints_for_the_model_the_profile_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.delenv(PROFILES_ENV, raising=False)
+    log = compacted_log(tmp_path)
+    newer = inspect_json(capsys, log, "--model", "claude-opus-5-5")
+    assert newer["cache_model"] == "claude-opus-5-5"
+    assert newer["state_as_system_messages"] is True
+    # The pinned items are a system message of their own (messages[1]), which ends the
+    # preamble; the kept assistant reply after it is the newest stable message.
+    assert newer["cache_breakpoints"] == [
+        {"path": "system[0]", "boundary": "system prompt"},
+        {"path": "messages[1].content[0]", "boundary": "end of the preamble"},
+        {"path": "messages[2].content[0]", "boundary": "newest stable message"},
+    ]
+    older = inspect_json(capsys, log, "--model", "claude-sonnet-4-5")
+    assert older["state_as_system_messages"] is False
+    assert older["cache_breakpoints"] == [
+        {"path": "system[0]", "boundary": "system prompt"},
+        {"path": "messages[0].content[1]", "boundary": "end of the preamble"},
+        {"path": "messages[1].content[0]", "boundary": "newest stable message"},
+    ]
+    # No --model and no model recorded in the log: user turns.
+    plain = inspect_json(capsys, log)
+    assert (plain["cache_model"], plain["state_as_system_messages"]) == (None, False)
+    assert plain["cache_breakpoints"] == older["cache_breakpoints"]

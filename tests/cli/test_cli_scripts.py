@@ -98,8 +98,9 @@ class TestThroughAPipe:
             "epoch\tentries\tmessages\ttokens\tclosed by",
             "0\t0–163\t164\t20,935\t",
             # No system prompt in the transcript: the tools (declared from their calls)
-            # and the message before the last one.
-            "Anthropic cache breakpoints (current context)",
+            # and the message before the last one; the model the transcript records.
+            "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "
+            "state as user turns)",
             "path\tboundary",
             "tools[6]\tlast tool",
             "messages[132].content[0]\tnewest stable message",

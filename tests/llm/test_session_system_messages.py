@@ -8,11 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from llm_helpers import ONE_ATTEMPT, anthropic_provider
 from pytest import MonkeyPatch
-from servers import ScriptedServer, SleepRecorder, Step, anthropic_reply
+from servers import ScriptedServer, SleepRecorder, Step, anthropic_error, anthropic_reply
 
 from ctxengine import Session
+from ctxengine.errors import ProviderRequestError
 from ctxengine.model import CompactionRecord, Entry, Message, PinRecord, TextPart
 from ctxengine.providers import create_provider
 from ctxengine.providers.profiles import PROFILES_ENV, ModelProfile
@@ -110,3 +112,40 @@ def test_without_an_override_a_shipped_model_gets_user_turns(
 ) -> None:
     messages = sent_by_default("claude-haiku-4-5", server, sleeps)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+
+
+def test_a_shipped_newer_model_gets_system_messages_without_an_override(
+    server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    messages = sent_by_default("claude-opus-5-5-20261015", server, sleeps)
+    assert [m["role"] for m in messages] == ["user", "system", "assistant", "user"]
+
+
+def test_a_model_that_refuses_system_messages_is_answered_with_user_turns_from_then_on(
+    server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    refusal = anthropic_error("messages.1: role 'system' is not supported on this model")
+    server.push(Step(status=400, body=refusal))
+    server.push(Step(body=anthropic_reply("ok")))
+    server.push(Step(body=anthropic_reply("done")))
+    s = Session(200_000, estimator=HandEstimator(), entries=compacted_log())
+    provider = anthropic_provider(server, sleeps)
+    assert s.complete(provider, profile=ACCEPTS).text == "ok"
+    s.append(Message("user", (TextPart("And the tests."),)))
+    assert s.complete(provider, profile=ACCEPTS).text == "done"
+    roles = [[m["role"] for m in r.body["messages"]] for r in server.received]
+    assert roles == [
+        ["user", "system", "assistant", "user"],
+        ["user", "assistant", "user"],
+        ["user", "assistant", "user", "assistant", "user"],
+    ]
+
+
+def test_another_bad_request_is_not_taken_for_a_refusal(
+    server: ScriptedServer, sleeps: SleepRecorder
+) -> None:
+    server.push(Step(status=400, body=anthropic_error("max_tokens: must be positive")))
+    s = Session(200_000, estimator=HandEstimator(), entries=compacted_log())
+    with pytest.raises(ProviderRequestError, match="max_tokens: must be positive"):
+        s.complete(anthropic_provider(server, sleeps), profile=ACCEPTS)
+    assert len(server.received) == 1

@@ -139,13 +139,23 @@ class TestOverrides:
             "acme-coder-v2", "acme-coder", "openai", 65_536, 16_384, "none", True
         )
 
-    def test_mid_conversation_system_messages_are_set_by_an_override(self, tmp_path: Path) -> None:
-        # No shipped model takes them (each predates Claude Opus 4.8).
+    def test_mid_conversation_system_messages_from_claude_opus_4_8_on_and_by_an_override(
+        self, tmp_path: Path
+    ) -> None:
         table = ProfileTable.builtin()
-        assert [k for k, p in table._by_norm.items() if p.mid_conversation_system] == []
+        assert sorted(k for k, p in table._by_norm.items() if p.mid_conversation_system) == [
+            "claude-haiku-5-5",
+            "claude-opus-4-8",
+            "claude-opus-5",
+            "claude-opus-5-5",
+            "claude-sonnet-5",
+            "claude-sonnet-5-5",
+        ]
+        assert table.resolve("claude-opus-4-6").mid_conversation_system is False
+        assert table.resolve("claude-opus-5-5-20261015").matched == "claude-opus-5-5"
         doc = {
             "models": {
-                "claude-opus-4-8": {
+                "claude-opus-4-6": {
                     "provider": "anthropic",
                     "context_window": 200_000,
                     "max_output_tokens": 64_000,
@@ -153,7 +163,7 @@ class TestOverrides:
                 }
             }
         }
-        profile = ProfileTable.load(self.write(tmp_path, doc)).resolve("claude-opus-4-8-20260301")
+        profile = ProfileTable.load(self.write(tmp_path, doc)).resolve("claude-opus-4-6-20260301")
         assert profile.mid_conversation_system is True
         bad = {"models": {"x": {"mid_conversation_system": "yes"}}}
         with pytest.raises(ConfigError, match="mid_conversation_system must be true or false"):

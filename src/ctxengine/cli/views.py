@@ -62,10 +62,17 @@ def show_breakdown(label: str, b: Breakdown) -> None:
     show(epochs)
 
 
-def show_cache_breakpoints(layout: Sequence[tuple[str, str]]) -> None:
+def show_cache_breakpoints(
+    layout: Sequence[tuple[str, str]], model: str | None = None, system_messages: bool = False
+) -> None:
     """Print where the Anthropic prompt-cache breakpoints of the current context fall
-    (``(JSON path, boundary)`` pairs)."""
-    grid = Grid(("path", "boundary"), title="Anthropic cache breakpoints (current context)")
+    (``(JSON path, boundary)`` pairs), for ``model`` (named in the title when given) with the
+    state as mid-conversation system messages when ``system_messages``."""
+    title = "Anthropic cache breakpoints (current context)"
+    if model is not None:
+        where = "system messages" if system_messages else "user turns"
+        title = f"Anthropic cache breakpoints (current context, {model}: state as {where})"
+    grid = Grid(("path", "boundary"), title=title)
     for path, what in layout:
         grid.add(path, what)
     show(grid)

@@ -8,11 +8,13 @@ records the reply.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 
-from ctxengine.errors import ContextOverflow, ProviderOverflow
+from ctxengine.errors import ContextOverflow, ProviderOverflow, ProviderRequestError
 from ctxengine.model import Usage
+from ctxengine.policy.defaults import SYSTEM_ROLE_REFUSED_PATTERN
 from ctxengine.projection.context import Context
 from ctxengine.projection.render.registry import original_tool_names, renderer_for
 from ctxengine.providers import classify_error, to_provider_error
@@ -87,6 +89,18 @@ def build_request(
     return request, LiveRequest(provider.name, body, ctx.tokens)
 
 
+def refuses_system_messages(error: BaseException, request: CompletionRequest) -> bool:
+    """True when ``error`` is the provider refusing the ``role: "system"`` messages that
+    ``request`` carries inside its ``messages`` (its text matches
+    :data:`~ctxengine.policy.defaults.SYSTEM_ROLE_REFUSED_PATTERN`); a request without such
+    a message, or another error, gives ``False``."""
+    messages = request.body.get("messages") if isinstance(request.body, dict) else None
+    if not isinstance(messages, list):
+        return False
+    carries = any(isinstance(m, dict) and m.get("role") == "system" for m in messages)
+    return carries and re.search(SYSTEM_ROLE_REFUSED_PATTERN, str(error), re.IGNORECASE) is not None
+
+
 def send(
     provider: Provider,
     request: CompletionRequest,
@@ -131,12 +145,17 @@ def call_until_fit(
     temperature: float | None,
     cancel: threading.Event | None,
     system_messages: bool = False,
+    on_system_refused: Callable[[], None] | None = None,
 ) -> tuple[Completion, Context, LiveRequest | None]:
     """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
     recovery is spent) and send again. A context that ``measure`` puts over the window
     beside ``max_output`` is not sent: it is an overflow like a provider's. ``window`` gives
     the window in tokens before each try (a recovery may learn a smaller limit);
-    ``system_messages``: see :func:`build_request`.
+    ``system_messages``: see :func:`build_request`. A request with mid-conversation system
+    messages that the provider refuses (:func:`refuses_system_messages`: Anthropic models
+    before Opus 4.8 answer "role 'system' is not supported on this model") is sent once
+    more with the state as user turns, and every later try of this call too;
+    ``on_system_refused`` is told, so that the caller stops asking.
 
     Returns:
         The reply, the context it answered and the live request sent (``None`` for a
@@ -154,7 +173,16 @@ def call_until_fit(
             request, live = build_request(
                 ctx, provider, max_output, temperature, system_messages=system_messages
             )
-            outcome = send(provider, request, window(), cancel)
+            try:
+                outcome = send(provider, request, window(), cancel)
+            except ProviderRequestError as exc:
+                if not (system_messages and refuses_system_messages(exc, request)):
+                    raise
+                system_messages = False
+                if on_system_refused is not None:
+                    on_system_refused()
+                request, live = build_request(ctx, provider, max_output, temperature)
+                outcome = send(provider, request, window(), cancel)
         if isinstance(outcome, Completion):
             return outcome, ctx, live
         recover(outcome)

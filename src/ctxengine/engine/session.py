@@ -173,6 +173,8 @@ class Session:
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
         self.log.on_cache_break = self._cache_break
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
+        #: Models that refused mid-conversation system messages in this session.
+        self._system_refused: set[str] = set()
         self._tail = TailGuard()
         self._last_ladder_at = -1
         self.log.open(entries)
@@ -694,7 +696,8 @@ class Session:
                 profile of ``provider.model`` in the shipped table with the overrides of
                 ``CTXENGINE_MODEL_PROFILES`` (:meth:`ProfileTable.load
                 <ctxengine.providers.profiles.ProfileTable.load>`); a model it does not
-                know gets user turns.
+                know gets user turns, and so does a model that refused system messages
+                once in this session (the refused request is sent again as user turns).
 
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
@@ -722,7 +725,10 @@ class Session:
                 max_output=out,
                 temperature=temperature,
                 cancel=cancel,
-                system_messages=profile is not None and profile.mid_conversation_system,
+                system_messages=profile is not None
+                and profile.mid_conversation_system
+                and provider.model not in self._system_refused,
+                on_system_refused=lambda: self._system_refused.add(provider.model),
             )
             with self._lock:
                 if live is not None:

@@ -207,6 +207,11 @@ MODEL_SUMMARIZER_NAMES: tuple[str, ...] = ("llm", "hybrid")
 #: Provider calls: attempts per call, counting the first (so 2 retries). Claude Code and the
 #: SDKs retry 2–10 times; a summary call is cheap to give up on because the extractive
 #: fallback exists.
+#: The error text of an Anthropic model that does not take mid-conversation system messages
+#: (models before Claude Opus 4.8: "role 'system' is not supported on this model",
+#: agents-2026-12.md §1.1); the request is sent again with the state as user turns.
+SYSTEM_ROLE_REFUSED_PATTERN = r"role\W{0,3}system\W{0,3}is not supported"
+
 PROVIDER_MAX_ATTEMPTS = 3
 #: Exponential backoff when the provider sends no ``retry-after``: 1 s, 2 s, 4 s … capped at
 #: 30 s (seconds).

@@ -15,9 +15,10 @@ field                  meaning
 ``mid_conversation_    the model takes ``role: "system"`` messages inside ``messages``
 system``               (Anthropic: Claude Opus 4.8 and later; earlier models answer "role
                        'system' is not supported on this model"): the continuation and
-                       re-injected state are sent there instead of as user turns. False for
-                       every model shipped in the table (all predate Opus 4.8); set it in an
-                       override file
+                       re-injected state are sent there instead of as user turns. Set for
+                       the shipped Claude Opus 4.8, Opus 5 / 5.5, Sonnet 5 / 5.5 and Haiku 5.5
+                       profiles; a model that still refuses is answered with user turns from
+                       then on (:func:`~ctxengine.engine.calls.call_until_fit`)
 =====================  ======================================================================
 
 A model id matches a table key exactly or by prefix ending at a ``-``, ``:``, ``@`` or ``/``

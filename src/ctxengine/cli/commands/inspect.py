@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ctxengine.analysis import Breakdown, breakdown
+from ctxengine.cli.handoff import takes_system_messages
 from ctxengine.cli.head import build_head, head_json, show_head
 from ctxengine.cli.load import load_target
 from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
@@ -21,6 +22,7 @@ from ctxengine.cli.views import (
 from ctxengine.engine import Session
 from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.projection.render.anthropic import cache_layout
+from ctxengine.replay.compare import recorded_model
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 
@@ -62,11 +64,23 @@ def inspect(
             "(repeatable; 'A|B' takes the first that exists; globs allowed).",
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="NAME",
+            help="The model whose profile says where the continuation and re-injected state "
+            "go in an Anthropic request (mid-conversation system messages from Claude Opus "
+            "4.8 on, else user turns), for the cache breakpoints; default: the model the "
+            "transcript records.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
     without waiting for writers); where the Anthropic prompt-cache breakpoints of the current
-    context fall (the log projected as it stands, for a 128,000-token window); for a stored
+    context fall (the log projected as it stands, for a 128,000-token window, the state placed
+    as --model's profile says); for a stored
     session also its imports: when, from which file, entries added, and what each skipped,
     repaired and ignored (kinds, counts, first line). With --rules-from, the head's sections
     and the rules files loaded, with tokens."""
@@ -87,10 +101,14 @@ def inspect(
         else None
     )
     current = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries).project()
-    layout = cache_layout(current, declare_tools=True)
+    cache_model = model or recorded_model(t.entries)
+    system_messages = takes_system_messages(cache_model)
+    layout = cache_layout(current, declare_tools=True, system_messages=system_messages)
     if json_out:
         data = breakdown_json(t.label, t.session_id, t.format, b)
         data["cache_breakpoints"] = [{"path": p, "boundary": what} for p, what in layout]
+        data["cache_model"] = cache_model
+        data["state_as_system_messages"] = system_messages
         if t.store is not None:
             data["imports"] = [import_record_dict(r) for r in records]
         if view is not None:
@@ -98,7 +116,7 @@ def inspect(
         dump_json(data, None)
     else:
         show_breakdown(t.label, b)
-        show_cache_breakpoints(layout)
+        show_cache_breakpoints(layout, cache_model, system_messages)
         if records:
             show_imports(records)
         if view is not None:
