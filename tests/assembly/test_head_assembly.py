@@ -12,8 +12,10 @@ import json
 import pytest
 
 from ctxengine.assembly import SECTIONS, CacheBreak, ContextAssembler, Environment, RuleFile
+from ctxengine.assembly.head import attachment_message
 from ctxengine.errors import ConfigError
 from ctxengine.model import Message, ToolCallPart
+from ctxengine.projection.injection import rules_file, rules_text
 from hand_estimator import HandEstimator
 
 EST = HandEstimator()
@@ -226,9 +228,9 @@ class TestCacheBreaks:
 
 
 class TestPathScopedRules:
-    def test_a_scoped_rule_loads_only_once_a_matching_file_is_read(self) -> None:
-        a = ContextAssembler(rules=[AGENTS, API], cwd="/repo")
-        assert a.scoped
+    def test_in_the_head_a_scoped_rule_loads_only_once_a_matching_file_is_read(self) -> None:
+        a = ContextAssembler(rules=[AGENTS, API], cwd="/repo", scoped_rules="head")
+        assert a.scoped and not a.attaches
         before = a.build(None, EST, messages=[read_call("c1", "src/web/page.py")])
         assert [r.path for r in before.rules] == ["AGENTS.md"]
         assert "Validate every request body." not in before.text
@@ -252,10 +254,46 @@ class TestPathScopedRules:
         ]
 
     def test_after_a_compaction_the_rule_waits_for_a_new_read(self) -> None:
-        a = ContextAssembler(rules=[API], cwd="/repo")
+        a = ContextAssembler(rules=[API], cwd="/repo", scoped_rules="head")
         assert a.build(None, EST, messages=[read_call("c1", "src/api/a.py")]).rules == (API,)
         assert a.build("c1", EST, messages=[]).rules == ()
         assert a.breaks == []
+
+    def test_attached_a_scoped_rule_never_enters_the_head(self) -> None:
+        a = ContextAssembler(rules=[AGENTS, API], cwd="/repo")
+        assert a.attaches and not a.scoped
+        messages = [read_call("c1", "src/web/page.py"), read_call("c2", "src/api/users.py")]
+        assert [r.path for r in a.build(None, EST, messages=messages).rules] == ["AGENTS.md"]
+        assert a.breaks == []
+
+    def test_attachments_name_the_touched_file_once_with_the_files_they_import(self) -> None:
+        child = RuleFile(
+            "docs/api-style.md",
+            "Use snake_case.",
+            kind="import",
+            imported_by=".claude/rules/api.md",
+        )
+        a = ContextAssembler(rules=[AGENTS, API, child], cwd="/repo")
+        web = ToolCallPart("c1", "Read", json.dumps({"file_path": "src/web/page.py"}))
+        api = ToolCallPart("c2", "Edit", json.dumps({"file_path": "/repo/src/api/users.py"}))
+        assert a.attachments([web], attached=()) == ()
+        found = a.attachments([web, api], attached=())
+        assert [(r.path, hit) for r, hit in found] == [
+            (".claude/rules/api.md", "src/api/users.py"),
+            ("docs/api-style.md", "src/api/users.py"),
+        ]
+        assert a.attachments([api], attached={".claude/rules/api.md"}) == ()
+        message = attachment_message(*found[0])
+        assert message.text == (
+            "<system-reminder>\nContents of .claude/rules/api.md (path-scoped rules for files "
+            "matching src/api/**; loaded because src/api/users.py was touched):\n\n"
+            "Validate every request body.\n</system-reminder>"
+        )
+        assert message.meta == {"synthetic": "scoped_rule", "rules_file": ".claude/rules/api.md"}
+        assert rules_file(message.text) == ".claude/rules/api.md"
+        assert rules_text(message) == message.text
+        assert "those of .claude/rules/api.md" in attachment_message(*found[1]).text
+        assert ContextAssembler(rules=[API], scoped_rules="head").attachments([api], ()) == ()
 
     def test_a_manual_rule_never_loads_by_itself(self) -> None:
         manual = RuleFile(".cursor/rules/x.mdc", "x", kind="cursor", activation="manual")

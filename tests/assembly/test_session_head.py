@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from contextlib import suppress
 from itertools import pairwise
+from typing import Literal
 
 import orjson
 import pytest
@@ -92,9 +93,51 @@ def test_a_tool_change_within_an_epoch_is_recorded_as_a_cache_break() -> None:
     assert [t["name"] for t in s.prepare().tools] == ["grep", "read"]
 
 
-def test_a_path_scoped_rule_loads_only_after_a_matching_file_is_read() -> None:
+ATTACHED = (
+    "<system-reminder>\nContents of .claude/rules/api.md (path-scoped rules for files matching "
+    "src/api/**; loaded because src/api/users.py was touched):\n\nValidate every request "
+    "body.\n</system-reminder>"
+)
+
+
+def test_a_path_scoped_rule_is_attached_after_the_first_matching_read() -> None:
     rules = [RuleFile("CLAUDE.md", RULE, kind="claude", level="root"), API]
     s = Session(8_000, estimator=EST, head=ContextAssembler(rules=rules, cwd="/repo"))
+    s.append(user("fix the page"))
+    for m in read_step("c1", "src/web/page.py"):
+        s.append(m)
+    first = s.prepare()
+    assert "Validate every request body." not in first.messages[0].text
+    for m in read_step("c2", "src/api/users.py"):
+        s.append(m)
+    for m in read_step("c3", "src/api/groups.py"):  # a second match: not attached again
+        s.append(m)
+    second = s.prepare()
+    # The head and every earlier message are unchanged (no cache break); the rule follows
+    # the result of the read that touched the matching file.
+    assert second.messages[: len(first.messages)] == first.messages
+    assert [m.role for m in second.messages[len(first.messages) :]] == [
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert second.messages[len(first.messages) + 2].text == ATTACHED
+    assert [e.step for e in s.events] == []
+    # It is history now: it survives three compactions verbatim (re-injected as rules).
+    for k in range(3):
+        turns(s, 4, first=4 * k)
+        ctx = s.compact().context
+        assert sum(m.text == ATTACHED for m in ctx.messages) == 1
+        assert "Validate every request body." not in ctx.messages[0].text
+    assert [e.step for e in s.events] == ["compaction"] * 3
+
+
+def test_in_the_head_a_path_scoped_rule_loads_only_after_a_matching_file_is_read() -> None:
+    rules = [RuleFile("CLAUDE.md", RULE, kind="claude", level="root"), API]
+    head = ContextAssembler(rules=rules, cwd="/repo", scoped_rules="head")
+    s = Session(8_000, estimator=EST, head=head)
     s.append(user("fix the page"))
     for m in read_step("c1", "src/web/page.py"):
         s.append(m)
@@ -203,9 +246,12 @@ ops = st.lists(
 FILES = ("src/api/a.py", "src/web/b.py", "docs/c.md", "src/api/d/e.py")
 
 
-def run(operations: list[Op]) -> list[tuple[str | None, bytes, int]]:
+def run(
+    operations: list[Op], scoped: Literal["attach", "head"] = "head"
+) -> list[tuple[str | None, bytes, int]]:
     """Drive a session; per request sent: its epoch, its head bytes (the rendered system
-    prompt and tools) and the number of cache breaks recorded so far."""
+    prompt and tools) and the number of cache breaks recorded so far. ``scoped``: where
+    the path-scoped rule goes."""
     clock = {"day": 1, "git": 0}
 
     def env() -> Environment:
@@ -221,6 +267,7 @@ def run(operations: list[Op]) -> list[tuple[str | None, bytes, int]]:
         environment=env,
         git_status=git,
         cwd="/repo",
+        scoped_rules=scoped,
     )
     s = Session(6_000, estimator=EST, head=head)
     sent: list[tuple[str | None, bytes, int]] = []
@@ -260,6 +307,18 @@ def test_head_bytes_are_identical_across_all_requests_of_an_epoch(operations: li
             assert (raw1 == raw2) == (n1 == n2), (e1, n1, n2)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops)
+def test_with_attached_scoped_rules_the_head_never_breaks_within_an_epoch(
+    operations: list[Op],
+) -> None:
+    sent = run(operations, scoped="attach")
+    assert all(n == 0 for _, _, n in sent)
+    for (e1, raw1, _), (e2, raw2, _) in pairwise(sent):
+        if e1 == e2:
+            assert raw1 == raw2
+
+
 def test_the_property_sees_epochs_and_changing_volatile_values() -> None:
     """The property's driver does compact, and the date and git status do change between
     epochs: a fixed run with two compactions and a tick between them gives three epochs with
@@ -284,3 +343,7 @@ def test_the_property_sees_epochs_and_changing_volatile_values() -> None:
         (1, True),
     ]
     assert b"2026-04-01" in read[1][1]  # the tick waits for the next epoch
+    # Attached instead (the default), the rule leaves the head alone: no break.
+    attached = run([("turn", 1), ("prepare", 0), ("read", 0), ("prepare", 0)], scoped="attach")
+    assert [n for _, _, n in attached] == [0, 0]
+    assert attached[0][1] == attached[1][1]

@@ -488,8 +488,15 @@ class TestFloor:
         s, errors = self.steps_with_a_large_reminder(29_020, 30)
         assert errors == []
         events = [e for e in s.events if e.step == "compaction"]
-        assert [e.step for e in s.events] == ["compaction"] * 7
         assert [e.at_entry for e in events] == [14, 23, 32, 41, 50, 59, 68]
+        # Refilled within 4 calls each time: reported (not stopped: extractive summaries)
+        # after every third compaction, naming the re-injected reminder first.
+        refills = [e for e in s.events if e.step == "refill"]
+        assert [e.at_entry for e in refills] == [40, 67]
+        assert "Top contributors: re-injected rules /home/u/proj/CLAUDE.md: 21,475 tokens;" in (
+            refills[0].detail
+        )
+        assert len(s.events) == 9
         assert [e.tokens_after for e in events[:3]] == [21_963, 21_967, 21_967]
         assert max(e.tokens_after for e in events) < s.budget.trigger == 23_216
         assert all(r.reinjected == (LARGE_REMINDER,) for r in compactions(s))

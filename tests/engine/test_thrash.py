@@ -27,6 +27,8 @@ ALWAYS = Policy(thrash_guard="always")
 #: The harness scenarios as measured: ctxengine re-injects nothing, so only the harness brings
 #: its rules back after a compaction (and the rules are truncated at source like any text).
 HARNESS_ONLY = Policy(thrash_guard="always", reinject=())
+#: Where the default guard reports the refills of the 7,900-token reads (entries).
+REFILL_AT = 39
 ADVICE_END = (
     "Or use a model with a larger window. A manual compaction lets automatic compaction go "
     'on; policy.thrash_guard="off" turns this check off.'
@@ -104,6 +106,28 @@ class TestScenarios:
         )
         assert s.events[-1].step == "thrash"
         assert s.events[-1].detail == str(e)
+
+    def test_with_the_default_guard_and_summarizer_the_refills_are_reported_not_stopped(
+        self,
+    ) -> None:
+        # The extractive summarizer costs no model call: the same finding is a "refill"
+        # event (once per 3 rapid compactions), and compaction goes on.
+        s = Session(32_000, policy=Policy(reinject=()), estimator=EST)
+        assert run_rules_harness(s, reappend=True, calls=40) == 40
+        refills = [e for e in s.events if e.step == "refill"]
+        assert [e.at_entry for e in refills] == [43, 73]
+        assert compactions(s) == 9
+        assert refills[0].detail == (
+            "the context refilled to the trigger within 4, 4, 4 model calls of each of the "
+            "last 3 compactions (automatic compaction goes on: the summarizer calls no model; "
+            'policy.thrash_guard="always" stops it). Top contributors: user block '
+            "/repo/AGENTS.md appended again after the compaction (1 copy): 6,435 tokens; "
+            "tool results of bash (5 results): 22,505 tokens. Stop appending the same block "
+            "again after each compaction: keep it once in the system prompt, or let "
+            "ctxengine carry it (policy.reinject, Session.pin). Make bash return less per "
+            "call (smaller reads, paging), or lower the truncation cap "
+            "(policy.truncate_max_chars, truncate_max_window_ratio)."
+        )
 
     def test_without_the_appended_block_the_same_session_does_not_thrash(self) -> None:
         s = Session(32_000, policy=HARNESS_ONLY, estimator=EST)
@@ -201,6 +225,8 @@ class TestScenarios:
                 s.prepare()
                 step(s, n, "read_file", 5, 7_900)
             assert compactions(s) == 4
+            refills = [e.at_entry for e in s.events if e.step == "refill"]
+            assert refills == ([] if policy.thrash_guard == "off" else [REFILL_AT])
 
 
 def entry(n: int, body: Message | CompactionRecord) -> Entry:

@@ -30,27 +30,30 @@ list (docs.anthropic.com prompt caching, "what invalidates the cache").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from ctxengine.errors import ConfigError
-from ctxengine.model import Message, system
+from ctxengine.model import Message, TextPart, ToolCallPart, system
 from ctxengine.tokens.base import Estimator
 
 from .rules import RuleFile, touched_paths
 
 __all__ = [
+    "SCOPED_RULE_ATTACHMENT",
     "SECTIONS",
+    "SYNTHETIC_SCOPED_RULE",
     "VOLATILE_SECTIONS",
     "CacheBreak",
     "ContextAssembler",
     "Environment",
     "Head",
     "HeadSection",
+    "attachment_message",
     "tool_name",
 ]
 
@@ -79,6 +82,14 @@ TITLES: Mapping[str, str] = {
 RULE_HEADER = "Contents of {path}:"
 RULE_HEADER_SCOPED = "Contents of {path} (applies to files matching {globs}):"
 RULE_HEADER_IMPORTED = "Contents of {path} (imported by {parent}):"
+#: A path-scoped rules file loaded mid-conversation (``scoped_rules="attach"``): the injected
+#: user-role message appended after the tool result that touched a matching file.
+SCOPED_RULE_ATTACHMENT = (
+    "<system-reminder>\nContents of {path} (path-scoped rules for files matching {globs}; "
+    "loaded because {hit} was touched):\n\n{text}\n</system-reminder>"
+)
+#: ``meta["synthetic"]`` of such a message; ``meta["rules_file"]`` names the file.
+SYNTHETIC_SCOPED_RULE = "scoped_rule"
 ENVIRONMENT_TEXT = "Date: {date}\nWorking directory: {cwd}\nPlatform: {platform}"
 GIT_NOTE = (
     "The git status when this part of the conversation began; it is not updated as files change."
@@ -270,6 +281,14 @@ class ContextAssembler:
             per epoch).
         cwd: the working directory: relative paths in tool calls are taken relative to it
             when matching path-scoped rules (default: each rule's ``base``).
+        scoped_rules: where a path-scoped rules file goes once a matching file is touched:
+            ``"attach"`` (the default): never into the head; a session appends it to the
+            history as an injected user-role message right after the tool result that
+            touched the file (:meth:`attachments`), once, so the head and every earlier
+            message stay byte-identical (no cache break) and compactions re-inject it with
+            the other rules (Claude Code loads nested rules the same way, as attachments
+            in the transcript); ``"head"``: into the rules section of the head, rebuilt
+            from the messages of each request (a cache break when one loads mid-epoch).
 
     Attributes:
         breaks: every :class:`CacheBreak` found so far, oldest first.
@@ -289,7 +308,11 @@ class ContextAssembler:
         environment: Environment | Callable[[], Environment] | None = None,
         git_status: str | Callable[[], str | None] | None = None,
         cwd: str = "",
+        scoped_rules: Literal["attach", "head"] = "attach",
     ) -> None:
+        if scoped_rules not in ("attach", "head"):
+            raise ConfigError(f"scoped_rules must be 'attach' or 'head', not {scoped_rules!r}")
+        self.scoped_rules = scoped_rules
         self._base = base
         self._tools = canonical_tools(tools)
         self._rules = tuple(rules)
@@ -334,8 +357,49 @@ class ContextAssembler:
 
     @property
     def scoped(self) -> bool:
-        """Whether some rules file loads only when a matching file is touched."""
+        """Whether some rules file loads into the head only when a matching file is touched
+        (``scoped_rules="head"``): the head then depends on the request's messages."""
+        return self.scoped_rules == "head" and self._has_scoped()
+
+    @property
+    def attaches(self) -> bool:
+        """Whether some rules file is attached to the history when a matching file is
+        touched (``scoped_rules="attach"``, :meth:`attachments`)."""
+        return self.scoped_rules == "attach" and self._has_scoped()
+
+    def _has_scoped(self) -> bool:
         return any(r.activation == "scoped" for r in self._rules)
+
+    def attachments(
+        self, calls: Sequence[ToolCallPart], attached: Collection[str]
+    ) -> tuple[tuple[RuleFile, str], ...]:
+        """The path-scoped rules files that the files ``calls`` read or edited load, with
+        the touched path that loaded each, in the order the rules were found: every scoped
+        file not in ``attached`` (paths of files attached before) that matches, then the
+        files it imports. Empty with ``scoped_rules="head"``.
+
+        Each becomes one injected user-role message (:func:`attachment_message`), appended
+        by the session after the tool result of the call that touched the file.
+        """
+        if not self.attaches or not calls:
+            return ()
+        one = (Message("assistant", tuple(calls)),)
+        touched: dict[str, tuple[str, ...]] = {}
+        found: dict[str, tuple[RuleFile, str]] = {}
+        for rule in self._rules:
+            if rule.path in attached or rule.path in found or rule.activation == "manual":
+                continue
+            if rule.activation == "scoped":
+                if rule.base not in touched:
+                    touched[rule.base] = touched_paths(
+                        one, cwd=self.cwd or rule.base, base=rule.base
+                    )
+                hit = rule.matches(touched[rule.base])
+                if hit is not None:
+                    found[rule.path] = (rule, hit)
+            elif rule.imported_by is not None and rule.imported_by in found:
+                found[rule.path] = (rule, found[rule.imported_by][1])
+        return tuple(found.values())
 
     def set_base(self, base: str) -> None:
         """Replace the base instructions (mid-epoch: a cache break)."""
@@ -436,6 +500,8 @@ class ContextAssembler:
                 if rule.imported_by is None or rule.imported_by in loaded_paths:
                     out.append((rule, None))
                     loaded_paths.add(rule.path)
+                continue
+            if self.scoped_rules == "attach":
                 continue
             if rule.base not in touched:
                 touched[rule.base] = self._touched(messages, rule.base)
@@ -541,6 +607,19 @@ class ContextAssembler:
                     )
             cause = f"{_LABELS[name]} changed mid-epoch" + (f": {detail}" if detail else "")
             self.breaks.append(CacheBreak(head.epoch, name, cause, last.tokens, head.tokens))
+
+
+def attachment_message(rule: RuleFile, hit: str) -> Message:
+    """The injected user-role message that carries the path-scoped rules file ``rule``
+    (or a file it imports), loaded because ``hit`` was touched (:data:`SCOPED_RULE_ATTACHMENT`;
+    ``meta``: :data:`SYNTHETIC_SCOPED_RULE` and the file's path)."""
+    globs = ", ".join(rule.scope) if rule.scope else f"those of {rule.imported_by}"
+    text = SCOPED_RULE_ATTACHMENT.format(path=rule.path, globs=globs, hit=hit, text=rule.text)
+    return Message(
+        "user",
+        (TextPart(text),),
+        meta={"synthetic": SYNTHETIC_SCOPED_RULE, "rules_file": rule.path},
+    )
 
 
 def _rule_block(rule: RuleFile) -> str:

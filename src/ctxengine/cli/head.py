@@ -62,6 +62,7 @@ def build_head(
         environment=current_environment(directory),
         git_status=git_status(directory),
         cwd=discovery.cwd,
+        scoped_rules="head",  # shown with the others, named by the file that loaded each
     )
     head = assembler.build(None, estimator, messages=_epoch_messages(entries))
     return HeadView(discovery, head, estimator)

@@ -24,7 +24,13 @@ from ctxengine.ladder.compaction import conversation_of, plan_compaction
 from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.prune import PrunePlan, cache_cold, plan_prune
 from ctxengine.ladder.reinject import DurableItem, durable_items
-from ctxengine.ladder.thrash import advice, contributors, reappended_ids, refill_calls
+from ctxengine.ladder.thrash import (
+    advice,
+    contributors,
+    reappended_ids,
+    refill_calls,
+    refill_note,
+)
 from ctxengine.model import Message, PruneRecord
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection import frame_messages
@@ -74,6 +80,8 @@ class Compactor:
         self.events: list[LadderEvent] = []
         self.failures = 0
         self.thrashing: ThrashError | None = None
+        #: ``history.compactions`` when the latest ``"refill"`` event was reported.
+        self._refill_noted = -(10**9)
         self.live: tuple[EpochKey, int, LiveRequest] | None = None
         self.continuation_overhead = sum(
             log.estimator.message(m) for m in frame_messages("", log.policy.injection)
@@ -245,8 +253,12 @@ class Compactor:
         within ``policy.thrash_refill_calls`` model calls of each of the latest
         ``policy.thrash_limit`` automatic compactions (:mod:`ctxengine.ladder.thrash`);
         reported as a ``"thrash"`` event. Checked as ``policy.thrash_guard`` says: with
-        ``"model"``, only when the session's summarizer calls a model. Once raised, it is
-        raised again at every automatic compaction until a manual one.
+        ``"model"`` (the default), it stops only when the session's summarizer calls a
+        model; under one that costs no model call (extractive) the same finding is a
+        ``"refill"`` event naming the contributors (:func:`~ctxengine.ladder.thrash.
+        refill_note`), once per ``policy.thrash_limit`` compactions, and compaction goes
+        on. Once raised, the error is raised again at every automatic compaction until a
+        manual one.
 
         Raises:
             ThrashError: naming what fills the context and what to change.
@@ -254,16 +266,21 @@ class Compactor:
         if self.thrashing is not None:
             raise self.thrashing
         guard = self.policy.thrash_guard
-        if guard == "off" or (
-            guard == "model" and not isinstance(self.runner.summarizer, ModelSummarizer)
-        ):
+        if guard == "off":
             return
+        stop = guard == "always" or isinstance(self.runner.summarizer, ModelSummarizer)
         limit = self.policy.thrash_limit
         h = self.log.history
+        if not stop and h.compactions - self._refill_noted < limit:
+            return
         calls = refill_calls(h.entries, limit=limit, within=self.policy.thrash_refill_calls)
         if len(calls) < limit:
             return
         found = contributors(ctx, self.estimator, reappended_ids(h.entries, h.epoch_start))
+        if not stop:
+            self._refill_noted = h.compactions
+            self.event("refill", None, tokens, tokens, refill_note(calls, found))
+            return
         error = ThrashError(
             len(calls),
             calls,

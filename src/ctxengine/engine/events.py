@@ -31,8 +31,9 @@ class LadderEvent:
             summarizer gave way to the extractive one), ``"veto"`` (a ``before_compact``
             hook vetoed the plan), ``"cache_break"`` (a stable section of the assembled
             head changed within an epoch: ``detail`` is the cause, the tokens are the
-            head's) or ``"thrash"`` (automatic compaction stopped:
-            :class:`~ctxengine.errors.ThrashError`).
+            head's), ``"thrash"`` (automatic compaction stopped:
+            :class:`~ctxengine.errors.ThrashError`) or ``"refill"`` (the same finding
+            under a summarizer that calls no model: reported, compaction goes on).
         entry_id: the entry recorded (``None`` for a failure, a fallback or a veto).
         tokens_before / tokens_after: context size in tokens around the step.
         detail: human-readable detail (the failure reason, the cut, …).

@@ -13,9 +13,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
+from ctxengine.assembly.head import (
+    SYNTHETIC_SCOPED_RULE,
+    CacheBreak,
+    ContextAssembler,
+    Head,
+    attachment_message,
+)
 from ctxengine.errors import StoreConflict, StoreError
-from ctxengine.model import CompactionRecord, Entry
+from ctxengine.model import CompactionRecord, Entry, ToolCallPart
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy import Budget, Policy
@@ -85,6 +91,8 @@ class SessionLog:
         self.on_cache_break: Callable[[CacheBreak], None] | None = None
         self._breaks_seen = len(head.breaks) if head is not None else 0
         self._last_head: Head | None = None
+        #: Entries already scanned for attached path-scoped rules, and their files.
+        self._attached: tuple[int, set[str]] | None = None
         self._tools: tuple[Mapping[str, Any], ...] = ()
         self.tools = tuple(tools)
         self.history = History(self.estimator)
@@ -183,6 +191,41 @@ class SessionLog:
             f"append to session {self.session_id!r}: other writers appended first "
             f"{APPEND_RETRIES} times in a row"
         )
+
+    def attach_scoped_rules(self, entry: Entry) -> list[Entry]:
+        """After ``entry`` (just appended): when its message holds tool results and the
+        head attaches path-scoped rules (:attr:`ContextAssembler.attaches
+        <ctxengine.assembly.head.ContextAssembler.attaches>`), append one injected message
+        per rules file that the answered calls load and that no earlier message of the
+        history attached (:meth:`ContextAssembler.attachments
+        <ctxengine.assembly.head.ContextAssembler.attachments>`). Returns the entries
+        appended (often none)."""
+        head, message = self.head, entry.message
+        if head is None or message is None or not head.attaches or not message.tool_results:
+            return []
+        ids = {r.call_id for r in message.tool_results}
+        calls: list[ToolCallPart] = []
+        entries = self.history.entries
+        for e in reversed(entries[: max(0, len(entries) - 1)]):
+            m = e.message
+            if m is None or m.role != "assistant":
+                continue
+            calls.extend(c for c in m.tool_calls if c.id in ids)
+            if len(calls) >= len(ids):
+                break
+        if self._attached is None or self._attached[0] > len(entries):
+            self._attached = (0, set())
+        start, attached = self._attached
+        for e in entries[start:]:
+            m = e.message
+            if m is not None and m.meta.get("synthetic") == SYNTHETIC_SCOPED_RULE:
+                attached.add(str(m.meta.get("rules_file")))
+        self._attached = (len(entries), attached)
+        out: list[Entry] = []
+        for rule, hit in head.attachments(calls[::-1], attached):
+            out.append(self.append(attachment_message(rule, hit)))
+            attached.add(rule.path)
+        return out
 
     def sync(self) -> int:
         """Adopt the entries other writers appended to the stored session since this log

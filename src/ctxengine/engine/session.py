@@ -325,9 +325,15 @@ class Session:
     ) -> Entry:
         """Append a message (or record) to history and persist it; see
         :meth:`SessionLog.append <ctxengine.engine.log.SessionLog.append>` for the arguments,
-        and for what happens when another writer of the stored session appended first."""
+        and for what happens when another writer of the stored session appended first.
+
+        A message of tool results that touch files matching a path-scoped rules file of the
+        head (``ContextAssembler(scoped_rules="attach")``, the default) is followed by that
+        file, appended as an injected user-role message, once per session."""
         with self._lock:
-            return self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
+            entry = self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
+            self.log.attach_scoped_rules(entry)
+            return entry
 
     def record(self, reply: Message) -> Entry:
         """Record an assistant reply (with its provider usage, when known).

@@ -201,3 +201,18 @@ def advice(found: Sequence[Contributor]) -> tuple[str, ...]:
         out.append(text)
     out.append(ADVICE["always"])
     return tuple(out)
+
+
+def refill_note(calls: Sequence[int], found: Sequence[Contributor]) -> str:
+    """The detail of a ``"refill"`` event: the context refilled to the trigger within
+    ``calls`` model calls of each of the latest compactions (oldest first), under a
+    summarizer that costs no model call, so compaction goes on; what fills it (``found``,
+    :func:`contributors`) and what to change (:func:`advice`)."""
+    within = ", ".join(str(n) for n in calls)
+    top = "; ".join(f"{c.label}: {c.tokens:,} tokens" for c in found) or "none found"
+    return (
+        f"the context refilled to the trigger within {within} model calls of each of the "
+        f"last {len(calls)} compactions (automatic compaction goes on: the summarizer calls "
+        f'no model; policy.thrash_guard="always" stops it). Top contributors: {top}. '
+        + " ".join(advice(found)[:-1])
+    ).rstrip()

@@ -143,11 +143,21 @@ _RULES_FILE = re.compile(
 )
 
 
+#: A path-scoped rules file attached by ctxengine's own head
+#: (:data:`~ctxengine.assembly.head.SCOPED_RULE_ATTACHMENT`): "Contents of <path>
+#: (path-scoped rules for files matching …".
+_SCOPED_RULES_FILE = re.compile(r"^Contents of (\S+) \(path-scoped rules for ", re.MULTILINE)
+
+
 def rules_file(text: str) -> str | None:
     """The rules file ``text`` carries, as it names it: the path of its first "Contents of
-    <path>/CLAUDE.md" line, or the file of a heading "# AGENTS.md instructions for <dir>"
-    (``<dir>/AGENTS.md``; the bare name when the heading names no directory); ``None`` when
-    it names none (a ``# claudeMd`` section without a "Contents of" line)."""
+    <path>/CLAUDE.md" line (or of a path-scoped rules file ctxengine attached), or the file
+    of a heading "# AGENTS.md instructions for <dir>" (``<dir>/AGENTS.md``; the bare name
+    when the heading names no directory); ``None`` when it names none (a ``# claudeMd``
+    section without a "Contents of" line)."""
+    scoped = _SCOPED_RULES_FILE.search(text)
+    if scoped is not None:
+        return scoped.group(1)
     found = _RULES_FILE.search(text)
     if found is None:
         return None
@@ -158,8 +168,10 @@ def rules_file(text: str) -> str | None:
 
 
 def _carries_rules(text: str) -> bool:
-    return any(marker in text for marker in REINJECT_RULES_MARKERS) or (
-        _RULES_LINE.search(text) is not None
+    return (
+        any(marker in text for marker in REINJECT_RULES_MARKERS)
+        or _RULES_LINE.search(text) is not None
+        or _SCOPED_RULES_FILE.search(text) is not None
     )
 
 
@@ -169,7 +181,8 @@ def rules_text(message: Message) -> str | None:
     :func:`~ctxengine.model.roles.is_real_user_message`), its whole text when it holds one
     of :data:`~ctxengine.policy.defaults.REINJECT_RULES_MARKERS` or a line that opens the
     contents of one of :data:`~ctxengine.policy.defaults.REINJECT_RULES_FILES` ("Contents
-    of /repo/CLAUDE.md …", "# AGENTS.md instructions for /repo"); for a real user message
+    of /repo/CLAUDE.md …", "# AGENTS.md instructions for /repo") or of a path-scoped rules
+    file that ctxengine's head attached; for a real user message
     whose injected parts (:func:`~ctxengine.model.roles.injected_parts`) carry such text
     beside the person's request (Claude Code's first prompt), those parts alone, joined by
     newlines. A message that only mentions such a file (a directory listing, a hint) carries
