@@ -34,8 +34,10 @@ ALLOWED: dict[str, set[str]] = {
         "stores",
         "errors",
         "providers",
+        "recall",
     },
     "analysis": {"model", "tokens", "errors"},
+    "recall": {"model", "tokens", "errors"},
     "cost": {"errors"},
     "replay": {
         "engine",

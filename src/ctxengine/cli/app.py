@@ -12,8 +12,10 @@ from ctxengine.cli.commands.compact import compact
 from ctxengine.cli.commands.export import export
 from ctxengine.cli.commands.import_ import import_
 from ctxengine.cli.commands.inspect import inspect
+from ctxengine.cli.commands.recall import recall
 from ctxengine.cli.commands.replay import replay_cmd
 from ctxengine.cli.commands.report import report_cmd
+from ctxengine.cli.commands.revert import revert
 from ctxengine.cli.commands.sessions import sessions
 from ctxengine.cli.output import say
 
@@ -49,7 +51,9 @@ def _root(
 app.command("import", short_help="Import transcript files into the store.")(import_)
 app.command(short_help="List stored sessions with dates, sizes and titles.")(sessions)
 app.command(short_help="Show where a session's tokens go.")(inspect)
+app.command(short_help="Search a session's whole history for exact excerpts.")(recall)
 app.command(short_help="Compact a session and write the request body.")(compact)
+app.command(short_help="Undo a compaction of a stored session.")(revert)
 app.command("replay", short_help="Re-play a session call by call.")(replay_cmd)
 app.command("report", short_help="Write policies side by side as an HTML page.")(report_cmd)
 app.command(short_help="Export a session's log or its next request body.")(export)

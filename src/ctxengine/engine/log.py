@@ -19,13 +19,14 @@ from ctxengine.assembly.head import (
     ContextAssembler,
     Head,
     attachment_message,
+    tool_name,
 )
 from ctxengine.errors import StoreConflict, StoreError
 from ctxengine.model import CompactionRecord, Entry, ToolCallPart
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy import Budget, Policy
-from ctxengine.policy.defaults import APPEND_RETRIES, DEFAULT_IMAGE_TOKENS
+from ctxengine.policy.defaults import APPEND_RETRIES, DEFAULT_IMAGE_TOKENS, RECALL_TOOL_NAME
 from ctxengine.projection import project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
@@ -91,6 +92,8 @@ class SessionLog:
         self.on_cache_break: Callable[[CacheBreak], None] | None = None
         self._breaks_seen = len(head.breaks) if head is not None else 0
         self._last_head: Head | None = None
+        #: The tool list last checked for the recall tool, and the answer.
+        self._recall_tools: tuple[Sequence[Mapping[str, Any]], bool] | None = None
         #: Entries already scanned for attached path-scoped rules, and their files.
         self._attached: tuple[int, set[str]] | None = None
         self._tools: tuple[Mapping[str, Any], ...] = ()
@@ -313,7 +316,7 @@ class SessionLog:
         h = self.history
         ctx = project(
             entries,
-            settings(self.policy, self.budget, h.goal_id, cap),
+            settings(self.policy, self.budget, h.goal_id, cap, recall_note=self.has_recall_tool),
             self.estimator,
             tools=self.tools if self.head is None else (),
             pins=pins,
@@ -350,6 +353,16 @@ class SessionLog:
             tokens=ctx.tokens + head.tokens,
             preamble=None if ctx.preamble is None else ctx.preamble + 1,
         )
+
+    @property
+    def has_recall_tool(self) -> bool:
+        """Whether the agent's tools (the head's, else the session's) include the recall
+        tool (:data:`~ctxengine.policy.defaults.RECALL_TOOL_NAME`)."""
+        tools = self.tools
+        if self._recall_tools is None or self._recall_tools[0] is not tools:
+            named = any(tool_name(t) == RECALL_TOOL_NAME for t in tools)
+            self._recall_tools = (tools, named)
+        return self._recall_tools[1]
 
     def instructions(self) -> str | None:
         """The compact instructions of the rules files in the head (for the summarizer), or

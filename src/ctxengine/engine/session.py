@@ -51,14 +51,19 @@ from ctxengine.ladder.recover import (
     recovery_target,
 )
 from ctxengine.ladder.trigger import requirement
-from ctxengine.model import Entry, Message, PinRecord, UnpinRecord, Usage
+from ctxengine.model import Entry, Message, PinRecord, SupersedeRecord, UnpinRecord, Usage
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
-from ctxengine.policy.defaults import DEFAULT_COMPACTION_LOCK_TIMEOUT_S, DEFAULT_MAX_OUTPUT_TOKENS
+from ctxengine.policy.defaults import (
+    DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    RECALL_BUDGET_TOKENS,
+)
 from ctxengine.projection.context import Context
 from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
+from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult, run_recall_tool
 from ctxengine.stores.base import Store
 from ctxengine.summarizers.base import Summarizer
 from ctxengine.summarizers.drop import DropSummarizer
@@ -175,6 +180,8 @@ class Session:
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
         #: Models that refused mid-conversation system messages in this session.
         self._system_refused: set[str] = set()
+        #: The recall index and the number of withdrawn entries it was built with.
+        self._recall: tuple[HistoryIndex | None, int] = (None, 0)
         self._tail = TailGuard()
         self._last_ladder_at = -1
         self.log.open(entries)
@@ -346,6 +353,101 @@ class Session:
         with self._lock:
             self._overflow.clear()
             return self.log.append(reply)
+
+    def revert(self, compaction_id: str | None = None) -> Entry:
+        """Undo a compaction: append a record (:class:`~ctxengine.model.SupersedeRecord`,
+        reason ``"revert of compaction ID"``) that withdraws it and every compaction and
+        prune recorded after it, so the context is projected as it was before it, with
+        every entry appended since. History stays append-only (the compaction is still
+        stored; :meth:`recall` no longer searches its state); the next trigger check
+        decides again whether to compact.
+
+        Args:
+            compaction_id: the entry id of the compaction record; default the latest
+                compaction still in force.
+
+        Returns:
+            The revert record's entry.
+
+        Raises:
+            ValueError: no such entry, an entry that is not a compaction, one withdrawn
+                already, or no compaction to revert.
+        """
+        with self._lock:
+            h = self.log.history
+            if compaction_id is None:
+                if h.compaction is None:
+                    raise ValueError("revert: the session has no compaction in force")
+                start = h.compaction
+            else:
+                found = h.index.get(compaction_id)
+                if found is None:
+                    raise ValueError(f"revert: no entry {compaction_id!r} in this session")
+                if h.entries[found].kind != "compaction":
+                    kind = h.entries[found].kind
+                    raise ValueError(
+                        f"revert: entry {compaction_id!r} is a {kind}, not a compaction"
+                    )
+                if found in h.hidden:
+                    raise ValueError(f"revert: compaction {compaction_id!r} is withdrawn already")
+                start = found
+            withdrawn = tuple(
+                e.id
+                for i, e in enumerate(h.entries[start:], start)
+                if i not in h.hidden and e.kind in ("compaction", "prune")
+            )
+            record = SupersedeRecord(withdrawn, f"revert of compaction {h.entries[start].id}")
+            entry = self.log.append(record)
+            self.compactor.thrashing = None
+            return entry
+
+    def recall(
+        self,
+        query: str | RecallQuery,
+        *,
+        budget: int = RECALL_BUDGET_TOKENS,
+        newest_first: bool = True,
+    ) -> RecallResult:
+        """Search the whole history, compacted entries included, for exact excerpts
+        (:class:`~ctxengine.recall.HistoryIndex`, kept up to date incrementally).
+
+        Args:
+            query: a text to find (case-insensitive), or a :class:`~ctxengine.recall.
+                RecallQuery` (regular expression, file path, tool name, entry range, role).
+            budget: tokens the excerpts may take in all.
+            newest_first: order of the hits.
+
+        Returns:
+            The :class:`~ctxengine.recall.RecallResult`: the hits shown, and how many
+            matched in all.
+
+        Raises:
+            ConfigError: an empty query, an invalid regular expression.
+        """
+        if isinstance(query, str):
+            query = RecallQuery(text=query)
+        with self._lock:
+            index = self._recall_index()
+        return index.search(query, budget=budget, newest_first=newest_first)
+
+    def run_recall_tool(self, arguments: str | Mapping[str, Any]) -> tuple[str, bool]:
+        """Answer a call of the ``recall`` tool (:data:`~ctxengine.recall.RECALL_TOOL`,
+        added to the agent's tools by the caller): ``(result text, is_error)``; invalid
+        arguments give an error naming the field, for the agent to correct its call."""
+        with self._lock:
+            index = self._recall_index()
+        return run_recall_tool(index, arguments)
+
+    def _recall_index(self) -> HistoryIndex:
+        """The recall index over the log as it stands (rebuilt when entries were withdrawn
+        since it was built)."""
+        h = self.log.history
+        index, hidden = self._recall
+        if index is None or hidden != len(h.hidden):
+            index = HistoryIndex(self.estimator)
+        index.update(h.entries, h.hidden)
+        self._recall = (index, len(h.hidden))
+        return index
 
     def pin(self, item: str, reason: str | None = None) -> Entry:
         """Pin an entry of the history (by id) or a text: from now on every projection

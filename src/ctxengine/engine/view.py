@@ -19,13 +19,19 @@ EpochKey = tuple[str | None, int]
 
 
 def settings(
-    policy: Policy, budget: Budget, goal_id: str | None, truncate_tokens: int | None = None
+    policy: Policy,
+    budget: Budget,
+    goal_id: str | None,
+    truncate_tokens: int | None = None,
+    *,
+    recall_note: bool = False,
 ) -> ProjectionSettings:
     """Projection settings of ``policy`` resolved as ``budget``.
 
     Args:
         goal_id: the entry holding the task (kept verbatim up to ``budget.goal_max`` tokens).
         truncate_tokens: a tighter truncate-at-source cap in tokens; default the budget's.
+        recall_note: the agent has the recall tool (the continuation state says so).
     """
     return ProjectionSettings(
         truncate_tokens=truncate_tokens or budget.truncate_tokens,
@@ -35,6 +41,7 @@ def settings(
         goal_tokens=budget.goal_max,
         prune_tail_tokens=policy.prune_keep_tail_tokens,
         whole_rules="rules" in policy.reinject,
+        recall_note=recall_note,
     )
 
 

@@ -543,3 +543,18 @@ DEFAULT_THRASH_GUARD = "model"
 THRASH_TOP_CONTRIBUTORS = 5
 #: Characters of a re-appended block's first line that name it in a thrash error (ours).
 THRASH_LABEL_CHARS = 60
+
+# --------------------------------------------------------------------------- history recall
+#: Tokens a recall answer's excerpts may take in all (ours: about one large tool result, so
+#: an answer never costs more than the reads it replaces; Claude Code caps a re-read file at
+#: 5,000 tokens after compaction).
+RECALL_BUDGET_TOKENS = 4_000
+#: Lines shown either side of a matching line (ours, as ``grep -C 2``).
+RECALL_CONTEXT_LINES = 2
+#: Characters of one excerpt line kept around its match (ours: a minified line or a long log
+#: line stays readable without spending the budget).
+RECALL_LINE_MAX_CHARS = 400
+#: Matches per document whose lines are shown (ours: the first few occurrences locate it).
+RECALL_MAX_MATCH_LINES = 5
+#: The name of the recall tool (:mod:`ctxengine.recall.tool`).
+RECALL_TOOL_NAME = "recall"

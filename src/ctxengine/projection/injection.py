@@ -30,7 +30,11 @@ import re
 
 from ctxengine.model import Message, TextPart
 from ctxengine.model.roles import injected_parts, is_real_user_message
-from ctxengine.policy.defaults import REINJECT_RULES_FILES, REINJECT_RULES_MARKERS
+from ctxengine.policy.defaults import (
+    RECALL_TOOL_NAME,
+    REINJECT_RULES_FILES,
+    REINJECT_RULES_MARKERS,
+)
 from ctxengine.projection.frame import STATE_TAG, neutralize_state, quote_imported
 from ctxengine.projection.wording import ENGLISH, state_language, wording
 
@@ -63,11 +67,24 @@ SYNTHETIC_CONTINUE = "compaction_continue"
 SYNTHETIC_REINJECTED = "reinjected"
 
 
-def _framed(prefix: str, summary: str) -> str:
-    return f"{prefix}\n\n<{STATE_TAG}>\n{neutralize_state(summary)}\n</{STATE_TAG}>"
+#: Said after the continuation state when the agent has the recall tool
+#: (:data:`~ctxengine.policy.defaults.RECALL_TOOL_NAME`): what the state leaves out can still
+#: be read word for word.
+RECALL_NOTE = (
+    "Everything before this point is still kept word for word: when you need the exact "
+    "text of something the state above leaves out or only mentions (an error message, a "
+    "command's output, code that was read or written), call the `"
+    + RECALL_TOOL_NAME
+    + "` tool with a text, a file path or a tool name instead of guessing or redoing the work."
+)
 
 
-def continuation_message(summary: str, *, imported: bool = False) -> Message:
+def _framed(prefix: str, summary: str, recall: bool = False) -> str:
+    framed = f"{prefix}\n\n<{STATE_TAG}>\n{neutralize_state(summary)}\n</{STATE_TAG}>"
+    return f"{framed}\n\n{RECALL_NOTE}" if recall else framed
+
+
+def continuation_message(summary: str, *, imported: bool = False, recall: bool = False) -> Message:
     """The user message that stands for the compacted prefix: the opening words in the
     state's language (:func:`~ctxengine.projection.wording.state_language`; English is
     :data:`CONTINUATION_PREFIX`), a blank line, then ``summary`` inside
@@ -80,42 +97,45 @@ def continuation_message(summary: str, *, imported: bool = False) -> Message:
     ``continuation-state`` tag whatever the summary says. An ``imported`` summary (another
     system's compaction text, shown as it was imported) is quoted as data first
     (:func:`~ctxengine.projection.frame.quote_imported`: every tag neutralised,
-    instruction-like lines removed, headings moved down)."""
+    instruction-like lines removed, headings moved down). With ``recall`` (the agent has
+    the recall tool) :data:`RECALL_NOTE` follows the state."""
     if imported:
         summary = quote_imported(summary)
     prefix = wording(state_language(summary)).continuation_prefix
-    return Message("user", (TextPart(_framed(prefix, summary)),))
+    return Message("user", (TextPart(_framed(prefix, summary, recall)),))
 
 
 def frame_messages(
-    summary: str, injection: str | None, *, imported: bool = False
+    summary: str, injection: str | None, *, imported: bool = False, recall: bool = False
 ) -> tuple[Message, ...]:
     """The messages that show ``summary`` in the ``injection`` shape (``None`` or
     ``"checkpoint"``: :func:`continuation_message` alone). The ``acknowledged`` shape's
     acknowledgement is included; the projection leaves it out before an assistant message.
     The messages of the other shapes carry ``meta["synthetic"]`` (:data:`SYNTHETIC_FRAME`),
     so none of them counts as a real user message. An ``imported`` summary is quoted as data
-    (:func:`continuation_message`).
+    (:func:`continuation_message`). With ``recall``, :data:`RECALL_NOTE` follows the state.
 
     Raises:
         ValueError: an unknown shape.
     """
     if injection is None or injection == "checkpoint":
-        return (continuation_message(summary, imported=imported),)
+        return (continuation_message(summary, imported=imported, recall=recall),)
     if imported:
         summary = quote_imported(summary)
     meta = {"synthetic": SYNTHETIC_FRAME}
     if injection == "acknowledged":
         return (
-            continuation_message(summary),
+            continuation_message(summary, recall=recall),
             Message("assistant", (TextPart(ACKNOWLEDGEMENT),), meta=meta),
         )
     if injection == "handoff":
-        return (Message("user", (TextPart(_framed(HANDOFF_PREFIX, summary)),), meta=meta),)
+        text = _framed(HANDOFF_PREFIX, summary, recall)
+        return (Message("user", (TextPart(text),), meta=meta),)
     if injection == "assistant_reply":
+        text = _framed(CONTINUATION_PREFIX, summary, recall)
         return (
             Message("user", (TextPart(SUMMARY_QUESTION),), meta=meta),
-            Message("assistant", (TextPart(_framed(CONTINUATION_PREFIX, summary)),), meta=meta),
+            Message("assistant", (TextPart(text),), meta=meta),
         )
     raise ValueError(f"unknown injection shape {injection!r}; expected one of {INJECTIONS}")
 

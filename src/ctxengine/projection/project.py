@@ -344,13 +344,16 @@ def project(
                     messages.append(kept_msg)
                     sources.append(entry.id)
         imported = record.summarizer == IMPORTED
+        recall = settings.recall_note
         cont_key = (
             f"{IMPORTED}\0{record.summary}" if imported else record.summary,
-            record.injection,
+            f"{record.injection}\0recall" if recall else record.injection,
         )
         frame = memo.continuations.get(cont_key) if memo is not None else None
         if frame is None:
-            frame = frame_messages(record.summary, record.injection, imported=imported)
+            frame = frame_messages(
+                record.summary, record.injection, imported=imported, recall=recall
+            )
             if memo is not None:
                 memo.continuations[cont_key] = frame
         if record.injection == "acknowledged" and _first_kept_role(entries, record) == "assistant":

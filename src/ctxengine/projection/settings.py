@@ -33,6 +33,8 @@ class ProjectionSettings:
             (:func:`~ctxengine.projection.injection.is_rules_message`) are never truncated:
             they are standing instructions, re-injected whole after every compaction
             (``"rules"`` in ``Policy.reinject``), so the live context shows them whole too.
+        recall_note: the agent has the recall tool: the continuation state of a compaction
+            is followed by :data:`~ctxengine.projection.injection.RECALL_NOTE`.
 
     Raises:
         ConfigError: a cap below 1, or a head ratio outside ``(0, 1)``.
@@ -45,6 +47,7 @@ class ProjectionSettings:
     goal_tokens: int = 0
     prune_tail_tokens: int | None = None
     whole_rules: bool = False
+    recall_note: bool = False
 
     def __post_init__(self) -> None:
         if self.truncate_tokens < 1:

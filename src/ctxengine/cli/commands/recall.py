@@ -1,0 +1,110 @@
+"""``ctxengine recall``: search a session's whole history for exact excerpts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+import typer
+
+from ctxengine.cli.load import load_target
+from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
+from ctxengine.cli.output import dump_json, say
+from ctxengine.engine import Session
+from ctxengine.policy.defaults import DEFAULT_WINDOW, RECALL_BUDGET_TOKENS
+from ctxengine.recall import RecallQuery, RecallResult, format_result
+
+
+def recall(
+    target: TargetArg = None,
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="QUERY",
+            help="Text to find (case-insensitive; a regular expression with --regex).",
+            show_default=False,
+        ),
+    ] = None,
+    session: SessionOpt = None,
+    regex: Annotated[bool, typer.Option("--regex", help="QUERY is a regular expression.")] = False,
+    case_sensitive: Annotated[
+        bool, typer.Option("--case-sensitive", help="Match case exactly.")
+    ] = False,
+    path: Annotated[
+        str | None,
+        typer.Option(
+            "--path",
+            metavar="PATH",
+            help="Only tool calls that name PATH (and their results), and other text naming it.",
+        ),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option("--tool", metavar="NAME", help="Only calls of this tool and their results."),
+    ] = None,
+    role: Annotated[
+        str | None,
+        typer.Option("--role", metavar="ROLE", help="Only messages of this role."),
+    ] = None,
+    first: Annotated[
+        int | None, typer.Option("--from", metavar="SEQ", help="First entry number.")
+    ] = None,
+    last: Annotated[
+        int | None, typer.Option("--to", metavar="SEQ", help="Last entry number.")
+    ] = None,
+    summaries: Annotated[
+        bool,
+        typer.Option("--summaries", help="Search the compactions' continuation states too."),
+    ] = False,
+    budget: Annotated[
+        int,
+        typer.Option(
+            "--budget", metavar="TOKENS", min=0, help="Tokens the excerpts may take in all."
+        ),
+    ] = RECALL_BUDGET_TOKENS,
+    oldest_first: Annotated[
+        bool, typer.Option("--oldest-first", help="List the oldest matches first.")
+    ] = False,
+    db: DbOpt = None,
+    format: FormatOpt = None,
+    strict: StrictOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search the whole history of a session, entries that compactions summarized away
+    included, and print the matching excerpts (numbered lines around each match) with the
+    entry they come from, newest first, within --budget tokens; how many more matched is
+    said at the end. Give QUERY, or --path, --tool, --role or an entry range (--from/--to)."""
+    if session is not None and query is None and target is not None:
+        target, query = None, target  # ``recall --session ID QUERY``
+    t = load_target(target, session=session, db=db, format=format, strict=strict)
+    wanted = RecallQuery(
+        text=query or "",
+        regex=regex,
+        case_sensitive=case_sensitive,
+        path=path,
+        tool=tool,
+        first_seq=first,
+        last_seq=last,
+        role=role,
+        summaries=summaries,
+    )
+    live = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries)
+    result = live.recall(wanted, budget=budget, newest_first=not oldest_first)
+    if json_out:
+        dump_json(recall_json(t.label, t.session_id, result), None)
+    else:
+        say(format_result(result))
+
+
+def recall_json(source: str, session_id: str, result: RecallResult) -> dict[str, Any]:
+    """The ``recall --json`` document (``schemas/recall.json``)."""
+    return {
+        "source": source,
+        "session_id": session_id,
+        "query": asdict(result.query),
+        "matched": result.matched,
+        "shown": len(result.hits),
+        "budget": result.budget,
+        "tokens": result.tokens,
+        "hits": [asdict(h) for h in result.hits],
+    }
