@@ -66,6 +66,39 @@ class TestFrontMatter:
         with pytest.raises(RulesFileError, match=message):
             split_front_matter("---\nglobs: x\n  continued\n", "a.mdc")
 
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (
+                '---\npaths: [src/**/*.py, "tests/**"\n---\nx',
+                "r.md:2: 'paths': a list opened with '[' is never closed",
+            ),
+            (
+                '---\n\tpaths: "src/**"\n---\nx',
+                "r.md:2: 'paths' is indented: front matter keys start the line",
+            ),
+            (
+                "---\ndescription: API rules\n  globs: src/api/**\n---\nx",
+                "r.md:3: 'globs' is indented: front matter keys start the line",
+            ),
+            (
+                "---\n  note\n---\nx",
+                "r.md:2: an indented line with no key above it",
+            ),
+        ],
+    )
+    def test_a_scope_that_would_be_lost_is_an_error(self, text: str, message: str) -> None:
+        with pytest.raises(RulesFileError) as err:
+            split_front_matter(text, "r.md")
+        assert str(err.value) == message
+
+    def test_an_indented_continuation_of_another_value_is_still_ignored(self) -> None:
+        front, body = split_front_matter(
+            "---\ndescription: API rules\n  that go on\npaths: src/**\n---\nx", "r.md"
+        )
+        assert front.fields == {"description": "API rules", "paths": "src/**"}
+        assert body == "x"
+
 
 class TestScope:
     @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ctxengine.assembly import ContextAssembler, Environment, RuleFile
 from ctxengine.engine import LadderEvent, Session
-from ctxengine.errors import ConfigError, NothingToCompact, SummaryRejected
+from ctxengine.errors import ConfigError, ContextFloorError, NothingToCompact, SummaryRejected
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, system, user
 from ctxengine.projection.render import render_anthropic
 from ctxengine.summarizers.base import Summary, SummaryRequest
@@ -347,3 +347,22 @@ def test_the_property_sees_epochs_and_changing_volatile_values() -> None:
     attached = run([("turn", 1), ("prepare", 0), ("read", 0), ("prepare", 0)], scoped="attach")
     assert [n for _, _, n in attached] == [0, 0]
     assert attached[0][1] == attached[1][1]
+
+
+def test_a_head_over_the_floor_names_its_rules_file_and_every_later_call_refuses() -> None:
+    big = RuleFile("CLAUDE.md", "Always check twice. " * 1_500, kind="claude", level="root")
+    head = ContextAssembler(base="Be brief.", tools=[READ], rules=[big])
+    s = Session(8_000, estimator=EST, head=head)
+    s.append(user("Do the task."))
+    with pytest.raises(ContextFloorError) as first:
+        s.prepare()
+    rules = next(x for x in s.last_head.sections if x.name == "rules").tokens  # type: ignore[union-attr]
+    assert first.value.parts[0] == ("rules CLAUDE.md", rules)
+    assert rules == EST.text("# Rules\n\nContents of CLAUDE.md:\n\n" + big.text) == 7_509
+    assert "(largest parts: rules CLAUDE.md 7,509, " in str(first.value)
+    # No new entry: the ladder does not run again, but the context still cannot be sent.
+    for _ in range(2):
+        with pytest.raises(ContextFloorError) as again:
+            s.prepare()
+        assert again.value is first.value
+    assert [e.step for e in s.events] == ["failure"]

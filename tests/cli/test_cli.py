@@ -19,7 +19,7 @@ from ctxengine.engine import Session
 from ctxengine.importers import read_transcript, unsupported
 from ctxengine.model import CompactionRecord
 from ctxengine.model.codec import entry_from_dict, entry_to_dict
-from ctxengine.projection.render import render_anthropic, render_openai
+from ctxengine.projection.render import called_tool_schemas, render_anthropic, render_openai
 from ctxengine.projection.validate import validate
 from ctxengine.tokens.estimate import HeuristicEstimator
 
@@ -94,9 +94,11 @@ class TestCompact:
         body = json.loads(out.read_text())
         assert validate(body, provider) == []
 
-        # The same compaction through the library gives the same body and numbers.
+        # The same compaction through the library gives the same body and numbers (the
+        # transcript records no schemas: every tool it calls is declared).
         imported = read_transcript(path)
-        session = Session(16_000, entries=imported.entries)
+        called = called_tool_schemas(m for e in imported.entries if (m := e.message) is not None)
+        session = Session(16_000, entries=imported.entries, tools=called)
         before = session.project()
         outcome = session.compact()
         extra: dict[str, Any] = {"declare_tools": True}

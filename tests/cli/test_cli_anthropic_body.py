@@ -72,7 +72,7 @@ EXPECTED_BREAKPOINTS = [
     {"path": "tools[0]", "boundary": "last tool"},
     {"path": "system[0]", "boundary": "system prompt"},
     {"path": "messages[0].content[0]", "boundary": "end of the preamble"},
-    {"path": "messages[3].content[0]", "boundary": "newest stable message"},
+    {"path": "messages[1].content[0]", "boundary": "newest stable message"},
 ]
 
 
@@ -86,15 +86,11 @@ def test_compact_writes_the_breakpoints_inspect_lists(
     )
     assert report["cache_breakpoints"] == EXPECTED_BREAKPOINTS
     assert cache_control_paths(body) == [b["path"] for b in EXPECTED_BREAKPOINTS]
-    assert [m["role"] for m in body["messages"]] == [
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-        "user",
-    ]
+    # The tool list (every tool the transcript calls) counts towards the context, so the
+    # kept tail is the latest reply and the request after it.
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert all("cache_control" not in block for block in body["messages"][-1]["content"])
-    assert body["messages"][3]["content"][0] == {
+    assert body["messages"][1]["content"][0] == {
         "type": "text",
         "text": "Read file 11.",
         "cache_control": {"type": "ephemeral"},
@@ -122,7 +118,7 @@ def test_no_cache_markers_leaves_them_out(
     assert report["cache_breakpoints"] == []
     assert cache_control_paths(body) == []
     assert isinstance(body["system"], str)  # unmarked: the plain string form
-    assert report["messages"] == 5
+    assert report["messages"] == 3
 
 
 def test_an_openai_body_reports_no_breakpoints(

@@ -14,6 +14,7 @@ from ctxengine.cli.load import load_target
 from ctxengine.engine import Session
 from ctxengine.importers import read_transcript
 from ctxengine.model import CompactionRecord
+from ctxengine.projection.render import called_tool_schemas
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 
@@ -32,10 +33,11 @@ def report_of(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, objec
 
 def test_events_are_the_ladder_events_of_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     report = report_of(capsys, str(EXAMPLE), "--window", "16000")
-    # The CLI sizes another agent's transcript by our estimate: its usage is left out.
-    session = Session(
-        16_000, entries=measured_by_us(load_target(str(EXAMPLE), db=None, format=None))
-    )
+    # The CLI sizes another agent's transcript by our estimate (its usage is left out) and
+    # declares every tool it calls.
+    entries = measured_by_us(load_target(str(EXAMPLE), db=None, format=None))
+    called = called_tool_schemas(m for e in entries if (m := e.message) is not None)
+    session = Session(16_000, entries=entries, tools=called)
     outcome = session.compact()
     record = outcome.entry.body
     assert isinstance(record, CompactionRecord)

@@ -164,8 +164,10 @@ def split_front_matter(text: str, path: str) -> tuple[FrontMatter, str]:
         The front matter (empty without a block) and the body after it, unchanged.
 
     Raises:
-        RulesFileError: an opened block never closed, or a line that is none of the above
-            (naming the file and line).
+        RulesFileError: an opened block never closed, an inline list never closed, a scope
+            field (``paths``, ``globs``, ``applyTo``) indented (it would be read as the
+            continuation of another value and the rule loaded always), an indented first
+            line, or a line that is none of the above (naming the file and line).
     """
     lines = text.split("\n")
     if not lines or lines[0].rstrip("\r").lstrip("\ufeff") != "---":
@@ -195,10 +197,20 @@ def split_front_matter(text: str, path: str) -> tuple[FrontMatter, str]:
                 fields[name] = ()
             elif raw_value.startswith("[") and raw_value.endswith("]"):
                 fields[name] = _inline_list(raw_value)
+            elif raw_value.startswith("["):
+                raise RulesFileError(path, f"{name!r}: a list opened with '[' is never closed", i)
             else:
                 fields[name] = _scalar(raw_value)
             continue
         if line[:1] in (" ", "\t"):
+            nested = _KEY.match(line.strip())
+            if nested is not None and (current is None or nested.group(1) in RULES_SCOPE_FIELDS):
+                key_name = nested.group(1)
+                raise RulesFileError(
+                    path, f"{key_name!r} is indented: front matter keys start the line", i
+                )
+            if current is None:
+                raise RulesFileError(path, "an indented line with no key above it", i)
             continue  # the continuation of a multi-line value
         raise RulesFileError(path, f"front matter line is not 'key: value': {line[:60]!r}", i)
     raise RulesFileError(path, "front matter opened with '---' is never closed", 1)

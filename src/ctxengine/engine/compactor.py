@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ctxengine.assembly.head import Head
 from ctxengine.errors import (
     Cancelled,
     CompactionError,
@@ -310,7 +311,11 @@ class Compactor:
         trigger = plan.budget.trigger
         if plan.reason != "manual" and plan.floor_tokens >= plan.floor_limit:
             error = ContextFloorError(
-                plan.floor_tokens, trigger, plan.budget.window, plan.floor, plan.floor_free
+                plan.floor_tokens,
+                trigger,
+                plan.budget.window,
+                head_parts(plan.floor, self.log.last_head),
+                plan.floor_free,
             )
             self.event(
                 "failure", None, plan.tokens_before, plan.tokens_before, str(error), plan=plan
@@ -416,3 +421,39 @@ class Compactor:
                     "system prompt"
                 )
             raise CompactionLoopError(self.failures, tokens, self.budget.trigger, why)
+
+
+#: How a floor error names a section of the assembled head.
+_HEAD_LABELS = {
+    "base": "base instructions",
+    "rules": "rules",
+    "skills": "skill catalog",
+    "memory": "memory index",
+    "environment": "environment",
+    "git_status": "git status",
+}
+
+
+def head_parts(
+    parts: tuple[tuple[str, int], ...], head: Head | None
+) -> tuple[tuple[str, int], ...]:
+    """``parts`` (a floor, ``(name, tokens)`` largest first) with its ``"system prompt"``
+    split into the sections of the assembled ``head`` that fill it (the rules section named
+    by its files: ``"rules CLAUDE.md"``), the rest staying ``"system prompt"``; unchanged
+    without a head."""
+    if head is None:
+        return parts
+    total = dict(parts).get("system prompt", 0)
+    named: list[tuple[str, int]] = []
+    for section in head.sections:
+        if section.name == "tools" or section.tokens <= 0:
+            continue
+        label = _HEAD_LABELS.get(section.name, section.name)
+        if section.name == "rules" and section.sources:
+            label = f"rules {', '.join(section.sources)}"
+        named.append((label, min(section.tokens, total)))
+        total -= named[-1][1]
+    out = [p for p in parts if p[0] != "system prompt"] + named
+    if total > 0:
+        out.append(("system prompt", total))
+    return tuple(sorted(out, key=lambda p: -p[1]))

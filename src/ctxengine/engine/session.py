@@ -180,6 +180,8 @@ class Session:
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
         #: Models that refused mid-conversation system messages in this session.
         self._system_refused: set[str] = set()
+        #: The floor error of the latest ladder run, if it failed so.
+        self._floor_error: ContextFloorError | None = None
         #: The recall index and the number of withdrawn entries it was built with.
         self._recall: tuple[HistoryIndex | None, int] = (None, 0)
         self._tail = TailGuard()
@@ -571,7 +573,9 @@ class Session:
                 failed to bring the context under the trigger.
             ContextFloorError: what every compaction keeps (system prompt, tool schemas,
                 re-injected rules, todo list and background tasks, the tail no cut can drop)
-                is at or over the trigger: no compaction runs.
+                is at or over the trigger: no compaction runs. Raised again by every later
+                call whose context does not fit the window beside its output, until new
+                entries let the ladder try again.
             ThrashError: the context refilled to the trigger within a few calls of each of
                 the latest compactions (``policy.thrash_guard``); automatic compaction stays
                 stopped until a manual :meth:`compact`.
@@ -601,12 +605,22 @@ class Session:
                         # Another writer appended meanwhile (maybe this very compaction).
                         ctx, req = self._threshold(out)
                     if req is not None:
+                        self._floor_error = None
                         try:
                             ctx = self.compactor.run_ladder(ctx, req, out)
+                        except ContextFloorError as exc:
+                            self._floor_error = exc
+                            raise
                         finally:
                             # The ladder's own prune/compaction entries are not new history:
                             # the next run waits for an entry appended after them.
                             self._last_ladder_at = len(h)
+            elif self._floor_error is not None and (
+                self.log.context_tokens(ctx) + out > self.budget.window
+            ):
+                # The ladder waits for new entries, but this context cannot be sent: the
+                # floor that stopped it is still the answer.
+                raise self._floor_error
             # A context prepared while calls still await their results is provisional.
             provisional = bool(h.pending_call_ids())
             self._tail.check(

@@ -53,6 +53,7 @@ from ctxengine.policy.defaults import (
     MODEL_SUMMARIZER_NAMES,
     PROVIDER_TIMEOUT_S,
 )
+from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
 
 #: Environment variable giving ``--timeout`` (seconds per summary request).
@@ -506,11 +507,13 @@ def _session(
     """The in-memory session of ``target``; a model summarizer the user did not ask for by
     name falls back to the extractive one on failure."""
     by_default = choice.kind != "extractive" and not summarizer_asked
+    entries = measured_by_us(target)
     return Session(
         window,
         policy=policy,
         session_id=target.session_id,
-        entries=measured_by_us(target),
+        entries=entries,
+        tools=called_tool_schemas(m for e in entries if (m := e.message) is not None),
         summarizer=choice.summarizer,
         fallback="on_failure" if by_default else "breaker",
     )

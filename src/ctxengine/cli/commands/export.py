@@ -26,6 +26,7 @@ from ctxengine.cli.progress import progress
 from ctxengine.engine import Session
 from ctxengine.model.codec import entry_to_dict
 from ctxengine.policy.defaults import DEFAULT_WINDOW
+from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
 
 
@@ -81,7 +82,10 @@ def export(
         else:
             tracker.step(f"projecting {len(t.entries):,} entries for a {window:,}-token window")
             policy = policy_from_options(window=window, max_tokens=max_tokens)
-            live = Session(window, policy=policy, session_id=t.session_id, entries=t.entries)
+            tools = called_tool_schemas(m for e in t.entries if (m := e.message) is not None)
+            live = Session(
+                window, policy=policy, session_id=t.session_id, entries=t.entries, tools=tools
+            )
             request = RequestOptions(format, model, max_tokens, next_user)
             sent = hand_off(live.prepare(), live.estimator, live.budget.reserve, request)
             data = orjson.dumps(sent.body, option=orjson.OPT_INDENT_2) + b"\n"

@@ -21,6 +21,7 @@ from ctxengine.cli.views import (
 )
 from ctxengine.engine import Session
 from ctxengine.policy.defaults import DEFAULT_WINDOW
+from ctxengine.projection.render import called_tool_schemas
 from ctxengine.projection.render.anthropic import cache_layout
 from ctxengine.replay.compare import recorded_model
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -100,7 +101,10 @@ def inspect(
         if rules_from is not None
         else None
     )
-    current = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries).project()
+    called = called_tool_schemas(m for e in t.entries if (m := e.message) is not None)
+    current = Session(
+        DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries, tools=called
+    ).project()
     cache_model = model or recorded_model(t.entries)
     system_messages = takes_system_messages(cache_model)
     layout = cache_layout(current, declare_tools=True, system_messages=system_messages)

@@ -1,6 +1,7 @@
 """Renderers: a :class:`~ctxengine.projection.context.Context` as a provider request body,
 and the one table from a provider name to its renderer."""
 
+from ctxengine.projection.render._common import called_tool_schemas
 from ctxengine.projection.render.anthropic import render_anthropic
 from ctxengine.projection.render.openai import render_openai
 from ctxengine.projection.render.openai_responses import render_openai_responses
@@ -14,6 +15,7 @@ from ctxengine.projection.render.registry import (
 __all__ = [
     "RENDERERS",
     "Renderer",
+    "called_tool_schemas",
     "original_tool_names",
     "render_anthropic",
     "render_openai",

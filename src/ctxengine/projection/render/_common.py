@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxengine.model import DocumentPart, ImagePart, Message
@@ -63,6 +63,18 @@ def tool_declarations(
                 name = wire_name(call.name, provider)
                 out.setdefault(name, (name, UNDECLARED_TOOL_DESCRIPTION, {"type": "object"}))
     return list(out.values())
+
+
+def called_tool_schemas(messages: Iterable[Message]) -> tuple[dict[str, Any], ...]:
+    """A provider-neutral schema (``name``, :data:`UNDECLARED_TOOL_DESCRIPTION`, an empty
+    object schema) for every tool an assistant message of ``messages`` calls, in order of
+    first call: the tool list of a transcript that recorded no schemas, so that a request
+    built from it declares the same tools before and after a compaction drops the calls."""
+    names = dict.fromkeys(c.name for m in messages if m.role == "assistant" for c in m.tool_calls)
+    return tuple(
+        {"name": n, "description": UNDECLARED_TOOL_DESCRIPTION, "parameters": {"type": "object"}}
+        for n in names
+    )
 
 
 def parse_arguments(arguments: str) -> dict[str, Any]:
