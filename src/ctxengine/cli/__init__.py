@@ -53,53 +53,63 @@ class _UsageError(Protocol):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    import typer
-
     from ctxengine.cli.app import app
-    from ctxengine.cli.output import ClosedPipe, OutputRefused, error, say, silence_stdout
 
     args = sys.argv[1:] if argv is None else argv
     try:
         returned = app(args=args, standalone_mode=False, prog_name="ctxengine")
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except (typer.Abort, KeyboardInterrupt):
-        say("interrupted: nothing was written", stderr=True)
-        return EXIT_INTERRUPTED
-    except (ClosedPipe, BrokenPipeError):
-        silence_stdout()
-        return EXIT_CLOSED_PIPE
-    except StoreBusy as exc:
-        error(str(exc) if exc.stored else f"{exc}; nothing was written")
-        return EXIT_STORE_BUSY
-    except (TranscriptError, ConfigError, StoreError, OutputRefused) as exc:
-        error(str(exc))
-        return EXIT_BAD_INPUT
-    except CompactionError as exc:
-        said = str(exc)
-        written = "" if said.endswith("nothing was written") else "; nothing was written"
-        error(said + written, label="cannot compact")
-        return EXIT_BAD_INPUT
-    except ProviderError as exc:
-        error(str(exc), label="summary model failed")
-        return EXIT_BAD_INPUT
-    except OSError as exc:
-        where = f" {exc.filename}" if exc.filename else ""
-        error(f"cannot write{where}: {exc.strerror or exc}")
-        return EXIT_BAD_INPUT
-    except Exception as exc:
-        if isinstance(exc, _UsageError):
-            exc.show()
-            return exc.exit_code
-        error(f"{type(exc).__name__}: {exc}", label="internal error")
-        return EXIT_INTERNAL
+    except (Exception, KeyboardInterrupt) as exc:
+        return _exit_code(exc)
     if isinstance(returned, int) and returned != 0:
         # outside standalone mode typer returns a ``typer.Exit`` code instead of raising it
         # (an interrupt: 130; a failed ``import``: 2)
         if returned == EXIT_INTERRUPTED:
+            from ctxengine.cli.output import say
+
             say("interrupted: nothing was written", stderr=True)
         return returned
     return EXIT_OK
+
+
+def _exit_code(exc: BaseException) -> int:
+    """The exit code of a command that raised ``exc``, after printing what went wrong (see
+    the module docstring). The printing module is imported here, not for a command that
+    succeeds without printing (``--help``)."""
+    import typer
+
+    from ctxengine.cli.output import ClosedPipe, OutputRefused, error, say, silence_stdout
+
+    if isinstance(exc, typer.Exit):
+        return int(exc.exit_code or 0)
+    if isinstance(exc, typer.Abort | KeyboardInterrupt):
+        say("interrupted: nothing was written", stderr=True)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, ClosedPipe | BrokenPipeError):
+        silence_stdout()
+        return EXIT_CLOSED_PIPE
+    if isinstance(exc, StoreBusy):
+        error(str(exc) if exc.stored else f"{exc}; nothing was written")
+        return EXIT_STORE_BUSY
+    if isinstance(exc, TranscriptError | ConfigError | StoreError | OutputRefused):
+        error(str(exc))
+        return EXIT_BAD_INPUT
+    if isinstance(exc, CompactionError):
+        said = str(exc)
+        written = "" if said.endswith("nothing was written") else "; nothing was written"
+        error(said + written, label="cannot compact")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, ProviderError):
+        error(str(exc), label="summary model failed")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        error(f"cannot write{where}: {exc.strerror or exc}")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, _UsageError):
+        exc.show()
+        return exc.exit_code
+    error(f"{type(exc).__name__}: {exc}", label="internal error")
+    return EXIT_INTERNAL
 
 
 def run() -> None:

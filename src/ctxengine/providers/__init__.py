@@ -3,37 +3,81 @@ SDKs (optional extras), error classification with an overflow pattern table, bou
 retries, cancellable streaming, and the model profile table.
 
 Importing this package never imports an SDK; constructing a provider does, and a missing SDK
-is a :class:`~ctxengine.errors.ConfigError` naming the extra to install.
+is a :class:`~ctxengine.errors.ConfigError` naming the extra to install. The names below are
+loaded from their modules on first use (PEP 562): a module that needs only
+:mod:`ctxengine.providers.base` or :mod:`ctxengine.providers.classify` does not import the
+provider classes and their call machinery (``asyncio``, threads).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctxengine.errors import ConfigError
-from ctxengine.providers.anthropic import AnthropicProvider
-from ctxengine.providers.base import (
-    Completion,
-    CompletionRequest,
-    FinishReason,
-    Provider,
-    RetrySettings,
-)
-from ctxengine.providers.classify import ErrorClass, classify_error, to_provider_error
-from ctxengine.providers.openai import OpenAIProvider
-from ctxengine.providers.overflow import (
-    is_length_stop_on_full_window,
-    is_silent_overflow,
-    match_overflow,
-)
-from ctxengine.providers.profiles import (
-    ModelProfile,
-    ProfileTable,
-    model_profile,
-    parse_model_spec,
-    summary_model_from_env,
-)
+
+if TYPE_CHECKING:
+    from ctxengine.providers.anthropic import AnthropicProvider
+    from ctxengine.providers.base import (
+        Completion,
+        CompletionRequest,
+        FinishReason,
+        Provider,
+        RetrySettings,
+    )
+    from ctxengine.providers.classify import ErrorClass, classify_error, to_provider_error
+    from ctxengine.providers.openai import OpenAIProvider
+    from ctxengine.providers.overflow import (
+        is_length_stop_on_full_window,
+        is_silent_overflow,
+        match_overflow,
+    )
+    from ctxengine.providers.profiles import (
+        ModelProfile,
+        ProfileTable,
+        model_profile,
+        parse_model_spec,
+        summary_model_from_env,
+    )
+
+#: The module each public name is loaded from on first use.
+_HOMES: dict[str, str] = {
+    "AnthropicProvider": "anthropic",
+    **dict.fromkeys(
+        ("Completion", "CompletionRequest", "FinishReason", "Provider", "RetrySettings"), "base"
+    ),
+    **dict.fromkeys(("ErrorClass", "classify_error", "to_provider_error"), "classify"),
+    "OpenAIProvider": "openai",
+    **dict.fromkeys(
+        ("is_length_stop_on_full_window", "is_silent_overflow", "match_overflow"), "overflow"
+    ),
+    **dict.fromkeys(
+        (
+            "ModelProfile",
+            "ProfileTable",
+            "model_profile",
+            "parse_model_spec",
+            "summary_model_from_env",
+        ),
+        "profiles",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not a public name (nor a submodule already imported).
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 
 def create_provider(
@@ -57,6 +101,10 @@ def create_provider(
     Raises:
         ConfigError: a malformed spec, a missing SDK or a missing key.
     """
+    from ctxengine.providers.anthropic import AnthropicProvider
+    from ctxengine.providers.openai import OpenAIProvider
+    from ctxengine.providers.profiles import parse_model_spec
+
     provider, model = parse_model_spec(spec)
     common: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "retry": retry}
     common["sleep"] = sleep

@@ -1,9 +1,22 @@
-"""Session stores: the append-only ``Store`` protocol and its SQLite implementation."""
+"""Session stores: the append-only ``Store`` protocol and its SQLite implementation.
+
+The names below are loaded from their modules on first use (PEP 562): a module that needs
+only the protocol (:mod:`ctxengine.stores.base`) does not import :mod:`sqlite3`.
+"""
 
 from __future__ import annotations
 
-from ctxengine.stores.base import ImportedLog, ImportRecord, ImportResult, SessionInfo, Store
-from ctxengine.stores.sqlite import DB_ENV_VAR, SQLiteStore, default_db_path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxengine.stores.base import (
+        ImportedLog,
+        ImportRecord,
+        ImportResult,
+        SessionInfo,
+        Store,
+    )
+    from ctxengine.stores.sqlite import DB_ENV_VAR, SQLiteStore, default_db_path
 
 __all__ = [
     "DB_ENV_VAR",
@@ -15,3 +28,27 @@ __all__ = [
     "Store",
     "default_db_path",
 ]
+
+#: The module each public name is loaded from on first use.
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("ImportRecord", "ImportResult", "ImportedLog", "SessionInfo", "Store"), "base"
+    ),
+    **dict.fromkeys(("DB_ENV_VAR", "SQLiteStore", "default_db_path"), "sqlite"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not a public name (nor a submodule already imported).
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -11,7 +11,6 @@ language (:mod:`ctxengine.projection.wording`); the narrative's are the template
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from dataclasses import dataclass
 
@@ -117,6 +116,8 @@ class HybridSummarizer:
 
     async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
         """:meth:`summarize` for asyncio; cancelling the awaiting task cancels the call."""
+        import asyncio  # loaded by the caller's event loop already; not at import time
+
         cancel = threading.Event()
         try:
             return await asyncio.to_thread(self.summarize, request, estimator, cancel=cancel)

@@ -28,7 +28,6 @@ Summary calls are accounted on the summarizer (:attr:`LLMSummarizer.calls`,
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -188,6 +187,8 @@ class LLMSummarizer(ModelCaller):
 
     async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
         """:meth:`summarize` for asyncio; cancelling the awaiting task cancels the call."""
+        import asyncio  # loaded by the caller's event loop already; not at import time
+
         cancel = threading.Event()
         try:
             return await asyncio.to_thread(self.summarize, request, estimator, cancel=cancel)
