@@ -15,12 +15,21 @@ disk):
 - **parse + store**: the same plus ``SQLiteStore.import_session`` into a fresh SQLite file in
   a temporary folder (one transaction, committed; opening the database is not timed).
 
+- **bare**: what reading the same bytes costs with no importer: the file read and parsed
+  by orjson alone (``orjson.loads`` of the whole document, or of each non-blank line of a
+  JSON-lines file; of every ``.json`` file of a folder), or, for a text transcript (aider's
+  and Gemini CLI's Markdown), read, decoded and split into lines. The cyclic garbage
+  collector is paused during these runs as it is during an import
+  (``registry._cycle_collector_paused``), so that the two are timed on equal terms.
+
 It prints the median time and the speed in MB (10^6 bytes) of source file (all files of a
-folder) per second, and the parse speed relative to the Claude Code importer's on its own
+folder) per second, the bare speed and ``parse ÷ bare`` (the parse speed as a share of the
+bare one: 0.6 is 60 %), and the parse speed relative to the Claude Code importer's on its own
 largest file (``× Claude Code``: 0.5 is half its MB/s); the row marked ``*`` is the largest
-importable file of the corpus. The parse runs of all files take turns (run 1 of every file,
-then run 2 …), so that a change in the machine's load during the benchmark weighs on every
-format alike and the ratios stay comparable; the same holds for the second table.
+importable file of the corpus. The parse and bare runs of all files take turns (run 1 of
+every file, then run 2 …), so that a change in the machine's load during the benchmark
+weighs on every format alike and the ratios stay comparable; the same holds for the second
+table.
 
 Rows marked ``†`` are agents of which the corpus holds only short format samples
 (``format-fixtures/``: a few KB, Kimi's 72 KB): a handful of records, each a few hundred bytes,
@@ -48,6 +57,7 @@ largest session repeated with new ids (the same message and part shapes, one ses
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sqlite3
 import tempfile
@@ -82,6 +92,56 @@ def interleaved(calls: list[Callable[[], object]], runs: int) -> list[float]:
 def parse_call(path: Path, fmt: str | None = None) -> Callable[[], object]:
     """``read_transcript(path[, fmt])`` as a call for :func:`interleaved`."""
     return lambda: read_transcript(path, fmt)
+
+
+def _lines(data: bytes) -> list[Any]:
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def bare_kind(path: Path) -> str:
+    """How :func:`bare_call` reads ``path``: ``"json"`` (one document), ``"jsonl"`` (a
+    document per line), ``"text"`` (decoded and split into lines) or ``"folder"`` (every
+    ``.json`` file in it)."""
+    if path.is_dir():
+        return "folder"
+    data = path.read_bytes()
+    try:
+        orjson.loads(data)
+        return "json"
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        _lines(data)
+        return "jsonl"
+    except orjson.JSONDecodeError:
+        return "text"
+
+
+def bare_call(path: Path, kind: str) -> Callable[[], object]:
+    """Reading ``path`` as :func:`bare_kind` says, the garbage collector paused, as a call
+    for :func:`interleaved`."""
+    files = sorted(path.rglob("*.json")) if kind == "folder" else []
+
+    def parse() -> object:
+        if kind == "folder":
+            return [orjson.loads(f.read_bytes()) for f in files]
+        data = path.read_bytes()
+        if kind == "json":
+            return orjson.loads(data)
+        if kind == "jsonl":
+            return _lines(data)
+        return data.decode("utf-8").splitlines()
+
+    def call() -> object:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return parse()
+        finally:
+            if enabled:
+                gc.enable()
+
+    return call
 
 
 def time_parse_store(path: Path, runs: int) -> float:
@@ -271,10 +331,18 @@ def main() -> None:
     files = largest_per_format(corpus, conversations=True)
     largest = max(files.values(), key=size_of)
     order = sorted(files.items(), key=lambda kv: -size_of(kv[1]))
-    parse_times = interleaved([parse_call(path) for _, path in order], args.runs)
+    kinds = [bare_kind(path) for _, path in order]
+    timed = interleaved(
+        [parse_call(path) for _, path in order]
+        + [bare_call(path, kind) for (_, path), kind in zip(order, kinds, strict=True)],
+        args.runs,
+    )
+    parse_times, bare_times = timed[: len(order)], timed[len(order) :]
     rows = []
     parse_speed: dict[str, float] = {}
-    for (fmt, path), parse_s in zip(order, parse_times, strict=True):
+    for (fmt, path), parse_s, bare_s, kind in zip(
+        order, parse_times, bare_times, kinds, strict=True
+    ):
         mb = size_of(path) / 1e6
         entries = len(read_transcript(path).entries)
         store_s = time_parse_store(path, args.runs)
@@ -290,6 +358,8 @@ def main() -> None:
                 f"{entries:,}",
                 f"{parse_s * 1e3:.1f}",
                 f"{mb / parse_s:.1f}",
+                f"{mb / bare_s:.1f} ({kind})",
+                f"{bare_s / parse_s:.2f}",
                 fmt,
                 f"{store_s * 1e3:.1f}",
                 f"{mb / store_s:.1f}",
@@ -297,7 +367,7 @@ def main() -> None:
             )
         )
     claude = parse_speed.get("claude-code")
-    rows = [(*r[:6], f"{parse_speed[r[6]] / claude:.2f}" if claude else "-", *r[7:]) for r in rows]
+    rows = [(*r[:8], f"{parse_speed[r[8]] / claude:.2f}" if claude else "-", *r[9:]) for r in rows]
     table(
         (
             "format",
@@ -306,6 +376,8 @@ def main() -> None:
             "entries",
             "parse ms",
             "parse MB/s",
+            "bare MB/s",
+            "parse ÷ bare",
             "× Claude Code",
             "parse+store ms",
             "parse+store MB/s",
