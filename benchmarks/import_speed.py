@@ -13,8 +13,7 @@ disk):
 
 - **parse**: ``read_transcript(path)`` (sniffing, reading, parsing, building the entries);
 - **parse + store**: the same plus ``SQLiteStore.import_session`` into a fresh SQLite file in
-  a temporary folder (one transaction, committed; opening the database is not timed).
-
+  a temporary folder (committed; opening the database is not timed);
 - **bare**: what reading the same bytes costs with no importer: the file read and parsed
   by orjson alone (``orjson.loads`` of the whole document, or of each non-blank line of a
   JSON-lines file; of every ``.json`` file of a folder), or, for a text transcript (aider's
@@ -27,9 +26,9 @@ folder) per second, the bare speed and ``parse ÷ bare`` (the parse speed as a s
 bare one: 0.6 is 60 %), and the parse speed relative to the Claude Code importer's on its own
 largest file (``× Claude Code``: 0.5 is half its MB/s); the row marked ``*`` is the largest
 importable file of the corpus. The parse and bare runs of all files take turns (run 1 of
-every file, then run 2 …), so that a change in the machine's load during the benchmark
-weighs on every format alike and the ratios stay comparable; the same holds for the second
-table.
+every file, then run 2 …), and so do the parse + store runs, so that a change in the
+machine's load during the benchmark weighs on every format alike and the ratios stay
+comparable; the same holds for the second table.
 
 Rows marked ``†`` are agents of which the corpus holds only short format samples
 (``format-fixtures/``: a few KB, Kimi's 72 KB): a handful of records, each a few hundred bytes,
@@ -144,17 +143,30 @@ def bare_call(path: Path, kind: str) -> Callable[[], object]:
     return call
 
 
-def time_parse_store(path: Path, runs: int) -> float:
-    """Median seconds of ``read_transcript`` + ``import_session`` into a new SQLite file."""
-    times: list[float] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in range(runs):
-            with SQLiteStore(Path(tmp) / f"run{n}.db") as store:
-                start = clock()
-                result = store.import_session(read_transcript(path))
-                times.append(clock() - start)
-                assert result.skipped == 0, "a fresh database already held entries"
-    return median(times)
+def store_call(path: Path, folder: Path) -> Callable[[], float]:
+    """A call that imports ``path`` (``read_transcript`` + ``import_session``) into a new
+    SQLite file in ``folder`` and returns the seconds it took (opening the database is not
+    timed), for :func:`interleaved_self_timed`."""
+    made = iter(range(1 << 30))
+
+    def call() -> float:
+        with SQLiteStore(folder / f"{path.name}.{next(made)}.db") as store:
+            start = clock()
+            result = store.import_session(read_transcript(path))
+            seconds = clock() - start
+        assert result.skipped == 0, "a fresh database already held entries"
+        return seconds
+
+    return call
+
+
+def interleaved_self_timed(calls: list[Callable[[], float]], runs: int) -> list[float]:
+    """:func:`interleaved` for calls that time themselves (they return their seconds)."""
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(runs):
+        for call, found in zip(calls, times, strict=True):
+            found.append(call())
+    return [median(found) for found in times]
 
 
 #: The corpus folder of short per-agent format samples.
@@ -338,14 +350,17 @@ def main() -> None:
         args.runs,
     )
     parse_times, bare_times = timed[: len(order)], timed[len(order) :]
+    with tempfile.TemporaryDirectory() as tmp:
+        store_times = interleaved_self_timed(
+            [store_call(path, Path(tmp)) for _, path in order], args.runs
+        )
     rows = []
     parse_speed: dict[str, float] = {}
-    for (fmt, path), parse_s, bare_s, kind in zip(
-        order, parse_times, bare_times, kinds, strict=True
+    for (fmt, path), parse_s, bare_s, kind, store_s in zip(
+        order, parse_times, bare_times, kinds, store_times, strict=True
     ):
         mb = size_of(path) / 1e6
         entries = len(read_transcript(path).entries)
-        store_s = time_parse_store(path, args.runs)
         parse_speed[fmt] = mb / parse_s
         mark = " *" if path == largest else ""
         if FIXTURES in path.relative_to(corpus).parts:
