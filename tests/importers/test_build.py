@@ -1,10 +1,12 @@
-"""Shared importer helpers read from bytes already in memory exactly as from the file, and the
-importers' entry-id hash is the codec's."""
+"""Shared importer helpers read from bytes already in memory exactly as from the file, the
+importers' entry-id hash is the codec's, and the one-pass body bytes the store writes are the
+codec's dict serialised."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from corpus import CORPUS, fixture_files, live_agent_files, transcript_files
@@ -29,6 +31,7 @@ from ctxengine.model import (
     Usage,
 )
 from ctxengine.model.codec import body_hash as codec_body_hash
+from ctxengine.model.codec import body_json, body_to_dict
 from ctxengine.model.entries import Body
 
 BODIES: list[Body] = [
@@ -99,6 +102,36 @@ class TestBodyHash:
                 ), (path, entry.seq)
                 checked += 1
         assert checked > 8_000
+
+
+class TestBodyJson:
+    def test_every_kind_of_body_is_written_as_its_codec_dict(self) -> None:
+        for body in BODIES:
+            assert body_json(body) == orjson.dumps(body_to_dict(body)), body
+
+    def test_every_corpus_entry_is_written_as_its_codec_dict(self) -> None:
+        if not CORPUS.exists():
+            pytest.skip("corpus missing")
+        checked = 0
+        for path in [*transcript_files(), *fixture_files(), *live_agent_files()]:
+            try:
+                session = read_transcript(path)
+            except TranscriptError:  # formats without an importer, files refused as a whole
+                continue
+            for entry in session.entries:
+                assert body_json(entry.body) == orjson.dumps(body_to_dict(entry.body)), (
+                    path,
+                    entry.seq,
+                )
+                checked += 1
+        assert checked > 8_000
+
+    def test_a_value_that_is_not_json_is_refused_with_orjsons_message(self) -> None:
+        body = Message("user", (TextPart("x", meta={"handle": object()}),))
+        with pytest.raises(TypeError, match=r"^Type is not JSON serializable: object$"):
+            body_json(body)
+        with pytest.raises(TypeError, match=r"^Type is not JSON serializable: object$"):
+            orjson.dumps(body_to_dict(body))
 
 
 def _lines(path: Path, data: bytes | None) -> tuple[list[tuple[int, object]], str]:

@@ -7,9 +7,8 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,8 +16,8 @@ import orjson
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers.report import ImportReport
-from ctxengine.model import Entry, Message
-from ctxengine.model.codec import HASH_PREFIX
+from ctxengine.model import Entry
+from ctxengine.model.codec import HASH_PREFIX, wire
 from ctxengine.model.entries import Body
 
 if TYPE_CHECKING:
@@ -280,73 +279,18 @@ def expect(
         raise TranscriptError(str(path), expected, line=line, json_path=json_path)
 
 
-def _message_dict(msg: Message) -> dict[str, Any]:
-    """The wire dict of ``msg`` one level deep (:func:`ctxengine.model.codec.message_to_dict`
-    but with ``parts`` and ``usage`` as they are: :func:`_wire` gives theirs)."""
-    out: dict[str, Any] = {"kind": "message", "role": msg.role, "parts": msg.parts}
-    if msg.usage is not None:
-        out["usage"] = msg.usage
-    if msg.model is not None:
-        out["model"] = msg.model
-    if msg.stop_reason is not None:
-        out["stop_reason"] = msg.stop_reason
-    if msg.meta:
-        out["meta"] = dict(msg.meta)
-    return out
-
-
-def _field_encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
-    """A function giving the wire dict of a value of the dataclass ``cls`` one level deep:
-    its fields by name, without ``None`` ones and an empty ``meta`` (as
-    :mod:`ctxengine.model.codec` writes it), each value as it is. Generated once per type with
-    one statement per field (as :mod:`dataclasses` generates ``__init__``), since a loop over
-    the field names costs as much as the rest of the hash."""
-    lines = ["def encode(v):", "    out = {}"]
-    for f in fields(cls):
-        test = "x" if f.name == "meta" else "x is not None"
-        lines += [f"    x = v.{f.name}", f"    if {test}:", f"        out[{f.name!r}] = x"]
-    lines.append("    return out")
-    scope: dict[str, Any] = {}
-    exec("\n".join(lines), scope)  # the source holds only the field names
-    encode: Callable[[Any], dict[str, Any]] = scope["encode"]
-    return encode
-
-
-#: The one-level wire dict function of each dataclass type met by :func:`_wire`.
-_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {Message: _message_dict}
-
-
-def _wire(value: Any) -> Any:
-    """orjson's ``default`` for :func:`body_hash`: the wire dict of a dataclass (orjson
-    serialises the values in it, calling back for nested dataclasses), a list for a sequence
-    type orjson does not know.
-
-    Raises:
-        TypeError: any other value (orjson reports it as not serialisable, as it would for
-            :func:`ctxengine.model.codec.body_hash`).
-    """
-    encode = _ENCODERS.get(type(value))
-    if encode is not None:
-        return encode(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        encode = _ENCODERS[type(value)] = _field_encoder(type(value))
-        return encode(value)
-    if isinstance(value, tuple | list):
-        return list(value)
-    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
-
-
 #: ``orjson.dumps`` options of :func:`body_hash`: canonical JSON (sorted keys) with every
-#: dataclass handed to :func:`_wire` (orjson's own form would keep ``None`` fields).
+#: dataclass handed to :func:`~ctxengine.model.codec.wire` (orjson's own form would keep
+#: ``None`` fields).
 _HASH_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def body_hash(body: Body, parent_id: str | None = None) -> str:
     """:func:`ctxengine.model.codec.body_hash` (the same id: ``"b2:"`` + blake2b-128 of the
     canonical JSON of ``{"parent", "body"}``), faster: orjson walks the body itself and asks
-    :func:`_wire` only for the dict of each dataclass (a part, usage, the message), whose
-    fields are read by a function generated once per type."""
-    data = orjson.dumps({"parent": parent_id, "body": body}, default=_wire, option=_HASH_OPTIONS)
+    :func:`~ctxengine.model.codec.wire` only for the dict of each dataclass (a part, usage,
+    the message), whose fields are read by a function generated once per type."""
+    data = orjson.dumps({"parent": parent_id, "body": body}, default=wire, option=_HASH_OPTIONS)
     return HASH_PREFIX + hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

@@ -44,7 +44,7 @@ import orjson
 
 from ctxengine.errors import StoreError
 from ctxengine.model import CompactionRecord, Entry, SupersedeRecord
-from ctxengine.model.codec import body_hash, body_to_dict
+from ctxengine.model.codec import body_hash, body_json
 
 #: Entry meta key holding the id an import gave an entry stored under another id.
 IMPORT_ID = "import_id"
@@ -97,7 +97,7 @@ class ImportPlan:
 
 def body_bytes(entry: Entry) -> bytes:
     """The body bytes the store keeps for ``entry``."""
-    return orjson.dumps(body_to_dict(entry.body))
+    return body_json(entry.body)
 
 
 def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str) -> ImportPlan:

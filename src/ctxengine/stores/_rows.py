@@ -1,8 +1,8 @@
 """Rows of the SQLite store: entries and sessions to and from table rows.
 
 An entry row is ``(session_id, seq, id, parent_id, kind, created_at, body, meta)``: ``body``
-holds the orjson bytes of ``codec.body_to_dict``, ``meta`` the orjson bytes of the entry meta
-(``NULL`` when empty).
+holds the orjson bytes of ``codec.body_to_dict`` (written in one pass by ``codec.body_json``),
+``meta`` the orjson bytes of the entry meta (``NULL`` when empty).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import orjson
 
 from ctxengine.errors import StoreError
 from ctxengine.model import Entry
-from ctxengine.model.codec import body_from_dict, body_to_dict
+from ctxengine.model.codec import body_from_dict, body_json
 from ctxengine.stores.base import ImportedLog, ImportRecord, SessionInfo
 
 EntryRow: TypeAlias = tuple[str, int, str, str | None, str, str | None, bytes, bytes | None]
@@ -46,7 +46,7 @@ def entry_row(entry: Entry, where: str) -> EntryRow:
         StoreError: the body or meta cannot be serialised (``where`` names store and call).
     """
     try:
-        body = orjson.dumps(body_to_dict(entry.body))
+        body = body_json(entry.body)
         meta = dump_meta(entry.meta)
     except (TypeError, ValueError) as exc:
         raise StoreError(
