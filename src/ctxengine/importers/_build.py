@@ -168,15 +168,11 @@ def iter_jsonl(
             integer too long to convert (names the line); in strict mode the first line
             that is skipped or repaired.
     """
-    if data is not None:
-        yield from _jsonl_objects(path, io.BytesIO(data), report)
-        return
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-    with fh:
-        yield from _jsonl_objects(path, fh, report)
+    if data is None:
+        # read whole: iterating a file's lines costs about six times as much as iterating
+        # the lines of its bytes in memory
+        data = read_file(path)
+    yield from _jsonl_objects(path, io.BytesIO(data), report)
 
 
 def _jsonl_objects(
@@ -227,6 +223,19 @@ def is_object_line(
     return True
 
 
+def read_file(path: Path) -> bytes:
+    """The bytes of the file ``path``, read once (a reader that needs them twice, to parse
+    and to hash, keeps them).
+
+    Raises:
+        TranscriptError: the file cannot be read (``"cannot read file: <reason>"``).
+    """
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
+
+
 def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> Any:
     """Parse a whole JSON file (a leading UTF-8 byte order mark is dropped); bytes that are
     not UTF-8 and lone surrogate escapes are repaired (:func:`parse_json`). ``data``: the
@@ -237,10 +246,7 @@ def load_json(path: Path, report: ImportReport, data: bytes | None = None) -> An
         TranscriptError: unreadable or too deeply nested JSON; in strict mode a repair.
     """
     if data is None:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
+        data = read_file(path)
     with located(path):
         value, error = parse_json(data.removeprefix(BOM), report)
     if error is not None:

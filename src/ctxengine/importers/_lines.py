@@ -16,8 +16,14 @@ from typing import Any
 
 import orjson
 
-from ctxengine.errors import TranscriptError
-from ctxengine.importers._build import BOM, INT_LIMIT, is_object_line, parse_json, too_complex
+from ctxengine.importers._build import (
+    BOM,
+    INT_LIMIT,
+    is_object_line,
+    parse_json,
+    read_file,
+    too_complex,
+)
 from ctxengine.importers.report import ImportReport
 
 _DECODER = json.JSONDecoder()
@@ -65,15 +71,11 @@ def iter_objects(
         TranscriptError: the file cannot be read; a line nested too deeply or with an integer
             too long to convert; in strict mode the first line skipped or repaired.
     """
-    if data is not None:
-        yield from _objects(path, io.BytesIO(data), report)
-        return
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-    with fh:
-        yield from _objects(path, fh, report)
+    if data is None:
+        # read whole: iterating a file's lines costs about six times as much as iterating
+        # the lines of its bytes in memory
+        data = read_file(path)
+    yield from _objects(path, io.BytesIO(data), report)
 
 
 def _objects(

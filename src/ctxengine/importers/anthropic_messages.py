@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
-from ctxengine.importers._build import CallIds, LogBuilder, file_digest, load_json
+from ctxengine.importers._build import CallIds, LogBuilder, load_json, read_file
 from ctxengine.importers._chat import ChatReader, json_text, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
 from ctxengine.importers._peek import peek
 from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
@@ -229,7 +230,8 @@ class AnthropicMessagesImporter:
                 strict mode the first skip or repair.
         """
         report = start_report(path, report)
-        data = load_json(path, report)
+        raw = read_file(path)  # parsed and hashed from the same bytes
+        data = load_json(path, report, raw)
         blocks = _Blocks(path, CallIds(), report)
         if not isinstance(data, dict):
             raise blocks.fail("$", "expected an object with `messages`")
@@ -237,7 +239,7 @@ class AnthropicMessagesImporter:
         if not isinstance(messages, list):
             raise blocks.fail("$.messages", "expected a list of messages")
         sid = data.get("session_id")
-        builder = LogBuilder(sid if isinstance(sid, str) and sid else file_digest(path))
+        builder = LogBuilder(sid if isinstance(sid, str) and sid else bytes_digest(raw))
         out: list[Message] = []
         if "system" in data:
             system = blocks.block_content(data["system"], "$.system")

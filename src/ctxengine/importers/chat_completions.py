@@ -19,9 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._build import LogBuilder, load_json, read_file
 from ctxengine.importers._chat import CHAT_ROLES, ChatReader, as_object, iso_time, title_from
 from ctxengine.importers._peek import peek
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, TextPart, ToolResultPart
@@ -84,7 +85,8 @@ class ChatCompletionsImporter:
                 first skip or repair.
         """
         report = start_report(path, report)
-        data = load_json(path, report)
+        raw = read_file(path)  # parsed and hashed from the same bytes
+        data = load_json(path, report, raw)
         top: dict[str, Any] = data if isinstance(data, dict) else {}
         reader = ChatReader(path, report=report)
         if isinstance(data, list):
@@ -96,7 +98,7 @@ class ChatCompletionsImporter:
         else:
             raise reader.fail("$", "expected a list of messages or an object with `messages`")
         sid = top.get("session_id")
-        builder = LogBuilder(sid if isinstance(sid, str) and sid else file_digest(path))
+        builder = LogBuilder(sid if isinstance(sid, str) and sid else bytes_digest(raw))
         meta = _session_meta(top)
         imported: list[Message] = []
         for i, m in enumerate(messages):

@@ -17,11 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._build import LogBuilder, load_json, read_file
 from ctxengine.importers._chat import ChatReader, as_object
 from ctxengine.importers._log import key_digest
 from ctxengine.importers._parts import opt_str, title_of
 from ctxengine.importers._peek import peek
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, ReasoningPart, TextPart
@@ -57,11 +58,12 @@ class HermesImporter:
                 field (JSON path); in strict mode the first skip or repair.
         """
         report = start_report(path, report)
-        data = load_json(path, report)
+        raw = read_file(path)  # parsed and hashed from the same bytes
+        data = load_json(path, report, raw)
         reader = ChatReader(path, report=report)
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
             raise reader.fail("$.messages", "expected an object with a `messages` list")
-        sid = opt_str(data, "session_id") or file_digest(path)
+        sid = opt_str(data, "session_id") or bytes_digest(raw)
         log = LogBuilder(sid)
         prompt = opt_str(data, "system_prompt")
         if prompt:

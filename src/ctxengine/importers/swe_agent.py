@@ -36,10 +36,11 @@ from typing import Any
 
 import orjson
 
-from ctxengine.importers._build import LogBuilder, file_digest, load_json
+from ctxengine.importers._build import LogBuilder, load_json, read_file
 from ctxengine.importers._chat import ChatReader, title_from
 from ctxengine.importers._parts import SYNTHETIC
 from ctxengine.importers._peek import peek
+from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Message, Part, TextPart, ToolCallPart, ToolResultPart
@@ -90,11 +91,12 @@ class SweAgentImporter:
                 first skip or repair.
         """
         report = start_report(path, report)
-        data = load_json(path, report)
+        raw = read_file(path)  # parsed and hashed from the same bytes
+        data = load_json(path, report, raw)
         reader = ChatReader(path, report=report)
         if not isinstance(data, dict):
             raise reader.fail("$", "expected a SWE-agent trajectory object")
-        builder = LogBuilder(file_digest(path))
+        builder = LogBuilder(bytes_digest(raw))
         history = data.get("history")
         steps = data.get("trajectory")
         meta: dict[str, Any] = {}
