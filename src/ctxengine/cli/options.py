@@ -104,6 +104,40 @@ WindowOpt = Annotated[
     int,
     typer.Option("--window", min=1, metavar="TOKENS", help="Model context window in tokens."),
 ]
+ModelWindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        min=1,
+        metavar="TOKENS",
+        help="Model context window in tokens (default: the window of --model's profile, "
+        "else 128,000).",
+        show_default=False,
+    ),
+]
+
+
+def resolve_window(window: int | None, model: str | None) -> int:
+    """``window``, else the context window of ``model``'s profile (the shipped table with
+    the ``CTXENGINE_MODEL_PROFILES`` overrides), else
+    :data:`~ctxengine.policy.defaults.DEFAULT_WINDOW` (tokens).
+
+    Raises:
+        ConfigError: the overrides file is missing or invalid.
+    """
+    if window is not None:
+        return window
+    if model:
+        from ctxengine.providers.profiles import ProfileTable
+
+        profile = ProfileTable.load().lookup(model)
+        if profile is not None:
+            return profile.context_window
+    from ctxengine.policy.defaults import DEFAULT_WINDOW
+
+    return DEFAULT_WINDOW
+
+
 KeepRecentOpt = Annotated[
     int | None,
     typer.Option(

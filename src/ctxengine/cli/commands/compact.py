@@ -23,14 +23,15 @@ from ctxengine.cli.options import (
     KeepRecentOpt,
     MaxTokensOpt,
     ModelOpt,
+    ModelWindowOpt,
     NextUserOpt,
     PolicyOpt,
     QuietOpt,
     SessionOpt,
     StrictOpt,
     TargetArg,
-    WindowOpt,
     policy_from_options,
+    resolve_window,
 )
 from ctxengine.cli.output import dump_json, note, say, warning
 from ctxengine.cli.progress import progress
@@ -49,7 +50,6 @@ from ctxengine.model.codec import body_to_dict
 from ctxengine.policy import Policy, SummarizerName
 from ctxengine.policy.defaults import (
     DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
-    DEFAULT_WINDOW,
     MODEL_SUMMARIZER_NAMES,
     PROVIDER_TIMEOUT_S,
 )
@@ -65,7 +65,7 @@ SUMMARY_DEADLINE_ENV_VAR = "CTXENGINE_SUMMARY_DEADLINE"
 def compact(
     target: TargetArg = None,
     session: SessionOpt = None,
-    window: WindowOpt = DEFAULT_WINDOW,
+    window: ModelWindowOpt = None,
     keep_recent: KeepRecentOpt = None,
     policy_name: PolicyOpt = None,
     provider: Annotated[str, typer.Option(metavar="NAME", help="openai or anthropic")] = "openai",
@@ -188,6 +188,7 @@ def compact(
             "expected extractive, llm, hybrid or none", param_hint="--summarizer"
         )
     check_output_path(output, target, db)
+    window = resolve_window(window, model)
     policy = policy_from_options(
         keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
     )

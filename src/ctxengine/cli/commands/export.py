@@ -13,19 +13,19 @@ from ctxengine.cli.options import (
     DbOpt,
     MaxTokensOpt,
     ModelOpt,
+    ModelWindowOpt,
     NextUserOpt,
     QuietOpt,
     SessionOpt,
     StrictOpt,
     TargetArg,
-    WindowOpt,
     policy_from_options,
+    resolve_window,
 )
 from ctxengine.cli.output import dump_json, write_output
 from ctxengine.cli.progress import progress
 from ctxengine.engine import Session
 from ctxengine.model.codec import entry_to_dict
-from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
 
@@ -39,7 +39,7 @@ def export(
             "--format", metavar="NAME", help="jsonl (the log), openai or anthropic (request body)"
         ),
     ] = "jsonl",
-    window: WindowOpt = DEFAULT_WINDOW,
+    window: ModelWindowOpt = None,
     output: Annotated[
         str | None,
         typer.Option("-o", "--output", metavar="FILE", help="Output file (default and -: stdout)."),
@@ -65,6 +65,7 @@ def export(
     if format != "jsonl" and format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
     check_output_path(output, target, db)
+    window = resolve_window(window, model)
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=None, strict=strict)
         report: dict[str, Any] = {
