@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from ctxengine.assembly import ContextAssembler
     from ctxengine.engine import CompactionOutcome, LadderEvent, PlanDecision, Session
+    from ctxengine.engine.stateless import PrefixCache, prepare
     from ctxengine.errors import (
         CompactionLoopError,
         CompactionVetoed,
@@ -61,6 +62,7 @@ __all__ = [
     "PinBudgetExceeded",
     "PlanDecision",
     "Policy",
+    "PrefixCache",
     "Session",
     "StoreConflict",
     "SummaryRejected",
@@ -68,6 +70,7 @@ __all__ = [
     "TranscriptError",
     "UnsupportedFormatError",
     "ensure_valid",
+    "prepare",
     "read_transcript",
     "render_anthropic",
     "render_openai",
@@ -98,6 +101,7 @@ _HOMES: dict[str, str] = {
         ),
         "ctxengine.errors",
     ),
+    **dict.fromkeys(("PrefixCache", "prepare"), "ctxengine.engine.stateless"),
     "read_transcript": "ctxengine.importers",
     "CompactionPlan": "ctxengine.ladder.plan",
     "DEFAULT_POLICY": "ctxengine.policy",

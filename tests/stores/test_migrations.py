@@ -26,10 +26,20 @@ def connect(path: Path) -> sqlite3.Connection:
 class TestMigrate:
     def test_a_new_database_gets_every_migration_and_a_version(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
-        assert migrate(conn) == ["m001_initial", "m002_import_reports", "m003_imported_seqs"]
-        assert schema_version(conn) == len(MIGRATIONS) == 3
+        assert migrate(conn) == [
+            "m001_initial",
+            "m002_import_reports",
+            "m003_imported_seqs",
+            "m004_stateless_checkpoints",
+        ]
+        assert schema_version(conn) == len(MIGRATIONS) == 4
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
-        assert names == ["m001_initial", "m002_import_reports", "m003_imported_seqs"]
+        assert names == [
+            "m001_initial",
+            "m002_import_reports",
+            "m003_imported_seqs",
+            "m004_stateless_checkpoints",
+        ]
         objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
         assert objects == [
             ("index", "import_reports_session"),
@@ -39,6 +49,7 @@ class TestMigrate:
             ("table", "imported_seqs"),
             ("table", "schema_migrations"),
             ("table", "sessions"),
+            ("table", "stateless_checkpoints"),
             ("trigger", "entries_append_only_delete"),
             ("trigger", "entries_append_only_insert"),
             ("trigger", "entries_append_only_update"),
@@ -52,8 +63,8 @@ class TestMigrate:
         before = schema(conn)
         assert migrate(conn) == []
         assert schema(conn) == before
-        assert schema_version(conn) == 3
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 3
+        assert schema_version(conn) == 4
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 4
 
     def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "ctx.db").close()
@@ -93,7 +104,7 @@ class TestMigrate:
         monkeypatch.undo()
         with SQLiteStore(db) as store:
             assert store.import_reports("s1") == []
-        assert schema_version(connect(db)) == 3
+        assert schema_version(connect(db)) == 4
 
     def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
@@ -167,4 +178,4 @@ class TestReadFirst:
         )
         with SQLiteStore(db) as store:
             assert store.sessions() == []
-        assert schema_version(connect(db)) == 3
+        assert schema_version(connect(db)) == 4

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
@@ -83,6 +83,26 @@ from .log import SessionLog
 from .pins import check_budget, pin_label
 from .runner import Runner
 from .view import TailGuard, epoch_key, fixed_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class LadderState:
+    """What a session keeps beside its log that decides what its next :meth:`Session.prepare`
+    does. A session opened over the same entries with this state restored
+    (:meth:`Session.restore_ladder_state`) prepares the same contexts as the one it was read
+    from (:meth:`Session.ladder_state`).
+
+    Attributes:
+        last_ladder_at: entries in the log when the ladder last ran (-1: never): an
+            automatic compaction waits for an entry appended after it.
+        failures: compactions in a row that left the context over the trigger.
+        breaker_failures / breaker_open: the model summarizer's circuit breaker.
+    """
+
+    last_ladder_at: int = -1
+    failures: int = 0
+    breaker_failures: int = 0
+    breaker_open: bool = False
 
 
 class Session:
@@ -321,6 +341,23 @@ class Session:
     def default_output_tokens(self) -> int:
         """Output budget of a model call that names none: ``min(4096, reserve)`` tokens."""
         return min(DEFAULT_MAX_OUTPUT_TOKENS, self.budget.reserve)
+
+    def ladder_state(self) -> LadderState:
+        """The state beside the log that the next :meth:`prepare` depends on."""
+        with self._lock:
+            breaker = self.runner.breaker
+            return LadderState(
+                self._last_ladder_at, self.compactor.failures, breaker.failures, breaker.open
+            )
+
+    def restore_ladder_state(self, state: LadderState) -> None:
+        """Carry on from ``state`` (read by :meth:`ladder_state` from a session over the same
+        entries as this one): the next :meth:`prepare` decides as that session's would."""
+        with self._lock:
+            self._last_ladder_at = state.last_ladder_at
+            self.compactor.failures = state.failures
+            self.runner.breaker.failures = state.breaker_failures
+            self.runner.breaker.open = state.breaker_open
 
     # ------------------------------------------------------------------ history
 

@@ -558,3 +558,12 @@ RECALL_LINE_MAX_CHARS = 400
 RECALL_MAX_MATCH_LINES = 5
 #: The name of the recall tool (:mod:`ctxengine.recall.tool`).
 RECALL_TOOL_NAME = "recall"
+
+# Stateless calls.
+
+#: Checkpoints a :class:`~ctxengine.engine.stateless.PrefixCache` keeps in memory by default:
+#: one per request served, so 256 covers the latest requests of 256 conversations, or one
+#: conversation's 256 latest requests (a branch from any of them continues without
+#: compacting again). Each holds its request's message references (8 bytes a message) and
+#: its context; the checkpoints of a conversation share its log. Ours.
+STATELESS_CACHE_SIZE = 256

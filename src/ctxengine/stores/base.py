@@ -318,3 +318,53 @@ class Store(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCheckpoint:
+    """One stateless call as a store keeps it (see :mod:`ctxengine.engine.stateless`).
+
+    Attributes:
+        config: hex hash of the configuration the call ran under (window, policy, tools,
+            estimator and summarizer kinds).
+        prefix: hex rolling content hash of the request's messages (the configuration first).
+        parent: ``prefix`` of the checkpoint the call continued from, or ``None`` when it
+            compacted from scratch.
+        messages: messages in the request (> 0).
+        tail: the log entries the call appended after its parent's, encoded by the engine
+            (orjson bytes).
+        state: the session's ladder state after the call, encoded by the engine (orjson
+            bytes).
+    """
+
+    config: str
+    prefix: str
+    parent: str | None
+    messages: int
+    tail: bytes
+    state: bytes
+
+
+class CheckpointStore(Protocol):
+    """Where stateless calls keep their checkpoints beside the in-memory cache, so that
+    another process (a restarted proxy, another worker) continues a conversation instead of
+    compacting it from scratch. Rows are only added: a checkpoint is never changed.
+
+    Every method raises ``StoreError`` (with the store location and the operation) when the
+    underlying storage fails.
+    """
+
+    def save_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        """Store ``checkpoint``; one already stored under its ``(config, prefix)`` is kept
+        as it is (the same request gives the same checkpoint)."""
+        ...
+
+    def longest_checkpoint(self, config: str, prefixes: Sequence[str]) -> str | None:
+        """Of ``prefixes`` (the rolling hashes of one request's first 1, 2, … messages, in
+        that order), the last one stored under ``config``, or ``None``."""
+        ...
+
+    def checkpoint_chain(self, config: str, prefix: str) -> list[StoredCheckpoint]:
+        """The checkpoint ``prefix`` and every one it continued from, oldest first (the
+        first has no parent); ``[]`` when ``prefix`` is not stored or a parent is missing."""
+        ...

@@ -142,6 +142,29 @@ def m003_imported_seqs(conn: sqlite3.Connection) -> None:
         )
 
 
+@migration
+def m004_stateless_checkpoints(conn: sqlite3.Connection) -> None:
+    """Checkpoints of stateless calls (:mod:`ctxengine.engine.stateless`): one row per
+    request served, keyed by the configuration's hash and the content hash of the request's
+    messages (``prefix``), chained to the checkpoint the request continued from
+    (``parent``, ``NULL`` for a request compacted from scratch). ``tail`` holds the log
+    entries the request appended after its parent's (orjson bytes), ``state`` the session's
+    ladder state after it (orjson bytes). A request seen again is the same row: rows are
+    never changed."""
+    conn.execute(
+        """CREATE TABLE stateless_checkpoints (
+            config TEXT NOT NULL,
+            prefix TEXT NOT NULL,
+            parent TEXT,
+            messages INTEGER NOT NULL CHECK (messages > 0),
+            tail BLOB NOT NULL,
+            state BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (config, prefix)
+        )"""
+    )
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     """``PRAGMA user_version``: the number of migrations applied to this database."""
     row = conn.execute("PRAGMA user_version").fetchone()

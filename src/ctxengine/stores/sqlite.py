@@ -50,7 +50,13 @@ from ctxengine.stores import _reimport, _rows
 from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores._reimport import StoredEntry
-from ctxengine.stores.base import ImportedLog, ImportRecord, ImportResult, SessionInfo
+from ctxengine.stores.base import (
+    ImportedLog,
+    ImportRecord,
+    ImportResult,
+    SessionInfo,
+    StoredCheckpoint,
+)
 from ctxengine.stores.migrations import check_current, migrate
 
 #: Environment variable that overrides the default database path.
@@ -509,6 +515,59 @@ class SQLiteStore:
         if len(matches) > 1:
             raise StoreError(_ambiguous(session_id, [row[0] for row in matches]))
         return _rows.row_session(matches[0])
+
+    # -- stateless checkpoints --------------------------------------------------------------
+
+    def save_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        """Store a stateless call's checkpoint (see
+        :meth:`ctxengine.stores.base.CheckpointStore.save_checkpoint`)."""
+        c = checkpoint
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        with self._write("save stateless checkpoint") as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO stateless_checkpoints "
+                "(config, prefix, parent, messages, tail, state, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (c.config, c.prefix, c.parent, c.messages, c.tail, c.state, now),
+            )
+
+    def longest_checkpoint(self, config: str, prefixes: Sequence[str]) -> str | None:
+        """The last of ``prefixes`` stored under ``config`` (see
+        :meth:`ctxengine.stores.base.CheckpointStore.longest_checkpoint`)."""
+        found: dict[str, int] = {}
+        with self._read("look up stateless checkpoints") as conn:
+            for start in range(0, len(prefixes), _ID_CHUNK):
+                chunk = list(prefixes[start : start + _ID_CHUNK])
+                marks = ", ".join("?" * len(chunk))
+                rows = conn.execute(
+                    "SELECT prefix, messages FROM stateless_checkpoints "
+                    f"WHERE config = ? AND prefix IN ({marks})",
+                    (config, *chunk),
+                )
+                found.update((row[0], int(row[1])) for row in rows)
+        return max(found, key=lambda p: found[p]) if found else None
+
+    def checkpoint_chain(self, config: str, prefix: str) -> list[StoredCheckpoint]:
+        """The checkpoint and its ancestors, oldest first (see
+        :meth:`ctxengine.stores.base.CheckpointStore.checkpoint_chain`)."""
+        with self._read("read stateless checkpoints") as conn:
+            rows = conn.execute(
+                """WITH RECURSIVE chain(prefix, parent, messages, tail, state, depth) AS (
+                    SELECT prefix, parent, messages, tail, state, 0 FROM stateless_checkpoints
+                    WHERE config = ?1 AND prefix = ?2
+                    UNION ALL
+                    SELECT c.prefix, c.parent, c.messages, c.tail, c.state, chain.depth + 1
+                    FROM stateless_checkpoints c JOIN chain
+                    ON c.config = ?1 AND c.prefix = chain.parent AND c.messages < chain.messages
+                )
+                SELECT prefix, parent, messages, tail, state FROM chain ORDER BY depth DESC""",
+                (config, prefix),
+            ).fetchall()
+        if not rows or rows[0][1] is not None:
+            return []  # not stored, or an ancestor is missing
+        return [
+            StoredCheckpoint(config, r[0], r[1], int(r[2]), bytes(r[3]), bytes(r[4])) for r in rows
+        ]
 
     # -- coordination -----------------------------------------------------------------------
 

@@ -1,0 +1,594 @@
+"""Stateless calls: the context for a conversation that arrives whole on every request, as a
+framework hook (LangChain middleware) or a proxy sees it, at the speed of a live session.
+
+A stateless caller hands over every message of the conversation on each request. Opening a
+fresh :class:`~.session.Session` over them costs a compaction from scratch on every request
+past the trigger, and compacts differently from a live session (one compaction over the whole
+history, where a live session made a chain of them as it grew). :class:`PrefixCache` keeps a
+*checkpoint* of each request it served: the session log the request left (its messages and
+the ladder's prune and compaction records), the session's :class:`~.session.LadderState` and
+the context it returned, keyed by the content hash of the request's messages. A later request
+whose first k messages are those of an earlier request continues from that request's
+checkpoint: only the messages after the k are appended and one ``prepare()`` runs, exactly
+what a live session that saw the same requests does.
+
+**Keys.** Each message has a canonical hash (:func:`message_digest`: blake2b-128 of its
+JSON form, so usage, model, stop reason and meta count);
+the key of a request's first j messages is the rolling hash ``H(j) = blake2b(H(j-1) +
+hash(message j))`` started from a hash of the configuration (window, policy, tools, and the
+kinds of estimator and summarizer). A request finds the checkpoint of its longest prefix
+that has one. An earlier message edited, added or removed changes every key from that
+message on: such a request continues from a checkpoint before the change, or from scratch.
+A request whose messages are the very objects (``is``) of a cached request's first j
+messages skips hashing those j (messages are frozen values); only the rest is hashed.
+
+**Exactness.** The context a cached call returns is the one a live session returns when it
+appended the same messages and called ``prepare()`` at the same requests: the call resumes
+that session (the cached one, or one opened over the checkpoint's entries with its ladder
+state restored, which projects the same contexts: DESIGN invariant 1). Where they differ:
+
+* a request whose earlier requests were not served (or were evicted, or served under another
+  configuration) continues from the longest cached prefix, or compacts from scratch: a live
+  session would have had the chance to compact at the requests it missed;
+* the same request served twice returns the context of the first time (a live session
+  calling ``prepare()`` twice without appending gives the same context, save for a prune
+  that ``policy.prune_when == "always"`` would add on the second call);
+* a call whose ``prepare()`` raises leaves no checkpoint: the next request continues from
+  the checkpoint before it (a live session keeps the failure count and the thrash stop).
+
+**Memory.** At most ``size`` checkpoints (:data:`~ctxengine.policy.defaults.
+STATELESS_CACHE_SIZE` by default), least recently used dropped first. The checkpoints of one
+conversation share its log (an append-only list): each adds a tuple of its request's message
+references and its context. One live :class:`~.session.Session` per conversation (the one at
+its newest checkpoint) is kept warm; continuing from an older checkpoint of the same
+conversation (a branch: an edited or regenerated request) opens a session over that
+checkpoint's entries, O(entries).
+
+**Store.** With a :class:`~ctxengine.stores.base.CheckpointStore` (the SQLite store) every
+checkpoint is also written there, as the entries it added after the one it continued from, so
+another process (a restarted proxy, another worker) continues the conversation from the
+store when its memory has no checkpoint for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from operator import is_
+from typing import Any, Literal
+
+import orjson
+
+from ctxengine.errors import StoreError
+from ctxengine.model import Entry, Message
+from ctxengine.model.codec import canonical_json, entry_from_dict, entry_to_dict
+from ctxengine.policy import DEFAULT_POLICY, Policy
+from ctxengine.policy.defaults import STATELESS_CACHE_SIZE
+from ctxengine.projection.context import Context
+from ctxengine.stores.base import CheckpointStore, StoredCheckpoint
+from ctxengine.summarizers.base import Summarizer
+from ctxengine.tokens.base import Estimator
+
+from .events import LadderEvent
+from .session import LadderState, Session
+
+__all__ = ["SESSION_ID", "CacheStats", "PrefixCache", "Served", "message_digest", "prepare"]
+
+#: Session id of the sessions stateless calls open (in memory; never stored as a session).
+SESSION_ID = "stateless"
+#: Bytes of each hash (blake2b digest size), as the content addresses of entries.
+_DIGEST = 16
+
+Source = Literal["memory", "store", "none"]
+
+
+def _plain(value: Any) -> Any:
+    """orjson's ``default`` for :func:`message_digest`: a mapping (a read-only ``meta``) as a
+    dict.
+
+    Raises:
+        TypeError: any other value orjson cannot write.
+    """
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def message_digest(message: Message) -> bytes:
+    """The canonical hash of ``message``: blake2b-128 (16 bytes) of its orjson form (every
+    field of the message and its parts, in declaration order; ``meta`` keys sorted), so
+    role, parts, usage, model, stop reason and meta all count.
+
+    Raises:
+        TypeError: a ``meta`` value that JSON cannot hold.
+    """
+    data = orjson.dumps(message, default=_plain, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(data, digest_size=_DIGEST).digest()
+
+
+def _chain(key: bytes, digest: bytes) -> bytes:
+    """The rolling hash after one more message."""
+    return hashlib.blake2b(key + digest, digest_size=_DIGEST).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What one stateless call produced.
+
+    Attributes:
+        context: the context for the model call.
+        reused: messages of the request found in a checkpoint (0: compacted from scratch;
+            all of them: the same request served before).
+        source: where that checkpoint came from: ``"memory"``, ``"store"`` or ``"none"``.
+        events: the ladder steps this call took (prune, compaction, failure …).
+    """
+
+    context: Context
+    reused: int
+    source: Source
+    events: tuple[LadderEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """Calls a :class:`PrefixCache` served, by where their checkpoint came from.
+
+    Attributes:
+        memory / store: calls that continued from a checkpoint in memory / in the store.
+        none: calls compacted from scratch (no checkpoint for any prefix).
+        repeated: calls whose whole request was a checkpoint (counted in ``memory`` or
+            ``store`` too).
+        rebuilt: calls that opened a session over a checkpoint's entries (a branch, or a
+            checkpoint read from the store) instead of resuming the warm one.
+    """
+
+    memory: int = 0
+    store: int = 0
+    none: int = 0
+    repeated: int = 0
+    rebuilt: int = 0
+
+
+@dataclass(slots=True)
+class _Checkpoint:
+    """One served request: the log it left (``log[:size]``; ``log`` is shared with later
+    checkpoints of the conversation, append-only), its ladder state and context, and the
+    session left there while no later call has moved it on."""
+
+    key: bytes
+    config: bytes
+    messages: tuple[Message, ...]
+    log: list[Entry]
+    size: int
+    state: LadderState
+    context: Context
+    session: Session | None
+
+
+def _request(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` as a tuple (its items are checked by :func:`_check`).
+
+    Raises:
+        ValueError: no messages.
+    """
+    request = tuple(messages)
+    if not request:
+        raise ValueError("a stateless call needs at least one message")
+    return request
+
+
+def _check(request: tuple[Message, ...], start: int) -> None:
+    """Check that ``request[start:]`` holds messages only.
+
+    Raises:
+        TypeError: an item is not a :class:`~ctxengine.model.Message` (named by index).
+    """
+    for n in range(start, len(request)):
+        m = request[n]
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{n}] is a {type(m).__name__}, not a ctxengine Message")
+
+
+def _kind(obj: object) -> str | None:
+    """How a configuration names an estimator or summarizer: its class, ``None`` for the
+    default."""
+    return None if obj is None else f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+class PrefixCache:
+    """Checkpoints of stateless calls, so that a conversation seen again with a longer tail
+    continues from its earlier compactions (see the module docstring).
+
+    Args:
+        size: most checkpoints kept in memory (one per request served), least recently used
+            dropped first.
+        store: also keep every checkpoint here, and look here when memory has none (the
+            SQLite store).
+        estimator: the token estimator of every session (default
+            :class:`~ctxengine.tokens.HeuristicEstimator`); part of the configuration, by
+            class in the store's keys.
+        summarizer: the continuation-state writer of every session (default: the one the
+            policy names); part of the configuration, by class in the store's keys.
+
+    One cache may be shared by the threads of a process; calls of one conversation should
+    not run at the same time (the second one opens a session of its own and does the work
+    again).
+
+    Raises:
+        ValueError: ``size`` below 1.
+    """
+
+    def __init__(
+        self,
+        size: int = STATELESS_CACHE_SIZE,
+        *,
+        store: CheckpointStore | None = None,
+        estimator: Estimator | None = None,
+        summarizer: Summarizer | None = None,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"a prefix cache holds at least 1 checkpoint, got size={size}")
+        self.size = size
+        self.store = store
+        self.estimator = estimator
+        self.summarizer = summarizer
+        self._lru: OrderedDict[bytes, _Checkpoint] = OrderedDict()
+        self._tips: dict[tuple[bytes, int], bytes] = {}
+        self._lock = threading.Lock()
+        self._configs: dict[tuple[int, int, bytes], tuple[Policy, bytes]] = {}
+        self._stats: dict[str, int] = dict.fromkeys(asdict(CacheStats()), 0)
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    @property
+    def stats(self) -> CacheStats:
+        """Calls served so far, by where their checkpoint came from."""
+        with self._lock:
+            return CacheStats(**self._stats)
+
+    def clear(self) -> None:
+        """Forget every checkpoint in memory (the store keeps its own)."""
+        with self._lock:
+            self._lru.clear()
+            self._tips.clear()
+
+    # ------------------------------------------------------------------ serving
+
+    def serve(
+        self,
+        messages: Sequence[Message],
+        *,
+        window: int,
+        policy: Policy = DEFAULT_POLICY,
+        tools: Sequence[Mapping[str, Any]] = (),
+        created_at: str | None = None,
+    ) -> Served:
+        """The context for a model call on ``messages`` (the whole conversation, oldest
+        first), continuing from the checkpoint of its longest cached prefix.
+
+        Args:
+            messages: every message of the conversation so far.
+            window: the model's context window in tokens.
+            policy: the ladder configuration.
+            tools: tool schemas sent with the request (counted in the context size).
+            created_at: ISO-8601 time recorded on the messages this call appends (the ones
+                after the checkpoint); default now (UTC), as :meth:`Session.append
+                <ctxengine.engine.Session.append>`.
+
+        Returns:
+            The context, with how much of the request came from a checkpoint and the
+            ladder steps taken.
+
+        Raises:
+            ValueError / TypeError: no messages, or an item that is not a ``Message``.
+            ConfigError: the policy's reserve leaves no room in ``window``; the policy names
+                a model summarizer and the cache has no ``summarizer``.
+            StoreError: the store failed, or holds a checkpoint it cannot read.
+            CompactionLoopError / ContextFloorError / ThrashError: as
+                :meth:`Session.prepare <ctxengine.engine.Session.prepare>` (no checkpoint is
+                kept for this request).
+        """
+        request = _request(messages)
+        config = self._config(window, policy, tools)
+        with self._lock:
+            base, start, keys = self._find(config, request)
+        source: Source = "memory" if base is not None else "none"
+        if base is None and self.store is not None:
+            base = self._from_store(config, request, start, keys, window, policy, tools)
+            source = "store" if base is not None else "none"
+        if base is not None and len(base.messages) == len(request):
+            self._count(source, repeated=True)
+            self._keep(base)
+            return Served(base.context, len(request), source, ())
+        session, rebuilt = self._resume(base, window, policy, tools)
+        before = len(session.events)
+        reused = len(base.messages) if base is not None else 0
+        for m in request[reused:]:
+            session.append(m, created_at=created_at)
+        ctx = session.prepare()
+        history = session.log.history
+        checkpoint = _Checkpoint(
+            keys[-1],
+            config,
+            request,
+            history.entries,
+            len(history),
+            session.ladder_state(),
+            ctx,
+            session,
+        )
+        self._count(source, rebuilt=rebuilt or source == "store")
+        self._keep(checkpoint)
+        if self.store is not None:
+            self._save(checkpoint, base)
+        return Served(ctx, reused, source, tuple(session.events[before:]))
+
+    def _count(self, source: Source, *, repeated: bool = False, rebuilt: bool = False) -> None:
+        with self._lock:
+            self._stats[source] += 1
+            self._stats["repeated"] += repeated
+            self._stats["rebuilt"] += rebuilt
+
+    def _config(self, window: int, policy: Policy, tools: Sequence[Mapping[str, Any]]) -> bytes:
+        """The hash the rolling keys start from: window, policy, tools, estimator and
+        summarizer kinds."""
+        listed = canonical_json(list(tools)) if tools else b""
+        memo = (window, id(policy), listed)
+        with self._lock:
+            known = self._configs.get(memo)
+            if known is not None and known[0] is policy:
+                return known[1]
+        described = {
+            "window": window,
+            "policy": policy.model_dump(mode="json"),
+            "tools": list(tools),
+            "estimator": _kind(self.estimator),
+            "summarizer": _kind(self.summarizer),
+        }
+        digest = hashlib.blake2b(canonical_json(described), digest_size=_DIGEST).digest()
+        with self._lock:
+            if len(self._configs) >= self.size:
+                self._configs.clear()
+            self._configs[memo] = (policy, digest)
+        return digest
+
+    def _find(
+        self, config: bytes, request: tuple[Message, ...]
+    ) -> tuple[_Checkpoint | None, int, list[bytes]]:
+        """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
+        number of messages whose keys were not computed (a checkpoint's own messages, found
+        by identity) and the keys of ``request[:j]`` for each j after them."""
+        base: _Checkpoint | None = None
+        start = 0
+        key = config
+        for j in range(len(request), 0, -1):
+            tip = self._tips.get((config, id(request[j - 1])))
+            if tip is None:
+                continue
+            found = self._lru.get(tip)
+            if (
+                found is not None
+                and len(found.messages) == j
+                and all(map(is_, found.messages, request))
+            ):
+                base, start, key = found, j, found.key
+                break
+        _check(request, start)
+        keys: list[bytes] = []
+        for m in request[start:]:
+            key = _chain(key, message_digest(m))
+            keys.append(key)
+        for key in reversed(keys):
+            found = self._lru.get(key)
+            if found is not None:
+                return found, start, keys
+        return base, start, keys
+
+    def _keep(self, checkpoint: _Checkpoint) -> None:
+        """Put ``checkpoint`` first in line; drop the least recently used over the size."""
+        with self._lock:
+            self._lru[checkpoint.key] = checkpoint
+            self._lru.move_to_end(checkpoint.key)
+            self._tips[(checkpoint.config, id(checkpoint.messages[-1]))] = checkpoint.key
+            while len(self._lru) > self.size:
+                key, old = self._lru.popitem(last=False)
+                tip = (old.config, id(old.messages[-1]))
+                if self._tips.get(tip) == key:
+                    del self._tips[tip]
+
+    def _open(
+        self,
+        window: int,
+        policy: Policy,
+        tools: Sequence[Mapping[str, Any]],
+        entries: Sequence[Entry] = (),
+        state: LadderState | None = None,
+    ) -> Session:
+        session = Session(
+            window,
+            policy=policy,
+            estimator=self.estimator,
+            summarizer=self.summarizer,
+            tools=tools,
+            session_id=SESSION_ID,
+            entries=entries,
+        )
+        if state is not None:
+            session.restore_ladder_state(state)
+        return session
+
+    def _resume(
+        self,
+        base: _Checkpoint | None,
+        window: int,
+        policy: Policy,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> tuple[Session, bool]:
+        """The session to continue from ``base``: its warm session when no call has moved it
+        on (it is taken: the next call from ``base`` opens one), else one opened over its
+        entries; a new session without ``base``. True when one was opened over entries."""
+        if base is None:
+            return self._open(window, policy, tools), False
+        with self._lock:
+            session, base.session = base.session, None
+        if session is not None and len(session.log.history) == base.size:
+            return session, False
+        return self._open(window, policy, tools, base.log[: base.size], base.state), True
+
+    # ------------------------------------------------------------------ the store
+
+    def _save(self, checkpoint: _Checkpoint, base: _Checkpoint | None) -> None:
+        """Write ``checkpoint`` to the store: the entries it added after ``base``'s."""
+        assert self.store is not None
+        tail: list[list[Any]] = []
+        for entry in checkpoint.log[base.size if base is not None else 0 : checkpoint.size]:
+            if isinstance(entry.body, Message):
+                tail.append(["m", entry.id, entry.created_at])
+            else:
+                tail.append(["r", entry_to_dict(entry)])
+        self.store.save_checkpoint(
+            StoredCheckpoint(
+                checkpoint.config.hex(),
+                checkpoint.key.hex(),
+                base.key.hex() if base is not None else None,
+                len(checkpoint.messages),
+                orjson.dumps(tail),
+                orjson.dumps(asdict(checkpoint.state)),
+            )
+        )
+
+    def _from_store(
+        self,
+        config: bytes,
+        request: tuple[Message, ...],
+        start: int,
+        keys: list[bytes],
+        window: int,
+        policy: Policy,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> _Checkpoint | None:
+        """The checkpoint of the longest prefix of ``request`` (after the first ``start``
+        messages, whose keys are not in ``keys``) that the store holds, with a session
+        opened over its entries; ``None`` when there is none.
+
+        Raises:
+            StoreError: the store failed, or a stored checkpoint cannot be read.
+        """
+        assert self.store is not None
+        found = self.store.longest_checkpoint(config.hex(), [k.hex() for k in keys])
+        if found is None:
+            return None
+        chain = self.store.checkpoint_chain(config.hex(), found)
+        if not chain:
+            return None
+        size = chain[-1].messages
+        try:
+            entries = _entries(chain, request)
+            state = LadderState(**orjson.loads(chain[-1].state))
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise StoreError(
+                f"stateless checkpoint {found} (config {config.hex()}) cannot be read: {exc}"
+            ) from exc
+        if size != start + keys.index(bytes.fromhex(found)) + 1:
+            raise StoreError(
+                f"stateless checkpoint {found} (config {config.hex()}) says {size} messages, "
+                "not the length of the prefix it is the hash of"
+            )
+        session = self._open(window, policy, tools, entries, state)
+        history = session.log.history
+        return _Checkpoint(
+            bytes.fromhex(found),
+            config,
+            request[:size],
+            history.entries,
+            len(history),
+            state,
+            session.project(),
+            session,
+        )
+
+
+def _entries(chain: Sequence[StoredCheckpoint], request: tuple[Message, ...]) -> list[Entry]:
+    """The log a stored chain of checkpoints describes, its messages taken from ``request``
+    in order.
+
+    Raises:
+        ValueError / TypeError / KeyError / IndexError: a tail that is not what
+            :meth:`PrefixCache._save` writes, or one that names more messages than its row
+            counts.
+    """
+    entries: list[Entry] = []
+    used = 0
+    for row in chain:
+        for item in orjson.loads(row.tail):
+            if item[0] == "m":
+                entries.append(
+                    Entry(
+                        id=item[1],
+                        session_id=SESSION_ID,
+                        seq=len(entries),
+                        body=request[used],
+                        parent_id=entries[-1].id if entries else None,
+                        created_at=item[2],
+                    )
+                )
+                used += 1
+            elif item[0] == "r":
+                entries.append(entry_from_dict(item[1]))
+            else:
+                raise ValueError(f"unknown tail item {item[0]!r}")
+        if used != row.messages:
+            raise ValueError(f"checkpoint {row.prefix} holds {used} messages, not {row.messages}")
+    return entries
+
+
+def prepare(
+    messages: Sequence[Message],
+    *,
+    window: int,
+    policy: Policy = DEFAULT_POLICY,
+    tools: Sequence[Mapping[str, Any]] = (),
+    cache: PrefixCache | None = None,
+    created_at: str | None = None,
+) -> Context:
+    """The context for a model call on ``messages``, the whole conversation so far (a
+    stateless call: a framework hook or a proxy that sees every message on each request).
+
+    With a ``cache`` the call continues from the checkpoint of the longest prefix of
+    ``messages`` it served before, as a live session would (:class:`PrefixCache`); without
+    one a fresh session is opened over ``messages`` and compacts them from scratch when they
+    are past the trigger.
+
+    Args:
+        messages: every message of the conversation, oldest first.
+        window: the model's context window in tokens.
+        policy: the ladder configuration.
+        tools: tool schemas sent with the request (counted in the context size).
+        cache: checkpoints of earlier calls (see :class:`PrefixCache`), or ``None``.
+        created_at: ISO-8601 time recorded on the messages appended (default now, UTC).
+
+    Returns:
+        The :class:`~ctxengine.projection.context.Context` to render and send.
+
+    Raises:
+        ValueError / TypeError: no messages, or an item that is not a ``Message``.
+        ConfigError: the policy's reserve leaves no room in ``window``, or the policy names a
+            model summarizer (pass a :class:`PrefixCache` with a ``summarizer``).
+        CompactionLoopError / ContextFloorError / ThrashError: as :meth:`Session.prepare
+            <ctxengine.engine.Session.prepare>`.
+        StoreError: the cache's store failed.
+    """
+    if cache is not None:
+        return cache.serve(
+            messages, window=window, policy=policy, tools=tools, created_at=created_at
+        ).context
+    request = _request(messages)
+    _check(request, 0)
+    session = Session(window, policy=policy, tools=tools, session_id=SESSION_ID)
+    for m in request:
+        session.append(m, created_at=created_at)
+    return session.prepare()

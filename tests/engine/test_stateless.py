@@ -1,0 +1,253 @@
+"""Stateless calls (:mod:`ctxengine.engine.stateless`): a conversation sent whole on every
+request continues from the checkpoint of its longest served prefix and gets exactly the
+context a live session gets."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import ctxengine
+from corpus import require_corpus
+from ctxengine.engine import Session
+from ctxengine.engine.stateless import PrefixCache, Served, message_digest, prepare
+from ctxengine.importers import read_transcript
+from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, user
+from ctxengine.model.codec import message_from_dict, message_to_dict
+from ctxengine.policy import DEFAULT_POLICY
+from ctxengine.projection.context import Context
+from ctxengine.replay import source_messages
+from ctxengine.stores import SQLiteStore
+
+CREATED = "2026-11-29T12:00:00.000+00:00"
+DJANGO = "openai-messages/mini-swe-agent-deepseek-chat-django-13265.traj.json"
+#: A window that makes the synthetic conversation below compact several times.
+WINDOW = 4_000
+
+
+def corpus_messages(relative: str) -> tuple[Message, ...]:
+    path = require_corpus(*relative.split("/"))
+    return tuple(source_messages(read_transcript(path).entries))
+
+
+def requests_of(messages: Sequence[Message]) -> list[int]:
+    """One request per assistant message: ``messages[:i]`` where message i is one."""
+    return [i for i, m in enumerate(messages) if m.role == "assistant" and i > 0]
+
+
+def live_contexts(
+    messages: Sequence[Message], window: int, ends: Sequence[int]
+) -> dict[int, Context]:
+    """The context a live session prepares at each request end, messages appended in order."""
+    session = Session(window)
+    wanted = set(ends)
+    out: dict[int, Context] = {}
+    for i in range(len(messages) + 1):
+        if i in wanted:
+            out[i] = session.prepare()
+        if i < len(messages):
+            session.append(messages[i], created_at=CREATED)
+    return out
+
+
+def conversation(turns: int = 24) -> tuple[Message, ...]:
+    """A coding conversation whose tool results fill a 4,000-token window several times."""
+    out: list[Message] = [Message("system", (TextPart("You are a careful coding agent."),))]
+    out.append(user("Fix the failing test in src/app.py. Never edit tests/fixtures."))
+    for n in range(turns):
+        call = ToolCallPart(f"call_{n}", "bash", f'{{"command": "cat src/mod_{n}.py"}}')
+        out.append(assistant(f"Reading module {n}.", call))
+        body = "\n".join(f"def f_{n}_{k}(x):\n    return x * {k}" for k in range(40))
+        out.append(Message("tool", (ToolResultPart(f"call_{n}", (TextPart(body),), name="bash"),)))
+    out.append(assistant("The fix is in src/app.py."))
+    return tuple(out)
+
+
+def fresh(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """Equal messages that are other objects (as a proxy parses each request anew)."""
+    return tuple(message_from_dict(message_to_dict(m)) for m in messages)
+
+
+def serve_all(
+    cache: PrefixCache, messages: Sequence[Message], ends: Sequence[int], window: int
+) -> dict[int, Served]:
+    return {i: cache.serve(messages[:i], window=window, created_at=CREATED) for i in ends}
+
+
+class TestSameAsLive:
+    @pytest.mark.parametrize("window", [8_000, 32_000])
+    def test_every_call_on_a_corpus_transcript_gets_the_live_context(self, window: int) -> None:
+        messages = corpus_messages(DJANGO)
+        ends = requests_of(messages)
+        live = live_contexts(messages, window, ends)
+        cache = PrefixCache()
+        served = serve_all(cache, messages, ends, window)
+        assert [i for i in ends if served[i].context != live[i]] == []
+        # each call continued from the one before (the first from scratch)
+        assert [s.reused for s in served.values()] == [0, *ends[:-1]]
+        compactions = sum(s.events[-1].step == "compaction" for s in served.values() if s.events)
+        assert compactions == live[ends[-1]].epoch > 0
+        assert cache.stats == ctxengine.engine.stateless.CacheStats(memory=len(ends) - 1, none=1)
+
+    def test_fresh_message_objects_are_found_by_content(self) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        live = live_contexts(messages, WINDOW, ends)
+        cache = PrefixCache()
+        served = {
+            i: cache.serve(fresh(messages[:i]), window=WINDOW, created_at=CREATED) for i in ends
+        }
+        assert [i for i in ends if served[i].context != live[i]] == []
+        assert [s.reused for s in served.values()] == [0, *ends[:-1]]
+        assert live[ends[-1]].epoch >= 2
+
+    def test_without_a_cache_each_call_compacts_from_scratch(self) -> None:
+        messages = conversation()
+        session = Session(WINDOW)
+        for m in messages:
+            session.append(m, created_at=CREATED)
+        expected = session.prepare()
+        assert prepare(messages, window=WINDOW, created_at=CREATED) == expected
+        assert expected.epoch == 1  # one compaction over everything: not the live chain
+        assert live_contexts(messages, WINDOW, [len(messages)])[len(messages)].epoch == 1
+
+
+class TestKeys:
+    def test_an_edited_earlier_message_misses_every_checkpoint_after_it(self) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        serve_all(cache, messages, ends, WINDOW)
+        edited = list(messages)
+        edited[9] = assistant("Reading module 3 again.", *messages[9].tool_calls)
+        served = cache.serve(edited, window=WINDOW, created_at=CREATED)
+        # the longest served request before message 9 ends at message 8 (an assistant one)
+        assert served.reused == 8
+        assert served.source == "memory"
+        after_edit = live_contexts(edited, WINDOW, [*[i for i in ends if i <= 8], len(edited)])
+        assert served.context == after_edit[len(edited)]
+        assert cache.stats.rebuilt == 1  # the warm session had moved on past message 8
+
+    def test_a_changed_usage_or_meta_is_another_message(self) -> None:
+        m = assistant("done")
+        assert message_digest(m) == message_digest(fresh([m])[0])
+        assert message_digest(m) != message_digest(replace(m, meta={"applied_edits": ["a.py"]}))
+        assert message_digest(m) != message_digest(replace(m, model="gpt-x"))
+        assert message_digest(m) != message_digest(user("done"))
+
+    def test_another_window_or_policy_does_not_reuse_a_checkpoint(self) -> None:
+        messages = conversation()
+        cache = PrefixCache()
+        cache.serve(messages[:10], window=WINDOW)
+        assert cache.serve(messages[:12], window=WINDOW + 1).reused == 0
+        other = DEFAULT_POLICY.model_copy(update={"name": "other"})
+        assert cache.serve(messages[:12], window=WINDOW, policy=other).reused == 0
+        tools = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
+        assert cache.serve(messages[:12], window=WINDOW, tools=tools).reused == 0
+        assert cache.serve(messages[:12], window=WINDOW).reused == 10
+
+    def test_the_same_request_twice_returns_the_first_context(self) -> None:
+        messages = conversation()
+        cache = PrefixCache()
+        first = cache.serve(messages[:30], window=WINDOW, created_at=CREATED)
+        again = cache.serve(fresh(messages[:30]), window=WINDOW)
+        assert again.context is first.context
+        assert (again.reused, again.source, again.events) == (30, "memory", ())
+        assert cache.stats.repeated == 1
+
+
+class TestBranches:
+    def test_a_branch_from_an_older_request_gets_the_live_context_of_that_branch(self) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        serve_all(cache, messages, ends, WINDOW)
+        branch = [*messages[:20], user("Stop. Explain what you found so far."), assistant("ok")]
+        served = cache.serve(branch, window=WINDOW, created_at=CREATED)
+        assert served.reused == 20
+        expected = live_contexts(branch, WINDOW, [*[i for i in ends if i <= 20], 22])
+        assert served.context == expected[22]
+        # and the main line goes on from its warm session
+        longer = (*messages, user("Now run the tests."), assistant("Running."))
+        again = cache.serve(longer, window=WINDOW, created_at=CREATED)
+        assert again.reused == ends[-1]
+        assert again.context == live_contexts(longer, WINDOW, [*ends, len(longer)])[len(longer)]
+        assert cache.stats.rebuilt == 1
+
+
+class TestMemoryBound:
+    def test_the_least_recently_used_checkpoint_goes_first(self) -> None:
+        messages = conversation()
+        cache = PrefixCache(2)
+        for i in (4, 6, 8):
+            cache.serve(messages[:i], window=WINDOW)
+        assert len(cache) == 2
+        assert cache.serve(messages[:5], window=WINDOW).reused == 0  # 4 was dropped
+        cache.clear()
+        assert len(cache) == 0
+
+    def test_size_below_one_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="at least 1 checkpoint, got size=0"):
+            PrefixCache(0)
+
+
+class TestStore:
+    def test_another_process_continues_from_the_stored_checkpoints(self, tmp_path: Path) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        live = live_contexts(messages, WINDOW, ends)
+        half = ends[: len(ends) // 2]
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            serve_all(PrefixCache(store=store), messages, half, WINDOW)
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            cache = PrefixCache(store=store)
+            repeat = cache.serve(messages[: half[-1]], window=WINDOW)
+            assert (repeat.reused, repeat.source) == (half[-1], "store")
+            assert repeat.context == live[half[-1]]
+            cache.clear()
+            rest = serve_all(cache, messages, ends[len(half) :], WINDOW)
+        first = rest[ends[len(half)]]
+        assert (first.reused, first.source) == (half[-1], "store")
+        assert [i for i in ends[len(half) :] if rest[i].context != live[i]] == []
+        assert live[half[-1]].epoch >= 1  # the stored chain holds compaction records
+
+    def test_a_stored_chain_with_a_missing_parent_is_not_used(self, tmp_path: Path) -> None:
+        messages = conversation()
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            cache = PrefixCache(store=store)
+            cache.serve(messages[:4], window=WINDOW)
+            cache.serve(messages[:6], window=WINDOW)
+        conn = sqlite3.connect(tmp_path / "ctx.db")
+        assert conn.execute("SELECT COUNT(*) FROM stateless_checkpoints").fetchone() == (2,)
+        conn.execute("DELETE FROM stateless_checkpoints WHERE messages = 4")
+        conn.commit()
+        conn.close()
+        with SQLiteStore(tmp_path / "ctx.db") as store:
+            served = PrefixCache(store=store).serve(messages[:8], window=WINDOW)
+        assert (served.reused, served.source) == (0, "none")
+
+
+class TestBadInput:
+    def test_no_messages(self) -> None:
+        with pytest.raises(ValueError, match="at least one message"):
+            PrefixCache().serve([], window=WINDOW)
+        with pytest.raises(ValueError, match="at least one message"):
+            prepare([], window=WINDOW)
+
+    def test_an_item_that_is_not_a_message_is_named_by_index(self) -> None:
+        bad: list[object] = [user("a"), {"role": "user", "content": "b"}]
+        with pytest.raises(TypeError, match=r"messages\[1\] is a dict, not a ctxengine Message"):
+            PrefixCache().serve(bad, window=WINDOW)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"messages\[1\] is a dict, not a ctxengine Message"):
+            prepare(bad, window=WINDOW)  # type: ignore[arg-type]
+
+
+def test_the_package_exports_prepare_and_the_cache() -> None:
+    messages = conversation()
+    cached = ctxengine.prepare(messages[:6], window=WINDOW, cache=ctxengine.PrefixCache())
+    assert cached == ctxengine.prepare(messages[:6], window=WINDOW)
+    assert cached.messages == messages[:6]
