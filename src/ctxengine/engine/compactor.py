@@ -39,6 +39,7 @@ from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest
 from ctxengine.summarizers.extractive import minimum_state_tokens
 from ctxengine.summarizers.llm import ModelSummarizer
+from ctxengine.summarizers.prime import LedgerPrimer
 from ctxengine.tokens.base import Estimator
 
 from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
@@ -65,6 +66,7 @@ class Compactor:
         continuation_overhead: tokens of the messages that show the continuation state (in
             the policy's injection shape) around its summary; a plan adds the pinned items'
             message to it (:meth:`~.log.SessionLog.pins_overhead`).
+        primer: analyses each message for the ledgers as it arrives (:meth:`prime`).
     """
 
     def __init__(
@@ -87,6 +89,19 @@ class Compactor:
         self.continuation_overhead = sum(
             log.estimator.message(m) for m in frame_messages("", log.policy.injection)
         )
+        self.primer = LedgerPrimer()
+        self._primed = 0
+
+    def prime(self) -> None:
+        """Analyse the messages appended since the last call for the ledgers
+        (:class:`~ctxengine.summarizers.prime.LedgerPrimer`), so that the compaction that
+        summarizes them only folds what is remembered."""
+        entries = self.log.history.entries
+        for entry in entries[self._primed :]:
+            message = entry.message
+            if message is not None:
+                self.primer.observe(message)
+        self._primed = len(entries)
 
     @property
     def policy(self) -> Policy:

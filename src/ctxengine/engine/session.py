@@ -632,6 +632,7 @@ class Session:
                     skip=self._head_messages(ctx),
                 )
                 return ctx
+            self.compactor.prime()
             if self.policy.prune_when == "always" and self._at_check_point():
                 ctx = self.log.project()
                 self.compactor.prune_now(ctx, self.log.context_tokens(ctx))

@@ -567,3 +567,12 @@ RECALL_TOOL_NAME = "recall"
 #: compacting again). Each holds its request's message references (8 bytes a message) and
 #: its context; the checkpoints of a conversation share its log. Ours.
 STATELESS_CACHE_SIZE = 256
+
+# Ledger extraction.
+
+#: Outputs and commands whose analysis (failure lines, programs run, file effects, command
+#: keys) the ledger walk remembers, per function, most recently asked first. A compaction
+#: walks the range it summarizes, a split turn's prefix again, and the next compaction its
+#: kept tail again: with the analyses remembered, each tool call is analysed once while it
+#: stays in the epoch (a 32,000-token window holds a few hundred calls). Ours.
+LEDGER_WALK_CACHE = 2048

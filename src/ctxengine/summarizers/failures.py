@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from ctxengine.policy.defaults import LEDGER_WALK_CACHE
 from ctxengine.projection.frame import is_instruction_like
 from ctxengine.summarizers.shell import commands
 
@@ -643,6 +644,7 @@ def _data_lines(text: str) -> list[str]:
     return ["" if is_instruction_like(ln) else ln for ln in text.splitlines()]
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def detect(text: str, command: str = "") -> tuple[Failure, ...]:
     """Every line of ``text`` some detector takes for a failure, with its score, in output
     order (a line claimed by a tool-specific detector is not scored again generically; a
@@ -667,6 +669,7 @@ def detect(text: str, command: str = "") -> tuple[Failure, ...]:
 OWN_DETECTORS: tuple[Detector, ...] = (_own_programs, _patches, _git)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def own_failures(text: str, command: str) -> tuple[Failure, ...]:
     """The lines of ``text`` in which a program of ``command`` itself says it failed (the
     failures :func:`detect` finds with a ``program``), in output order: cheap enough to ask
@@ -728,6 +731,7 @@ def shows_failure(text: str, command: str = "") -> bool:
 LAST_LINE_SCORE = 4
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def ends_in_failure(text: str) -> bool:
     """True when the last line of ``text`` that is no advice (``hint: …``), no exit-status
     envelope and no instruction-like line sounds like a failure (a generic score of at

@@ -299,35 +299,50 @@ def _commits_in_git_output(src: Source) -> Iterator[Found]:
         yield _fact(m.group(1), "commit", m.group(1)[:7], src, line, m.start())
 
 
+@lru_cache(maxsize=IDENTIFIERS_CACHE)
+def symbol_words(origin: str, text: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """What :func:`identifiers` reads of one source for its symbols: the words of ``text``
+    (its first :data:`RESULT_SCAN_CHARS` characters unless ``origin`` is ``"user"``), and
+    each name shaped like a symbol that it names (a user's backticked or called names, a
+    definition in other text) with the first line holding it, in order."""
+    text = text if origin == "user" else text[:RESULT_SCAN_CHARS]
+    words = frozenset(_WORD.findall(text))
+    if origin == "user":
+        named = [m.group(1).rsplit(".", 1)[-1] for m in _BACKTICK.finditer(text)]
+        named += [
+            m.group(1)
+            for pattern in (_CAMEL, _SNAKE)
+            for m in pattern.finditer(text)
+            if text[m.end() : m.end() + 1] == "(" or text[m.start() - 1 : m.start()] == "."
+        ]
+    else:
+        named = _DEFINED.findall(text)
+    shaped: dict[str, str] = {}
+    for name in named:
+        if name in shaped:
+            continue
+        if _CAMEL.fullmatch(name) or (_SNAKE.fullmatch(name) and "__" not in name):
+            shaped[name] = next((ln for ln in text.splitlines() if name in ln), name)
+    return words, tuple(shaped.items())
+
+
 def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
     candidates: dict[str, tuple[Source, str]] = {}
     present: dict[str, set[int]] = {}
     for src in sources:
-        text = src.text if src.origin == "user" else src.text[:RESULT_SCAN_CHARS]
-        words = set(_WORD.findall(text))
+        words, named = symbol_words(src.origin, src.text)
         for word in words:
             present.setdefault(word, set()).add(src.index)
-        if src.origin == "user":
-            named = [m.group(1).rsplit(".", 1)[-1] for m in _BACKTICK.finditer(text)]
-            named += [
-                m.group(1)
-                for pattern in (_CAMEL, _SNAKE)
-                for m in pattern.finditer(text)
-                if text[m.end() : m.end() + 1] == "(" or text[m.start() - 1 : m.start()] == "."
-            ]
-        else:
-            named = _DEFINED.findall(text)
-        for name in named:
-            shaped = _CAMEL.fullmatch(name) or (_SNAKE.fullmatch(name) and "__" not in name)
-            if shaped and name not in candidates:
-                line = next((ln for ln in text.splitlines() if name in ln), name)
+        for name, line in named:
+            if name not in candidates:
                 candidates[name] = (src, line)
+    position = {name: i for i, name in enumerate(candidates)}
     ranked = sorted(
         (n for n in candidates if len(present.get(n, ())) >= SYMBOL_MIN_MESSAGES),
-        key=lambda n: (-len(present[n]), list(candidates).index(n)),
+        key=lambda n: (-len(present[n]), position[n]),
     )[:SYMBOLS_MAX]
     out = []
-    for name in sorted(ranked, key=list(candidates).index):
+    for name in sorted(ranked, key=position.__getitem__):
         newest = max(present[name])
         src = next(s for s in sources if s.index == newest)
         line = next((ln for ln in src.text.splitlines() if name in ln), candidates[name][1])
@@ -418,7 +433,7 @@ _MAY_VERSION = re.compile(r"\d\.\d")
 
 
 @lru_cache(maxsize=IDENTIFIERS_CACHE)
-def _read(origin: str, text: str, command: str) -> tuple[IdentifierFact, ...]:
+def identifier_facts(origin: str, text: str, command: str) -> tuple[IdentifierFact, ...]:
     """The identifier facts one source's lines hold, in order (their ``source`` 0)."""
     src = Source(0, origin, text, command)
     found: list[IdentifierFact] = []
@@ -444,7 +459,7 @@ def identifiers(sources: Sequence[Source]) -> tuple[IdentifierFact, ...]:
     (:func:`~ctxengine.model.facts.mark_earlier`)."""
     found: list[IdentifierFact] = []
     for src in sources:
-        facts = _read(src.origin, src.text, src.command)
+        facts = identifier_facts(src.origin, src.text, src.command)
         found += [replace(f, source=src.index) for f in facts] if src.index else facts
     found += _symbols([s for s in sources if s.origin != "assistant"])
     found += _findings([s for s in sources if s.origin == "assistant"])

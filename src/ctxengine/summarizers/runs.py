@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
+from ctxengine.policy.defaults import LEDGER_WALK_CACHE
 from ctxengine.summarizers.shell import Command, commands, strip_bodies
 
 #: Programs that only read, list, search or print: their output quotes files and logs, so
@@ -57,12 +59,14 @@ def runs(cmd: Command) -> bool:
     return not _reads_only(cmd)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def runs_something(command: str) -> bool:
     """True when some program of ``command`` :func:`runs`: a run whose output can show a
     failure. A command that only writes a heredoc to a file is not a run."""
     return any(runs(c) for c in commands(command))
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def ends_in_search(command: str) -> bool:
     """True when the last program of ``command`` (whose exit code the shell reports) is a
     search or comparison (``grep``, ``rg``, ``diff``, ``test`` …)."""
@@ -88,6 +92,7 @@ def _program(cmd: Command) -> str:
     return " ".join(argv)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def runner_of(command: str) -> str:
     """``pytest``, ``unittest``, ``jest`` (jest, vitest, mocha, ``npm test``), ``go`` or
     ``cargo`` for the first test run in ``command``; ``""`` when it runs no tests."""
@@ -102,6 +107,7 @@ def runner_of(command: str) -> str:
 _TEST_PATH = re.compile(r"::|\.(?:py|js|jsx|ts|tsx|mjs|cjs)$|(?:^|/)tests?(?:/|$)")
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def named_tests(command: str) -> tuple[str, ...]:
     """The tests a test run names after its runner (pytest ids and files, test directories,
     jest paths), in order; empty when it names none (a whole-suite run)."""
@@ -121,6 +127,7 @@ def named_tests(command: str) -> tuple[str, ...]:
 KEY_MAX_CHARS = 200
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def command_key(command: str) -> str:
     """The key under which two runs are the same command: the command without heredoc
     bodies (its lines joined by ``;``), without leading ``cd DIR &&``, without

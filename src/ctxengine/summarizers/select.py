@@ -142,7 +142,8 @@ class _State:
         self.total = 0
         self._frames: dict[str, int] = {}
         self._notes: dict[tuple[str, int, bool], int] = {}
-        self._lines: dict[Shown, int] = {}
+        self._lines: dict[tuple[int, int], int] = {}
+        self._listing: dict[tuple[str, int, bool], bool] = {}
         self.listed: set[str] = set()
         self._closing_frame_cost: int | None = None
         self.g_omitted: dict[str, set[int]] = defaultdict(set)
@@ -158,10 +159,13 @@ class _State:
         return found
 
     def line_cost(self, shown: Shown) -> int:
-        """Estimated tokens of ``shown``'s line."""
-        cost = self._lines.get(shown)
+        """Estimated tokens of ``shown``'s line. Every copy of an item shown is its text or
+        a prefix of it (:func:`shortened`), so the item and the length of the copy name
+        the line."""
+        key = (id(shown.item), len(shown.text))
+        cost = self._lines.get(key)
         if cost is None:
-            cost = self._lines[shown] = self.est.text(self.layout.line(shown))
+            cost = self._lines[key] = self.est.text(self.layout.line(shown))
         return cost
 
     def _frame(self, group: str) -> int:
@@ -186,7 +190,13 @@ class _State:
 
     def _listed(self, group: str, shown: int, left: int) -> bool:
         """The closing note names ``group``."""
-        return bool(left) and bool(self.layout.closing(group, left, bool(shown)))
+        if not left:
+            return False
+        key = (group, left, bool(shown))
+        found = self._listing.get(key)
+        if found is None:
+            found = self._listing[key] = bool(self.layout.closing(group, left, bool(shown)))
+        return found
 
     def _group(self, group: str, cost: int, shown: int, left: int) -> int:
         """Tokens a group adds: its heading and items when it shows something, and what it
@@ -219,8 +229,11 @@ class _State:
     def _frame_change(self, group: str, shown: int, left: int) -> tuple[set[str], int]:
         """The groups the closing note names once ``group`` has (``shown``, ``left``) items,
         and the change of the closing note's frame cost."""
+        now = self._listed(group, shown, left)
+        if now == (group in self.listed):
+            return self.listed, 0
         listed = set(self.listed)
-        if self._listed(group, shown, left):
+        if now:
             listed.add(group)
         else:
             listed.discard(group)
@@ -241,6 +254,8 @@ class _State:
 
     def set(self, index: int, new: Shown | None) -> None:
         """Make item ``index`` ``new`` (``None``: left out) and update ``total``."""
+        if new is None and index in self.omitted:
+            return  # left out already: nothing changes
         group = self.items[index].group
         before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
         cost, shown, left, line = self._after(index, new)
@@ -327,7 +342,8 @@ def _with_group(state: _State, index: int, limit: int) -> bool:
     them fit ``limit`` at once (showing a group whole drops its note, which one item at a
     time never pays for); True when done."""
     group = state.items[index].group
-    if not state.g_omitted[group] - {index}:
+    omitted = state.g_omitted[group]
+    if not omitted or (len(omitted) == 1 and index in omitted):
         return False
     if state.total + state.group_delta(group, index) > limit:
         return False

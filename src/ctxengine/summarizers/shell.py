@@ -15,6 +15,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ctxengine.policy.defaults import LEDGER_WALK_CACHE
+
 Action: TypeAlias = Literal[
     "read", "edited", "created", "wrote", "deleted", "moved", "copied", "formatted"
 ]
@@ -419,6 +421,7 @@ def _in_dir(cwd: str, effect: FileEffect) -> FileEffect:
     return FileEffect(effect.action, join(effect.path), join(other) if other is not None else None)
 
 
+@functools.lru_cache(maxsize=LEDGER_WALK_CACHE)
 def command_effects(cmd: Command) -> tuple[FileEffect, ...]:
     """Effects of one simple command (see :func:`shell_effects`), relative paths taken from
     its ``cwd``."""
@@ -426,6 +429,7 @@ def command_effects(cmd: Command) -> tuple[FileEffect, ...]:
     return tuple(_in_dir(cmd.cwd, e) for e in found)
 
 
+@functools.lru_cache(maxsize=LEDGER_WALK_CACHE)
 def shell_effects(command: str) -> tuple[FileEffect, ...]:
     """Effects of a shell command line (possibly several lines, pipes, ``&&`` chains,
     heredocs, ``bash -lc '…'`` wrappers).
@@ -458,12 +462,14 @@ _CHECK = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=LEDGER_WALK_CACHE)
 def strip_bodies(command: str) -> str:
     """The command without heredoc bodies and SWE-agent edit bodies (the text the shell runs
     as commands)."""
     return "\n".join(_logical_lines(command)[0]).strip()
 
 
+@functools.lru_cache(maxsize=LEDGER_WALK_CACHE)
 def looks_like_check(command: str) -> bool:
     """True for commands worth recording as done when they succeed: test runners, builds,
     linters and type checkers, ``git commit``/``git push`` (heredoc bodies are ignored)."""

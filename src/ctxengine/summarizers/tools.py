@@ -5,10 +5,12 @@ a shell command, which read or change which file, which only search.
 from __future__ import annotations
 
 import shlex
+from functools import lru_cache
 from typing import Any
 
 from ctxengine.model import ToolCallPart
 from ctxengine.model.json_depth import loads_bounded
+from ctxengine.policy.defaults import LEDGER_WALK_CACHE
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
     Action,
@@ -98,6 +100,7 @@ def cap_command(text: str, limit: int = COMMAND_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def shell_command(call: ToolCallPart) -> str | None:
     """The shell command of a shell-tool call, verbatim (Codex ``["bash", "-lc", cmd]`` gives
     ``cmd``; another argv list is joined with shell quoting), or ``None`` for other tools."""
@@ -117,6 +120,7 @@ def shell_command(call: ToolCallPart) -> str | None:
     return None
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def patch_text(call: ToolCallPart) -> str | None:
     """The patch of a Codex ``apply_patch`` call (a custom tool, or ``["apply_patch", patch]``
     as a shell argv), or ``None`` for other calls."""
@@ -133,6 +137,7 @@ def patch_text(call: ToolCallPart) -> str | None:
     return None
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def call_effects(call: ToolCallPart) -> tuple[FileEffect, ...]:
     """File effects of one tool call, judged from its name and arguments alone."""
     patch = patch_text(call)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from ctxengine.policy.defaults import LEDGER_WALK_CACHE
 from ctxengine.summarizers.runs import runs_something
 from ctxengine.summarizers.shell import Command, FileEffect, commands, shell_effects
 
@@ -100,6 +102,7 @@ def opens_files(source: str, language: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def source_writes(source: str, language: str) -> tuple[FileEffect, ...]:
     """Files a script in ``language`` (``python``, ``node``, ``shell``) writes or removes."""
     if language == "python":
@@ -172,6 +175,7 @@ def _execution(cmd: Command) -> Execution | None:
     return None
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def executions(command: str) -> tuple[Execution, ...]:
     """The scripts and inline code ``command`` runs, in order."""
     return tuple(e for e in (_execution(c) for c in commands(command)) if e is not None)
@@ -187,6 +191,7 @@ class Written:
     cwd: str = ""
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def heredoc_files(command: str) -> tuple[Written, ...]:
     """Files ``command`` writes from a heredoc body, with that body."""
     out: list[Written] = []
@@ -213,6 +218,7 @@ class PatchRun:
     cwd: str = ""
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def patch_runs(command: str) -> tuple[PatchRun, ...]:
     """``patch [-pN] [file] < p`` / ``patch -i p`` / ``git apply p`` runs in ``command``."""
     out: list[PatchRun] = []
@@ -261,6 +267,7 @@ def patch_files(text: str, strip: int) -> tuple[str, ...]:
 _PATCHING = re.compile(r"^patching file '?([^'\n]+?)'?\s*$", re.MULTILINE)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def patched_in_output(output: str) -> tuple[str, ...]:
     """Files GNU ``patch`` reports patching (``patching file p``)."""
     return tuple(dict.fromkeys(m.group(1) for m in _PATCHING.finditer(output)))
@@ -274,6 +281,7 @@ _STATUS_SHORT = re.compile(r"^(?:[ MARD][MD]|[MARD] ) (?:.+? -> )?(.+?)\s*$", re
 _STAT = re.compile(r"^ (\S+)\s+\|\s+(?:\d+|Bin)", re.MULTILINE)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def changed_in_output(command: str, output: str) -> tuple[str, ...]:
     """Files that ``git diff``/``git status`` output (or a submitted diff: SWE-agent's
     ``submit``, mini-swe-agent's ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) shows as changed
@@ -298,6 +306,7 @@ _PRETTIER_LINE = re.compile(r"^(\S+\.\w+) \d+(?:\.\d+)?m?s\s*$", re.MULTILINE)
 _PRETTIER_UNCHANGED = re.compile(r"^\S+\.\w+ \d+(?:\.\d+)?m?s \(unchanged\)\s*$", re.MULTILINE)
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def reformatted_in_output(command: str, output: str) -> tuple[str, ...]:
     """Files a formatter's output says it changed (see the module docstring), as written, in
     order, each once; empty when no program of ``command`` runs (``cat``, ``grep`` … of a
@@ -310,6 +319,7 @@ def reformatted_in_output(command: str, output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
 def diff_redirect(command: str) -> tuple[str, ...]:
     """Files that only receive a diff (``git diff > patch.txt``, ``diff -u a b > x.diff``)."""
     out: list[str] = []

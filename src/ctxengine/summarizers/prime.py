@@ -1,0 +1,118 @@
+"""Ledger analyses made as messages arrive, ahead of the compaction that summarizes them.
+
+The ledgers of a compaction (:func:`~ctxengine.summarizers.ledgers.extract_ledgers`) are a
+fold over its range: a walk of the tool calls with their results
+(:class:`~ctxengine.summarizers.walk.Walk`), identifiers, decisions. The costly part of it
+is the analysis of each call and text on its own — the programs a command runs, its file
+effects, the failure lines of its output, the tests it passed, the identifiers and
+decisions of a text — and those analyses are pure functions of the message, remembered by
+their modules (``functools.lru_cache``, :data:`~ctxengine.policy.defaults.
+LEDGER_WALK_CACHE` and the caches of :mod:`~ctxengine.summarizers.identifiers` and
+:mod:`~ctxengine.summarizers.decisions`). :class:`LedgerPrimer` asks them of each message
+once, when the session sees it: the compaction that summarizes the message then finds them
+remembered and only folds, and the work is spread over the calls that brought the messages
+instead of landing on the compacting call. What the ledgers hold does not change: the walk
+asks the same functions the same questions and gets the same answers.
+"""
+
+from __future__ import annotations
+
+from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
+from ctxengine.model.roles import is_real_user_message, user_text
+from ctxengine.summarizers.decisions import decisions_in
+from ctxengine.summarizers.failures import (
+    detect,
+    ends_in_failure,
+    own_failures,
+    passed_tests,
+)
+from ctxengine.summarizers.identifiers import identifier_facts, symbol_words
+from ctxengine.summarizers.runs import (
+    command_key,
+    ends_in_search,
+    named_tests,
+    runner_of,
+    runs_something,
+)
+from ctxengine.summarizers.shell import command_effects, commands, looks_like_check
+from ctxengine.summarizers.signals import exit_code, result_failed, result_text
+from ctxengine.summarizers.tools import call_effects, patch_text, shell_command
+from ctxengine.summarizers.writes import (
+    changed_in_output,
+    diff_redirect,
+    executions,
+    heredoc_files,
+    patch_runs,
+    patched_in_output,
+    reformatted_in_output,
+)
+
+
+class LedgerPrimer:
+    """Analyses each message it is shown once (see the module docstring). A tool result is
+    analysed with its call, kept from the assistant message that made it until the result
+    comes."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, ToolCallPart] = {}
+
+    def observe(self, message: Message) -> None:
+        """Ask the ledgers' analyses of ``message`` (its calls, results and texts)."""
+        if is_real_user_message(message):
+            text = user_text(message)
+            decisions_in(text)
+            identifier_facts("user", text, "")
+            symbol_words("user", text)
+        elif message.role == "assistant":
+            if message.text.strip():
+                identifier_facts("assistant", message.text, "")
+            decisions_in("\n".join(p.text for p in message.parts if isinstance(p, TextPart)))
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                self._calls[part.id] = part
+            elif isinstance(part, ToolResultPart):
+                call = self._calls.pop(part.call_id, None)
+                if call is not None:
+                    _result(call, part)
+
+    def forget(self) -> None:
+        """Drop the calls still waiting for their results."""
+        self._calls.clear()
+
+
+def _result(call: ToolCallPart, result: ToolResultPart) -> None:
+    """What the walk asks of a call and its result (:meth:`Walk.call
+    <ctxengine.summarizers.walk.Walk.call>`): each branch it may take, since which one it
+    takes depends on the rest of the range."""
+    command = shell_command(call)
+    patch = patch_text(call)
+    text = result_text(result)
+    identifier_facts("result", text, command or "")
+    symbol_words("result", text)
+    call_effects(call)
+    if command is None or patch is not None:
+        if result_failed(result):
+            detect(text, "")
+        return
+    command_key(command)
+    ran = runs_something(command)
+    if ran:
+        detect(text, command)
+        if exit_code(result.text) is None and not result.is_error:
+            ends_in_failure(text)
+    else:
+        own_failures(text, command)
+    ends_in_search(command)
+    for cmd in commands(command):
+        command_effects(cmd)
+    executions(command)
+    heredoc_files(command)
+    if patch_runs(command):
+        patched_in_output(text)
+    changed_in_output(command, text)
+    reformatted_in_output(command, text)
+    diff_redirect(command)
+    passed_tests(text)
+    runner_of(command)
+    named_tests(command)
+    looks_like_check(command)
