@@ -149,6 +149,17 @@ class _State:
         self.g_omitted: dict[str, set[int]] = defaultdict(set)
         self.g_left_cost: dict[str, int] = defaultdict(int)
         self._wholes: dict[int, Shown] = {}
+        self._cuts: dict[tuple[int, int], Shown] = {}
+        self._version = 0
+        self._measured: tuple[int, int] | None = None
+
+    def cut(self, index: int, keep: int) -> Shown:
+        """Item ``index`` shortened to ``keep`` characters (:func:`shortened`)."""
+        key = (index, keep)
+        found = self._cuts.get(key)
+        if found is None:
+            found = self._cuts[key] = shortened(self.items[index], keep)
+        return found
 
     def whole(self, index: int) -> Shown:
         """Item ``index`` shown whole."""
@@ -256,6 +267,7 @@ class _State:
         """Make item ``index`` ``new`` (``None``: left out) and update ``total``."""
         if new is None and index in self.omitted:
             return  # left out already: nothing changes
+        self._version += 1
         group = self.items[index].group
         before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
         cost, shown, left, line = self._after(index, new)
@@ -311,7 +323,12 @@ class _State:
         return Selection(shown, tuple(self.items[i] for i in sorted(self.omitted)))
 
     def measure(self) -> int:
-        return self.est.text(self.layout.render(self.selection()))
+        """Tokens of the rendered selection (measured once per state of the selection)."""
+        if self._measured is not None and self._measured[0] == self._version:
+            return self._measured[1]
+        tokens = self.est.text(self.layout.render(self.selection()))
+        self._measured = (self._version, tokens)
+        return tokens
 
 
 def _longest(state: _State, index: int, limit: int, floor: int) -> Shown | None:
@@ -323,13 +340,13 @@ def _longest(state: _State, index: int, limit: int, floor: int) -> Shown | None:
     if lo <= hi:
         # A longer copy costs at least as much: when the shortest does not fit, none does
         # (the usual case once the budget is spent, answered without the search).
-        candidate = shortened(item, lo)
+        candidate = state.cut(index, lo)
         if state.total + state.delta(index, candidate) > limit:
             return None
         best, lo = candidate, lo + 1
     while lo <= hi:
         mid = (lo + hi) // 2
-        candidate = shortened(item, mid)
+        candidate = state.cut(index, mid)
         if state.total + state.delta(index, candidate) <= limit:
             best, lo = candidate, mid + 1
         else:
