@@ -283,3 +283,55 @@ def print_tables(results: dict[str, list[Outcome]]) -> None:
         [*((*row, "") for row in _peers.TIMES), *(time_row(k, v) for k, v in ours)],
         title="§5.3 time per call (library call only; ctxengine: prepare() only)",
     )
+
+
+def _ms(values: Sequence[float]) -> tuple[float, float, float]:
+    return median(values), percentile(values, 95), max(values)
+
+
+def print_side_by_side(results: dict[str, list[Outcome]], same: dict[str, list[bool]]) -> None:
+    """Every variant's time per call beside the live one's, with the ratios to it: all
+    calls, then the calls that compacted; and, for the cached stateless variants, how many
+    contexts equal the live session's at the same request."""
+    live = results.get("ctxengine / live")
+    if live is None:
+        return
+    base = _ms([o.ms for o in live])
+    base_c = [o.ms for o in live if o.compacted]
+    rows = []
+    for label, out in results.items():
+        times = _ms([o.ms for o in out])
+        comp = [o.ms for o in out if o.compacted]
+        ratios = " / ".join(f"{a / b:.2f}" for a, b in zip(times, base, strict=True))
+        compacting = (
+            f"{len(comp)}: {median(comp):.2f} / {percentile(comp, 95):.2f}" if comp else "0"
+        )
+        comp_ratio = (
+            f"{median(comp) / median(base_c):.2f} / "
+            f"{percentile(comp, 95) / percentile(base_c, 95):.2f}"
+            if comp and base_c
+            else "-"
+        )
+        equal = same.get(label)
+        rows.append(
+            (
+                label,
+                f"{times[0]:.3f} / {times[1]:.2f} / {times[2]:.1f}",
+                ratios,
+                compacting,
+                comp_ratio,
+                f"{sum(equal)}/{len(equal)}" if equal is not None else "-",
+            )
+        )
+    table(
+        (
+            "variant",
+            "median / p95 / max ms",
+            "÷ live (median / p95 / max)",
+            "compacting calls: n: p50 / p95 ms",
+            "compacting ÷ live (p50 / p95)",
+            "same context as live",
+        ),
+        rows,
+        title="Live and stateless side by side (one run; stateless times the whole call)",
+    )

@@ -1,7 +1,8 @@
 """The peers measurement of ``../shared/reference/peers-measured.md`` §3–§5, repeated on
 ctxengine (not a test).
 
-Run: ``.venv/bin/python benchmarks/peers_measure.py [--no-stateless] [--profile]``.
+Run: ``.venv/bin/python benchmarks/peers_measure.py [--no-stateless] [--no-scratch]
+[--profile]``.
 
 Inputs (§3): the same three transcripts, imported with ``read_transcript`` (provider usage
 dropped, as ``ctxengine replay`` does): mini-swe-agent django-13265, mini-swe-agent pvlib-1606
@@ -10,13 +11,24 @@ dropped, as ``ctxengine replay`` does): mini-swe-agent django-13265, mini-swe-ag
 final in-flight request (every message). Budgets B = 4,000 … 64,000 tokens. That gives
 174 requests × 5 budgets = 870 calls per variant.
 
-Two ways to run ctxengine, each over every (transcript, B):
+Four ways to run ctxengine, each over every (transcript, B):
 
 - **live**: one ``Session(window=B)`` per (transcript, B); messages are appended in order and
   ``prepare()`` is called before each assistant message, as an agent uses it (the peers'
   "per-turn loop" settings);
 - **stateless**: a fresh ``Session(window=B)`` over ``messages[:i]`` for each request, then one
-  ``prepare()`` (the peers' "stateless" settings).
+  ``prepare()`` (the peers' "stateless" settings): every request compacts from scratch;
+- **stateless, prefix cache**: ``PrefixCache.serve(messages[:i], window=B)`` for each request
+  (``ctxengine.prepare(..., cache=...)``; one cache for the whole run): a request continues
+  from the checkpoint of the previous one; the same message objects every time, as a
+  framework hook that keeps its message list;
+- **stateless, prefix cache, new objects**: the same, each request's messages rebuilt as new
+  objects first (untimed), as a proxy that parses every request: the cache finds them by
+  content hash.
+
+The time of a stateless call is the whole call (hashing, appending, ``prepare()``); of a
+live call ``prepare()`` alone (appending is not timed). The cached variants' contexts are
+compared with the live session's at the same request: "same as live" counts the equal ones.
 
 Per output, as in §4: valid for OpenAI (``ctxengine.validate(render_openai(ctx), "openai")``,
 the peers' yardstick) and for Anthropic; output tokens, by ctxengine's own estimator
@@ -44,15 +56,25 @@ from _peers_report import (
     print_failures,
     print_inputs,
     print_profile,
+    print_side_by_side,
     print_slowest,
     print_tables,
     print_targets,
 )
 
 from ctxengine.engine import Session
+from ctxengine.engine.stateless import PrefixCache
+from ctxengine.model.codec import message_from_dict, message_to_dict
 from ctxengine.projection.context import Context
 
 Profiler = cProfile.Profile | None
+#: The live session's context at each (transcript, B, request), to compare the cached
+#: stateless variants with.
+LIVE: dict[tuple[str, int, int], Context] = {}
+#: Per variant, whether each of its contexts equals the live one.
+SAME: dict[str, list[bool]] = {}
+#: One prefix cache per cached variant, for the whole run.
+CACHES: dict[str, PrefixCache] = {}
 
 
 def _timed_prepare(session: Session, profiler: Profiler) -> tuple[Context, float, bool]:
@@ -76,6 +98,7 @@ def run_live(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
     for i in range(len(t.messages) + 1):
         if i in wanted:
             ctx, ms, compacted = _timed_prepare(session, profiler)
+            LIVE[(t.name, budget, i)] = ctx
             out.append(score(t, budget, i, ctx, ms, compacted))
         if i < len(t.messages):
             session.append(t.messages[i], created_at=CREATED)
@@ -92,16 +115,58 @@ def run_stateless(t: Transcript, budget: int, profiler: Profiler) -> list[Outcom
     return out
 
 
+def _cached(t: Transcript, budget: int, profiler: Profiler, *, fresh: bool) -> list[Outcome]:
+    """One ``PrefixCache.serve`` per request (the whole call timed); ``fresh``: each request's
+    messages rebuilt as new objects first (untimed)."""
+    name = "stateless, prefix cache" + (", new objects" if fresh else "")
+    cache = CACHES.setdefault(name, PrefixCache())
+    same = SAME.setdefault(name, [])
+    out = []
+    for i in t.requests:
+        request = t.messages[:i]
+        if fresh:
+            request = tuple(message_from_dict(message_to_dict(m)) for m in request)
+        if profiler is not None:
+            profiler.enable()
+        start = time.perf_counter_ns()
+        served = cache.serve(request, window=budget, created_at=CREATED)
+        ms = (time.perf_counter_ns() - start) / 1e6
+        if profiler is not None:
+            profiler.disable()
+        compacted = any(e.step == "compaction" for e in served.events)
+        live = LIVE.get((t.name, budget, i))
+        if live is not None:
+            same.append(served.context == live)
+        out.append(score(t, budget, i, served.context, ms, compacted))
+    return out
+
+
+def run_cached(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
+    """``PrefixCache.serve(messages[:i])`` for each request, the same message objects."""
+    return _cached(t, budget, profiler, fresh=False)
+
+
+def run_cached_fresh(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
+    """``PrefixCache.serve`` of each request's messages rebuilt as new objects."""
+    return _cached(t, budget, profiler, fresh=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-stateless", action="store_true", help="live sessions only")
+    parser.add_argument(
+        "--no-scratch", action="store_true", help="leave out the fresh-session stateless run"
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the prepare() calls")
     args = parser.parse_args()
     transcripts = [load(*spec) for spec in TRANSCRIPTS]
     print_inputs(transcripts)
     variants: dict[str, Callable[[Transcript, int, Profiler], list[Outcome]]] = {"live": run_live}
     if not args.no_stateless:
-        variants["stateless"] = run_stateless
+        if not args.no_scratch:
+            variants["stateless"] = run_stateless
+        variants["stateless, prefix cache"] = run_cached
+        variants["stateless, prefix cache, new objects"] = run_cached_fresh
     results: dict[str, list[Outcome]] = {}
     profiles: dict[str, cProfile.Profile] = {}
     for name, fn in variants.items():
@@ -114,6 +179,7 @@ def main() -> None:
         if profiler is not None:
             profiles[label] = profiler
     print_tables(results)
+    print_side_by_side(results, {f"ctxengine / {k}": v for k, v in SAME.items()})
     print_targets(results)
     for label, out in results.items():
         print_failures(label, out)

@@ -1,7 +1,7 @@
 """``Session.prepare()`` latency (p50/p99) at 1k, 10k and 100k history entries (not a test).
 
 Run: ``.venv/bin/python benchmarks/prepare_latency.py [--window 128000]
-[--sizes 1000,10000,100000] [--span 700] [--profile]``.
+[--sizes 1000,10000,100000] [--span 700] [--no-stateless] [--profile]``.
 
 A seeded generator writes a realistic coding-agent history: a system prompt, user requests
 (some with constraints), assistant turns with text and one tool call (three in four) or two to
@@ -18,6 +18,12 @@ ladder's prune/compaction records).
 others only project the context (a few of them also record a prune). Context size
 (messages, tokens) shows that the epoch the per-call work depends on stays bounded while the
 history grows.
+
+Beside the live session, the same requests are served statelessly (unless
+``--no-stateless``): before each assistant message, ``PrefixCache.serve(messages so far)``
+(the whole call timed: hashing the new messages, appending them, ``prepare()``), as a
+framework hook that keeps its message list does; a second table puts both side by side with
+the ratios, and counts the stateless contexts equal to the live one.
 
 ``--profile`` runs ``cProfile`` around the timed ``prepare()`` calls of each window, with one
 profile for the calls that reach the trigger (the ladder runs) and one for those that only
@@ -43,6 +49,7 @@ from dataclasses import dataclass, field
 from _common import median, percentile, table
 
 from ctxengine.engine import Session
+from ctxengine.engine.stateless import PrefixCache
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, system, user
 
 _VOCABULARY = """
@@ -154,6 +161,11 @@ class Window:
     gc_ms: float = 0.0
     gc_runs: int = 0
     rss_mb: float = 0.0
+    #: the stateless calls: all, those that compacted, and whether each context equals the
+    #: live one.
+    stateless_ms: list[float] = field(default_factory=list)
+    stateless_compaction_ms: list[float] = field(default_factory=list)
+    same: list[bool] = field(default_factory=list)
     #: per group (``"ladder"``: the trigger was reached; ``"projection"``: it was not), the
     #: profile and the timings of its calls (``--profile`` only).
     profiles: dict[str, tuple[cProfile.Profile, list[float]]] = field(default_factory=dict)
@@ -179,12 +191,19 @@ class GcClock:
 
 
 Record = tuple[float, bool, int, int]
+#: The time recorded on every message.
+CREATED = "2026-11-29T12:00:00.000+00:00"
 
 
-def run(window: int, sizes: list[int], span: int, profile: bool) -> list[Window]:
+def run(
+    window: int, sizes: list[int], span: int, profile: bool, stateless: bool = True
+) -> list[Window]:
     """Grow one session to ``max(sizes)`` entries, timing the ``prepare()`` calls made while
-    the history holds ``S - span`` to ``S - 1`` entries, for each size ``S``."""
+    the history holds ``S - span`` to ``S - 1`` entries, for each size ``S``; with
+    ``stateless``, also the ``PrefixCache.serve`` of the same requests."""
     session = Session(window)
+    cache = PrefixCache() if stateless else None
+    messages: list[Message] = []
     done: list[Window] = []
     pending = sorted(sizes)
     recent: list[Record] = []
@@ -213,6 +232,15 @@ def run(window: int, sizes: list[int], span: int, profile: bool) -> list[Window]
             clock.on = False
             if profiler is not None:
                 profiler.disable()
+            if cache is not None:
+                start = time.perf_counter_ns()
+                served = cache.serve(messages, window=window, created_at=CREATED)
+                stateless_ms = (time.perf_counter_ns() - start) / 1e6
+                if timed:
+                    current.stateless_ms.append(stateless_ms)
+                    if any(e.step == "compaction" for e in served.events):
+                        current.stateless_compaction_ms.append(stateless_ms)
+                    current.same.append(served.context == ctx)
             if timed:
                 steps = {e.step for e in session.events[events:]}
                 recent.append((elapsed, "compaction" in steps, len(ctx.messages), ctx.tokens))
@@ -220,7 +248,8 @@ def run(window: int, sizes: list[int], span: int, profile: bool) -> list[Window]
                     next(v for v in current.profiles.values() if v[0] is profiler)[1].append(
                         elapsed
                     )
-        session.append(message, created_at="2026-11-29T12:00:00.000+00:00")
+        session.append(message, created_at=CREATED)
+        messages.append(message)
         previous = message.role
     gc.callbacks.remove(clock)
     return done
@@ -285,16 +314,56 @@ def print_profile(w: Window, group: str, top: int = 25) -> None:
     )
 
 
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b else "-"
+
+
+def print_side_by_side(windows: list[Window], window: int) -> None:
+    """Live and stateless calls of each size side by side, with the ratios stateless ÷
+    live, and the stateless contexts equal to the live ones."""
+    rows = []
+    for w in windows:
+        live, cold = w.times_ms, w.stateless_ms
+        lc, sc = w.compaction_ms, w.stateless_compaction_ms
+        rows.append(
+            (
+                f"{w.size:,}",
+                f"{percentile(live, 50):.3f} / {percentile(live, 95):.3f} / {max(live):.1f}",
+                f"{percentile(cold, 50):.3f} / {percentile(cold, 95):.3f} / {max(cold):.1f}",
+                f"{_ratio(percentile(cold, 50), percentile(live, 50))} / "
+                f"{_ratio(percentile(cold, 95), percentile(live, 95))} / "
+                f"{_ratio(max(cold), max(live))}",
+                f"{percentile(lc, 50):.1f} / {percentile(lc, 95):.1f}" if lc else "-",
+                f"{percentile(sc, 50):.1f} / {percentile(sc, 95):.1f}" if sc else "-",
+                f"{sum(w.same)}/{len(w.same)}",
+            )
+        )
+    table(
+        (
+            "entries",
+            "live p50 / p95 / max ms",
+            "stateless p50 / p95 / max ms",
+            "stateless ÷ live",
+            "live compacting p50 / p95 ms",
+            "stateless compacting p50 / p95 ms",
+            "same context as live",
+        ),
+        rows,
+        title=f"Live and stateless (PrefixCache) side by side, window {window:,} tokens",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=int, default=128_000, help="model window (tokens)")
     parser.add_argument("--sizes", default="1000,10000,100000", help="history sizes (entries)")
     parser.add_argument("--span", type=int, default=700, help="entries timed before each size")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed calls")
+    parser.add_argument("--no-stateless", action="store_true", help="time the live session only")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     start = time.perf_counter()
-    windows = run(args.window, sizes, args.span, args.profile)
+    windows = run(args.window, sizes, args.span, args.profile, not args.no_stateless)
     wall = time.perf_counter() - start
     rows = []
     for w in windows:
@@ -307,9 +376,10 @@ def main() -> None:
                 f"{percentile(w.times_ms, 99):.3f}",
                 f"{max(w.times_ms):.2f}",
                 f"{percentile(w.plain_ms, 50):.3f} / {percentile(w.plain_ms, 99):.3f}",
-                f"{len(w.compaction_ms)} / {median(w.compaction_ms):.1f}"
+                f"{len(w.compaction_ms)} / {median(w.compaction_ms):.1f} / "
+                f"{percentile(w.compaction_ms, 95):.1f}"
                 if w.compaction_ms
-                else "0 / -",
+                else "0 / - / -",
                 f"{median(w.messages):.0f}",
                 f"{median(w.tokens):,.0f}",
                 f"{w.compactions} / {w.prunes}",
@@ -326,7 +396,7 @@ def main() -> None:
             "p99 ms",
             "max ms",
             "no-compaction p50 / p99 ms",
-            "compaction calls / median ms",
+            "compaction calls / p50 / p95 ms",
             "ctx messages (median)",
             "ctx tokens (median)",
             "compactions / prunes so far",
@@ -344,6 +414,8 @@ def main() -> None:
         f"\np50({last.size:,}) / p50({first.size:,}) = {p50_ratio:.2f}; "
         f"p99({last.size:,}) / p99({first.size:,}) = {p99_ratio:.2f}"
     )
+    if not args.no_stateless:
+        print_side_by_side(windows, args.window)
     if args.profile:
         for group in ("projection", "ladder"):
             for w in windows:

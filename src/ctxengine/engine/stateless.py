@@ -38,11 +38,11 @@ state restored, which projects the same contexts: DESIGN invariant 1). Where the
 
 **Memory.** At most ``size`` checkpoints (:data:`~ctxengine.policy.defaults.
 STATELESS_CACHE_SIZE` by default), least recently used dropped first. The checkpoints of one
-conversation share its log (an append-only list): each adds a tuple of its request's message
-references and its context. One live :class:`~.session.Session` per conversation (the one at
-its newest checkpoint) is kept warm; continuing from an older checkpoint of the same
-conversation (a branch: an edited or regenerated request) opens a session over that
-checkpoint's entries, O(entries).
+conversation share its list of messages and its log (append-only lists; a branch copies
+them once): each adds its context and a few counters. One live :class:`~.session.Session`
+per conversation (the one at its newest checkpoint) is kept warm; continuing from an older
+checkpoint of the same conversation (a branch: an edited or regenerated request) opens a
+session over that checkpoint's entries, O(entries).
 
 **Store.** With a :class:`~ctxengine.stores.base.CheckpointStore` (the SQLite store) every
 checkpoint is also written there, as the entries it added after the one it continued from, so
@@ -57,6 +57,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import islice
 from operator import is_
 from typing import Any, Literal
 
@@ -154,13 +155,15 @@ class CacheStats:
 
 @dataclass(slots=True)
 class _Checkpoint:
-    """One served request: the log it left (``log[:size]``; ``log`` is shared with later
-    checkpoints of the conversation, append-only), its ladder state and context, and the
-    session left there while no later call has moved it on."""
+    """One served request: its messages (``messages[:count]``), the log it left
+    (``log[:size]``), its ladder state and context, and the session left there while no
+    later call has moved it on. ``messages`` and ``log`` are shared with the later
+    checkpoints of the conversation (append-only lists)."""
 
     key: bytes
     config: bytes
-    messages: tuple[Message, ...]
+    messages: list[Message]
+    count: int
     log: list[Entry]
     size: int
     state: LadderState
@@ -168,19 +171,18 @@ class _Checkpoint:
     session: Session | None
 
 
-def _request(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """``messages`` as a tuple (its items are checked by :func:`_check`).
+def _request(messages: Sequence[Message]) -> Sequence[Message]:
+    """``messages``, not empty (its items are checked by :func:`_check`).
 
     Raises:
         ValueError: no messages.
     """
-    request = tuple(messages)
-    if not request:
+    if not messages:
         raise ValueError("a stateless call needs at least one message")
-    return request
+    return messages
 
 
-def _check(request: tuple[Message, ...], start: int) -> None:
+def _check(request: Sequence[Message], start: int) -> None:
     """Check that ``request[start:]`` holds messages only.
 
     Raises:
@@ -300,13 +302,13 @@ class PrefixCache:
         if base is None and self.store is not None:
             base = self._from_store(config, request, start, keys, window, policy, tools)
             source = "store" if base is not None else "none"
-        if base is not None and len(base.messages) == len(request):
+        if base is not None and base.count == len(request):
             self._count(source, repeated=True)
             self._keep(base)
             return Served(base.context, len(request), source, ())
         session, rebuilt = self._resume(base, window, policy, tools)
         before = len(session.events)
-        reused = len(base.messages) if base is not None else 0
+        reused = base.count if base is not None else 0
         for m in request[reused:]:
             session.append(m, created_at=created_at)
         ctx = session.prepare()
@@ -314,7 +316,8 @@ class PrefixCache:
         checkpoint = _Checkpoint(
             keys[-1],
             config,
-            request,
+            self._messages(base, request),
+            len(request),
             history.entries,
             len(history),
             session.ladder_state(),
@@ -326,6 +329,16 @@ class PrefixCache:
         if self.store is not None:
             self._save(checkpoint, base)
         return Served(ctx, reused, source, tuple(session.events[before:]))
+
+    def _messages(self, base: _Checkpoint | None, request: Sequence[Message]) -> list[Message]:
+        """The message list of a checkpoint of ``request`` continued from ``base``: base's
+        list with the new messages appended, while no other checkpoint has appended to it
+        (the conversation's newest); else a list of its own."""
+        with self._lock:
+            if base is not None and len(base.messages) == base.count:
+                base.messages.extend(request[base.count :])
+                return base.messages
+        return list(request)
 
     def _count(self, source: Source, *, repeated: bool = False, rebuilt: bool = False) -> None:
         with self._lock:
@@ -357,7 +370,7 @@ class PrefixCache:
         return digest
 
     def _find(
-        self, config: bytes, request: tuple[Message, ...]
+        self, config: bytes, request: Sequence[Message]
     ) -> tuple[_Checkpoint | None, int, list[bytes]]:
         """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
         number of messages whose keys were not computed (a checkpoint's own messages, found
@@ -372,8 +385,8 @@ class PrefixCache:
             found = self._lru.get(tip)
             if (
                 found is not None
-                and len(found.messages) == j
-                and all(map(is_, found.messages, request))
+                and found.count == j
+                and all(map(is_, islice(found.messages, j), request))
             ):
                 base, start, key = found, j, found.key
                 break
@@ -393,10 +406,11 @@ class PrefixCache:
         with self._lock:
             self._lru[checkpoint.key] = checkpoint
             self._lru.move_to_end(checkpoint.key)
-            self._tips[(checkpoint.config, id(checkpoint.messages[-1]))] = checkpoint.key
+            tip = (checkpoint.config, id(checkpoint.messages[checkpoint.count - 1]))
+            self._tips[tip] = checkpoint.key
             while len(self._lru) > self.size:
                 key, old = self._lru.popitem(last=False)
-                tip = (old.config, id(old.messages[-1]))
+                tip = (old.config, id(old.messages[old.count - 1]))
                 if self._tips.get(tip) == key:
                     del self._tips[tip]
 
@@ -455,7 +469,7 @@ class PrefixCache:
                 checkpoint.config.hex(),
                 checkpoint.key.hex(),
                 base.key.hex() if base is not None else None,
-                len(checkpoint.messages),
+                checkpoint.count,
                 orjson.dumps(tail),
                 orjson.dumps(asdict(checkpoint.state)),
             )
@@ -464,7 +478,7 @@ class PrefixCache:
     def _from_store(
         self,
         config: bytes,
-        request: tuple[Message, ...],
+        request: Sequence[Message],
         start: int,
         keys: list[bytes],
         window: int,
@@ -503,7 +517,8 @@ class PrefixCache:
         return _Checkpoint(
             bytes.fromhex(found),
             config,
-            request[:size],
+            list(request[:size]),
+            size,
             history.entries,
             len(history),
             state,
@@ -512,7 +527,7 @@ class PrefixCache:
         )
 
 
-def _entries(chain: Sequence[StoredCheckpoint], request: tuple[Message, ...]) -> list[Entry]:
+def _entries(chain: Sequence[StoredCheckpoint], request: Sequence[Message]) -> list[Entry]:
     """The log a stored chain of checkpoints describes, its messages taken from ``request``
     in order.
 

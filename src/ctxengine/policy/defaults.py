@@ -564,8 +564,8 @@ RECALL_TOOL_NAME = "recall"
 #: Checkpoints a :class:`~ctxengine.engine.stateless.PrefixCache` keeps in memory by default:
 #: one per request served, so 256 covers the latest requests of 256 conversations, or one
 #: conversation's 256 latest requests (a branch from any of them continues without
-#: compacting again). Each holds its request's message references (8 bytes a message) and
-#: its context; the checkpoints of a conversation share its log. Ours.
+#: compacting again). Each holds its context; the checkpoints of a conversation share its
+#: messages and its log. Ours.
 STATELESS_CACHE_SIZE = 256
 
 # Ledger extraction.

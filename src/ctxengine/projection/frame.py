@@ -251,6 +251,15 @@ INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:이전|위의?|앞의)\s*(?:모든\s*)?(?:지시|지침|명령|규칙)\S*\s*(?:을|를)?\s*무시"),
 )
 _LEAD = re.compile(r"^(?:[-*+>•|#]+\s*|\d+[.)]\s+|[<\u2039]/?[A-Za-z][\w.:-]*[>\u203a]\s*)+")
+#: :data:`INSTRUCTION_PATTERNS` as one pattern (each alternative keeps its own flags): a
+#: text holds a match of it exactly when it holds a match of one of them; one search instead
+#: of one per pattern.
+_ANY_INSTRUCTION = re.compile(
+    "|".join(
+        f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
+        for p in INSTRUCTION_PATTERNS
+    )
+)
 
 
 def is_instruction_like(line: str) -> bool:
@@ -266,7 +275,7 @@ def is_instruction_like(line: str) -> bool:
     text = _LEAD.sub("", line.strip()).strip().lstrip(_OPENING_QUOTES)
     if not text:
         return False
-    return any(p.search(text) for p in INSTRUCTION_PATTERNS)
+    return _ANY_INSTRUCTION.search(text) is not None
 
 
 #: Marks that open a quotation (a quoted order is reported data, :func:`is_quoted_order`).

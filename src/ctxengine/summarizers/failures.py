@@ -620,9 +620,21 @@ DETECTORS: tuple[Detector, ...] = (
 )
 
 
+#: The rules of :data:`_GENERIC` as one pattern (each alternative keeps its own flags): a
+#: line that holds no match of it scores 0 without trying each rule.
+_ANY_GENERIC = re.compile(
+    "|".join(
+        f"(?i:{rule.pattern})" if rule.flags & re.IGNORECASE else f"(?:{rule.pattern})"
+        for _, rule in _GENERIC
+    )
+)
+
+
 def _generic_score(line: str) -> int:
     """The generic score of one line (0: it does not sound like a failure)."""
     if not line.strip() or ENVELOPE.match(line) or _QUOTED_SOURCE.match(line):
+        return 0
+    if _ANY_GENERIC.search(line) is None:
         return 0
     return max((s for s, rule in _GENERIC if rule.search(line)), default=0)
 

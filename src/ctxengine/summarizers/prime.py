@@ -20,12 +20,7 @@ from __future__ import annotations
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.summarizers.decisions import decisions_in
-from ctxengine.summarizers.failures import (
-    detect,
-    ends_in_failure,
-    own_failures,
-    passed_tests,
-)
+from ctxengine.summarizers.failures import detect, own_failures, passed_tests
 from ctxengine.summarizers.identifiers import identifier_facts, symbol_words
 from ctxengine.summarizers.runs import (
     command_key,
@@ -35,7 +30,7 @@ from ctxengine.summarizers.runs import (
     runs_something,
 )
 from ctxengine.summarizers.shell import command_effects, commands, looks_like_check
-from ctxengine.summarizers.signals import exit_code, result_failed, result_text
+from ctxengine.summarizers.signals import result_failed, result_text
 from ctxengine.summarizers.tools import call_effects, patch_text, shell_command
 from ctxengine.summarizers.writes import (
     changed_in_output,
@@ -83,7 +78,8 @@ class LedgerPrimer:
 def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     """What the walk asks of a call and its result (:meth:`Walk.call
     <ctxengine.summarizers.walk.Walk.call>`): each branch it may take, since which one it
-    takes depends on the rest of the range."""
+    takes depends on the rest of the range; but not whether an output without an exit
+    code ends in a failure (asked only in a range whose results state no outcome at all)."""
     command = shell_command(call)
     patch = patch_text(call)
     text = result_text(result)
@@ -98,8 +94,6 @@ def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     ran = runs_something(command)
     if ran:
         detect(text, command)
-        if exit_code(result.text) is None and not result.is_error:
-            ends_in_failure(text)
     else:
         own_failures(text, command)
     ends_in_search(command)
