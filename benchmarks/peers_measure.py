@@ -26,7 +26,9 @@ Four ways to run ctxengine, each over every (transcript, B):
   objects first (untimed), as a proxy that parses every request: the cache finds them by
   content hash.
 
-The time of a stateless call is the whole call (hashing, appending, ``prepare()``); of a
+Each variant starts with the remembered ledger analyses forgotten
+(:func:`~ctxengine.summarizers.prime.clear_analysis_caches`). The time of a stateless call
+is the whole call (hashing, appending, ``prepare()``); of a
 live call ``prepare()`` alone (appending is not timed). The cached variants' contexts are
 compared with the live session's at the same request: "same as live" counts the equal ones.
 
@@ -66,6 +68,7 @@ from ctxengine.engine import Session
 from ctxengine.engine.stateless import PrefixCache
 from ctxengine.model.codec import message_from_dict, message_to_dict
 from ctxengine.projection.context import Context
+from ctxengine.summarizers.prime import clear_analysis_caches
 
 Profiler = cProfile.Profile | None
 #: The live session's context at each (transcript, B, request), to compare the cached
@@ -172,6 +175,7 @@ def main() -> None:
     for name, fn in variants.items():
         label = f"ctxengine / {name}"
         profiler = cProfile.Profile() if args.profile else None
+        clear_analysis_caches()  # each variant starts cold
         start = time.perf_counter()
         results[label] = [o for t in transcripts for b in BUDGETS for o in fn(t, b, profiler)]
         seconds = time.perf_counter() - start

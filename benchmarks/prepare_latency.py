@@ -19,11 +19,13 @@ others only project the context (a few of them also record a prune). Context siz
 (messages, tokens) shows that the epoch the per-call work depends on stays bounded while the
 history grows.
 
-Beside the live session, the same requests are served statelessly (unless
-``--no-stateless``): before each assistant message, ``PrefixCache.serve(messages so far)``
-(the whole call timed: hashing the new messages, appending them, ``prepare()``), as a
-framework hook that keeps its message list does; a second table puts both side by side with
-the ratios, and counts the stateless contexts equal to the live one.
+After the live session, the same requests are served statelessly (unless
+``--no-stateless``), the analyses the live run remembered forgotten first
+(:func:`~ctxengine.summarizers.prime.clear_analysis_caches`): at each of its calls,
+``PrefixCache.serve(messages so far)`` (the whole call timed: hashing the new messages,
+appending them, ``prepare()``), as a framework hook that keeps its message list does; a
+second table puts both side by side with the ratios, and counts the stateless contexts equal
+to the live one.
 
 ``--profile`` runs ``cProfile`` around the timed ``prepare()`` calls of each window, with one
 profile for the calls that reach the trigger (the ladder runs) and one for those that only
@@ -45,12 +47,15 @@ import resource
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from _common import median, percentile, table
 
 from ctxengine.engine import Session
 from ctxengine.engine.stateless import PrefixCache
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, system, user
+from ctxengine.projection.context import Context
+from ctxengine.summarizers.prime import clear_analysis_caches
 
 _VOCABULARY = """
 the agent reads failing test before edit file build breaks runs linter reports exact error
@@ -202,8 +207,8 @@ def run(
     the history holds ``S - span`` to ``S - 1`` entries, for each size ``S``; with
     ``stateless``, also the ``PrefixCache.serve`` of the same requests."""
     session = Session(window)
-    cache = PrefixCache() if stateless else None
-    messages: list[Message] = []
+    calls: list[tuple[int, Context | None]] = []  # per call: its window, its context if timed
+    used = 0
     done: list[Window] = []
     pending = sorted(sizes)
     recent: list[Record] = []
@@ -232,15 +237,7 @@ def run(
             clock.on = False
             if profiler is not None:
                 profiler.disable()
-            if cache is not None:
-                start = time.perf_counter_ns()
-                served = cache.serve(messages, window=window, created_at=CREATED)
-                stateless_ms = (time.perf_counter_ns() - start) / 1e6
-                if timed:
-                    current.stateless_ms.append(stateless_ms)
-                    if any(e.step == "compaction" for e in served.events):
-                        current.stateless_compaction_ms.append(stateless_ms)
-                    current.same.append(served.context == ctx)
+            calls.append((len(done), ctx if timed else None))
             if timed:
                 steps = {e.step for e in session.events[events:]}
                 recent.append((elapsed, "compaction" in steps, len(ctx.messages), ctx.tokens))
@@ -249,10 +246,42 @@ def run(
                         elapsed
                     )
         session.append(message, created_at=CREATED)
-        messages.append(message)
+        used += 1
         previous = message.role
     gc.callbacks.remove(clock)
+    if stateless:
+        _stateless(window, used, calls, done)
     return done
+
+
+def _stateless(
+    window: int, used: int, calls: list[tuple[int, Context | None]], windows: list[Window]
+) -> None:
+    """Serve the live run's requests statelessly (``PrefixCache.serve`` of the messages so
+    far at each of its calls, the whole call timed), the analyses the live run remembered
+    forgotten first; the timed calls go to their windows with whether each context equals
+    the live one (``calls``: per call, its window and its live context when timed)."""
+    clear_analysis_caches()
+    gc.collect()
+    cache = PrefixCache()
+    messages: list[Message] = []
+    previous = ""
+    k = 0
+    for message in islice(history(), used):
+        if message.role == "assistant" and previous != "assistant":
+            index, live = calls[k]
+            k += 1
+            start = time.perf_counter_ns()
+            served = cache.serve(messages, window=window, created_at=CREATED)
+            elapsed = (time.perf_counter_ns() - start) / 1e6
+            if live is not None:
+                w = windows[index]
+                w.stateless_ms.append(elapsed)
+                if any(e.step == "compaction" for e in served.events):
+                    w.stateless_compaction_ms.append(elapsed)
+                w.same.append(served.context == live)
+        messages.append(message)
+        previous = message.role
 
 
 def _profiler(w: Window, session: Session) -> cProfile.Profile:

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart
 from ctxengine.model.roles import is_real_user_message, user_text
+from ctxengine.projection.language import text_language
+from ctxengine.projection.wording import state_language
+from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.decisions import decisions_in
-from ctxengine.summarizers.failures import detect, own_failures, passed_tests
+from ctxengine.summarizers.failures import detect, ends_in_failure, own_failures, passed_tests
 from ctxengine.summarizers.identifiers import identifier_facts, symbol_words
+from ctxengine.summarizers.rules import rule_sentences
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
@@ -29,7 +33,13 @@ from ctxengine.summarizers.runs import (
     runner_of,
     runs_something,
 )
-from ctxengine.summarizers.shell import command_effects, commands, looks_like_check
+from ctxengine.summarizers.shell import (
+    command_effects,
+    commands,
+    looks_like_check,
+    shell_effects,
+    strip_bodies,
+)
 from ctxengine.summarizers.signals import result_failed, result_text
 from ctxengine.summarizers.tools import call_effects, patch_text, shell_command
 from ctxengine.summarizers.writes import (
@@ -40,6 +50,7 @@ from ctxengine.summarizers.writes import (
     patch_runs,
     patched_in_output,
     reformatted_in_output,
+    source_writes,
 )
 
 
@@ -110,3 +121,48 @@ def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     runner_of(command)
     named_tests(command)
     looks_like_check(command)
+
+
+#: Every remembered analysis :class:`LedgerPrimer` asks (and the walk finds remembered),
+#: and the other remembered analyses of a compaction (languages, rules, acknowledgements).
+ANALYSES = (
+    ends_in_failure,
+    shell_effects,
+    strip_bodies,
+    source_writes,
+    rule_sentences,
+    is_acknowledgement,
+    text_language,
+    state_language,
+    decisions_in,
+    identifier_facts,
+    symbol_words,
+    detect,
+    own_failures,
+    passed_tests,
+    command_key,
+    ends_in_search,
+    named_tests,
+    runner_of,
+    runs_something,
+    command_effects,
+    commands,
+    looks_like_check,
+    call_effects,
+    patch_text,
+    shell_command,
+    changed_in_output,
+    diff_redirect,
+    executions,
+    heredoc_files,
+    patch_runs,
+    patched_in_output,
+    reformatted_in_output,
+)
+
+
+def clear_analysis_caches() -> None:
+    """Forget every remembered analysis of :data:`ANALYSES` (the memory they hold; a
+    benchmark that compares runs starts each one cold)."""
+    for analysis in ANALYSES:
+        analysis.cache_clear()
