@@ -67,6 +67,8 @@ class LedgerPrimer:
         if is_real_user_message(message):
             text = user_text(message)
             decisions_in(text)
+            text_language(text)
+            is_acknowledgement(text)
             identifier_facts("user", text, "")
             symbol_words("user", text)
         elif message.role == "assistant":
@@ -123,17 +125,10 @@ def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     looks_like_check(command)
 
 
-#: Every remembered analysis :class:`LedgerPrimer` asks (and the walk finds remembered),
-#: and the other remembered analyses of a compaction (languages, rules, acknowledgements).
-ANALYSES = (
-    ends_in_failure,
-    shell_effects,
-    strip_bodies,
-    source_writes,
-    rule_sentences,
+#: Every remembered analysis :class:`LedgerPrimer` asks (and the walk finds remembered).
+PRIMED = (
     is_acknowledgement,
     text_language,
-    state_language,
     decisions_in,
     identifier_facts,
     symbol_words,
@@ -158,6 +153,20 @@ ANALYSES = (
     patch_runs,
     patched_in_output,
     reformatted_in_output,
+)
+
+
+#: :data:`PRIMED` and the other remembered analyses of a compaction: those that depend on
+#: the range (a user's rules, read in the range's language without its boilerplate) or on
+#: the state written (its language), and the walk's own.
+ANALYSES = (
+    *PRIMED,
+    rule_sentences,
+    state_language,
+    ends_in_failure,
+    shell_effects,
+    strip_bodies,
+    source_writes,
 )
 
 
