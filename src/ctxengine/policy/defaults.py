@@ -559,8 +559,7 @@ RECALL_MAX_MATCH_LINES = 5
 #: The name of the recall tool (:mod:`ctxengine.recall.tool`).
 RECALL_TOOL_NAME = "recall"
 
-# Stateless calls.
-
+# --------------------------------------------------------------------------- stateless calls
 #: Checkpoints a :class:`~ctxengine.engine.stateless.PrefixCache` keeps in memory by default:
 #: one per request served, so 256 covers the latest requests of 256 conversations, or one
 #: conversation's 256 latest requests (a branch from any of them continues without
@@ -568,8 +567,7 @@ RECALL_TOOL_NAME = "recall"
 #: messages and its log. Ours.
 STATELESS_CACHE_SIZE = 256
 
-# Ledger extraction.
-
+# ------------------------------------------------------------------------- ledger extraction
 #: Outputs and commands whose analysis (failure lines, programs run, file effects, command
 #: keys) the ledger walk remembers, per function, most recently asked first. A compaction
 #: walks the range it summarizes, a split turn's prefix again, and the next compaction its
