@@ -2,7 +2,7 @@
 ctxengine (not a test).
 
 Run: ``.venv/bin/python benchmarks/peers_measure.py [--no-stateless] [--no-scratch]
-[--profile]``.
+[--prime-ledgers] [--profile]``.
 
 Inputs (§3): the same three transcripts, imported with ``read_transcript`` (provider usage
 dropped, as ``ctxengine replay`` does): mini-swe-agent django-13265, mini-swe-agent pvlib-1606
@@ -26,8 +26,9 @@ Four ways to run ctxengine, each over every (transcript, B):
   objects first (untimed), as a proxy that parses every request: the cache finds them by
   content hash.
 
-Each variant starts with the remembered ledger analyses forgotten
-(:func:`~ctxengine.summarizers.prime.clear_analysis_caches`). The time of a stateless call
+The variants take turns on each (transcript, B), each starting with the remembered ledger
+analyses forgotten (:func:`~ctxengine.summarizers.prime.clear_analysis_caches`), so that a
+change in the machine's load falls on all of them. The time of a stateless call
 is the whole call (hashing, appending, ``prepare()``); of a
 live call ``prepare()`` alone (appending is not timed). The cached variants' contexts are
 compared with the live session's at the same request: "same as live" counts the equal ones.
@@ -78,6 +79,8 @@ LIVE: dict[tuple[str, int, int], Context] = {}
 SAME: dict[str, list[bool]] = {}
 #: One prefix cache per cached variant, for the whole run.
 CACHES: dict[str, PrefixCache] = {}
+#: ``--prime-ledgers``: sessions analyse each message for the ledgers as it arrives.
+OPTIONS = {"prime_ledgers": False}
 
 
 def _timed_prepare(session: Session, profiler: Profiler) -> tuple[Context, float, bool]:
@@ -95,7 +98,7 @@ def _timed_prepare(session: Session, profiler: Profiler) -> tuple[Context, float
 
 def run_live(t: Transcript, budget: int, profiler: Profiler) -> list[Outcome]:
     """One session per (transcript, B), ``prepare()`` before every assistant message."""
-    session = Session(budget)
+    session = Session(budget, prime_ledgers=OPTIONS["prime_ledgers"])
     wanted = set(t.requests)
     out = []
     for i in range(len(t.messages) + 1):
@@ -112,7 +115,7 @@ def run_stateless(t: Transcript, budget: int, profiler: Profiler) -> list[Outcom
     """A fresh session over ``messages[:i]`` for each request, one ``prepare()`` each."""
     out = []
     for i in t.requests:
-        session = Session(budget, entries=t.entries[:i])
+        session = Session(budget, entries=t.entries[:i], prime_ledgers=OPTIONS["prime_ledgers"])
         ctx, ms, compacted = _timed_prepare(session, profiler)
         out.append(score(t, budget, i, ctx, ms, compacted))
     return out
@@ -122,7 +125,7 @@ def _cached(t: Transcript, budget: int, profiler: Profiler, *, fresh: bool) -> l
     """One ``PrefixCache.serve`` per request (the whole call timed); ``fresh``: each request's
     messages rebuilt as new objects first (untimed)."""
     name = "stateless, prefix cache" + (", new objects" if fresh else "")
-    cache = CACHES.setdefault(name, PrefixCache())
+    cache = CACHES.setdefault(name, PrefixCache(prime_ledgers=OPTIONS["prime_ledgers"]))
     same = SAME.setdefault(name, [])
     out = []
     for i in t.requests:
@@ -161,7 +164,13 @@ def main() -> None:
         "--no-scratch", action="store_true", help="leave out the fresh-session stateless run"
     )
     parser.add_argument("--profile", action="store_true", help="cProfile the prepare() calls")
+    parser.add_argument(
+        "--prime-ledgers",
+        action="store_true",
+        help="sessions analyse each message for the ledgers as it arrives",
+    )
     args = parser.parse_args()
+    OPTIONS["prime_ledgers"] = args.prime_ledgers
     transcripts = [load(*spec) for spec in TRANSCRIPTS]
     print_inputs(transcripts)
     variants: dict[str, Callable[[Transcript, int, Profiler], list[Outcome]]] = {"live": run_live}
@@ -170,18 +179,22 @@ def main() -> None:
             variants["stateless"] = run_stateless
         variants["stateless, prefix cache"] = run_cached
         variants["stateless, prefix cache, new objects"] = run_cached_fresh
-    results: dict[str, list[Outcome]] = {}
-    profiles: dict[str, cProfile.Profile] = {}
-    for name, fn in variants.items():
-        label = f"ctxengine / {name}"
-        profiler = cProfile.Profile() if args.profile else None
-        clear_analysis_caches()  # each variant starts cold
-        start = time.perf_counter()
-        results[label] = [o for t in transcripts for b in BUDGETS for o in fn(t, b, profiler)]
-        seconds = time.perf_counter() - start
-        print(f"{label}: {len(results[label])} calls, {seconds:.1f} s with scoring")
-        if profiler is not None:
-            profiles[label] = profiler
+    labels = {name: f"ctxengine / {name}" for name in variants}
+    results: dict[str, list[Outcome]] = {label: [] for label in labels.values()}
+    profiles = {label: cProfile.Profile() for label in labels.values()} if args.profile else {}
+    seconds = dict.fromkeys(labels.values(), 0.0)
+    # Variants take turns on each (transcript, B), each starting cold (the remembered
+    # analyses forgotten), so that a change in the machine's load falls on all of them.
+    for t in transcripts:
+        for b in BUDGETS:
+            for name, fn in variants.items():
+                label = labels[name]
+                clear_analysis_caches()
+                start = time.perf_counter()
+                results[label] += fn(t, b, profiles.get(label))
+                seconds[label] += time.perf_counter() - start
+    for label, out in results.items():
+        print(f"{label}: {len(out)} calls, {seconds[label]:.1f} s with scoring")
     print_tables(results)
     print_side_by_side(results, {f"ctxengine / {k}": v for k, v in SAME.items()})
     print_targets(results)

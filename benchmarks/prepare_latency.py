@@ -1,7 +1,7 @@
 """``Session.prepare()`` latency (p50/p99) at 1k, 10k and 100k history entries (not a test).
 
 Run: ``.venv/bin/python benchmarks/prepare_latency.py [--window 128000]
-[--sizes 1000,10000,100000] [--span 700] [--no-stateless] [--profile]``.
+[--sizes 1000,10000,100000] [--span 700] [--no-stateless] [--prime-ledgers] [--profile]``.
 
 A seeded generator writes a realistic coding-agent history: a system prompt, user requests
 (some with constraints), assistant turns with text and one tool call (three in four) or two to
@@ -201,12 +201,18 @@ CREATED = "2026-11-29T12:00:00.000+00:00"
 
 
 def run(
-    window: int, sizes: list[int], span: int, profile: bool, stateless: bool = True
+    window: int,
+    sizes: list[int],
+    span: int,
+    profile: bool,
+    stateless: bool = True,
+    prime: bool = False,
 ) -> list[Window]:
     """Grow one session to ``max(sizes)`` entries, timing the ``prepare()`` calls made while
     the history holds ``S - span`` to ``S - 1`` entries, for each size ``S``; with
-    ``stateless``, also the ``PrefixCache.serve`` of the same requests."""
-    session = Session(window)
+    ``stateless``, also the ``PrefixCache.serve`` of the same requests; ``prime``: sessions
+    analyse each message for the ledgers as it arrives (``prime_ledgers``)."""
+    session = Session(window, prime_ledgers=prime)
     calls: list[tuple[int, Context | None]] = []  # per call: its window, its context if timed
     used = 0
     done: list[Window] = []
@@ -250,12 +256,16 @@ def run(
         previous = message.role
     gc.callbacks.remove(clock)
     if stateless:
-        _stateless(window, used, calls, done)
+        _stateless(window, used, calls, done, prime)
     return done
 
 
 def _stateless(
-    window: int, used: int, calls: list[tuple[int, Context | None]], windows: list[Window]
+    window: int,
+    used: int,
+    calls: list[tuple[int, Context | None]],
+    windows: list[Window],
+    prime: bool,
 ) -> None:
     """Serve the live run's requests statelessly (``PrefixCache.serve`` of the messages so
     far at each of its calls, the whole call timed), the analyses the live run remembered
@@ -263,7 +273,7 @@ def _stateless(
     the live one (``calls``: per call, its window and its live context when timed)."""
     clear_analysis_caches()
     gc.collect()
-    cache = PrefixCache()
+    cache = PrefixCache(prime_ledgers=prime)
     messages: list[Message] = []
     previous = ""
     k = 0
@@ -389,10 +399,17 @@ def main() -> None:
     parser.add_argument("--span", type=int, default=700, help="entries timed before each size")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed calls")
     parser.add_argument("--no-stateless", action="store_true", help="time the live session only")
+    parser.add_argument(
+        "--prime-ledgers",
+        action="store_true",
+        help="sessions analyse each message for the ledgers as it arrives",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     start = time.perf_counter()
-    windows = run(args.window, sizes, args.span, args.profile, not args.no_stateless)
+    windows = run(
+        args.window, sizes, args.span, args.profile, not args.no_stateless, args.prime_ledgers
+    )
     wall = time.perf_counter() - start
     rows = []
     for w in windows:

@@ -138,6 +138,11 @@ class Session:
             event naming the cause; the compact instructions of its rules files go to the
             summarizer. ``None`` (the default): no head besides the log's own system
             messages.
+        prime_ledgers: analyse each message for the ledgers in the :meth:`prepare` that
+            first sees it (:class:`~ctxengine.summarizers.prime.LedgerPrimer`) rather than
+            in the compaction that summarizes it. The analyses are the same (the ledgers do
+            not change); their cost moves from the compacting call to every call
+            (``benchmarks/peers_measure.py --prime-ledgers`` shows both).
 
     Attributes:
         events: every ladder step taken or tried, in order (and the head's cache breaks).
@@ -166,6 +171,7 @@ class Session:
         before_compact: BeforeCompact | None = None,
         after_compact: AfterCompact | None = None,
         head: ContextAssembler | None = None,
+        prime_ledgers: bool = False,
     ) -> None:
         if head is not None and tools and head.tools:
             raise ConfigError(
@@ -196,6 +202,7 @@ class Session:
             latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
         )
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
+        self.prime_ledgers = prime_ledgers
         self.log.on_cache_break = self._cache_break
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
         #: Models that refused mid-conversation system messages in this session.
@@ -632,7 +639,8 @@ class Session:
                     skip=self._head_messages(ctx),
                 )
                 return ctx
-            self.compactor.prime()
+            if self.prime_ledgers:
+                self.compactor.prime()
             if self.policy.prune_when == "always" and self._at_check_point():
                 ctx = self.log.project()
                 self.compactor.prune_now(ctx, self.log.context_tokens(ctx))

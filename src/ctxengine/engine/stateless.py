@@ -214,6 +214,8 @@ class PrefixCache:
             class in the store's keys.
         summarizer: the continuation-state writer of every session (default: the one the
             policy names); part of the configuration, by class in the store's keys.
+        prime_ledgers: the sessions analyse each message for the ledgers as it arrives
+            (:class:`Session <ctxengine.engine.Session>`'s ``prime_ledgers``).
 
     One cache may be shared by the threads of a process; calls of one conversation should
     not run at the same time (the second one opens a session of its own and does the work
@@ -230,6 +232,7 @@ class PrefixCache:
         store: CheckpointStore | None = None,
         estimator: Estimator | None = None,
         summarizer: Summarizer | None = None,
+        prime_ledgers: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError(f"a prefix cache holds at least 1 checkpoint, got size={size}")
@@ -237,6 +240,7 @@ class PrefixCache:
         self.store = store
         self.estimator = estimator
         self.summarizer = summarizer
+        self.prime_ledgers = prime_ledgers
         self._lru: OrderedDict[bytes, _Checkpoint] = OrderedDict()
         self._tips: dict[tuple[bytes, int], bytes] = {}
         self._lock = threading.Lock()
@@ -430,6 +434,7 @@ class PrefixCache:
             tools=tools,
             session_id=SESSION_ID,
             entries=entries,
+            prime_ledgers=self.prime_ledgers,
         )
         if state is not None:
             session.restore_ladder_state(state)

@@ -13,6 +13,10 @@ once, when the session sees it: the compaction that summarizes the message then 
 remembered and only folds, and the work is spread over the calls that brought the messages
 instead of landing on the compacting call. What the ledgers hold does not change: the walk
 asks the same functions the same questions and gets the same answers.
+
+A session primes when asked to (``Session(prime_ledgers=True)``): the analyses then cost
+every call that brings a message instead of the compacting call (on the peers' transcripts
+the median call pays for its new tool output's analysis).
 """
 
 from __future__ import annotations
