@@ -84,6 +84,25 @@ class RulesFileError(ConfigError):
         super().__init__(f"{where}: {reason}")
 
 
+class SkillFileError(ConfigError):
+    """A skill (a ``SKILL.md`` file) that cannot be loaded: no front matter, a missing or
+    empty ``name`` or ``description``, a field of the wrong type, malformed front matter, or a
+    file that cannot be read.
+
+    Attributes:
+        path: the file, as shown to the user.
+        line: 1-based line of the problem, or ``None`` for the whole file.
+        reason: what is wrong.
+    """
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
 class PinBudgetExceeded(ConfigError):
     """The pinned items alone exceed their budget (``Budget.pins_max``): nothing was pinned
     (from :meth:`~ctxengine.engine.Session.pin`), or no compaction could show them all.

@@ -1,6 +1,7 @@
 """Context assembly: the stable head of every request (:class:`ContextAssembler`, built from
-named sections in a fixed order) and rules files as values (:class:`RuleFile`, front matter,
-path scopes). Pure: discovery on disk is :mod:`ctxengine.workspace`."""
+named sections in a fixed order), rules files as values (:class:`RuleFile`, front matter,
+path scopes) and skills (:class:`Skill`, the ``skill`` tool). Pure: discovery on disk is
+:mod:`ctxengine.workspace`."""
 
 from .head import (
     SECTIONS,
@@ -12,6 +13,7 @@ from .head import (
     HeadSection,
 )
 from .rules import RuleFile, glob_matches, touched_paths
+from .skills import Skill, parse_skill
 
 __all__ = [
     "SECTIONS",
@@ -22,6 +24,8 @@ __all__ = [
     "Head",
     "HeadSection",
     "RuleFile",
+    "Skill",
     "glob_matches",
+    "parse_skill",
     "touched_paths",
 ]

@@ -11,7 +11,10 @@ Sections, in this order (:data:`SECTIONS`):
    same bytes whatever order the caller (or an MCP server) lists them in;
 3. ``rules`` — the rules files loaded now (:class:`~.rules.RuleFile`: always-on files, and
    path-scoped ones whose files were touched in this epoch), in the order they were found;
-4. ``skills`` — the skill catalog: one ``name: description`` line per skill, by name;
+4. ``skills`` — the skill catalog: one ``name: description (path)`` line per skill, by name
+   (:class:`~.skills.Skill`; a plain name → description mapping gives ``name: description``
+   lines); the bodies enter the conversation only when a skill is activated
+   (:mod:`ctxengine.projection.skills`);
 5. ``memory`` — the memory index, verbatim;
 6. ``environment`` — date, working directory and platform;
 7. ``git_status`` — a git status snapshot.
@@ -42,6 +45,7 @@ from ctxengine.model import Message, TextPart, ToolCallPart, system
 from ctxengine.tokens.base import Estimator
 
 from .rules import RuleFile, touched_paths
+from .skills import Skill
 
 __all__ = [
     "SCOPED_RULE_ATTACHMENT",
@@ -274,7 +278,9 @@ class ContextAssembler:
             or OpenAI's ``{"type": "function", "function": {…}}``).
         rules: rules files, in the order found (see
             :func:`ctxengine.workspace.rules_files.discover_rules`).
-        skills: the skill catalog, name → one-line description.
+        skills: the skill catalog: :class:`~.skills.Skill` values (see
+            :func:`ctxengine.workspace.skills.discover_skills`), each shown as its
+            :attr:`~.skills.Skill.catalog_line`, or a name → one-line description mapping.
         memory: the memory index text.
         environment: the environment, or a function returning it (called once per epoch).
         git_status: a git status text, or a function returning it or ``None`` (called once
@@ -303,7 +309,7 @@ class ContextAssembler:
         base: str = "",
         tools: Sequence[Mapping[str, Any]] = (),
         rules: Sequence[RuleFile] = (),
-        skills: Mapping[str, str] | None = None,
+        skills: Mapping[str, str] | Sequence[Skill] | None = None,
         memory: str = "",
         environment: Environment | Callable[[], Environment] | None = None,
         git_status: str | Callable[[], str | None] | None = None,
@@ -316,7 +322,7 @@ class ContextAssembler:
         self._base = base
         self._tools = canonical_tools(tools)
         self._rules = tuple(rules)
-        self._skills = dict(sorted((skills or {}).items()))
+        self._skills, self._skill_values = _catalog(skills or {})
         self._memory = memory
         self._environment = environment
         self._git_status = git_status
@@ -347,8 +353,17 @@ class ContextAssembler:
 
     @property
     def skills(self) -> Mapping[str, str]:
-        """The skill catalog, by name."""
-        return dict(self._skills)
+        """The skill catalog, by name: name → description."""
+        return {name: desc for name, (desc, _) in self._skills.items()}
+
+    @property
+    def skill_values(self) -> tuple[Skill, ...]:
+        """The skills given as :class:`~.skills.Skill` values, by name (bodies included)."""
+        return tuple(self._skill_values.values())
+
+    def skill(self, name: str) -> Skill | None:
+        """The :class:`~.skills.Skill` called ``name``, or ``None``."""
+        return self._skill_values.get(name)
 
     @property
     def memory(self) -> str:
@@ -420,9 +435,13 @@ class ContextAssembler:
         self._rules = tuple(rules)
         self._version += 1
 
-    def set_skills(self, skills: Mapping[str, str]) -> None:
-        """Replace the skill catalog (mid-epoch: a cache break when it differs)."""
-        self._skills = dict(sorted(skills.items()))
+    def set_skills(self, skills: Mapping[str, str] | Sequence[Skill]) -> None:
+        """Replace the skill catalog (mid-epoch: a cache break when it differs).
+
+        Raises:
+            ConfigError: two skills with the same name.
+        """
+        self._skills, self._skill_values = _catalog(skills)
         self._version += 1
 
     def set_memory(self, memory: str) -> None:
@@ -544,7 +563,7 @@ class ContextAssembler:
             )
             sources["rules"] = tuple(r.path for r, _ in loaded)
         if self._skills:
-            lines = "\n".join(f"- {name}: {desc}" for name, desc in self._skills.items())
+            lines = "\n".join(line for _, line in self._skills.values())
             texts["skills"] = f"{TITLES['skills']}\n\n{lines}"
             sources["skills"] = tuple(self._skills)
         if self._memory:
@@ -607,6 +626,30 @@ class ContextAssembler:
                     )
             cause = f"{_LABELS[name]} changed mid-epoch" + (f": {detail}" if detail else "")
             self.breaks.append(CacheBreak(head.epoch, name, cause, last.tokens, head.tokens))
+
+
+def _catalog(
+    skills: Mapping[str, str] | Sequence[Skill],
+) -> tuple[dict[str, tuple[str, str]], dict[str, Skill]]:
+    """``(name → (description, catalog line), name → Skill)``, both by name.
+
+    Raises:
+        ConfigError: two :class:`~.skills.Skill` values with the same name.
+    """
+    if isinstance(skills, Mapping):
+        plain = {n: (d, f"- {n}: {d}") for n, d in sorted(skills.items())}
+        return plain, {}
+    values: dict[str, Skill] = {}
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            raise ConfigError(f"a skill must be a Skill value, not {type(skill).__name__}")
+        other = values.get(skill.name)
+        if other is not None:
+            raise ConfigError(f"skill {skill.name!r} is given twice: {other.path} and {skill.path}")
+        values[skill.name] = skill
+    ordered = dict(sorted(values.items()))
+    lines = {n: (s.description, s.catalog_line) for n, s in ordered.items()}
+    return lines, ordered
 
 
 def attachment_message(rule: RuleFile, hit: str) -> Message:

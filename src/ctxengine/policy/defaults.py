@@ -574,3 +574,31 @@ STATELESS_CACHE_SIZE = 256
 #: kept tail again: with the analyses remembered, each tool call is analysed once while it
 #: stays in the epoch (a 32,000-token window holds a few hundred calls). Ours.
 LEDGER_WALK_CACHE = 2048
+
+# --------------------------------------------------------------------------- skills
+#: Where skills are looked for, relative to each folder from the working directory up to the
+#: repository root, nearest first: ``<dir>/<name>/SKILL.md`` (Claude Code ``.claude/skills``;
+#: Codex and the Agent Skills convention ``.agents/skills``).
+SKILL_PROJECT_DIRS: tuple[str, ...] = (".claude/skills", ".agents/skills")
+#: The same under the home folder, searched after the project's (Claude Code
+#: ``~/.claude/skills``; ``~/.agents/skills``).
+SKILL_USER_DIRS: tuple[str, ...] = (".claude/skills", ".agents/skills")
+#: The file that makes a folder a skill.
+SKILL_FILE = "SKILL.md"
+#: Sub-folders of a skill whose files are listed by path with its body, never inlined
+#: (agentskills.io specification: ``references/`` read on demand, ``scripts/`` run).
+SKILL_FILE_DIRS: tuple[str, ...] = ("references", "scripts")
+#: A skill's ``name``: 1–64 characters, lowercase letters, digits and single hyphens, neither
+#: first nor last (agentskills.io specification, "name field").
+SKILL_NAME_PATTERN = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}"
+SKILL_NAME_MAX_CHARS = 64
+#: A ``description`` longer than this is loaded with a note (agentskills.io: 1–1,024
+#: characters; Claude Code lists longer ones, so it is not refused).
+SKILL_DESCRIPTION_MAX_CHARS = 1_024
+#: The name of the skill tool (:mod:`ctxengine.assembly.skill_tool`; OpenCode's is ``skill``).
+SKILL_TOOL_NAME = "skill"
+#: Calls that load a skill, and the argument naming it: ctxengine's ``skill {"name"}``,
+#: Claude Code's ``Skill {"skill", "args"}`` (its tool definition in ``corpus/live-agents/
+#: claude-code-2.1.328``; the body follows the call as an ``isMeta`` user message).
+SKILL_CALL_TOOLS: tuple[str, ...] = (SKILL_TOOL_NAME, "Skill")
+SKILL_CALL_NAME_KEYS: tuple[str, ...] = ("name", "skill")
