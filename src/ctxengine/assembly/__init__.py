@@ -13,10 +13,12 @@ from .head import (
     HeadSection,
 )
 from .rules import RuleFile, glob_matches, touched_paths
+from .skill_tool import SKILL_TOOL, run_skill_tool
 from .skills import Skill, parse_skill
 
 __all__ = [
     "SECTIONS",
+    "SKILL_TOOL",
     "VOLATILE_SECTIONS",
     "CacheBreak",
     "ContextAssembler",
@@ -27,5 +29,6 @@ __all__ = [
     "Skill",
     "glob_matches",
     "parse_skill",
+    "run_skill_tool",
     "touched_paths",
 ]

@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
+from ctxengine.assembly.skill_tool import answer_skill, run_skill_tool
+from ctxengine.assembly.skills import Skill
 from ctxengine.errors import (
     Cancelled,
     CompactionVetoed,
@@ -51,7 +53,15 @@ from ctxengine.ladder.recover import (
     recovery_target,
 )
 from ctxengine.ladder.trigger import requirement
-from ctxengine.model import Entry, Message, PinRecord, SupersedeRecord, UnpinRecord, Usage
+from ctxengine.model import (
+    Entry,
+    Message,
+    PinRecord,
+    SupersedeRecord,
+    TextPart,
+    UnpinRecord,
+    Usage,
+)
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
@@ -61,6 +71,7 @@ from ctxengine.policy.defaults import (
     RECALL_BUDGET_TOKENS,
 )
 from ctxengine.projection.context import Context
+from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE, skill_loads
 from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult, run_recall_tool
@@ -494,6 +505,70 @@ class Session:
         index.update(h.entries, h.hidden)
         self._recall = (index, len(h.hidden))
         return index
+
+    def activate_skill(self, name: str) -> Entry:
+        """Activate a skill of the head's catalog by a user message: append its body (and
+        the paths of its reference and script files) as a synthetic user message
+        (``meta["synthetic"] == "skill"``, ``meta["skill"]`` its name). When the same body
+        is still whole in the context (activated before and not compacted away, or
+        re-injected whole after a compaction) the message is one line saying so instead
+        (``meta["synthetic"] == "skill_notice"``), not a second copy. The agent's own way
+        to activate one is the ``skill`` tool (:meth:`run_skill_tool`).
+
+        Returns:
+            The appended entry.
+
+        Raises:
+            ConfigError: no head with skills, or no skill called ``name`` (the names
+                available are listed).
+        """
+        with self._lock:
+            self.log.sync()
+            skill = self._skill(name)
+            text = answer_skill(skill, self.loaded_skills())
+            synthetic = SYNTHETIC_SKILL if text == skill.activation() else SYNTHETIC_SKILL_NOTICE
+            meta = {"synthetic": synthetic, "skill": skill.name}
+            return self.log.append(Message("user", (TextPart(text),), meta=meta))
+
+    def run_skill_tool(self, arguments: str | Mapping[str, Any]) -> tuple[str, bool]:
+        """Answer a call of the ``skill`` tool (:data:`~ctxengine.assembly.SKILL_TOOL`,
+        added to the agent's tools by the caller) from the head's catalog:
+        ``(result text, is_error)``. The text is the skill's body and files, or one line
+        when the same body is still whole in the context; an unknown name or invalid
+        arguments give an error naming them, for the agent to correct its call."""
+        with self._lock:
+            self.log.sync()
+            head = self.log.head
+            skills = head.skill_values if head is not None else ()
+            loaded = self.loaded_skills()
+        return run_skill_tool(skills, arguments, loaded)
+
+    def loaded_skills(self) -> dict[str, str]:
+        """The skill bodies whole in the current context, name → body (the newest of
+        each name): activated and not compacted away nor pruned, or re-injected whole
+        after a compaction (:func:`~ctxengine.projection.skills.skill_loads`)."""
+        with self._lock:
+            ctx = self.log.project()
+            return {load.name: load.body for load in skill_loads(ctx.messages) if load.whole}
+
+    def _skill(self, name: str) -> Skill:
+        """The head's skill called ``name``.
+
+        Raises:
+            ConfigError: no head with skills, or no such skill.
+        """
+        head = self.log.head
+        skills = head.skill_values if head is not None else ()
+        if not skills:
+            raise ConfigError(
+                "no skills to activate: give the Session a ContextAssembler(skills=...) with "
+                "Skill values (ctxengine.workspace.discover_skills finds them)"
+            )
+        found = head.skill(name.strip().lstrip("/")) if head is not None else None
+        if found is None:
+            known = ", ".join(s.name for s in skills)
+            raise ConfigError(f"no skill named {name!r}; the skills available are: {known}")
+        return found
 
     def pin(self, item: str, reason: str | None = None) -> Entry:
         """Pin an entry of the history (by id) or a text: from now on every projection
