@@ -123,6 +123,21 @@ def test_after_a_compaction_that_drops_it_the_body_is_sent_again() -> None:
     assert tool_step(s, "c2", "pdf") == (ACTIVATED, False)
 
 
+def test_after_a_compaction_that_reinjects_it_a_notice() -> None:
+    s = session(window=8_000)
+    tool_step(s, "c1", "pdf")
+    for i in range(6):
+        s.append(assistant(filler(f"reply {i}", 600)))
+        s.append(user(filler(f"next {i}", 600)))
+    s.compact()
+    reinjected = [m for m in s.project().messages if m.meta.get("synthetic") == "reinjected"]
+    assert [m.text.splitlines()[0][:44] for m in reinjected] == [
+        'The "pdf" skill was loaded earlier in this s'
+    ]
+    assert s.loaded_skills() == {"pdf": PDF.body}
+    assert s.activate_skill("pdf").body.text == NOTICE  # type: ignore[union-attr]
+
+
 def test_errors() -> None:
     s = session()
     assert s.run_skill_tool({"name": "nope"}) == (

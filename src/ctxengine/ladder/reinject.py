@@ -12,15 +12,24 @@ state):
 * ``background``: background shells and subagents started before the cut and not seen to
   finish, with their ids;
 * ``plan``: the plan-mode plan (Claude Code ``ExitPlanMode``);
+* ``skills``: the bodies of the skills activated in the session
+  (:func:`~ctxengine.projection.skills.skill_loads`: ctxengine's skill tool results and
+  activation messages, Claude Code's skill body messages), newest first, each at most
+  ``reinject_skill_max_tokens`` (a longer body keeps its top and names its file for the
+  rest), ``reinject_skills_max_tokens`` in all, the oldest dropped first (Claude Code's "what
+  survives compaction": 5,000 tokens each, 25,000 in all). Each is framed as context, not as
+  a new request (:data:`~ctxengine.projection.skills.REINJECTED_HEADER`), and carries no
+  arguments of the call that loaded it;
 * ``files``: up to N recently read or edited files (Claude Code's "what survives
   compaction": 5 files of at most 5,000 tokens each, 50,000 in all; a larger file comes back
   as a path only).
 
 ``rules``, ``todos`` and ``background`` are *required*: never cut nor dropped for room, they
 count in the compaction plan's expected size and in its floor
-(:class:`~ctxengine.ladder.plan.CompactionPlan`). ``plan`` and ``files`` fill the room left.
-Duplicates are collapsed: an identical text once, nothing the kept tail already shows (the
-same rules text, a newer todo call, a task started in it, a newer read of the file).
+(:class:`~ctxengine.ladder.plan.CompactionPlan`). ``plan``, ``skills`` and ``files`` fill the
+room left. Duplicates are collapsed: an identical text once, nothing the kept tail already
+shows (the same rules text, a newer todo call, a task started in it, a skill loaded in it,
+a newer read of the file).
 
 Pure: the caller hands in the history messages that leave the context and those kept;
 nothing is read from disk, so a replay re-injects what the session itself last saw (a file's
@@ -54,6 +63,13 @@ from ctxengine.policy.defaults import (
     TODO_TEXT_KEYS,
 )
 from ctxengine.projection.injection import reinjected_message, rules_file, rules_text
+from ctxengine.projection.skills import (
+    SkillLoad,
+    reinjected_skill_name,
+    reinjected_text,
+    skill_loads,
+    skill_notices,
+)
 from ctxengine.summarizers.tools import SHELL_TOOLS, call_effects
 from ctxengine.tokens.base import Estimator
 
@@ -88,6 +104,7 @@ KIND_LABELS: dict[str, str] = {
     "todos": "re-injected todo list",
     "background": "re-injected background tasks",
     "plan": "re-injected plan",
+    "skills": "re-injected skill",
     "files": "re-injected files",
 }
 
@@ -102,6 +119,10 @@ def item_label(kind: str, text: str) -> str:
         path = rules_file(text)
         if path is not None:
             return f"{label} {path}"
+    if kind == "skills":
+        name = reinjected_skill_name(text)
+        if name is not None:
+            return f"{label} {name}"
     return label
 
 
@@ -117,7 +138,8 @@ class DurableItem:
     """One candidate item of durable state.
 
     Attributes:
-        kind: ``"rules"``, ``"todos"``, ``"background"``, ``"plan"`` or ``"files"``.
+        kind: ``"rules"``, ``"todos"``, ``"background"``, ``"plan"``, ``"skills"`` or
+            ``"files"``.
         text: the text shown (one synthetic user message); ``None`` for a file offered only
             as a path (its contents are over ``reinject_file_max_tokens``).
         tokens: tokens of ``text`` as its message (0 when ``text`` is ``None``).
@@ -487,6 +509,85 @@ def _tokens(text: str, estimator: Estimator) -> int:
     return estimator.message(reinjected_message(text))
 
 
+def skill_text(load: SkillLoad, estimator: Estimator, max_tokens: int) -> tuple[str, int] | None:
+    """The re-injected text of a skill body (:func:`~ctxengine.projection.skills.
+    reinjected_text`) and its tokens as a message, at most ``max_tokens``: the whole body
+    when it fits; else its top, as many whole lines as fit (a first line alone too long is
+    cut by characters), followed by the line naming the file to read for the rest; ``None``
+    when not even the frame fits."""
+    full = reinjected_text(load.name, load.path, load.body)
+    tokens = _tokens(full, estimator)
+    if tokens <= max_tokens:
+        return full, tokens
+    lines = load.body.split("\n")
+
+    def shown(top: str, rest: int) -> tuple[str, int]:
+        text = reinjected_text(load.name, load.path, top, rest)
+        return text, _tokens(text, estimator)
+
+    best: tuple[str, int] | None = None
+    low, high = 1, len(lines) - 1  # whole lines kept; at least one line is left out
+    while low <= high:
+        mid = (low + high) // 2
+        text, n = shown("\n".join(lines[:mid]), len(lines) - mid)
+        if n <= max_tokens:
+            best, low = (text, n), mid + 1
+        else:
+            high = mid - 1
+    if best is not None:
+        return best
+    first = lines[0]
+    low, high = 0, len(first) - 1
+    while low <= high:  # the first line cut by characters; every line is left to read
+        mid = (low + high) // 2
+        text, n = shown(first[:mid], len(lines))
+        if n <= max_tokens:
+            best, low = (text, n), mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def skill_items(
+    messages: Sequence[Message],
+    estimator: Estimator,
+    *,
+    each_max: int,
+    total_max: int,
+    kept: Sequence[Message] = (),
+) -> list[DurableItem]:
+    """The bodies of the skills activated in ``messages``
+    (:func:`~ctxengine.projection.skills.skill_loads`), the latest load of each name, the
+    most recently used first (a second activation that only added a notice,
+    :func:`~ctxengine.projection.skills.skill_notices`, counts as a use, in ``kept`` too),
+    less those ``kept`` shows whole: each as :func:`skill_text` within ``each_max`` tokens,
+    while the items together stay within ``total_max`` tokens (the first that does not fit
+    and every older one are dropped)."""
+    latest: dict[str, SkillLoad] = {}
+    used_at: dict[str, int] = {}
+    for load in skill_loads(messages):
+        latest[load.name] = load
+        used_at[load.name] = load.at
+    for name, at in skill_notices((*messages, *kept)):
+        if name in used_at:
+            used_at[name] = max(used_at[name], at)
+    shown = {load.name for load in skill_loads(kept) if load.whole}
+    out: list[DurableItem] = []
+    used = 0
+    for load in sorted(latest.values(), key=lambda x: -used_at[x.name]):
+        if load.name in shown:
+            continue
+        found = skill_text(load, estimator, each_max)
+        if found is None:
+            continue
+        text, tokens = found
+        if used + tokens > total_max:
+            break
+        used += tokens
+        out.append(DurableItem("skills", text, tokens))
+    return out
+
+
 def durable_items(
     messages: Sequence[Message],
     policy: Policy,
@@ -495,8 +596,8 @@ def durable_items(
 ) -> tuple[DurableItem, ...]:
     """The candidate items ``policy.reinject`` names, found in ``messages`` (the history
     that leaves the context, oldest first) less what ``kept`` (the history kept from the
-    cut on) shows, in the order rules, todos, background, plan, files; identical texts
-    once."""
+    cut on) shows, in the order rules, todos, background, plan, skills, files; identical
+    texts once."""
     out: list[DurableItem] = []
     seen: set[str] = set()
 
@@ -515,6 +616,15 @@ def durable_items(
         add("background", background_item(messages, kept))
     if "plan" in wanted:
         add("plan", plan_item(messages, kept))
+    if "skills" in wanted:
+        for item in skill_items(
+            messages,
+            estimator,
+            each_max=policy.reinject_skill_max_tokens,
+            total_max=policy.reinject_skills_max_tokens,
+            kept=kept,
+        ):
+            add("skills", item.text)
     if "files" in wanted:
         for item in file_items(
             messages,

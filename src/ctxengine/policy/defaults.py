@@ -360,11 +360,16 @@ OBSERVATION_MASK_KEEP_RESULTS = 10
 #: agents ignoring AGENTS.md rules after a compaction: OpenCode #16960, #3099), the todo list
 #: is the task state (Codex #25792: progress from 97 % to 42 % after a compaction), and a
 #: shell or subagent id is needed to read or stop the task. Files and the plan file are
-#: larger and left to presets (Claude Code restores both, §7). Ours, from §8 and §9.
-DEFAULT_REINJECT: tuple[Literal["rules", "todos", "background"], ...] = (
+#: larger and left to presets (Claude Code restores both, §7). Ours, from §8 and §9. The
+#: bodies of the skills invoked in the session fill the room left (within
+#: :data:`DEFAULT_REINJECT_SKILL_MAX_TOKENS` each and :data:`DEFAULT_REINJECT_SKILLS_MAX_TOKENS`
+#: in all): an agent that activated a skill follows it after the compaction too (Claude Code
+#: re-attaches them, §7); a session that invoked none re-injects nothing for them.
+DEFAULT_REINJECT: tuple[Literal["rules", "todos", "background", "skills"], ...] = (
     "rules",
     "todos",
     "background",
+    "skills",
 )
 
 #: Re-injection of rules: an injected user-role message that carries the contents of one of
@@ -602,3 +607,9 @@ SKILL_TOOL_NAME = "skill"
 #: claude-code-2.1.328``; the body follows the call as an ``isMeta`` user message).
 SKILL_CALL_TOOLS: tuple[str, ...] = (SKILL_TOOL_NAME, "Skill")
 SKILL_CALL_NAME_KEYS: tuple[str, ...] = ("name", "skill")
+#: Re-injection of invoked skill bodies after a compaction: each at most 5,000 tokens (a
+#: longer one keeps its top and names the file to read for the rest), 25,000 in all, the
+#: oldest dropped first (Claude Code, code.claude.com/docs/en/context-window "What survives
+#: compaction"; reference/agents-2026-12.md).
+DEFAULT_REINJECT_SKILL_MAX_TOKENS = 5_000
+DEFAULT_REINJECT_SKILLS_MAX_TOKENS = 25_000

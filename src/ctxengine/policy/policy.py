@@ -47,8 +47,9 @@ Injection: TypeAlias = Literal["checkpoint", "acknowledged", "handoff", "assista
 
 #: Durable state re-injected after a compaction (:mod:`ctxengine.ladder.reinject`): rules
 #: carried as injected user-role messages, the open todo list, the background tasks still
-#: running, the plan-mode plan, the most recently read or edited files.
-Reinjected: TypeAlias = Literal["rules", "todos", "background", "plan", "files"]
+#: running, the plan-mode plan, the bodies of the skills invoked, the most recently read or
+#: edited files.
+Reinjected: TypeAlias = Literal["rules", "todos", "background", "plan", "skills", "files"]
 
 #: What is pinned automatically (:data:`~ctxengine.policy.defaults.DEFAULT_AUTO_PINS`): the
 #: session's first user request, and the active rules the user stated.
@@ -171,7 +172,12 @@ class Policy(BaseModel):
                                     are never cut, count in the plan's expected size and in
                                     its floor. ``plan`` and ``files`` (Claude Code) fill the
                                     room left within ``reinject_files``,
-                                    ``reinject_file_max_tokens`` and ``reinject_max_tokens``
+                                    ``reinject_file_max_tokens`` and ``reinject_max_tokens``;
+                                    so do ``skills`` (default and Claude Code): the bodies
+                                    of the skills invoked, newest first, each within
+                                    ``reinject_skill_max_tokens`` (a longer one keeps its
+                                    top and names its file), all within
+                                    ``reinject_skills_max_tokens`` (the oldest dropped)
     *pins*
     ``pins_max_tokens``             the pinned items' own budget (at most 5 % of the window);
                                     pins over it are refused
@@ -269,6 +275,8 @@ class Policy(BaseModel):
     reinject_files: int = Field(d.DEFAULT_REINJECT_FILES, ge=0)
     reinject_file_max_tokens: int = Field(d.DEFAULT_REINJECT_FILE_MAX_TOKENS, gt=0)
     reinject_max_tokens: int = Field(d.DEFAULT_REINJECT_MAX_TOKENS, ge=0)
+    reinject_skill_max_tokens: int = Field(d.DEFAULT_REINJECT_SKILL_MAX_TOKENS, gt=0)
+    reinject_skills_max_tokens: int = Field(d.DEFAULT_REINJECT_SKILLS_MAX_TOKENS, ge=0)
     pins_max_tokens: int = Field(d.DEFAULT_PINS_MAX_TOKENS, ge=0)
     auto_pins: tuple[AutoPin, ...] = d.DEFAULT_AUTO_PINS  # type: ignore[assignment]
     thrash_guard: ThrashGuard = d.DEFAULT_THRASH_GUARD  # type: ignore[assignment]

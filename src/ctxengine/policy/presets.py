@@ -46,7 +46,8 @@ def _default() -> Policy:
     summary                  extractive continuation state, 8,000 tokens (15 % of window)
     injection                one user checkpoint message
     re-injection             after every compaction: rules carried as injected user messages,
-                             the open todo list, background tasks still running (never cut)
+                             the open todo list, background tasks still running (never cut);
+                             the skill bodies invoked (≤ 5,000 tokens each, 25,000 in all)
     =======================  ==================================================================
     """
     return DEFAULT_POLICY
@@ -250,7 +251,9 @@ def _claude_code() -> Policy:
                                 each, 50,000 in all
                                 (``POST_COMPACT_MAX_FILES_TO_RESTORE``); also
                                 the open todo list and background tasks          ours
-                                still running (ctxengine's default)
+                                still running (ctxengine's default); invoked     §7
+                                skill bodies ≤ 5,000 tokens each, 25,000 in
+                                all, oldest dropped first
     guard                       breaker after 3 failures                         §7
                                 (``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES``)
     summary                     model, 9 sections (``<analysis>`` stripped);     §7
@@ -269,7 +272,7 @@ def _claude_code() -> Policy:
         max_output_tokens=d.CLAUDE_CODE_OUTPUT_CAP,
         reserve_max_ratio=PRESET_RESERVE_MAX_RATIO,
         keep_recent_tokens=0,
-        reinject=("rules", "todos", "background", "plan", "files"),
+        reinject=("rules", "todos", "background", "plan", "skills", "files"),
         reinject_files=d.DEFAULT_REINJECT_FILES,
         reinject_file_max_tokens=d.DEFAULT_REINJECT_FILE_MAX_TOKENS,
         reinject_max_tokens=d.DEFAULT_REINJECT_MAX_TOKENS,
