@@ -206,3 +206,100 @@ def test_a_missing_import_is_noted_as_text_and_json(
     assert [(r["path"], r["notes"]) for r in doc["head"]["rules"]] == [
         ("pkg/GEMINI.md", ["@docs/style.md (line 1) not imported: no such file"])
     ]
+
+
+def skill(name: str, description: str, body: str = "Do it.\n") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n{body}"
+
+
+@pytest.fixture
+def skilled(project: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The project with a project skill (and its files), a user skill it hides, and a
+    skills folder given on the command line."""
+    home, repo = project
+    write(repo / ".claude/skills/pdf/SKILL.md", skill("pdf", "Fill PDF forms.", "x" * 4_000))
+    write(repo / ".claude/skills/pdf/references/forms.md", "forms")
+    write(repo / ".claude/skills/pdf/scripts/fill.py", "print()")
+    write(home / ".claude/skills/pdf/SKILL.md", skill("pdf", "User pdf."))
+    write(home / ".agents/skills/lint/SKILL.md", skill("lint", "Lint Python."))
+    write(tmp_path / "extra/csv/SKILL.md", skill("csv", "Clean CSV."))
+    return home, repo, tmp_path / "extra"
+
+
+CATALOG = (
+    "# Skills\n\n- csv: Clean CSV. ({extra}/csv/SKILL.md)\n"
+    "- lint: Lint Python. (~/.agents/skills/lint/SKILL.md)\n"
+    "- pdf: Fill PDF forms. (.claude/skills/pdf/SKILL.md)"
+)
+NOTE = (
+    "~/.claude/skills/pdf/SKILL.md: skill 'pdf' is also defined by "
+    ".claude/skills/pdf/SKILL.md, which is nearer and wins"
+)
+
+
+def test_the_skill_catalog_found_as_json(
+    capsys: pytest.CaptureFixture[str], skilled: tuple[Path, Path, Path]
+) -> None:
+    home, repo, extra = skilled
+    argv = ["inspect", "--rules-from", repo, "--home", home, "--skills-dir", extra, "--json"]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    validate(doc, "inspect")
+    head = doc["head"]
+    catalog = CATALOG.format(extra=extra.resolve().as_posix())
+    section = next(s for s in head["sections"] if s["name"] == "skills")
+    # The catalog lines only: 4,000 characters of the pdf body are not in the head.
+    assert (section["tokens"], section["sources"]) == (EST.text(catalog), ["csv", "lint", "pdf"])
+    assert section["tokens"] < EST.text("x" * 4_000)
+    assert [(s["name"], s["level"], s["path"], s["files"]) for s in head["skills"]] == [
+        ("csv", "given", f"{extra.resolve().as_posix()}/csv/SKILL.md", []),
+        ("lint", "user", "~/.agents/skills/lint/SKILL.md", []),
+        (
+            "pdf",
+            "project",
+            ".claude/skills/pdf/SKILL.md",
+            [".claude/skills/pdf/references/forms.md", ".claude/skills/pdf/scripts/fill.py"],
+        ),
+    ]
+    pdf = head["skills"][2]
+    assert (pdf["catalog_tokens"], pdf["body_tokens"]) == (
+        EST.text("- pdf: Fill PDF forms. (.claude/skills/pdf/SKILL.md)"),
+        EST.text("x" * 4_000),
+    )
+    assert head["skill_notes"] == [NOTE]
+
+
+def test_the_skill_catalog_as_text(
+    capsys: pytest.CaptureFixture[str], skilled: tuple[Path, Path, Path]
+) -> None:
+    home, repo, _ = skilled
+    code, out, _ = run(capsys, "inspect", "--rules-from", repo, "--home", home)
+    assert code == 0
+    catalog = (
+        "# Skills\n\n- lint: Lint Python. (~/.agents/skills/lint/SKILL.md)\n"
+        "- pdf: Fill PDF forms. (.claude/skills/pdf/SKILL.md)"
+    )
+    tokens = EST.text(catalog)
+    lines = out.splitlines()
+    assert f"skills\t{tokens}\t\tlint, pdf" in lines
+    lint_line = EST.text("- lint: Lint Python. (~/.agents/skills/lint/SKILL.md)")
+    pdf_line = EST.text("- pdf: Fill PDF forms. (.claude/skills/pdf/SKILL.md)")
+    assert lines[-5:] == [
+        f"Skills (catalog {tokens} tokens; bodies load when activated)",
+        "skill\tlevel\tcatalog\tbody\tfiles\tpath",
+        f"lint\tuser\t{lint_line}\t{EST.text('Do it.')}\t0\t~/.agents/skills/lint/SKILL.md",
+        f"pdf\tproject\t{pdf_line}\t{EST.text('x' * 4_000):,}\t2\t.claude/skills/pdf/SKILL.md",
+        NOTE,
+    ]
+
+
+def test_a_bad_skill_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".claude/skills/pdf/SKILL.md", "---\nname: PDF\ndescription: d\n---\n")
+    code, out, err = run(capsys, "inspect", "--rules-from", tmp_path, "--home", tmp_path / "none")
+    assert (code, out) == (2, "")
+    assert " ".join(err.split()) == (
+        "error: .claude/skills/pdf/SKILL.md:2: 'name' must be 1-64 lowercase letters, digits "
+        "and single hyphens, neither first nor last: 'PDF'"
+    )

@@ -1,6 +1,6 @@
-"""The head ``ctxengine inspect --rules-from DIR`` shows: the rules files found for a working
-directory, the head a :class:`~ctxengine.assembly.ContextAssembler` builds from them (with the
-environment and a git status snapshot), and each section's tokens."""
+"""The head ``ctxengine inspect --rules-from DIR`` shows: the rules files and the skills found
+for a working directory, the head a :class:`~ctxengine.assembly.ContextAssembler` builds from
+them (with the environment and a git status snapshot), and each section's tokens."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from ctxengine.assembly import ContextAssembler, Head, RuleFile
 from ctxengine.model import CompactionRecord, Entry, Message
 from ctxengine.policy.defaults import RULES_PROJECT_NAMES
 from ctxengine.tokens.base import Estimator
-from ctxengine.workspace import RulesDiscovery, current_environment, discover_rules, git_status
+from ctxengine.workspace import (
+    RulesDiscovery,
+    SkillDiscovery,
+    current_environment,
+    discover_rules,
+    discover_skills,
+    git_status,
+)
 
 from .output import Grid, say, show
 
@@ -26,11 +33,13 @@ class HeadView:
         discovery: the rules files found.
         head: the head (rules loaded given the files the session touched).
         estimator: what sized it.
+        skills: the skills found (their catalog is the head's skills section).
     """
 
     discovery: RulesDiscovery
     head: Head
     estimator: Estimator
+    skills: SkillDiscovery | None = None
 
 
 def build_head(
@@ -40,6 +49,7 @@ def build_head(
     home: Path | None = None,
     names: Sequence[str] = (),
     entries: Sequence[Entry] = (),
+    skill_dirs: Sequence[Path] = (),
 ) -> HeadView:
     """Discover the rules of ``directory`` and build the head of a session working there.
 
@@ -51,21 +61,27 @@ def build_head(
             :data:`~ctxengine.policy.defaults.RULES_PROJECT_NAMES` (empty: the defaults).
         entries: a session's log: the files its messages since the latest compaction read or
             edited load the path-scoped rules that match them.
+        skill_dirs: skills folders searched before the usual ones
+            (:func:`~ctxengine.workspace.skills.discover_skills`).
 
     Raises:
-        ConfigError: ``directory`` is not a folder.
+        ConfigError: ``directory`` is not a folder, or a ``skill_dirs`` folder is missing.
         RulesFileError: a rules file that cannot be loaded (front matter, import cycle).
+        SkillFileError: a ``SKILL.md`` that cannot be loaded (front matter, name,
+            description).
     """
     discovery = discover_rules(directory, home=home, names=tuple(names) or RULES_PROJECT_NAMES)
+    skills = discover_skills(directory, home=home, given=tuple(skill_dirs))
     assembler = ContextAssembler(
         rules=discovery.files,
+        skills=skills.skills,
         environment=current_environment(directory),
         git_status=git_status(directory),
         cwd=discovery.cwd,
         scoped_rules="head",  # shown with the others, named by the file that loaded each
     )
     head = assembler.build(None, estimator, messages=_epoch_messages(entries))
-    return HeadView(discovery, head, estimator)
+    return HeadView(discovery, head, estimator, skills)
 
 
 def _epoch_messages(entries: Sequence[Entry]) -> list[Message]:
@@ -113,6 +129,19 @@ def head_json(view: HeadView) -> dict[str, Any]:
             }
             for r in d.files
         ],
+        "skills": [
+            {
+                "name": s.name,
+                "description": s.description,
+                "path": s.path,
+                "level": s.level,
+                "catalog_tokens": view.estimator.text(s.catalog_line),
+                "body_tokens": view.estimator.text(s.body),
+                "files": list(s.files),
+            }
+            for s in (view.skills.skills if view.skills is not None else ())
+        ],
+        "skill_notes": list(view.skills.notes) if view.skills is not None else [],
     }
 
 
@@ -147,3 +176,25 @@ def show_head(view: HeadView) -> None:
     for r in d.files:
         for line in r.notes:
             say(f"{r.path}: {line}")
+    found = view.skills
+    if found is None or not (found.skills or found.notes):
+        return
+    skills = Grid(
+        ("skill", "level", "catalog", "body", "files", "path"),
+        title=f"Skills (catalog {view.head.section('skills').tokens:,} tokens; bodies load "
+        "when activated)",
+        right=frozenset({2, 3, 4}),
+        keep=frozenset({0}),
+    )
+    for skill in found.skills:
+        skills.add(
+            skill.name,
+            skill.level,
+            f"{view.estimator.text(skill.catalog_line):,}",
+            f"{view.estimator.text(skill.body):,}",
+            f"{len(skill.files):,}",
+            skill.path,
+        )
+    show(skills)
+    for line in found.notes:
+        say(line)

@@ -41,10 +41,11 @@ def inspect(
             metavar="DIR",
             help="Show the head a session working in DIR would start with: the rules files "
             "found from the user level through the repository root down to DIR (AGENTS.md, "
-            "CLAUDE.md, GEMINI.md, Cursor, Cline and Copilot rules), the environment and git "
-            "status, with each section's tokens. With a session, its read and edited files "
-            "load the path-scoped rules they match. Without FILE|SESSION only the head is "
-            "shown.",
+            "CLAUDE.md, GEMINI.md, Cursor, Cline and Copilot rules), the skill catalog "
+            "(.claude/skills and .agents/skills from DIR up to the root, then under the home "
+            "folder), the environment and git status, with each section's tokens. With a "
+            "session, its read and edited files load the path-scoped rules they match. "
+            "Without FILE|SESSION only the head is shown.",
         ),
     ] = None,
     home: Annotated[
@@ -63,6 +64,15 @@ def inspect(
             metavar="NAME",
             help="A rules-file name to look for in each folder instead of the defaults "
             "(repeatable; 'A|B' takes the first that exists; globs allowed).",
+        ),
+    ] = None,
+    skills_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--skills-dir",
+            metavar="DIR",
+            help="A skills folder (holding <name>/SKILL.md) searched before the usual ones "
+            "(repeatable; with --rules-from).",
         ),
     ] = None,
     model: Annotated[
@@ -84,10 +94,12 @@ def inspect(
     as --model's profile says); for a stored
     session also its imports: when, from which file, entries added, and what each skipped,
     repaired and ignored (kinds, counts, first line). With --rules-from, the head's sections
-    and the rules files loaded, with tokens."""
+    and the rules files loaded and the skill catalog, with tokens."""
     estimator = HeuristicEstimator()
     if rules_from is not None and target is None and session is None:
-        alone = build_head(rules_from, estimator, home=home, names=rules_name or ())
+        alone = build_head(
+            rules_from, estimator, home=home, names=rules_name or (), skill_dirs=skills_dir or ()
+        )
         if json_out:
             dump_json({"head": head_json(alone)}, None)
         else:
@@ -97,7 +109,14 @@ def inspect(
     b = breakdown(t.entries, estimator, top=top)
     records = t.store.import_reports(t.session_id) if t.store is not None else []
     view = (
-        build_head(rules_from, estimator, home=home, names=rules_name or (), entries=t.entries)
+        build_head(
+            rules_from,
+            estimator,
+            home=home,
+            names=rules_name or (),
+            entries=t.entries,
+            skill_dirs=skills_dir or (),
+        )
         if rules_from is not None
         else None
     )
