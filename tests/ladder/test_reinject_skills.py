@@ -98,11 +98,16 @@ class TestFound:
 
     def test_a_claude_code_body_typed_as_a_command_is_named_by_its_folder(self) -> None:
         messages = [
+            # A skill call answered without a body (it ran as a subagent), then a reply: its
+            # name does not carry over to a body that comes later.
+            calling("c0", "Skill", skill="review"),
+            answer("c0", "Agent review finished."),
+            Message("assistant", (TextPart("Reviewed."),)),
             user("<command-name>/pdf</command-name>"),
             user("Base directory for this skill: C:\\skills\\pdf\\\n\nBody.", isMeta=True),
         ]
         assert skill_loads(messages) == [
-            SkillLoad("pdf", "C:/skills/pdf/SKILL.md", "Body.", 1, True, "claude-code")
+            SkillLoad("pdf", "C:/skills/pdf/SKILL.md", "Body.", 4, True, "claude-code")
         ]
 
 

@@ -201,11 +201,14 @@ def skill_loads(messages: Sequence[Message]) -> list[SkillLoad]:
     (:data:`SYNTHETIC_SKILL`) that hold an activation (:func:`activation_text`; a notice
     holds none), re-injected skill texts (:func:`reinjected_text`), and Claude Code's body
     messages (an injected user message opening with :data:`CLAUDE_CODE_SKILL_PREFIX`; its
-    name is the one the latest skill call before it asked for, else its folder's)."""
+    name is the one the skill call of the latest assistant message asked for, else its
+    folder's)."""
     calls: dict[str, str] = {}
     asked: str | None = None
     out: list[SkillLoad] = []
     for at, m in enumerate(messages):
+        if m.role == "assistant":
+            asked = None
         for call in m.tool_calls:
             calls[call.id] = call.name
             if call.name in SKILL_CALL_TOOLS:
@@ -231,14 +234,12 @@ def skill_loads(messages: Sequence[Message]) -> list[SkillLoad]:
             elif reinjected_skill_name(text) == name:
                 whole = _REST.match(after) is None
                 out.append(SkillLoad(name, path, body, at, whole, "reinjected"))
-        elif not is_real_user_message(m):
+        elif text.startswith(CLAUDE_CODE_SKILL_PREFIX) and not is_real_user_message(m):
             claude = _claude_code(text, asked)
             if claude is not None:
                 name, path, body = claude
                 out.append(SkillLoad(name, path, body, at, True, "claude-code"))
                 asked = None
-        else:
-            asked = None
     return out
 
 
