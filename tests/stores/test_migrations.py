@@ -26,33 +26,34 @@ def connect(path: Path) -> sqlite3.Connection:
 class TestMigrate:
     def test_a_new_database_gets_every_migration_and_a_version(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
-        assert migrate(conn) == [
+        applied = migrate(conn)
+        assert applied == [
             "m001_initial",
             "m002_import_reports",
             "m003_imported_seqs",
             "m004_stateless_checkpoints",
+            "m005_session_links",
         ]
-        assert schema_version(conn) == len(MIGRATIONS) == 4
+        assert schema_version(conn) == len(MIGRATIONS) == 5
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
-        assert names == [
-            "m001_initial",
-            "m002_import_reports",
-            "m003_imported_seqs",
-            "m004_stateless_checkpoints",
-        ]
+        assert names == applied
         objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
         assert objects == [
             ("index", "import_reports_session"),
             ("index", "imported_seqs_session"),
+            ("index", "session_links_parent"),
             ("table", "entries"),
             ("table", "import_reports"),
             ("table", "imported_seqs"),
             ("table", "schema_migrations"),
+            ("table", "session_links"),
             ("table", "sessions"),
             ("table", "stateless_checkpoints"),
             ("trigger", "entries_append_only_delete"),
             ("trigger", "entries_append_only_insert"),
             ("trigger", "entries_append_only_update"),
+            ("trigger", "session_links_append_only_delete"),
+            ("trigger", "session_links_append_only_update"),
         ]
 
     def test_migrating_twice_applies_nothing_and_leaves_the_schema_alone(
@@ -63,8 +64,8 @@ class TestMigrate:
         before = schema(conn)
         assert migrate(conn) == []
         assert schema(conn) == before
-        assert schema_version(conn) == 4
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 4
+        assert schema_version(conn) == 5
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 5
 
     def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "ctx.db").close()
@@ -104,7 +105,7 @@ class TestMigrate:
         monkeypatch.undo()
         with SQLiteStore(db) as store:
             assert store.import_reports("s1") == []
-        assert schema_version(connect(db)) == 4
+        assert schema_version(connect(db)) == 5
 
     def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
@@ -178,4 +179,4 @@ class TestReadFirst:
         )
         with SQLiteStore(db) as store:
             assert store.sessions() == []
-        assert schema_version(connect(db)) == 4
+        assert schema_version(connect(db)) == 5

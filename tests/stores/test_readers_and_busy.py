@@ -101,8 +101,8 @@ class TestReadOnly:
             SQLiteStore(path, read_only=True)
         assert str(info.value) == (
             f"sqlite store {path}: the schema lacks migrations m002_import_reports, "
-            "m003_imported_seqs, m004_stateless_checkpoints: open the store for writing once "
-            "(any import) to migrate it; a read-only open never writes"
+            "m003_imported_seqs, m004_stateless_checkpoints, m005_session_links: open the store "
+            "for writing once (any import) to migrate it; a read-only open never writes"
         )
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         ImportRecord,
         ImportResult,
         SessionInfo,
+        SessionLink,
         Store,
     )
     from ctxengine.stores.sqlite import DB_ENV_VAR, SQLiteStore, default_db_path
@@ -25,6 +26,7 @@ __all__ = [
     "ImportedLog",
     "SQLiteStore",
     "SessionInfo",
+    "SessionLink",
     "Store",
     "default_db_path",
 ]
@@ -32,7 +34,8 @@ __all__ = [
 #: The module each public name is loaded from on first use.
 _HOMES: dict[str, str] = {
     **dict.fromkeys(
-        ("ImportRecord", "ImportResult", "ImportedLog", "SessionInfo", "Store"), "base"
+        ("ImportRecord", "ImportResult", "ImportedLog", "SessionInfo", "SessionLink", "Store"),
+        "base",
     ),
     **dict.fromkeys(("DB_ENV_VAR", "SQLiteStore", "default_db_path"), "sqlite"),
 }

@@ -16,13 +16,14 @@ import orjson
 from ctxengine.errors import StoreError
 from ctxengine.model import Entry
 from ctxengine.model.codec import body_from_dict, body_json
-from ctxengine.stores.base import ImportedLog, ImportRecord, SessionInfo
+from ctxengine.stores.base import ImportedLog, ImportRecord, SessionInfo, SessionLink
 
 EntryRow: TypeAlias = tuple[str, int, str, str | None, str, str | None, bytes, bytes | None]
 
 ENTRY_COLUMNS = "session_id, seq, id, parent_id, kind, created_at, body, meta"
 SESSION_COLUMNS = "id, format, source_path, title, created_at, meta"
 IMPORT_COLUMNS = "session_id, imported_at, source_path, format, added, report"
+LINK_COLUMNS = "session_id, parent_session_id, parent_entry_id, relation, created_at"
 
 
 def dump_meta(meta: Mapping[str, Any]) -> bytes | None:
@@ -135,3 +136,9 @@ def row_import(row: tuple[Any, ...]) -> ImportRecord:
     """The import record of an ``import_reports`` row."""
     sid, imported_at, source_path, fmt, added, report = row
     return ImportRecord(sid, imported_at, source_path, fmt, added, orjson.loads(report))
+
+
+def row_link(row: tuple[Any, ...]) -> SessionLink:
+    """The link of a ``session_links`` row (columns in :data:`LINK_COLUMNS` order)."""
+    sid, parent, entry, relation, created_at = row
+    return SessionLink(sid, parent, entry, relation, created_at)

@@ -58,6 +58,32 @@ class SessionInfo:
     updated_at: str | None = None
 
 
+#: How a child session relates to its parent: ``"fork"`` (a copy of the parent's history up
+#: to an entry), ``"spawn"`` (a fresh context: the parent's stable head and a task packet),
+#: ``"handoff"`` (a fresh session continuing the parent from its continuation state).
+RELATIONS: tuple[str, ...] = ("fork", "spawn", "handoff")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLink:
+    """A session started from another one (a subagent's context, a hand-off).
+
+    Attributes:
+        session_id: the child session.
+        parent_id: the session it was started from.
+        parent_entry_id: the parent's entry it starts from: the fork point, or the parent's
+            newest entry when it was spawned or handed off; ``None`` for an empty parent.
+        relation: one of :data:`RELATIONS`.
+        created_at: ISO-8601 time the link was stored (UTC); ``None`` before it is stored.
+    """
+
+    session_id: str
+    parent_id: str
+    parent_entry_id: str | None
+    relation: str
+    created_at: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     """What one :meth:`Store.import_session` call did.
@@ -158,9 +184,39 @@ class Store(Protocol):
     them. A store may be used from any thread of the process that opened it.
     """
 
-    def create_session(self, info: SessionInfo) -> bool:
-        """Store a new, empty session. Returns ``False`` (and changes nothing) when a session
-        with ``info.id`` already exists. ``info.entry_count`` is ignored."""
+    def create_session(
+        self,
+        info: SessionInfo,
+        *,
+        link: SessionLink | None = None,
+        entries: Sequence[Entry] = (),
+    ) -> bool:
+        """Store a new session, with its ``link`` to the session it was started from and its
+        first ``entries`` (seqs 0, 1, …), in one transaction. Returns ``False`` (and changes
+        nothing) when a session with ``info.id`` already exists. ``info.entry_count`` is
+        ignored.
+
+        Raises:
+            StoreError: ``link`` names another session than ``info.id``, a parent session
+                that is not stored, or an unknown relation; ``entries`` do not belong to
+                ``info.id`` or do not number from seq 0. Nothing is stored.
+        """
+        ...
+
+    def session_link(self, session_id: str) -> SessionLink | None:
+        """The link of a session started from another one, else ``None``.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        ...
+
+    def children(self, session_id: str) -> list[SessionLink]:
+        """The links of the sessions started from this one, in the order they were stored.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
         ...
 
     def append(

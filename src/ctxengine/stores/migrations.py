@@ -165,6 +165,29 @@ def m004_stateless_checkpoints(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_session_links(conn: sqlite3.Connection) -> None:
+    """One row per session started from another one (a fork, a spawned subagent context,
+    a hand-off): the parent session, the parent's entry it starts from, the relation and
+    when. Rows are append-only, like entries (update and delete triggers refuse)."""
+    statements = (
+        """CREATE TABLE session_links (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+            parent_session_id TEXT NOT NULL REFERENCES sessions(id),
+            parent_entry_id TEXT,
+            relation TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX session_links_parent ON session_links (parent_session_id)",
+        """CREATE TRIGGER session_links_append_only_update BEFORE UPDATE ON session_links
+            BEGIN SELECT RAISE(ABORT, 'session links are append-only'); END""",
+        """CREATE TRIGGER session_links_append_only_delete BEFORE DELETE ON session_links
+            BEGIN SELECT RAISE(ABORT, 'session links are append-only'); END""",
+    )
+    for sql in statements:
+        conn.execute(sql)
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     """``PRAGMA user_version``: the number of migrations applied to this database."""
     row = conn.execute("PRAGMA user_version").fetchone()

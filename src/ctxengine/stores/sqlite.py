@@ -51,10 +51,12 @@ from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores._reimport import StoredEntry
 from ctxengine.stores.base import (
+    RELATIONS,
     ImportedLog,
     ImportRecord,
     ImportResult,
     SessionInfo,
+    SessionLink,
     StoredCheckpoint,
 )
 from ctxengine.stores.migrations import check_current, migrate
@@ -247,19 +249,60 @@ class SQLiteStore:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def create_session(self, info: SessionInfo) -> bool:
-        """Store a new, empty session; ``False`` when ``info.id`` already exists.
+    def create_session(
+        self,
+        info: SessionInfo,
+        *,
+        link: SessionLink | None = None,
+        entries: Sequence[Entry] = (),
+    ) -> bool:
+        """Store a new session, with its ``link`` to a parent session and its first
+        ``entries``, in one transaction; ``False`` when ``info.id`` already exists (nothing
+        is changed). See :meth:`ctxengine.stores.base.Store.create_session`.
 
-        ``created_at`` defaults to now (UTC) when ``info.created_at`` is ``None``. A session
-        already stored is found by a read: no write lock is taken (a reader that opens a
-        stored session never waits for another writer).
+        ``created_at`` defaults to now (UTC) when ``info.created_at`` is ``None``; the link's
+        too. A session already stored is found by a read: no write lock is taken (a reader
+        that opens a stored session never waits for another writer).
+
+        Raises:
+            StoreError: a link of another session, to a parent not stored, or with an unknown
+                relation; entries of another session or not numbered from 0.
         """
         operation = f"create session {info.id!r}"
+        where = self._where(operation)
+        if link is not None:
+            if link.session_id != info.id:
+                raise StoreError(
+                    f"{where}: the link is of session {link.session_id!r}, not {info.id!r}"
+                )
+            if link.relation not in RELATIONS:
+                raise StoreError(
+                    f"{where}: unknown relation {link.relation!r} (expected one of "
+                    f"{', '.join(RELATIONS)})"
+                )
         with self._read(operation) as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (info.id,)).fetchone():
                 return False
         with self._write(operation) as conn:
-            return self._insert_session(conn, info, operation)
+            if not self._insert_session(conn, info, operation):
+                return False
+            if link is not None:
+                self._insert_link(conn, link, where)
+            if entries:
+                _check_unique(list(entries), where)
+                self._insert(conn, info.id, entries, 0, operation)
+            return True
+
+    @staticmethod
+    def _insert_link(conn: sqlite3.Connection, link: SessionLink, where: str) -> None:
+        found = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (link.parent_id,)).fetchone()
+        if found is None:
+            raise StoreError(f"{where}: parent session {link.parent_id!r} is not stored")
+        created = link.created_at or datetime.now(UTC).isoformat(timespec="seconds")
+        conn.execute(
+            f"INSERT INTO session_links ({_rows.LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+            (link.session_id, link.parent_id, link.parent_entry_id, link.relation, created),
+        )
 
     def _insert_session(self, conn: sqlite3.Connection, info: SessionInfo, operation: str) -> bool:
         if info.created_at is None:
@@ -515,6 +558,35 @@ class SQLiteStore:
         if len(matches) > 1:
             raise StoreError(_ambiguous(session_id, [row[0] for row in matches]))
         return _rows.row_session(matches[0])
+
+    def session_link(self, session_id: str) -> SessionLink | None:
+        """The link of a session started from another one, else ``None``.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        with self._read(f"read the link of session {session_id!r}") as conn:
+            self._require(conn, session_id)
+            row = conn.execute(
+                f"SELECT {_rows.LINK_COLUMNS} FROM session_links WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+        return None if row is None else _rows.row_link(row)
+
+    def children(self, session_id: str) -> list[SessionLink]:
+        """The links of the sessions started from this one, in the order they were stored.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        with self._read(f"read the children of session {session_id!r}") as conn:
+            self._require(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {_rows.LINK_COLUMNS} FROM session_links "
+                "WHERE parent_session_id = ? ORDER BY rowid",
+                (session_id,),
+            ).fetchall()
+        return [_rows.row_link(row) for row in rows]
 
     # -- stateless checkpoints --------------------------------------------------------------
 

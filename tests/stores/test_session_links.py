@@ -1,0 +1,130 @@
+"""Session links in the SQLite store: a child session created with its link to the parent and
+its first entries in one transaction, read back by child and by parent, append-only."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ctxengine.errors import SessionNotFound, StoreError
+from ctxengine.model import Entry, Message, TextPart
+from ctxengine.stores import SessionInfo, SessionLink, SQLiteStore
+
+
+def log(session_id: str, n: int, start: int = 0) -> list[Entry]:
+    out: list[Entry] = []
+    for i in range(start, start + n):
+        parent = out[-1].id if out else None
+        body = Message("user", (TextPart(f"message {i}"),))
+        out.append(Entry(f"e{i}", session_id, i - start, body, parent, "2026-01-01T00:00:00Z"))
+    return out
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "ctx.db"
+    with SQLiteStore(path) as store:
+        store.create_session(SessionInfo("parent", "ctxengine"))
+        store.append("parent", log("parent", 3))
+    return path
+
+
+def test_a_child_is_stored_with_its_link_and_entries_and_read_back(db: Path) -> None:
+    link = SessionLink("child", "parent", "e1", "fork", "2026-02-03T04:05:06+00:00")
+    with SQLiteStore(db) as store:
+        assert store.create_session(
+            SessionInfo("child", "ctxengine"), link=link, entries=log("child", 2)
+        )
+    with SQLiteStore(db, read_only=True) as store:
+        assert store.session_link("child") == link
+        assert store.session_link("parent") is None
+        assert store.children("parent") == [link]
+        assert store.children("child") == []
+        assert [e.id for e in store.entries("child")] == ["e0", "e1"]
+        assert store.session("child").entry_count == 2
+
+
+def test_children_come_in_the_order_they_were_stored(db: Path) -> None:
+    with SQLiteStore(db) as store:
+        for name, relation in (("b", "spawn"), ("a", "fork"), ("c", "handoff")):
+            store.create_session(
+                SessionInfo(name, "ctxengine"), link=SessionLink(name, "parent", "e2", relation)
+            )
+        found = store.children("parent")
+    assert [(x.session_id, x.relation, x.parent_entry_id) for x in found] == [
+        ("b", "spawn", "e2"),
+        ("a", "fork", "e2"),
+        ("c", "handoff", "e2"),
+    ]
+    # A link stored without a time gets the time of the write.
+    assert all(x.created_at is not None and x.created_at.startswith("20") for x in found)
+
+
+@pytest.mark.parametrize(
+    ("link", "entries", "message"),
+    [
+        (
+            SessionLink("child", "nobody", None, "fork"),
+            (),
+            "parent session 'nobody' is not stored",
+        ),
+        (
+            SessionLink("child", "parent", None, "adopt"),
+            (),
+            "unknown relation 'adopt' (expected one of fork, spawn, handoff)",
+        ),
+        (
+            SessionLink("other", "parent", None, "fork"),
+            (),
+            "the link is of session 'other', not 'child'",
+        ),
+        (
+            SessionLink("child", "parent", None, "fork"),
+            log("child", 2, start=1)[1:],
+            "entry 'e2' has seq 1, expected 0: new entries must continue the log without gaps",
+        ),
+    ],
+)
+def test_a_bad_child_is_refused_and_nothing_is_stored(
+    db: Path, link: SessionLink, entries: list[Entry], message: str
+) -> None:
+    with SQLiteStore(db) as store:
+        with pytest.raises(StoreError) as info:
+            store.create_session(SessionInfo("child", "ctxengine"), link=link, entries=entries)
+        assert str(info.value) == f"sqlite store {db}: create session 'child': {message}"
+        assert [s.id for s in store.sessions()] == ["parent"]
+        assert store.children("parent") == []
+
+
+def test_an_existing_session_is_left_alone(db: Path) -> None:
+    link = SessionLink("parent", "parent", None, "fork")
+    with SQLiteStore(db) as store:
+        assert not store.create_session(
+            SessionInfo("parent", "ctxengine"), link=link, entries=log("parent", 1)
+        )
+        assert store.session_link("parent") is None
+        assert len(store.entries("parent")) == 3
+
+
+def test_links_are_append_only(db: Path) -> None:
+    with SQLiteStore(db) as store:
+        store.create_session(
+            SessionInfo("child", "ctxengine"), link=SessionLink("child", "parent", "e0", "spawn")
+        )
+    with sqlite3.connect(db) as conn:
+        for sql in (
+            "UPDATE session_links SET relation = 'fork'",
+            "DELETE FROM session_links",
+        ):
+            with pytest.raises(sqlite3.IntegrityError, match="session links are append-only"):
+                conn.execute(sql)
+
+
+def test_an_unknown_session_has_no_link(db: Path) -> None:
+    with SQLiteStore(db) as store:
+        with pytest.raises(SessionNotFound):
+            store.session_link("nope")
+        with pytest.raises(SessionNotFound):
+            store.children("nope")
