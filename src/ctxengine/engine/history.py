@@ -50,6 +50,12 @@ class History:
         goal / goal_id / goal_tokens: the first real user request (text, entry id, tokens).
         pin_positions: positions of the pin records still pinned.
         unpins: positions of the unpin records.
+        withdrawals: positions of the supersede records (a re-import, a revert, a
+            checkout): each changes the context before its tail.
+        left: positions of the message entries on the branches checkouts left (withdrawn:
+            they are in :attr:`hidden` too, but still history for recall).
+        leaf_id: the entry the next one continues from (its ``parent_id``): the newest
+            entry, or the entry a checkout moved the head back to.
         hidden: positions left out of every projection: the entries a
             :class:`~ctxengine.model.SupersedeRecord` withdrew, the pin records an
             :class:`~ctxengine.model.UnpinRecord` withdrew, and those records themselves
@@ -73,7 +79,10 @@ class History:
         self._requests: list[tuple[int, str]] = []  # (index, text) of real user requests
         self.pin_positions: list[int] = []
         self.unpins: list[int] = []
+        self.withdrawals: list[int] = []
+        self.left: set[int] = set()
         self.hidden: set[int] = set()
+        self.leaf_id: str | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -103,7 +112,7 @@ class History:
             created_at: ISO-8601 time; default now (UTC).
             meta: extra fields kept with the entry.
         """
-        parent = self.last_id
+        parent = self.leaf_id
         eid = entry_id or body_hash(body, parent)
         if eid in self.index:
             n = 2
@@ -122,7 +131,7 @@ class History:
 
     def tentative(self, record: CompactionRecord, session_id: str) -> Entry:
         """``record`` as the next entry would hold it (hash id, no time), for measuring."""
-        parent = self.last_id
+        parent = self.leaf_id
         return Entry(
             id=body_hash(record, parent),
             session_id=session_id,
@@ -142,10 +151,20 @@ class History:
         self.entries.append(entry)
         self.index[entry.id] = i
         body = entry.body
+        checkout = body.checkout if isinstance(body, SupersedeRecord) else None
+        self.leaf_id = checkout if checkout is not None else entry.id
         if isinstance(body, SupersedeRecord | UnpinRecord):
             ids = body.entry_ids if isinstance(body, SupersedeRecord) else body.pin_ids
             if isinstance(body, UnpinRecord):
                 self.unpins.append(i)
+            else:
+                self.withdrawals.append(i)
+            if checkout is not None:
+                self.left.update(
+                    p
+                    for w in ids
+                    if (p := self.index.get(w)) is not None and self.entries[p].kind == "message"
+                )
             self.hidden.add(i)
             self.hidden.update(self.index[w] for w in ids if w in self.index)
             self._reindex()
@@ -243,9 +262,16 @@ class History:
         return body if isinstance(body, CompactionRecord) else None
 
     def anchor_floor(self) -> int:
-        """Position of the latest compaction, prune or unpin record (-1 when none): a usage
-        older than it does not describe the current context."""
-        return max([self.compaction or -1, *(self.prunes[-1:] or [-1]), *self.unpins[-1:]])
+        """Position of the latest compaction, prune, unpin or supersede record (-1 when
+        none): a usage older than it does not describe the current context."""
+        return max(
+            [
+                self.compaction or -1,
+                *(self.prunes[-1:] or [-1]),
+                *self.unpins[-1:],
+                *self.withdrawals[-1:],
+            ]
+        )
 
     def prior_user_messages(self) -> tuple[str, ...]:
         """Real user requests before the current epoch (oldest first, verbatim)."""

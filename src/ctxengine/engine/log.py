@@ -102,6 +102,11 @@ class SessionLog:
         self._pins: dict[str, tuple[Pinned, ...]] = {}
 
     @property
+    def base_estimator(self) -> Estimator:
+        """The estimator given (or the default one), without the session's cache."""
+        return self._cache.base
+
+    @property
     def tools(self) -> tuple[Mapping[str, Any], ...]:
         """Tool schemas sent with every request: with a head, its (canonical) tool section."""
         return self.head.tools if self.head is not None else self._tools
@@ -176,7 +181,7 @@ class SessionLog:
                 :data:`~ctxengine.policy.defaults.APPEND_RETRIES` times in a row.
         """
         for _ in range(APPEND_RETRIES):
-            parent = self.history.last_id
+            parent = self.history.leaf_id
             entry = self.history.new_entry(
                 body, self.session_id, entry_id=entry_id, created_at=created_at, meta=meta
             )

@@ -66,6 +66,7 @@ from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import (
+    BRANCH_SUMMARY_TOKENS,
     DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
     DEFAULT_MAX_OUTPUT_TOKENS,
     RECALL_BUDGET_TOKENS,
@@ -76,13 +77,14 @@ from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult, run_recall_tool
 from ctxengine.stores.base import Store
-from ctxengine.summarizers.base import Summarizer
+from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 
-from . import calls
+from . import branches, calls
+from .branches import Checkout
 from .compactor import Compactor
 from .events import (
     AfterCompact,
@@ -497,12 +499,13 @@ class Session:
 
     def _recall_index(self) -> HistoryIndex:
         """The recall index over the log as it stands (rebuilt when entries were withdrawn
-        since it was built)."""
+        since it was built). The branches left by a :meth:`checkout` are searched: their
+        work is history, not a superseded copy."""
         h = self.log.history
         index, hidden = self._recall
         if index is None or hidden != len(h.hidden):
             index = HistoryIndex(self.estimator)
-        index.update(h.entries, h.hidden)
+        index.update(h.entries, h.hidden - h.left if h.left else h.hidden)
         self._recall = (index, len(h.hidden))
         return index
 
@@ -652,6 +655,61 @@ class Session:
                     f"the text {pin_label(item)} (pins in place: {listed or 'none'})"
                 )
             return self.log.append(UnpinRecord(found, reason))
+
+    # ------------------------------------------------------------------ branches
+
+    def checkout(self, entry_id: str, *, summary: str | bool | None = None) -> Checkout:
+        """Move the head of the conversation back to an earlier entry (pi's ``/tree``): the
+        entries after it in the log (the branch left) are withdrawn from every later
+        projection by an append-only record (:class:`~ctxengine.model.SupersedeRecord` with
+        ``checkout`` set; they stay stored, and :meth:`recall` still finds them), and what is
+        appended next continues from ``entry_id`` (its ``parent_id``). The context is then
+        the one of right after ``entry_id`` was appended: a compaction, prune or pin recorded
+        on the branch left is withdrawn with it (see :mod:`~ctxengine.engine.branches`).
+
+        Args:
+            entry_id: the entry to move to: a shown entry older than the newest.
+            summary: a summary of the branch left, appended after the record as a user-role
+                message marked synthetic (pi's branch summarization), whose parent is
+                ``entry_id``: a text; ``True`` to have the session's summarizer write it
+                (:data:`~ctxengine.policy.defaults.BRANCH_SUMMARY_TOKENS` at most); ``None``
+                or ``False`` for none.
+
+        Returns:
+            The :class:`~ctxengine.engine.branches.Checkout`: the record's entry, the
+            summary's, the ids withdrawn.
+
+        Raises:
+            ValueError: no such entry, one withdrawn already, the newest entry, an entry that
+                leaves tool calls unanswered, or an empty summary text.
+            SummaryRejected, ProviderError: ``summary=True`` and the summarizer failed;
+                nothing is appended.
+        """
+        with self._lock:
+            self.log.sync()
+            h = self.log.history
+            left = branches.abandoned_ids(h, entry_id)
+            text: str | None = None
+            if isinstance(summary, str):
+                if not summary.strip():
+                    raise ValueError("checkout: the branch summary is empty")
+                text = summary
+            elif summary is True:
+                request = SummaryRequest(
+                    messages=branches.abandoned_messages(h, left),
+                    previous=None,
+                    goal=h.goal or "",
+                    budget_tokens=BRANCH_SUMMARY_TOKENS,
+                )
+                text = self.runner.summarizer.summarize(request, self.estimator).text
+            record = SupersedeRecord(left, f"checkout of {entry_id}", checkout=entry_id)
+            entry = self.log.append(record)
+            note = None
+            if text is not None:
+                note = self.log.append(branches.summary_message(text, left))
+            self.compactor.thrashing = None
+            self._tail = TailGuard()
+            return Checkout(entry, note, left)
 
     def project(self) -> Context:
         """The current context (no ladder run)."""

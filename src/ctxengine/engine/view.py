@@ -13,8 +13,8 @@ from ctxengine.tokens.size import find_anchor
 
 from .history import History
 
-#: Identifies one epoch of one prune generation: (latest compaction id, number of prune and
-#: unpin records: each changes the context before its tail).
+#: Identifies one epoch of one prune generation: (latest compaction id, number of prune,
+#: unpin and supersede records: each changes the context before its tail).
 EpochKey = tuple[str | None, int]
 
 
@@ -46,8 +46,12 @@ def settings(
 
 
 def epoch_key(ctx: Context, history: History) -> EpochKey:
-    """The epoch ``ctx`` belongs to, with the current number of prune and unpin records."""
-    return (ctx.compaction_id, len(history.prunes) + len(history.unpins))
+    """The epoch ``ctx`` belongs to, with the current number of prune, unpin and supersede
+    records."""
+    return (
+        ctx.compaction_id,
+        len(history.prunes) + len(history.unpins) + len(history.withdrawals),
+    )
 
 
 def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:

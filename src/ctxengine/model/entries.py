@@ -124,14 +124,21 @@ class SupersedeRecord:
     A store appends one when a transcript is imported again and the entries an earlier
     import stored from its end no longer match it: the agent was still writing them (a
     reply whose later blocks were not written yet, a usage count logged after its reply).
+    :meth:`~ctxengine.engine.Session.revert` appends one to undo a compaction, and
+    :meth:`~ctxengine.engine.Session.checkout` one to leave a branch (``checkout`` set).
 
     Attributes:
         entry_ids: ids of the withdrawn entries, in log order.
         reason: why, in words.
+        checkout: the entry the conversation's head moved back to (a checkout: the withdrawn
+            entries are the branch left, every entry after it in the log); the next entry
+            appended continues the conversation from it (its ``parent_id``). ``None``: not a
+            checkout.
     """
 
     entry_ids: tuple[str, ...]
     reason: str = ""
+    checkout: str | None = None
     kind: Literal["supersede"] = "supersede"
 
 

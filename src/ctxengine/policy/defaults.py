@@ -613,3 +613,17 @@ SKILL_CALL_NAME_KEYS: tuple[str, ...] = ("name", "skill")
 #: compaction"; reference/agents-2026-12.md).
 DEFAULT_REINJECT_SKILL_MAX_TOKENS = 5_000
 DEFAULT_REINJECT_SKILLS_MAX_TOKENS = 25_000
+
+# --------------------------------------------------------------------------- child sessions
+#: Files (modified first, then read) the evidence entry of a child's run names when its
+#: pointers are taken from the run (ours: the evidence packet keeps pointers, not the work;
+#: seed 004 "main context keeps only conclusions and evidence pointers").
+CHILD_POINTER_FILES = 20
+#: Shell commands the evidence entry names at most, newest last (ours, as above).
+CHILD_POINTER_COMMANDS = 10
+
+# --------------------------------------------------------------------------- branches
+#: Tokens of a branch summary written by the session's summarizer (``Session.checkout(…,
+#: summary=True)``). Ours: a note on the work left, a tenth of pi's default keep-recent
+#: budget (20,000); pi writes its branch summaries with the compaction template.
+BRANCH_SUMMARY_TOKENS = 2_000
