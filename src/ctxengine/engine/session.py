@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
 from ctxengine.assembly.skill_tool import answer_skill, run_skill_tool
@@ -41,6 +41,7 @@ from ctxengine.errors import (
     ContextOverflow,
     NothingToCompact,
     ProviderError,
+    SessionNotFound,
     SummaryRejected,
 )
 from ctxengine.ladder.plan import CompactionPlan, Reason, Requirement
@@ -76,15 +77,16 @@ from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE,
 from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult, run_recall_tool
-from ctxengine.stores.base import Store
+from ctxengine.stores.base import SessionInfo, SessionLink, Store
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 
-from . import branches, calls
+from . import branches, calls, children
 from .branches import Checkout
+from .children import Pointers
 from .compactor import Compactor
 from .events import (
     AfterCompact,
@@ -227,6 +229,16 @@ class Session:
         self._tail = TailGuard()
         self._last_ladder_at = -1
         self.log.open(entries)
+        #: The link to the session this one was started from, if any (read from the store).
+        self._link: SessionLink | None = (
+            store.session_link(session_id) if store is not None else None
+        )
+        #: The live parent that started or resumed this child (its result goes there).
+        self._parent: Session | None = None
+        #: The parent's call that started this child's first run, if any.
+        self._call_id: str | None = None
+        #: Children of an in-memory session (a stored session's are in its store).
+        self._children: dict[str, tuple[SessionLink, Session]] = {}
 
     # ------------------------------------------------------------------ the parts' state
 
@@ -710,6 +722,297 @@ class Session:
             self.compactor.thrashing = None
             self._tail = TailGuard()
             return Checkout(entry, note, left)
+
+    # ------------------------------------------------------------------ child sessions
+
+    @property
+    def link(self) -> SessionLink | None:
+        """How this session was started from another one (a fork, a spawned subagent
+        context, a hand-off), or ``None``."""
+        return self._link
+
+    def children(self) -> list[SessionLink]:
+        """The links of the sessions started from this one, oldest first (from the store,
+        else those started in this process)."""
+        if self.store is not None:
+            return self.store.children(self.session_id)
+        return [link for link, _ in self._children.values()]
+
+    def fork(
+        self,
+        at: str | None = None,
+        *,
+        task: str | Message | None = None,
+        session_id: str | None = None,
+        call_id: str | None = None,
+    ) -> Session:
+        """A child session whose history is a copy of this one's up to entry ``at`` (every
+        entry up to it in the log, records included, so that its context is the one this
+        session had there, head included: the first request repeats this session's and can
+        reuse its prompt cache). Calls pending at ``at`` are answered in the child by a
+        result saying the work goes on there; ``task``, when given, follows as a user
+        message. The copied entries keep their ids (``meta["copied_from"]`` names this
+        session); the link (this session, ``at``, ``"fork"``) is stored with them, in one
+        transaction, in this session's store.
+
+        Args:
+            at: the entry to fork at (default: the newest).
+            task: the child's instruction, appended after the copy.
+            session_id: the child's id (default ``"<this id>/fork-<n>"``).
+            call_id: this session's tool call the child works for: its first result
+                (:meth:`finish`) answers that call.
+
+        Returns:
+            The child session (same window, policy, estimator, summarizer, store and head).
+
+        Raises:
+            ValueError: no entry ``at``, one withdrawn, an empty task, or a session id taken.
+        """
+        with self._lock:
+            self.log.sync()
+            h = self.log.history
+            if at is None:
+                if not h.entries:
+                    raise ValueError("fork: the session has no entry to fork at")
+                pos = max(i for i in range(len(h.entries)) if i not in h.hidden)
+            else:
+                found = h.index.get(at)
+                if found is None:
+                    raise ValueError(f"fork: no entry {at!r} in this session")
+                if found in h.hidden:
+                    raise ValueError(f"fork: entry {at!r} is withdrawn; fork at a shown entry")
+                pos = found
+            child_id = self._child_id("fork", session_id)
+            entries = children.copies(h.entries[: pos + 1], child_id, self.session_id)
+            pending = sorted(branches.pending_at(h.entries[: pos + 1], h.hidden))
+            if pending:
+                results = children.fork_point_results(pending, child_id)
+                entries.append(children.next_entry(results, child_id, entries))
+            if task is not None:
+                entries.append(children.next_entry(children.task_message(task), child_id, entries))
+            link = SessionLink(child_id, self.session_id, h.entries[pos].id, "fork")
+            return self._start_child(link, entries, call_id)
+
+    def spawn(
+        self,
+        task: str | Message,
+        *,
+        session_id: str | None = None,
+        call_id: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Session:
+        """A child session with a fresh context: this session's stable head (its assembled
+        head, else the system and developer messages its log opens with, copied) and the
+        task packet, a user message, only. The link (this session, its newest entry,
+        ``"spawn"``) is stored with the child's first entries, in one transaction.
+
+        Args:
+            task: the task packet: what to do, the constraints, what to hand back.
+            session_id: the child's id (default ``"<this id>/spawn-<n>"``).
+            call_id: this session's tool call the child works for: its first result
+                (:meth:`finish`) answers that call.
+            tools: the child's tools, instead of this session's (without an assembled head;
+                with one, the head's tools are the child's).
+
+        Returns:
+            The child session (same window, policy, estimator, summarizer and store).
+
+        Raises:
+            ValueError: an empty task packet, or a session id taken.
+            ConfigError: ``tools`` given while this session has an assembled head.
+        """
+        if tools is not None and self.head is not None:
+            raise ConfigError(
+                "spawn: the child's tools are the assembled head's; give no tools, or set "
+                "the child's with child.tools = …"
+            )
+        message = children.task_message(task)
+        with self._lock:
+            self.log.sync()
+            h = self.log.history
+            child_id = self._child_id("spawn", session_id)
+            head = (
+                []
+                if self.head is not None
+                else [e for i, e in enumerate(h.entries[: h.head_end]) if i not in h.hidden]
+            )
+            entries = children.copies(head, child_id, self.session_id)
+            entries.append(children.next_entry(message, child_id, entries))
+            link = SessionLink(child_id, self.session_id, h.leaf_id, "spawn")
+            return self._start_child(link, entries, call_id, tools)
+
+    def resume(self, session_id: str) -> Session:
+        """Open a child of this session again (a fork or a spawned context, stored or
+        started in this process) to continue it: its history as stored, this session's
+        window, policy, estimator, summarizer and head. Its next :meth:`finish` returns a
+        new run's result here.
+
+        Raises:
+            ValueError: ``session_id`` is not a child of this session.
+            SessionNotFound: (stored) no session ``session_id``.
+        """
+        with self._lock:
+            if self.store is None:
+                found = self._children.get(session_id)
+                if found is None:
+                    raise ValueError(f"resume: {session_id!r} is not a child of this session")
+                return found[1]
+            link = self.store.session_link(session_id)
+            if link is None or link.parent_id != self.session_id:
+                raise ValueError(
+                    f"resume: session {session_id!r} was not started from {self.session_id!r}"
+                )
+            child = self._child_session(session_id)
+            child._parent = self
+            return child
+
+    def finish(
+        self,
+        summary: str,
+        *,
+        pointers: Pointers | None = None,
+        call_id: str | None = None,
+    ) -> Entry:
+        """Return this child's result to its parent: exactly one evidence entry per run
+        (the entries since its previous result), appended to the parent's history: the
+        summary and pointers into the run (entry ids, files, commands), its meta naming this
+        session, the relation, the run's number and the entries it covers.
+
+        Args:
+            summary: the child's conclusion, in words.
+            pointers: where the evidence is; default: the run's first and last entry, the
+                files it modified and read, the commands it ran
+                (:func:`~ctxengine.engine.children.run_pointers`).
+            call_id: the parent's call this result answers (a tool result); default the
+                ``call_id`` the child was started with, for its first run. Without one the
+                result is a user-role message marked synthetic.
+
+        Returns:
+            The parent's new entry.
+
+        Raises:
+            ValueError: not a child, a hand-off (it continues its parent: nothing to
+                return), a child not opened through its parent (:meth:`resume`), nothing
+                new since its previous result, an empty summary, a ``call_id`` the parent
+                does not await, or none while the parent awaits calls.
+        """
+        if not summary.strip():
+            raise ValueError("finish: the summary is empty")
+        link, parent = self._link, self._parent
+        if link is None:
+            raise ValueError(f"finish: session {self.session_id!r} is not a child session")
+        if link.relation == "handoff":
+            raise ValueError(
+                f"finish: session {self.session_id!r} is a hand-off of {link.parent_id!r}: it "
+                "continues that session and has no result to return"
+            )
+        if parent is None:
+            raise ValueError(
+                f"finish: open {self.session_id!r} with its parent's Session.resume() to "
+                f"return its result to {link.parent_id!r}"
+            )
+        with self._lock:
+            self.log.sync()
+            mine = list(self.log.history.entries)
+            hidden = set(self.log.history.hidden)
+        with parent._lock:
+            parent.log.sync()
+            ph = parent.log.history
+            run = children.current_run(mine, hidden, ph.entries, self.session_id)
+            if not run.entries:
+                raise ValueError(
+                    f"finish: nothing new in {self.session_id!r} since run {run.number - 1} "
+                    "returned its result"
+                )
+            if call_id is None and run.number == 1:
+                call_id = self._call_id
+            awaited = ph.pending_call_ids()
+            if call_id is not None and call_id not in awaited:
+                raise ValueError(
+                    f"finish: session {parent.session_id!r} does not await a result of call "
+                    f"{call_id!r}"
+                )
+            if call_id is None and awaited:
+                raise ValueError(
+                    f"finish: session {parent.session_id!r} awaits results of calls "
+                    f"{', '.join(sorted(awaited))}: give the call_id this result answers"
+                )
+            found = pointers if pointers is not None else children.run_pointers(run.entries)
+            message = children.evidence(
+                self.session_id, link.relation, run, summary, found, call_id
+            )
+            return parent.append(message)
+
+    def _child_id(self, relation: Literal["fork", "spawn"], wanted: str | None) -> str:
+        """``wanted`` when free, else the first free ``"<this id>/<relation>-<n>"``.
+
+        Raises:
+            ValueError: ``wanted`` names a session that exists.
+        """
+        if wanted is not None:
+            if self._session_exists(wanted):
+                raise ValueError(f"{relation}: session {wanted!r} exists already")
+            return wanted
+        n = len(self.children()) + 1
+        while self._session_exists(f"{self.session_id}/{relation}-{n}"):
+            n += 1
+        return f"{self.session_id}/{relation}-{n}"
+
+    def _session_exists(self, session_id: str) -> bool:
+        if session_id == self.session_id or session_id in self._children:
+            return True
+        if self.store is None:
+            return False
+        try:
+            self.store.session_link(session_id)
+        except SessionNotFound:
+            return False
+        return True
+
+    def _start_child(
+        self,
+        link: SessionLink,
+        entries: Sequence[Entry],
+        call_id: str | None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Session:
+        """Store the child (its session, link and first entries in one transaction) and
+        open it; an in-memory session keeps it in :attr:`_children`."""
+        child_id = link.session_id
+        if self.store is not None:
+            info = SessionInfo(id=child_id, format="ctxengine")
+            if not self.store.create_session(info, link=link, entries=entries):
+                raise ValueError(f"session {child_id!r} exists already")
+            child = self._child_session(child_id, tools=tools)
+        else:
+            child = self._child_session(child_id, entries, tools)
+            child._link = replace(link, created_at=children.now())
+            self._children[child_id] = (child._link, child)
+        child._parent = self
+        child._call_id = call_id
+        return child
+
+    def _child_session(
+        self,
+        session_id: str,
+        entries: Sequence[Entry] = (),
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Session:
+        """A session for a child of this one: this session's window, policy, estimator,
+        summarizer and fallback, store, and a copy of its head."""
+        head = children.head_copy(self.head)
+        return Session(
+            self._window,
+            policy=self.policy,
+            estimator=self.log.base_estimator,
+            summarizer=self.runner.summarizer,
+            fallback=self.runner.fallback_mode,
+            store=self.store,
+            session_id=session_id,
+            entries=entries,
+            tools=() if head is not None else (self.tools if tools is None else tools),
+            head=head,
+        )
 
     def project(self) -> Context:
         """The current context (no ladder run)."""
