@@ -85,7 +85,7 @@ def test_spawn_gives_a_fresh_context_of_the_stable_head_and_the_task(tmp_path: P
     db = tmp_path / "ctx.db"
     parent = started(db)
     child = parent.spawn("Find why parse() is slow. Report the cause and the fix.")
-    assert child.session_id == "main/spawn-1"
+    assert child.session_id == "spawn-1.main"
     assert [(m.role, m.text) for m in child.prepare().messages] == [
         ("system", "You are careful."),
         ("user", "Find why parse() is slow. Report the cause and the fix."),
@@ -97,13 +97,13 @@ def test_spawn_gives_a_fresh_context_of_the_stable_head_and_the_task(tmp_path: P
     link = child.link
     assert link is not None
     assert (link.session_id, link.parent_id, link.parent_entry_id, link.relation) == (
-        "main/spawn-1",
+        "spawn-1.main",
         "main",
         parent.entries[-1].id,
         "spawn",
     )
     # Stored: a new store on the same file reads the same child and link.
-    again = opened(db, "main/spawn-1")
+    again = opened(db, "spawn-1.main")
     assert again.entries == child.entries
     assert again.link == link
     assert opened(db).children() == [link]
@@ -143,7 +143,7 @@ def test_a_fork_repeats_the_parent_s_request_at_the_fork_point(tmp_path: Path) -
     # A fork at the newest entry sends the parent's exact request.
     whole = parent.fork()
     assert request_hash(whole.project()) == request_hash(parent.project())
-    assert whole.session_id == "main/fork-2"
+    assert whole.session_id == "fork-2.main"
 
 
 def test_a_fork_at_a_pending_call_answers_it_and_takes_the_task(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_each_run_returns_exactly_one_evidence_entry_through_the_store(tmp_path:
     assert len(parent.entries) == before + 1
     run = [e.id for e in child.entries[1:]]  # the task packet and the run's work
     header = EVIDENCE_HEADER.format(
-        child="main/spawn-1", relation="spawn", run=1, first=run[0], last=run[-1]
+        child="spawn-1.main", relation="spawn", run=1, first=run[0], last=run[-1]
     )
     assert entry.message is not None
     assert entry.message.text == (
@@ -189,21 +189,21 @@ def test_each_run_returns_exactly_one_evidence_entry_through_the_store(tmp_path:
     )
     assert entry.message.meta == {
         "synthetic": SYNTHETIC_CHILD_RESULT,
-        "child_session": "main/spawn-1",
+        "child_session": "spawn-1.main",
         "child_relation": "spawn",
         "child_run": 1,
         "child_first": run[0],
         "child_last": run[-1],
     }
     # Finishing again with nothing new adds nothing.
-    with pytest.raises(ValueError, match="finish: nothing new in 'main/spawn-1' since run 1"):
+    with pytest.raises(ValueError, match=r"finish: nothing new in 'spawn-1\.main' since run 1"):
         child.finish("again")
     assert len(parent.entries) == before + 1
 
     # Another process: both sessions opened again from the file; the child resumed.
     parent2 = opened(db)
-    assert [e.id for e in evidence_of(parent2, "main/spawn-1")] == [entry.id]
-    resumed = parent2.resume("main/spawn-1")
+    assert [e.id for e in evidence_of(parent2, "spawn-1.main")] == [entry.id]
+    resumed = parent2.resume("spawn-1.main")
     assert resumed.entries == child.entries
     resumed.append(user("Also handle an empty file."))
     resumed.append(assistant("empty files return []"))
@@ -212,7 +212,7 @@ def test_each_run_returns_exactly_one_evidence_entry_through_the_store(tmp_path:
     assert second.message.meta["child_first"] == resumed.entries[-2].id
     assert second.message.text.endswith("Pointers:\n- files: src/parse.py")
     parent3 = opened(db)
-    assert [e.id for e in evidence_of(parent3, "main/spawn-1")] == [entry.id, second.id]
+    assert [e.id for e in evidence_of(parent3, "spawn-1.main")] == [entry.id, second.id]
     assert len(parent3.entries) == before + 2
 
 
@@ -220,13 +220,13 @@ def test_children_without_a_store_live_in_their_parent() -> None:
     parent = started(None)
     one = parent.spawn("a")
     two = parent.fork()
-    assert [x.session_id for x in parent.children()] == ["main/spawn-1", "main/fork-2"]
+    assert [x.session_id for x in parent.children()] == ["spawn-1.main", "fork-2.main"]
     assert all(isinstance(x, SessionLink) and x.created_at for x in parent.children())
-    assert parent.resume("main/fork-2") is two
+    assert parent.resume("fork-2.main") is two
     one.append(assistant("done a"))
     one.finish("a is done")
-    assert evidence_of(parent, "main/spawn-1") == [parent.entries[-1]]
-    assert evidence_of(parent, "main/fork-2") == []
+    assert evidence_of(parent, "spawn-1.main") == [parent.entries[-1]]
+    assert evidence_of(parent, "fork-2.main") == []
     with pytest.raises(ValueError, match="resume: 'nope' is not a child of this session"):
         parent.resume("nope")
 
@@ -269,7 +269,7 @@ def test_finish_refuses_what_it_cannot_return(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as info:
         alone.finish("done")
     assert str(info.value) == (
-        "finish: open 'main/spawn-1' with its parent's Session.resume() to return its result "
+        "finish: open 'spawn-1.main' with its parent's Session.resume() to return its result "
         "to 'main'"
     )
     with pytest.raises(ValueError, match="finish: the summary is empty"):
@@ -281,8 +281,8 @@ def test_finish_refuses_what_it_cannot_return(tmp_path: Path) -> None:
         "finish: session 'main' awaits results of calls t1: give the call_id this result answers"
     )
     other = opened(db, "other")
-    with pytest.raises(ValueError, match="resume: session 'main/spawn-1' was not started from"):
-        other.resume("main/spawn-1")
+    with pytest.raises(ValueError, match=r"resume: session 'spawn-1\.main' was not started from"):
+        other.resume("spawn-1.main")
 
 
 def test_fork_and_spawn_errors() -> None:

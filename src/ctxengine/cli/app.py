@@ -62,6 +62,11 @@ COMMANDS: dict[str, LazyCommand] = {
     "revert": LazyCommand(
         "ctxengine.cli.commands.revert", "revert", "Undo a compaction of a stored session."
     ),
+    "handoff": LazyCommand(
+        "ctxengine.cli.commands.handoff",
+        "handoff",
+        "Continue a stored session in a new one and write its request body.",
+    ),
     "replay": LazyCommand(
         "ctxengine.cli.commands.replay", "replay_cmd", "Re-play a session call by call."
     ),

@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
+from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head, tool_name
 from ctxengine.assembly.skill_tool import answer_skill, run_skill_tool
 from ctxengine.assembly.skills import Skill
 from ctxengine.errors import (
@@ -71,12 +71,19 @@ from ctxengine.policy.defaults import (
     DEFAULT_COMPACTION_LOCK_TIMEOUT_S,
     DEFAULT_MAX_OUTPUT_TOKENS,
     RECALL_BUDGET_TOKENS,
+    RECALL_TOOL_NAME,
 )
 from ctxengine.projection.context import Context
 from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE, skill_loads
 from ctxengine.providers.base import Completion, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
-from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult, run_recall_tool
+from ctxengine.recall import (
+    RECALL_TOOL,
+    HistoryIndex,
+    RecallQuery,
+    RecallResult,
+    run_recall_tool,
+)
 from ctxengine.stores.base import SessionInfo, SessionLink, Store
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.drop import DropSummarizer
@@ -84,7 +91,7 @@ from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 
-from . import branches, calls, children
+from . import branches, calls, children, handoff
 from .branches import Checkout
 from .children import Pointers
 from .compactor import Compactor
@@ -94,6 +101,8 @@ from .events import (
     CompactionOutcome,
     LadderEvent,
 )
+from .handoff import HandedOff
+from .history import History
 from .log import SessionLog
 from .pins import check_budget, pin_label
 from .runner import Runner
@@ -239,6 +248,8 @@ class Session:
         self._call_id: str | None = None
         #: Children of an in-memory session (a stored session's are in its store).
         self._children: dict[str, tuple[SessionLink, Session]] = {}
+        #: A hand-off's old history for recall (entries, positions skipped), once read.
+        self._handoff_base: tuple[tuple[Entry, ...], set[int]] | None = None
 
     # ------------------------------------------------------------------ the parts' state
 
@@ -517,7 +528,17 @@ class Session:
         index, hidden = self._recall
         if index is None or hidden != len(h.hidden):
             index = HistoryIndex(self.estimator)
-        index.update(h.entries, h.hidden - h.left if h.left else h.hidden)
+        excluded = h.hidden - h.left if h.left else h.hidden
+        base, base_hidden = self._recall_base()
+        if not base:
+            index.update(h.entries, excluded)
+        else:
+            # A hand-off: the old session's history first, then this one's own entries
+            # (its copies of old entries are found there already).
+            n = len(base)
+            skip = {n + i for i in excluded} | base_hidden
+            skip.update(n + i for i, e in enumerate(h.entries) if children.COPIED_FROM in e.meta)
+            index.update([*base, *h.entries], skip)
         self._recall = (index, len(h.hidden))
         return index
 
@@ -583,6 +604,24 @@ class Session:
         if found is None:
             known = ", ".join(s.name for s in skills)
             raise ConfigError(f"no skill named {name!r}; the skills available are: {known}")
+        return found
+
+    def _recall_base(self) -> tuple[tuple[Entry, ...], set[int]]:
+        """For a session handed off from another: the old session's entries up to the
+        hand-off point and the positions among them recall skips (read once, from the
+        old session in memory or from the store); else nothing."""
+        if self._handoff_base is not None:
+            return self._handoff_base
+        link = self._link
+        found: tuple[tuple[Entry, ...], set[int]] = ((), set())
+        if link is not None and link.relation == "handoff" and self.store is not None:
+            old = History(self.estimator)
+            for e in self.store.entries(link.parent_id):
+                old.adopt(e)
+                if e.id == link.parent_entry_id:
+                    break
+            found = (tuple(old.entries), old.hidden - old.left)
+        self._handoff_base = found
         return found
 
     def pin(self, item: str, reason: str | None = None) -> Entry:
@@ -758,7 +797,7 @@ class Session:
         Args:
             at: the entry to fork at (default: the newest).
             task: the child's instruction, appended after the copy.
-            session_id: the child's id (default ``"<this id>/fork-<n>"``).
+            session_id: the child's id (default ``"fork-<n>.<this id>"``).
             call_id: this session's tool call the child works for: its first result
                 (:meth:`finish`) answers that call.
 
@@ -808,7 +847,7 @@ class Session:
 
         Args:
             task: the task packet: what to do, the constraints, what to hand back.
-            session_id: the child's id (default ``"<this id>/spawn-<n>"``).
+            session_id: the child's id (default ``"spawn-<n>.<this id>"``).
             call_id: this session's tool call the child works for: its first result
                 (:meth:`finish`) answers that call.
             tools: the child's tools, instead of this session's (without an assembled head;
@@ -943,8 +982,105 @@ class Session:
             )
             return parent.append(message)
 
-    def _child_id(self, relation: Literal["fork", "spawn"], wanted: str | None) -> str:
-        """``wanted`` when free, else the first free ``"<this id>/<relation>-<n>"``.
+    def handoff(
+        self,
+        session_id: str | None = None,
+        *,
+        focus: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> HandedOff:
+        """Continue this session in a new one instead of compacting it in place (Amp's
+        hand-off): a copy of it is compacted in memory (this session is unchanged), and a
+        new session, linked to this one (relation ``"handoff"``, this session's newest
+        entry), is stored with only the entries that copy's context is projected from: head,
+        retained entries, the continuation state (ledgers and re-injected state included),
+        kept tail, pin and prune records (:mod:`~ctxengine.engine.handoff`). Calls left
+        unanswered here are closed there by a synthetic error result. The new session gets
+        the ``recall`` tool (:data:`~ctxengine.recall.RECALL_TOOL`), so its continuation
+        state says that the whole history can be searched.
+
+        Args:
+            session_id: the new session's id (default ``"handoff-<n>.<this id>"``).
+            focus: what the summary should focus on.
+            tools: the new session's tools (default this session's), the recall tool added
+                when missing; with an assembled head, its tools are the head's.
+
+        Returns:
+            The :class:`~ctxengine.engine.handoff.HandedOff`. When nothing can be summarized
+            (the whole context fits the keep-recent budget, or a state would not make it
+            smaller) the new session carries the context verbatim and ``note`` says why.
+
+        Raises:
+            ValueError: an empty session, or a session id taken.
+            SummaryRejected, ProviderError, CompactionVetoed, Cancelled: the summary failed
+                (nothing is stored).
+            ConfigError: ``tools`` given while this session has an assembled head.
+        """
+        if tools is not None and self.head is not None:
+            raise ConfigError("handoff: the new session's tools are the assembled head's")
+        with self._lock:
+            self.log.sync()
+            if not self.log.history.entries:
+                raise ValueError("handoff: the session has no entries to hand off")
+            before = self.log.context_tokens(self.log.project())
+            leaf = self.log.history.leaf_id
+            head = children.head_copy(self.head)
+            given = self.tools if tools is None else tuple(tools)
+            with_recall = (
+                given
+                if any(tool_name(t) == RECALL_TOOL_NAME for t in given)
+                else (*given, RECALL_TOOL)
+            )
+            if head is not None:
+                head.set_tools(with_recall)
+            copy = Session(
+                self._window,
+                policy=self.policy,
+                estimator=self.log.base_estimator,
+                summarizer=self.runner.summarizer,
+                fallback=self.runner.fallback_mode,
+                session_id=self.session_id,
+                entries=self.log.history.entries,
+                tools=() if head is not None else with_recall,
+                head=head,
+            )
+            note, summarized = "", False
+            try:
+                copy.compact(focus)
+                summarized = True
+            except NothingToCompact as exc:
+                note = str(exc)
+            except SummaryRejected as exc:
+                if exc.reason != "inflated":
+                    raise
+                note = f"a continuation state would not make this session smaller ({exc})"
+            h = copy.log.history
+            child_id = self._child_id("handoff", session_id)
+            entries = [
+                e if e.id in self.log.history else replace(e, meta={})
+                for e in children.copies(handoff.carried(h), child_id, self.session_id)
+            ]
+            pending = h.pending_call_ids()
+            if pending:
+                entries.append(children.next_entry(handoff.closing(pending), child_id, entries))
+            link = SessionLink(child_id, self.session_id, leaf, "handoff")
+            child = self._start_child(link, entries, None, with_recall, head)
+            child._parent = None
+            old = self.log.history
+            child._handoff_base = (tuple(old.entries), old.hidden - old.left)
+            compaction = child.log.history.compaction
+            return HandedOff(
+                child,
+                child.entries[compaction].id if compaction is not None else None,
+                summarized,
+                note,
+                tuple(sorted(pending)),
+                before,
+            )
+
+    def _child_id(self, relation: Literal["fork", "spawn", "handoff"], wanted: str | None) -> str:
+        """``wanted`` when free, else the first free ``"<relation>-<n>.<this id>"`` (after
+        this id, not before it: a prefix of this id still names this session alone).
 
         Raises:
             ValueError: ``wanted`` names a session that exists.
@@ -954,9 +1090,9 @@ class Session:
                 raise ValueError(f"{relation}: session {wanted!r} exists already")
             return wanted
         n = len(self.children()) + 1
-        while self._session_exists(f"{self.session_id}/{relation}-{n}"):
+        while self._session_exists(f"{relation}-{n}.{self.session_id}"):
             n += 1
-        return f"{self.session_id}/{relation}-{n}"
+        return f"{relation}-{n}.{self.session_id}"
 
     def _session_exists(self, session_id: str) -> bool:
         if session_id == self.session_id or session_id in self._children:
@@ -975,17 +1111,19 @@ class Session:
         entries: Sequence[Entry],
         call_id: str | None,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        head: ContextAssembler | None = None,
     ) -> Session:
         """Store the child (its session, link and first entries in one transaction) and
-        open it; an in-memory session keeps it in :attr:`_children`."""
+        open it; an in-memory session keeps it in :attr:`_children`. ``head``: the child's
+        assembler (default a copy of this session's)."""
         child_id = link.session_id
         if self.store is not None:
             info = SessionInfo(id=child_id, format="ctxengine")
             if not self.store.create_session(info, link=link, entries=entries):
                 raise ValueError(f"session {child_id!r} exists already")
-            child = self._child_session(child_id, tools=tools)
+            child = self._child_session(child_id, tools=tools, head=head)
         else:
-            child = self._child_session(child_id, entries, tools)
+            child = self._child_session(child_id, entries, tools, head)
             child._link = replace(link, created_at=children.now())
             self._children[child_id] = (child._link, child)
         child._parent = self
@@ -997,10 +1135,11 @@ class Session:
         session_id: str,
         entries: Sequence[Entry] = (),
         tools: Sequence[Mapping[str, Any]] | None = None,
+        head: ContextAssembler | None = None,
     ) -> Session:
         """A session for a child of this one: this session's window, policy, estimator,
-        summarizer and fallback, store, and a copy of its head."""
-        head = children.head_copy(self.head)
+        summarizer and fallback, store, and ``head`` (default a copy of its head)."""
+        head = head if head is not None else children.head_copy(self.head)
         return Session(
             self._window,
             policy=self.policy,

@@ -88,7 +88,8 @@ def recall(
         role=role,
         summaries=summaries,
     )
-    live = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries)
+    # With its store: a session handed off from another searches the old history too.
+    live = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries, store=t.store)
     result = live.recall(wanted, budget=budget, newest_first=not oldest_first)
     if json_out:
         dump_json(recall_json(t.label, t.session_id, result), None)

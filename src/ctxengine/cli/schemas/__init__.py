@@ -1,6 +1,7 @@
 """JSON Schemas (draft 2020-12) of the ``--json`` documents, one per command:
-``import.json``, ``sessions.json``, ``inspect.json``, ``compact.json``, ``replay.json``,
-``report.json``, ``export.json`` and ``bench.json`` beside this file."""
+``import.json``, ``sessions.json``, ``inspect.json``, ``recall.json``, ``compact.json``,
+``revert.json``, ``handoff.json``, ``replay.json``, ``report.json``, ``export.json`` and
+``bench.json`` beside this file."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ COMMANDS: tuple[str, ...] = (
     "recall",
     "compact",
     "revert",
+    "handoff",
     "replay",
     "report",
     "export",

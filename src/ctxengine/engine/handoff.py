@@ -1,0 +1,79 @@
+"""Hand-off across sessions: instead of compacting a long session in place, continue it in a
+fresh session that starts from what the old one's next context needs (Amp's hand-off, which
+replaced compaction by a new thread seeded with the work so far; the old thread stays
+readable).
+
+:meth:`~ctxengine.engine.Session.handoff` compacts a copy of the old session in memory (the
+old session is left as it is), then stores a new session, linked to the old one (relation
+``"handoff"``), holding only the entries that copy's context is projected from: the head, the
+entries the compaction retains, its continuation state (summary, ledgers, re-injected durable
+state), the kept tail, and the pin and prune records still in force. The new session's
+context is the old one's compacted context; its ledgers carry on from the state, so its own
+compactions keep them growing; and the ``recall`` tool it is given says, in the state, that
+the whole history can still be searched.
+
+Pure helpers: the session method does the I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctxengine.model import Entry, Message, PinRecord, PruneRecord, TextPart, ToolResultPart
+from ctxengine.projection.handoff import SESSION_ENDED_RESULT
+
+from .history import History
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class HandedOff:
+    """What :meth:`~ctxengine.engine.Session.handoff` made.
+
+    Attributes:
+        session: the new session (stored beside the old one when it has a store).
+        compaction_id: the entry id of the continuation state the new session starts from,
+            or ``None`` when it carries the old context verbatim.
+        summarized: a compaction was made for the hand-off (``False``: the old session's
+            newest entry was a compaction already, or nothing could be summarized).
+        note: why nothing was summarized, else ``""``.
+        closed: ids of the old session's calls left unanswered, closed in the new session by
+            a synthetic error result.
+        tokens_before: the old session's context, in tokens.
+    """
+
+    session: Session
+    compaction_id: str | None
+    summarized: bool
+    note: str
+    closed: tuple[str, ...]
+    tokens_before: int
+
+
+def carried(history: History) -> list[Entry]:
+    """The entries a new session needs to project ``history``'s current context: those of
+    :meth:`History.epoch_entries <ctxengine.engine.history.History.epoch_entries>` and the
+    shown pin and prune records, in log order."""
+    where = history.index
+    picked: set[int] = {where[e.id] for e in history.epoch_entries()}
+    picked.update(
+        i
+        for i, e in enumerate(history.entries)
+        if i not in history.hidden and isinstance(e.body, PinRecord | PruneRecord)
+    )
+    return [history.entries[i] for i in sorted(picked)]
+
+
+def closing(calls: Collection[str]) -> Message:
+    """A tool message answering ``calls`` (sorted) with the session-ended error result the
+    CLI's hand-off bodies give them (:data:`~ctxengine.projection.handoff.
+    SESSION_ENDED_RESULT`)."""
+    results = tuple(
+        ToolResultPart(cid, (TextPart(SESSION_ENDED_RESULT),), is_error=True)
+        for cid in sorted(calls)
+    )
+    return Message("tool", results, meta={"synthetic": "session_ended"})
