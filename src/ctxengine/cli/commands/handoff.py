@@ -18,20 +18,21 @@ from ctxengine.cli.options import (
     KeepRecentOpt,
     MaxTokensOpt,
     ModelOpt,
+    ModelWindowOpt,
     NextUserOpt,
     PolicyOpt,
     QuietOpt,
     SessionOpt,
     TargetArg,
-    WindowOpt,
     policy_from_options,
+    resolve_window,
 )
 from ctxengine.cli.output import dump_json, note, say
 from ctxengine.cli.progress import progress
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
 from ctxengine.errors import ConfigError, SessionNotFound
-from ctxengine.policy.defaults import DEFAULT_WINDOW, MODEL_SUMMARIZER_NAMES
+from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
 from ctxengine.stores import SessionInfo
@@ -41,7 +42,7 @@ from ctxengine.stores.sqlite import SQLiteStore
 def handoff(
     target: TargetArg = None,
     session: SessionOpt = None,
-    window: WindowOpt = DEFAULT_WINDOW,
+    window: ModelWindowOpt = None,
     keep_recent: KeepRecentOpt = None,
     policy_name: PolicyOpt = None,
     provider: Annotated[str, typer.Option(metavar="NAME", help="openai or anthropic")] = "openai",
@@ -89,6 +90,7 @@ def handoff(
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
     check_output_path(output, target, db)
+    window = resolve_window(window, model)
     policy = policy_from_options(
         keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
     )
