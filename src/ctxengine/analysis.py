@@ -49,6 +49,7 @@ class Epoch:
         messages: message entries in it.
         tokens: estimated tokens of its messages.
         compaction: the compaction record that closed it (``None`` for the last one).
+        compaction_id: that record's entry id (what ``revert`` takes), or ``None``.
     """
 
     index: int
@@ -57,6 +58,7 @@ class Epoch:
     messages: int
     tokens: int
     compaction: CompactionRecord | None
+    compaction_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -98,17 +100,19 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
     sizes: list[tuple[int, int]] = []  # (seq, tokens) of message entries
     epoch_start = 0
 
-    def close(end_seq: int, record: CompactionRecord | None) -> None:
+    def close(end_seq: int, record: CompactionRecord | None, record_id: str | None) -> None:
         inside = [t for seq, t in sizes if epoch_start <= seq <= end_seq]
         out.epochs.append(
-            Epoch(len(out.epochs), epoch_start, end_seq, len(inside), sum(inside), record)
+            Epoch(
+                len(out.epochs), epoch_start, end_seq, len(inside), sum(inside), record, record_id
+            )
         )
 
     for e in entries:
         out.counts[e.kind] = out.counts.get(e.kind, 0) + 1
         body = e.body
         if isinstance(body, CompactionRecord):
-            close(e.seq, body)
+            close(e.seq, body, e.id)
             first = body.first_kept_id
             epoch_start = seq_of.get(first, e.seq + 1) if first is not None else e.seq + 1
             continue
@@ -131,7 +135,7 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
                 out.by_tool[tool] = (calls, toks + estimator.part(part))
                 out.counts["tool_results"] = out.counts.get("tool_results", 0) + 1
         consumers.append(Consumer(e.id, e.seq, body.role, tool, tokens, _preview(body)))
-    close(entries[-1].seq if entries else 0, None)
+    close(entries[-1].seq if entries else 0, None, None)
     consumers.sort(key=lambda c: (-c.tokens, c.seq))
     out.top = consumers[:top]
     return out

@@ -78,7 +78,7 @@ def test_a_stored_session_by_id(tmp_path: Path, capsys: pytest.CaptureFixture[st
     ("args", "message"),
     [
         (["("], "recall: invalid regular expression '('"),
-        ([], "recall: give a text, a path, a tool, a role or a range"),
+        ([], "recall: give a text, a path, a tool, a role, an entry or a range"),
     ],
 )
 def test_bad_queries_exit_2_with_the_reason(args: list[str], message: str) -> None:

@@ -32,6 +32,10 @@ def test_revert_undoes_the_stored_compaction(
     argv = ["compact", EXAMPLE_ID, "--db", str(db), "--window", "16000", "-o", str(out), "--json"]
     assert main(argv) == 0
     compaction = json.loads(capsys.readouterr().out)["outcome"]["entry_id"]
+    # inspect names it, as revert --help says.
+    assert main(["inspect", EXAMPLE_ID, "--db", str(db), "--json"]) == 0
+    epochs = json.loads(capsys.readouterr().out)["epochs"]
+    assert [ep["closed_by"]["entry_id"] for ep in epochs[:-1]] == [compaction]
     assert main(["revert", EXAMPLE_ID, "--db", str(db), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     validate(report, "revert")

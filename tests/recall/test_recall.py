@@ -116,7 +116,9 @@ class TestRecallAfterCompactions:
         assert s.recall(RecallQuery(text="assertionerror", case_sensitive=True)).matched == 0
         with pytest.raises(ConfigError, match=r"invalid regular expression '\('"):
             s.recall(RecallQuery(text="(", regex=True))
-        with pytest.raises(ConfigError, match="give a text, a path, a tool, a role or a range"):
+        with pytest.raises(
+            ConfigError, match="give a text, a path, a tool, a role, an entry or a range"
+        ):
             s.recall("")
 
     def test_the_continuation_states_are_searched_too(self) -> None:
@@ -202,7 +204,7 @@ class TestTool:
             ('{"q": "x"}', "recall: unknown field 'q'; expected one of"),
             ('{"query": 3}', "recall: field 'query' must be str, got 3"),
             ('{"from_seq": true}', "recall: field 'from_seq' must be int, got True"),
-            ("{}", "recall: give a query, a path, a tool or an entry range"),
+            ("{}", "recall: give a query, a path, a tool, an entry or an entry range"),
         ],
     )
     def test_bad_arguments_name_the_field(self, arguments: str, message: str) -> None:
@@ -227,7 +229,7 @@ class TestTool:
             False,
         )
         assert s.run_recall_tool('{"regex": true}') == (
-            "recall: give a query, a path, a tool or an entry range",
+            "recall: give a query, a path, a tool, an entry or an entry range",
             True,
         )
 
@@ -275,3 +277,53 @@ def test_code_passed_to_an_edit_is_found_and_shown_line_by_line() -> None:
     assert (hit.kind, hit.line) == ("tool_call", 6)
     assert hit.excerpt == "4: new_string:\n5: a = 1\n6: b = 2\n7: "
     assert s.recall(RecallQuery(path="SRC/PARSER.PY")).hits[0].entry_id == hit.entry_id
+
+
+class TestReviewFixes:
+    def test_recall_does_not_find_its_own_calls_and_answers(self) -> None:
+        s = Session(100_000, estimator=EST)
+        s.append(user("the build failed with UNIQUE_BOOM"))
+        for n in range(3):
+            arguments = json.dumps({"query": "UNIQUE_BOOM"})
+            s.append(Message("assistant", (ToolCallPart(f"k{n}", "recall", arguments),)))
+            text, _ = s.run_recall_tool(arguments)
+            s.append(Message("tool", (ToolResultPart(f"k{n}", (TextPart(text),)),)))
+            assert text.startswith("1 match for 'UNIQUE_BOOM'")
+
+    def test_an_entry_is_read_whole_page_by_page(self) -> None:
+        s = Session(100_000, estimator=EST)
+        output = "\n".join(f"line {i}: " + "x" * 30 for i in range(1, 41))
+        for m in bash("b1", "pytest", output):
+            s.append(m)
+        entry = s.entries[1].id
+        first = s.recall(RecallQuery(entry_id=entry), budget=60)
+        (hit,) = first.hits
+        lines = hit.excerpt.splitlines()
+        assert lines[0] == "1: line 1: " + "x" * 30
+        n = len(lines) - 1  # the last line says where to go on
+        assert lines[-1] == f"… lines {n + 1}–40 not shown: ask again with from_line {n + 1}"
+        rest = s.recall(RecallQuery(entry_id=entry, from_line=n + 1), budget=4_000).hits[0]
+        assert rest.excerpt.splitlines()[0] == f"{n + 1}: line {n + 1}: " + "x" * 30
+        assert rest.excerpt.splitlines()[-1] == "40: line 40: " + "x" * 30
+        # A range without a text shows whole documents too (not three lines of each).
+        ranged = s.recall(RecallQuery(first_seq=1, last_seq=1)).hits[0]
+        assert ranged.excerpt == rest.excerpt.replace(rest.excerpt, ranged.excerpt)
+        assert len(ranged.excerpt.splitlines()) == 40
+
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            ('{"query": "a{99999999999}", "regex": true}', "recall: invalid regular expression"),
+            ('{"query": "x", "max_tokens": 0}', "recall: field 'max_tokens' must be at least 1"),
+            ('{"entry": "e1", "from_line": 0}', "recall: field 'from_line' must be at least 1"),
+            (
+                '{"from_seq": 10, "to_seq": 5}',
+                "recall: the entry range 10..5 is empty (from_seq is after to_seq)",
+            ),
+        ],
+    )
+    def test_bad_arguments_are_an_error_for_the_agent(self, arguments: str, message: str) -> None:
+        s = Session(100_000, estimator=EST)
+        s.append(user("hello"))
+        text, is_error = s.run_recall_tool(arguments)
+        assert is_error and text.startswith(message)

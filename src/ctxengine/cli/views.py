@@ -54,7 +54,8 @@ def show_breakdown(label: str, b: Breakdown) -> None:
         closed = (
             ""
             if ep.compaction is None
-            else f"{ep.compaction.summarizer} compaction ({ep.compaction.reason})"
+            else f"{ep.compaction.summarizer} compaction ({ep.compaction.reason}) "
+            f"{ep.compaction_id}"
         )
         epochs.add(
             str(ep.index), f"{ep.start_seq}–{ep.end_seq}", _n(ep.messages), _n(ep.tokens), closed

@@ -33,6 +33,7 @@ from ctxengine.policy.defaults import (
     RECALL_CONTEXT_LINES,
     RECALL_LINE_MAX_CHARS,
     RECALL_MAX_MATCH_LINES,
+    RECALL_TOOL_NAME,
 )
 from ctxengine.tokens.base import Estimator
 
@@ -57,6 +58,9 @@ class RecallQuery:
         summaries: search the continuation states of the compactions too (by default only
             the original entries: a state restates what they hold, and the newest one is
             in the context already).
+        entry_id: only this entry (the id a truncation or prune note names): its documents
+            are shown whole, from ``from_line`` on, within the budget.
+        from_line: the first line shown of a document shown whole (1-based).
     """
 
     text: str = ""
@@ -68,6 +72,15 @@ class RecallQuery:
     last_seq: int | None = None
     role: str | None = None
     summaries: bool = False
+    entry_id: str | None = None
+    from_line: int = 1
+
+    @property
+    def whole(self) -> bool:
+        """Documents are shown whole (from :attr:`from_line`): a query by entry id or by
+        entry range without a text."""
+        ranged = self.first_seq is not None or self.last_seq is not None
+        return not self.text and (self.entry_id is not None or ranged)
 
     def describe(self) -> str:
         """The query in words (for the result's first line)."""
@@ -80,6 +93,8 @@ class RecallQuery:
             parts.append(f"tool {self.tool}")
         if self.role:
             parts.append(f"role {self.role}")
+        if self.entry_id:
+            parts.append(f"entry {self.entry_id}")
         if self.first_seq is not None or self.last_seq is not None:
             lo = "" if self.first_seq is None else str(self.first_seq)
             hi = "" if self.last_seq is None else str(self.last_seq)
@@ -210,10 +225,14 @@ class HistoryIndex:
             yield _doc(entry, "message", role, None, None, "\n".join(texts), "")
         for call in message.tool_calls:
             self._calls[call.id] = (call.name, call.arguments)
+            if call.name == RECALL_TOOL_NAME:
+                continue  # its own calls and answers would be found again by every recall
             text = call_text(call.name, call.arguments)
             yield _doc(entry, "tool_call", role, call.name, call.id, text, call.arguments)
         for result in message.tool_results:
             name, arguments = self._calls.get(result.call_id, (result.name or None, ""))
+            if name == RECALL_TOOL_NAME:
+                continue
             text = "\n".join(p.text for p in result.content if isinstance(p, TextPart))
             yield _doc(entry, "tool_result", role, name, result.call_id, text, arguments)
 
@@ -241,8 +260,16 @@ class HistoryIndex:
             ConfigError: no filter given, an invalid regular expression, or a negative
                 budget or ``context_lines``.
         """
-        if budget < 0 or context_lines < 0:
-            raise ConfigError("recall: budget and context_lines must not be negative")
+        if budget < 1 or context_lines < 0:
+            raise ConfigError("recall: the budget must be at least 1 token, context_lines >= 0")
+        if query.from_line < 1:
+            raise ConfigError("recall: from_line must be at least 1")
+        lo, hi = query.first_seq, query.last_seq
+        if lo is not None and hi is not None and lo > hi:
+            raise ConfigError(
+                f"recall: the entry range {query.first_seq}..{query.last_seq} is empty "
+                "(from_seq is after to_seq)"
+            )
         find = _matcher(query)
         path = query.path.lower() if query.path else None
         tool = query.tool
@@ -257,6 +284,8 @@ class HistoryIndex:
                 continue
             if d.kind == "summary" and not query.summaries:
                 continue
+            if query.entry_id is not None and d.entry_id != query.entry_id:
+                continue
             if tool is not None and d.tool != tool:
                 continue
             if path is not None and path not in d.paths and path not in d.lower:
@@ -267,13 +296,18 @@ class HistoryIndex:
             matched += 1
             if spent >= budget and hits:
                 continue
-            excerpt, line = _excerpt(d.text, spans, context_lines)
+            if query.whole:
+                excerpt, line = _numbered(d.text, query.from_line), query.from_line
+            else:
+                excerpt, line = _excerpt(d.text, spans, context_lines)
             tokens = self._estimator.text(excerpt)
             if hits and spent + tokens > budget:
                 spent = budget  # no later hit is shown either: the order stays exact
                 continue
             if not hits and tokens > budget:
                 excerpt = _cut_to(excerpt, budget, self._estimator)
+                if query.whole:
+                    excerpt = _with_rest(excerpt, d.text)
                 tokens = self._estimator.text(excerpt)
             hits.append(
                 RecallHit(
@@ -333,13 +367,13 @@ def _matcher(query: RecallQuery) -> Matcher | None:
     text = query.text
     if not text:
         ranged = query.first_seq is not None or query.last_seq is not None
-        if not (query.path or query.tool or query.role or ranged):
-            raise ConfigError("recall: give a text, a path, a tool, a role or a range")
+        if not (query.path or query.tool or query.role or ranged or query.entry_id):
+            raise ConfigError("recall: give a text, a path, a tool, a role, an entry or a range")
         return None
     if query.regex:
         try:
             pattern = re.compile(text, 0 if query.case_sensitive else re.IGNORECASE)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:
             raise ConfigError(f"recall: invalid regular expression {text!r}: {exc}") from exc
 
         def by_regex(d: _Doc) -> list[tuple[int, int]]:
@@ -388,6 +422,26 @@ def _excerpt(text: str, spans: Sequence[tuple[int, int]], context: int) -> tuple
         out.append(f"{n + 1}: {_clip(lines[n], spans, starts[n])}")
         previous = n
     return "\n".join(out), (first or 0) + 1
+
+
+def _numbered(text: str, first: int) -> str:
+    """The lines of ``text`` from line ``first`` (1-based) on, numbered, long lines clipped;
+    a note when ``first`` is past the end."""
+    lines = text.split("\n")
+    if first > len(lines):
+        return f"(the document has {len(lines)} lines)"
+    return "\n".join(f"{n}: {_clip(lines[n - 1], (), 0)}" for n in range(first, len(lines) + 1))
+
+
+def _with_rest(excerpt: str, text: str) -> str:
+    """``excerpt`` (numbered lines cut to a budget) and, when lines of ``text`` follow it, a
+    line saying where to go on."""
+    last = excerpt.rsplit("\n", 1)[-1].split(":", 1)[0]
+    total = text.count("\n") + 1
+    if not last.isdigit() or int(last) >= total:
+        return excerpt
+    n = int(last)
+    return f"{excerpt}\n… lines {n + 1}–{total} not shown: ask again with from_line {n + 1}"
 
 
 def _line_of(starts: Sequence[int], offset: int) -> int:

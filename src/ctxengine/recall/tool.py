@@ -25,7 +25,9 @@ RECALL_TOOL: Mapping[str, Any] = {
         "summarized away, and get exact excerpts with their entry ids: an exact error "
         "message, a command's output, code written or read before. Give a text (or a "
         "regular expression), a file path, a tool name, or an entry range; the newest "
-        "matches come first."
+        "matches come first. To read one entry whole (an output shown truncated or pruned "
+        "names its entry id), give its id as entry, and from_line to go on where an answer "
+        "stopped."
     ),
     "parameters": {
         "type": "object",
@@ -40,7 +42,18 @@ RECALL_TOOL: Mapping[str, Any] = {
                 "type": "boolean",
                 "description": "Search earlier continuation states too.",
             },
-            "max_tokens": {"type": "integer", "description": "Budget of the answer."},
+            "entry": {"type": "string", "description": "One entry id: shown whole."},
+            "from_line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "First line shown of an entry read whole.",
+            },
+            "max_tokens": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": RECALL_BUDGET_TOKENS,
+                "description": f"Budget of the answer (at most {RECALL_BUDGET_TOKENS:,}).",
+            },
         },
         "additionalProperties": False,
     },
@@ -54,6 +67,8 @@ _FIELDS: Mapping[str, tuple[type, ...]] = {
     "from_seq": (int,),
     "to_seq": (int,),
     "summaries": (bool,),
+    "entry": (str,),
+    "from_line": (int,),
     "max_tokens": (int,),
 }
 
@@ -66,11 +81,13 @@ def query_from_arguments(arguments: str | Mapping[str, Any]) -> tuple[RecallQuer
 
     Returns:
         ``(query, budget)``; the budget is ``max_tokens`` or
-        :data:`~ctxengine.policy.defaults.RECALL_BUDGET_TOKENS`, whichever is smaller.
+        :data:`~ctxengine.policy.defaults.RECALL_BUDGET_TOKENS`, whichever is smaller (the
+        schema says so: ``maximum``).
 
     Raises:
         ConfigError: arguments that are not a JSON object, an unknown field, a field of
-            the wrong type (named, with the type expected), or no filter at all.
+            the wrong type (named, with the type expected), ``max_tokens`` or
+            ``from_line`` under 1, or no filter at all.
     """
     if isinstance(arguments, str):
         try:
@@ -98,13 +115,19 @@ def query_from_arguments(arguments: str | Mapping[str, Any]) -> tuple[RecallQuer
         first_seq=parsed.get("from_seq"),
         last_seq=parsed.get("to_seq"),
         summaries=bool(parsed.get("summaries")),
+        entry_id=parsed.get("entry") or None,
+        from_line=1 if parsed.get("from_line") is None else parsed["from_line"],
     )
-    if not (query.text or query.path or query.tool) and (
+    if not (query.text or query.path or query.tool or query.entry_id) and (
         query.first_seq is None and query.last_seq is None
     ):
-        raise ConfigError("recall: give a query, a path, a tool or an entry range")
+        raise ConfigError("recall: give a query, a path, a tool, an entry or an entry range")
     asked = parsed.get("max_tokens")
-    budget = RECALL_BUDGET_TOKENS if asked is None else max(0, min(asked, RECALL_BUDGET_TOKENS))
+    if asked is not None and asked < 1:
+        raise ConfigError(f"recall: field 'max_tokens' must be at least 1, got {asked}")
+    if query.from_line < 1:
+        raise ConfigError(f"recall: field 'from_line' must be at least 1, got {query.from_line}")
+    budget = RECALL_BUDGET_TOKENS if asked is None else min(asked, RECALL_BUDGET_TOKENS)
     return query, budget
 
 

@@ -185,7 +185,11 @@ def breakdown_json(
                 "tokens": ep.tokens,
                 "closed_by": None
                 if ep.compaction is None
-                else {"summarizer": ep.compaction.summarizer, "reason": ep.compaction.reason},
+                else {
+                    "summarizer": ep.compaction.summarizer,
+                    "reason": ep.compaction.reason,
+                    "entry_id": ep.compaction_id,
+                },
             }
             for ep in b.epochs
         ],

@@ -14,6 +14,9 @@ from ctxengine.engine import Session
 from ctxengine.policy.defaults import DEFAULT_WINDOW, RECALL_BUDGET_TOKENS
 from ctxengine.recall import RecallQuery, RecallResult, format_result
 
+#: The message roles --role takes.
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system", "developer")
+
 
 def recall(
     target: TargetArg = None,
@@ -46,6 +49,20 @@ def recall(
         str | None,
         typer.Option("--role", metavar="ROLE", help="Only messages of this role."),
     ] = None,
+    entry: Annotated[
+        str | None,
+        typer.Option(
+            "--entry",
+            metavar="ID",
+            help="Only this entry (an id a truncation or prune note names), shown whole.",
+        ),
+    ] = None,
+    from_line: Annotated[
+        int,
+        typer.Option(
+            "--from-line", metavar="N", min=1, help="First line shown of an entry shown whole."
+        ),
+    ] = 1,
     first: Annotated[
         int | None, typer.Option("--from", metavar="SEQ", help="First entry number.")
     ] = None,
@@ -73,9 +90,12 @@ def recall(
     """Search the whole history of a session, entries that compactions summarized away
     included, and print the matching excerpts (numbered lines around each match) with the
     entry they come from, newest first, within --budget tokens; how many more matched is
-    said at the end. Give QUERY, or --path, --tool, --role or an entry range (--from/--to)."""
+    said at the end. Give QUERY, or --path, --tool, --role, --entry or an entry range
+    (--from/--to); an entry or a range without QUERY is shown whole (--from-line to go on)."""
     if session is not None and query is None and target is not None:
         target, query = None, target  # ``recall --session ID QUERY``
+    if role is not None and role not in ROLES:
+        raise typer.BadParameter(f"expected one of {', '.join(ROLES)}", param_hint="--role")
     t = load_target(target, session=session, db=db, format=format, strict=strict)
     wanted = RecallQuery(
         text=query or "",
@@ -87,6 +107,8 @@ def recall(
         last_seq=last,
         role=role,
         summaries=summaries,
+        entry_id=entry,
+        from_line=from_line,
     )
     # With its store: a session handed off from another searches the old history too.
     live = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries, store=t.store)
