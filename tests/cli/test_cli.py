@@ -228,7 +228,7 @@ class TestStoreCommands:
         text = words(stdout)
         assert "Replay of" in text and "1,000-token window" in text
         assert text.endswith(
-            "4 calls, 1 compactions, 0 prunes, largest context 624 tokens, 0 invalid requests"
+            "4 calls, 1 compactions, 0 prunes, largest context 628 tokens, 0 invalid requests"
         )
         code, stdout, _ = run(capsys, "replay", str(path), "--window", "1000", "--json")
         data = json.loads(stdout)

@@ -38,24 +38,14 @@ latest read result), where a live agent would read the file again.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxengine.model import Message, ToolCallPart
-from ctxengine.model.json_depth import loads_bounded
 from ctxengine.policy import Policy
 from ctxengine.policy.defaults import (
-    BACKGROUND_AGENT_ID_PATTERN,
-    BACKGROUND_EXITED_MARKER,
-    BACKGROUND_ID_KEYS,
     BACKGROUND_LABEL_MAX_CHARS,
-    BACKGROUND_LAUNCH_PATTERNS,
-    BACKGROUND_POLL_TOOLS,
-    BACKGROUND_RUNNING_STATUSES,
-    BACKGROUND_STOP_TOOLS,
-    BACKGROUND_SUBAGENT_TOOLS,
     REINJECT_PLAN_TOOLS,
     REINJECT_TODO_TOOLS,
     TODO_CLOSED_STATUSES,
@@ -70,7 +60,17 @@ from ctxengine.projection.skills import (
     skill_loads,
     skill_notices,
 )
-from ctxengine.summarizers.tools import SHELL_TOOLS, call_effects
+from ctxengine.summarizers.background import (
+    agent_id,
+    call_args,
+    is_subagent,
+    launched_id,
+    notifications,
+    polled_id,
+    read_poll,
+    stopped_id,
+)
+from ctxengine.summarizers.tools import call_effects
 from ctxengine.tokens.base import Estimator
 
 #: The texts of the re-injected items.
@@ -124,13 +124,6 @@ def item_label(kind: str, text: str) -> str:
         if name is not None:
             return f"{label} {name}"
     return label
-
-
-_LAUNCH = tuple(re.compile(p) for p in BACKGROUND_LAUNCH_PATTERNS)
-_AGENT_ID = re.compile(BACKGROUND_AGENT_ID_PATTERN)
-_STATUS = re.compile(r"<status>\s*([\w-]+)\s*</status>")
-_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
-_TASK_ID = re.compile(r"<task-id>\s*([\w-]+)\s*</task-id>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,15 +196,6 @@ class DurableState:
         return out
 
 
-def _args(call: ToolCallPart) -> dict[str, Any]:
-    """A call's arguments as a JSON object, ``{}`` when they are not one."""
-    try:
-        value = loads_bounded(call.arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def rules_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[str]:
     """The rules texts (:func:`~ctxengine.projection.injection.rules_text`: an injected
     rules message whole, the rules parts of a person's message) in ``messages``, oldest
@@ -245,7 +229,7 @@ def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     call = _newest_call(messages, kept, REINJECT_PLAN_TOOLS)
     if call is None:
         return None
-    plan = _args(call).get("plan")
+    plan = call_args(call).get("plan")
     text = plan if isinstance(plan, str) and plan.strip() else call.arguments
     return PLAN_ITEM.format(tool=call.name, plan=text)
 
@@ -253,7 +237,7 @@ def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
 def _todo_list(call: ToolCallPart) -> list[Any] | None:
     """The list a todo call writes: its first :data:`TODO_LIST_KEYS` argument holding a
     list, or ``None``."""
-    args = _args(call)
+    args = call_args(call)
     for key in TODO_LIST_KEYS:
         value = args.get(key)
         if isinstance(value, list):
@@ -336,21 +320,10 @@ def _label(text: str) -> str:
     return line
 
 
-def _task_id(args: dict[str, Any]) -> str | None:
-    for key in BACKGROUND_ID_KEYS:
-        value = args.get(key)
-        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-            return str(value)
-    return None
-
-
-def _finished(status: str) -> bool:
-    return status.lower() not in BACKGROUND_RUNNING_STATUSES
-
-
 def running_tasks(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[RunningTask]:
     """Background shells and subagents started in ``messages`` and not seen to finish in
-    ``messages`` nor ``kept``, in the order they started.
+    ``messages`` nor ``kept``, in the order they started (recognised by
+    :mod:`ctxengine.summarizers.background`).
 
     A shell: a shell tool's result matching one of
     :data:`~ctxengine.policy.defaults.BACKGROUND_LAUNCH_PATTERNS` (its id). A subagent: a
@@ -368,56 +341,40 @@ def running_tasks(messages: Sequence[Message], kept: Sequence[Message] = ()) -> 
         left = pos < n_left
         for call in m.tool_calls:
             calls[call.id] = call
-            if call.name in BACKGROUND_STOP_TOOLS:
-                stopped = _task_id(_args(call))
-                if stopped is not None:
-                    finished.add(stopped)
+            stopped = stopped_id(call)
+            if stopped is not None:
+                finished.add(stopped)
         for r in m.tool_results:
             answered.add(r.call_id)
             call_or_none = calls.get(r.call_id)
             if call_or_none is None or r.is_error:
                 continue
             call = call_or_none
-            if call.name in BACKGROUND_POLL_TOOLS:
-                polled = _task_id(_args(call))
-                text = r.text
-                status = _STATUS.search(text)
-                if polled is not None and (
-                    (status is not None and _finished(status.group(1)))
-                    or BACKGROUND_EXITED_MARKER in text
-                ):
+            polled = polled_id(call)
+            if polled is not None:
+                if read_poll(r.text).finished:
                     finished.add(polled)
-            elif call.name in BACKGROUND_SUBAGENT_TOOLS:
-                args = _args(call)
+            elif is_subagent(call):
+                args = call_args(call)
                 if args.get("run_in_background") is True:
-                    agent = _AGENT_ID.search(r.text)
-                    tid = agent.group(1) if agent is not None else call.id
+                    tid = agent_id(call, r.text)
                     tasks[tid] = RunningTask(
                         "subagent", tid, call.name, _agent_label(args), pos, left
                     )
                     finished.discard(tid)
-            elif call.name in SHELL_TOOLS:
-                text = r.text
-                for pattern in _LAUNCH:
-                    launched = pattern.search(text)
-                    if launched is not None:
-                        tid = launched.group(1)
-                        tasks[tid] = RunningTask(
-                            "shell", tid, call.name, _shell_label(call), pos, left
-                        )
-                        finished.discard(tid)
-                        break
+            else:
+                tid_or_none = launched_id(call, r.text)
+                if tid_or_none is not None:
+                    tasks[tid_or_none] = RunningTask(
+                        "shell", tid_or_none, call.name, _shell_label(call), pos, left
+                    )
+                    finished.discard(tid_or_none)
         if m.role == "user" and not m.tool_results:
-            text = m.text
-            if "<task-notification>" in text:
-                for block in _NOTIFICATION.findall(text):
-                    tid_match, status = _TASK_ID.search(block), _STATUS.search(block)
-                    if tid_match is not None and status is not None and _finished(status.group(1)):
-                        finished.add(tid_match.group(1))
+            finished.update(n.id for n in notifications(m.text) if n.finished)
     for pos, m in enumerate(messages):
         for call in m.tool_calls:
-            if call.name in BACKGROUND_SUBAGENT_TOOLS and call.id not in answered:
-                label = _agent_label(_args(call))
+            if is_subagent(call) and call.id not in answered:
+                label = _agent_label(call_args(call))
                 tasks.setdefault(
                     call.id, RunningTask("subagent", call.id, call.name, label, pos, True)
                 )
@@ -431,7 +388,7 @@ def _agent_label(args: dict[str, Any]) -> str:
 
 
 def _shell_label(call: ToolCallPart) -> str:
-    args = _args(call)
+    args = call_args(call)
     label = args.get("command") or args.get("cmd") or call.arguments
     if isinstance(label, list):
         label = " ".join(str(x) for x in label)

@@ -445,6 +445,24 @@ BACKGROUND_ID_KEYS: tuple[str, ...] = ("bash_id", "shell_id", "task_id", "sessio
 #: ends the task, as does "Process exited with code" in a Codex poll.
 BACKGROUND_RUNNING_STATUSES: tuple[str, ...] = ("running", "pending")
 BACKGROUND_EXITED_MARKER = "Process exited with code"
+#: A status read back that means the task failed even when no exit code is stated (Claude
+#: Code ``<status>failed</status>``); a non-zero exit code fails it whatever its status.
+BACKGROUND_FAILED_STATUSES: tuple[str, ...] = ("failed",)
+#: The exit code a finished task's poll or notification states, tried in order: Claude Code
+#: ``BashOutput``/``TaskOutput`` ``<exit_code>1</exit_code>`` (corpus
+#: ``spotter-long-a0y-main``), Codex ``write_stdin`` "Process exited with code 101", a Claude
+#: Code ``<task-notification>`` summary "Background command "Run new tests" completed (exit
+#: code 0)" (same corpus file).
+BACKGROUND_EXIT_CODE_PATTERNS: tuple[str, ...] = (
+    r"<exit_code>\s*(-?\d+)\s*</exit_code>",
+    r"Process exited with code (-?\d+)",
+    r"\(exit code (-?\d+)\)",
+)
+#: Where a poll shows the task's output: inside these tags (Claude Code ``BashOutput``
+#: ``<stdout>``/``<stderr>``, ``TaskOutput`` ``<output>``), else after this line (Codex
+#: unified exec "Output:").
+BACKGROUND_OUTPUT_TAGS: tuple[str, ...] = ("stdout", "stderr", "output")
+BACKGROUND_OUTPUT_MARKER = "Output:\n"
 #: Longest command or subagent description shown for a background task, in characters (the
 #: commands ledger's own limit, ours).
 BACKGROUND_LABEL_MAX_CHARS = 200

@@ -64,6 +64,8 @@ class FactWords:
             ``{name}``, ``inline`` takes ``{language}``).
         ran: a command run that succeeded (``{command}``).
         failed_later: the same, when a later run of it failed (naming the errors heading).
+        background: a command started in the background and not seen to end (``{command}``,
+            ``{id}``: the id to read or stop it by).
     """
 
     open: str
@@ -88,6 +90,7 @@ class FactWords:
     inline: str
     ran: str
     failed_later: str
+    background: str
 
     def verb(self, action: str) -> str:
         """The verb of a done step for file ``action`` (the action itself when unknown)."""
@@ -120,6 +123,7 @@ ENGLISH_FACTS = FactWords(
     inline="inline {language}",
     ran="ran `{command}` (succeeded)",
     failed_later="ran `{command}` (succeeded, then failed again later: see Errors)",
+    background="started `{command}` in the background (id {id})",
 )
 
 CHINESE_FACTS = FactWords(
@@ -145,6 +149,7 @@ CHINESE_FACTS = FactWords(
     inline="内联 {language}",
     ran="运行 `{command}`（成功）",
     failed_later="运行 `{command}`（曾成功，之后再次失败：见“错误”）",
+    background="在后台启动 `{command}`（ID {id}）",
 )
 
 JAPANESE_FACTS = FactWords(
@@ -170,6 +175,7 @@ JAPANESE_FACTS = FactWords(
     inline="インライン {language}",
     ran="`{command}` を実行（成功）",
     failed_later="`{command}` を実行（成功したが、その後再び失敗：「エラー」を参照）",
+    background="`{command}` をバックグラウンドで開始（ID {id}）",
 )
 
 KOREAN_FACTS = FactWords(
@@ -195,6 +201,7 @@ KOREAN_FACTS = FactWords(
     inline="인라인 {language}",
     ran="`{command}` 실행 (성공)",
     failed_later="`{command}` 실행 (성공했으나 이후 다시 실패: '오류' 참조)",
+    background="`{command}` 백그라운드에서 시작 (ID {id})",
 )
 
 SPANISH_FACTS = FactWords(
@@ -220,6 +227,7 @@ SPANISH_FACTS = FactWords(
     inline="con {language} en línea",
     ran="ejecutado `{command}` (correcto)",
     failed_later="ejecutado `{command}` (correcto, luego volvió a fallar: ver Errores)",
+    background="iniciado `{command}` en segundo plano (id {id})",
 )
 
 FRENCH_FACTS = FactWords(
@@ -245,6 +253,7 @@ FRENCH_FACTS = FactWords(
     inline="par du {language} en ligne",
     ran="exécuté `{command}` (réussi)",
     failed_later="exécuté `{command}` (réussi, puis de nouveau en échec : voir Erreurs)",
+    background="lancé `{command}` en arrière-plan (id {id})",
 )
 
 GERMAN_FACTS = FactWords(
@@ -270,6 +279,7 @@ GERMAN_FACTS = FactWords(
     inline="per {language} inline",
     ran="`{command}` ausgeführt (erfolgreich)",
     failed_later="`{command}` ausgeführt (erfolgreich, später erneut fehlgeschlagen: siehe Fehler)",
+    background="`{command}` im Hintergrund gestartet (ID {id})",
 )
 
 PORTUGUESE_FACTS = FactWords(
@@ -295,6 +305,7 @@ PORTUGUESE_FACTS = FactWords(
     inline="por {language} inline",
     ran="executado `{command}` (sucesso)",
     failed_later="executado `{command}` (sucesso, depois falhou de novo: ver Erros)",
+    background="iniciado `{command}` em segundo plano (id {id})",
 )
 
 RUSSIAN_FACTS = FactWords(
@@ -320,6 +331,7 @@ RUSSIAN_FACTS = FactWords(
     inline="встроенный {language}",
     ran="запуск `{command}` (успешно)",
     failed_later="запуск `{command}` (успешно, затем снова ошибка: см. «Ошибки»)",
+    background="запуск `{command}` в фоне (id {id})",
 )
 
 

@@ -34,10 +34,12 @@ from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.carried import without_wrapper
 from ctxengine.summarizers.constraints import real_user_texts
+from ctxengine.summarizers.fact_items import STARTED
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.paths import guessed_cwd, rebased
 from ctxengine.summarizers.prompts import narrative_of
 from ctxengine.summarizers.sections import dedent_all
+from ctxengine.summarizers.walk import ENDED_KEY
 
 #: Heading of the carried earlier summary in the extractive continuation state (English; the
 #: state's language may give another, :mod:`ctxengine.projection.wording`).
@@ -167,7 +169,13 @@ def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
     grow, :func:`carry`), the pinned items added and the goal fixed (:func:`choose_goal`)."""
     goal = choose_goal(request)
     anchor = anchor_ledgers(request.previous)
-    new = extract_ledgers(request.all_messages, goal, cwd=anchor.cwd, start=request.range_start)
+    new = extract_ledgers(
+        request.all_messages,
+        goal,
+        cwd=anchor.cwd,
+        start=request.range_start,
+        earlier_done=anchor.done,
+    )
     merged = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
     return replace(merged, goal=goal)
 
@@ -180,7 +188,14 @@ def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:
     :func:`~ctxengine.summarizers.paths.guessed_cwd`) is taken, so that a file edited by
     absolute path and listed relative by ``git status`` is one file. The guess reads every
     path the ledgers hold: the typed file facts and the plain lists (an imported summary's
-    modified paths are in ``files_modified`` only, relative as that summary wrote them)."""
+    modified paths are in ``files_modified`` only, relative as that summary wrote them).
+    An anchor's step ``started `COMMAND` in the background (id ID)`` is dropped when ``new``
+    saw that task end (``background:ID`` in ``new.passed``: its outcome is in ``new``)."""
+    ended = {k.removeprefix(ENDED_KEY) for k in new.passed if k.startswith(ENDED_KEY)}
+    if ended:
+        # a background command this range saw end: its "started" step is superseded
+        done = [d for d in anchor.done if (m := STARTED.match(d)) is None or m["id"] not in ended]
+        anchor = replace(anchor, done=tuple(done))
     merged = rebased(anchor, new.cwd).merge(new)
     if merged.cwd:
         return merged

@@ -364,7 +364,9 @@ class ExtractiveSummarizer:
         anchor = anchor_ledgers(request.previous)
         texts = user_texts(request)
         goal = choose_goal(request, texts)
-        new = extract_ledgers(messages, goal, cwd=anchor.cwd, start=request.range_start)
+        new = extract_ledgers(
+            messages, goal, cwd=anchor.cwd, start=request.range_start, earlier_done=anchor.done
+        )
         ledgers = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)
         if request.later_user_messages:

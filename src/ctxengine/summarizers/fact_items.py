@@ -12,7 +12,8 @@ here), with the plain lists of ledgers stored before typed facts existed kept as
   newer identifier of the same meaning replaced;
 - a decision as ``WHO: TEXT`` (``user: …``, ``agent: …``);
 - a done step as stored (``edited src/a.py``, ``wrote b.py (script fix.py)``, ``moved a to
-  b``, ``ran `pytest -q` (succeeded)``), its words translated (:func:`done_line`).
+  b``, ``ran `pytest -q` (succeeded)``, ``started `npm run dev` in the background (id
+  bash_1)``), its words translated (:func:`done_line`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def decision_line(decision: DecisionFact, words: FactWords = ENGLISH_FACTS) -> s
 
 #: A stored done step that ran a command: ``ran `COMMAND` (succeeded)``.
 RAN = re.compile(r"^ran `(?P<command>.*)` \(succeeded\)$", re.DOTALL)
+#: A stored done step that started a command in the background:
+#: ``started `COMMAND` in the background (id ID)``.
+STARTED = re.compile(
+    r"^started `(?P<command>.*)` in the background \(id (?P<id>[\w-]+)\)$", re.DOTALL
+)
 _STEP = re.compile(
     r"^(?P<verb>created|edited|wrote|deleted|moved|copied|formatted) (?P<rest>.+)$", re.DOTALL
 )
@@ -109,11 +115,15 @@ def _how(how: str, words: FactWords) -> str:
 def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     """A done step as stored in the ledgers (English, see
     :func:`~ctxengine.summarizers.ledgers.extract_ledgers`) in the words of ``words``: its
-    verb, how the file changed and ``ran `COMMAND` (succeeded)``; paths and commands
-    verbatim. A step of another shape is returned as it is."""
+    verb, how the file changed, ``ran `COMMAND` (succeeded)`` and ``started `COMMAND` in the
+    background (id ID)``; paths and commands verbatim. A step of another shape is returned
+    as it is."""
     ran = RAN.match(step)
     if ran is not None:
         return words.ran.format(command=ran["command"])
+    started = STARTED.match(step)
+    if started is not None:
+        return words.background.format(command=started["command"], id=started["id"])
     found = _STEP.match(step)
     if found is None:
         return step

@@ -60,9 +60,13 @@ def session_cwd(messages: Sequence[Message]) -> str:
     return guessed_cwd(commands, paths)
 
 
-def _walk(messages: Sequence[Message], cwd: str, start: int) -> Walk:
+def _walk(
+    messages: Sequence[Message], cwd: str, start: int, earlier_done: Sequence[str] = ()
+) -> Walk:
     """Every tool call of ``messages`` walked with its result (looked up among the same
-    messages), and the files an assistant message's ``meta["applied_edits"]`` names."""
+    messages), the task notifications of its user messages, and the files an assistant
+    message's ``meta["applied_edits"]`` names; the background commands ``earlier_done``
+    says were started are known (:meth:`Walk.seed`)."""
     owner: dict[str, tuple[ToolResultPart, int]] = {}
     for index, message in enumerate(messages):
         for part in message.parts:
@@ -72,7 +76,10 @@ def _walk(messages: Sequence[Message], cwd: str, start: int) -> Walk:
         result.is_error or exit_code(result.text) is not None for result, _ in owner.values()
     )
     walk = Walk(cwd=cwd, start=start, statuses=statuses)
+    walk.seed(earlier_done)
     for index, message in enumerate(messages):
+        if message.role == "user" and not message.tool_results:
+            walk.notification(message.text, index)
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 found = owner.get(part.id)
@@ -91,7 +98,12 @@ def done_steps(messages: Sequence[Message], *, cwd: str = "") -> tuple[str, ...]
 
 
 def extract_ledgers(
-    messages: Sequence[Message], goal: str = "", *, cwd: str = "", start: int = 0
+    messages: Sequence[Message],
+    goal: str = "",
+    *,
+    cwd: str = "",
+    start: int = 0,
+    earlier_done: Sequence[str] = (),
 ) -> Ledgers:
     """Ledgers of ``messages`` alone (merge with the previous compaction's ledgers with
     :meth:`Ledgers.merge`, which also fixes older open errors this range's runs fixed).
@@ -104,21 +116,26 @@ def extract_ledgers(
             compaction's ``Ledgers.cwd``, the transcript's metadata); else found by
             :func:`session_cwd`.
         start: index of ``messages[0]`` in the session, added to every fact's ``source``.
+        earlier_done: the done steps of earlier ranges (the previous compaction's
+            ``Ledgers.done``): a command they say was started in the background and that
+            ends in ``messages`` gets its outcome here.
 
     Returns:
         Typed facts (``error_facts``, ``files``, ``identifiers``, ``rules``, ``decisions``,
         ``passed``, ``cwd``) and the plain lists derived from them: ``files_read`` and
         ``files_modified`` (normalised paths, scratch files in neither), ``done`` (one line
         per successful change: ``"edited src/app.py"``, ``"created t.py"``, ``"moved a to
-        b"``; and per successful test/build/lint/commit command: ``"ran `pytest -q`
-        (succeeded)"``), the files an assistant message's ``meta["applied_edits"]`` names
-        counting as edited (:data:`~ctxengine.model.messages.APPLIED_EDITS`: aider),
+        b"``; per successful test/build/lint/commit command: ``"ran `pytest -q`
+        (succeeded)"``; per command started in the background and not seen to end with an
+        exit code: ``"started `npm run dev` in the background (id bash_1)"``), the files an
+        assistant message's ``meta["applied_edits"]`` names counting as edited
+        (:data:`~ctxengine.model.messages.APPLIED_EDITS`: aider),
         ``constraints`` (rule texts, superseded ones included), ``errors`` (the exact lines
         of the error facts), ``commands`` (shell commands, ``apply_patch`` excluded), each in
         first-seen order.
     """
     cwd = cwd or session_cwd(messages)
-    walk = _walk(messages, cwd, start)
+    walk = _walk(messages, cwd, start, earlier_done)
     users: list[Source] = []
     for index, message in enumerate(messages):
         if is_real_user_message(message):

@@ -5,7 +5,8 @@ lines of an output say what failed, and failures an output shows under exit code
 
 Failure is read from the result flag first (``is_error``), then from what each agent writes:
 Codex ``{"output": …, "metadata": {"exit_code": N}}`` and ``"… exit code: N, stdout: …"``,
-pi ``Command exited with code N``, OpenHands ``[Command finished with exit code N]``, Claude
+pi ``Command exited with code N``, Codex unified exec ``Process exited with code N`` (after
+its ``Chunk ID``/``Wall time`` lines), OpenHands ``[Command finished with exit code N]``, Claude
 Code ``Exit code N`` and ``<tool_use_error>``, mini-swe-agent ``<returncode>N</returncode>``
 followed by ``<output>…</output>``, a leading ``error:``/``ERROR:`` line, SWE-agent's
 ``Your proposed edit has introduced new syntax error(s)``.
@@ -74,7 +75,7 @@ def exit_code(text: str) -> int | None:
         for line in chunk.splitlines():
             m = _EXIT_CODE.search(line)
             if m is not None and (
-                line.strip().lower().startswith(("exit", "command", "["))
+                line.strip().lower().startswith(("exit", "command", "[", "process exited"))
                 or "failed in sandbox" in line
             ):
                 return int(m.group(1))

@@ -26,6 +26,18 @@ failed) and did not say they failed themselves. Its errors are the lines that sa
 failed (:func:`~ctxengine.summarizers.failures.choose`, one line per failure), never an
 exit-status line: a failed write is an open error, not a modification, and not done.
 
+A shell command that went to the background (:func:`~.background.launched_id`: "Command
+running in background with ID: bash_2", Codex "Process running with session ID 4242") has
+no outcome yet: it is done as *started in the background* (with its id), nothing more.
+Once a poll of that id (``BashOutput``, ``TaskOutput``, ``write_stdin``) or a
+``<task-notification>`` says it ended with an exit code, the command's outcome is read as a
+foreground run's would be, from that exit code and every output its polls showed: its
+"started" step is replaced by what a foreground run gives (``ran `pytest -x` (succeeded)``,
+or its error lines as open errors). A task stopped (``KillShell``) or said to end without
+an exit code loses its "started" step and gets no outcome. A poll of a task this range did
+not see start (nor an earlier range's "started" step, :meth:`Walk.seed`) that shows a
+failure records its error lines under the poll's key (``BashOutput(bash_2)``).
+
 An open error is fixed when a later call with the same key (:func:`command_key`, or
 ``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
 reported passed, or the whole suite of its runner passing), or when a later run of the same
@@ -37,10 +49,24 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+
+import orjson
 
 from ctxengine.model import ErrorFact, FileFact, ToolCallPart, ToolResultPart
 from ctxengine.model.facts import FileStatus
+from ctxengine.policy.defaults import BACKGROUND_FAILED_STATUSES
+from ctxengine.projection.wording import ENGLISH_FACTS
+from ctxengine.summarizers.background import (
+    launched_id,
+    notifications,
+    output_of,
+    polled_id,
+    read_poll,
+    stopped_id,
+)
+from ctxengine.summarizers.fact_items import STARTED
 from ctxengine.summarizers.failures import (
     STRONG,
     Failure,
@@ -147,6 +173,32 @@ class _File:
     diff_output: bool = False
 
 
+#: A done step for a command started in the background, as the ledgers store it (English;
+#: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
+STARTED_STEP = ENGLISH_FACTS.background
+#: The key recorded in ``Walk.passed`` when a background task this walk knows ends (its
+#: "started" step is then superseded, also one an earlier compaction carried:
+#: :func:`~ctxengine.summarizers.anchor.carry`).
+ENDED_KEY = "background:"
+
+
+@dataclass
+class _Launch:
+    """A background command not seen to end yet."""
+
+    call: ToolCallPart
+    command: str
+    step: str
+    output: list[str]
+
+
+def _shown(command: str) -> str:
+    """How a done step shows ``command``: its first line (heredoc bodies left out), `` …``
+    after it when there are more, capped."""
+    lines = strip_bodies(command).splitlines() or [""]
+    return cap_command(lines[0] + (" …" if len(lines) > 1 else ""))
+
+
 @dataclass
 class Walk:
     """Accumulator for one pass over a range of messages (see the module docstring).
@@ -173,6 +225,18 @@ class Walk:
     files: dict[str, _File] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     current_file: str | None = None
+    launches: dict[str, _Launch] = field(default_factory=dict)
+
+    def seed(self, done: Sequence[str]) -> None:
+        """Know the background commands an earlier range started and did not see end: its
+        done steps ``started `COMMAND` in the background (id ID)`` (the command as the step
+        shows it)."""
+        for step in done:
+            found = STARTED.match(step)
+            if found is not None:
+                command = found["command"]
+                call = ToolCallPart("", "Bash", orjson.dumps({"command": command}).decode())
+                self.launches[found["id"]] = _Launch(call, command, step, [])
 
     # ------------------------------------------------------------------ paths and effects
 
@@ -244,9 +308,78 @@ class Walk:
             header = _SWE_FILE_HEADER.search(text)
             self.current_file = self._path(header.group(1)) if header else None
         if command is not None and patch is None:
-            self._shell(call, command, result, text, index)
-        else:
-            self._tool(call, result, text, index)
+            launched = None if result.is_error else launched_id(call, result.text)
+            if launched is not None:
+                self._launch(launched, call, command, text)
+                return
+            code, flagged = exit_code(result.text), result_failed(result)
+            self._shell(call, command, text, index, code, flagged, result.is_error)
+            return
+        polled = None if result.is_error else polled_id(call)
+        if polled is not None:
+            self._poll(polled, call, text, index)
+            return
+        stopped = None if result.is_error else stopped_id(call)
+        if stopped is not None:
+            self.ended(stopped, None, "", index)
+        self._tool(call, result, text, index)
+
+    # ------------------------------------------------------------------ background
+
+    def _launch(self, tid: str, call: ToolCallPart, command: str, text: str) -> None:
+        step = STARTED_STEP.format(command=_shown(command), id=tid)
+        self.done.append(step)
+        self.launches[tid] = _Launch(call, command, step, [output_of(text)])
+
+    def _poll(self, tid: str, call: ToolCallPart, text: str, index: int) -> None:
+        """One poll of background task ``tid``: its output kept, and when it ended with an
+        exit code, the command's outcome (see the module docstring)."""
+        poll = read_poll(text)
+        launch = self.launches.get(tid)
+        if launch is not None:
+            launch.output.append(poll.output)
+        if poll.finished:
+            key = f"{call.name}({tid})"
+            self.ended(tid, poll.exit_code, poll.status, index, poll_key=key, output=poll.output)
+
+    def notification(self, text: str, index: int) -> None:
+        """The ``<task-notification>`` blocks of a user message's ``text``: a task that
+        ended with an exit code gets its outcome (the notification's summary as its output
+        when its polls showed none)."""
+        for note in notifications(text):
+            launch = self.launches.get(note.id)
+            if note.finished and launch is not None:
+                if not any(o.strip() for o in launch.output):
+                    launch.output.append(note.summary)
+                self.ended(note.id, note.exit_code, note.status, index)
+
+    def ended(
+        self,
+        tid: str,
+        code: int | None,
+        status: str,
+        index: int,
+        *,
+        poll_key: str = "",
+        output: str = "",
+    ) -> None:
+        """Background task ``tid`` ended (was stopped, or a poll or notification said so)
+        with exit ``code`` (``None``: not stated) and ``status``: a known command's "started"
+        step is dropped and its outcome read from every output its polls showed (none when
+        neither a code nor a failed status is stated); an unknown one's failure is recorded
+        from ``output`` (the poll's) under ``poll_key`` (``""``: not at all)."""
+        failed = (code is not None and code != 0) or status.lower() in BACKGROUND_FAILED_STATUSES
+        launch = self.launches.pop(tid, None)
+        if launch is None:
+            if failed and poll_key:
+                self._fail(poll_key, output, index, "", None)
+            return
+        self.done = [d for d in self.done if d != launch.step]
+        self.passed.append(f"{ENDED_KEY}{tid}")
+        if code is None and not failed:
+            return  # stopped, or ended without telling how
+        output = "\n".join(o for o in launch.output if o.strip())
+        self._shell(launch.call, launch.command, output, index, code, failed, False)
 
     def _key(self, call: ToolCallPart, command: str | None) -> str:
         if command is not None:
@@ -325,11 +458,20 @@ class Walk:
             self._pass([f"cmd:{key}"], index)
 
     def _shell(
-        self, call: ToolCallPart, command: str, result: ToolResultPart, text: str, index: int
+        self,
+        call: ToolCallPart,
+        command: str,
+        text: str,
+        index: int,
+        code: int | None,
+        flagged: bool,
+        is_error: bool,
     ) -> None:
+        """The outcome of shell ``command`` whose output is ``text``: ``code`` the exit code
+        its result states (``None``: none), ``flagged`` the tool reported failure
+        (:func:`~ctxengine.summarizers.signals.result_failed`), ``is_error`` its error
+        flag."""
         key = self._key(call, command)
-        code = exit_code(result.text)
-        flagged = result_failed(result)
         ran = runs_something(command)
         # an output of readers only (cat, grep …) quotes files: only the programs' own
         # messages count, and reading them alone is cheap
@@ -340,7 +482,7 @@ class Walk:
         )
         if flagged and code == 1 and ends_in_search(command) and not strong:
             return  # a search that found nothing
-        unstated = not self.statuses and code is None and not result.is_error
+        unstated = not self.statuses and code is None and not is_error
         failed = flagged or strong or (unstated and ran and ends_in_failure(text))
         parts = commands(command)
         for run in executions(command):
@@ -378,9 +520,7 @@ class Walk:
             keys += [f"test:{t}" for t in targets] or [f"suite:{runner}"]
         self._pass(keys, index)
         if looks_like_check(command):
-            lines = strip_bodies(command).splitlines() or [""]
-            first = lines[0] + (" …" if len(lines) > 1 else "")
-            self.done.append(f"ran `{cap_command(first)}` (succeeded)")
+            self.done.append(f"ran `{_shown(command)}` (succeeded)")
 
     def _indirect(self, command: str, text: str, index: int) -> None:
         """Writes by scripts the command ran, patches it applied, files a formatter it ran
