@@ -33,11 +33,13 @@ def report_of(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, objec
 
 def test_events_are_the_ladder_events_of_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     report = report_of(capsys, str(EXAMPLE), "--window", "16000")
-    # The CLI sizes another agent's transcript by our estimate (its usage is left out) and
-    # declares every tool it calls.
-    entries = measured_by_us(load_target(str(EXAMPLE), db=None, format=None))
+    # The CLI sizes another agent's transcript by our estimate (its usage is left out),
+    # declares every tool it calls and hands the summarizer the working directory the
+    # transcript records.
+    target = load_target(str(EXAMPLE), db=None, format=None)
+    entries = measured_by_us(target)
     called = called_tool_schemas(m for e in entries if (m := e.message) is not None)
-    session = Session(16_000, entries=entries, tools=called)
+    session = Session(16_000, entries=entries, tools=called, cwd=target.cwd)
     outcome = session.compact()
     record = outcome.entry.body
     assert isinstance(record, CompactionRecord)

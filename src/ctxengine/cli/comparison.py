@@ -221,6 +221,7 @@ def run_comparison(target: Target, spec: ComparisonSpec, tracker: Tracker) -> Co
         sample=spec.sample,
         on_step=lambda name, _s: tracker.advance(),
         jobs=spec.jobs,
+        cwd=target.cwd,
     )
     if spec.keep_recent is not None:
         comparison.notes.append(

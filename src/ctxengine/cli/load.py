@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -29,6 +31,8 @@ class Target:
         report: what the import of a file skipped and repaired (``None`` for a stored
             session).
         path: the transcript file read (``None`` for a stored session).
+        cwd: the working directory the transcript records (``meta["cwd"]``), ``""`` when it
+            records none.
     """
 
     label: str
@@ -38,6 +42,7 @@ class Target:
     format: str | None
     report: ImportReport | None = None
     path: Path | None = None
+    cwd: str = ""
 
 
 def open_store(
@@ -138,6 +143,7 @@ def load_target(
                 imported.format,
                 imported.report,
                 path,
+                _cwd(imported.meta),
             )
     try:
         store = open_store(db, busy_timeout=busy_timeout, read_only=True)
@@ -147,7 +153,14 @@ def load_target(
     if writable:
         store.close()
         store = open_store(db, busy_timeout=busy_timeout)
-    return Target(info.id, info.id, tuple(store.entries(info.id)), store, info.format)
+    entries = tuple(store.entries(info.id))
+    return Target(info.id, info.id, entries, store, info.format, cwd=_cwd(info.meta))
+
+
+def _cwd(meta: Mapping[str, Any]) -> str:
+    """The absolute working directory ``meta`` records, else ``""``."""
+    cwd = meta.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd.startswith("/") else ""
 
 
 def check_output_path(output: str | None, target: str | None, db: str | None) -> None:

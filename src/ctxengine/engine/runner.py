@@ -87,6 +87,8 @@ class Runner:
             summary call run meanwhile uses it, so setting it aborts the summary too.
         instructions: project compact instructions every summary request carries (from the
             rules files of the session's head), or ``None``.
+        cwd: the session's working directory every summary request carries (``""``:
+            unknown; :attr:`~ctxengine.summarizers.base.SummaryRequest.cwd`).
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class Runner:
         self.fallback_mode: FallbackMode = fallback_mode
         self.outer_cancel: threading.Event | None = None
         self.instructions: str | None = None
+        self.cwd = ""
         self._cancel: threading.Event | None = None
 
     def execute(
@@ -161,7 +164,9 @@ class Runner:
             cut = attempt.cut
             assert cut is not None  # plan.order lists attempts with a cut only
             key = (cut.first_kept_id, cut.splits_turn)
-            request = _request(plan, attempt, conversation, history, live, self.instructions)
+            request = _request(
+                plan, attempt, conversation, history, live, self.instructions, self.cwd
+            )
             room = summary_room(
                 plan.budget,
                 plan.budget.trigger,
@@ -246,7 +251,7 @@ class Runner:
         """The compaction the fallback writes at ``plan.fallback``'s cut."""
         attempt = plan.fallback
         assert attempt is not None and attempt.cut is not None
-        request = _request(plan, attempt, conversation, history, None, self.instructions)
+        request = _request(plan, attempt, conversation, history, None, self.instructions, self.cwd)
         summary = self._call(self.writer, request, estimator)
         record = _record(plan, attempt, summary)
         entry, after_ctx = measure(record, attempt.truncate_tokens)
@@ -364,6 +369,7 @@ def _request(
     history: History,
     live: tuple[int, LiveRequest] | None,
     instructions: str | None = None,
+    cwd: str = "",
 ) -> SummaryRequest:
     cut = attempt.cut
     assert cut is not None
@@ -395,6 +401,7 @@ def _request(
             user_text(m) for m in messages[n_sum + n_prefix :] if is_real_user_message(m)
         ),
         instructions=instructions,
+        cwd=cwd,
     )
 
 

@@ -167,6 +167,12 @@ class Session:
             in the compaction that summarizes it. The analyses are the same (the ledgers do
             not change); their cost moves from the compacting call to every call
             (``benchmarks/peers_measure.py --prime-ledgers`` shows both).
+        cwd: the session's working directory (absolute), when known: an imported
+            transcript's recorded one (``ImportedSession.meta["cwd"]``), the agent's own.
+            Every summary request carries it: paths are normalised against it and a file
+            inside it is never listed as scratch for lying under ``/tmp``. ``""`` (the
+            default): the summarizer reads it from the messages, or infers the project root
+            from the paths they touch.
 
     Attributes:
         events: every ladder step taken or tried, in order (and the head's cache breaks).
@@ -196,6 +202,7 @@ class Session:
         after_compact: AfterCompact | None = None,
         head: ContextAssembler | None = None,
         prime_ledgers: bool = False,
+        cwd: str = "",
     ) -> None:
         if head is not None and tools and head.tools:
             raise ConfigError(
@@ -225,6 +232,7 @@ class Session:
             fallback,
             latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
         )
+        self.runner.cwd = cwd
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
         self.prime_ledgers = prime_ledgers
         self.log.on_cache_break = self._cache_break
@@ -1043,6 +1051,7 @@ class Session:
                 entries=self.log.history.entries,
                 tools=() if head is not None else with_recall,
                 head=head,
+                cwd=self.runner.cwd,
             )
             note, summarized = "", False
             try:
@@ -1138,7 +1147,8 @@ class Session:
         head: ContextAssembler | None = None,
     ) -> Session:
         """A session for a child of this one: this session's window, policy, estimator,
-        summarizer and fallback, store, and ``head`` (default a copy of its head)."""
+        summarizer and fallback, store, working directory, and ``head`` (default a copy of
+        its head)."""
         head = head if head is not None else children.head_copy(self.head)
         return Session(
             self._window,
@@ -1151,6 +1161,7 @@ class Session:
             entries=entries,
             tools=() if head is not None else (self.tools if tools is None else tools),
             head=head,
+            cwd=self.runner.cwd,
         )
 
     def project(self) -> Context:

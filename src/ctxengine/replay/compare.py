@@ -376,6 +376,7 @@ def compare(
     estimator: Estimator | None = None,
     on_step: Callable[[str, ReplayStep], None] | None = None,
     jobs: int = 1,
+    cwd: str = "",
 ) -> Comparison:
     """Replay ``entries`` under every policy of ``policies`` (``(name, policy)`` pairs).
 
@@ -397,6 +398,7 @@ def compare(
             ``jobs`` > 1: for each call of a policy once its replay has come back).
         jobs: policies replayed at once, each in its own process (``1``: one after another
             in this process); the results are the same either way, only the timings differ.
+        cwd: the session's working directory, when known (see :func:`~ctxengine.replay.replay`).
 
     Returns:
         The :class:`Comparison` (its ``cache_check`` left for the caller).
@@ -411,7 +413,9 @@ def compare(
         choice = replace(choice, rules=rules)
     timed = any(e.created_at for e in entries if e.message is not None)
     setup = CacheSetup(choice.rules, long_ttl=long_ttl)
-    run = partial(_run_policy, window=window, estimator=estimator, sample=sample, setup=setup)
+    run = partial(
+        _run_policy, window=window, estimator=estimator, sample=sample, setup=setup, cwd=cwd
+    )
     with ExitStack() as stack:
         stack.enter_context(_relaxed_gc())
         # Reading the session's facts reads every message once, which fills the caches of
@@ -496,6 +500,7 @@ def _run_policy(
     sample: int,
     setup: CacheSetup,
     on_step: Callable[[ReplayStep], None] | None = None,
+    cwd: str = "",
 ) -> _Replayed:
     """One policy's replay and its summarizer calls (see :func:`compare`), with the note a
     stand-in summarizer adds to the report (``""`` for none)."""
@@ -517,6 +522,7 @@ def _run_policy(
         cache=setup,
         summarizer=summarizer,
         on_step=on_step,
+        cwd=cwd,
     )
     seconds = time.perf_counter() - started
     summary = _summary_calls(policy, result, counter, prompt_tokens, stand_in)

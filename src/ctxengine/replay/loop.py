@@ -192,6 +192,7 @@ def replay(
     sample: int = 0,
     cache: CacheSetup | None = None,
     summarizer: Summarizer | None = None,
+    cwd: str = "",
 ) -> ReplayResult:
     """Replay ``entries`` under ``policy`` with a ``window``-token model.
 
@@ -212,6 +213,8 @@ def replay(
             first request on, as an agent declares its tools).
         summarizer: the session's summarizer (default the one the policy names; a policy
             naming a model summarizer needs one here, e.g. the extractive one standing in).
+        cwd: the session's working directory, when known (``ImportedSession.meta["cwd"]``):
+            the session's summarizer gets it (see :class:`~ctxengine.engine.Session`).
 
     Returns:
         The :class:`ReplayResult`.
@@ -227,7 +230,7 @@ def replay(
     if unknown:
         raise ConfigError(f"cannot validate for {unknown}; known: {list(VALIDATED_PROVIDERS)}")
     counter = CachingEstimator(estimator or HeuristicEstimator())
-    session = Session(window, policy=policy, estimator=estimator, summarizer=summarizer)
+    session = Session(window, policy=policy, estimator=estimator, summarizer=summarizer, cwd=cwd)
     result = ReplayResult(session=session, window=window)
     renders = {p: RenderedRequest(p, counter) for p in providers}
     sim: PrefixCache | None = None

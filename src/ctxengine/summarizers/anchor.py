@@ -172,7 +172,7 @@ def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
     new = extract_ledgers(
         request.all_messages,
         goal,
-        cwd=anchor.cwd,
+        cwd=request.cwd or anchor.cwd,
         start=request.range_start,
         earlier_done=anchor.done,
     )

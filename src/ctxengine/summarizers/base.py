@@ -69,6 +69,10 @@ class SummaryRequest:
         instructions: project compact instructions found by the caller (the "Compact
             instructions" sections of the rules files in the session's head); a model
             summarizer gives them priority beside its own.
+        cwd: the session's working directory when the caller knows it (the one its
+            transcript records), ``""`` when not: the ledgers normalise paths against it
+            (before the previous compaction's and the one the messages state or suggest),
+            and a file inside it is never scratch for lying under ``/tmp``.
     """
 
     messages: tuple[Message, ...]
@@ -84,6 +88,7 @@ class SummaryRequest:
     covered: tuple[int, int] | None = None
     later_user_messages: tuple[str, ...] = ()
     instructions: str | None = None
+    cwd: str = ""
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

@@ -47,7 +47,11 @@ class DropSummarizer:
         anchor = anchor_ledgers(request.previous)
         goal = choose_goal(request, user_texts(request))
         new = extract_ledgers(
-            messages, goal, cwd=anchor.cwd, start=request.range_start, earlier_done=anchor.done
+            messages,
+            goal,
+            cwd=request.cwd or anchor.cwd,
+            start=request.range_start,
+            earlier_done=anchor.done,
         )
         ledgers = replace(carry(anchor, new).merge(Ledgers(pinned=request.pinned)), goal=goal)
         text = DROPPED_MARKER.format(count=len(messages))

@@ -365,7 +365,11 @@ class ExtractiveSummarizer:
         texts = user_texts(request)
         goal = choose_goal(request, texts)
         new = extract_ledgers(
-            messages, goal, cwd=anchor.cwd, start=request.range_start, earlier_done=anchor.done
+            messages,
+            goal,
+            cwd=request.cwd or anchor.cwd,
+            start=request.range_start,
+            earlier_done=anchor.done,
         )
         ledgers = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
         ledgers = replace(ledgers, goal=goal)

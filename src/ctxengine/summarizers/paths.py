@@ -115,13 +115,64 @@ _SCRIPT = re.compile(r"\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl)$")
 _SCRATCH_NAME = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp|try|test)[_\-.]|^reproduce")
 
 
-def in_temp_dir(path: str, cwd: str = "") -> bool:
+#: The temporary directories themselves: a working directory or project root equal to one of
+#: them is no project (its files stay temporary).
+_TEMP_ROOTS = frozenset(d.rstrip("/") for d in TEMP_DIRS)
+#: Directories found at the top of a project: the folder above one is the project's root
+#: (``/tmp/ci/repo/src/a.py`` gives ``/tmp/ci/repo``).
+PROJECT_LAYOUT = frozenset(
+    {".git", "src", "lib", "tests", "test", "app", "pkg", "cmd", "internal", "include",
+     "packages", "docs", "scripts"}
+)  # fmt: skip
+#: Files found at a project's root.
+PROJECT_MARKERS = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod",
+     "Makefile", "CMakeLists.txt", "pom.xml", "build.gradle", "Gemfile", "composer.json",
+     "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".gitignore"}
+)  # fmt: skip
+
+
+def _project(base: str) -> str:
+    """``base`` without its trailing ``/``, or ``""`` when it is empty or a temporary
+    directory itself (``/tmp``)."""
+    base = base.rstrip("/")
+    return "" if not base or base in _TEMP_ROOTS else base
+
+
+def in_temp_dir(path: str, cwd: str = "", root: str = "") -> bool:
     """True for a path under a temporary directory (``/tmp``, ``/var/tmp``, ``$TMPDIR`` on
-    macOS, or a ``tmp``/``temp`` directory of the project)."""
+    macOS, or a ``tmp``/``temp`` directory of the project). A path inside the session's
+    working directory ``cwd`` or the project ``root`` (:func:`project_root`) is judged by its
+    part below that directory alone: a checkout under ``/tmp`` (a CI job, a sandbox) holds no
+    temporary files for being there, only its own ``tmp``/``temp`` directories do. A ``cwd``
+    or ``root`` that is itself a temporary directory (``/tmp``) counts as none."""
+    for base in (_project(cwd), _project(root)):
+        if base and path.startswith(base + "/"):
+            rel = path[len(base) + 1 :]
+            return any(part in _TEMP_PART for part in rel.split("/")[:-1])
     if path.startswith(TEMP_DIRS):
         return True
-    rel = path[len(cwd) + 1 :] if cwd and path.startswith(cwd + "/") else path
-    return any(part in _TEMP_PART for part in rel.split("/")[:-1])
+    return any(part in _TEMP_PART for part in path.split("/")[:-1])
+
+
+def project_root(paths: Iterable[str]) -> str:
+    """The project root the absolute ``paths`` (the files a session read and changed)
+    suggest when its working directory is unknown: for each path, the directory of a
+    :data:`PROJECT_MARKERS` file it names, else the directory above its first
+    :data:`PROJECT_LAYOUT` directory (``/tmp/ci/repo/src/a.py`` gives ``/tmp/ci/repo``); the
+    most frequent of those (the first seen on a tie), ``""`` when no path suggests one."""
+    found: Counter[str] = Counter()
+    for path in paths:
+        if not path.startswith("/"):
+            continue
+        parts = path.split("/")
+        if parts[-1] in PROJECT_MARKERS and len(parts) > 2:
+            found["/".join(parts[:-1])] += 1
+            continue
+        layout = next((i for i, p in enumerate(parts[:-1]) if i > 1 and p in PROJECT_LAYOUT), 0)
+        if layout:
+            found["/".join(parts[:layout])] += 1
+    return found.most_common(1)[0][0] if found else ""
 
 
 def is_backup(path: str, known: Iterable[str] = ()) -> bool:
@@ -137,6 +188,7 @@ def scratch_reason(
     path: str,
     *,
     cwd: str,
+    root: str = "",
     created: bool,
     deleted: bool,
     executed: bool,
@@ -145,7 +197,8 @@ def scratch_reason(
 ) -> str:
     """Why ``path`` is a scratch file rather than a real change, or ``""`` when it is not:
 
-    - ``"temporary"``: under a temporary directory;
+    - ``"temporary"``: under a temporary directory (:func:`in_temp_dir`: never for being
+      under ``/tmp`` when it lies in the working directory ``cwd`` or the project ``root``);
     - ``"backup"``: a backup copy (:func:`is_backup`);
     - ``"created then deleted"``: the session created it and later removed it;
     - ``"patch"``: a ``.patch``/``.diff`` file the session created, or a file that only
@@ -155,7 +208,7 @@ def scratch_reason(
       (``executed`` is true for both), or named as throwaway scripts are (``reproduce…``,
       ``repro_…``, ``debug_…``, ``test_…``, ``tmp_…`` …).
     """
-    if in_temp_dir(path, cwd):
+    if in_temp_dir(path, cwd, root):
         return "temporary"
     if is_backup(path, known):
         return "backup"

@@ -80,7 +80,7 @@ from ctxengine.summarizers.failures import (
     summary_line,
 )
 from ctxengine.summarizers.identifiers import Source
-from ctxengine.summarizers.paths import normalize, scratch_reason
+from ctxengine.summarizers.paths import normalize, project_root, scratch_reason
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
@@ -555,10 +555,13 @@ class Walk:
     # ------------------------------------------------------------------ results
 
     def file_facts(self) -> tuple[FileFact, ...]:
-        """One fact per path, in first-seen order: modified, scratch or read. The source of a
+        """One fact per path, in first-seen order: modified, scratch or read (a file is judged
+        temporary against the working directory, else against the project root the paths
+        suggest: :func:`~ctxengine.summarizers.paths.project_root`). The source of a
         move that succeeded (``mv a b``, ``git mv a b``) and was not written again gets none:
         what it held is listed under its new path, and the move itself under Done."""
         known = set(self.files)
+        root = "" if self.cwd else project_root(self.files)
         out: list[FileFact] = []
         for f in sorted(self.files.values(), key=lambda f: f.first):
             if f.changed and f.how == "renamed":
@@ -569,6 +572,7 @@ class Walk:
                 reason = scratch_reason(
                     f.path,
                     cwd=self.cwd,
+                    root=root,
                     created=f.created,
                     deleted=f.deleted,
                     executed=f.executed or tool,

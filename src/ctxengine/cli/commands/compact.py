@@ -517,4 +517,5 @@ def _session(
         tools=called_tool_schemas(m for e in entries if (m := e.message) is not None),
         summarizer=choice.summarizer,
         fallback="on_failure" if by_default else "breaker",
+        cwd=target.cwd,
     )

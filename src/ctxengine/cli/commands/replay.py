@@ -103,6 +103,7 @@ def replay_cmd(
             policy=policy_from_options(keep_recent),
             sample=sample,
             on_step=lambda _s: tracker.advance(),
+            cwd=t.cwd,
         )
     if json_out:
         dump_json(
