@@ -497,7 +497,7 @@ class TestFloor:
             refills[0].detail
         )
         assert len(s.events) == 9
-        assert [e.tokens_after for e in events[:3]] == [21_963, 21_967, 21_967]
+        assert [e.tokens_after for e in events[:3]] == [21_977, 21_981, 21_981]
         assert max(e.tokens_after for e in events) < s.budget.trigger == 23_216
         assert all(r.reinjected == (LARGE_REMINDER,) for r in compactions(s))
 

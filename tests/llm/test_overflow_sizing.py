@@ -117,10 +117,10 @@ class TestOverflowRightAfterACompaction:
             Step(body=chat_reply("Done.", prompt_tokens=400)),
         )
         assert s.complete(agent(server, sleeps)).text == "Done."
-        # target: min(trigger 3500, 4000 - 500 output - 200 margin, 70 % of 871) = 609
+        # target: min(trigger 3500, 4000 - 500 output - 200 margin, 70 % of 885) = 619
         assert sizes(s) == [
-            ("threshold", "extractive", 3_911, 871, None),
-            ("overflow", "extractive", 871, 331, 139),
+            ("threshold", "extractive", 3_911, 885, None),
+            ("overflow", "extractive", 885, 347, 141),
         ]
 
 
@@ -172,7 +172,7 @@ class TestAFailedSummaryOnAContextThatDoesNotFit:
             "failure); the context does not fit the window, so the extractive summarizer writes "
             "this compaction"
         )
-        assert sizes(s) == [("threshold", "extractive", 3_911, 514, None)]
+        assert sizes(s) == [("threshold", "extractive", 3_911, 529, None)]
         assert (s.breaker.open, s.breaker.failures, s.failures) == (False, 1, 0)
         assert len(server.received) == 2
 

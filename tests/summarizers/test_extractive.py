@@ -47,6 +47,11 @@ from ctxengine.summarizers.items import VALUES
 from ctxengine.summarizers.prompts import LEDGER_INTRO
 
 EST = QuarterEstimator()
+#: The next step when nothing after the goal names what to do.
+CHECK_STEP = (
+    "No later request. Next: check the goal above against Done and Current work, and do "
+    "what is not done yet."
+)
 SUMMARIZER = ExtractiveSummarizer(user_messages_budget=200)
 
 
@@ -133,7 +138,8 @@ class TestEachAgentsVocabulary:
             " — `python3 /workspace/game.py --headless`\n\n"
             "## Commands run\n- python3 /workspace/game.py --headless\n"
             "- python3 -m pytest -q /workspace\n\n"
-            "## Next step\nNo later request: continue with the goal above.\n"
+            "## Next step\nNo later request. Next: resolve the latest open error: "
+            "ModuleNotFoundError: No module named 'keyboard'\n"
             "Open errors to resolve: 1 (listed under Errors)."
         )
 
@@ -148,7 +154,7 @@ class TestEachAgentsVocabulary:
             "## Scratch files (backups, temporary files, helper scripts)\n- reproduce.py\n\n"
             "## Errors\n- fixed: - E999 IndentationError: unexpected indent\n\n"
             "## Commands run\n- python reproduce.py\n- rm reproduce.py\n\n"
-            "## Next step\nNo later request: continue with the goal above."
+            "## Next step\n" + CHECK_STEP
         )
 
     def test_a_failed_edit_is_not_listed_as_done_or_modified(self) -> None:
@@ -301,7 +307,7 @@ class TestBudget:
         return summary.text, summary.tokens, summary.notes
 
     def test_with_room_everything_is_listed_and_nothing_said_left_out(self) -> None:
-        text, tokens, notes = self._summary(85)
+        text, tokens, notes = self._summary(99)
         assert text == (
             "## Goal\nMake the build green. Run the suite.\n\n"
             "## Done\n- edited src/b.py\n\n"
@@ -309,12 +315,13 @@ class TestBudget:
             "## Files read\n- src/a.py\n\n"
             "## Commands run\n"
             + "\n".join(f"- ls dir{i:02d}" for i in range(12))
-            + "\n\n## Next step\nNo later request: continue with the goal above."
+            + "\n\n## Next step\n"
+            + CHECK_STEP
         )
-        assert (tokens, notes) == (85, ())
+        assert (tokens, notes) == (99, ())
 
     def test_commands_go_first_keeping_the_newest(self) -> None:
-        text, tokens, notes = self._summary(84)
+        text, tokens, notes = self._summary(98)
         assert text == (
             "## Goal\nMake the build green. Run the suite.\n\n"
             "## Done\n- edited src/b.py\n\n"
@@ -322,52 +329,54 @@ class TestBudget:
             "## Files read\n- src/a.py\n\n"
             "## Commands run\n"
             + "\n".join(f"- ls dir{i:02d}" for i in range(8, 12))
-            + "\n\n## Next step\nNo later request: continue with the goal above.\n\n"
+            + "\n\n## Next step\n"
+            + CHECK_STEP
+            + "\n\n"
             "## Not shown (no room left)\n- 8 more commands run: entries 1–27 of the history"
         )
-        assert (tokens, notes) == (83, ("commands: 8 not shown",))
+        assert (tokens, notes) == (97, ("commands: 8 not shown",))
 
     def test_every_command_before_the_read_file_and_the_done_step(self) -> None:
-        text, tokens, notes = self._summary(70)
+        text, tokens, notes = self._summary(84)
         assert text == (
             "## Goal\nMake the build green. Run the suite.\n\n"
             "## Done\n- edited src/b.py\n\n"
             "## Files modified\n- src/b.py\n\n"
             "## Files read\n- src/a.py\n\n"
-            "## Next step\nNo later request: continue with the goal above.\n\n"
+            "## Next step\n" + CHECK_STEP + "\n\n"
             "## Not shown (no room left)\n- 12 commands run: entries 1–27 of the history"
         )
-        assert (tokens, notes) == (67, ("commands: 12 not shown",))
+        assert (tokens, notes) == (81, ("commands: 12 not shown",))
 
     def test_when_the_required_items_cannot_fit_it_is_rejected_with_what_they_need(
         self,
     ) -> None:
-        # goal, modified path, next step and the closing note: 60 tokens at any budget below
-        for budget in (59, 40):
+        # goal, modified path, next step and the closing note: 74 tokens at any budget below
+        for budget in (73, 40):
             request = SummaryRequest(self._history(), None, self.GOAL, budget, covered=(1, 27))
             with pytest.raises(SummaryRejected) as info:
                 SUMMARIZER.summarize(request, EST)
-            assert (info.value.reason, info.value.tokens_after) == ("over_budget", 60)
-        text, tokens, _ = self._summary(60)
+            assert (info.value.reason, info.value.tokens_after) == ("over_budget", 74)
+        text, tokens, _ = self._summary(74)
         assert text == (
             "## Goal\nMake the build green. Run the suite.\n\n"
             "## Files modified\n- src/b.py\n\n"
-            "## Next step\nNo later request: continue with the goal above.\n\n"
+            "## Next step\n" + CHECK_STEP + "\n\n"
             "## Not shown (no room left)\n"
             "- 1 done step, 1 file read, 12 commands run: entries 1–27 of the history"
         )
-        assert tokens == 60
+        assert tokens == 74
 
     def test_a_goal_larger_than_the_budget_keeps_its_first_part_and_says_what_was_cut(
         self,
     ) -> None:
         goal = "".join(f"{i:04d} " for i in range(400))  # 2,000 characters
-        summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 200), EST)
+        summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 215), EST)
         assert summary.text == (
             f"## Goal\n{goal[:694]}\n[… 1,306 more characters not shown]\n\n"
-            "## Next step\nNo later request: continue with the goal above."
+            "## Next step\n" + CHECK_STEP
         )  # cut after "0138", at a word's end
-        assert summary.tokens == 200
+        assert summary.tokens == 215
         assert summary.notes == ("goal: 1,306 characters cut",)
 
     def test_the_first_500_characters_of_the_goal_and_the_next_step_always_survive(
@@ -376,15 +385,15 @@ class TestBudget:
         goal = "".join(f"{i:04d} " for i in range(400))
         with pytest.raises(SummaryRejected) as info:
             SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 100), EST)
-        assert info.value.tokens_after == 152
-        # at the 152 tokens they need, the goal's head (its first 500 characters ended at a
+        assert info.value.tokens_after == 166
+        # at the 166 tokens they need, the goal's head (its first 500 characters ended at a
         # space: 499) and the whole next step
-        summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 152), EST)
+        summary = SUMMARIZER.summarize(SummaryRequest((user(goal),), None, goal, 166), EST)
         assert summary.text == (
             f"## Goal\n{goal[:499]}\n[… 1,501 more characters not shown]\n\n"
-            "## Next step\nNo later request: continue with the goal above."
+            "## Next step\n" + CHECK_STEP
         )
-        assert summary.tokens == 152
+        assert summary.tokens == 166
 
     def test_modified_paths_are_grouped_by_directory_as_a_last_resort(self) -> None:
         msgs: list[Message] = [user("Ship it.")]
@@ -393,11 +402,11 @@ class TestBudget:
                 calls(call(f"w{i}", "Write", file_path=f"src/pkg/m{i}.py", content="")),
                 results((f"w{i}", "ok")),
             ]
-        summary = SUMMARIZER.summarize(SummaryRequest(tuple(msgs), None, "Ship it.", 49), EST)
+        summary = SUMMARIZER.summarize(SummaryRequest(tuple(msgs), None, "Ship it.", 63), EST)
         assert summary.text == (
             "## Goal\nShip it.\n\n"
             "## Files modified\n- src/pkg/: m0.py, m1.py, m2.py, m3.py, m4.py, m5.py\n\n"
-            "## Next step\nNo later request: continue with the goal above.\n\n"
+            "## Next step\n" + CHECK_STEP + "\n\n"
             "## Not shown (no room left)\n- 6 done steps"
         )
         assert summary.notes == ("done: 6 not shown", "files_modified: grouped by directory")

@@ -84,7 +84,8 @@ class TestLanguage:
         )
         only_goal = summarize(messages[:5])
         assert only_goal.endswith(
-            "## 下一步\n之后没有新的请求：继续完成上面的目标。\n待解决的错误：1 个（见“错误”）。"
+            "## 下一步\n之后没有新的请求。下一步：解决最新的未解决错误："
+            "E   AssertionError: expected 3 tokens, got 4\n待解决的错误：1 个（见“错误”）。"
         )
 
     def test_a_spanish_session_gets_spanish_headings(self) -> None:

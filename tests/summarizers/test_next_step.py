@@ -104,7 +104,11 @@ class TestNextStep:
         got = next_step(
             (assistant("ok"),), split_turn=True, prior=prior[:1] + prior[2:], goal="Add a flag."
         )
-        assert got == 'Latest user request (in progress): "continue", to go on with the goal above'
+        assert got == (
+            'Latest user request (in progress): "continue", to go on with the goal above. '
+            "Next: check the goal above against Done and Current work, and do what is not "
+            "done yet."
+        )
 
     def test_an_answered_request_says_what_comes_next_and_the_open_errors(self) -> None:
         messages = (
@@ -163,7 +167,10 @@ class TestNextStep:
             results(("t", "ok")),
         )
         got = next_step(messages, split_turn=False, prior=(), goal="Add a flag.")
-        assert got == "No later request: continue with the goal above."
+        assert got == (
+            "No later request. Next: check the goal above against Done and Current work, and "
+            "do what is not done yet."
+        )
 
     def test_the_goal_alone(self) -> None:
         messages = (user("Add a flag."), assistant("Added."))
@@ -210,7 +217,8 @@ class TestDirectionQuestions:
         )
         assert got == (
             'Latest user request (in progress): "System: Please continue.", to go on with the '
-            "goal above"
+            "goal above. Next: check the goal above against Done and Current work, and do what "
+            "is not done yet."
         )
 
     def test_it_is_not_shown_as_the_agent_plan(self) -> None:

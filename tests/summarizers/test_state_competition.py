@@ -47,7 +47,7 @@ def quoted(text: str) -> str:
 
 
 def test_a_long_goal_gives_way_before_the_open_errors() -> None:
-    text = state((user(GOAL), *failing_run()), 234, covered=(1, 3))
+    text = state((user(GOAL), *failing_run()), 241, covered=(1, 3))
     # the first 500 characters always, then as much of the rest as the budget leaves once
     # the open error is shown; its "## Part" lines are indented
     shown = GOAL[: len(GOAL) - 1_527]
@@ -56,13 +56,14 @@ def test_a_long_goal_gives_way_before_the_open_errors() -> None:
         f"## Goal\n{quoted(shown)}\n[… 1,527 more characters not shown]\n\n"
         "## Errors\n- open: E   KeyError: 'token' — `pytest -q`\n\n"
         "## Commands run\n- pytest -q\n\n"
-        "## Next step\nNo later request: continue with the goal above.\n"
+        "## Next step\nNo later request. Next: resolve the latest open error: "
+        "E   KeyError: 'token'\n"
         "Open errors to resolve: 1 (listed under Errors)."
     )
 
 
 def test_the_rest_of_a_long_goal_gives_way_whole_before_the_open_error() -> None:
-    text = state((user(GOAL), *failing_run()), 208, covered=(1, 3))
+    text = state((user(GOAL), *failing_run()), 221, covered=(1, 3))
     # the goal's first 500 characters are required; the rest (1,631 characters of
     # template) is worth less than the open error
     assert len(GOAL) - KEEP_CHARS == 1_631
@@ -70,7 +71,8 @@ def test_the_rest_of_a_long_goal_gives_way_whole_before_the_open_error() -> None
         f"## Goal\n{quoted(GOAL[:KEEP_CHARS]).rstrip()}\n[… 1,631 more characters not shown]\n\n"
         "## Errors\n- open: E   KeyError: 'token' — `pytest -q`\n\n"
         "## Commands run\n- pytest -q\n\n"
-        "## Next step\nNo later request: continue with the goal above.\n"
+        "## Next step\nNo later request. Next: resolve the latest open error: "
+        "E   KeyError: 'token'\n"
         "Open errors to resolve: 1 (listed under Errors)."
     )
 

@@ -400,6 +400,7 @@ def _request(
         later_user_messages=tuple(
             user_text(m) for m in messages[n_sum + n_prefix :] if is_real_user_message(m)
         ),
+        kept=history.originals(messages[n_sum + n_prefix :], sources[n_sum + n_prefix :]),
         instructions=instructions,
         cwd=cwd,
     )

@@ -48,9 +48,6 @@ from ctxengine.policy.defaults import (
     BACKGROUND_LABEL_MAX_CHARS,
     REINJECT_PLAN_TOOLS,
     REINJECT_TODO_TOOLS,
-    TODO_CLOSED_STATUSES,
-    TODO_LIST_KEYS,
-    TODO_TEXT_KEYS,
 )
 from ctxengine.projection.injection import reinjected_message, rules_file, rules_text
 from ctxengine.projection.skills import (
@@ -70,6 +67,7 @@ from ctxengine.summarizers.background import (
     read_poll,
     stopped_id,
 )
+from ctxengine.summarizers.todos import newest_call, open_items, todo_list
 from ctxengine.summarizers.tools import call_effects
 from ctxengine.tokens.base import Estimator
 
@@ -209,56 +207,16 @@ def rules_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> li
     return out
 
 
-def _newest_call(
-    messages: Sequence[Message], kept: Sequence[Message], names: tuple[str, ...]
-) -> ToolCallPart | None:
-    """The newest call of one of ``names`` in ``messages``, or ``None`` when there is none or
-    ``kept`` holds a newer one (the tail shows it)."""
-    for group in (kept, messages):
-        for m in reversed(group):
-            for call in reversed(m.tool_calls):
-                if call.name in names:
-                    return None if group is kept else call
-    return None
-
-
 def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
     """The latest plan-mode plan: the ``plan`` argument of the newest call of a
     :data:`~ctxengine.policy.defaults.REINJECT_PLAN_TOOLS` tool (its raw arguments when they
     hold no ``plan`` text), or ``None`` (none, or ``kept`` holds a newer one)."""
-    call = _newest_call(messages, kept, REINJECT_PLAN_TOOLS)
+    call = newest_call(messages, kept, REINJECT_PLAN_TOOLS)
     if call is None:
         return None
     plan = call_args(call).get("plan")
     text = plan if isinstance(plan, str) and plan.strip() else call.arguments
     return PLAN_ITEM.format(tool=call.name, plan=text)
-
-
-def _todo_list(call: ToolCallPart) -> list[Any] | None:
-    """The list a todo call writes: its first :data:`TODO_LIST_KEYS` argument holding a
-    list, or ``None``."""
-    args = call_args(call)
-    for key in TODO_LIST_KEYS:
-        value = args.get(key)
-        if isinstance(value, list):
-            return value
-    return None
-
-
-def _todo_text(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict):
-        for key in TODO_TEXT_KEYS:
-            value = item.get(key)
-            if isinstance(value, str) and value.strip():
-                return value
-    return str(item)
-
-
-def _todo_status(item: Any) -> str:
-    status = item.get("status") if isinstance(item, dict) else None
-    return status if isinstance(status, str) and status.strip() else "pending"
 
 
 def todo_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
@@ -267,19 +225,15 @@ def todo_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     :data:`~ctxengine.policy.defaults.TODO_CLOSED_STATUSES`) with its status, in the list's
     order, and the number of done items. ``None`` when there is no such call, ``kept`` holds a
     newer one, or no item is open; the raw arguments when they hold no list."""
-    call = _newest_call(messages, kept, REINJECT_TODO_TOOLS)
+    call = newest_call(messages, kept, REINJECT_TODO_TOOLS)
     if call is None:
         return None
-    items = _todo_list(call)
+    items = todo_list(call)
     if items is None:
         if not call.arguments.strip():
             return None
         return TODO_RAW_ITEM.format(tool=call.name, arguments=call.arguments)
-    lines = [
-        TODO_LINE.format(status=_todo_status(i), text=_todo_text(i))
-        for i in items
-        if _todo_status(i).lower() not in TODO_CLOSED_STATUSES
-    ]
+    lines = [TODO_LINE.format(status=i.status, text=i.text) for i in open_items(items)]
     if not lines:
         return None
     done = len(items) - len(lines)

@@ -343,7 +343,9 @@ class Wording:
         language: the language code.
         continuation_prefix: opening words of the continuation-state message.
         headings: the section headings.
-        no_later_request: the next step when the user asked nothing after the goal.
+        no_later_request: the next step when the user asked nothing after the goal
+            (``{action}``: the concrete next action,
+            :func:`~ctxengine.summarizers.next_step.next_action`).
         turn_continues / turn_answers / turn_done: the turn-context lines (``turn_answers``
             takes ``{next_step}``, the next-step heading; ``turn_done`` takes ``{steps}``).
         ledger_intro: the line that opens the hybrid summary's ledger block.
@@ -387,7 +389,7 @@ ENGLISH = Wording(
         focus="Focus",
         first_request="First user request (verbatim)",
     ),
-    no_later_request="No later request: continue with the goal above.",
+    no_later_request="No later request. Next: {action}",
     turn_continues=(
         "The verbatim messages after this summary continue a turn that began before it."
     ),
@@ -425,7 +427,7 @@ CHINESE = Wording(
         focus="重点",
         first_request="用户的第一个请求（原文）",
     ),
-    no_later_request="之后没有新的请求：继续完成上面的目标。",
+    no_later_request="之后没有新的请求。下一步：{action}",
     turn_continues="本摘要之后的原文消息延续了一个在摘要之前开始的轮次。",
     turn_answers="该轮次回应的是“{next_step}”下的请求。",
     turn_done="该轮次中已完成：{steps}。",
@@ -459,7 +461,7 @@ JAPANESE = Wording(
         focus="重点",
         first_request="ユーザーの最初の依頼（原文）",
     ),
-    no_later_request="これ以降の依頼はありません。上記の目標を続けてください。",
+    no_later_request="これ以降の依頼はありません。次：{action}",
     turn_continues="この要約の後に原文のまま続くメッセージは、要約の前に始まったターンの続きです。",
     turn_answers="そのターンは「{next_step}」の依頼に応えるものです。",
     turn_done="そのターンで完了済み：{steps}。",
@@ -496,7 +498,7 @@ KOREAN = Wording(
         focus="중점",
         first_request="사용자의 첫 요청(원문)",
     ),
-    no_later_request="이후 요청 없음: 위의 목표를 계속 진행하세요.",
+    no_later_request="이후 요청 없음. 다음: {action}",
     turn_continues="이 요약 뒤에 원문 그대로 이어지는 메시지는 요약 전에 시작된 턴의 계속입니다.",
     turn_answers="그 턴은 '{next_step}' 아래의 요청에 대한 것입니다.",
     turn_done="그 턴에서 이미 완료됨: {steps}.",
@@ -532,7 +534,7 @@ SPANISH = Wording(
         focus="Enfoque",
         first_request="Primera petición del usuario (literal)",
     ),
-    no_later_request="No hay ninguna petición posterior: continúa con el objetivo de arriba.",
+    no_later_request="No hay ninguna petición posterior. Siguiente: {action}",
     turn_continues=(
         "Los mensajes literales que siguen a este resumen continúan un turno que empezó "
         "antes de él."
@@ -573,7 +575,7 @@ FRENCH = Wording(
         focus="Priorité",
         first_request="Première demande de l'utilisateur (texte exact)",
     ),
-    no_later_request="Aucune demande ultérieure : poursuivre l'objectif ci-dessus.",
+    no_later_request="Aucune demande ultérieure. Ensuite : {action}",
     turn_continues=(
         "Les messages cités tels quels après ce résumé poursuivent un tour commencé avant lui."
     ),
@@ -612,7 +614,7 @@ GERMAN = Wording(
         focus="Schwerpunkt",
         first_request="Erste Anfrage des Nutzers (wörtlich)",
     ),
-    no_later_request="Keine spätere Anfrage: mit dem obigen Ziel weitermachen.",
+    no_later_request="Keine spätere Anfrage. Als Nächstes: {action}",
     turn_continues=(
         "Die wörtlichen Nachrichten nach dieser Zusammenfassung setzen einen Durchgang fort, "
         "der vor ihr begann."
@@ -652,7 +654,7 @@ PORTUGUESE = Wording(
         focus="Foco",
         first_request="Primeiro pedido do usuário (literal)",
     ),
-    no_later_request="Nenhum pedido posterior: continue com o objetivo acima.",
+    no_later_request="Nenhum pedido posterior. Próximo: {action}",
     turn_continues=(
         "As mensagens literais após este resumo continuam um turno que começou antes dele."
     ),
@@ -691,7 +693,7 @@ RUSSIAN = Wording(
         focus="Фокус",
         first_request="Первый запрос пользователя (дословно)",
     ),
-    no_later_request="Более поздних запросов нет: продолжай работу над целью выше.",
+    no_later_request="Более поздних запросов нет. Далее: {action}",
     turn_continues="Дословные сообщения после этой сводки продолжают ход, начатый до неё.",
     turn_answers="Этот ход отвечает на запрос из раздела «{next_step}».",
     turn_done="Уже сделано в этом ходе: {steps}.",

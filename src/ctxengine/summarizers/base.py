@@ -69,6 +69,10 @@ class SummaryRequest:
         instructions: project compact instructions found by the caller (the "Compact
             instructions" sections of the rules files in the session's head); a model
             summarizer gives them priority beside its own.
+        kept: the messages kept verbatim after the cut (the tail the state is sent with,
+            full texts), oldest first: when the goal is still the latest request of the
+            summarized range, the next step names the newest user message among them, or
+            the next action they and the range state.
         cwd: the session's working directory when the caller knows it (the one its
             transcript records), ``""`` when not: the ledgers normalise paths against it
             (before the previous compaction's and the one the messages state or suggest),
@@ -89,6 +93,7 @@ class SummaryRequest:
     later_user_messages: tuple[str, ...] = ()
     instructions: str | None = None
     cwd: str = ""
+    kept: tuple[Message, ...] = ()
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:

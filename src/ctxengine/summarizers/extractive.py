@@ -84,6 +84,7 @@ from ctxengine.summarizers.items import (
     CARRIED_SCALE,
     VALUES,
     Item,
+    counts_only,
     ledger_items,
     spread,
     with_focus,
@@ -441,6 +442,8 @@ class ExtractiveSummarizer:
             words=step_wording(words),
             shown_errors=shown_errors,
             entries=request.covered,
+            later=request.kept,
+            latest_error=_latest_open_error(ledgers),
         )
         step = "\n".join(lines.sentences)  # unquoted: what a user message or the work may equal
         exclude = (goal, latest.text) if latest is not None and latest.text != goal else (goal,)
@@ -470,6 +473,15 @@ class ExtractiveSummarizer:
             quoted = needs_quoting(request.focus)
             items.append(Item("focus", "focus", request.focus, cut_floor=0, quoted=quoted))
         return with_focus(items, request.focus)
+
+
+def _latest_open_error(ledgers: Ledgers) -> str:
+    """The line of the newest open error (by source) that says what failed (not one that
+    only counts failures, :func:`~ctxengine.summarizers.items.counts_only`), else of the
+    newest open error, ``""`` when none is open."""
+    open_ = sorted((e for e in ledgers.error_facts if e.status == "open"), key=lambda e: e.source)
+    said = [e.text for e in open_ if not counts_only(e.text)]
+    return said[-1] if said else open_[-1].text if open_ else ""
 
 
 def _is_open_error(item: Item) -> bool:

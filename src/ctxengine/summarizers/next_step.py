@@ -8,10 +8,18 @@ user messages before it. It is *open* when the compaction splits its turn (the v
 messages after the state continue it) or nothing answered it yet; otherwise the turn it opened
 ended inside the summarized range and the messages after the state hold what comes next.
 
+Never "continue" alone: when the latest request is the goal itself and still open, the next
+step names the concrete next action (:func:`next_action`): the agent's stated plan that it
+has not yet carried out, else the first open item of its todo list, else the latest open
+error to resolve, else what to check (the goal against the done steps and the current work).
+When the verbatim messages kept after the state hold a later user message, that message is
+named instead (an acknowledgement resolved as below).
+
 A bare acknowledgement (:func:`~ctxengine.summarizers.acknowledge.is_acknowledgement`:
 ``continue``, ``yes``, ``继续``, ``System: Please continue.`` …) is never shown alone: it
 resolves to the plan or question the agent stated in its last message before it
-(:func:`stated_plan`), else to the latest substantive request before it, else to the goal.
+(:func:`stated_plan`), else to the latest substantive request before it, else to the goal
+and the next action.
 An agent's message that only asks the user what to do next (``Please provide the next step
 in your execution plan.``, ``What would you like me to do next?``: :func:`asks_for_direction`)
 proposes nothing: an acknowledgement of it resolves to the latest substantive request, and it
@@ -38,6 +46,7 @@ from dataclasses import dataclass
 from ctxengine.model import Message
 from ctxengine.model.roles import is_real_user_message, is_slash_command, user_text
 from ctxengine.summarizers.acknowledge import is_acknowledgement
+from ctxengine.summarizers.todos import first_open_todo
 
 #: Longest stated plan quoted, in characters (its head is kept, then "…").
 PLAN_MAX_CHARS = 600
@@ -102,23 +111,33 @@ def asks_for_direction(text: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Wording:
     """The sentences of the next step in one language (``{request}``, ``{plan}``, ``{ack}``,
-    ``{message}``, ``{count}`` are filled in, and ``{current_work}`` / ``{errors}`` with the
-    headings of the same names); other languages: :mod:`ctxengine.summarizers.step_wording`."""
+    ``{message}``, ``{count}``, ``{action}``, ``{status}``, ``{item}``, ``{error}`` are
+    filled in, and ``{current_work}`` / ``{errors}`` / ``{done}`` with the headings of the same
+    names); other languages: :mod:`ctxengine.summarizers.step_wording`."""
 
     open_request: str = "Latest user request (in progress): {request}"
     answered_request: str = (
         "Latest user request (answered before this point, see {current_work}): {request}"
     )
     no_request: str = "No user request in the history so far."
-    goal_open: str = "No later request: continue with the goal above."
+    goal_open: str = "No later request. Next: {action}"
+    goal_later: str = (
+        "No later request before this point; the user's latest message after it: {request}"
+    )
     goal_answered: str = "The goal above was answered before this point (see {current_work})."
     ack_plan: str = '"{ack}", accepting the agent\'s proposal: {plan}'
     ack_message: str = '"{ack}", answering the agent\'s message: {message}'
     ack_request: str = '"{ack}", to go on with: {request}'
-    ack_goal: str = '"{ack}", to go on with the goal above'
+    ack_goal: str = '"{ack}", to go on with the goal above. Next: {action}'
     ack_alone: str = '"{ack}", with no earlier request to go on with'
     plan_open: str = "The agent's stated plan: {plan}"
     plan_answered: str = "The agent's last message ended with: {plan}"
+    action_plan: str = "the agent's stated plan: {plan}"
+    action_todo: str = "the first open todo item ({status}): {item}"
+    action_error: str = "resolve the latest open error: {error}"
+    action_check: str = (
+        "check the goal above against {done} and {current_work}, and do what is not done yet."
+    )
     open_errors: str = "Open errors to resolve: {count} (listed under {errors})."
     open_errors_partial: str = (
         "Open errors to resolve: {count} ({shown} listed under {errors}; {rest} more in {where})."
@@ -131,6 +150,7 @@ class Wording:
     go_on: str = "Go on with the messages after this summary."
     current_work: str = "Current work"
     errors: str = "Errors"
+    done: str = "Done"
     not_shown: str = "Not shown (no room left)"
 
 
@@ -226,12 +246,14 @@ def resolve(
     prior: Sequence[str],
     goal: str,
     words: Wording = ENGLISH,
+    action: str = "",
 ) -> str:
     """``request``'s text, or for a bare acknowledgement what it acknowledged: the agent's
     stated plan or question in the agent's message just before it, in the turn it answers
     (after the user message before it: :func:`stated_plan`), else
     the last paragraph of that message, else the latest substantive request before it (capped
-    at :data:`RESOLVED_MAX_CHARS`), else the goal, else the acknowledgement alone, said to
+    at :data:`RESOLVED_MAX_CHARS`), else the goal with the next ``action``
+    (:func:`next_action`; ``""``: what to check), else the acknowledgement alone, said to
     have nothing before it. A plan or paragraph that only asks the user what to do next
     (:func:`asks_for_direction`) is passed over."""
     if not is_acknowledgement(request.text):
@@ -256,7 +278,35 @@ def resolve(
             if text == goal:
                 break
             return words.ack_request.format(ack=ack, request=_cap(text, RESOLVED_MAX_CHARS))
-    return words.ack_goal.format(ack=ack) if goal else words.ack_alone.format(ack=ack)
+    if not goal:
+        return words.ack_alone.format(ack=ack)
+    return words.ack_goal.format(ack=ack, action=action or _check(words))
+
+
+def _check(words: Wording) -> str:
+    return words.action_check.format(done=words.done, current_work=words.current_work)
+
+
+def next_action(
+    messages: Sequence[Message], latest_error: str = "", words: Wording = ENGLISH, start: int = 0
+) -> str:
+    """The concrete next action ``messages`` (oldest first, the kept tail included) state,
+    as a phrase of ``words``: the agent's stated plan in its newest message with text from
+    ``messages[start]`` on (the latest request's turn) when no tool call follows it
+    (:func:`stated_plan`; one that only asks the user what to do is passed over), else the
+    first open item of the newest todo list
+    (:func:`~ctxengine.summarizers.todos.first_open_todo`), else resolving ``latest_error``
+    (the newest open error's line), else checking the goal against the done steps and the
+    current work."""
+    plan = stated_plan(_pending_plan_text(messages[start:]))
+    if plan and not asks_for_direction(plan):
+        return words.action_plan.format(plan=plan)
+    todo = first_open_todo(messages)
+    if todo is not None:
+        return words.action_todo.format(status=todo.status, item=todo.text)
+    if latest_error:
+        return words.action_error.format(error=latest_error)
+    return _check(words)
 
 
 def _open_errors_line(
@@ -288,6 +338,8 @@ def next_step(
     words: Wording = ENGLISH,
     shown_errors: int | None = None,
     entries: tuple[int, int] | None = None,
+    later: Sequence[Message] = (),
+    latest_error: str = "",
 ) -> str:
     """The next-step text of a continuation state: :func:`next_step_lines` (same arguments),
     each with the later lines of the text it quotes indented (:func:`quote_lines`), one per
@@ -301,6 +353,8 @@ def next_step(
         words=words,
         shown_errors=shown_errors,
         entries=entries,
+        later=later,
+        latest_error=latest_error,
     )
     return "\n".join(quote_lines(line) for line in lines.sentences)
 
@@ -338,6 +392,8 @@ def next_step_lines(
     words: Wording = ENGLISH,
     shown_errors: int | None = None,
     entries: tuple[int, int] | None = None,
+    later: Sequence[Message] = (),
+    latest_error: str = "",
 ) -> StepLines:
     """The sentences of the next step (see the module docstring).
 
@@ -355,6 +411,11 @@ def next_step_lines(
             the history entries the state covers, else its closing note); ``-1`` when the
             number is not known: the line says that some are listed.
         entries: first and last history entry the state covers, or ``None``.
+        later: the messages kept verbatim after the state, oldest first: with the goal as
+            the latest request and still open, their newest real user message is the next
+            step, else the next action (:func:`next_action`) is read from the goal's turn
+            and them.
+        latest_error: the newest open error's line, for the next action.
 
     Returns:
         The :class:`StepLines`: one to four sentences, the request (open or answered), the
@@ -362,19 +423,29 @@ def next_step_lines(
         that the messages after the state say what comes next.
     """
     request = latest_request(messages, prior)
+    start = request.index + 1 if request is not None and request.index >= 0 else 0
     answered = False
     names = {"current_work": words.current_work, "errors": words.errors}
     if request is None and not goal:
         first = words.no_request
     elif request is None or request.text == goal:
         answered = request is not None and not split_turn and _answered(messages, request.index)
-        first = words.goal_answered.format(**names) if answered else words.goal_open
+        action = next_action([*messages, *later], latest_error, words, start)
+        tail = latest_request(later)
+        if answered:
+            first = words.goal_answered.format(**names)
+        elif tail is not None:
+            before = [*prior, *(user_text(m) for m in messages if is_real_user_message(m))]
+            text = resolve(tail, later, before, goal, words, action)
+            first = words.goal_later.format(request=text)
+        else:
+            first = words.goal_open.format(action=action)
     else:
-        text = resolve(request, messages, prior, goal, words)
+        action = next_action(messages, latest_error, words, start)
+        text = resolve(request, messages, prior, goal, words, action)
         answered = not split_turn and (request.index < 0 or _answered(messages, request.index))
         template = words.answered_request if answered else words.open_request
         first = template.format(request=text, **names)
-    start = request.index + 1 if request is not None and request.index >= 0 else 0
     plan = stated_plan(_pending_plan_text(messages[start:]))
     said = ""
     if plan and plan not in first and not asks_for_direction(plan):
@@ -409,6 +480,7 @@ __all__ = [
     "Wording",
     "asks_for_direction",
     "latest_request",
+    "next_action",
     "next_step",
     "next_step_lines",
     "quote_lines",

@@ -26,7 +26,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="“{ack}”，即接受助手的提议：{plan}",
         ack_message="“{ack}”，即回复助手的消息：{message}",
         ack_request="“{ack}”，即继续：{request}",
-        ack_goal="“{ack}”，即继续上面的目标",
+        ack_goal="“{ack}”，即继续上面的目标。下一步：{action}",
         ack_alone="“{ack}”，之前没有可以继续的请求",
         plan_open="助手陈述的计划：{plan}",
         plan_answered="助手最后一条消息的结尾：{plan}",
@@ -39,6 +39,11 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="历史记录第 {first}–{last} 条",
         where_note="计入“{not_shown}”",
         go_on="请接着处理本摘要之后的消息。",
+        goal_later="此前没有新的请求；此后用户的最新消息：{request}",
+        action_plan="助手陈述的计划：{plan}",
+        action_todo="第一个未完成的待办事项（{status}）：{item}",
+        action_error="解决最新的未解决错误：{error}",
+        action_check="对照“{done}”和“{current_work}”检查上面的目标，完成尚未完成的部分。",
     ),
     "ja": Wording(
         open_request="ユーザーの最新の依頼（進行中）：{request}",
@@ -50,7 +55,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="「{ack}」、つまりエージェントの提案の受け入れ：{plan}",
         ack_message="「{ack}」、つまりエージェントのメッセージへの返答：{message}",
         ack_request="「{ack}」、つまり次の依頼の続行：{request}",
-        ack_goal="「{ack}」、つまり上の目標の続行",
+        ack_goal="「{ack}」、つまり上の目標の続行。次：{action}",
         ack_alone="「{ack}」、続けるべき以前の依頼はない",
         plan_open="エージェントが述べた計画：{plan}",
         plan_answered="エージェントの最後のメッセージの結び：{plan}",
@@ -65,6 +70,11 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="履歴のエントリ {first}–{last}",
         where_note="「{not_shown}」に計上",
         go_on="この要約の後のメッセージに沿って続けてください。",
+        goal_later="この時点までに新しい依頼はありません。この後のユーザーの最新メッセージ：{request}",
+        action_plan="エージェントが述べた計画：{plan}",
+        action_todo="最初の未完了の ToDo 項目（{status}）：{item}",
+        action_error="最新の未解決のエラーを解決する：{error}",
+        action_check="上の目標を「{done}」と「{current_work}」に照らして確認し、まだ済んでいない部分を行う。",
     ),
     "ko": Wording(
         open_request="사용자의 최근 요청 (진행 중): {request}",
@@ -76,7 +86,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan='"{ack}", 즉 에이전트의 제안을 수락: {plan}',
         ack_message='"{ack}", 즉 에이전트의 메시지에 대한 답: {message}',
         ack_request='"{ack}", 즉 다음을 계속: {request}',
-        ack_goal='"{ack}", 즉 위의 목표를 계속',
+        ack_goal='"{ack}", 즉 위의 목표를 계속. 다음: {action}',
         ack_alone='"{ack}", 계속할 이전 요청 없음',
         plan_open="에이전트가 밝힌 계획: {plan}",
         plan_answered="에이전트의 마지막 메시지 끝부분: {plan}",
@@ -91,6 +101,14 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="기록의 항목 {first}–{last}",
         where_note="'{not_shown}'에 포함",
         go_on="이 요약 뒤의 메시지를 이어서 진행하세요.",
+        goal_later="이 시점 이전에는 이후 요청 없음. 이 시점 이후 사용자의 최근 메시지: {request}",
+        action_plan="에이전트가 밝힌 계획: {plan}",
+        action_todo="첫 번째 미완료 할 일 항목 ({status}): {item}",
+        action_error="가장 최근의 미해결 오류 해결: {error}",
+        action_check=(
+            "위의 목표를 '{done}' 및 '{current_work}'와 대조해 확인하고, "
+            "아직 하지 않은 부분을 수행합니다."
+        ),
     ),
     "es": Wording(
         open_request="Última petición del usuario (en curso): {request}",
@@ -105,7 +123,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="«{ack}», aceptando la propuesta del agente: {plan}",
         ack_message="«{ack}», en respuesta al mensaje del agente: {message}",
         ack_request="«{ack}», para seguir con: {request}",
-        ack_goal="«{ack}», para seguir con el objetivo de arriba",
+        ack_goal="«{ack}», para seguir con el objetivo de arriba. Siguiente: {action}",
         ack_alone="«{ack}», sin ninguna petición anterior con la que seguir",
         plan_open="Plan declarado por el agente: {plan}",
         plan_answered="El último mensaje del agente terminaba con: {plan}",
@@ -121,6 +139,17 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="entradas {first}–{last} del historial",
         where_note="contados en {not_shown}",
         go_on="Continúa con los mensajes que siguen a este resumen.",
+        goal_later=(
+            "Ninguna petición posterior antes de este punto; el último mensaje del usuario después "
+            "de él: {request}"
+        ),
+        action_plan="el plan que indicó el agente: {plan}",
+        action_todo="la primera tarea abierta de la lista ({status}): {item}",
+        action_error="resolver el último error abierto: {error}",
+        action_check=(
+            "comprobar el objetivo de arriba frente a {done} y {current_work}, y hacer lo que "
+            "falte."
+        ),
     ),
     "fr": Wording(
         open_request="Dernière demande de l'utilisateur (en cours) : {request}",
@@ -133,7 +162,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="« {ack} », acceptant la proposition de l'agent : {plan}",
         ack_message="« {ack} », en réponse au message de l'agent : {message}",
         ack_request="« {ack} », pour poursuivre : {request}",
-        ack_goal="« {ack} », pour poursuivre l'objectif ci-dessus",
+        ack_goal="« {ack} », pour poursuivre l'objectif ci-dessus. Ensuite : {action}",
         ack_alone="« {ack} », sans demande antérieure à poursuivre",
         plan_open="Plan annoncé par l'agent : {plan}",
         plan_answered="Le dernier message de l'agent se terminait par : {plan}",
@@ -149,6 +178,17 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="entrées {first}–{last} de l'historique",
         where_note="comptées dans {not_shown}",
         go_on="Poursuivez avec les messages qui suivent ce résumé.",
+        goal_later=(
+            "Aucune demande ultérieure avant ce point ; le dernier message de l'utilisateur après "
+            "lui : {request}"
+        ),
+        action_plan="le plan annoncé par l'agent : {plan}",
+        action_todo="le premier élément ouvert de la liste de tâches ({status}) : {item}",
+        action_error="résoudre la dernière erreur ouverte : {error}",
+        action_check=(
+            "vérifier l'objectif ci-dessus par rapport à {done} et {current_work}, et faire ce qui "
+            "reste."
+        ),
     ),
     "de": Wording(
         open_request="Letzte Anfrage des Nutzers (in Arbeit): {request}",
@@ -161,7 +201,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="„{ack}“, also Zustimmung zum Vorschlag des Agenten: {plan}",
         ack_message="„{ack}“, als Antwort auf die Nachricht des Agenten: {message}",
         ack_request="„{ack}“, um fortzufahren mit: {request}",
-        ack_goal="„{ack}“, um mit dem Ziel oben fortzufahren",
+        ack_goal="„{ack}“, um mit dem Ziel oben fortzufahren. Als Nächstes: {action}",
         ack_alone="„{ack}“, ohne frühere Anfrage, mit der fortzufahren wäre",
         plan_open="Vom Agenten genannter Plan: {plan}",
         plan_answered="Die letzte Nachricht des Agenten endete mit: {plan}",
@@ -177,6 +217,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="Einträge {first}–{last} des Verlaufs",
         where_note="gezählt unter {not_shown}",
         go_on="Mach mit den Nachrichten nach dieser Zusammenfassung weiter.",
+        goal_later=(
+            "Keine spätere Anfrage vor diesem Punkt; die letzte Nachricht des Nutzers danach: "
+            "{request}"
+        ),
+        action_plan="der vom Agenten genannte Plan: {plan}",
+        action_todo="der erste offene Eintrag der Aufgabenliste ({status}): {item}",
+        action_error="den neuesten offenen Fehler beheben: {error}",
+        action_check=(
+            "das Ziel oben mit {done} und {current_work} abgleichen und erledigen, was noch fehlt."
+        ),
     ),
     "pt": Wording(
         open_request="Último pedido do usuário (em andamento): {request}",
@@ -188,7 +238,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="“{ack}”, aceitando a proposta do agente: {plan}",
         ack_message="“{ack}”, em resposta à mensagem do agente: {message}",
         ack_request="“{ack}”, para continuar com: {request}",
-        ack_goal="“{ack}”, para continuar com o objetivo acima",
+        ack_goal="“{ack}”, para continuar com o objetivo acima. Próximo: {action}",
         ack_alone="“{ack}”, sem pedido anterior para continuar",
         plan_open="Plano declarado pelo agente: {plan}",
         plan_answered="A última mensagem do agente terminava com: {plan}",
@@ -204,6 +254,16 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="entradas {first}–{last} do histórico",
         where_note="contados em {not_shown}",
         go_on="Continue com as mensagens depois deste resumo.",
+        goal_later=(
+            "Nenhum pedido posterior antes deste ponto; a última mensagem do usuário depois dele: "
+            "{request}"
+        ),
+        action_plan="o plano declarado pelo agente: {plan}",
+        action_todo="o primeiro item aberto da lista de tarefas ({status}): {item}",
+        action_error="resolver o erro em aberto mais recente: {error}",
+        action_check=(
+            "conferir o objetivo acima com {done} e {current_work}, e fazer o que ainda falta."
+        ),
     ),
     "ru": Wording(
         open_request="Последний запрос пользователя (в работе): {request}",
@@ -216,7 +276,7 @@ STEP_WORDINGS: dict[str, Wording] = {
         ack_plan="«{ack}» — согласие с предложением агента: {plan}",
         ack_message="«{ack}» — ответ на сообщение агента: {message}",
         ack_request="«{ack}» — продолжить: {request}",
-        ack_goal="«{ack}» — продолжить цель выше",
+        ack_goal="«{ack}» — продолжить цель выше. Далее: {action}",
         ack_alone="«{ack}» — без более раннего запроса, который можно продолжить",
         plan_open="План, названный агентом: {plan}",
         plan_answered="Последнее сообщение агента заканчивалось так: {plan}",
@@ -230,6 +290,17 @@ STEP_WORDINGS: dict[str, Wording] = {
         where_entries="записи {first}–{last} истории",
         where_note="учтены в «{not_shown}»",
         go_on="Продолжайте с сообщений после этого резюме.",
+        goal_later=(
+            "До этого места более поздних запросов нет; последнее сообщение пользователя после "
+            "него: {request}"
+        ),
+        action_plan="план, названный агентом: {plan}",
+        action_todo="первый незакрытый пункт списка задач ({status}): {item}",
+        action_error="устранить последнюю нерешённую ошибку: {error}",
+        action_check=(
+            "сверить цель выше с разделами «{done}» и «{current_work}» и сделать то, что ещё не "
+            "сделано."
+        ),
     ),
 }
 
@@ -257,6 +328,7 @@ def step_wording(words: StateWording) -> Wording:
         goal_open=words.no_later_request,
         current_work=words.headings.current_work,
         errors=words.headings.errors,
+        done=words.headings.done,
         not_shown=not_shown_heading(words),
     )
 
