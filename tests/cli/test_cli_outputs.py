@@ -116,3 +116,38 @@ def test_a_wide_comparison_splits_into_tables_that_fit_the_terminal() -> None:
     assert column_groups(grid, 80) == [[1, 2, 3]]
     # A column wider than the terminal is still shown, alone.
     assert column_groups(grid, 20) == [[1], [2], [3]]
+
+
+def test_a_manual_compaction_names_the_re_injected_parts_that_leave_no_room(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a todo list of 1,200 open items is re-injected whole: alone it is over the trigger
+    todos = [
+        {"content": f"Migrate module m{k:04d}.py to the new logging API", "status": "pending"}
+        for k in range(1_200)
+    ]
+    messages: list[dict[str, object]] = [{"role": "user", "content": "Migrate every module."}]
+    for k, (name, args, output) in enumerate(
+        [("TodoWrite", {"todos": todos}, "ok")]
+        + [("Read", {"file_path": f"/p/m{i}.py"}, "x = 1\n" * 200) for i in range(6)]
+    ):
+        call = {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    code = main(["compact", str(src), "--window", "16000", "-o", str(tmp_path / "out.json")])
+    assert code == 2
+    assert not (tmp_path / "out.json").exists()
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == (
+        "cannot compact: no compaction can bring the context under the trigger of 12,800 "
+        "tokens with 704 tokens to spare (window 16,000): what every compaction keeps is "
+        "21,062 tokens already (largest parts: re-injected todo list 20,355, tool schemas 386, "
+        "margin 160); shorten these (rules files, tool schemas, system prompt), re-inject "
+        "less, or use a model with a larger window; nothing was written"
+    )

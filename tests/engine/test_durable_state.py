@@ -540,3 +540,50 @@ class TestFloor:
             ),
             "margin": WINDOW // 100,
         }
+
+
+class TestManualFloor:
+    """A manual compaction runs whatever the floor; when the floor leaves its summary no
+    room, it fails the way the automatic check does: naming the floor's largest parts."""
+
+    @staticmethod
+    def session() -> Session:
+        s = Session(16_000, estimator=EST)
+        s.append(user("Migrate every module."))
+        todos = [
+            {"content": f"Migrate module m{i:03d}.py " + "x" * 60, "status": "pending"}
+            for i in range(600)
+        ]
+        s.record(calling("t1", "TodoWrite", todos=todos))
+        s.append(result("t1", "Todos have been modified successfully."))
+        for i in range(6):
+            s.record(calling(f"r{i}", "Read", file_path=f"/p/m{i}.py"))
+            s.append(result(f"r{i}", filler("code", 40)))
+        return s
+
+    def test_a_todo_list_over_the_window_is_named(self) -> None:
+        s = self.session()
+        before = s.entries
+        with pytest.raises(ContextFloorError) as info:
+            s.compact()
+        error = info.value
+        # 600 open items of 95 characters and the list's heading: 14,436 tokens
+        assert error.parts == (
+            ("re-injected todo list", 14_436),
+            ("margin", 160),
+            ("continuation state", 105),
+            ("continuation message", 52),
+        )
+        assert (error.floor, error.free, error.trigger) == (14_753, 704, 12_800)
+        assert str(error) == (
+            "no compaction can bring the context under the trigger of 12,800 tokens with 704 "
+            "tokens to spare (window 16,000): what every compaction keeps is 14,753 tokens "
+            "already (largest parts: re-injected todo list 14,436, margin 160, continuation "
+            "state 105); shorten these (rules files, tool schemas, system prompt), re-inject "
+            "less, or use a model with a larger window"
+        )
+        # raised from the summarizer's refusal; nothing appended
+        assert type(error.__cause__).__name__ == "SummaryRejected"
+        assert s.entries == before
+        assert [e.step for e in s.events] == ["failure"]
+        assert s.events[0].detail == str(error)

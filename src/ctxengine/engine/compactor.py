@@ -19,6 +19,7 @@ from ctxengine.errors import (
     ContextFloorError,
     HookError,
     ProviderError,
+    SummaryRejected,
     ThrashError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
@@ -317,25 +318,16 @@ class Compactor:
             ContextFloorError: an automatic compaction whose floor (what every compaction
                 keeps) is at or over the trigger less the room it must leave free
                 (:attr:`~ctxengine.ladder.plan.CompactionPlan.floor_limit`): reported and
-                raised before anything runs.
+                raised before anything runs; a manual one with such a floor, when its
+                summary does not fit the room the floor leaves (``over_budget``): the same
+                error, naming the floor's largest parts, raised from that rejection.
             CompactionVetoed: the ``before_compact`` hook vetoed it.
             NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
             CompactionLoopError: the context is still over the trigger, too many times in a
                 row.
         """
-        trigger = plan.budget.trigger
         if plan.reason != "manual" and plan.floor_tokens >= plan.floor_limit:
-            error = ContextFloorError(
-                plan.floor_tokens,
-                trigger,
-                plan.budget.window,
-                head_parts(plan.floor, self.log.last_head),
-                plan.floor_free,
-            )
-            self.event(
-                "failure", None, plan.tokens_before, plan.tokens_before, str(error), plan=plan
-            )
-            raise error
+            raise self.floor_error(plan)
         supplied: str | None = None
         if self.before_compact is not None:
             try:
@@ -360,19 +352,26 @@ class Compactor:
         conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
         live = self.live
         self.runner.instructions = self.log.instructions()
-        executed = self.runner.execute(
-            plan,
-            conversation,
-            h,
-            self.estimator,
-            measure=self.log.measure,
-            live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
-            continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
-            summary=supplied,
-            on_fallback=lambda detail: self.event(
-                "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
-            ),
-        )
+        try:
+            executed = self.runner.execute(
+                plan,
+                conversation,
+                h,
+                self.estimator,
+                measure=self.log.measure,
+                live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
+                continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
+                summary=supplied,
+                on_fallback=lambda detail: self.event(
+                    "fallback", None, plan.tokens_before, plan.tokens_before, detail, plan=plan
+                ),
+            )
+        except SummaryRejected as exc:
+            # a manual compaction runs whatever the floor; when the floor leaves the summary
+            # no room, say so the way the automatic check does: by the floor's largest parts
+            if exc.reason == "over_budget" and plan.floor_tokens >= plan.floor_limit:
+                raise self.floor_error(plan) from exc
+            raise
         entry = self.log.append(executed.record, entry_id=executed.entry_id)
         if plan.reason == "manual":
             self.thrashing = None
@@ -402,6 +401,20 @@ class Compactor:
             except Exception as exc:
                 raise HookError("after_compact", exc) from exc
         return outcome
+
+    def floor_error(self, plan: CompactionPlan) -> ContextFloorError:
+        """The :class:`~ctxengine.errors.ContextFloorError` of ``plan`` (its floor, largest
+        parts first, the assembled head's sections named: :func:`head_parts`), reported as a
+        ``"failure"`` event."""
+        error = ContextFloorError(
+            plan.floor_tokens,
+            plan.budget.trigger,
+            plan.budget.window,
+            head_parts(plan.floor, self.log.last_head),
+            plan.floor_free,
+        )
+        self.event("failure", None, plan.tokens_before, plan.tokens_before, str(error), plan=plan)
+        return error
 
     def event(
         self,
