@@ -58,7 +58,11 @@ def test_handoff_stores_a_linked_session_and_writes_its_request(
     assert any(RECALL_NOTE in json.dumps(m["content"]) for m in body["messages"][:3])
     # Recall in the new session reaches the old history (the first request, summarized away).
     assert main(["recall", new, "tallyho split 100 3", "--db", str(db), "--json"]) == 0
-    hits = json.loads(capsys.readouterr().out)["hits"]
+    found = json.loads(capsys.readouterr().out)
+    validate(found, "recall")
+    hits = found["hits"]
+    assert found["session_id"] == new
+    assert {h["session_id"] for h in hits} == {EXAMPLE_ID}  # each hit names its session
     assert old_entries[0].id in {h["entry_id"] for h in hits}
     assert old_entries[0].id not in {e.id for e in new_entries}
     assert {h["entry_id"] for h in hits} <= {e.id for e in old_entries}

@@ -35,6 +35,7 @@ def test_json_names_the_entry_line_and_excerpt(capsys: pytest.CaptureFixture[str
         "line": 12,
         "excerpt": CRASH,
         "tokens": doc["tokens"],
+        "session_id": EXAMPLE_ID,
     }
 
 

@@ -17,17 +17,23 @@ Pure helpers: the session method does the I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from ctxengine.model import Entry, Message, PinRecord, PruneRecord, TextPart, ToolResultPart
 from ctxengine.projection.handoff import SESSION_ENDED_RESULT
 
+from .children import COPIED_FROM
 from .history import History
 
 if TYPE_CHECKING:
     from .session import Session
+
+
+#: What recall searches of the sessions before a hand-off: their entries (the oldest
+#: session's first) and the positions among them it skips.
+RecallBase: TypeAlias = tuple[tuple[Entry, ...], set[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +83,25 @@ def closing(calls: Collection[str]) -> Message:
         for cid in sorted(calls)
     )
     return Message("tool", results, meta={"synthetic": "session_ended"})
+
+
+def recall_segment(history: History, source: str | None) -> RecallBase:
+    """One session of a hand-off chain as recall searches it: every entry of ``history``
+    (the session up to its hand-off point), skipping the withdrawn ones (not those of the
+    branches a checkout left: their work is history) and the copies of the entries of
+    ``source``, the session it was itself handed off from (they are searched there)."""
+    skip = history.hidden - history.left
+    if source is not None:
+        skip |= {i for i, e in enumerate(history.entries) if e.meta.get(COPIED_FROM) == source}
+    return tuple(history.entries), skip
+
+
+def joined(segments: Iterable[RecallBase]) -> RecallBase:
+    """``segments`` (oldest session first) as one log: their entries one after the other,
+    the skipped positions shifted to match."""
+    entries: list[Entry] = []
+    skip: set[int] = set()
+    for seg_entries, seg_skip in segments:
+        skip.update(len(entries) + i for i in seg_skip)
+        entries.extend(seg_entries)
+    return tuple(entries), skip

@@ -84,6 +84,7 @@ from ctxengine.recall import (
     RecallResult,
     run_recall_tool,
 )
+from ctxengine.recall.chain import ChainIndex
 from ctxengine.stores.base import SessionInfo, SessionLink, Store
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.drop import DropSummarizer
@@ -256,8 +257,8 @@ class Session:
         self._call_id: str | None = None
         #: Children of an in-memory session (a stored session's are in its store).
         self._children: dict[str, tuple[SessionLink, Session]] = {}
-        #: A hand-off's old history for recall (entries, positions skipped), once read.
-        self._handoff_base: tuple[tuple[Entry, ...], set[int]] | None = None
+        #: A hand-off's older sessions for recall (entries, positions skipped), once read.
+        self._handoff_base: handoff.RecallBase | None = None
 
     # ------------------------------------------------------------------ the parts' state
 
@@ -501,6 +502,12 @@ class Session:
         """Search the whole history, compacted entries included, for exact excerpts
         (:class:`~ctxengine.recall.HistoryIndex`, kept up to date incrementally).
 
+        A session handed off from another searches that session's history up to the
+        hand-off too, and so on up the hand-off chain (:mod:`ctxengine.recall.chain`): the
+        newest session's hits first (with ``newest_first``), each a
+        :class:`~ctxengine.recall.chain.SessionHit` naming its session; entry numbers
+        (a hit's ``seq``, a query's ``first_seq``/``last_seq``) are those of each session.
+
         Args:
             query: a text to find (case-insensitive), or a :class:`~ctxengine.recall.
                 RecallQuery` (regular expression, file path, tool name, entry range, role).
@@ -531,21 +538,26 @@ class Session:
     def _recall_index(self) -> HistoryIndex:
         """The recall index over the log as it stands (rebuilt when entries were withdrawn
         since it was built). The branches left by a :meth:`checkout` are searched: their
-        work is history, not a superseded copy."""
+        work is history, not a superseded copy. A session handed off from another searches
+        its hand-off chain (:meth:`_recall_base`) first, through a
+        :class:`~ctxengine.recall.chain.ChainIndex` whose hits name their session."""
         h = self.log.history
         index, hidden = self._recall
-        if index is None or hidden != len(h.hidden):
-            index = HistoryIndex(self.estimator)
-        excluded = h.hidden - h.left if h.left else h.hidden
         base, base_hidden = self._recall_base()
+        if index is None or hidden != len(h.hidden):
+            index = ChainIndex(self.estimator) if base else HistoryIndex(self.estimator)
+        excluded = h.hidden - h.left if h.left else h.hidden
         if not base:
             index.update(h.entries, excluded)
         else:
-            # A hand-off: the old session's history first, then this one's own entries
-            # (its copies of old entries are found there already).
+            # The older sessions first, then this one's own entries (its copies of its
+            # hand-off parent's entries are found there already).
             n = len(base)
+            source = self._link.parent_id if self._link is not None else None
             skip = {n + i for i in excluded} | base_hidden
-            skip.update(n + i for i, e in enumerate(h.entries) if children.COPIED_FROM in e.meta)
+            skip.update(
+                n + i for i, e in enumerate(h.entries) if e.meta.get(children.COPIED_FROM) == source
+            )
             index.update([*base, *h.entries], skip)
         self._recall = (index, len(h.hidden))
         return index
@@ -614,21 +626,31 @@ class Session:
             raise ConfigError(f"no skill named {name!r}; the skills available are: {known}")
         return found
 
-    def _recall_base(self) -> tuple[tuple[Entry, ...], set[int]]:
-        """For a session handed off from another: the old session's entries up to the
-        hand-off point and the positions among them recall skips (read once, from the
-        old session in memory or from the store); else nothing."""
+    def _recall_base(self) -> handoff.RecallBase:
+        """For a session handed off from another: the entries of every session of its
+        hand-off chain (its hand-off parent, that one's hand-off parent …), each up to the
+        entry it was handed off at, oldest session first, and the positions among them
+        recall skips (:func:`~ctxengine.engine.handoff.recall_segment`); read once, from
+        the sessions in memory or from the store. Else nothing."""
         if self._handoff_base is not None:
             return self._handoff_base
+        found: handoff.RecallBase = ((), set())
         link = self._link
-        found: tuple[tuple[Entry, ...], set[int]] = ((), set())
         if link is not None and link.relation == "handoff" and self.store is not None:
-            old = History(self.estimator)
-            for e in self.store.entries(link.parent_id):
-                old.adopt(e)
-                if e.id == link.parent_entry_id:
-                    break
-            found = (tuple(old.entries), old.hidden - old.left)
+            segments: list[handoff.RecallBase] = []  # the newest session first
+            seen = {self.session_id}
+            while link is not None and link.relation == "handoff" and link.parent_id not in seen:
+                seen.add(link.parent_id)
+                old = History(self.estimator)
+                for e in self.store.entries(link.parent_id):
+                    old.adopt(e)
+                    if e.id == link.parent_entry_id:
+                        break
+                up = self.store.session_link(link.parent_id)
+                source = up.parent_id if up is not None and up.relation == "handoff" else None
+                segments.append(handoff.recall_segment(old, source))
+                link = up
+            found = handoff.joined(reversed(segments))
         self._handoff_base = found
         return found
 
@@ -1031,7 +1053,9 @@ class Session:
             if not self.log.history.entries:
                 raise ValueError("handoff: the session has no entries to hand off")
             before = self.log.context_tokens(self.log.project())
-            leaf = self.log.history.leaf_id
+            # The newest entry in log order (after a checkout the leaf is an older one):
+            # the old history up to it is what the new session's recall searches.
+            leaf = self.log.history.last_id
             head = children.head_copy(self.head)
             given = self.tools if tools is None else tuple(tools)
             with_recall = (
@@ -1075,8 +1099,9 @@ class Session:
             link = SessionLink(child_id, self.session_id, leaf, "handoff")
             child = self._start_child(link, entries, None, with_recall, head)
             child._parent = None
-            old = self.log.history
-            child._handoff_base = (tuple(old.entries), old.hidden - old.left)
+            up = self._link.parent_id if self._link and self._link.relation == "handoff" else None
+            mine = handoff.recall_segment(self.log.history, up)
+            child._handoff_base = handoff.joined((self._recall_base(), mine))
             compaction = child.log.history.compaction
             return HandedOff(
                 child,

@@ -13,6 +13,7 @@ from ctxengine.cli.output import dump_json, say
 from ctxengine.engine import Session
 from ctxengine.policy.defaults import DEFAULT_WINDOW, RECALL_BUDGET_TOKENS
 from ctxengine.recall import RecallQuery, RecallResult, format_result
+from ctxengine.recall.chain import SessionHit
 
 #: The message roles --role takes.
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system", "developer")
@@ -64,10 +65,17 @@ def recall(
         ),
     ] = 1,
     first: Annotated[
-        int | None, typer.Option("--from", metavar="SEQ", help="First entry number.")
+        int | None,
+        typer.Option(
+            "--from",
+            metavar="SEQ",
+            help="First entry number (of each session, for a hand-off: every hit names its "
+            "session).",
+        ),
     ] = None,
     last: Annotated[
-        int | None, typer.Option("--to", metavar="SEQ", help="Last entry number.")
+        int | None,
+        typer.Option("--to", metavar="SEQ", help="Last entry number (of each session)."),
     ] = None,
     summaries: Annotated[
         bool,
@@ -91,7 +99,10 @@ def recall(
     included, and print the matching excerpts (numbered lines around each match) with the
     entry they come from, newest first, within --budget tokens; how many more matched is
     said at the end. Give QUERY, or --path, --tool, --role, --entry or an entry range
-    (--from/--to); an entry or a range without QUERY is shown whole (--from-line to go on)."""
+    (--from/--to); an entry or a range without QUERY is shown whole (--from-line to go on).
+    A session handed off from another searches that one's history up to the hand-off too
+    (and so on up the chain), newest session first; those hits name their session, and
+    --from/--to number the entries of each session."""
     if session is not None and query is None and target is not None:
         target, query = None, target  # ``recall --session ID QUERY``
     if role is not None and role not in ROLES:
@@ -129,5 +140,8 @@ def recall_json(source: str, session_id: str, result: RecallResult) -> dict[str,
         "shown": len(result.hits),
         "budget": result.budget,
         "tokens": result.tokens,
-        "hits": [asdict(h) for h in result.hits],
+        "hits": [
+            {**asdict(h), "session_id": h.session_id if isinstance(h, SessionHit) else session_id}
+            for h in result.hits
+        ],
     }
