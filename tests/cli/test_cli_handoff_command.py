@@ -4,15 +4,19 @@ its request body declaring the recall tool; JSON report against schemas/handoff.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import EXAMPLE, EXAMPLE_ID, cli, validate
+from cli_helpers import EXAMPLE, EXAMPLE_ID, cli, cli_env, validate
 
 from ctxengine.cli import main
+from ctxengine.cli.commands import handoff as handoff_command
 from ctxengine.projection.injection import RECALL_NOTE
 from ctxengine.projection.render import render_openai  # noqa: F401  (before validate: cycle)
 from ctxengine.projection.validate import validate as validate_body
+from ctxengine.stores import SessionInfo, SessionLink
 from ctxengine.stores.sqlite import SQLiteStore
 
 
@@ -112,3 +116,54 @@ def test_refusals_exit_2_and_store_nothing(tmp_path: Path) -> None:
     assert f"session {EXAMPLE_ID!r} exists already: give another --new-id" in run.stderr
     with SQLiteStore(db, read_only=True) as store:
         assert [s.id for s in store.sessions()] == [EXAMPLE_ID]
+
+
+def test_hand_offs_at_once_each_get_the_next_free_id(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    assert cli("import", EXAMPLE, "--db", db).returncode == 0
+    argv = [sys.executable, "-m", "ctxengine", "handoff", EXAMPLE_ID, "--db", str(db), "--json"]
+    procs = [
+        subprocess.Popen(argv, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outs]
+    made = sorted(json.loads(out)["new_session_id"] for out, _ in outs)
+    assert made == [f"handoff-{k}.{EXAMPLE_ID}" for k in range(1, 5)]
+    with SQLiteStore(db, read_only=True) as store:
+        links = store.children(EXAMPLE_ID)
+        assert sorted(x.session_id for x in links) == made
+        for x in links:  # every entry stored under the id its session got
+            assert {e.session_id for e in store.entries(x.session_id)} == {x.session_id}
+
+
+def test_a_default_id_taken_during_the_hand_off_gives_the_next_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = stored(tmp_path, capsys)
+    chosen: list[str] = []
+    first_free = handoff_command._new_id
+
+    def new_id(store: SQLiteStore, session_id: str, wanted: str | None) -> str:
+        picked = first_free(store, session_id, wanted)
+        chosen.append(picked)
+        if len(chosen) == 1:  # another writer stores a session of that id meanwhile
+            with SQLiteStore(db) as other:
+                other.create_session(
+                    SessionInfo(id=picked, format="ctxengine"),
+                    link=SessionLink(picked, session_id, None, "handoff"),
+                )
+        return picked
+
+    monkeypatch.setattr(handoff_command, "_new_id", new_id)
+    assert main(["handoff", EXAMPLE_ID, "--db", str(db), "--window", "16000", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    new = f"handoff-2.{EXAMPLE_ID}"
+    assert chosen == [f"handoff-1.{EXAMPLE_ID}", new]
+    assert report["new_session_id"] == new
+    with SQLiteStore(db, read_only=True) as store:
+        entries = store.entries(new)
+        assert store.entries(f"handoff-1.{EXAMPLE_ID}") == []
+    assert len(entries) == report["entries"] > 0
+    assert {e.session_id for e in entries} == {new}
+    assert entries[-1].id == report["compaction_id"]

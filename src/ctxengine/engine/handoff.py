@@ -18,7 +18,7 @@ Pure helpers: the session method does the I/O.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
 from ctxengine.model import Entry, Message, PinRecord, PruneRecord, TextPart, ToolResultPart
@@ -72,6 +72,14 @@ def carried(history: History) -> list[Entry]:
         if i not in history.hidden and isinstance(e.body, PinRecord | PruneRecord)
     )
     return [history.entries[i] for i in sorted(picked)]
+
+
+def renamed(entries: Iterable[Entry], session_id: str) -> list[Entry]:
+    """A hand-off's entries as those of the session ``session_id`` (ids, parents, bodies,
+    times and meta unchanged): what stores a new session made in memory under another id
+    when the one it was made with was taken meanwhile. A hand-off's entries name their
+    session only in ``session_id`` (no body names it, unlike a fork's fork-point results)."""
+    return [replace(e, session_id=session_id) for e in entries]
 
 
 def closing(calls: Collection[str]) -> Message:

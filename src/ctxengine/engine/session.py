@@ -25,7 +25,7 @@ others find it and use it (single flight).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -827,7 +827,8 @@ class Session:
         Args:
             at: the entry to fork at (default: the newest).
             task: the child's instruction, appended after the copy.
-            session_id: the child's id (default ``"fork-<n>.<this id>"``).
+            session_id: the child's id (default the first free ``"fork-<n>.<this id>"``,
+                the next one when another writer takes it meanwhile).
             call_id: this session's tool call the child works for: its first result
                 (:meth:`finish`) answers that call.
 
@@ -835,7 +836,8 @@ class Session:
             The child session (same window, policy, estimator, summarizer, store and head).
 
         Raises:
-            ValueError: no entry ``at``, one withdrawn, an empty task, or a session id taken.
+            ValueError: no entry ``at``, one withdrawn, an empty task, or a ``session_id``
+                taken.
         """
         with self._lock:
             self.log.sync()
@@ -851,16 +853,19 @@ class Session:
                 if found in h.hidden:
                     raise ValueError(f"fork: entry {at!r} is withdrawn; fork at a shown entry")
                 pos = found
-            child_id = self._child_id("fork", session_id)
-            entries = children.copies(h.entries[: pos + 1], child_id, self.session_id)
             pending = sorted(branches.pending_at(h.entries[: pos + 1], h.hidden))
-            if pending:
-                results = children.fork_point_results(pending, child_id)
-                entries.append(children.next_entry(results, child_id, entries))
-            if task is not None:
-                entries.append(children.next_entry(children.task_message(task), child_id, entries))
-            link = SessionLink(child_id, self.session_id, h.entries[pos].id, "fork")
-            return self._start_child(link, entries, call_id)
+            packet = children.task_message(task) if task is not None else None
+
+            def build(child_id: str) -> list[Entry]:
+                entries = children.copies(h.entries[: pos + 1], child_id, self.session_id)
+                if pending:
+                    results = children.fork_point_results(pending, child_id)
+                    entries.append(children.next_entry(results, child_id, entries))
+                if packet is not None:
+                    entries.append(children.next_entry(packet, child_id, entries))
+                return entries
+
+            return self._start_child("fork", session_id, h.entries[pos].id, build, call_id)
 
     def spawn(
         self,
@@ -877,7 +882,8 @@ class Session:
 
         Args:
             task: the task packet: what to do, the constraints, what to hand back.
-            session_id: the child's id (default ``"spawn-<n>.<this id>"``).
+            session_id: the child's id (default the first free ``"spawn-<n>.<this id>"``,
+                the next one when another writer takes it meanwhile).
             call_id: this session's tool call the child works for: its first result
                 (:meth:`finish`) answers that call.
             tools: the child's tools, instead of this session's (without an assembled head;
@@ -887,7 +893,7 @@ class Session:
             The child session (same window, policy, estimator, summarizer and store).
 
         Raises:
-            ValueError: an empty task packet, or a session id taken.
+            ValueError: an empty task packet, or a ``session_id`` taken.
             ConfigError: ``tools`` given while this session has an assembled head.
         """
         if tools is not None and self.head is not None:
@@ -899,16 +905,18 @@ class Session:
         with self._lock:
             self.log.sync()
             h = self.log.history
-            child_id = self._child_id("spawn", session_id)
             head = (
                 []
                 if self.head is not None
                 else [e for i, e in enumerate(h.entries[: h.head_end]) if i not in h.hidden]
             )
-            entries = children.copies(head, child_id, self.session_id)
-            entries.append(children.next_entry(message, child_id, entries))
-            link = SessionLink(child_id, self.session_id, h.leaf_id, "spawn")
-            return self._start_child(link, entries, call_id, tools)
+
+            def build(child_id: str) -> list[Entry]:
+                entries = children.copies(head, child_id, self.session_id)
+                entries.append(children.next_entry(message, child_id, entries))
+                return entries
+
+            return self._start_child("spawn", session_id, h.leaf_id, build, call_id, tools)
 
     def resume(self, session_id: str) -> Session:
         """Open a child of this session again (a fork or a spawned context, stored or
@@ -1030,7 +1038,9 @@ class Session:
         state says that the whole history can be searched.
 
         Args:
-            session_id: the new session's id (default ``"handoff-<n>.<this id>"``).
+            session_id: the new session's id (default the first free
+                ``"handoff-<n>.<this id>"``, the next one when another writer takes it
+                meanwhile).
             focus: what the summary should focus on.
             tools: the new session's tools (default this session's), the recall tool added
                 when missing; with an assembled head, its tools are the head's.
@@ -1041,7 +1051,7 @@ class Session:
             smaller) the new session carries the context verbatim and ``note`` says why.
 
         Raises:
-            ValueError: an empty session, or a session id taken.
+            ValueError: an empty session, or a ``session_id`` taken.
             SummaryRejected, ProviderError, CompactionVetoed, Cancelled: the summary failed
                 (nothing is stored).
             ConfigError: ``tools`` given while this session has an assembled head.
@@ -1088,16 +1098,19 @@ class Session:
                     raise
                 note = f"a continuation state would not make this session smaller ({exc})"
             h = copy.log.history
-            child_id = self._child_id("handoff", session_id)
-            entries = [
-                e if e.id in self.log.history else replace(e, meta={})
-                for e in children.copies(handoff.carried(h), child_id, self.session_id)
-            ]
             pending = h.pending_call_ids()
-            if pending:
-                entries.append(children.next_entry(handoff.closing(pending), child_id, entries))
-            link = SessionLink(child_id, self.session_id, leaf, "handoff")
-            child = self._start_child(link, entries, None, with_recall, head)
+
+            def build(child_id: str) -> list[Entry]:
+                entries = [
+                    e if e.id in self.log.history else replace(e, meta={})
+                    for e in children.copies(handoff.carried(h), child_id, self.session_id)
+                ]
+                if pending:
+                    closed = handoff.closing(pending)
+                    entries.append(children.next_entry(closed, child_id, entries))
+                return entries
+
+            child = self._start_child("handoff", session_id, leaf, build, None, with_recall, head)
             child._parent = None
             up = self._link.parent_id if self._link and self._link.relation == "handoff" else None
             mine = handoff.recall_segment(self.log.history, up)
@@ -1113,8 +1126,10 @@ class Session:
             )
 
     def _child_id(self, relation: Literal["fork", "spawn", "handoff"], wanted: str | None) -> str:
-        """``wanted`` when free, else the first free ``"<relation>-<n>.<this id>"`` (after
-        this id, not before it: a prefix of this id still names this session alone).
+        """``wanted`` when given, else the first free ``"<relation>-<n>.<this id>"`` (after
+        this id, not before it: a prefix of this id still names this session alone). Only a
+        read: :meth:`_start_child` stores the child, and takes the next free id when the
+        store's transaction finds this one taken.
 
         Raises:
             ValueError: ``wanted`` names a session that exists.
@@ -1141,25 +1156,42 @@ class Session:
 
     def _start_child(
         self,
-        link: SessionLink,
-        entries: Sequence[Entry],
+        relation: Literal["fork", "spawn", "handoff"],
+        wanted: str | None,
+        at: str | None,
+        build: Callable[[str], list[Entry]],
         call_id: str | None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         head: ContextAssembler | None = None,
     ) -> Session:
-        """Store the child (its session, link and first entries in one transaction) and
-        open it; an in-memory session keeps it in :attr:`_children`. ``head``: the child's
-        assembler (default a copy of this session's)."""
-        child_id = link.session_id
-        if self.store is not None:
-            info = SessionInfo(id=child_id, format="ctxengine")
-            if not self.store.create_session(info, link=link, entries=entries):
-                raise ValueError(f"session {child_id!r} exists already")
-            child = self._child_session(child_id, tools=tools, head=head)
-        else:
+        """Store a child (its session, its link ``relation`` to this session's entry ``at``
+        and its first entries, ``build(child id)``, in one transaction) and open it; an
+        in-memory session keeps it in :attr:`_children`. Its id is ``wanted``, else the
+        first free ``"<relation>-<n>.<this id>"``: when another writer (another process)
+        stores a session of that id first, the store's transaction refuses this one and
+        the next free id is taken. ``head``: the child's assembler (default a copy of this
+        session's).
+
+        Raises:
+            ValueError: ``wanted`` names a session that exists.
+        """
+        child_id = self._child_id(relation, wanted)
+        entries = build(child_id)
+        link = SessionLink(child_id, self.session_id, at, relation)
+        if self.store is None:
             child = self._child_session(child_id, entries, tools, head)
             child._link = replace(link, created_at=children.now())
             self._children[child_id] = (child._link, child)
+        else:
+            info = SessionInfo(id=child_id, format="ctxengine")
+            while not self.store.create_session(info, link=link, entries=entries):
+                if wanted is not None:
+                    raise ValueError(f"{relation}: session {wanted!r} exists already")
+                child_id = self._child_id(relation, None)
+                entries = build(child_id)
+                link = SessionLink(child_id, self.session_id, at, relation)
+                info = SessionInfo(id=child_id, format="ctxengine")
+            child = self._child_session(child_id, tools=tools, head=head)
         child._parent = self
         child._call_id = call_id
         return child

@@ -4,6 +4,8 @@ written."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -31,11 +33,13 @@ from ctxengine.cli.output import dump_json, note, say
 from ctxengine.cli.progress import progress
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
+from ctxengine.engine.handoff import renamed
 from ctxengine.errors import ConfigError, SessionNotFound
+from ctxengine.model import Entry
 from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
-from ctxengine.stores import SessionInfo
+from ctxengine.stores import SessionInfo, SessionLink
 from ctxengine.stores.sqlite import SQLiteStore
 
 
@@ -128,22 +132,15 @@ def handoff(
         child = made.session
         request = RequestOptions(provider, model, max_tokens, next_user, cache=True)
         sent = hand_off(child.project(), child.estimator, child.budget.reserve, request)
-        link = child.link
-        assert link is not None
-        # One transaction: the new session, its link and its entries; then the body.
-        if not t.store.create_session(
-            SessionInfo(id=child.session_id, format="ctxengine"),
-            link=link,
-            entries=child.entries,
-        ):
-            raise ConfigError(f"session {child.session_id!r} exists already: give another --new-id")
+        assert child.link is not None
+        link = _store(t.store, child.link, child.entries, fixed=new_id is not None)
         if output is not None:
             tracker.step(f"writing {output}")
             dump_json(sent.body, output)
     report: dict[str, Any] = {
         "source": t.label,
         "session_id": t.session_id,
-        "new_session_id": child.session_id,
+        "new_session_id": link.session_id,
         "relation": link.relation,
         "parent_entry_id": link.parent_entry_id,
         "provider": provider,
@@ -170,7 +167,7 @@ def handoff(
             else "the context verbatim"
         )
         say(
-            f"handed off {t.session_id} to {child.session_id}: {len(child.entries)} entries "
+            f"handed off {t.session_id} to {link.session_id}: {len(child.entries)} entries "
             f"stored ({state}); its request is {sent.context.tokens:,} tokens in "
             f"{report['messages']} messages (the old context: {made.tokens_before:,})",
             stderr=output == "-",
@@ -179,6 +176,27 @@ def handoff(
             note(f"nothing was summarized: {made.note}")
     if output is None:
         note("the request body was not written: give -o FILE (or -o - for stdout)")
+
+
+def _store(
+    store: SQLiteStore, link: SessionLink, entries: Sequence[Entry], *, fixed: bool
+) -> SessionLink:
+    """Store the new session, its link and its entries in one transaction; returns the link
+    stored. When another writer stored a session of the default id first (two hand-offs of
+    one session at once), the store refuses it and the next free id is taken.
+
+    Raises:
+        ConfigError: ``fixed`` (the id was given with --new-id) and a session has it.
+    """
+    while not store.create_session(
+        SessionInfo(id=link.session_id, format="ctxengine"),
+        link=link,
+        entries=renamed(entries, link.session_id),
+    ):
+        if fixed:
+            raise ConfigError(f"session {link.session_id!r} exists already: give another --new-id")
+        link = replace(link, session_id=_new_id(store, link.parent_id, None))
+    return link
 
 
 def _new_id(store: SQLiteStore, session_id: str, wanted: str | None) -> str:
