@@ -7,12 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from ctxengine.engine import Session
-from ctxengine.engine.branches import BRANCH_SUMMARY_HEADER
+from ctxengine.engine.branches import BRANCH_SUMMARY_CARRIED, BRANCH_SUMMARY_HEADER
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import (
     Entry,
@@ -30,6 +31,8 @@ from ctxengine.projection.render import render_anthropic, render_openai
 from ctxengine.projection.validate import validate
 from ctxengine.recall import RecallQuery
 from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.summarizers.base import Summary, SummaryRequest
+from ctxengine.tokens.base import Estimator
 from hand_estimator import HandEstimator
 
 EST = HandEstimator()
@@ -230,3 +233,91 @@ def test_a_checkout_that_leaves_calls_unanswered_is_refused() -> None:
     second, thanks = s.entries[-2].id, s.entries[-1].id
     done = s.checkout(second)
     assert done.abandoned == (thanks,)
+
+
+class Recording:
+    """The session's summarizer, keeping the messages of every request it gets."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seen: list[tuple[Message, ...]] = []
+        self.written: list[str] = []
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        self.seen.append(tuple(request.messages))
+        out: Summary = self.inner.summarize(request, estimator)
+        self.written.append(out.text)
+        return out
+
+
+def body_text(entry: Entry | None) -> str:
+    assert entry is not None and isinstance(entry.body, Message)
+    return entry.body.text
+
+
+def test_a_second_checkout_to_the_same_point_carries_the_first_summary_forward() -> None:
+    s, made = started()
+    target = made[4]  # answer 1
+    first = s.checkout(target.id, summary="Tried X and Y; both slower than A (99s).")
+    s1 = first.summary
+    assert s1 is not None and first.carried == ()
+    r2b = s.append(user("request 2b"))
+    a2b = s.append(assistant("B is slower too"))
+    second = s.checkout(target.id, summary="B was slower as well.")
+    assert second.abandoned == (s1.id, r2b.id, a2b.id)
+    assert second.carried == (s1.id,)
+    header = BRANCH_SUMMARY_HEADER.format(count=3, first=s1.id, last=a2b.id)
+    assert body_text(second.summary) == (
+        f"{header}\n\nB was slower as well.\n\n{BRANCH_SUMMARY_CARRIED}\n\n{body_text(s1)}"
+    )
+    assert texts(s)[-1] == body_text(second.summary)
+    assert "Tried X and Y; both slower than A (99s)." in texts(s)[-1]
+    # A third one, to an earlier point and written by the summarizer: the summarizer gets
+    # the branch's own messages, the earlier summary (holding the first) follows verbatim.
+    r2c = s.append(user("request 2c"))
+    recording = Recording(s.summarizer)
+    s.summarizer = recording  # type: ignore[assignment]
+    third = s.checkout(made[2].id, summary=True)  # answer 0
+    s2 = second.summary
+    assert s2 is not None
+    assert third.abandoned == (made[3].id, made[4].id, s2.id, r2c.id)
+    assert third.carried == (s2.id,)
+    assert recording.seen == [
+        tuple(e.body for e in (made[3], made[4], r2c) if isinstance(e.body, Message))
+    ]
+    written = body_text(third.summary)
+    header = BRANCH_SUMMARY_HEADER.format(count=4, first=made[3].id, last=r2c.id)
+    own, carried = written.split(f"\n\n{BRANCH_SUMMARY_CARRIED}\n\n", 1)
+    assert own == f"{header}\n\n{recording.written[0].strip()}"
+    assert "request 2c" in own
+    assert carried == body_text(s2)
+    assert written.count("Tried X and Y; both slower than A (99s).") == 1
+    assert texts(s)[-3:] == ["request 0", "answer 0", written]
+
+
+def test_a_branch_of_nothing_but_a_summary_is_carried_without_the_summarizer() -> None:
+    class Failing:
+        name = "failing"
+
+        def summarize(self, request: object, estimator: object) -> object:
+            raise AssertionError("the summarizer is not called")
+
+    s, made = started()
+    first = s.checkout(made[4].id, summary="Tried X; too slow.")
+    s1 = first.summary
+    assert s1 is not None
+    s.summarizer = Failing()  # type: ignore[assignment]
+    again = s.checkout(made[4].id, summary=True)
+    assert (again.abandoned, again.carried) == ((s1.id,), (s1.id,))
+    header = BRANCH_SUMMARY_HEADER.format(count=1, first=s1.id, last=s1.id)
+    assert body_text(again.summary) == f"{header}\n\n{BRANCH_SUMMARY_CARRIED}\n\n{body_text(s1)}"
+
+
+def test_a_checkout_without_a_summary_carries_nothing() -> None:
+    s, made = started()
+    first = s.checkout(made[4].id, summary="Tried X; too slow.")
+    bare = s.checkout(made[2].id)
+    assert first.summary is not None and first.summary.id in bare.abandoned
+    assert (bare.summary, bare.carried) == (None, ())
+    assert texts(s) == ["You are careful.", "request 0", "answer 0"]

@@ -15,6 +15,11 @@ appended (plus the summary): a compaction, prune or pin recorded on the branch l
 withdrawn with it; a withdrawal recorded there (a revert, an unpin, an earlier checkout)
 stays in force.
 
+A checkout to the same point (or an earlier one) as an earlier checkout leaves that one's
+branch summary behind too; its summary carries the earlier summaries it leaves forward,
+verbatim, after its own text (:data:`BRANCH_SUMMARY_CARRIED`), so what was learnt on every
+branch left stays in the context, as ledgers only grow across compactions.
+
 Pure helpers: :meth:`~ctxengine.engine.Session.checkout` does the I/O.
 """
 
@@ -36,6 +41,10 @@ BRANCH_SUMMARY_HEADER = (
     "The conversation went back to an earlier point. Summary of the branch it left "
     "({count} entries, {first} to {last}):"
 )
+#: The line above the earlier branch summaries a branch summary carries forward.
+BRANCH_SUMMARY_CARRIED = (
+    "Summaries of the branches left before it, written when they were left (oldest first):"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +55,14 @@ class Checkout:
         record: the checkout record's entry (a :class:`~ctxengine.model.SupersedeRecord`).
         summary: the branch summary's entry, or ``None``.
         abandoned: ids of the entries withdrawn (the branch left), in log order.
+        carried: ids of the earlier branch summaries among them, whose text the summary
+            carries forward, in log order.
     """
 
     record: Entry
     summary: Entry | None
     abandoned: tuple[str, ...]
+    carried: tuple[str, ...] = ()
 
 
 def abandoned_ids(history: History, entry_id: str) -> tuple[str, ...]:
@@ -96,18 +108,47 @@ def pending_at(entries: Sequence[Entry], hidden: Collection[int]) -> frozenset[s
 
 
 def abandoned_messages(history: History, ids: tuple[str, ...]) -> tuple[Message, ...]:
-    """The messages of the entries ``ids``, in log order."""
-    return tuple(m for i in ids if (m := history.entries[history.index[i]].message) is not None)
+    """The messages of the entries ``ids``, in log order, but the branch summaries among
+    them (:func:`earlier_summaries`: carried forward verbatim, not summarized again)."""
+    return tuple(
+        m
+        for i in ids
+        if (m := history.entries[history.index[i]].message) is not None
+        and m.meta.get("synthetic") != SYNTHETIC_BRANCH_SUMMARY
+    )
 
 
-def summary_message(text: str, abandoned: tuple[str, ...]) -> Message:
-    """The branch summary message: :data:`BRANCH_SUMMARY_HEADER` then ``text``, user role,
-    marked synthetic (:data:`SYNTHETIC_BRANCH_SUMMARY`: not a person's request)."""
+def earlier_summaries(history: History, ids: tuple[str, ...]) -> tuple[Entry, ...]:
+    """The branch summaries (:data:`SYNTHETIC_BRANCH_SUMMARY`) among the entries ``ids``, in
+    log order: those of earlier checkouts to the point checked out now, or to a later one."""
+    return tuple(
+        e
+        for i in ids
+        if (m := (e := history.entries[history.index[i]]).message) is not None
+        and m.meta.get("synthetic") == SYNTHETIC_BRANCH_SUMMARY
+    )
+
+
+def summary_message(
+    text: str | None, abandoned: tuple[str, ...], carried: Sequence[Entry] = ()
+) -> Message:
+    """The branch summary message: :data:`BRANCH_SUMMARY_HEADER`, then ``text`` (when
+    given), then :data:`BRANCH_SUMMARY_CARRIED` and the text of each earlier summary in
+    ``carried`` (each whole, header included, so one carried before is carried again);
+    user role, marked synthetic (:data:`SYNTHETIC_BRANCH_SUMMARY`: not a person's
+    request)."""
     header = BRANCH_SUMMARY_HEADER.format(
         count=len(abandoned), first=abandoned[0], last=abandoned[-1]
     )
+    blocks = [header]
+    if text is not None and text.strip():
+        blocks.append(text.strip())
+    earlier = [m.text for e in carried if (m := e.message) is not None]
+    if earlier:
+        blocks.append(BRANCH_SUMMARY_CARRIED)
+        blocks.extend(earlier)
     return Message(
         "user",
-        (TextPart(f"{header}\n\n{text.strip()}"),),
+        (TextPart("\n\n".join(blocks)),),
         meta={"synthetic": SYNTHETIC_BRANCH_SUMMARY},
     )

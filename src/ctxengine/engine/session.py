@@ -754,11 +754,15 @@ class Session:
                 message marked synthetic (pi's branch summarization), whose parent is
                 ``entry_id``: a text; ``True`` to have the session's summarizer write it
                 (:data:`~ctxengine.policy.defaults.BRANCH_SUMMARY_TOKENS` at most); ``None``
-                or ``False`` for none.
+                or ``False`` for none. The branch summaries of earlier checkouts that the
+                branch left holds (a checkout to the same point or an earlier one) follow
+                it verbatim (:data:`~ctxengine.engine.branches.BRANCH_SUMMARY_CARRIED`);
+                the summarizer is given the other messages only. Without a summary they
+                are left behind with the branch (recall still finds them).
 
         Returns:
             The :class:`~ctxengine.engine.branches.Checkout`: the record's entry, the
-            summary's, the ids withdrawn.
+            summary's, the ids withdrawn, the ids of the earlier summaries carried.
 
         Raises:
             ValueError: no such entry, one withdrawn already, the newest entry, an entry that
@@ -770,27 +774,30 @@ class Session:
             self.log.sync()
             h = self.log.history
             left = branches.abandoned_ids(h, entry_id)
+            earlier = branches.earlier_summaries(h, left) if summary else ()
             text: str | None = None
             if isinstance(summary, str):
                 if not summary.strip():
                     raise ValueError("checkout: the branch summary is empty")
                 text = summary
             elif summary is True:
-                request = SummaryRequest(
-                    messages=branches.abandoned_messages(h, left),
-                    previous=None,
-                    goal=h.goal or "",
-                    budget_tokens=BRANCH_SUMMARY_TOKENS,
-                )
-                text = self.runner.summarizer.summarize(request, self.estimator).text
+                messages = branches.abandoned_messages(h, left)
+                if messages:
+                    request = SummaryRequest(
+                        messages=messages,
+                        previous=None,
+                        goal=h.goal or "",
+                        budget_tokens=BRANCH_SUMMARY_TOKENS,
+                    )
+                    text = self.runner.summarizer.summarize(request, self.estimator).text
             record = SupersedeRecord(left, f"checkout of {entry_id}", checkout=entry_id)
             entry = self.log.append(record)
             note = None
-            if text is not None:
-                note = self.log.append(branches.summary_message(text, left))
+            if text is not None or earlier:
+                note = self.log.append(branches.summary_message(text, left, earlier))
             self.compactor.thrashing = None
             self._tail = TailGuard()
-            return Checkout(entry, note, left)
+            return Checkout(entry, note, left, tuple(e.id for e in earlier))
 
     # ------------------------------------------------------------------ child sessions
 
