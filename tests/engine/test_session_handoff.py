@@ -10,12 +10,14 @@ from pathlib import Path
 import orjson
 import pytest
 
+from ctxengine.assembly import ContextAssembler
+from ctxengine.assembly.head import tool_name
 from ctxengine.engine import Session
 from ctxengine.engine.children import COPIED_FROM
 from ctxengine.model import CompactionRecord, ToolCallPart, assistant, system, tool_result, user
 from ctxengine.projection.handoff import SESSION_ENDED_RESULT
 from ctxengine.projection.injection import RECALL_NOTE
-from ctxengine.projection.render import render_anthropic
+from ctxengine.projection.render import render_anthropic, render_openai
 from ctxengine.recall import RECALL_TOOL
 from ctxengine.stores.sqlite import SQLiteStore
 from hand_estimator import HandEstimator
@@ -148,3 +150,32 @@ def test_recall_in_the_new_session_searches_the_old_history(tmp_path: Path) -> N
         assert [h.entry_id for h in s.recall("the parser again").hits] == [new.entries[-1].id]
     text, is_error = reopened.run_recall_tool({"query": "make t0"})
     assert not is_error and old.entries[2].id in text
+
+
+def test_a_stored_hand_off_reopens_with_the_recall_tool(tmp_path: Path) -> None:
+    db = tmp_path / "ctx.db"
+    old = started(db)
+    new = old.handoff().session
+    sent = render_openai(new.project(), model="m")
+    for tools in ((), [BASH], [BASH, RECALL_TOOL]):
+        again = Session(
+            8_000, estimator=EST, store=SQLiteStore(db), session_id=new.session_id, tools=tools
+        )
+        names = [t["name"] for t in again.tools]
+        assert names == [*(t["name"] for t in tools if t is not RECALL_TOOL), "recall"]
+        assert RECALL_NOTE in again.project().messages[1].text
+    # Reopened with the tools it was handed off with, it sends the same request.
+    again = Session(
+        8_000, estimator=EST, store=SQLiteStore(db), session_id=new.session_id, tools=[BASH]
+    )
+    assert render_openai(again.project(), model="m") == sent
+    # With an assembled head, the head's tools get it.
+    head = ContextAssembler(base="You are careful.", tools=[BASH])
+    with_head = Session(
+        8_000, estimator=EST, store=SQLiteStore(db), session_id=new.session_id, head=head
+    )
+    assert [tool_name(t) for t in head.tools] == ["bash", "recall"]
+    assert [tool_name(t) for t in with_head.project().tools] == ["bash", "recall"]
+    # The old session, no hand-off, is opened with the tools given.
+    plain = Session(8_000, estimator=EST, store=SQLiteStore(db), session_id="long")
+    assert plain.tools == ()

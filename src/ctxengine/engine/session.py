@@ -151,7 +151,11 @@ class Session:
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
         entries: an existing log to start from (e.g. an imported transcript).
-        tools: tool schemas sent with every request (counted in the context size).
+        tools: tool schemas sent with every request (counted in the context size). A
+            stored session handed off from another (:meth:`handoff`; its link in ``store``
+            says so) gets the recall tool (:data:`~ctxengine.recall.RECALL_TOOL`) added when
+            its tools (the head's, with a ``head``) lack it, as :meth:`handoff` gave it: its
+            continuation state says the whole history can be searched with it.
         before_compact: sees every plan before it runs; may veto it, change its focus or
             supply the summary (:class:`~.events.PlanDecision`).
         after_compact: sees every stored compaction (:class:`~.events.CompactionOutcome`).
@@ -251,6 +255,9 @@ class Session:
         self._link: SessionLink | None = (
             store.session_link(session_id) if store is not None else None
         )
+        link = self._link
+        if link is not None and link.relation == "handoff" and not self.log.has_recall_tool:
+            self.log.tools = (*self.log.tools, RECALL_TOOL)
         #: The live parent that started or resumed this child (its result goes there).
         self._parent: Session | None = None
         #: The parent's call that started this child's first run, if any.
