@@ -128,3 +128,31 @@ def test_an_unknown_session_has_no_link(db: Path) -> None:
             store.session_link("nope")
         with pytest.raises(SessionNotFound):
             store.children("nope")
+
+
+def test_a_child_of_copied_entries_is_not_updated_before_it_was_created(db: Path) -> None:
+    link = SessionLink("child", "parent", "e2", "handoff")
+    with SQLiteStore(db) as store:
+        # Its entries keep the times they were first written (2026-01-01).
+        store.create_session(
+            SessionInfo("child", "ctxengine", created_at="2026-03-04T05:06:07+00:00"),
+            link=link,
+            entries=log("child", 2),
+        )
+        store.create_session(SessionInfo("empty", "ctxengine", created_at="2026-03-04"))
+    with SQLiteStore(db, read_only=True) as store:
+        times = {s.id: (s.created_at, s.updated_at) for s in store.sessions()}
+        assert store.session("child").updated_at == "2026-03-04T05:06:07+00:00"
+    assert times["child"] == ("2026-03-04T05:06:07+00:00", "2026-03-04T05:06:07+00:00")
+    assert times["empty"] == ("2026-03-04", None)
+    # A session whose newest entry is newer than its creation keeps that entry's time.
+    with SQLiteStore(db) as store:
+        store.create_session(SessionInfo("old", "ctxengine", created_at="2025-12-31T23:00:00Z"))
+        store.append("old", log("old", 1))
+        assert store.session("old").updated_at == "2026-01-01T00:00:00Z"
+        # Times with other offsets are compared as instants: 01:00+02:00 is 23:00Z before.
+        store.create_session(
+            SessionInfo("east", "ctxengine", created_at="2026-01-01T01:00:00+02:00")
+        )
+        store.append("east", log("east", 1))
+        assert store.session("east").updated_at == "2026-01-01T00:00:00Z"

@@ -103,7 +103,8 @@ def session_row(info: SessionInfo, where: str) -> tuple[Any, ...]:
 
 def row_session(row: tuple[Any, ...]) -> SessionInfo:
     """The session of a row: :data:`SESSION_COLUMNS` followed by the entry count and the
-    time of the newest entry (else of the newest import)."""
+    time of the newest entry (else of the newest import); ``updated_at`` is the creation
+    time when that is later (:func:`not_before`)."""
     sid, fmt, source_path, title, created_at, meta, count, updated_at = row
     return SessionInfo(
         id=sid,
@@ -113,8 +114,32 @@ def row_session(row: tuple[Any, ...]) -> SessionInfo:
         created_at=created_at,
         entry_count=count,
         meta=load_meta(meta),
-        updated_at=updated_at,
+        updated_at=not_before(updated_at, created_at),
     )
+
+
+def not_before(updated_at: str | None, created_at: str | None) -> str | None:
+    """``updated_at``, or ``created_at`` when that is later: a session whose newest entries
+    are copies (a hand-off, a fork: copies keep the times they were first written) was
+    last changed when it was stored. Times are ISO-8601 (one without an offset is read as
+    UTC); ``updated_at`` is kept as it is when either does not parse or is ``None``."""
+    if updated_at is None or created_at is None:
+        return updated_at
+    try:
+        updated, created = _instant(updated_at), _instant(created_at)
+    except ValueError:
+        return updated_at
+    return created_at if created > updated else updated_at
+
+
+def _instant(text: str) -> datetime:
+    """An ISO-8601 time as an aware datetime (UTC when it names no offset).
+
+    Raises:
+        ValueError: not an ISO-8601 time.
+    """
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def import_row(imported: ImportedLog, added: int, where: str) -> tuple[Any, ...]:

@@ -44,8 +44,9 @@ class SessionInfo:
         entry_count: number of stored entries (ignored by :meth:`Store.create_session`).
         meta: source facts kept with the session (model, cwd, version …).
         updated_at: ISO-8601 time of the newest entry (as its source recorded it), else of
-            the newest import; ``None`` when neither is known (ignored by
-            :meth:`Store.create_session`).
+            the newest import, but never before ``created_at`` (a child session whose
+            newest entries are copies was last changed when it was stored); ``None`` when
+            neither is known (ignored by :meth:`Store.create_session`).
     """
 
     id: str
