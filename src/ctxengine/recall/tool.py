@@ -36,7 +36,10 @@ RECALL_TOOL: Mapping[str, Any] = {
             "regex": {"type": "boolean", "description": "query is a regular expression."},
             "path": {"type": "string", "description": "A file path the entries name."},
             "tool": {"type": "string", "description": "Only calls of this tool and results."},
-            "from_seq": {"type": "integer", "description": "First entry number."},
+            "from_seq": {
+                "type": "integer",
+                "description": "First entry number (each session's own, after a hand-off).",
+            },
             "to_seq": {"type": "integer", "description": "Last entry number."},
             "summaries": {
                 "type": "boolean",
