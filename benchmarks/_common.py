@@ -105,6 +105,22 @@ def largest_per_format(corpus: Path, *, conversations: bool = False) -> dict[str
     return best
 
 
+def importable(corpus: Path) -> list[tuple[Path, str]]:
+    """Every file or store folder under ``corpus`` of a format ctxengine imports, with the
+    format's name, sorted by path (the corpus's own notes at its top level, unrecognised
+    files and formats recognised but not imported are left out). A store folder and the
+    files inside it may both be listed."""
+    found: list[tuple[Path, str]] = []
+    for path in sorted(p for p in corpus.rglob("*") if p.parent != corpus or p.is_dir()):
+        try:
+            name = detect(path).name
+        except TranscriptError:
+            continue
+        if name != "unsupported":
+            found.append((path, name))
+    return found
+
+
 def is_conversation(path: Path) -> bool:
     """True when ``path`` imports with at least one user and one assistant message."""
     try:
