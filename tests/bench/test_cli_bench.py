@@ -99,7 +99,7 @@ def test_the_json_report_lists_every_skipped_corpus_file(
             {
                 "file": "chat.json",
                 "kind": "too_small",
-                "reason": "11 estimated tokens, under 20,000",
+                "reason": "10 estimated tokens, under 20,000",
             },
             {
                 "file": "notes.txt",

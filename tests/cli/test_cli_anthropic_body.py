@@ -28,7 +28,9 @@ READ_TOOL = {
 
 
 def chat_file(tmp_path: Path) -> Path:
-    """A Chat Completions transcript of twelve read steps, ending with the user's turn."""
+    """A Chat Completions transcript of twelve read steps, ending with the user's turn (each
+    read returns 779 estimated tokens: at a 4,500-token window the compaction keeps the
+    last read with its call)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a careful agent."},
         {"role": "user", "content": "Port the parser to Rust."},
@@ -82,7 +84,7 @@ def test_compact_writes_the_breakpoints_inspect_lists(
     db, sid = stored_session(tmp_path, capsys)
     out = tmp_path / "request.json"
     report, body = compact_report(
-        capsys, sid, "--db", db, "--window", "4000", "--provider", "anthropic", "-o", out
+        capsys, sid, "--db", db, "--window", "4500", "--provider", "anthropic", "-o", out
     )
     assert report["cache_breakpoints"] == EXPECTED_BREAKPOINTS
     assert cache_control_paths(body) == [b["path"] for b in EXPECTED_BREAKPOINTS]
@@ -108,7 +110,7 @@ def test_no_cache_markers_leaves_them_out(
         capsys,
         chat_file(tmp_path),
         "--window",
-        "4000",
+        "4500",
         "--provider",
         "anthropic",
         "--no-cache-markers",

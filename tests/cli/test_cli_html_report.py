@@ -67,7 +67,8 @@ def test_the_page_is_self_contained_and_plots_every_call(
     assert [len(p.split()) for p in lines] == [4, 4]  # the timeline and the cache reuse
     assert "<title>window: 1,000</title>" in html
     assert "<title>default trigger: 800</title>" in html
-    assert html.count('<circle cx="') == 1  # the one compaction
+    # no compaction: the largest request, 771 tokens (o200k_base: 733), stays under 800
+    assert html.count('<circle cx="') == 0
     assert "<td>Bash</td>" in html
     code, stdout, _ = run(capsys, *argv, "--json")
     doc = json.loads(stdout)
@@ -77,6 +78,18 @@ def test_the_page_is_self_contained_and_plots_every_call(
         None,
         4,
     )
+
+
+def test_each_compaction_is_plotted_as_one_circle() -> None:
+    path = require_corpus("live-agents", "claude-code-2.1.328", "subagent.jsonl")
+    entries = read_transcript(path).entries
+    comparison = compare(
+        entries, [("default", DEFAULT_POLICY)], window=1_000, prices=shipped_price_table()
+    )
+    (run,) = comparison.runs
+    assert run.result.compactions == 1
+    tools, files = token_consumers(entries, HeuristicEstimator())
+    assert report_html(comparison, tools, files).count('<circle cx="') == 1
 
 
 def test_the_screenshot_shows_every_policy_in_its_colour(tmp_path: Path) -> None:

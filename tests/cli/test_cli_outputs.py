@@ -99,7 +99,7 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
     assert out.read_text() == "keep me"
     err = " ".join(capsys.readouterr().err.split())
     assert err == (
-        "cannot compact: summary rejected: too_large (the compacted context would be 28,457 "
+        "cannot compact: summary rejected: too_large (the compacted context would be 26,928 "
         "tokens, over the 4,000-token window); nothing was written"
     )
 
@@ -147,7 +147,7 @@ def test_a_manual_compaction_names_the_re_injected_parts_that_leave_no_room(
     assert err == (
         "cannot compact: no compaction can bring the context under the trigger of 12,800 "
         "tokens with 704 tokens to spare (window 16,000): what every compaction keeps is "
-        "21,062 tokens already (largest parts: re-injected todo list 20,355, tool schemas 386, "
+        "21,727 tokens already (largest parts: re-injected todo list 21,073, tool schemas 361, "
         "margin 160); shorten these (rules files, tool schemas, system prompt), re-inject "
         "less, or use a model with a larger window; nothing was written"
     )

@@ -22,7 +22,7 @@ from ctxengine.stores import SQLiteStore
 #: The example session's title as Claude Code's importer stores it (cut to 80 characters).
 EXAMPLE_TITLE = "Splitting a bill is broken: `tallyho split 100 3` prints 33.33 three times, so …"
 #: Estimated tokens of the example session's messages (``inspect``'s total).
-EXAMPLE_TOKENS = 20_935
+EXAMPLE_TOKENS = 17_639
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,7 @@ class TestThroughAPipe:
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t20,935\tclaude-code\t"
+            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t17,639\tclaude-code\t"
             f"{EXAMPLE_TITLE}\t{src}",
         ]
 
@@ -73,30 +73,30 @@ class TestThroughAPipe:
         done = cli("inspect", EXAMPLE, "--top", "2")
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
-            f"{EXAMPLE}: 20,935 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
+            f"{EXAMPLE}: 17,639 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
             "By role",
             "role\ttokens\tshare",
-            "tool\t11,430\t54.6 %",
-            "assistant\t9,135\t43.6 %",
-            "user\t370\t1.8 %",
+            "tool\t9,455\t53.6 %",
+            "assistant\t7,843\t44.5 %",
+            "user\t341\t1.9 %",
             "By tool",
             "tool\tcalls\tresult tokens",
-            "Read\t18\t5,833",
-            "Bash\t31\t3,159",
-            "Edit\t25\t936",
-            "Grep\t6\t497",
-            "Glob\t5\t442",
-            "TodoWrite\t3\t132",
-            "Write\t2\t71",
+            "Read\t18\t5,243",
+            "Bash\t31\t2,246",
+            "Edit\t25\t669",
+            "Grep\t6\t444",
+            "Glob\t5\t342",
+            "TodoWrite\t3\t99",
+            "Write\t2\t52",
             "Top consumers",
             "seq\trole\ttool\ttokens\tpreview",
-            "116\ttool\tBash\t1,062\tExit code 1 ..F [100%] "
-            "=================================== FAILURES ============",
-            '128\ttool\tRead\t843\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
+            '128\ttool\tRead\t728\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
             "from __future__ import ",
+            "116\ttool\tBash\t720\tExit code 1 ..F [100%] "
+            "=================================== FAILURES ============",
             "Epochs",
             "epoch\tentries\tmessages\ttokens\tclosed by",
-            "0\t0–163\t164\t20,935\t",
+            "0\t0–163\t164\t17,639\t",
             # No system prompt in the transcript: the tools (declared from their calls)
             # and the message before the last one; the model the transcript records.
             "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "
@@ -208,17 +208,17 @@ class TestJsonDocuments:
         doc = run_json(capsys, "inspect", str(EXAMPLE), "--json", "--top", "1")
         validate(doc, "inspect")
         assert doc["tokens"] == EXAMPLE_TOKENS
-        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_833}
-        assert doc["by_role"][0] == {"role": "tool", "tokens": 11_430}
+        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_243}
+        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_455}
         assert doc["top"] == [
             {
                 "entry_id": doc["top"][0]["entry_id"],
-                "seq": 116,
+                "seq": 128,
                 "role": "tool",
-                "tool": "Bash",
-                "tokens": 1_062,
-                "preview": "Exit code 1 ..F [100%] "
-                "=================================== FAILURES ============",
+                "tool": "Read",
+                "tokens": 728,
+                "preview": '1→"""Command line: tallyho add | split | report.""" 2→ 3→'
+                "from __future__ import ",
             }
         ]
         assert doc["epochs"] == [
@@ -243,14 +243,14 @@ class TestJsonDocuments:
         argv = ["compact", str(EXAMPLE), "--window", "16000", "--json"]
         doc = run_json(capsys, *argv, "-o", str(out))
         validate(doc, "compact")
-        # 597 tokens under what it would be without the 7 tools the session calls, which
+        # 511 tokens under what it would be without the 7 tools the session calls, which
         # every request declares.
-        assert doc["keep_recent"] == {"asked": None, "used": 2_549, "why": ""}
+        assert doc["keep_recent"] == {"asked": None, "used": 2_647, "why": ""}
         assert doc["tokens_after"] < 16_000
         plan = run_json(capsys, *argv, "--plan")
         validate(plan, "compact")
         assert plan["note"] == ""
-        assert plan["plan"]["attempts"][0]["keep_recent"] == 2_549
+        assert plan["plan"]["attempts"][0]["keep_recent"] == 2_647
 
     def test_compact_keep_recent_typed_and_used(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path

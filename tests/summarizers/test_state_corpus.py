@@ -241,7 +241,7 @@ def test_a_task_template_never_hides_the_open_errors_of_a_replay() -> None:
     assert entries is not None
     with recording() as written:
         result = replay(entries, window=REPLAY_WINDOW)
-    assert result.compactions == len(written) == 32
+    assert result.compactions == len(written) == 23
     # every state lists every open error (one line each), and its goal's headings are quoted
     listed = [
         (sum(1 for e in s.ledgers.error_facts if e.status == "open"), s.text.count("\n- open: "))

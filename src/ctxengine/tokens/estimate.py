@@ -1,22 +1,41 @@
-"""``HeuristicEstimator``: a fast, dependency-free token estimate that errs on the high side.
+"""``HeuristicEstimator``: a fast, dependency-free token estimate fitted to BPE tokenizers.
 
-Not plain ``chars / 4``. One pass of C-level string operations classifies the characters:
+Not ``chars / 4``. BPE tokenizers (``o200k_base``, ``cl100k_base``, and most others) first
+split text into pieces where the kind of character changes (words, digit groups, punctuation
+runs, line breaks), then merge within each piece. The estimate follows that shape, with
+constants fitted on the transcript corpus (``tokens/constants.py`` says how; the per-class
+accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
 
-- **ASCII** runs at 4 chars/token for prose and 3 for code and JSON; the rate is interpolated
-  on the share of punctuation among non-space characters (≤ 5 % → prose, ≥ 15 % → code).
-  Path-like text runs at 2.5: the rate moves on toward it as the share of path separators
-  (``/ . _ -``) among non-space characters grows from 5 % to 12 % (file lists, continuation
-  states listing paths, dotted and snake_case identifiers, URLs).
-- **Digits** cost ½ token each, whatever the rate of the text around them (BPE vocabularies
-  split a digit run into groups of two or three, and a short number costs a whole token).
-- **Non-ASCII** is counted from the UTF-8 and UTF-16 lengths of the text: characters of 3-byte
-  scripts (CJK, kana, hangul, Thai, Indic …) cost 1 token each, 2-byte scripts (Latin accents,
-  Greek, Cyrillic, Hebrew, Arabic) ½ token, characters beyond the BMP (emoji) 2 tokens.
+- **Text model.** Each character gets the bit code of its class (lower-case letter, upper-case
+  letter, digit, punctuation, blank, line break; Latin-1 letters count as letters; every
+  character beyond Latin-1, and ``?`` which stands for it, is a letter of another script).
+  A character costs
+  :data:`~ctxengine.tokens.constants.TOKENS_PER_CODE_BIT` per bit of its code, plus
+  :data:`~ctxengine.tokens.constants.TOKENS_PER_NEW_BIT` per bit its code has that the
+  previous character's code lacks (a new piece), plus
+  :data:`~ctxengine.tokens.constants.TOKENS_PER_DIGIT` per digit. The codes make entering a
+  word after a blank cost about one token with its first letters, a digit group after a blank
+  more than one after a letter, and a change of case inside a word (``camelCase``) one bit.
+  Computed in C: one ``bytes.translate`` to codes, then ``x & ~(x >> 8)`` and ``bit_count``
+  on the codes read as one integer. Prose, code, JSON, file lists and ``ls -l`` output differ
+  in how often classes change, which is what the model counts: no text is sorted into a
+  class first.
+- **Long letter runs.** Where the model gives fewer than one token per six characters, each
+  block of :data:`~ctxengine.tokens.constants.LONG_RUN_CHARS` same-case letters costs
+  :data:`~ctxengine.tokens.constants.LONG_RUN_TOKENS_PER_CHAR` per letter on top (BPE splits
+  an unbroken random run every two or three letters).
+- **Beyond ASCII**, on top of the text model, by UTF-8 length: accented Latin-1 letters
+  (``é``, ``ß``: text in French, German, Spanish … splits into more pieces than English),
+  Cyrillic, other characters of 2 bytes (Greek, Hebrew, Arabic, Latin Extended), of 3 bytes
+  in ``U+2000–U+2FFF`` (punctuation, arrows, box drawing, symbols), other 3-byte characters
+  (CJK, kana, hangul, Thai, Indic) and characters beyond the BMP (emoji) each at their own
+  rate.
 - **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _ =``)
-  that mixes upper case, lower case and digits, or any run right after ``;base64,`` (a
-  ``data:`` URL payload), is never priced as text: it costs :data:`BASE64_BLOB_TOKENS`.
-  Lower-case hex digests stay text. Strings shorter than 64 characters are not searched
-  (a tiny ``data:`` URL is priced as text: a few tokens).
+  with case changes as frequent as random base64 has them, or any run right after
+  ``;base64,`` (a ``data:`` URL payload), costs
+  :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character: a request sends
+  it as text. Identifiers, paths and hex digests stay text. Strings shorter than 64
+  characters are not searched.
 
 Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`),
 else the fixed ``image_tokens``; documents by text, else PDFs by byte size
@@ -35,7 +54,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,26 +70,35 @@ from ctxengine.model import (
 )
 from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens.constants import (
+    ACCENTED_LETTER_TOKENS_PER_CHAR,
     ASTRAL_TOKENS_PER_CHAR,
-    BASE64_BLOB_TOKENS,
+    BASE64_LETTERS_PER_CASE_PAIR,
     BASE64_MIN_CHARS,
-    CODE_CHARS_PER_TOKEN,
-    CODE_PUNCT_SHARE,
+    BASE64_TOKENS_PER_CHAR,
+    CODE_BLANK,
+    CODE_DIGIT,
+    CODE_LOWER,
+    CODE_NEWLINE,
+    CODE_OTHER_SCRIPT,
+    CODE_PUNCT,
+    CODE_UPPER,
+    CYRILLIC_TOKENS_PER_CHAR,
     DEFAULT_DOCUMENT_TOKENS,
-    DIGIT_TOKENS_PER_CHAR,
     ENCRYPTED_CHARS_PER_TOKEN,
+    LONG_RUN_CHARS,
+    LONG_RUN_CHECK_TOKENS_PER_CHAR,
+    LONG_RUN_TOKENS_PER_CHAR,
     MAX_IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
     NARROW_SCRIPT_TOKENS_PER_CHAR,
     PART_OVERHEAD_TOKENS,
-    PATH_CHARS_PER_TOKEN,
-    PATH_SEP_SHARE_HIGH,
-    PATH_SEP_SHARE_LOW,
     PDF_BYTES_PER_TOKEN,
-    PROSE_CHARS_PER_TOKEN,
-    PROSE_PUNCT_SHARE,
     REASONING_SIGNATURE_TOKENS,
+    SYMBOL_TOKENS_PER_CHAR,
     TEXT_BYTES_PER_TOKEN,
+    TOKENS_PER_CODE_BIT,
+    TOKENS_PER_DIGIT,
+    TOKENS_PER_NEW_BIT,
     TOOL_CALL_OVERHEAD_TOKENS,
     TOOL_RESULT_OVERHEAD_TOKENS,
     TOOL_SCHEMA_OVERHEAD_TOKENS,
@@ -80,131 +107,160 @@ from ctxengine.tokens.constants import (
 )
 from ctxengine.tokens.images import estimate_tokens_for_image, image_size_from_base64
 
-_UPPER = re.compile(r"[A-Z]")
-_LOWER = re.compile(r"[a-z]")
-_DIGIT = re.compile(r"[0-9]")
-_PATH_SEPS = b"/._-"
+
+def _code_of(byte: int) -> int:
+    """The bit code of a Latin-1 byte's class (see the module doc)."""
+    if byte == 0x3F:  # "?": also every character beyond Latin-1 (see _latin1)
+        return CODE_OTHER_SCRIPT
+    if byte in b"\n\r":
+        return CODE_NEWLINE
+    if byte in b" \t\x0b\x0c":
+        return CODE_BLANK
+    if 0x30 <= byte <= 0x39:
+        return CODE_DIGIT
+    if 0x61 <= byte <= 0x7A or (0xDF <= byte <= 0xFF and byte != 0xF7):
+        return CODE_LOWER
+    if 0x41 <= byte <= 0x5A or (0xC0 <= byte <= 0xDE and byte != 0xD7):
+        return CODE_UPPER
+    return CODE_PUNCT
 
 
-def _class_of(byte: int) -> int:
-    char = chr(byte)
-    if char in string.whitespace:
-        return ord(" ")
-    if byte in _PATH_SEPS:
-        return ord("/")
-    if char in string.punctuation:
-        return ord("!")
-    if char in string.digits:
-        return ord("0")
-    return ord("a")
-
-
-#: Each byte mapped to its class: `` `` whitespace, ``/`` path separator, ``!`` other
-#: punctuation, ``0`` digit, ``a`` anything else; counted with ``bytes.count``.
-_CLASSES = bytes(_class_of(b) for b in range(256))
+#: Each Latin-1 byte mapped to its class's bit code.
+_CODES = bytes(_code_of(b) for b in range(256))
+_DIGIT = bytes([CODE_DIGIT])
+_LONG_LOWER = bytes([CODE_LOWER]) * LONG_RUN_CHARS
+_LONG_UPPER = bytes([CODE_UPPER]) * LONG_RUN_CHARS
+_ALL_CODES = (CODE_LOWER, CODE_UPPER, CODE_DIGIT, CODE_PUNCT, CODE_BLANK, CODE_NEWLINE)
+if len({*_ALL_CODES, CODE_OTHER_SCRIPT}) != 7:
+    raise ImportError("tokens.constants: the seven class codes must differ")  # pragma: no cover
 _B64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=")
 _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
 _B64_NEEDLE = b"a" * BASE64_MIN_CHARS
+_DATA_URL = b";base64,"
+_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#: UTF-8 bytes that do not start a character beyond ASCII (ASCII and continuation bytes).
+_NOT_LEADS = bytes(range(0xC0))
 
 
-def _is_base64(text: str, start: int, end: int) -> bool:
-    return bool(
-        _UPPER.search(text, start, end)
-        and _LOWER.search(text, start, end)
-        and _DIGIT.search(text, start, end)
-    )
+def _lead_kind(byte: int) -> int:
+    """The kind of character a UTF-8 lead byte starts: ``a`` Latin-1 letter
+    (``U+00C0–U+00FF``), ``c`` Cyrillic (``U+0400–U+052F``), ``n`` other 2-byte character,
+    ``s`` symbol (``U+2000–U+2FFF``),
+    ``w`` other 3-byte character, ``e`` beyond the BMP."""
+    if byte == 0xC3:
+        return ord("a")
+    if 0xD0 <= byte <= 0xD4:
+        return ord("c")
+    if byte < 0xE0:
+        return ord("n")
+    if byte == 0xE2:
+        return ord("s")
+    return ord("w") if byte < 0xF0 else ord("e")
 
 
-def _blob_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of the base64 blobs of ``text``: ``data:`` URL payloads and long mixed runs.
+_LEAD_KINDS = bytes(_lead_kind(b) for b in range(256))
+_B64_SAMPLE = 256
+_LOWER_UPPER = re.compile(rb"[a-z](?=[A-Z])")
+_UPPER_UPPER = re.compile(rb"[A-Z](?=[A-Z])")
 
-    Runs are found on a one-byte-per-character image of the text (non-Latin-1 characters
-    become ``?``, which breaks a run) mapped to ``a`` (base64 alphabet) or space, so the
-    search is ``bytes.find`` rather than a regex over every position."""
-    src = text.encode("ascii") if text.isascii() else text.encode("latin-1", "replace")
-    mask = src.translate(_B64_MASK)
+
+def _latin1(text: str) -> bytes:
+    """``text`` one byte per character: Latin-1, other characters as ``?``."""
+    return text.encode("ascii") if text.isascii() else text.encode("latin-1", "replace")
+
+
+def _is_base64(run: bytes) -> bool:
+    """True when ``run`` (base64 alphabet only) has lower→upper and upper→upper letter
+    pairs at least once per :data:`BASE64_LETTERS_PER_CASE_PAIR` letters each, in its first
+    :data:`_B64_SAMPLE` characters (base64 is alike throughout)."""
+    run = run[:_B64_SAMPLE]
+    letters = len(run) - len(run.translate(None, _LETTERS))
+    if letters == 0:
+        return False
+    pairs = min(len(_LOWER_UPPER.findall(run)), len(_UPPER_UPPER.findall(run)))
+    return pairs * BASE64_LETTERS_PER_CASE_PAIR >= letters
+
+
+def _blob_spans(raw: bytes) -> list[tuple[int, int]]:
+    """Spans of the base64 blobs of ``raw`` (a text as :func:`_latin1` gives it): ``data:``
+    URL payloads and long base64 runs.
+
+    Runs are found on ``raw`` mapped to ``a`` (base64 alphabet) or space, so the search is
+    ``bytes.find`` rather than a regex over every position."""
+    mask = raw.translate(_B64_MASK)
     n = len(mask)
     spans: list[tuple[int, int]] = []
     starts: set[int] = set()
-    pos = src.find(b";base64,")
+    pos = raw.find(_DATA_URL)
     while pos >= 0:
-        start = pos + len(b";base64,")
+        start = pos + len(_DATA_URL)
         end = mask.find(b" ", start)
         end = n if end < 0 else end
         if end > start:
             spans.append((start, end))
             starts.add(start)
-        pos = src.find(b";base64,", end)
+        pos = raw.find(_DATA_URL, end)
     pos = mask.find(_B64_NEEDLE)
     while pos >= 0:
         end = mask.find(b" ", pos)
         end = n if end < 0 else end
-        if pos not in starts and _is_base64(text, pos, end):
+        if pos not in starts and _is_base64(raw[pos:end]):
             spans.append((pos, end))
         pos = mask.find(_B64_NEEDLE, end)
     return sorted(spans)
 
 
-def _strip_base64(text: str) -> tuple[str, int]:
-    """``text`` without its base64 blobs, and the number of blobs removed."""
-    spans = _blob_spans(text)
+def _strip_blobs(raw: bytes) -> tuple[bytes, int]:
+    """``raw`` without its base64 blobs, and the number of characters removed."""
+    spans = _blob_spans(raw)
     if not spans:
-        return text, 0
+        return raw, 0
     pieces, pos = [], 0
     for s, e in spans:
-        pieces.append(text[pos:s])
+        pieces.append(raw[pos:s])
         pos = e
-    pieces.append(text[pos:])
-    return "".join(pieces), len(spans)
+    pieces.append(raw[pos:])
+    rest = b"".join(pieces)
+    return rest, len(raw) - len(rest)
 
 
-def _ramp(share: float, low: float, high: float) -> float:
-    """0 at or below ``low``, 1 at or above ``high``, linear in between."""
-    return min(1.0, max(0.0, (share - low) / (high - low)))
-
-
-def _ascii_tokens(raw: bytes) -> float:
-    n = len(raw)
-    if n == 0:
-        return 0.0
-    classes = raw.translate(_CLASSES)
-    solid = n - classes.count(b" ")
-    if solid == 0:
-        return n / PROSE_CHARS_PER_TOKEN
-    seps = classes.count(b"/")
-    digits = classes.count(b"0")
-    punct = classes.count(b"!") + seps
-    t = _ramp(punct / solid, PROSE_PUNCT_SHARE, CODE_PUNCT_SHARE)
-    rate = PROSE_CHARS_PER_TOKEN + t * (CODE_CHARS_PER_TOKEN - PROSE_CHARS_PER_TOKEN)
-    t = _ramp(seps / solid, PATH_SEP_SHARE_LOW, PATH_SEP_SHARE_HIGH)
-    rate += t * (PATH_CHARS_PER_TOKEN - rate)
-    return (n - digits) / rate + digits * DIGIT_TOKENS_PER_CHAR
-
-
-def _ascii_of(text: str) -> bytes:
-    return text.encode("ascii") if text.isascii() else text.encode("ascii", "ignore")
+def _model_tokens(raw: bytes) -> float:
+    """Tokens of ``raw`` by the text model and the long-run rule (module doc)."""
+    codes = raw.translate(_CODES)
+    x = int.from_bytes(codes, "big")
+    bits = x.bit_count()
+    # Bits of each code that the previous code lacks: bits − bits shared with the previous.
+    fresh = bits - (x & (x >> 8)).bit_count()
+    tokens = (
+        fresh * TOKENS_PER_NEW_BIT
+        + bits * TOKENS_PER_CODE_BIT
+        + codes.count(_DIGIT) * TOKENS_PER_DIGIT
+    )
+    if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
+        blocks = codes.count(_LONG_LOWER) + codes.count(_LONG_UPPER)
+        tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
+    return tokens
 
 
 def _text_tokens(text: str) -> float:
-    raw = _ascii_of(text)
-    blobs = 0
+    raw = _latin1(text)
+    blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
-        text, blobs = _strip_base64(text)
-        raw = _ascii_of(text)
-    tokens = _ascii_tokens(raw) + blobs * BASE64_BLOB_TOKENS
-    n = len(text)
-    non_ascii = n - len(raw)
-    if non_ascii == 0:
+        raw, blob_chars = _strip_blobs(raw)
+    tokens = _model_tokens(raw) + blob_chars * BASE64_TOKENS_PER_CHAR
+    if text.isascii():
         return tokens
-    utf8 = len(text.encode("utf-8", "surrogatepass"))
-    astral = len(text.encode("utf-16-le", "surrogatepass")) // 2 - n
-    wide = utf8 - n - non_ascii - 2 * astral
-    narrow = non_ascii - wide - astral
+    # One lead byte per character beyond ASCII, in order: its UTF-8 length and range.
+    leads = text.encode("utf-8", "surrogatepass").translate(None, _NOT_LEADS)
+    kinds = leads.translate(_LEAD_KINDS)
     return (
         tokens
-        + narrow * NARROW_SCRIPT_TOKENS_PER_CHAR
-        + wide * WIDE_SCRIPT_TOKENS_PER_CHAR
-        + astral * ASTRAL_TOKENS_PER_CHAR
+        + kinds.count(b"a") * ACCENTED_LETTER_TOKENS_PER_CHAR
+        + kinds.count(b"c") * CYRILLIC_TOKENS_PER_CHAR
+        + kinds.count(b"n") * NARROW_SCRIPT_TOKENS_PER_CHAR
+        + kinds.count(b"s") * SYMBOL_TOKENS_PER_CHAR
+        + kinds.count(b"w") * WIDE_SCRIPT_TOKENS_PER_CHAR
+        + kinds.count(b"e") * ASTRAL_TOKENS_PER_CHAR
     )
 
 
