@@ -1,8 +1,10 @@
 """Token estimates and context size: the :class:`Estimator` protocol, the default
-:class:`HeuristicEstimator`, image costs, and the usage anchor."""
+:class:`HeuristicEstimator`, the exact :class:`TiktokenCounter` (optional ``tiktoken``),
+image costs, and the usage anchor."""
 
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.estimate import HeuristicEstimator
+from ctxengine.tokens.exact import TiktokenCounter
 from ctxengine.tokens.images import (
     estimate_tokens_for_image,
     image_part_from_provider_block,
@@ -15,6 +17,7 @@ __all__ = [
     "ContextSize",
     "Estimator",
     "HeuristicEstimator",
+    "TiktokenCounter",
     "context_size",
     "estimate_tokens_for_image",
     "find_anchor",
