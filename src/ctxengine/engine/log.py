@@ -34,6 +34,7 @@ from ctxengine.projection.pins import Pinned, pinned_message
 from ctxengine.stores.base import SessionInfo, Store
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
+from ctxengine.tokens.correction import UsageCorrection
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 from .history import History
@@ -47,6 +48,8 @@ class SessionLog:
     Attributes:
         policy / budget: the configuration and its resolution for the current window.
         estimator: the (cached) token estimator.
+        correction: the running ratio of provider-reported to estimated tokens that scales
+            the estimated part of :meth:`context_tokens` (``None``: no correction).
         store / session_id: where entries are persisted, if anywhere.
         tools: tool schemas sent with every request (with a ``head``: its tool section).
         history: the log in memory with its indexes.
@@ -85,6 +88,7 @@ class SessionLog:
             estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS)
         )
         self.estimator: Estimator = self._cache
+        self.correction: UsageCorrection | None = UsageCorrection()
         self._memo = ProjectionMemo()
         self.store = store
         self.session_id = session_id
@@ -385,5 +389,6 @@ class SessionLog:
     def context_tokens(self, ctx: Context) -> int:
         """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer
         than the latest compaction and prune) plus the estimate of what follows it; the full
-        estimate when there is no usable anchor."""
-        return context_tokens(ctx, self.history, self.estimator)
+        estimate when there is no usable anchor. The estimated part is scaled by
+        :attr:`correction` (which first pools a new anchor's report)."""
+        return context_tokens(ctx, self.history, self.estimator, self.correction)

@@ -91,6 +91,7 @@ from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.correction import UsageCorrection
 
 from . import branches, calls, children, handoff
 from .branches import Checkout
@@ -1243,9 +1244,25 @@ class Session:
     def context_tokens(self, ctx: Context) -> int:
         """Size of ``ctx`` in tokens: the usage anchor (latest reply reporting prompt tokens,
         newer than the latest compaction and prune) plus the estimate of what follows it;
-        the full estimate when there is no usable anchor."""
+        the full estimate when there is no usable anchor. The estimated part is scaled by
+        :attr:`usage_correction`."""
         with self._lock:
             return self.log.context_tokens(ctx)
+
+    @property
+    def usage_correction(self) -> UsageCorrection | None:
+        """The running ratio of provider-reported to estimated tokens
+        (:class:`~ctxengine.tokens.correction.UsageCorrection`): each reply that reports
+        prompt tokens after an earlier one of the same epoch adds the growth it measured,
+        and the ratio scales the estimated part of every context size (what follows the
+        usage anchor, or the whole context before any). ``ratio`` is 1.0 until a report
+        arrives. Set a new one to reset it or change its bounds, ``None`` to turn it off."""
+        return self.log.correction
+
+    @usage_correction.setter
+    def usage_correction(self, value: UsageCorrection | None) -> None:
+        with self._lock:
+            self.log.correction = value
 
     # ------------------------------------------------------------------ the ladder
 

@@ -9,6 +9,7 @@ from ctxengine.policy import Budget, Policy
 from ctxengine.projection import ProjectionSettings
 from ctxengine.projection.context import Context
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.correction import UsageCorrection
 from ctxengine.tokens.size import find_anchor
 
 from .history import History
@@ -54,12 +55,21 @@ def epoch_key(ctx: Context, history: History) -> EpochKey:
     )
 
 
-def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:
+def context_tokens(
+    ctx: Context,
+    history: History,
+    estimator: Estimator,
+    correction: UsageCorrection | None = None,
+) -> int:
     """Size of ``ctx`` in tokens: the usage anchor plus the estimate of what follows it; the
     full estimate (``ctx.tokens``) when there is no usable anchor. The anchor rule is
     :func:`ctxengine.tokens.size.find_anchor` (a reply reporting prompt tokens, not aborted)
     over the messages newer than the latest compaction and prune in ``history``: an older
-    usage measured a context that no longer exists."""
+    usage measured a context that no longer exists.
+
+    With a ``correction`` the estimated part is scaled by its ratio, and a new anchor's
+    growth over the previous one (:func:`ctxengine.tokens.correction.anchor_growth`) is
+    pooled into it first."""
     fresh_from = len(ctx.messages)
     floor = history.anchor_floor()
     for pos in range(len(ctx.messages) - 1, -1, -1):
@@ -70,13 +80,16 @@ def context_tokens(ctx: Context, history: History, estimator: Estimator) -> int:
             break
         fresh_from = pos
     anchor = find_anchor(ctx.messages, fresh_from=fresh_from)
-    if anchor is None:
-        return ctx.tokens
-    usage = ctx.messages[anchor].usage
-    if usage is None:
-        return ctx.tokens
+    usage = ctx.messages[anchor].usage if anchor is not None else None
+    if anchor is None or usage is None:
+        return correction.scale(ctx.tokens) if correction is not None else ctx.tokens
     tail = sum(estimator.message(m) for m in ctx.messages[anchor + 1 :])
-    return usage.context_tokens + tail
+    if correction is None:
+        return usage.context_tokens + tail
+    key = ctx.sources[anchor]
+    if key is not None:
+        correction.observe_anchor(key, ctx.messages, anchor, estimator, fresh_from=fresh_from)
+    return usage.context_tokens + correction.scale(tail)
 
 
 def fixed_tokens(ctx: Context, estimator: Estimator) -> int:

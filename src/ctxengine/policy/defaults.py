@@ -126,6 +126,20 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
 #: pi counts 4,800 chars = 1,200 tokens). We take the conservative one.
 DEFAULT_IMAGE_TOKENS = 3_000
 
+#: Per-session correction of the token estimate from provider-reported usage
+#: (``tokens.correction.UsageCorrection``). The ratio (reported ÷ estimated tokens) stays in
+#: these bounds: on the corpus a provider's tokenizer counts 0.3 (o200k_base on Greek) to
+#: 1.1 (cl100k_base on file lists) times the estimate; beyond 0.5–2.0 the report measured
+#: something else (a system prompt the log does not hold, dropped thinking blocks).
+USAGE_CORRECTION_MIN_RATIO = 0.5
+USAGE_CORRECTION_MAX_RATIO = 2.0
+#: Estimated tokens of evidence the starting ratio 1.0 is worth: reports of fewer new tokens
+#: than this move the ratio less than halfway, so a few short turns cannot swing it.
+USAGE_CORRECTION_PRIOR_TOKENS = 4_096
+#: Estimated tokens of reports the ratio remembers: beyond it older reports fade in
+#: proportion, so a session that changes model follows the new tokenizer.
+USAGE_CORRECTION_MEMORY_TOKENS = 200_000
+
 #: Attempts of one compaction; each keeps half the tail of the one before, and from the third
 #: on the truncate-at-source cap is halved too.
 COMPACTION_ATTEMPTS = 4

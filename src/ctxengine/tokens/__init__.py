@@ -1,8 +1,9 @@
 """Token estimates and context size: the :class:`Estimator` protocol, the default
 :class:`HeuristicEstimator`, the exact :class:`TiktokenCounter` (optional ``tiktoken``),
-image costs, and the usage anchor."""
+image costs, the usage anchor and the per-session :class:`UsageCorrection`."""
 
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.correction import UsageCorrection, anchor_growth
 from ctxengine.tokens.estimate import HeuristicEstimator
 from ctxengine.tokens.exact import TiktokenCounter
 from ctxengine.tokens.images import (
@@ -18,6 +19,8 @@ __all__ = [
     "Estimator",
     "HeuristicEstimator",
     "TiktokenCounter",
+    "UsageCorrection",
+    "anchor_growth",
     "context_size",
     "estimate_tokens_for_image",
     "find_anchor",
