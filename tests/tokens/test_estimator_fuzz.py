@@ -23,7 +23,7 @@ from ctxengine.model import (
 )
 from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens import HeuristicEstimator
-from ctxengine.tokens.estimate import _blob_spans, _latin1
+from ctxengine.tokens.estimate import _CODES, _bits, _blob_spans, _latin1
 
 EST = HeuristicEstimator()
 B64 = st.text(
@@ -156,3 +156,12 @@ def reference_spans(text: str) -> list[tuple[int, int]]:
 )
 def test_blob_search_matches_a_plain_regex(text: str) -> None:
     assert _blob_spans(_latin1(text)) == reference_spans(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400), st.integers(1, 9))
+def test_codes_read_in_chunks_count_the_same_bits_as_read_whole(text: str, chunk: int) -> None:
+    codes = _latin1(text).translate(_CODES)
+    whole = int.from_bytes(codes, "big")
+    expected = (whole.bit_count() - (whole & (whole >> 8)).bit_count(), whole.bit_count())
+    assert _bits(codes, chunk=chunk) == _bits(codes) == expected
