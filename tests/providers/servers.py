@@ -2,7 +2,8 @@
 and Anthropic (``/v1/messages``) HTTP APIs, for tests that drive the official SDK clients.
 
 A :class:`ScriptedServer` listens on 127.0.0.1 (random port) in a thread and answers each
-request with the next queued :class:`Step`: a JSON reply, an error (status, body, headers
+request with the next queued :class:`Step` (or, given a ``responder``, the step it makes
+of the request): a JSON reply, an error (status, body, headers
 such as ``retry-after``), or a server-sent-event stream paced by ``delay_s``. Every request
 is recorded (path, headers, JSON body, arrival time); a client that drops a stream is
 recorded with the time it was noticed. A request with no step left gets a 500 and is listed
@@ -15,6 +16,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -55,7 +57,9 @@ class Received:
 class ScriptedServer:
     """See the module docstring. Use as a context manager or call start()/stop()."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[Received], Step] | None = None) -> None:
+        #: Answers every request when set (the queued steps are then unused).
+        self.responder = responder
         self.steps: deque[Step] = deque()
         self.received: list[Received] = []
         self.unexpected: list[Received] = []
@@ -82,6 +86,8 @@ class ScriptedServer:
     def next_step(self, req: Received) -> Step | None:
         with self._lock:
             self.received.append(req)
+            if self.responder is not None:
+                return self.responder(req)
             if self.steps:
                 return self.steps.popleft()
             self.unexpected.append(req)

@@ -80,6 +80,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "export",
         "Export a session's log or its next request body.",
     ),
+    "serve": LazyCommand(
+        "ctxengine.cli.commands.serve",
+        "serve",
+        "Run the compacting proxy in front of an OpenAI or Anthropic API.",
+    ),
     "bench": LazyCommand(
         "ctxengine.cli.commands.bench",
         "bench",

@@ -125,12 +125,17 @@ class Served:
             all of them: the same request served before).
         source: where that checkpoint came from: ``"memory"``, ``"store"`` or ``"none"``.
         events: the ladder steps this call took (prune, compaction, failure …).
+        log: the session log the call left: the request's messages and the ladder's
+            records (prune, compaction …), as a live session over the same requests holds
+            it (entries of session :data:`SESSION_ID`; a caller that stores them under a
+            session of its own replaces ``session_id``).
     """
 
     context: Context
     reused: int
     source: Source
     events: tuple[LadderEvent, ...]
+    log: tuple[Entry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +174,7 @@ class _Checkpoint:
     state: LadderState
     context: Context
     session: Session | None
+    recovered: bool = False
 
 
 def _request(messages: Sequence[Message]) -> Sequence[Message]:
@@ -309,7 +315,7 @@ class PrefixCache:
         if base is not None and base.count == len(request):
             self._count(source, repeated=True)
             self._keep(base)
-            return Served(base.context, len(request), source, ())
+            return Served(base.context, len(request), source, (), tuple(base.log[: base.size]))
         session, rebuilt = self._resume(base, window, policy, tools)
         before = len(session.events)
         reused = base.count if base is not None else 0
@@ -331,8 +337,78 @@ class PrefixCache:
         self._count(source, rebuilt=rebuilt or source == "store")
         self._keep(checkpoint)
         if self.store is not None:
-            self._save(checkpoint, base)
-        return Served(ctx, reused, source, tuple(session.events[before:]))
+            # A recovered checkpoint is not stored (its key holds the rejected one there):
+            # what continues from it is stored whole.
+            self._save(checkpoint, None if base is not None and base.recovered else base)
+        events = tuple(session.events[before:])
+        return Served(ctx, reused, source, events, tuple(history.entries))
+
+    def recover(
+        self,
+        messages: Sequence[Message],
+        signal: BaseException,
+        *,
+        window: int,
+        policy: Policy = DEFAULT_POLICY,
+        tools: Sequence[Mapping[str, Any]] = (),
+        max_output_tokens: int | None = None,
+    ) -> Served:
+        """The context for ``messages`` after the model rejected the one :meth:`serve` gave
+        for them with a context overflow: one compaction with reason ``"overflow"``
+        (:meth:`Session.on_overflow <ctxengine.engine.Session.on_overflow>`), kept as the
+        request's checkpoint in place of the rejected one, so later requests continue from
+        it. One recovery per request: a second overflow of the same request is final.
+
+        Args:
+            messages: the request :meth:`serve` answered (the whole conversation).
+            signal: the provider's error (classified as an overflow).
+            window / policy / tools: as given to :meth:`serve`.
+            max_output_tokens: the call's output budget (default: the policy's reserve).
+
+        Returns:
+            The recovered context and the ladder steps taken (``reused``: every message).
+
+        Raises:
+            ValueError: ``signal`` is not an overflow; the request was not served first.
+            ContextOverflow: the request was recovered once already, or the compaction
+                could not run (carries the provider's numbers when it gave them).
+            StoreError: the store failed.
+        """
+        request = _request(messages)
+        config = self._config(window, policy, tools)
+        with self._lock:
+            base, _, keys = self._find(config, request)
+        if base is None or base.count != len(request):
+            raise ValueError("recover() takes a request that serve() answered first")
+        session, _ = self._resume(base, window, policy, tools)
+        if not base.recovered:
+            # One recovery per stateless call: the latch of the live session is cleared by
+            # record(), which a stateless caller never calls.
+            session._overflow.clear()
+        before = len(session.events)
+        try:
+            session.on_overflow(signal, max_output_tokens=max_output_tokens)
+        finally:
+            base.recovered = True
+        ctx = session.prepare(max_output_tokens=max_output_tokens)
+        history = session.log.history
+        checkpoint = _Checkpoint(
+            keys[-1] if keys else base.key,
+            config,
+            base.messages,
+            base.count,
+            history.entries,
+            len(history),
+            session.ladder_state(),
+            ctx,
+            session,
+            recovered=True,
+        )
+        with self._lock:
+            self._lru.pop(checkpoint.key, None)
+        self._keep(checkpoint)
+        events = tuple(session.events[before:])
+        return Served(ctx, len(request), "memory", events, tuple(history.entries))
 
     def _messages(self, base: _Checkpoint | None, request: Sequence[Message]) -> list[Message]:
         """The message list of a checkpoint of ``request`` continued from ``base``: base's

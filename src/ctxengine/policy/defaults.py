@@ -659,3 +659,19 @@ CHILD_POINTER_COMMANDS = 10
 #: summary=True)``). Ours: a note on the work left, a tenth of pi's default keep-recent
 #: budget (20,000); pi writes its branch summaries with the compaction template.
 BRANCH_SUMMARY_TOKENS = 2_000
+
+# ---------------------------------------------------------------------------- the proxy
+#: Window (tokens) the proxy fits a model to when ``--window`` is not given and the model
+#: has no profile: the unknown-model default of the profiles, so both agree.
+PROXY_DEFAULT_WINDOW = UNKNOWN_MODEL_CONTEXT_WINDOW
+#: Conversations whose request reader the proxy keeps (least recently used dropped; a
+#: dropped one is read whole again on its next request, then continues as before). Ours.
+PROXY_CONVERSATIONS = 256
+#: Upstream replies whose provider usage the proxy remembers until the client sends the
+#: reply back (the usage anchor). One per request; ours.
+PROXY_USAGE_RECORDS = 4096
+#: Seconds the proxy waits for the upstream to answer (connect, and between bytes of a
+#: reply); agents' own clients wait ten minutes (the OpenAI and Anthropic SDK default).
+PROXY_UPSTREAM_TIMEOUT_S = 600.0
+#: Port ``ctxengine serve`` listens on when ``--port`` is not given (ours).
+PROXY_DEFAULT_PORT = 8765

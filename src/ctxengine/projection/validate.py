@@ -42,11 +42,18 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from ctxengine.errors import InvalidRequest
+
+# The render package first: the checkers import its ``ids`` module, whose package imports
+# the Anthropic renderer, which imports the Anthropic checker's constants (a cycle that
+# fails when this module is the first of them imported).
+from ctxengine.projection import render as _render  # noqa: F401
 from ctxengine.projection._check_anthropic import check_anthropic
 from ctxengine.projection._check_openai import check_openai
+from ctxengine.projection._check_openai_responses import check_openai_responses
 
 PROVIDERS: dict[str, Callable[[Any, bool, Collection[str]], list[str]]] = {
     "openai": check_openai,
+    "openai-responses": check_openai_responses,
     "anthropic": check_anthropic,
 }
 
@@ -59,7 +66,9 @@ def validate(
     Args:
         body: the request body as plain JSON values (``render_openai`` /
             ``render_anthropic`` output, or any hand-made body).
-        provider: ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages).
+        provider: ``"openai"`` (Chat Completions), ``"openai-responses"`` (Responses:
+            :mod:`ctxengine.projection._check_openai_responses`) or ``"anthropic"``
+            (Messages).
         strict: also require the fields a body needs to be sent as is: ``model``,
             ``max_tokens`` (Anthropic) and a ``tools`` list declaring every tool called.
             Without it, only the messages' protocol (ids and names included) and the shape

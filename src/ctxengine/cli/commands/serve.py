@@ -1,0 +1,125 @@
+"""``ctxengine serve``: the compacting proxy (:mod:`ctxengine.proxy`) on uvicorn.
+
+The server modules (Starlette, uvicorn, httpx2: the ``serve`` extra) are imported when the
+command runs, so the CLI works without them.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Annotated
+
+import typer
+
+from ctxengine.cli.options import DbOpt, PolicyOpt
+from ctxengine.cli.output import say
+from ctxengine.errors import ConfigError
+from ctxengine.policy.defaults import PROXY_DEFAULT_PORT
+
+#: The hosts that keep the proxy on this machine.
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (port 0: a free one).
+
+    Raises:
+        ConfigError: the address cannot be bound (in use, not an address of this machine).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    upstream: Annotated[
+        str,
+        typer.Option(
+            "--upstream",
+            metavar="URL",
+            help="Base URL of the real API the requests go to (https://api.openai.com/v1, "
+            "https://api.anthropic.com, http://127.0.0.1:8000/v1 …).",
+        ),
+    ],
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            metavar="HOST",
+            help="Address to listen on. Another than 127.0.0.1 exposes the proxy (and the "
+            "keys it passes on) to the network.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port (0: a free one)."),
+    ] = PROXY_DEFAULT_PORT,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            "--window",
+            min=1,
+            metavar="TOKENS",
+            help="Context window in tokens for every model (default: each request's model "
+            "profile; 32,768 for a model without one).",
+            show_default=False,
+        ),
+    ] = None,
+    policy_name: PolicyOpt = None,
+    db: DbOpt = None,
+    no_store: Annotated[
+        bool,
+        typer.Option("--no-store", help="Keep conversations in memory only (nothing stored)."),
+    ] = False,
+) -> None:
+    """Run the compacting proxy: agents send their OpenAI (Chat Completions, Responses) or
+    Anthropic (Messages) requests here; each request's history is compacted when it nears
+    the model's window and forwarded to --upstream, replies (streams too) pass back as they
+    are. Conversations are stored (ctxengine sessions lists them). Keys pass through and
+    are never stored or logged. One log line per request on stderr."""
+    try:
+        import uvicorn
+
+        from ctxengine.proxy.app import create_app
+        from ctxengine.proxy.core import ProxyCore
+        from ctxengine.proxy.record import Recorder
+    except ImportError as exc:
+        raise ConfigError(
+            f"ctxengine serve needs the serve extra (pip install 'ctxengine[serve]'): {exc}"
+        ) from exc
+    from ctxengine.cli.load import open_store, store_path
+    from ctxengine.cli.options import policy_from_options
+
+    if not upstream.startswith(("http://", "https://")):
+        raise ConfigError(f"--upstream must be an http:// or https:// URL, got {upstream!r}")
+    policy = policy_from_options(name=policy_name)
+    recorder = None if no_store else Recorder(open_store(db))
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{bound}"
+    core = ProxyCore(window=window, policy=policy, recorder=recorder)
+    app = create_app(core, upstream)
+    say(f"ctxengine proxy on {base} -> {upstream}")
+    say(f"  OPENAI_BASE_URL={base}/v1")
+    say(f"  ANTHROPIC_BASE_URL={base}")
+    if recorder is not None:
+        say(f"  conversations stored in {store_path(db)}")
+    if host not in LOCAL_HOSTS:
+        say(f"warning: listening on {host}: reachable from other machines", stderr=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        if recorder is not None:
+            recorder.close()
