@@ -52,6 +52,7 @@ class Received:
     headers: dict[str, str]
     body: Any
     at: float
+    raw: bytes = b""
 
 
 class ScriptedServer:
@@ -124,7 +125,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            step = server.next_step(Received("POST", self.path, headers, body, time.monotonic()))
+            received = Received("POST", self.path, headers, body, time.monotonic(), raw)
+            step = server.next_step(received)
             if step is None:
                 step = Step(500, {"error": {"message": "no scripted step left", "type": "test"}})
             if step.events is None:

@@ -23,6 +23,7 @@ from typing import Any
 import uvicorn
 from servers import Received, ScriptedServer, Step
 
+from ctxengine.model import Message, TextPart, ToolCallPart
 from ctxengine.projection.validate import validate
 from ctxengine.proxy.app import create_app
 from ctxengine.proxy.core import ProxyCore
@@ -88,7 +89,17 @@ class ToolModel:
         else:
             reply = ("text", f"Done with step {n}: the file looks fine.")
         stream = body.get("stream") is True
-        return REPLIES[api](reply, tokens, stream)
+        return REPLIES[api](reply, tokens, _output_tokens(api, reply), stream)
+
+
+def _output_tokens(api: Api, reply: Reply) -> int:
+    """The reply's size as the proxy will estimate it when the client sends it back."""
+    if reply[0] == "call":
+        cid = f"toolu_{reply[1]}" if api == "anthropic" else reply[1]
+        part: Any = ToolCallPart(cid, reply[2], json.dumps(reply[3]))
+    else:
+        part = TextPart(reply[1])
+    return HeuristicEstimator().message(Message("assistant", (part,)))
 
 
 def _ends_with_user_text(api: Api, last: dict[str, Any]) -> bool:
@@ -102,15 +113,19 @@ def _ends_with_user_text(api: Api, last: dict[str, Any]) -> bool:
     return True
 
 
-def overflow_error(api: Api, tokens: int) -> Step:
-    """The upstream's context-overflow error, in each API's wording."""
+def overflow_error(api: Api, tokens: int, limit: int = 16_000) -> Step:
+    """The upstream's context-overflow error, in each API's wording: it counts ``limit`` +
+    1,000 tokens where the proxy counted ``tokens`` (a tokenizer the proxy's estimate
+    underrates)."""
+    over = limit + 1_000
     if api == "anthropic":
-        message = f"prompt is too long: {tokens + 5000} tokens > {tokens} maximum"
+        message = f"prompt is too long: {over} tokens > {limit} maximum"
         body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
         return Step(400, body)
     message = (
-        f"This model's maximum context length is {tokens} tokens. However, your messages "
-        f"resulted in {tokens + 5000} tokens. Please reduce the length of the messages."
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {over} tokens (we counted {tokens}). Please reduce the length of the "
+        "messages."
     )
     body = {
         "error": {
@@ -126,8 +141,8 @@ def overflow_error(api: Api, tokens: int) -> Step:
 Reply = tuple[Any, ...]
 
 
-def _chat(reply: Reply, tokens: int, stream: bool) -> Step:
-    usage = {"prompt_tokens": tokens, "completion_tokens": 12, "total_tokens": tokens + 12}
+def _chat(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
+    usage = {"prompt_tokens": tokens, "completion_tokens": out, "total_tokens": tokens + out}
     if reply[0] == "call":
         _, cid, name, args = reply
         message: dict[str, Any] = {
@@ -181,13 +196,13 @@ def _chat(reply: Reply, tokens: int, stream: bool) -> Step:
     return Step(200, events=events)
 
 
-def _responses(reply: Reply, tokens: int, stream: bool) -> Step:
+def _responses(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
     usage = {
         "input_tokens": tokens,
         "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 12,
+        "output_tokens": out,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": tokens + 12,
+        "total_tokens": tokens + out,
     }
     if reply[0] == "call":
         _, cid, name, args = reply
@@ -236,7 +251,7 @@ def _responses(reply: Reply, tokens: int, stream: bool) -> Step:
     return Step(200, events=events)
 
 
-def _anthropic(reply: Reply, tokens: int, stream: bool) -> Step:
+def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
     if reply[0] == "call":
         _, cid, name, args = reply
         block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{cid}", "name": name,
@@ -244,7 +259,7 @@ def _anthropic(reply: Reply, tokens: int, stream: bool) -> Step:
         stop = "tool_use"
     else:
         block, stop = {"type": "text", "text": reply[1]}, "end_turn"
-    usage = {"input_tokens": tokens, "output_tokens": 12, "cache_read_input_tokens": 0,
+    usage = {"input_tokens": tokens, "output_tokens": out, "cache_read_input_tokens": 0,
              "cache_creation_input_tokens": 0}  # fmt: skip
     message = {
         "id": "msg_1",
@@ -274,13 +289,13 @@ def _anthropic(reply: Reply, tokens: int, stream: bool) -> Step:
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("message_delta", {"type": "message_delta",
                            "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 12}}),
+                           "usage": {"output_tokens": out}}),
         ("message_stop", {"type": "message_stop"}),
     ]  # fmt: skip
     return Step(200, events=events)
 
 
-REPLIES: dict[Api, Callable[[Reply, int, bool], Step]] = {
+REPLIES: dict[Api, Callable[[Reply, int, int, bool], Step]] = {
     "chat": _chat,
     "responses": _responses,
     "anthropic": _anthropic,
@@ -327,3 +342,155 @@ class ProxyServer:
 def upstream_with(model: ToolModel) -> ScriptedServer:
     """A scripted server answering with ``model``."""
     return ScriptedServer(responder=model)
+
+
+# ------------------------------------------------------------------ the clients
+#
+# The history goes in ``extra_body``: the SDKs walk a typed parameter item by item in Python
+# to transform it (0.6 s per request for a 200,000-token Responses history, most of a test's
+# time), and ``extra_body`` is sent as given. The request is the same JSON either way: the
+# transform changes nothing in plain dicts of these shapes.
+
+SYSTEM = "You are a careful coding agent. Read files before you change them."
+PARAMS = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def user_text(turn: int) -> str:
+    """The user's message of ``turn`` (about 60 tokens)."""
+    return f"Turn {turn}: please read src/module_{turn}.py and tell me whether " + " ".join(
+        f"function_{turn}_{k} handles empty input" for k in range(6)
+    )
+
+
+def tool_output(turn: int, path: str) -> str:
+    """What the tool returns for ``path`` at ``turn`` (12 to 29 lines, about 170 to 420
+    tokens)."""
+    lines = 12 + (turn * 7) % 18
+    return "\n".join(f"{path}:{n}: value_{turn}_{n} = compute({n}, {turn})" for n in range(lines))
+
+
+def _args(arguments: str | dict[str, Any]) -> dict[str, Any]:
+    loaded = json.loads(arguments) if isinstance(arguments, str) else arguments
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def drive_chat(client: Any, turns: int, *, stream_every: int = 2, model: str = "gpt-4o") -> int:
+    """A tool-using conversation of ``turns`` turns through the ``openai`` SDK's Chat
+    Completions; every ``stream_every``-th request streams. Returns the requests made."""
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": PARAMS}}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    n = 0
+    for turn in range(turns):
+        messages.append({"role": "user", "content": user_text(turn)})
+        while True:
+            n += 1
+            kwargs: dict[str, Any] = {
+                "model": model, "messages": [], "tools": tools, "extra_body": {"messages": messages}
+            }  # fmt: skip
+            if n % stream_every == 0:
+                text, calls = "", {}
+                chunks = client.chat.completions.create(
+                    **kwargs, stream=True, stream_options={"include_usage": True}
+                )
+                for chunk in chunks:
+                    for choice in chunk.choices:
+                        text += choice.delta.content or ""
+                        for c in choice.delta.tool_calls or ():
+                            calls.setdefault(c.index, {"id": c.id, "name": "", "args": ""})
+                            calls[c.index]["name"] += c.function.name or ""
+                            calls[c.index]["args"] += c.function.arguments or ""
+                message: dict[str, Any] = {"role": "assistant", "content": text or None}
+                if calls:
+                    message["tool_calls"] = [
+                        {"id": c["id"], "type": "function",
+                         "function": {"name": c["name"], "arguments": c["args"]}}
+                        for c in calls.values()
+                    ]  # fmt: skip
+            else:
+                reply = client.chat.completions.create(**kwargs)
+                message = reply.choices[0].message.model_dump(exclude_none=True)
+            messages.append(message)
+            if not message.get("tool_calls"):
+                break
+            for call in message["tool_calls"]:
+                path = _args(call["function"]["arguments"])["path"]
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": tool_output(turn, path)}
+                )
+    return n
+
+
+def drive_responses(
+    client: Any, turns: int, *, stream_every: int = 2, model: str = "gpt-4o"
+) -> int:
+    """The same conversation through the ``openai`` SDK's Responses API."""
+    tools = [{"type": "function", "name": "read_file", "parameters": PARAMS}]
+    items: list[dict[str, Any]] = []
+    n = 0
+    for turn in range(turns):
+        items.append({"role": "user", "content": user_text(turn)})
+        while True:
+            n += 1
+            kwargs: dict[str, Any] = {
+                "model": model, "instructions": SYSTEM, "tools": tools,
+                "extra_body": {"input": items},
+            }  # fmt: skip
+            if n % stream_every == 0:
+                output = None
+                for event in client.responses.create(**kwargs, stream=True):
+                    if event.type == "response.completed":
+                        output = event.response.output
+                assert output is not None
+            else:
+                output = client.responses.create(**kwargs).output
+            produced = [item.model_dump(exclude_none=True) for item in output]
+            items.extend(produced)
+            calls = [i for i in produced if i["type"] == "function_call"]
+            if not calls:
+                break
+            for call in calls:
+                path = _args(call["arguments"])["path"]
+                items.append(
+                    {"type": "function_call_output", "call_id": call["call_id"],
+                     "output": tool_output(turn, path)}
+                )  # fmt: skip
+    return n
+
+
+def drive_anthropic(
+    client: Any, turns: int, *, stream_every: int = 2, model: str = "claude-sonnet-4-5"
+) -> int:
+    """The same conversation through the ``anthropic`` SDK's Messages API."""
+    tools = [{"name": "read_file", "input_schema": PARAMS}]
+    messages: list[dict[str, Any]] = []
+    n = 0
+    for turn in range(turns):
+        messages.append({"role": "user", "content": user_text(turn)})
+        while True:
+            n += 1
+            kwargs: dict[str, Any] = {
+                "model": model, "max_tokens": 1024, "system": SYSTEM, "messages": [],
+                "tools": tools, "extra_body": {"messages": messages},
+            }  # fmt: skip
+            if n % stream_every == 0:
+                with client.messages.stream(**kwargs) as stream:
+                    reply = stream.get_final_message()
+            else:
+                reply = client.messages.create(**kwargs)
+            content = [b.model_dump(exclude_none=True) for b in reply.content]
+            messages.append({"role": "assistant", "content": content})
+            uses = [b for b in content if b["type"] == "tool_use"]
+            if not uses:
+                break
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": b["id"],
+                         "content": tool_output(turn, b["input"]["path"])}
+                        for b in uses
+                    ],
+                }
+            )  # fmt: skip
+    return n

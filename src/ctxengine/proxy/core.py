@@ -354,7 +354,7 @@ class ProxyCore:
                     policy=self.policy,
                     tools=prepared.conversation.tools,
                 )
-        except (ContextOverflow, ContextFloorError, ValueError) as exc:
+        except (CtxEngineError, ValueError) as exc:
             raise Refused(400, "context_length_exceeded", str(exc)) from exc
         out = self._prepared(
             prepared.api,

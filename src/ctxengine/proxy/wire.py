@@ -421,7 +421,8 @@ def _same(a: Message, b: Message) -> bool:
 
 def _verbatim_suffix(conversation: Conversation, context: Context) -> int:
     """Messages at the end of ``context`` that are the request's own last messages, cut back
-    to start on an item boundary (never the top-level message)."""
+    to start on an item boundary and not on a tool message (a tool exchange is sent whole
+    from one side), never the top-level message."""
     mine, theirs = conversation.messages, context.messages
     k = 0
     while k < len(theirs) and k < len(mine):
@@ -431,7 +432,7 @@ def _verbatim_suffix(conversation: Conversation, context: Context) -> int:
     spans = conversation.spans
     while k > 0:
         j = len(mine) - k
-        if j == 0 or spans[j - 1][1] <= spans[j][0]:
+        if (j == 0 or spans[j - 1][1] <= spans[j][0]) and mine[j].role != "tool":
             break
         k -= 1
     return k

@@ -13,11 +13,14 @@ image                  user: ``{"type": "input_image", "image_url": data or remo
 document               its inline text; else an ``input_file`` with a data URL (user
                        messages); else a text stand-in
 tool_call              ``{"type": "function_call", call_id, name, arguments}``, arguments
-                       verbatim
+                       verbatim; a freeform call (``meta["freeform"]``, Codex's
+                       ``apply_patch``: arguments ``{"input": text}``) as
+                       ``{"type": "custom_tool_call", call_id, name, input}``
 tool_result            a tool message's results: ``{"type": "function_call_output",
                        call_id, output}``, the result's text, with images and files shown
                        as text stand-ins (results in other messages are dropped: the
-                       sanitizer has moved them into tool messages)
+                       sanitizer has moved them into tool messages); the result of a
+                       freeform call is a ``custom_tool_call_output``
 reasoning              OpenAI's own encrypted reasoning (``meta["provider"] == "openai"``,
                        signed, not redacted): ``{"type": "reasoning", summary,
                        encrypted_content}``, without its id, and only when an output item
@@ -38,6 +41,7 @@ Ids and names: call ids are sent as they are; a tool name the API would reject
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, assert_never
 
@@ -151,14 +155,32 @@ def _assistant(msg: Message) -> list[Json]:
                 out.extend(held)
                 held.clear()
                 name = wire_name(part.name, NAME_RULES)
-                call = {"call_id": part.id, "name": name, "arguments": part.arguments}
-                out.append({"type": "function_call", **call})
+                raw = _freeform_input(part)
+                if raw is not None:
+                    call = {"call_id": part.id, "name": name, "input": raw}
+                    out.append({"type": "custom_tool_call", **call})
+                else:
+                    call = {"call_id": part.id, "name": name, "arguments": part.arguments}
+                    out.append({"type": "function_call", **call})
             case ToolResultPart() | NativeCompactionPart():
                 pass
             case _:
                 assert_never(part)
     flush_text()
     return out
+
+
+def _freeform_input(call: ToolCallPart) -> str | None:
+    """The raw input of a freeform call (``meta["freeform"]`` and arguments ``{"input":
+    text}``), else ``None``."""
+    if not call.meta.get("freeform"):
+        return None
+    try:
+        args = json.loads(call.arguments)
+    except ValueError:
+        return None
+    text = args.get("input") if isinstance(args, dict) else None
+    return text if isinstance(text, str) else None
 
 
 def _output(result: ToolResultPart) -> str:
@@ -179,12 +201,21 @@ def _output(result: ToolResultPart) -> str:
 
 def _items(messages: Sequence[Message]) -> list[Json]:
     out: list[Json] = []
+    freeform: set[str] = set()
     for msg in messages:
         if msg.role == "assistant":
-            out.extend(_assistant(msg))
+            items = _assistant(msg)
+            freeform.update(i["call_id"] for i in items if i["type"] == "custom_tool_call")
+            out.extend(items)
         elif msg.role == "tool":
             out.extend(
-                {"type": "function_call_output", "call_id": r.call_id, "output": _output(r)}
+                {
+                    "type": "custom_tool_call_output"
+                    if r.call_id in freeform
+                    else "function_call_output",
+                    "call_id": r.call_id,
+                    "output": _output(r),
+                }
                 for r in msg.tool_results
             )
         else:
