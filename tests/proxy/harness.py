@@ -311,6 +311,7 @@ class ProxyServer:
         self.lines: list[str] = []
         app = create_app(core, upstream, log=self.lines.append)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as serve does
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(64)
         config = uvicorn.Config(app, log_level="error", access_log=False, lifespan="on")
