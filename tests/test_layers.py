@@ -61,7 +61,7 @@ ALLOWED: dict[str, set[str]] = {
         "stores",
         "errors",
     },
-    "adapters": {"engine", "model", "tokens", "projection", "policy", "stores", "errors"},
+    "adapters": {"engine", "model", "tokens", "projection", "policy", "proxy", "errors"},
     "cli": {"*"},
     "__init__": {"*"},
     "__main__": {"*"},

@@ -238,29 +238,54 @@ def _responses(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
         return Step(200, response)
     created = {**response, "status": "in_progress", "output": [], "usage": None}
     events: list[tuple[str | None, Any]] = [
-        ("response.created", {"type": "response.created", "sequence_number": 0,
-                              "response": created}),
-        ("response.output_item.added", {"type": "response.output_item.added",
-                                        "sequence_number": 1, "output_index": 0,
-                                        "item": item}),
-        ("response.output_item.done", {"type": "response.output_item.done",
-                                       "sequence_number": 2, "output_index": 0, "item": item}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 3,
-                                "response": response}),
-    ]  # fmt: skip
+        (
+            "response.created",
+            {"type": "response.created", "sequence_number": 0, "response": created},
+        ),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "sequence_number": 1,
+                "output_index": 0,
+                "item": item,
+            },
+        ),
+        (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "sequence_number": 2,
+                "output_index": 0,
+                "item": item,
+            },
+        ),
+        (
+            "response.completed",
+            {"type": "response.completed", "sequence_number": 3, "response": response},
+        ),
+    ]
     return Step(200, events=events)
 
 
 def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
     if reply[0] == "call":
         _, cid, name, args = reply
-        block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{cid}", "name": name,
-                                 "input": args}  # fmt: skip
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": f"toolu_{cid}",
+            "name": name,
+            "input": args,
+        }
         stop = "tool_use"
     else:
         block, stop = {"type": "text", "text": reply[1]}, "end_turn"
-    usage = {"input_tokens": tokens, "output_tokens": out, "cache_read_input_tokens": 0,
-             "cache_creation_input_tokens": 0}  # fmt: skip
+    usage = {
+        "input_tokens": tokens,
+        "output_tokens": out,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
     message = {
         "id": "msg_1",
         "type": "message",
@@ -273,8 +298,7 @@ def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
     }
     if not stream:
         return Step(200, message)
-    start = {**message, "content": [], "stop_reason": None,
-             "usage": {**usage, "output_tokens": 1}}  # fmt: skip
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     if block["type"] == "tool_use":
         opened = {**block, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
@@ -283,15 +307,22 @@ def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
         delta = {"type": "text_delta", "text": block["text"]}
     events: list[tuple[str | None, Any]] = [
         ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": opened}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": opened},
+        ),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": out}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": out},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
     return Step(200, events=events)
 
 
@@ -387,8 +418,11 @@ def drive_chat(client: Any, turns: int, *, stream_every: int = 2, model: str = "
         while True:
             n += 1
             kwargs: dict[str, Any] = {
-                "model": model, "messages": [], "tools": tools, "extra_body": {"messages": messages}
-            }  # fmt: skip
+                "model": model,
+                "messages": [],
+                "tools": tools,
+                "extra_body": {"messages": messages},
+            }
             if n % stream_every == 0:
                 text, calls = "", {}
                 chunks = client.chat.completions.create(
@@ -404,10 +438,13 @@ def drive_chat(client: Any, turns: int, *, stream_every: int = 2, model: str = "
                 message: dict[str, Any] = {"role": "assistant", "content": text or None}
                 if calls:
                     message["tool_calls"] = [
-                        {"id": c["id"], "type": "function",
-                         "function": {"name": c["name"], "arguments": c["args"]}}
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["args"]},
+                        }
                         for c in calls.values()
-                    ]  # fmt: skip
+                    ]
             else:
                 reply = client.chat.completions.create(**kwargs)
                 message = reply.choices[0].message.model_dump(exclude_none=True)
@@ -434,9 +471,11 @@ def drive_responses(
         while True:
             n += 1
             kwargs: dict[str, Any] = {
-                "model": model, "instructions": SYSTEM, "tools": tools,
+                "model": model,
+                "instructions": SYSTEM,
+                "tools": tools,
                 "extra_body": {"input": items},
-            }  # fmt: skip
+            }
             if n % stream_every == 0:
                 output = None
                 for event in client.responses.create(**kwargs, stream=True):
@@ -453,9 +492,12 @@ def drive_responses(
             for call in calls:
                 path = _args(call["arguments"])["path"]
                 items.append(
-                    {"type": "function_call_output", "call_id": call["call_id"],
-                     "output": tool_output(turn, path)}
-                )  # fmt: skip
+                    {
+                        "type": "function_call_output",
+                        "call_id": call["call_id"],
+                        "output": tool_output(turn, path),
+                    }
+                )
     return n
 
 
@@ -471,9 +513,13 @@ def drive_anthropic(
         while True:
             n += 1
             kwargs: dict[str, Any] = {
-                "model": model, "max_tokens": 1024, "system": SYSTEM, "messages": [],
-                "tools": tools, "extra_body": {"messages": messages},
-            }  # fmt: skip
+                "model": model,
+                "max_tokens": 1024,
+                "system": SYSTEM,
+                "messages": [],
+                "tools": tools,
+                "extra_body": {"messages": messages},
+            }
             if n % stream_every == 0:
                 with client.messages.stream(**kwargs) as stream:
                     reply = stream.get_final_message()
@@ -488,10 +534,13 @@ def drive_anthropic(
                 {
                     "role": "user",
                     "content": [
-                        {"type": "tool_result", "tool_use_id": b["id"],
-                         "content": tool_output(turn, b["input"]["path"])}
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b["id"],
+                            "content": tool_output(turn, b["input"]["path"]),
+                        }
                         for b in uses
                     ],
                 }
-            )  # fmt: skip
+            )
     return n

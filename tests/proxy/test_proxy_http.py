@@ -149,9 +149,19 @@ def test_serve_prints_the_base_urls_and_logs_one_line_per_request(tmp_path: Path
         upstream.push(Step(200, {"choices": [], "usage": None}))
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         argv = [
-            sys.executable, "-m", "ctxengine", "serve", "--upstream", upstream.url + "/v1",
-            "--port", "0", "--db", str(tmp_path / "s.db"), "--window", "9000",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "ctxengine",
+            "serve",
+            "--upstream",
+            upstream.url + "/v1",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "s.db"),
+            "--window",
+            "9000",
+        ]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         try:
             assert proc.stdout is not None and proc.stderr is not None

@@ -165,8 +165,9 @@ def test_a_proxied_conversation_is_listed_by_sessions_and_inspected(tmp_path: Pa
     doc = json.loads(shown.stdout)
     assert (doc["session_id"], doc["format"]) == (row["id"], "proxy")
     compactions = [e for e in doc["epochs"] if e["closed_by"] is not None]
-    assert len(compactions) == sum(" compacted " in line and "steps=compaction" in line
-                                   for line in proxy.lines)  # fmt: skip
+    assert len(compactions) == sum(
+        " compacted " in line and "steps=compaction" in line for line in proxy.lines
+    )
     assert compactions and {e["closed_by"]["reason"] for e in compactions} == {"threshold"}
     replayed = runner.invoke(app, ["replay", row["id"], "--db", str(db), "--window", "6000"])
     assert replayed.exit_code == 0, replayed.output

@@ -65,6 +65,9 @@ __all__ = [
     "ConversationReader",
     "forwarded_body",
     "full_body",
+    "render_chat",
+    "render_responses",
+    "split",
     "stable_key",
 ]
 
@@ -448,17 +451,44 @@ def _sub(context: Context, messages: Sequence[Message]) -> Context:
     return Context(tuple(messages), (None,) * len(messages), tools=(), tokens=0)
 
 
+def render_chat(messages: Sequence[Message]) -> list[Json]:
+    """``messages`` as Chat Completions messages (the renderer's), without the
+    ``"(continuing)"`` user message the renderer adds when they hold only system messages."""
+    if not messages:
+        return []
+    rendered: list[Json] = render_openai(_sub(Context((), ()), messages))["messages"]
+    if all(m.role in ("system", "developer") for m in messages):
+        rendered = [m for m in rendered if m["role"] in ("system", "developer")]
+    return rendered
+
+
+def split(conversation: Conversation, context: Context) -> tuple[list[Message], int]:
+    """The context as (messages to render, the index of the first of the request's items
+    sent as they are): the longest suffix of the context made of the request's own last
+    messages, starting on an item boundary and not on a tool message, is sent as its items
+    (``items[start:]``; ``start == len(items)`` when there is none)."""
+    k = _verbatim_suffix(conversation, context)
+    head = list(context.messages[: len(context.messages) - k])
+    if not k:
+        return head, len(conversation.items)
+    return head, conversation.spans[len(conversation.messages) - k][0]
+
+
+def render_responses(messages: Sequence[Message]) -> list[Json]:
+    """``messages`` as Responses input items (the renderer's)."""
+    if not messages:
+        return []
+    items: list[Json] = render_openai_responses(_sub(Context((), ()), messages))["input"]
+    return items
+
+
 def forwarded_body(body: Mapping[str, Any], conversation: Conversation, context: Context) -> Json:
     """The request body to forward for ``context`` (see the module docstring): the client's
     body with its history replaced, the context's verbatim tail sent as the client's own
     items and the rest rendered."""
     api = conversation.api
-    k = _verbatim_suffix(conversation, context)
-    head = list(context.messages[: len(context.messages) - k])
-    tail: list[Any] = []
-    if k:
-        start = conversation.spans[len(conversation.messages) - k][0]
-        tail = conversation.items[start:]
+    head, start = split(conversation, context)
+    tail = conversation.items[start:]
     top = (
         conversation.messages[0]
         if conversation.messages and conversation.spans[0] == TOP_LEVEL
@@ -467,10 +497,7 @@ def forwarded_body(body: Mapping[str, Any], conversation: Conversation, context:
     out = dict(body)
     only_system = all(m.role in ("system", "developer") for m in head)
     if api == "chat":
-        rendered = render_openai(_sub(context, head))["messages"] if head else []
-        if only_system:
-            rendered = [m for m in rendered if m["role"] in ("system", "developer")]
-        out["messages"] = rendered + tail
+        out["messages"] = render_chat(head) + tail
     elif api == "responses":
         keep_top = top is not None and bool(head) and _same(head[0], top)
         if keep_top:
