@@ -268,7 +268,7 @@ def _responses(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
     return Step(200, events=events)
 
 
-def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
+def _anthropic(reply: Reply, tokens: int, out: int, stream: bool, msg_id: str = "msg_1") -> Step:
     if reply[0] == "call":
         _, cid, name, args = reply
         block: dict[str, Any] = {
@@ -287,7 +287,7 @@ def _anthropic(reply: Reply, tokens: int, out: int, stream: bool) -> Step:
         "cache_creation_input_tokens": 0,
     }
     message = {
-        "id": "msg_1",
+        "id": msg_id,
         "type": "message",
         "role": "assistant",
         "model": "claude-test",

@@ -278,10 +278,13 @@ class ProxyCore:
             raise Refused(400, "context_length_exceeded", str(exc)) from exc
         except CtxEngineError as exc:
             raise Refused(500, "proxy_error", f"ctxengine could not compact: {exc}") from exc
-        prepared = self._prepared(api, key, body, conversation, window, raw, served)
+        try:
+            prepared = self._prepared(api, key, body, conversation, window, raw, served)
+        finally:
+            # Stored even when refused: the conversation and the compactions tried.
+            if record and self.recorder is not None:
+                self.recorder.record(key, served.log, api=api, model=conversation.model)
         prepared.started = started
-        if record:
-            self._record(prepared)
         return prepared
 
     def _prepared(
@@ -294,7 +297,20 @@ class ProxyCore:
         raw: bytes,
         served: Served,
     ) -> Prepared:
+        """What to forward for ``served``.
+
+        Raises:
+            Refused: the context is still over the window (the ladder could not bring it
+                under: what no cut can drop is too large), or its body does not validate.
+        """
         ctx = served.context
+        if ctx.tokens > window:
+            raise Refused(
+                400,
+                "context_length_exceeded",
+                f"the conversation needs {ctx.tokens:,} tokens after compaction, over the "
+                f"{window:,}-token window (what no compaction can drop is too large)",
+            )
         changed = not _same_messages(ctx, conversation)
         after = ctx.tokens
         before = self._tokens(conversation) if changed else after
