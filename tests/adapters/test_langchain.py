@@ -18,6 +18,7 @@ from langchain_core.messages import (
     HumanMessage,
     convert_to_openai_messages,
 )
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -32,6 +33,7 @@ class ToolModel(BaseChatModel):
     call it gets (:class:`checks.Calls`)."""
 
     calls: Any = None
+    approx: list[int] = Field(default_factory=list)
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -47,6 +49,7 @@ class ToolModel(BaseChatModel):
     ) -> ChatResult:
         body = {"messages": convert_to_openai_messages(messages), "tools": self.tools}
         self.calls.see(body)
+        self.approx.append(count_tokens_approximately(messages, tools=self.tools))
         n = len(self.calls.tokens)
         last = messages[-1]
         if isinstance(last, HumanMessage):
@@ -94,7 +97,8 @@ def _run(middleware: Any, model: ToolModel) -> list[BaseMessage]:
 def test_two_hundred_turns_every_call_valid_and_within_the_window() -> None:
     calls = Calls()
     middleware = CtxengineMiddleware(WINDOW)
-    history = _run(middleware, ToolModel(calls=calls))
+    model = ToolModel(calls=calls)
+    history = _run(middleware, model)
     assert len(calls.tokens) == 2 * TURNS
     assert calls.invalid == []
     trigger = DEFAULT_POLICY.resolve(WINDOW).trigger
@@ -109,6 +113,7 @@ def test_two_hundred_turns_every_call_valid_and_within_the_window() -> None:
             {
                 "calls": len(calls.tokens),
                 "max": max(calls.tokens),
+                "max_langchain_count": max(model.approx),
                 "mean": sum(calls.tokens) // len(calls.tokens),
                 "epochs": middleware.last.context.epoch,
                 "invalid": len(calls.invalid),
@@ -125,7 +130,8 @@ def test_langchains_summarization_middleware_on_the_same_conversation() -> None:
     middleware = SummarizationMiddleware(
         summarizer, trigger=("tokens", budget.trigger), keep=("tokens", budget.keep_recent)
     )
-    _run(middleware, ToolModel(calls=calls))
+    model = ToolModel(calls=calls)
+    _run(middleware, model)
     assert len(calls.tokens) == 2 * TURNS
     assert summarizer.count > 0
     print(
@@ -135,6 +141,7 @@ def test_langchains_summarization_middleware_on_the_same_conversation() -> None:
                 "calls": len(calls.tokens),
                 "summaries": summarizer.count,
                 "max": max(calls.tokens),
+                "max_langchain_count": max(model.approx),
                 "mean": sum(calls.tokens) // len(calls.tokens),
                 "invalid": len(calls.invalid),
                 "over_window": sum(t > WINDOW for t in calls.tokens),
