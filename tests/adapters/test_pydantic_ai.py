@@ -24,15 +24,18 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from ctxengine.adapters.pydantic_ai import CtxengineHistory, to_chat
 from ctxengine.policy import DEFAULT_POLICY
 
+#: The tool as the agent declares it to the model (``read_file(path: str)``), counted by the
+#: processor as the model receives it.
 TOOLS = [
     {
         "type": "function",
         "function": {
             "name": "read_file",
             "parameters": {
-                "type": "object",
+                "additionalProperties": False,
                 "properties": {"path": {"type": "string"}},
                 "required": ["path"],
+                "type": "object",
             },
         },
     }

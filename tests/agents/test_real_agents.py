@@ -34,7 +34,7 @@ from ctxengine.stores.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = Path(os.environ.get("CTXENGINE_AGENTS") or ROOT / ".agents")
-STEPS = 12
+STEPS = 18
 CHUNK = re.compile(r"chunk (\d+) line 000")
 
 

@@ -187,12 +187,12 @@ def test_bad_items_name_their_field() -> None:
 
 
 #: Per API: items rendered before the client's own items, and the client's own items sent.
-#: Chat: the system prompt and the continuation state, then 13 items as sent. Responses: the
+#: Chat: the system prompt and the continuation state, then 9 items as sent. Responses: the
 #: projection drops the encrypted reasoning of finished turns, so only the last turn's
 #: answer and the new user message are the client's items; the rest is rendered (freeform
 #: calls as custom_tool_call). Anthropic: the continuation state merged with the first kept
-#: user text (roles alternate), then 14 items as sent.
-SPLICES = {"chat": (2, 13), "responses": (12, 2), "anthropic": (1, 14)}
+#: user text (roles alternate), then 10 items as sent.
+SPLICES = {"chat": (2, 9), "responses": (8, 2), "anthropic": (1, 10)}
 
 
 @pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
@@ -213,12 +213,12 @@ def test_a_compacted_body_keeps_the_clients_tail_items_and_fields(api: Api) -> N
     assert {k: v for k, v in out.items() if k != key} == {k: v for k, v in body.items() if k != key}
     if api == "anthropic":
         assert out["system"] is body["system"]  # with its cache marker
-        # The cut fell after turn 56's tool result: its note opens the kept history, sent
+        # The cut fell after turn 57's tool result: its note opens the kept history, sent
         # in the rendered turn with the continuation state (without its cache marker).
         first = sent[0]["content"]
         assert [b["type"] for b in first] == ["text", "text"]
         assert first[0]["text"].startswith("The earlier part of this session was compacted.")
-        assert first[1] == {"type": "text", "text": "note 56"}
+        assert first[1] == {"type": "text", "text": "note 57"}
     full = full_body(body, conv, ctx)
     assert validate(full, PROVIDERS[api]) == []
 
@@ -252,16 +252,16 @@ def test_the_responses_validator_pairs_calls_and_outputs() -> None:
 
 
 def test_a_pruned_body_sends_placeholders_and_every_other_item_as_sent() -> None:
-    body = _chat(30)
+    body = _chat(24)
     conv = ConversationReader("chat").read(body)
     ctx = PrefixCache().serve(conv.messages, window=6_000).context
-    assert (ctx.epoch, len(ctx.pruned)) == (0, 24)
+    assert (ctx.epoch, len(ctx.pruned)) == (0, 19)
     out = forwarded_body(body, conv, ctx)
     assert validate(out, "openai") == []
     sent, items = out["messages"], body["messages"]
     assert len(sent) == len(items)
     changed = [i for i, (a, b) in enumerate(zip(sent, items, strict=True)) if a != b]
-    # The 24 oldest tool results, and nothing else.
-    assert changed == [4 * t + 3 for t in range(24)]
+    # The 19 oldest tool results, and nothing else.
+    assert changed == [4 * t + 3 for t in range(19)]
     assert all(sent[i]["tool_call_id"] == items[i]["tool_call_id"] for i in changed)
     assert all(len(sent[i]["content"]) < len(OUTPUT) / 4 for i in changed)
