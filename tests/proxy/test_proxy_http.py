@@ -196,3 +196,20 @@ def test_serve_prints_the_base_urls_and_logs_one_line_per_request(tmp_path: Path
             proc.terminate()
             _, err = proc.communicate(timeout=20)
         assert b"sk-never-logged" not in err
+
+
+def test_count_tokens_counts_the_request_as_it_would_be_forwarded() -> None:
+    body = {**ANTHROPIC, "stream": False}
+    del body["max_tokens"]
+    with (
+        ScriptedServer() as upstream,
+        ProxyServer(ProxyCore(), upstream.url) as proxy,
+        httpx2.Client(timeout=10) as client,
+    ):
+        upstream.push(Step(200, {"input_tokens": 21}))
+        raw = json.dumps(body).encode()
+        reply = client.post(proxy.url + "/v1/messages/count_tokens", content=raw)
+    assert (reply.status_code, reply.json()) == (200, {"input_tokens": 21})
+    (received,) = upstream.received
+    assert (received.path, received.raw) == ("/v1/messages/count_tokens", raw)
+    assert proxy.lines == []  # not a model request: nothing logged, nothing stored

@@ -447,7 +447,8 @@ def _content_blocks(content: Any) -> list[Any]:
     return list(content) if isinstance(content, list) else []
 
 
-def _sub(context: Context, messages: Sequence[Message]) -> Context:
+def _sub(messages: Sequence[Message]) -> Context:
+    """A context of ``messages`` alone, for a renderer."""
     return Context(tuple(messages), (None,) * len(messages), tools=(), tokens=0)
 
 
@@ -456,7 +457,7 @@ def render_chat(messages: Sequence[Message]) -> list[Json]:
     ``"(continuing)"`` user message the renderer adds when they hold only system messages."""
     if not messages:
         return []
-    rendered: list[Json] = render_openai(_sub(Context((), ()), messages))["messages"]
+    rendered: list[Json] = render_openai(_sub(messages))["messages"]
     if all(m.role in ("system", "developer") for m in messages):
         rendered = [m for m in rendered if m["role"] in ("system", "developer")]
     return rendered
@@ -478,7 +479,7 @@ def render_responses(messages: Sequence[Message]) -> list[Json]:
     """``messages`` as Responses input items (the renderer's)."""
     if not messages:
         return []
-    items: list[Json] = render_openai_responses(_sub(Context((), ()), messages))["input"]
+    items: list[Json] = render_openai_responses(_sub(messages))["input"]
     return items
 
 
@@ -504,11 +505,11 @@ def forwarded_body(body: Mapping[str, Any], conversation: Conversation, context:
             head = head[1:]
         elif "instructions" in out:
             del out["instructions"]
-        out["input"] = render_openai_responses(_sub(context, head))["input"] if head else []
+        out["input"] = render_openai_responses(_sub(head))["input"] if head else []
         out["input"] += tail
     else:
         system = [m for m in head if m.role in ("system", "developer")]
-        rendered_body = render_anthropic(_sub(context, head))
+        rendered_body = render_anthropic(_sub(head))
         if top is not None and len(system) == 1 and _same(system[0], top):
             pass  # the client's own system field, as sent
         elif "system" in rendered_body:
@@ -536,12 +537,12 @@ def full_body(body: Mapping[str, Any], conversation: Conversation, context: Cont
     api = conversation.api
     out = dict(body)
     if api == "chat":
-        out["messages"] = render_openai(_sub(context, context.messages))["messages"]
+        out["messages"] = render_openai(_sub(context.messages))["messages"]
     elif api == "responses":
         out.pop("instructions", None)
-        out["input"] = render_openai_responses(_sub(context, context.messages))["input"]
+        out["input"] = render_openai_responses(_sub(context.messages))["input"]
     else:
-        rendered = render_anthropic(_sub(context, context.messages))
+        rendered = render_anthropic(_sub(context.messages))
         out["messages"] = rendered["messages"]
         if "system" in rendered:
             out["system"] = rendered["system"]
