@@ -142,3 +142,84 @@ def test_the_sdks_item_limit_on_the_same_conversation(limit: int) -> None:
             }
         ),
     )
+
+
+class LongRunModel(Model):
+    """One run of ``steps`` tool calls (``read_file`` of a long file each) before the answer."""
+
+    def __init__(self, calls: Calls, steps: int) -> None:
+        self.calls = calls
+        self.steps = steps
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        schemas = [
+            {"type": "function", "name": t.name, "parameters": t.params_json_schema} for t in tools
+        ]
+        self.calls.see({"input": items, "instructions": system_instructions, "tools": schemas})
+        n = len(self.calls.tokens)
+        if n <= self.steps:
+            out: Any = ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"call_{n}",
+                name="read_big",
+                arguments=json.dumps({"n": n}),
+                id=f"fc_{n}",
+                status="completed",
+            )
+        else:
+            text = ResponseOutputText(type="output_text", text="All read.", annotations=[])
+            out = ResponseOutputMessage(
+                type="message", id=f"msg_{n}", role="assistant", status="completed", content=[text]
+            )
+        return ModelResponse(output=[out], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+@function_tool
+def read_big(n: int) -> str:
+    """Read a long file."""
+    return "\n".join(f"big_{n}.py:{i}: value_{n}_{i} = compute({i}, {n})" for i in range(120))
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_one_long_run_fitted_per_model_call(filtered: bool) -> None:
+    """A single run of 40 tool calls (about 1,500 tokens each) outgrows the 16,000-token
+    window in memory; with ``model_input_filter`` as the runner's ``call_model_input_filter``
+    every one of its 41 model calls is fitted, valid and within the window, and the wrapped
+    session still gets every item."""
+    from agents import RunConfig
+
+    calls = Calls(api="responses")
+    stored = SQLiteSession("long-run")
+    tools = [{"type": "function", "name": "read_big", "parameters": read_big.params_json_schema}]
+    session = CtxengineSession(stored, WINDOW, instructions=SYSTEM, tools=tools)
+    agent = Agent(
+        name="coder", instructions=SYSTEM, model=LongRunModel(calls, 40), tools=[read_big]
+    )
+    config = RunConfig(call_model_input_filter=session.model_input_filter if filtered else None)
+    result = asyncio.run(
+        Runner.run(agent, "Read the big files.", session=session, run_config=config, max_turns=60)
+    )
+    assert result.final_output == "All read."
+    assert len(calls.tokens) == 41
+    assert calls.invalid == []
+    # user message, 40 calls and their outputs, the answer
+    assert len(asyncio.run(stored.get_items())) == 82
+    if filtered:
+        assert max(calls.tokens) <= WINDOW
+        assert session.last is not None and session.last.context.epoch >= 1
+    else:
+        assert max(calls.tokens) > 3 * WINDOW

@@ -14,8 +14,12 @@ Usage::
 The wrapped session keeps every item (``add_items``, ``pop_item`` and ``clear_session`` go
 to it unchanged); ``get_items`` returns the projection of them, continuing from the previous
 call's compaction (a :class:`~ctxengine.engine.stateless.PrefixCache`). The runner reads the
-history once per run, then adds the run's items in memory: the policy's headroom below the
-trigger is what those take.
+history once per run, then adds the run's items in memory; a run of many tool calls can
+outgrow the window that way, so give the runner :meth:`CtxengineSession.model_input_filter`
+too and every model call of the run is fitted::
+
+    Runner.run_sync(agent, "Fix the failing test", session=session,
+                    run_config=RunConfig(call_model_input_filter=session.model_input_filter))
 
 Mapping: the items are Responses input items, read as the proxy reads ``/v1/responses``
 (:mod:`ctxengine.proxy.wire`): messages, ``function_call`` / ``function_call_output``,
@@ -33,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.memory import Session, SessionSettings
+from agents.run_config import CallModelData, ModelInputData
 
 from ctxengine.engine.stateless import PrefixCache
 from ctxengine.policy import DEFAULT_POLICY, Policy
@@ -77,6 +82,9 @@ class CtxengineSession:
         self.tools = tuple(tools)
         self.fitter = Fitter(window, policy=policy, api="responses", cache=cache)
         self.last: Fitted | None = None
+        #: The wrapped session's items and what ``get_items`` returned for them, latest call.
+        self._stored: list[Any] = []
+        self._served: list[Any] = []
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The wrapped session's items fitted to the window; the latest ``limit`` of them
@@ -89,7 +97,38 @@ class CtxengineSession:
                                  tools=self.tools)  # fmt: skip
         self.last = fitted
         out = [*fitted.head_responses(), *items[fitted.start :]] if fitted.changed else items
-        return out[-limit:] if limit is not None else out
+        out = out[-limit:] if limit is not None else out
+        self._stored, self._served = items, (out if limit is None else [])
+        return out
+
+    def model_input_filter(self, data: CallModelData[Any]) -> ModelInputData:
+        """Fit one model call of a run: the runner's ``call_model_input_filter``
+        (``RunConfig(call_model_input_filter=session.model_input_filter)``).
+
+        The input the runner built starts with what :meth:`get_items` returned; that part
+        is read as the wrapped session's items it stood for, so the call's input is the
+        whole stored history plus the run's new items, fitted to the window as
+        :meth:`get_items` fits (continuing from its compaction). An input that does not
+        start that way (a run without this session) is fitted as it is.
+
+        Args:
+            data: the runner's call data: ``model_data.input`` (Responses input items) and
+                ``model_data.instructions`` (counted, never returned).
+
+        Returns:
+            The fitted input and the instructions unchanged.
+        """
+        given: list[Any] = list(data.model_data.input)
+        served = self._served
+        items: list[Any] = given
+        if served and given[: len(served)] == served:
+            items = [*self._stored, *given[len(served) :]]
+        instructions = data.model_data.instructions
+        fitted = self.fitter.fit([[i] for i in items], system=instructions or self.instructions,
+                                 tools=self.tools)  # fmt: skip
+        self.last = fitted
+        out = [*fitted.head_responses(), *items[fitted.start :]] if fitted.changed else items
+        return ModelInputData(input=out, instructions=instructions)
 
     async def add_items(self, items: list[Any]) -> None:
         """Add ``items`` to the wrapped session."""
