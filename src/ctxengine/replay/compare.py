@@ -361,6 +361,79 @@ def recorded_model(entries: Sequence[Entry]) -> str | None:
     return max(counts, key=counts.__getitem__) if counts else None
 
 
+def comparison_setup(
+    entries: Sequence[Entry],
+    prices: PriceTable,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+    rules: CacheRules | None = None,
+) -> tuple[PriceChoice, bool]:
+    """What every policy's replay of ``entries`` shares: the prices (of ``model``, else the
+    model the transcript records, :func:`recorded_model`; ``rules`` laid over the priced
+    model's cache rules when given) and whether the transcript records times.
+
+    Raises:
+        ConfigError: no prices for the model and no default.
+    """
+    choice = prices.lookup(model or recorded_model(entries), provider)
+    if rules is not None:
+        choice = replace(choice, rules=rules)
+    timed = any(e.created_at for e in entries if e.message is not None)
+    return choice, timed
+
+
+def start_comparison(
+    *,
+    source: str,
+    window: int,
+    choice: PriceChoice,
+    long_ttl: bool,
+    sample: int,
+    timed: bool,
+    facts: SessionFacts,
+) -> Comparison:
+    """A :class:`Comparison` with no run yet and the notes every comparison of these
+    settings carries (the prices chosen, untimed transcripts, sampled validation)."""
+    comparison = Comparison(
+        source=source,
+        window=window,
+        price=choice,
+        long_ttl=long_ttl,
+        sample=sample,
+        timed=timed,
+        facts=facts,
+    )
+    comparison.notes.append(choice.note)
+    if not timed:
+        comparison.notes.append("the transcript records no times: cached prefixes never expire")
+    if sample:
+        comparison.notes.append(
+            f"--sample {sample}: every {sample}th request was validated in full and the others "
+            "not at all; invalid requests counts those checked"
+        )
+    return comparison
+
+
+def add_run(comparison: Comparison, name: str, replayed: PolicyReplay, held: Survival) -> None:
+    """Append the run of policy ``name`` (its replay and the key facts its final context
+    ``held``) to ``comparison``, and the note its summarizer adds."""
+    comparison.runs.append(
+        PolicyRun(
+            name=name,
+            result=replayed.result,
+            summary=replayed.summary,
+            survival=held,
+            price=comparison.price,
+            long_ttl=comparison.long_ttl,
+            seconds=replayed.seconds,
+            trigger=replayed.trigger,
+        )
+    )
+    if replayed.note:
+        comparison.notes.append(replayed.note)
+
+
 def compare(
     entries: Sequence[Entry],
     policies: Sequence[tuple[str, Policy]],
@@ -377,6 +450,8 @@ def compare(
     on_step: Callable[[str, ReplayStep], None] | None = None,
     jobs: int = 1,
     cwd: str = "",
+    on_error: Callable[[str, Exception], None] | None = None,
+    on_run: Callable[[str, PolicyReplay], None] | None = None,
 ) -> Comparison:
     """Replay ``entries`` under every policy of ``policies`` (``(name, policy)`` pairs).
 
@@ -399,6 +474,11 @@ def compare(
         jobs: policies replayed at once, each in its own process (``1``: one after another
             in this process); the results are the same either way, only the timings differ.
         cwd: the session's working directory, when known (see :func:`~ctxengine.replay.replay`).
+        on_error: when given, a policy whose replay raises an :class:`Exception` is handed
+            to it with the exception and left out of the comparison (the others go on);
+            without it the exception propagates.
+        on_run: called with the policy's name and its replay as each replay ends (with
+            ``jobs`` > 1: in the order they end).
 
     Returns:
         The :class:`Comparison` (its ``cache_check`` left for the caller).
@@ -408,80 +488,81 @@ def compare(
             model and no default; a negative ``sample``.
         CompactionLoopError: a policy's ladder failed repeatedly.
     """
-    choice = prices.lookup(model or recorded_model(entries), provider)
-    if rules is not None:
-        choice = replace(choice, rules=rules)
-    timed = any(e.created_at for e in entries if e.message is not None)
+    choice, timed = comparison_setup(entries, prices, model=model, provider=provider, rules=rules)
     setup = CacheSetup(choice.rules, long_ttl=long_ttl)
     run = partial(
-        _run_policy, window=window, estimator=estimator, sample=sample, setup=setup, cwd=cwd
+        run_policy, window=window, estimator=estimator, sample=sample, setup=setup, cwd=cwd
     )
+    runs: list[PolicyReplay | None] = []
     with ExitStack() as stack:
         stack.enter_context(_relaxed_gc())
         # Reading the session's facts reads every message once, which fills the caches of
         # the fact readers (decisions, identifiers, rules) that every policy's compactions
         # use; a forked worker starts with them filled.
         facts = session_facts(entries)
-        futures = None
         if jobs > 1 and len(policies) > 1:
             pool = stack.enter_context(_pool(entries, min(jobs, len(policies))))
             futures = [pool.submit(_worker_run, run, name, policy) for name, policy in policies]
-        if futures is not None:
             order = {f: i for i, f in enumerate(futures)}
             for done in as_completed(futures):  # told of as each policy comes back
                 name = policies[order[done]][0]
+                error = done.exception()
+                if error is not None:
+                    if on_error is None or not isinstance(error, Exception):
+                        raise error
+                    on_error(name, error)
+                    continue
                 if on_step is not None:
                     for step in done.result().result.steps:
                         on_step(name, step)
-            runs = [f.result() for f in futures]
+                if on_run is not None:
+                    on_run(name, done.result())
+            runs = [None if f.exception() is not None else f.result() for f in futures]
         else:
-            runs = [
-                run(
-                    entries,
-                    name,
-                    policy,
-                    on_step=None if on_step is None else partial(on_step, name),
-                )
-                for name, policy in policies
-            ]
-    comparison = Comparison(
+            for name, policy in policies:
+                try:
+                    replayed = run(
+                        entries,
+                        name,
+                        policy,
+                        on_step=None if on_step is None else partial(on_step, name),
+                    )
+                except Exception as exc:
+                    if on_error is None:
+                        raise
+                    on_error(name, exc)
+                    runs.append(None)
+                    continue
+                runs.append(replayed)
+                if on_run is not None:
+                    on_run(name, replayed)
+    comparison = start_comparison(
         source=source,
         window=window,
-        price=choice,
+        choice=choice,
         long_ttl=long_ttl,
         sample=sample,
         timed=timed,
         facts=facts,
     )
-    comparison.notes.append(choice.note)
-    if not timed:
-        comparison.notes.append("the transcript records no times: cached prefixes never expire")
-    if sample:
-        comparison.notes.append(
-            f"--sample {sample}: every {sample}th request was validated in full and the others "
-            "not at all; invalid requests counts those checked"
-        )
-    for (name, _), replayed in zip(policies, runs, strict=True):
-        comparison.runs.append(
-            PolicyRun(
-                name=name,
-                result=replayed.result,
-                summary=replayed.summary,
-                survival=survival(facts, replayed.result.final),
-                price=choice,
-                long_ttl=long_ttl,
-                seconds=replayed.seconds,
-                trigger=replayed.trigger,
-            )
-        )
-        if replayed.note:
-            comparison.notes.append(replayed.note)
+    for (name, _), done in zip(policies, runs, strict=True):
+        if done is not None:
+            add_run(comparison, name, done, survival(facts, done.result.final))
     return comparison
 
 
 @dataclass(slots=True)
-class _Replayed:
-    """One policy's replay as :func:`_run_policy` returns it."""
+class PolicyReplay:
+    """One policy's replay as :func:`run_policy` returns it.
+
+    Attributes:
+        result: the replay.
+        summary: its model summary calls (estimated offline).
+        seconds: wall time of the replay.
+        trigger: the policy's trigger at the window, in tokens (``None`` for a policy that
+            never compacts).
+        note: what a report must say of its summarizer (``""`` for nothing).
+    """
 
     result: ReplayResult
     summary: SummaryCalls
@@ -490,7 +571,7 @@ class _Replayed:
     note: str
 
 
-def _run_policy(
+def run_policy(
     entries: Sequence[Entry],
     name: str,
     policy: Policy,
@@ -501,9 +582,13 @@ def _run_policy(
     setup: CacheSetup,
     on_step: Callable[[ReplayStep], None] | None = None,
     cwd: str = "",
-) -> _Replayed:
+) -> PolicyReplay:
     """One policy's replay and its summarizer calls (see :func:`compare`), with the note a
-    stand-in summarizer adds to the report (``""`` for none)."""
+    stand-in summarizer adds to the report (``""`` for none).
+
+    Raises:
+        ConfigError, CompactionLoopError: as :func:`~ctxengine.replay.replay`.
+    """
     counter = estimator or HeuristicEstimator()
     prompt_tokens = counter.text(SYSTEM_PROMPT) + counter.text(TEMPLATE)
     stand_in = policy.summarizer in MODEL_SUMMARIZER_NAMES
@@ -539,7 +624,7 @@ def _run_policy(
     trigger = (
         result.session.budget.trigger if result.session is not None and policy.enabled else None
     )
-    return _Replayed(result, summary, seconds, trigger, note)
+    return PolicyReplay(result, summary, seconds, trigger, note)
 
 
 #: Collector thresholds while policies are replayed (generation 0 objects, then passes of
@@ -572,8 +657,8 @@ def _worker_start(entries: Sequence[Entry]) -> None:
     gc.set_threshold(*REPLAY_GC_THRESHOLD)
 
 
-def _worker_run(run: Callable[..., _Replayed], name: str, policy: Policy) -> _Replayed:
-    """:func:`_run_policy` in a worker, its session left behind (a session holds its store
+def _worker_run(run: Callable[..., PolicyReplay], name: str, policy: Policy) -> PolicyReplay:
+    """:func:`run_policy` in a worker, its session left behind (a session holds its store
     and caches; what a report needs of it is copied out first)."""
     replayed = run(_WORKER_ENTRIES, name, policy)
     replayed.result.session = None
