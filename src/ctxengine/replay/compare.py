@@ -504,19 +504,19 @@ def compare(
             pool = stack.enter_context(_pool(entries, min(jobs, len(policies))))
             futures = [pool.submit(_worker_run, run, name, policy) for name, policy in policies]
             order = {f: i for i, f in enumerate(futures)}
-            for done in as_completed(futures):  # told of as each policy comes back
-                name = policies[order[done]][0]
-                error = done.exception()
+            for future in as_completed(futures):  # told of as each policy comes back
+                name = policies[order[future]][0]
+                error = future.exception()
                 if error is not None:
                     if on_error is None or not isinstance(error, Exception):
                         raise error
                     on_error(name, error)
                     continue
                 if on_step is not None:
-                    for step in done.result().result.steps:
+                    for step in future.result().result.steps:
                         on_step(name, step)
                 if on_run is not None:
-                    on_run(name, done.result())
+                    on_run(name, future.result())
             runs = [None if f.exception() is not None else f.result() for f in futures]
         else:
             for name, policy in policies:
@@ -545,9 +545,9 @@ def compare(
         timed=timed,
         facts=facts,
     )
-    for (name, _), done in zip(policies, runs, strict=True):
-        if done is not None:
-            add_run(comparison, name, done, survival(facts, done.result.final))
+    for (name, _), replayed in zip(policies, runs, strict=True):
+        if replayed is not None:
+            add_run(comparison, name, replayed, survival(facts, replayed.result.final))
     return comparison
 
 
