@@ -545,9 +545,9 @@ def compare(
         timed=timed,
         facts=facts,
     )
-    for (name, _), replayed in zip(policies, runs, strict=True):
-        if replayed is not None:
-            add_run(comparison, name, replayed, survival(facts, replayed.result.final))
+    for (name, _), kept in zip(policies, runs, strict=True):
+        if kept is not None:
+            add_run(comparison, name, kept, survival(facts, kept.result.final))
     return comparison
 
 
