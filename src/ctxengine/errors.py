@@ -576,3 +576,10 @@ def seconds_from_env(name: str, default: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name}={raw!r}: expected a finite number of seconds >= 0")
     return value
+
+
+def describe(exc: BaseException) -> str:
+    """``"<ExceptionType>: <first line of its message>"`` (the type alone when the message is
+    empty): one line for a report that lists failures and goes on."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__

@@ -25,6 +25,7 @@ from ctxengine.bench.profiles import OFFLINE_POLICIES, BenchPolicy, Profile
 from ctxengine.bench.report import policy_report
 from ctxengine.bench.targets import target_misses, unmeasured_targets
 from ctxengine.bench.windows import WindowSearch
+from ctxengine.errors import describe
 from ctxengine.policy import Policy
 from ctxengine.tokens import HeuristicEstimator
 
@@ -116,6 +117,107 @@ def _cell_summary(cell: CellResult) -> dict[str, Any]:
     }
 
 
+@dataclass(slots=True)
+class PairResult:
+    """One session under one policy, every k of the profile.
+
+    Attributes:
+        summary: the session's :func:`session_summary`.
+        cells: the cells, in the order of the profile's k values.
+        unreachable: ``(session, k)`` for each k no window gives exactly.
+        identical: cells whose repeated replay gave the same request hashes (``None``: not
+            checked: the profile checks no determinism, or the policy calls a model).
+    """
+
+    summary: dict[str, Any]
+    cells: list[CellResult]
+    unreachable: list[tuple[str, int]]
+    identical: int | None
+
+
+def run_pair(
+    source: Source,
+    bp: BenchPolicy,
+    profile: Profile,
+    *,
+    planted: PlantedSession | None = None,
+    on_cell: OnCell | None = None,
+) -> PairResult:
+    """Run every k of ``profile`` for the session ``source`` builds under ``bp``: the window
+    search, the replay, the checks and (with ``profile.determinism``) the replay of a freshly
+    built twin.
+
+    Args:
+        source: the session and how to build it.
+        bp: the policy.
+        profile: the k values and whether determinism is checked.
+        planted: the session already built (default: built now).
+        on_cell: told of each finished cell.
+
+    Raises:
+        TranscriptError, AssertionError: the session cannot be built (see
+            :func:`~ctxengine.bench.corpus.plant_corpus`).
+        ConfigError, CompactionLoopError: a replay fails.
+    """
+    if planted is None:
+        planted = source.build()
+    size = sum(HeuristicEstimator().message(m) for m in planted.messages)
+    search_policy = bp.policy
+    search_factory = bp.make_session
+    if bp.search_offline:
+        search_policy = bp.policy.model_copy(update={"summarizer": "extractive"})
+        search_factory = None
+    count = partial(_count, planted, search_policy, search_factory)
+    search = WindowSearch(count, upper=2 * size)
+    out = PairResult(session_summary(planted), [], [], 0 if profile.determinism else None)
+    for k in profile.ks:
+        window = search.find(k)
+        if window is None:
+            out.unreachable.append((planted.name, k))
+            continue
+        replayed = replay_to_end(
+            planted.name,
+            planted.messages,
+            window,
+            bp.policy,
+            bp.make_session,
+            imported_summary=planted.imported_summary,
+        )
+        cell = evaluate(planted, bp.name, k, window, replayed)
+        out.cells.append(cell)
+        if profile.determinism and bp.make_session is None:
+            again = source.build()
+            twin = replay_to_end(
+                again.name,
+                again.messages,
+                window,
+                bp.policy,
+                validate_steps=False,
+                imported_summary=again.imported_summary,
+            )
+            if out.identical is not None and final_hashes(twin) == cell.hashes:
+                out.identical += 1
+        elif bp.make_session is not None:
+            out.identical = None
+        if on_cell is not None:
+            on_cell(cell)
+    return out
+
+
+#: Runs every pair of a benchmark: told the sources and policies, it calls the given
+#: function with (source index, policy index, the pair's result or ``None``, the error or
+#: ``None``) as each pair ends.
+PairRunner = Callable[
+    [
+        list[Source],
+        tuple[BenchPolicy, ...],
+        Profile,
+        Callable[[int, int, PairResult | None, str | None], None],
+    ],
+    None,
+]
+
+
 def run_bench(
     profile: Profile,
     *,
@@ -123,6 +225,8 @@ def run_bench(
     policies: tuple[BenchPolicy, ...] = OFFLINE_POLICIES,
     corpus_dir: Path | None = None,
     on_cell: OnCell | None = None,
+    on_error: Callable[[str, str, Exception], None] | None = None,
+    runner: PairRunner | None = None,
 ) -> dict[str, Any]:
     """Run ``profile`` and return the report (JSON-ready).
 
@@ -132,77 +236,80 @@ def run_bench(
         policies: the policies compared.
         corpus_dir: where corpus transcripts are looked for (``None``: no corpus sessions).
         on_cell: told of each finished cell.
+        on_error: when given, a (session, policy) pair that raises an :class:`Exception` is
+            handed to it (session name, policy name, exception) and listed in the report's
+            ``errors``, and the other pairs go on; without it the exception propagates.
+        runner: runs the pairs elsewhere (Ray) instead of one after another in this process;
+            its failures are always listed in ``errors``, and ``on_cell`` is told of a
+            pair's cells when the pair comes back.
 
     Returns:
         ``{"profile", "seed", "ks", "sessions", "policies": {name: report}, "targets":
         {name: [missed target, …]}, "unmeasured": {name: [target the profile's k values do
         not measure, …]}, "corpus": {"dir", "used", "skipped": [{"file", "kind",
-        "reason"}]} or ``None``, "seconds"}``; each policy report is
-        :func:`~ctxengine.bench.report.policy_report` plus its ``"cells"``.
+        "reason"}]} or ``None``, "errors": [{"session", "policy", "error"}], "seconds"}``;
+        each policy report is :func:`~ctxengine.bench.report.policy_report` plus its
+        ``"cells_detail"``. A session whose every pair failed is left out of ``sessions``.
     """
     started = time.perf_counter()
-    estimator = HeuristicEstimator()
-    cells: dict[str, list[CellResult]] = {p.name: [] for p in policies}
-    unreachable: dict[str, list[tuple[str, int]]] = {p.name: [] for p in policies}
-    identical: dict[str, int | None] = {
-        p.name: 0 if profile.determinism else None for p in policies
-    }
-    summaries = []
     planted_sources, scan = sources(profile, seed, corpus_dir)
-    for source in planted_sources:
-        planted = source.build()
-        summaries.append(session_summary(planted))
-        size = sum(estimator.message(m) for m in planted.messages)
-        for bp in policies:
-            search_policy = bp.policy
-            search_factory = bp.make_session
-            if bp.search_offline:
-                search_policy = bp.policy.model_copy(update={"summarizer": "extractive"})
-                search_factory = None
+    pairs: dict[tuple[int, int], PairResult] = {}
+    errors: list[tuple[int, int, str]] = []
+    if runner is not None:
 
-            count = partial(_count, planted, search_policy, search_factory)
-            search = WindowSearch(count, upper=2 * size)
-            for k in profile.ks:
-                window = search.find(k)
-                if window is None:
-                    unreachable[bp.name].append((planted.name, k))
-                    continue
-                replayed = replay_to_end(
-                    planted.name,
-                    planted.messages,
-                    window,
-                    bp.policy,
-                    bp.make_session,
-                    imported_summary=planted.imported_summary,
-                )
-                cell = evaluate(planted, bp.name, k, window, replayed)
-                cells[bp.name].append(cell)
-                if profile.determinism and bp.make_session is None:
-                    again = source.build()
-                    twin = replay_to_end(
-                        again.name,
-                        again.messages,
-                        window,
-                        bp.policy,
-                        validate_steps=False,
-                        imported_summary=again.imported_summary,
-                    )
-                    count_ok = identical[bp.name]
-                    if count_ok is not None and final_hashes(twin) == cell.hashes:
-                        identical[bp.name] = count_ok + 1
-                elif bp.make_session is not None:
-                    identical[bp.name] = None
-                if on_cell is not None:
+        def done(i: int, j: int, pair: PairResult | None, error: str | None) -> None:
+            if pair is None:
+                errors.append((i, j, error or "failed"))
+                return
+            pairs[i, j] = pair
+            if on_cell is not None:
+                for cell in pair.cells:
                     on_cell(cell)
+
+        runner(planted_sources, policies, profile, done)
+    else:
+        for i, source in enumerate(planted_sources):
+            try:
+                planted: PlantedSession | None = source.build()
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                planted = None
+                for j, bp in enumerate(policies):
+                    on_error(source.name, bp.name, exc)
+                    errors.append((i, j, describe(exc)))
+            if planted is None:
+                continue
+            for j, bp in enumerate(policies):
+                try:
+                    pairs[i, j] = run_pair(source, bp, profile, planted=planted, on_cell=on_cell)
+                except Exception as exc:
+                    if on_error is None:
+                        raise
+                    on_error(source.name, bp.name, exc)
+                    errors.append((i, j, describe(exc)))
+    summaries = []
+    for i in range(len(planted_sources)):
+        found = next((pairs[i, j] for j in range(len(policies)) if (i, j) in pairs), None)
+        if found is not None:
+            summaries.append(found.summary)
     reports: dict[str, Any] = {}
-    for bp in policies:
-        rep = policy_report(
-            cells[bp.name],
-            profile.ks,
-            unreachable=unreachable[bp.name],
-            identical=identical[bp.name],
+    for j, bp in enumerate(policies):
+        mine = [pairs[i, j] for i in range(len(planted_sources)) if (i, j) in pairs]
+        checked = [p.identical for p in mine]
+        identical = (
+            None
+            if not profile.determinism or None in checked
+            else sum(c for c in checked if c is not None)
         )
-        rep["cells_detail"] = [_cell_summary(c) for c in cells[bp.name]]
+        cells = [c for p in mine for c in p.cells]
+        rep = policy_report(
+            cells,
+            profile.ks,
+            unreachable=[u for p in mine for u in p.unreachable],
+            identical=identical,
+        )
+        rep["cells_detail"] = [_cell_summary(c) for c in cells]
         reports[bp.name] = rep
     return {
         "profile": profile.name,
@@ -213,5 +320,9 @@ def run_bench(
         "targets": {name: target_misses(rep) for name, rep in reports.items()},
         "unmeasured": {name: unmeasured_targets(rep) for name, rep in reports.items()},
         "corpus": None if scan is None or corpus_dir is None else corpus_report(corpus_dir, scan),
+        "errors": [
+            {"session": planted_sources[i].name, "policy": policies[j].name, "error": e}
+            for i, j, e in sorted(errors)
+        ],
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -13,19 +14,29 @@ import typer
 
 from ctxengine.cli.load import Target
 from ctxengine.cli.progress import Tracker
-from ctxengine.cost import PriceTable, check_complete, parse_price_table, shipped_price_table
+from ctxengine.cost import (
+    CacheRules,
+    PriceTable,
+    check_complete,
+    parse_price_table,
+    shipped_price_table,
+)
 from ctxengine.errors import ConfigError
 from ctxengine.policy import Policy
 from ctxengine.policy.presets import PRESET_NAMES, preset
-from ctxengine.replay.compare import Comparison, compare
+from ctxengine.replay.compare import Comparison, PolicyReplay, compare
 from ctxengine.replay.source import check_cache
 
+#: The ``--policy`` name that stands for every preset, in :data:`PRESET_NAMES` order.
+ALL_PRESETS = "all"
+
 PolicyOpt = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--policy",
-        help="Policies to replay side by side, comma-separated presets "
-        f"({', '.join(PRESET_NAMES)}); prints one comparison table.",
+        help="Policies to replay side by side: presets, comma-separated or the option "
+        f"repeated ({', '.join(PRESET_NAMES)}; {ALL_PRESETS}: every one); prints one "
+        "comparison table.",
     ),
 ]
 SampleOpt = Annotated[
@@ -100,7 +111,7 @@ class ComparisonSpec:
     @classmethod
     def of(
         cls,
-        policy: str,
+        policy: str | Sequence[str],
         *,
         keep_recent: int | None,
         window: int,
@@ -141,17 +152,26 @@ def jobs_of(value: int) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def policies_from(names: str, keep_recent: int | None = None) -> list[tuple[str, Policy]]:
-    """``(name, policy)`` per comma-separated preset name, in order (each once), with an
-    explicit keep-recent budget (tokens) applied to every one.
+def policies_from(
+    names: str | Sequence[str], keep_recent: int | None = None
+) -> list[tuple[str, Policy]]:
+    """``(name, policy)`` per preset name, in order (each once), with an explicit
+    keep-recent budget (tokens) applied to every one. ``names`` is one ``--policy`` value or
+    several (the option repeated), each comma-separated; :data:`ALL_PRESETS` stands for every
+    preset of :data:`PRESET_NAMES`, in that order.
 
     Raises:
         ConfigError: an unknown preset, an empty name between commas, or no name at all.
     """
-    named = [n.strip() for n in names.split(",")]
-    if any(named) and not all(named):
-        raise ConfigError(f"--policy {names!r} has an empty name between its commas")
-    chosen = list(dict.fromkeys(n for n in named if n))
+    values = [names] if isinstance(names, str) else list(names)
+    named: list[str] = []
+    for value in values:
+        parts = [n.strip() for n in value.split(",")]
+        if any(parts) and not all(parts):
+            raise ConfigError(f"--policy {value!r} has an empty name between its commas")
+        for part in parts:
+            named.extend(PRESET_NAMES if part == ALL_PRESETS else [part] if part else [])
+    chosen = list(dict.fromkeys(named))
     if not chosen:
         raise ConfigError(f"--policy needs preset names; known: {', '.join(PRESET_NAMES)}")
     out: list[tuple[str, Policy]] = []
@@ -193,41 +213,71 @@ def long_ttl_of(value: str) -> bool:
     return value == "1h"
 
 
-def run_comparison(target: Target, spec: ComparisonSpec, tracker: Tracker) -> Comparison:
-    """Replay ``target`` under every policy (counted on ``tracker``), then check the cache
-    model against the transcript's recorded cache reads.
+def cache_rules(spec: ComparisonSpec) -> CacheRules | None:
+    """The cache rules ``--cache-provider`` names (``None``: the priced model's).
+
+    Raises:
+        ConfigError: no rules for that provider (the message lists the known ones).
+    """
+    provider, prices = spec.cache_provider, spec.prices
+    if provider is None:
+        return None
+    if provider not in prices.rules:
+        known = ", ".join(sorted(prices.rules))
+        raise ConfigError(f"no cache rules for {provider!r}; known: {known}")
+    return prices.rules[provider]
+
+
+def keep_recent_note(comparison: Comparison, spec: ComparisonSpec) -> None:
+    """Add the note an explicit ``--keep-recent`` puts on every comparison."""
+    if spec.keep_recent is not None:
+        comparison.notes.append(
+            f"--keep-recent {spec.keep_recent:,} replaced every policy's own keep-recent budget"
+        )
+
+
+def run_comparison(
+    target: Target,
+    spec: ComparisonSpec,
+    tracker: Tracker,
+    *,
+    on_error: Callable[[str, Exception], None] | None = None,
+    on_run: Callable[[str, PolicyReplay], None] | None = None,
+) -> Comparison:
+    """Replay ``target`` under every policy (each model call counted on ``tracker`` unless
+    ``on_run`` is given, which is told of each policy's replay as it ends instead), then
+    check the cache model against the transcript's recorded cache reads. ``on_error``: see
+    :func:`~ctxengine.replay.compare.compare`.
 
     Raises:
         ConfigError: an unknown cache provider, or what
             :func:`~ctxengine.replay.compare.compare` raises.
     """
-    provider, prices = spec.cache_provider, spec.prices
-    if provider is not None and provider not in prices.rules:
-        known = ", ".join(sorted(prices.rules))
-        raise ConfigError(f"no cache rules for {provider!r}; known: {known}")
-    replies = sum(
-        1 for e in target.entries if e.message is not None and e.message.role == "assistant"
-    )
-    tracker.step("replaying calls", total=replies * len(spec.policies))
+    rules = cache_rules(spec)
+    if on_run is None:
+        replies = sum(
+            1 for e in target.entries if e.message is not None and e.message.role == "assistant"
+        )
+        tracker.step("replaying calls", total=replies * len(spec.policies))
     comparison = compare(
         target.entries,
         spec.policies,
         window=spec.window,
-        prices=prices,
+        prices=spec.prices,
         source=target.label,
         model=spec.model,
-        rules=None if provider is None else prices.rules[provider],
+        rules=rules,
         long_ttl=spec.long_ttl,
         sample=spec.sample,
-        on_step=lambda name, _s: tracker.advance(),
+        on_step=None if on_run is not None else lambda name, _s: tracker.advance(),
         jobs=spec.jobs,
         cwd=target.cwd,
+        on_error=on_error,
+        on_run=on_run,
     )
-    if spec.keep_recent is not None:
-        comparison.notes.append(
-            f"--keep-recent {spec.keep_recent:,} replaced every policy's own keep-recent budget"
-        )
-    tracker.step("checking the cache model against the recorded reads")
+    keep_recent_note(comparison, spec)
+    if on_run is None:
+        tracker.step("checking the cache model against the recorded reads")
     check = check_cache(target.entries, comparison.price.rules, long_ttl=spec.long_ttl)
     comparison.cache_check = None if check is None else check.to_dict()
     return comparison

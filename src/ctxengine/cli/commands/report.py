@@ -9,6 +9,7 @@ import typer
 
 from ctxengine.cli.chromium import require_chromium, screenshot
 from ctxengine.cli.comparison import (
+    ALL_PRESETS,
     CacheProviderOpt,
     CacheTtlOpt,
     ComparisonSpec,
@@ -34,7 +35,6 @@ from ctxengine.cli.options import (
 from ctxengine.cli.output import dump_json, say, write_output
 from ctxengine.cli.progress import progress
 from ctxengine.policy.defaults import DEFAULT_WINDOW
-from ctxengine.policy.presets import PRESET_NAMES
 from ctxengine.replay.consumers import token_consumers
 from ctxengine.replay.html import report_html
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -89,7 +89,7 @@ def report_cmd(
         check_output_path(str(image), target, db)
         require_chromium()  # before the replay, and before anything is written
     spec = ComparisonSpec.of(
-        policy or ",".join(PRESET_NAMES),
+        policy or [ALL_PRESETS],
         keep_recent=keep_recent,
         window=window,
         prices=prices,
