@@ -42,10 +42,31 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 
 class CtxEngineError(Exception):
-    """Base class of every error raised by ctxengine."""
+    """Base class of every error raised by ctxengine.
+
+    Every one pickles with its message and attributes (:meth:`__reduce__`), whatever its
+    constructor takes, so that an error raised in a worker process (``replay --jobs``, a Ray
+    task) reaches the parent as it was raised.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt by :func:`_restore` from the class, the message and the attributes."""
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(
+    cls: type[CtxEngineError], args: tuple[Any, ...], state: dict[str, Any]
+) -> CtxEngineError:
+    """The error ``cls`` with ``args`` and the attributes ``state``, its constructor not
+    called (it may take other arguments than the message)."""
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, *args)
+    exc.__dict__.update(state)
+    return exc
 
 
 class ConfigError(CtxEngineError):
