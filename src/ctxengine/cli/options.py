@@ -116,6 +116,35 @@ ModelWindowOpt = Annotated[
     ),
 ]
 
+RayOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ray",
+        help="One Ray task per (transcript, policy) (replay --policy) or (session, policy) "
+        "(bench), on a local cluster or "
+        "the one --ray-address names (needs the extra ctxengine[ray]).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="Join this Ray cluster (host:port from 'ray start --head', or auto) instead of "
+        "starting a local one; implies --ray. Every node must reach the transcripts' paths.",
+    ),
+]
+RayWorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--ray-workers",
+        min=1,
+        metavar="N",
+        help="CPUs of the local Ray cluster: replays run at once (default: the CPUs this "
+        "process may use).",
+    ),
+]
+
 
 def resolve_window(window: int | None, model: str | None) -> int:
     """``window``, else the context window of ``model``'s profile (the shipped table with

@@ -8,6 +8,7 @@ fact by fact (:mod:`ctxengine.bench`). Prints tables (plain text when piped) or,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,12 +17,14 @@ import typer
 
 from ctxengine.bench.cells import CellResult
 from ctxengine.bench.corpus import MIN_TOKENS
-from ctxengine.bench.profiles import OFFLINE_POLICIES, PROFILES, BenchPolicy
-from ctxengine.bench.run import run_bench
-from ctxengine.cli.options import QuietOpt
-from ctxengine.cli.output import Grid, dump_json, note, say, show
+from ctxengine.bench.profiles import OFFLINE_POLICIES, PROFILES, BenchPolicy, Profile
+from ctxengine.bench.run import PairResult, PairRunner, Source, run_bench
+from ctxengine.cli.comparison import jobs_of
+from ctxengine.cli.options import QuietOpt, RayAddressOpt, RayOpt, RayWorkersOpt
+from ctxengine.cli.output import Grid, dump_json, error, note, say, show
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
+from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy
 
 #: Corpus transcripts a profile without corpus sessions (smoke) plants when ``--corpus`` is
@@ -99,10 +102,39 @@ def bench(
         str | None, typer.Option("--api-key", help="Summary model API key (else SDK env).")
     ] = None,
     quiet: QuietOpt = False,
+    ray: RayOpt = False,
+    ray_address: RayAddressOpt = None,
+    ray_workers: RayWorkersOpt = None,
 ) -> None:
     """Measure which planted facts survive k = 1…10 compactions in the request the model
     receives: survival by fact type and by exposure, artifact trail, corruption, staleness,
-    injection, protocol validity, determinism and cost."""
+    injection, protocol validity, determinism and cost. With --ray, one Ray task per
+    (session, policy) runs its every k; the report is the same. A pair that fails is named
+    on stderr (and under errors in --json), the others are reported, and the exit status is
+    1."""
+    ray = ray or ray_address is not None
+    if ray_workers is not None and not ray:
+        raise ConfigError("--ray-workers sizes the local Ray cluster: it needs --ray")
+    if ray_workers is not None and ray_address is not None:
+        raise ConfigError(
+            "--ray-workers sizes a local Ray cluster; the cluster --ray-address joins has its own"
+        )
+    runner: PairRunner | None = None
+    if ray:
+        from ctxengine.cli.cluster import RayOptions, bench_on_ray, import_ray
+
+        import_ray()  # the missing extra is said before any work
+        options = RayOptions(ray_address, ray_workers or jobs_of(0))
+
+        def on_ray(
+            sources: list[Source],
+            policies: tuple[BenchPolicy, ...],
+            profile: Profile,
+            done: Callable[[int, int, PairResult | None, str | None], None],
+        ) -> None:
+            bench_on_ray(sources, policies, profile, options, on_pair=done)
+
+        runner = on_ray
     chosen = PROFILES.get(profile)
     if chosen is None:
         raise typer.BadParameter(f"expected one of {', '.join(PROFILES)}", param_hint="--profile")
@@ -127,11 +159,30 @@ def bench(
         if not json_out and not quiet:
             say(f"  {cell.policy} {cell.session} k={cell.k}: window {cell.window:,}", stderr=True)
 
-    report = run_bench(chosen, seed=seed, policies=policies, corpus_dir=corpus, on_cell=progress)
+    def failed(session: str, policy: str, exc: Exception) -> None:
+        """Nothing now: the failures are listed from the report, as a runner's are."""
+
+    report = run_bench(
+        chosen,
+        seed=seed,
+        policies=policies,
+        corpus_dir=corpus.resolve() if corpus is not None and ray else corpus,
+        on_cell=progress,
+        on_error=failed,
+        runner=runner,
+    )
     if json_out:
         dump_json(report, None)
     else:
         show_bench(report)
+    for e in report["errors"]:
+        error(f"session {e['session']} under {e['policy']}: {e['error']}")
+    if report["errors"]:
+        error(
+            f"{len(report['errors'])} (session, policy) pairs failed (listed above); the "
+            "other results are printed"
+        )
+        raise typer.Exit(1)
 
 
 def _pct(shown: int, total: int) -> str:

@@ -38,6 +38,9 @@ from ctxengine.cli.options import (
     JsonOpt,
     KeepRecentOpt,
     QuietOpt,
+    RayAddressOpt,
+    RayOpt,
+    RayWorkersOpt,
     SessionOpt,
     StrictOpt,
     WindowOpt,
@@ -61,33 +64,6 @@ TargetsArg = Annotated[
         "--policy also several files and folders (every transcript a folder holds): each "
         "is replayed under every policy.",
         show_default=False,
-    ),
-]
-RayOpt = Annotated[
-    bool,
-    typer.Option(
-        "--ray",
-        help="With --policy: one Ray task per (transcript, policy), on a local cluster or "
-        "the one --ray-address names (needs the extra ctxengine[ray]).",
-    ),
-]
-RayAddressOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--ray-address",
-        metavar="ADDRESS",
-        help="Join this Ray cluster (host:port from 'ray start --head', or auto) instead of "
-        "starting a local one; implies --ray. Every node must reach the transcripts' paths.",
-    ),
-]
-RayWorkersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--ray-workers",
-        min=1,
-        metavar="N",
-        help="CPUs of the local Ray cluster: replays run at once (default: the CPUs this "
-        "process may use).",
     ),
 ]
 
