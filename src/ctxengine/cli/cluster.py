@@ -344,18 +344,17 @@ def run_on_ray(
         facts: dict[int, SourceFacts] = {}
         runs: dict[tuple[int, int], tuple[PolicyReplay, Survival]] = {}
         checks: dict[int, dict[str, Any] | None] = {}
-        unread: set[int] = set()
+        cache_errors: dict[int, str] = {}
         for ref, result in stream(ray, refs):
             kind, i, j = what.pop(ref)
             if kind == "facts":
                 if result.error is not None:
-                    unread.add(i)
                     report.fail(i, None, result.error)
                 else:
                     facts[i] = result.value
             elif kind == "cache":
-                if result.error is not None and i not in unread:
-                    report.fail(i, None, f"cache check: {result.error}")
+                if result.error is not None:
+                    cache_errors[i] = result.error
                 checks[i] = result.value
             elif result.error is not None:
                 report.fail(i, names[j], result.error)
@@ -368,8 +367,9 @@ def run_on_ray(
     for i, source in enumerate(report.sources):
         known = facts.get(i)
         if known is None:
-            # a worker lost after the facts came back is reported by its own tasks
-            continue
+            continue  # its failure is recorded (and its cache check's is the same one)
+        if i in cache_errors:
+            report.fail(i, None, f"cache check: {cache_errors[i]}")
         if known.report:
             say(f"{source.label}: {known.report}", stderr=True)
         comparison = start_comparison(
