@@ -3,7 +3,9 @@
 Exit codes:
 
 - 0 ok;
-- 1 internal error (a bug in ctxengine, or a replay that produced invalid requests);
+- 1 internal error (a bug in ctxengine, or a replay that produced invalid requests), or a
+  batch replay or benchmark in which some (transcript or session, policy) task failed (the
+  others are printed);
 - 2 bad input: a malformed transcript, an unknown session, a bad option or configuration, an
   output path refused or not writable, a session that cannot be compacted into the given
   window, a summary model that fails when one was asked for;

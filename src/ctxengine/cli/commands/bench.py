@@ -22,6 +22,7 @@ from ctxengine.bench.run import PairResult, PairRunner, Source, run_bench
 from ctxengine.cli.comparison import jobs_of
 from ctxengine.cli.options import QuietOpt, RayAddressOpt, RayOpt, RayWorkersOpt
 from ctxengine.cli.output import Grid, dump_json, error, note, say, show
+from ctxengine.cli.progress import progress as progress_display
 from ctxengine.cli.summary import choose_summarizer
 from ctxengine.engine import Session
 from ctxengine.errors import ConfigError
@@ -155,22 +156,28 @@ def bench(
                 f"--corpus adds {SMOKE_CORPUS_FILES} from {corpus}"
             )
 
+    cells = 0
+
     def progress(cell: CellResult) -> None:
+        nonlocal cells
+        cells += 1
+        tracker.describe(f"benchmark: {cells} cells done")
         if not json_out and not quiet:
             say(f"  {cell.policy} {cell.session} k={cell.k}: window {cell.window:,}", stderr=True)
 
     def failed(session: str, policy: str, exc: Exception) -> None:
         """Nothing now: the failures are listed from the report, as a runner's are."""
 
-    report = run_bench(
-        chosen,
-        seed=seed,
-        policies=policies,
-        corpus_dir=corpus.resolve() if corpus is not None and ray else corpus,
-        on_cell=progress,
-        on_error=failed,
-        runner=runner,
-    )
+    with progress_display("benchmark", quiet=quiet) as tracker:
+        report = run_bench(
+            chosen,
+            seed=seed,
+            policies=policies,
+            corpus_dir=corpus.resolve() if corpus is not None and ray else corpus,
+            on_cell=progress,
+            on_error=failed,
+            runner=runner,
+        )
     if json_out:
         dump_json(report, None)
     else:
