@@ -271,10 +271,12 @@ def print_failures(report: BatchReport) -> None:
         error(line)
     if report.failures:
         failed = _failed_replays(report)
-        error(
-            f"{failed} of {report.replays} replays failed or were not run (listed above); "
-            "the other results are printed"
+        what = (
+            f"{failed} of {report.replays} replays failed or were not run"
+            if failed
+            else ("a cache check failed")
         )
+        error(f"{what} (listed above); the other results are printed")
 
 
 def _failed_replays(report: BatchReport) -> int:
