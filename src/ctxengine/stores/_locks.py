@@ -91,6 +91,39 @@ def lock_file_name(session_id: str) -> str:
     return hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32] + ".lock"
 
 
+@contextmanager
+def thread_hold(key: str, session_id: str, timeout_s: float) -> Iterator[float]:
+    """Hold the in-process lock ``key`` (one per lock of a session, shared by every store
+    object of the process) for the block; yields the ``time.monotonic()`` deadline left for
+    the lock between processes taken inside it.
+
+    Raises:
+        StoreLockTimeout: another thread held it for ``timeout_s`` seconds.
+        StoreError: this thread already holds it (the lock is not re-entrant).
+    """
+    me = threading.get_ident()
+    with _guard:
+        if _owners.get(key) == me:
+            raise StoreError(
+                f"the compaction lock of session {session_id!r} is already held by this "
+                "thread (the lock is not re-entrant)"
+            )
+    deadline = time.monotonic() + max(0.0, timeout_s)
+    lock = _thread_lock(key)
+    if not lock.acquire(timeout=max(0.0, timeout_s)):
+        raise StoreLockTimeout(session_id, timeout_s)
+    try:
+        with _guard:
+            _owners[key] = me
+        try:
+            yield deadline
+        finally:
+            with _guard:
+                del _owners[key]
+    finally:
+        lock.release()
+
+
 class SessionLocks:
     """The per-session locks of one database.
 
@@ -124,31 +157,12 @@ class SessionLocks:
         """
         path = self.path(session_id)
         key = path if path is not None else self._namespace + session_id
-        me = threading.get_ident()
-        with _guard:
-            if _owners.get(key) == me:
-                raise StoreError(
-                    f"the compaction lock of session {session_id!r} is already held by this "
-                    "thread (the lock is not re-entrant)"
-                )
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        lock = _thread_lock(key)
-        if not lock.acquire(timeout=max(0.0, timeout_s)):
-            raise StoreLockTimeout(session_id, timeout_s)
-        try:
-            with _guard:
-                _owners[key] = me
-            try:
-                if path is None:
+        with thread_hold(key, session_id, timeout_s) as deadline:
+            if path is None:
+                yield
+            else:
+                with self._file_lock(path, session_id, deadline, timeout_s):
                     yield
-                else:
-                    with self._file_lock(path, session_id, deadline, timeout_s):
-                        yield
-            finally:
-                with _guard:
-                    del _owners[key]
-        finally:
-            lock.release()
 
     @contextmanager
     def _file_lock(

@@ -32,7 +32,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import platformdirs
 
@@ -47,6 +47,9 @@ from ctxengine.errors import (
 )
 from ctxengine.model import Entry, SupersedeRecord
 from ctxengine.stores import _reimport, _rows
+from ctxengine.stores._checks import ambiguous as _ambiguous
+from ctxengine.stores._checks import check_continues as _check_continues
+from ctxengine.stores._checks import check_unique as _check_unique
 from ctxengine.stores._connections import ThreadConnections
 from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores._reimport import StoredEntry
@@ -692,37 +695,3 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     if code is not None:
         return bool(code & 0xFF == sqlite3.SQLITE_BUSY)
     return "database is locked" in str(exc)
-
-
-def _check_continues(fresh: Sequence[Entry], session_id: str, next_seq: int, where: str) -> None:
-    """Raise ``StoreError`` unless ``fresh`` belong to ``session_id`` and carry the seqs
-    ``next_seq, next_seq + 1, …``; ``StoreConflict`` when the first one's seq is already
-    taken (the writer had not seen the newest entries: another writer appended first)."""
-    for offset, entry in enumerate(fresh):
-        if entry.session_id != session_id:
-            raise StoreError(f"{where}: entry {entry.id!r} belongs to session {entry.session_id!r}")
-        if offset == 0 and entry.seq < next_seq:
-            raise StoreConflict(session_id, entry.seq - 1, next_seq - 1)
-        if entry.seq != next_seq + offset:
-            raise StoreError(
-                f"{where}: entry {entry.id!r} has seq {entry.seq}, expected "
-                f"{next_seq + offset}: new entries must continue the log without gaps"
-            )
-
-
-def _check_unique(entries: list[Entry], where: str) -> None:
-    """Raise ``StoreError`` when an id occurs twice in ``entries``."""
-    seen: set[str] = set()
-    for entry in entries:
-        if entry.id in seen:
-            raise StoreError(f"{where}: entry id {entry.id!r} occurs twice")
-        seen.add(entry.id)
-
-
-def _ambiguous(prefix: str, ids: list[Any]) -> str:
-    shown = ", ".join(str(i) for i in ids[:5])
-    more = f", … ({len(ids) - 5} more)" if len(ids) > 5 else ""
-    return (
-        f"session prefix {prefix!r} is ambiguous: it matches {len(ids)} sessions "
-        f"({shown}{more}); give more characters"
-    )
