@@ -11,13 +11,15 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ctxengine.stores.location import open_store, redact
-from ctxengine.stores.postgres import PostgresStore
 from ctxengine.stores.sqlite import SQLiteStore
 
-Store = SQLiteStore | PostgresStore
+if TYPE_CHECKING:
+    from ctxengine.stores.postgres import PostgresStore
+
+Store: TypeAlias = "SQLiteStore | PostgresStore"
 
 
 @dataclass(frozen=True)

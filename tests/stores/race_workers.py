@@ -1,7 +1,8 @@
 """Code run in child processes by the store race tests (importable by ``spawn`` children).
 
-Each worker opens its own :class:`SQLiteStore` on the shared file and reports what happened
-through a queue as plain tuples, so the parent asserts on exact values.
+Each worker opens its own store on the shared location (a SQLite file or a PostgreSQL URL)
+and reports what happened through a queue as plain tuples, so the parent asserts on exact
+values.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ctxengine.errors import StoreConflict
 from ctxengine.model import CompactionRecord, Entry, Message, TextPart
-from ctxengine.stores import SQLiteStore
+from ctxengine.stores.location import open_store
 
 SESSION = "s"
 
@@ -28,7 +29,7 @@ def cas_rounds(db: str, name: str, rounds: int, barrier: Any, out: Any) -> None:
     top of seq ``round - 1``. Even rounds state ``expect_last_seq``; odd rounds use the plain
     append with the entry's seq alone. Puts ``(round, name, "won" | "lost", expected, actual)``.
     """
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         for r in range(rounds):
             barrier.wait()
             parent = store.entries(SESSION, after_seq=r - 2)[0].id if r else None
@@ -49,7 +50,7 @@ def single_flight(db: str, name: str, local_last: int, barrier: Any, out: Any) -
     compaction another worker stored, else "summarize" (sleep 0.2 s) and append a record
     with the expected parent. Puts ``(name, "compacted" | "reused", record id, start, end)``
     with the monotonic times the lock was held."""
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         barrier.wait()
         with store.compaction_lock(SESSION, timeout_s=30):
             start = time.monotonic()
@@ -68,6 +69,6 @@ def single_flight(db: str, name: str, local_last: int, barrier: Any, out: Any) -
 
 def hold_lock(db: str, session_id: str, out: Any) -> None:
     """Take the session's compaction lock, report ``("held", pid)``, then sleep until killed."""
-    with SQLiteStore(db) as store, store.compaction_lock(session_id, timeout_s=5):
+    with open_store(db) as store, store.compaction_lock(session_id, timeout_s=5):
         out.put(("held", os.getpid()))
         time.sleep(120)

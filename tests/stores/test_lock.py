@@ -1,29 +1,23 @@
-"""The per-session compaction lock within one process: threads serialise, sessions do not
-block each other, timeouts are bounded, re-entry is refused, errors release it."""
+"""The per-session compaction lock within one process, on every store kind: threads
+serialise, sessions do not block each other, timeouts are bounded, re-entry is refused, errors
+release it; where each kind keeps it (a lock file, a PostgreSQL advisory lock)."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backends import Backend, Store
 
 from ctxengine.errors import StoreError, StoreLockTimeout
-from ctxengine.stores import SQLiteStore
+from ctxengine.stores import SessionInfo, SQLiteStore
 from ctxengine.stores._locks import lock_file_name
 
 
-@pytest.fixture(params=["file", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
-    location = str(tmp_path / "ctx.db") if request.param == "file" else ":memory:"
-    with SQLiteStore(location) as s:
-        yield s
-
-
-def hold_in_thread(store: SQLiteStore, session_id: str) -> tuple[threading.Event, threading.Thread]:
+def hold_in_thread(store: Store, session_id: str) -> tuple[threading.Event, threading.Thread]:
     """Start a thread holding the session's lock until the returned event is set."""
     held, release = threading.Event(), threading.Event()
 
@@ -38,7 +32,7 @@ def hold_in_thread(store: SQLiteStore, session_id: str) -> tuple[threading.Event
     return release, thread
 
 
-def test_four_threads_hold_the_lock_one_at_a_time(store: SQLiteStore) -> None:
+def test_four_threads_hold_the_lock_one_at_a_time(store: Store) -> None:
     inside = 0
     most = 0
     order: list[int] = []
@@ -66,7 +60,7 @@ def test_four_threads_hold_the_lock_one_at_a_time(store: SQLiteStore) -> None:
 
 
 def test_a_held_lock_times_out_after_the_wait_and_other_sessions_are_free(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     release, thread = hold_in_thread(store, "s1")
     try:
@@ -88,8 +82,8 @@ def test_a_held_lock_times_out_after_the_wait_and_other_sessions_are_free(
         pass
 
 
-def test_two_store_objects_on_one_file_share_the_lock(tmp_path: Path) -> None:
-    with SQLiteStore(tmp_path / "ctx.db") as a, SQLiteStore(tmp_path / "ctx.db") as b:
+def test_two_store_objects_on_one_database_share_the_lock(backend: Backend) -> None:
+    with backend.open() as a, backend.open() as b:
         release, thread = hold_in_thread(a, "s")
         try:
             with pytest.raises(StoreLockTimeout), b.compaction_lock("s", timeout_s=0.05):
@@ -112,7 +106,7 @@ def test_in_memory_stores_have_their_own_locks() -> None:
             thread.join()
 
 
-def test_taking_the_lock_again_in_the_same_thread_is_refused(store: SQLiteStore) -> None:
+def test_taking_the_lock_again_in_the_same_thread_is_refused(store: Store) -> None:
     with store.compaction_lock("s", timeout_s=1):
         t0 = time.monotonic()
         with pytest.raises(StoreError) as info, store.compaction_lock("s", timeout_s=1):
@@ -126,7 +120,7 @@ def test_taking_the_lock_again_in_the_same_thread_is_refused(store: SQLiteStore)
         pass
 
 
-def test_an_error_inside_the_block_releases_the_lock(store: SQLiteStore) -> None:
+def test_an_error_inside_the_block_releases_the_lock(store: Store) -> None:
     with pytest.raises(ZeroDivisionError), store.compaction_lock("s", timeout_s=0):
         _ = 1 / 0
     result: list[str] = []
@@ -160,3 +154,26 @@ def test_a_lock_directory_that_cannot_be_made_is_a_store_error(tmp_path: Path) -
     assert str(info.value) == (
         f"cannot open the lock file {tmp_path / 'ctx.db-locks' / name}: File exists"
     )
+
+
+def test_the_postgres_lock_is_an_advisory_lock_that_holds_no_row(pg_url: str) -> None:
+    from ctxengine.stores.postgres import PostgresStore, lock_key
+
+    key = lock_key("a/../b ü")
+    with PostgresStore(pg_url) as store:
+        assert key == int.from_bytes(
+            hashlib.sha256(b"ctxengine compaction\0" + "a/../b ü".encode()).digest()[:8],
+            "big",
+            signed=True,
+        )
+        backend = Backend("postgres", pg_url)
+        query = (
+            "SELECT (classid::bigint << 32) | objid::bigint, mode, granted FROM pg_locks "
+            "WHERE locktype = 'advisory'"
+        )
+        with store.compaction_lock("a/../b ü", timeout_s=0):
+            held = backend.rows(query)
+            # Appends of the session go on while it is held.
+            store.create_session(SessionInfo("a/../b ü", "live"))
+        assert held == [(key & 0xFFFFFFFFFFFFFFFF, "ExclusiveLock", True)]
+        assert backend.rows(query) == []

@@ -1,5 +1,6 @@
-"""Processes sharing one SQLite file: compare-and-append races, single-flight compaction
-under the compaction lock, a killed lock holder, and a store object carried across fork."""
+"""Processes sharing one store (a SQLite file, a PostgreSQL database): compare-and-append
+races, single-flight compaction under the compaction lock, a killed lock holder, and a store
+object carried across fork."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 import race_workers
+from backends import Backend, Store
 from race_workers import SESSION, message
 
 from ctxengine.errors import StoreLockTimeout
 from ctxengine.model import CompactionRecord
 from ctxengine.stores import SessionInfo, SQLiteStore
+from ctxengine.stores.location import open_store
 
 SPAWN = multiprocessing.get_context("spawn")
 #: Generous bound on a child's whole run (interpreter start included) on a loaded machine.
@@ -38,11 +40,10 @@ def run_all(procs: list[Any]) -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    path = str(tmp_path / "ctx.db")
-    with SQLiteStore(path) as store:
+def db(backend: Backend) -> str:
+    with backend.open() as store:
         store.create_session(SessionInfo(SESSION, "live"))
-    return path
+    return backend.location
 
 
 def test_three_processes_racing_an_append_leave_exactly_one_winner_per_parent(db: str) -> None:
@@ -63,7 +64,7 @@ def test_three_processes_racing_an_append_leave_exactly_one_winner_per_parent(db
         # Every loser expected the same parent and was told the winner's seq.
         assert [(x[3], x[4]) for x in lost] == [(r - 1, r), (r - 1, r)]
         winners[r] = won[0][1]
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         log = store.entries(SESSION)
     assert [e.seq for e in log] == list(range(rounds))
     assert [e.id for e in log] == [f"{winners[r]}-{r}" for r in range(rounds)]
@@ -73,7 +74,7 @@ def test_three_processes_racing_an_append_leave_exactly_one_winner_per_parent(db
 def test_single_flight_three_processes_store_one_compaction_the_others_reuse_it(
     db: str,
 ) -> None:
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         store.append(
             SESSION, [message(SESSION, i, f"e{i}", f"e{i - 1}" if i else None) for i in range(10)]
         )
@@ -94,7 +95,7 @@ def test_single_flight_three_processes_store_one_compaction_the_others_reuse_it(
     spans = sorted((x[3], x[4]) for x in results)
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert compacted[0][3] == spans[0][0]
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         log = store.entries(SESSION)
     assert len(log) == 11
     assert [e.id for e in log if isinstance(e.body, CompactionRecord)] == [f"compaction-{winner}"]
@@ -107,7 +108,7 @@ def test_a_killed_lock_holder_does_not_block_the_next_taker(db: str) -> None:
     holder.start()
     try:
         assert out.get(timeout=CHILD_TIMEOUT_S) == ("held", holder.pid)
-        with SQLiteStore(db) as store:
+        with open_store(db) as store:
             t0 = time.monotonic()
             with (
                 pytest.raises(StoreLockTimeout) as info,
@@ -132,14 +133,14 @@ def test_a_killed_lock_holder_does_not_block_the_next_taker(db: str) -> None:
             holder.join()
 
 
-def _append_in_child(store: SQLiteStore) -> None:
+def _append_in_child(store: Store) -> None:
     store.append(SESSION, [message(SESSION, 1, "from-child", "e0")])
     store.close()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
 def test_a_store_carried_across_fork_opens_its_own_connection(db: str) -> None:
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         store.append(SESSION, [message(SESSION, 0, "e0", None)])
         child = multiprocessing.get_context("fork").Process(target=_append_in_child, args=(store,))
         child.start()
@@ -147,4 +148,6 @@ def test_a_store_carried_across_fork_opens_its_own_connection(db: str) -> None:
         assert child.exitcode == 0
         # The parent's connection was neither used nor closed by the child.
         assert [e.id for e in store.entries(SESSION)] == ["e0", "from-child"]
-        assert store._connections.open_count() == 1
+        if isinstance(store, SQLiteStore):
+            assert store._connections.open_count() == 1
+        assert store.append(SESSION, [message(SESSION, 2, "after", "from-child")]) == 1

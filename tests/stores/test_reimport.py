@@ -5,10 +5,13 @@ and the current log equals a fresh import of the file."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from backends import Backend, Store
+from test_store import store_where
 
 from ctxengine.errors import StoreError
 from ctxengine.importers.base import ImportedSession
@@ -47,8 +50,9 @@ def ids(entries: list[Entry]) -> list[str]:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    return SQLiteStore(tmp_path / "ctx.db")
+def store(backend: Backend) -> Iterator[Store]:
+    with backend.open() as s:
+        yield s
 
 
 GO = ("u1", msg("user", "go"))
@@ -59,9 +63,7 @@ NEXT = ("u2", msg("user", "next"))
 
 
 class TestDivergentTail:
-    def test_a_grown_message_with_a_new_id_supersedes_the_stored_one(
-        self, store: SQLiteStore
-    ) -> None:
+    def test_a_grown_message_with_a_new_id_supersedes_the_stored_one(self, store: Store) -> None:
         store.import_session(imported(log(GO, THINKING)))
         full = log(GO, GROWN, RESULT, NEXT)
         result = store.import_session(imported(full))
@@ -83,7 +85,7 @@ class TestDivergentTail:
         assert len(store.entries("s1")) == 6
 
     def test_same_id_with_another_body_is_superseded_and_the_new_one_renamed(
-        self, store: SQLiteStore
+        self, store: Store
     ) -> None:
         """A Codex reply whose usage came after it, or a result line kept while its reply
         grew: the id comes back with another body, so it is stored as ``<id>~2``."""
@@ -106,7 +108,7 @@ class TestDivergentTail:
         assert (more.added, more.skipped, more.superseded) == (1, 4, 0)
         assert store.entries("s1")[-1].parent_id == "u2"
 
-    def test_a_compaction_kept_head_is_rewritten_to_the_stored_id(self, store: SQLiteStore) -> None:
+    def test_a_compaction_kept_head_is_rewritten_to_the_stored_id(self, store: Store) -> None:
         store.import_session(imported(log(GO, THINKING, RESULT)))
         boundary = CompactionRecord("summary", "r1", 900, 0, "claude-code", "imported")
         grown = log(GO, ("a1", GROWN[1]), RESULT, ("c1", boundary), NEXT)
@@ -118,14 +120,14 @@ class TestDivergentTail:
         again = store.import_session(imported(grown))
         assert (again.added, again.skipped) == (0, 5)
 
-    def test_an_older_copy_of_the_file_adds_nothing(self, store: SQLiteStore) -> None:
+    def test_an_older_copy_of_the_file_adds_nothing(self, store: Store) -> None:
         store.import_session(imported(log(GO, GROWN, RESULT)))
         result = store.import_session(imported(log(GO, GROWN)))
         assert (result.added, result.skipped, result.superseded) == (0, 2, 0)
         assert len(store.entries("s1")) == 3
 
     def test_a_compaction_the_engine_appended_stays_and_the_file_follows_it(
-        self, store: SQLiteStore
+        self, store: Store
     ) -> None:
         store.import_session(imported(log(GO, THINKING)))
         record = CompactionRecord("state", "a1", 900, 100, "default", "extractive")
@@ -138,16 +140,14 @@ class TestDivergentTail:
         ]  # fmt: skip
         assert ids(current_entries(stored)) == ["u1", "k1", "a1..a3", "r1"]
 
-    def test_messages_the_engine_appended_on_top_refuse_the_import(
-        self, store: SQLiteStore
-    ) -> None:
+    def test_messages_the_engine_appended_on_top_refuse_the_import(self, store: Store) -> None:
         store.import_session(imported(log(GO, THINKING)))
         store.append("s1", [Entry("live-1", "s1", 2, msg("user", "typed later"), "a1")])
         before = store.entries("s1")
         with pytest.raises(StoreError) as info:
             store.import_session(imported(log(GO, GROWN, RESULT)))
         assert str(info.value) == (
-            f"sqlite store {store.path}: import session 's1' from log.jsonl: the transcript "
+            f"{store_where(store)}: import session 's1' from log.jsonl: the transcript "
             "no longer matches the entries an earlier import stored from seq 1 on (entry "
             "'a1': it was still being written), and messages were appended to the session "
             "after them (seq 2); nothing was imported"
@@ -155,14 +155,13 @@ class TestDivergentTail:
         assert store.entries("s1") == before
         assert len(store.import_reports("s1")) == 1
 
-    def test_the_seqs_each_import_stored_are_recorded(self, store: SQLiteStore) -> None:
+    def test_the_seqs_each_import_stored_are_recorded(self, store: Store, backend: Backend) -> None:
         store.import_session(imported(log(GO, THINKING)))
         record = CompactionRecord("state", "a1", 900, 100, "default", "extractive")
         store.append("s1", [Entry("k1", "s1", 2, record, parent_id="a1")])
         store.import_session(imported(log(GO, GROWN, RESULT)))
         store.import_session(imported(log(GO, GROWN, RESULT)))
-        with sqlite3.connect(store.path) as conn:
-            spans = conn.execute("SELECT first_seq, last_seq FROM imported_seqs").fetchall()
+        spans = backend.rows("SELECT first_seq, last_seq FROM imported_seqs ORDER BY first_seq")
         assert spans == [(0, 1), (3, 5)]
         assert [r.added for r in store.import_reports("s1")] == [2, 2, 0]
 

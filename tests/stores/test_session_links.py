@@ -1,16 +1,14 @@
-"""Session links in the SQLite store: a child session created with its link to the parent and
+"""Session links in every store kind: a child session created with its link to the parent and
 its first entries in one transaction, read back by child and by parent, append-only."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
 import pytest
+from backends import Backend
 
 from ctxengine.errors import SessionNotFound, StoreError
 from ctxengine.model import Entry, Message, TextPart
-from ctxengine.stores import SessionInfo, SessionLink, SQLiteStore
+from ctxengine.stores import SessionInfo, SessionLink
 
 
 def log(session_id: str, n: int, start: int = 0) -> list[Entry]:
@@ -23,21 +21,20 @@ def log(session_id: str, n: int, start: int = 0) -> list[Entry]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "ctx.db"
-    with SQLiteStore(path) as store:
+def db(backend: Backend) -> Backend:
+    with backend.open() as store:
         store.create_session(SessionInfo("parent", "ctxengine"))
         store.append("parent", log("parent", 3))
-    return path
+    return backend
 
 
-def test_a_child_is_stored_with_its_link_and_entries_and_read_back(db: Path) -> None:
+def test_a_child_is_stored_with_its_link_and_entries_and_read_back(db: Backend) -> None:
     link = SessionLink("child", "parent", "e1", "fork", "2026-02-03T04:05:06+00:00")
-    with SQLiteStore(db) as store:
+    with db.open() as store:
         assert store.create_session(
             SessionInfo("child", "ctxengine"), link=link, entries=log("child", 2)
         )
-    with SQLiteStore(db, read_only=True) as store:
+    with db.open(read_only=True) as store:
         assert store.session_link("child") == link
         assert store.session_link("parent") is None
         assert store.children("parent") == [link]
@@ -46,8 +43,8 @@ def test_a_child_is_stored_with_its_link_and_entries_and_read_back(db: Path) -> 
         assert store.session("child").entry_count == 2
 
 
-def test_children_come_in_the_order_they_were_stored(db: Path) -> None:
-    with SQLiteStore(db) as store:
+def test_children_come_in_the_order_they_were_stored(db: Backend) -> None:
+    with db.open() as store:
         for name, relation in (("b", "spawn"), ("a", "fork"), ("c", "handoff")):
             store.create_session(
                 SessionInfo(name, "ctxengine"), link=SessionLink(name, "parent", "e2", relation)
@@ -88,19 +85,19 @@ def test_children_come_in_the_order_they_were_stored(db: Path) -> None:
     ],
 )
 def test_a_bad_child_is_refused_and_nothing_is_stored(
-    db: Path, link: SessionLink, entries: list[Entry], message: str
+    db: Backend, link: SessionLink, entries: list[Entry], message: str
 ) -> None:
-    with SQLiteStore(db) as store:
+    with db.open() as store:
         with pytest.raises(StoreError) as info:
             store.create_session(SessionInfo("child", "ctxengine"), link=link, entries=entries)
-        assert str(info.value) == f"sqlite store {db}: create session 'child': {message}"
+        assert str(info.value) == db.where(f"create session 'child': {message}")
         assert [s.id for s in store.sessions()] == ["parent"]
         assert store.children("parent") == []
 
 
-def test_an_existing_session_is_left_alone(db: Path) -> None:
+def test_an_existing_session_is_left_alone(db: Backend) -> None:
     link = SessionLink("parent", "parent", None, "fork")
-    with SQLiteStore(db) as store:
+    with db.open() as store:
         assert not store.create_session(
             SessionInfo("parent", "ctxengine"), link=link, entries=log("parent", 1)
         )
@@ -108,31 +105,29 @@ def test_an_existing_session_is_left_alone(db: Path) -> None:
         assert len(store.entries("parent")) == 3
 
 
-def test_links_are_append_only(db: Path) -> None:
-    with SQLiteStore(db) as store:
+def test_links_are_append_only(db: Backend) -> None:
+    with db.open() as store:
         store.create_session(
             SessionInfo("child", "ctxengine"), link=SessionLink("child", "parent", "e0", "spawn")
         )
-    with sqlite3.connect(db) as conn:
-        for sql in (
-            "UPDATE session_links SET relation = 'fork'",
-            "DELETE FROM session_links",
-        ):
-            with pytest.raises(sqlite3.IntegrityError, match="session links are append-only"):
-                conn.execute(sql)
+    for sql in ("UPDATE session_links SET relation = 'fork'", "DELETE FROM session_links"):
+        with db.raw() as conn, pytest.raises(db.integrity_errors) as info:
+            conn.execute(sql)
+        assert db.message(info.value) == "session links are append-only"
+    assert [link.relation for link in db.open(read_only=True).children("parent")] == ["spawn"]
 
 
-def test_an_unknown_session_has_no_link(db: Path) -> None:
-    with SQLiteStore(db) as store:
+def test_an_unknown_session_has_no_link(db: Backend) -> None:
+    with db.open() as store:
         with pytest.raises(SessionNotFound):
             store.session_link("nope")
         with pytest.raises(SessionNotFound):
             store.children("nope")
 
 
-def test_a_child_of_copied_entries_is_not_updated_before_it_was_created(db: Path) -> None:
+def test_a_child_of_copied_entries_is_not_updated_before_it_was_created(db: Backend) -> None:
     link = SessionLink("child", "parent", "e2", "handoff")
-    with SQLiteStore(db) as store:
+    with db.open() as store:
         # Its entries keep the times they were first written (2026-01-01).
         store.create_session(
             SessionInfo("child", "ctxengine", created_at="2026-03-04T05:06:07+00:00"),
@@ -140,13 +135,13 @@ def test_a_child_of_copied_entries_is_not_updated_before_it_was_created(db: Path
             entries=log("child", 2),
         )
         store.create_session(SessionInfo("empty", "ctxengine", created_at="2026-03-04"))
-    with SQLiteStore(db, read_only=True) as store:
+    with db.open(read_only=True) as store:
         times = {s.id: (s.created_at, s.updated_at) for s in store.sessions()}
         assert store.session("child").updated_at == "2026-03-04T05:06:07+00:00"
     assert times["child"] == ("2026-03-04T05:06:07+00:00", "2026-03-04T05:06:07+00:00")
     assert times["empty"] == ("2026-03-04", None)
     # A session whose newest entry is newer than its creation keeps that entry's time.
-    with SQLiteStore(db) as store:
+    with db.open() as store:
         store.create_session(SessionInfo("old", "ctxengine", created_at="2025-12-31T23:00:00Z"))
         store.append("old", log("old", 1))
         assert store.session("old").updated_at == "2026-01-01T00:00:00Z"

@@ -1,5 +1,6 @@
-"""One store object used from many threads: a connection per thread, compare-and-append
-between threads, readers that never wait for a writer thread, and closing."""
+"""One store object used from many threads, on every store kind: compare-and-append between
+threads, readers that never wait for a writer thread, and closing; SQLite's connection per
+thread."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backends import Backend, Store
 from race_workers import message
 
 from ctxengine.errors import StoreBusy, StoreConflict, StoreError
@@ -41,14 +43,8 @@ def run_threads(target: Callable[[int], None], n: int = THREADS) -> None:
         raise errors[0]
 
 
-@pytest.fixture(params=["file", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> SQLiteStore:
-    location = str(tmp_path / "ctx.db") if request.param == "file" else ":memory:"
-    return SQLiteStore(location)
-
-
-def test_a_store_opened_in_one_thread_works_in_another(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "ctx.db")
+def test_a_store_opened_in_one_thread_works_in_another(backend: Backend) -> None:
+    store = backend.open()
     store.create_session(SessionInfo("s", "live"))
     seen: list[object] = []
 
@@ -65,7 +61,7 @@ def test_a_store_opened_in_one_thread_works_in_another(tmp_path: Path) -> None:
     store.close()
 
 
-def test_four_threads_append_and_read_their_own_sessions(store: SQLiteStore) -> None:
+def test_four_threads_append_and_read_their_own_sessions(store: Store) -> None:
     per_thread = 25
 
     def work(i: int) -> None:
@@ -87,7 +83,7 @@ def test_four_threads_append_and_read_their_own_sessions(store: SQLiteStore) -> 
 
 
 def test_four_threads_compare_and_append_to_one_session_lose_nothing(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     store.create_session(SessionInfo("s", "live"))
     per_thread = 20
@@ -122,15 +118,21 @@ def test_four_threads_compare_and_append_to_one_session_lose_nothing(
     store.close()
 
 
-def test_a_reader_thread_does_not_wait_for_a_writer_thread(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "ctx.db", busy_timeout_s=0.2)
+def test_a_reader_thread_does_not_wait_for_a_writer_thread(backend: Backend) -> None:
+    store = backend.open(busy_timeout_s=0.2)
     store.create_session(SessionInfo("s", "live"))
     store.append("s", [message("s", 0, "e0", None)])
     inside, release = threading.Event(), threading.Event()
 
     def long_write() -> None:
         with store._write("a long transaction") as conn:
-            conn.execute("INSERT INTO sessions (id, format) VALUES ('s2', 'live')")
+            if backend.is_pg:
+                from sqlalchemy import text
+
+                conn.execute(text("LOCK TABLE sessions, entries IN EXCLUSIVE MODE"))
+                conn.execute(text("INSERT INTO sessions (id, format) VALUES ('s2', 'live')"))
+            else:
+                conn.execute("INSERT INTO sessions (id, format) VALUES ('s2', 'live')")
             inside.set()
             release.wait(30)
 
@@ -151,9 +153,10 @@ def test_a_reader_thread_does_not_wait_for_a_writer_thread(tmp_path: Path) -> No
         writer.join()
     assert read_s < 0.2
     assert isinstance(info.value, StoreBusy)
-    assert str(info.value) == (
-        f"sqlite store {store.path}: append to session 's' failed: store busy (another writer "
-        "held the write lock longer than the 0.2 s busy timeout)"
+    held = "held a lock this write needs" if backend.is_pg else "held the write lock"
+    assert str(info.value) == backend.where(
+        f"append to session 's' failed: store busy (another writer {held} longer than the "
+        "0.2 s busy timeout)"
     )
     assert 0.2 <= write_s < 5
     assert [s.id for s in store.sessions()] == ["s", "s2"]
@@ -185,7 +188,8 @@ def test_a_finished_thread_gives_its_connection_back(tmp_path: Path) -> None:
     assert store._connections.open_count() == 0
 
 
-def test_a_closed_store_refuses_every_thread(store: SQLiteStore) -> None:
+def test_a_closed_store_refuses_every_thread(any_backend: Backend) -> None:
+    store = any_backend.open()
     store.create_session(SessionInfo("s", "live"))
     store.close()
     store.close()
@@ -200,15 +204,16 @@ def test_a_closed_store_refuses_every_thread(store: SQLiteStore) -> None:
     assert (
         errors
         == [
-            f"sqlite store {store.path}: read entries of session 's' failed: "
-            "Cannot operate on a closed database."
+            any_backend.where(
+                "read entries of session 's' failed: Cannot operate on a closed database."
+            )
         ]
         * 2
     )
 
 
 def test_compare_and_append_of_one_expected_seq_has_one_winner_among_threads(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     store.create_session(SessionInfo("s", "live"))
     store.append("s", [message("s", 0, "e0", None)])
