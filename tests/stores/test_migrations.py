@@ -33,8 +33,9 @@ class TestMigrate:
             "m003_imported_seqs",
             "m004_stateless_checkpoints",
             "m005_session_links",
+            "m006_usage_anchors",
         ]
-        assert schema_version(conn) == len(MIGRATIONS) == 5
+        assert schema_version(conn) == len(MIGRATIONS) == 6
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
         assert names == applied
         objects = [(kind, name) for kind, name, _ in schema(conn) if not name.startswith("sqlite_")]
@@ -49,6 +50,7 @@ class TestMigrate:
             ("table", "session_links"),
             ("table", "sessions"),
             ("table", "stateless_checkpoints"),
+            ("table", "usage_anchors"),
             ("trigger", "entries_append_only_delete"),
             ("trigger", "entries_append_only_insert"),
             ("trigger", "entries_append_only_update"),
@@ -64,8 +66,8 @@ class TestMigrate:
         before = schema(conn)
         assert migrate(conn) == []
         assert schema(conn) == before
-        assert schema_version(conn) == 5
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 5
+        assert schema_version(conn) == 6
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 6
 
     def test_reopening_a_store_applies_nothing(self, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "ctx.db").close()
@@ -105,7 +107,7 @@ class TestMigrate:
         monkeypatch.undo()
         with SQLiteStore(db) as store:
             assert store.import_reports("s1") == []
-        assert schema_version(connect(db)) == 5
+        assert schema_version(connect(db)) == 6
 
     def test_a_database_from_a_newer_version_is_refused(self, tmp_path: Path) -> None:
         conn = connect(tmp_path / "ctx.db")
@@ -179,4 +181,4 @@ class TestReadFirst:
         )
         with SQLiteStore(db) as store:
             assert store.sessions() == []
-        assert schema_version(connect(db)) == 5
+        assert schema_version(connect(db)) == 6

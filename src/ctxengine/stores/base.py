@@ -425,3 +425,23 @@ class CheckpointStore(Protocol):
         """The checkpoint ``prefix`` and every one it continued from, oldest first (the
         first has no parent); ``[]`` when ``prefix`` is not stored or a parent is missing."""
         ...
+
+
+class UsageAnchorStore(Protocol):
+    """Where a proxy keeps the provider usage of the replies it passed back (the usage
+    anchor of the next request), so that every process serving a conversation attaches the
+    same usage to the same assistant message. Keyed by the conversation and the reply's
+    signature (a JSON text); a later reply of the same signature replaces the row.
+
+    Every method raises ``StoreError`` (with the store location and the operation) when the
+    underlying storage fails.
+    """
+
+    def save_usage_anchor(self, conversation: str, signature: str, usage: bytes) -> None:
+        """Keep ``usage`` (orjson bytes of the usage's fields) for the reply ``signature``
+        of ``conversation``."""
+        ...
+
+    def usage_anchor(self, conversation: str, signature: str) -> bytes | None:
+        """The usage kept for the reply ``signature`` of ``conversation``, else ``None``."""
+        ...

@@ -188,6 +188,24 @@ def m005_session_links(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
+@migration
+def m006_usage_anchors(conn: sqlite3.Connection) -> None:
+    """The provider usage of replies a proxy passed back (the usage anchor), by conversation
+    key and the reply's signature (JSON), so that every proxy process sharing the store
+    attaches it to the assistant message when the client sends it back, whichever process
+    saw the reply. A later reply of the same signature replaces the row: it is a cache of
+    the provider's numbers, not history."""
+    conn.execute(
+        """CREATE TABLE usage_anchors (
+            conversation TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            usage BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (conversation, signature)
+        )"""
+    )
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     """``PRAGMA user_version``: the number of migrations applied to this database."""
     row = conn.execute("PRAGMA user_version").fetchone()

@@ -644,6 +644,29 @@ class SQLiteStore:
             StoredCheckpoint(config, r[0], r[1], int(r[2]), bytes(r[3]), bytes(r[4])) for r in rows
         ]
 
+    def save_usage_anchor(self, conversation: str, signature: str, usage: bytes) -> None:
+        """Keep the usage of a reply (see
+        :meth:`ctxengine.stores.base.UsageAnchorStore.save_usage_anchor`); a later reply of
+        the same signature replaces it."""
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        with self._write("save usage anchor") as conn:
+            conn.execute(
+                "INSERT INTO usage_anchors (conversation, signature, usage, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (conversation, signature) "
+                "DO UPDATE SET usage = excluded.usage, created_at = excluded.created_at",
+                (conversation, signature, usage, now),
+            )
+
+    def usage_anchor(self, conversation: str, signature: str) -> bytes | None:
+        """The usage kept for a reply, else ``None`` (see
+        :meth:`ctxengine.stores.base.UsageAnchorStore.usage_anchor`)."""
+        with self._read("read usage anchor") as conn:
+            row = conn.execute(
+                "SELECT usage FROM usage_anchors WHERE conversation = ? AND signature = ?",
+                (conversation, signature),
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
     # -- coordination -----------------------------------------------------------------------
 
     def compaction_lock(self, session_id: str, *, timeout_s: float) -> AbstractContextManager[None]:
