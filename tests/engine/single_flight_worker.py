@@ -1,5 +1,6 @@
 """A worker for the cross-process single-flight test: it opens its own store and session on
-a shared SQLite file and prepares the next request past the trigger.
+a shared store (a SQLite file, a PostgreSQL database) and prepares the next request past
+the trigger.
 
 Module level so that ``multiprocessing`` (spawn) can import it in a child process.
 """
@@ -16,7 +17,7 @@ from engine_helpers import EST
 
 from ctxengine.engine import Session
 from ctxengine.projection.render import render_openai
-from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.stores.location import open_store
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
@@ -45,12 +46,13 @@ class CountingSummarizer:
         return ExtractiveSummarizer(user_messages_budget=400).summarize(request, estimator)
 
 
-def open_session(db: Path, calls_file: Path) -> Session:
-    """A session on the shared store, with the counting summarizer."""
+def open_session(db: str | Path, calls_file: Path) -> Session:
+    """A session on the shared store (a SQLite file or a PostgreSQL URL), with the counting
+    summarizer."""
     return Session(
         WINDOW,
         estimator=EST,
-        store=SQLiteStore(db),
+        store=open_store(str(db)),
         session_id=SESSION,
         summarizer=CountingSummarizer(calls_file),
     )
@@ -64,7 +66,7 @@ def body_hash(session: Session) -> str:
 
 def prepare_in_process(db: str, calls_file: str, barrier: object, out: object) -> None:
     """Open a session, wait for the others, prepare, and report the context's hash."""
-    session = open_session(Path(db), Path(calls_file))
+    session = open_session(db, Path(calls_file))
     barrier.wait()  # type: ignore[attr-defined]
     session.prepare()
     out.put(body_hash(session))  # type: ignore[attr-defined]

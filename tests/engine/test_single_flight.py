@@ -1,5 +1,5 @@
-"""Single-flight compaction: threads of one process and processes sharing one SQLite store
-call ``prepare()`` on one session past the trigger; exactly one summarizer call and one
+"""Single-flight compaction: threads of one process and processes sharing one store (SQLite,
+PostgreSQL) call ``prepare()`` on one session past the trigger; exactly one summarizer call and one
 compaction record, and every worker ends with the same context. A session that another
 writer has moved past catches up instead of failing."""
 
@@ -14,13 +14,13 @@ from single_flight_worker import SESSION, body_hash, open_session, prepare_in_pr
 
 from ctxengine.engine import Session
 from ctxengine.model import CompactionRecord, assistant, user
-from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.stores.location import open_store
 
 #: 24 turns of 150 + 10 tokens: 3,840 tokens, past the 3,200-token trigger at 4,000.
 TURNS = 24
 
 
-def seed(db: Path, calls: Path) -> None:
+def seed(db: str, calls: Path) -> None:
     """Write the shared session: ``TURNS`` answered turns, nothing compacted yet."""
     s = open_session(db, calls)
     for i in range(TURNS):
@@ -29,8 +29,8 @@ def seed(db: Path, calls: Path) -> None:
     assert s.context_tokens(s.project()) >= s.budget.trigger
 
 
-def compactions(db: Path) -> list[str]:
-    with SQLiteStore(db) as store:
+def compactions(db: str) -> list[str]:
+    with open_store(db) as store:
         return [e.id for e in store.entries(SESSION) if isinstance(e.body, CompactionRecord)]
 
 
@@ -62,8 +62,8 @@ def prepare_in_threads(sessions: list[Session]) -> list[str]:
     return hashes
 
 
-def test_four_threads_sharing_one_session_compact_once(tmp_path: Path) -> None:
-    db, calls = tmp_path / "s.db", tmp_path / "calls"
+def test_four_threads_sharing_one_session_compact_once(tmp_path: Path, store_location: str) -> None:
+    db, calls = store_location, tmp_path / "calls"
     seed(db, calls)
     session = open_session(db, calls)
     hashes = prepare_in_threads([session] * 4)
@@ -72,8 +72,10 @@ def test_four_threads_sharing_one_session_compact_once(tmp_path: Path) -> None:
     assert len(set(hashes)) == 1 and len(hashes) == 4
 
 
-def test_four_threads_each_with_its_own_session_compact_once(tmp_path: Path) -> None:
-    db, calls = tmp_path / "s.db", tmp_path / "calls"
+def test_four_threads_each_with_its_own_session_compact_once(
+    tmp_path: Path, store_location: str
+) -> None:
+    db, calls = store_location, tmp_path / "calls"
     seed(db, calls)
     sessions = [open_session(db, calls) for _ in range(4)]
     hashes = prepare_in_threads(sessions)
@@ -82,14 +84,16 @@ def test_four_threads_each_with_its_own_session_compact_once(tmp_path: Path) -> 
     assert len(set(hashes)) == 1 and len(hashes) == 4
 
 
-def test_three_processes_compact_once_and_end_with_the_same_context(tmp_path: Path) -> None:
-    db, calls = tmp_path / "s.db", tmp_path / "calls"
+def test_three_processes_compact_once_and_end_with_the_same_context(
+    tmp_path: Path, store_location: str
+) -> None:
+    db, calls = store_location, tmp_path / "calls"
     seed(db, calls)
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(3)
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=prepare_in_process, args=(str(db), str(calls), barrier, out))
+        ctx.Process(target=prepare_in_process, args=(db, str(calls), barrier, out))
         for _ in range(3)
     ]
     for p in procs:
@@ -105,9 +109,9 @@ def test_three_processes_compact_once_and_end_with_the_same_context(tmp_path: Pa
 
 
 def test_a_session_another_writer_moved_past_catches_up_and_appends_after_it(
-    tmp_path: Path,
+    tmp_path: Path, store_location: str
 ) -> None:
-    db, calls = tmp_path / "s.db", tmp_path / "calls"
+    db, calls = store_location, tmp_path / "calls"
     first, second = open_session(db, calls), open_session(db, calls)
     first.append(user("from the first"), entry_id="one")
     entry = second.append(user("from the second"), entry_id="two")
@@ -115,7 +119,7 @@ def test_a_session_another_writer_moved_past_catches_up_and_appends_after_it(
     assert [e.id for e in second.entries] == ["one", "two"]
     third = first.append(assistant("and the first again"), entry_id="three")
     assert (third.seq, third.parent_id) == (2, "two")
-    with SQLiteStore(db) as store:
+    with open_store(db) as store:
         assert [e.id for e in store.entries(SESSION)] == ["one", "two", "three"]
     # A content-hash id is recomputed for the new parent.
     hashed = second.append(user("hashed"))

@@ -80,6 +80,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "export",
         "Export a session's log or its next request body.",
     ),
+    "migrate": LazyCommand(
+        "ctxengine.cli.commands.migrate",
+        "migrate",
+        "Copy every session of one store into another (SQLite to PostgreSQL).",
+    ),
     "serve": LazyCommand(
         "ctxengine.cli.commands.serve",
         "serve",

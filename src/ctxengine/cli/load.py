@@ -15,7 +15,8 @@ from ctxengine.errors import SessionNotFound, StoreMissing, TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
-from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.stores.location import OpenedStore, store_label
+from ctxengine.stores.location import open_store as _open_location
 
 
 @dataclass(slots=True)
@@ -38,7 +39,7 @@ class Target:
     label: str
     session_id: str
     entries: tuple[Entry, ...]
-    store: SQLiteStore | None
+    store: OpenedStore | None
     format: str | None
     report: ImportReport | None = None
     path: Path | None = None
@@ -47,23 +48,23 @@ class Target:
 
 def open_store(
     db: str | None, *, busy_timeout: float | None = None, read_only: bool = False
-) -> SQLiteStore:
-    """The store at ``db`` (else ``CTXENGINE_DB``, else the default location); writes wait
+) -> OpenedStore:
+    """The store at ``db`` (a SQLite file path, a ``sqlite:///`` URL or a
+    ``postgresql://`` URL; else ``CTXENGINE_DB``, else the default SQLite file); writes wait
     ``busy_timeout`` seconds for another writer (default ``CTXENGINE_BUSY_TIMEOUT``, else
     5). ``read_only`` opens an existing store without writing anything.
 
     Raises:
         StoreMissing: ``read_only`` and no store exists there.
-        StoreError, ConfigError: see :class:`~ctxengine.stores.sqlite.SQLiteStore`.
+        StoreError, ConfigError: see :func:`ctxengine.stores.location.open_store`.
     """
-    return SQLiteStore(db or None, busy_timeout_s=busy_timeout, read_only=read_only)
+    return _open_location(db or None, busy_timeout_s=busy_timeout, read_only=read_only)
 
 
 def store_path(db: str | None) -> str:
-    """The path of the store ``open_store(db)`` would open (nothing is created)."""
-    from ctxengine.stores.sqlite import default_db_path
-
-    return str(db) if db else str(default_db_path(create_dir=False))
+    """How the store ``open_store(db)`` would open is named (its file path; a PostgreSQL
+    URL with the password hidden); nothing is created."""
+    return store_label(db or None)
 
 
 #: Endings that mark a target as a transcript file rather than a session id.

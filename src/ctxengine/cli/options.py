@@ -16,8 +16,10 @@ DbOpt = Annotated[
     typer.Option(
         "--db",
         envvar="CTXENGINE_DB",
-        metavar="PATH",
-        help="SQLite store (default: user data dir).",
+        metavar="PATH|URL",
+        help="The store: a SQLite file (or sqlite:///path), or postgresql://user@host/db "
+        "(the postgres extra) shared by many processes and hosts (default: a SQLite file in "
+        "the user data dir).",
     ),
 ]
 BusyTimeoutOpt = Annotated[

@@ -149,7 +149,10 @@ class Session:
             model summarizer.
         fallback: when a failed model summary gives way to the extractive one
             (:data:`~ctxengine.ladder.recover.FallbackMode`; default ``"breaker"``).
-        store: persist every entry here (``None`` keeps the log in memory only).
+        store: persist every entry here: a store object, or where one lives (a SQLite file
+            path, ``sqlite:///path``, ``postgresql://user@host/database``: opened with
+            :func:`~ctxengine.stores.location.open_store`; the session does not close it);
+            ``None`` keeps the log in memory only.
         session_id: the session to open or create in ``store``.
         entries: an existing log to start from (e.g. an imported transcript).
         tools: tool schemas sent with every request (counted in the context size). A
@@ -200,7 +203,7 @@ class Session:
         summary_provider: Provider | None = None,
         summary_profile: ModelProfile | None = None,
         fallback: FallbackMode = "breaker",
-        store: Store | None = None,
+        store: Store | str | None = None,
         session_id: str = "session",
         entries: Iterable[Entry] = (),
         tools: Sequence[Mapping[str, Any]] = (),
@@ -215,6 +218,10 @@ class Session:
                 "tool definitions were given to both the Session and its ContextAssembler; "
                 "give them to one"
             )
+        if isinstance(store, str):
+            from ctxengine.stores.location import open_store
+
+            store = open_store(store)
         self._lock = threading.RLock()
         self._window = window
         self._learned_limit: int | None = None

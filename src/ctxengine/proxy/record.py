@@ -21,7 +21,7 @@ from typing import Any
 from ctxengine.errors import CtxEngineError, SessionNotFound
 from ctxengine.model import Entry
 from ctxengine.stores.base import SessionInfo, StoredCheckpoint
-from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.stores.location import OpenedStore
 
 __all__ = ["FORMAT", "Recorder"]
 
@@ -67,7 +67,7 @@ class Recorder:
         checkpoints: also keep the prefix cache's checkpoints in the store.
     """
 
-    def __init__(self, store: SQLiteStore, *, checkpoints: bool = True) -> None:
+    def __init__(self, store: OpenedStore, *, checkpoints: bool = True) -> None:
         self.store = store
         self.checkpoints = _Checkpoints(self) if checkpoints else None
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()

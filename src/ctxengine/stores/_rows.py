@@ -157,6 +157,26 @@ def import_row(imported: ImportedLog, added: int, where: str) -> tuple[Any, ...]
     return (imported.session_id, now, imported.source_path, imported.format, added, report)
 
 
+def import_record_row(record: ImportRecord, where: str) -> tuple[Any, ...]:
+    """The ``import_reports`` row of a stored import record (a copy from another store).
+
+    Raises:
+        StoreError: the report cannot be serialised.
+    """
+    try:
+        report = orjson.dumps(dict(record.report))
+    except TypeError as exc:
+        raise StoreError(f"{where}: import report cannot be serialised: {exc}") from exc
+    return (
+        record.session_id,
+        record.imported_at,
+        record.source_path,
+        record.format,
+        record.added,
+        report,
+    )
+
+
 def row_import(row: tuple[Any, ...]) -> ImportRecord:
     """The import record of an ``import_reports`` row."""
     sid, imported_at, source_path, fmt, added, report = row

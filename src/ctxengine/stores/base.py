@@ -127,6 +127,44 @@ class ImportRecord:
     report: Mapping[str, Any] = field(default_factory=_no_meta)
 
 
+@dataclass(frozen=True, slots=True)
+class SessionCopy:
+    """Everything a store keeps of one session, read in one snapshot, to be stored in another
+    store unchanged (:meth:`Store.export_session`, :meth:`Store.restore_session`).
+
+    Attributes:
+        info: the session (``entry_count`` and ``updated_at`` as read; not written).
+        link: its link to the session it was started from, or ``None``.
+        entries: its whole log, in seq order.
+        imports: every stored import of it, oldest first.
+        imported_spans: the ``(first_seq, last_seq)`` spans imports stored (what later
+            re-imports compare against, :mod:`ctxengine.stores._reimport`), in seq order.
+    """
+
+    info: SessionInfo
+    link: SessionLink | None
+    entries: tuple[Entry, ...]
+    imports: tuple[ImportRecord, ...]
+    imported_spans: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    """What one :meth:`Store.restore_session` call stored.
+
+    Attributes:
+        session_id: the session.
+        created: the session was new to this store.
+        added: entries appended (0: the store already held all of them).
+        imports: import records added.
+    """
+
+    session_id: str
+    created: bool
+    added: int
+    imports: int
+
+
 class ReportData(Protocol):
     """What a store keeps of an import report: its JSON form."""
 
@@ -325,6 +363,30 @@ class Store(Protocol):
 
         Raises:
             SessionNotFound: no session ``session_id``.
+        """
+        ...
+
+    def export_session(self, session_id: str) -> SessionCopy:
+        """The whole session (row, link, entries, imports, imported spans) read in one
+        snapshot: nothing another writer commits meanwhile is half in it.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        ...
+
+    def restore_session(self, copy: SessionCopy) -> RestoreResult:
+        """Store a session read from another store (:meth:`export_session`) unchanged, in one
+        transaction: the session row (its creation time and meta as they were), its link,
+        its entries with their ids, seqs and bodies, its import records and imported spans.
+        A session this store already holds must hold a start of ``copy.entries`` (an earlier
+        copy of it): only the rest is appended, with the import records and spans it lacks,
+        so copying again adds nothing.
+
+        Raises:
+            StoreError: the stored session differs from ``copy`` (an entry another than the
+                copy's at the same seq), or the parent of its link is not stored; nothing is
+                stored.
         """
         ...
 

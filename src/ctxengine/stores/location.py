@@ -13,7 +13,7 @@ what the user gave to :func:`open_store`:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 from ctxengine.errors import ConfigError
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from ctxengine.stores.postgres import PostgresStore
     from ctxengine.stores.sqlite import SQLiteStore
 
+#: A store :func:`open_store` returns (both have ``path``: the file, or the URL shown).
+OpenedStore: TypeAlias = "SQLiteStore | PostgresStore"
 #: URL schemes read as PostgreSQL.
 POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 #: The scheme prefix of a SQLite URL (SQLAlchemy's form: three slashes, then the path).
@@ -74,7 +76,7 @@ def open_store(
     *,
     busy_timeout_s: float | None = None,
     read_only: bool = False,
-) -> SQLiteStore | PostgresStore:
+) -> OpenedStore:
     """The store at ``location`` (see the module docstring); ``None`` or ``""``: the default
     SQLite file (``$CTXENGINE_DB`` when set, else the user data directory; a PostgreSQL URL in
     ``$CTXENGINE_DB`` opens that).

@@ -61,6 +61,7 @@ from ctxengine.stores import _reimport, _rows
 from ctxengine.stores import pg_migrations as mig
 from ctxengine.stores._checks import ambiguous, check_continues, check_unique
 from ctxengine.stores._connections import CLOSED_MESSAGE
+from ctxengine.stores._copy import clip_spans, plan_restore
 from ctxengine.stores._locks import thread_hold
 from ctxengine.stores._reimport import StoredEntry
 from ctxengine.stores.base import (
@@ -68,6 +69,8 @@ from ctxengine.stores.base import (
     ImportedLog,
     ImportRecord,
     ImportResult,
+    RestoreResult,
+    SessionCopy,
     SessionInfo,
     SessionLink,
     StoredCheckpoint,
@@ -531,24 +534,6 @@ class PostgresStore:
             ).all()
         return [_rows.row_import((*r[:4], int(r[4]), bytes(r[5]))) for r in rows]
 
-    def imported_spans(self, session_id: str) -> list[tuple[int, int]]:
-        """The ``(first_seq, last_seq)`` spans imports stored, in the order they were
-        written (what a copy of the session needs to keep re-imports exact).
-
-        Raises:
-            SessionNotFound: no session ``session_id``.
-        """
-        with self._read(f"read imported seqs of {session_id!r}") as conn:
-            self._require(conn, session_id)
-            rows = conn.execute(
-                text(
-                    "SELECT first_seq, last_seq FROM imported_seqs WHERE session_id = :s "
-                    "ORDER BY first_seq"
-                ),
-                {"s": session_id},
-            ).all()
-        return [(int(a), int(b)) for a, b in rows]
-
     def entries(self, session_id: str, *, after_seq: int | None = None) -> list[Entry]:
         """The session's entries in seq order (only ``seq > after_seq`` when given): a range
         scan of the ``(session_id, seq)`` primary key, whose cost follows the entries
@@ -638,6 +623,116 @@ class PostgresStore:
                 {"s": session_id},
             ).all()
         return [_rows.row_link(tuple(r)) for r in rows]
+
+    # -- copies -----------------------------------------------------------------------------
+
+    def export_session(self, session_id: str) -> SessionCopy:
+        """The whole session read in one ``REPEATABLE READ`` snapshot; see
+        :meth:`ctxengine.stores.base.Store.export_session`.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        operation = f"export session {session_id!r}"
+        where = self._where(operation)
+        with self._read(operation) as plain:
+            conn = plain.execution_options(isolation_level="REPEATABLE READ")
+            row = conn.execute(
+                text(f"{_SELECT_SESSIONS} WHERE s.id = :s"), {"s": session_id}
+            ).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            link = conn.execute(
+                text(f"SELECT {_rows.LINK_COLUMNS} FROM session_links WHERE session_id = :s"),
+                {"s": session_id},
+            ).first()
+            rows = conn.execute(
+                text(
+                    f"SELECT {_rows.ENTRY_COLUMNS} FROM entries WHERE session_id = :s ORDER BY seq"
+                ),
+                {"s": session_id},
+            ).all()
+            imports = conn.execute(
+                text(
+                    f"SELECT {_rows.IMPORT_COLUMNS} FROM import_reports WHERE session_id = :s "
+                    "ORDER BY ord"
+                ),
+                {"s": session_id},
+            ).all()
+            spans = self._spans(conn, session_id)
+        entries = tuple(_rows.row_entry(_entry_row(r), where) for r in rows)
+        return SessionCopy(
+            _session(row),
+            None if link is None else _rows.row_link(tuple(link)),
+            entries,
+            tuple(_rows.row_import((*r[:4], int(r[4]), bytes(r[5]))) for r in imports),
+            clip_spans(spans, len(entries) - 1),
+        )
+
+    @staticmethod
+    def _spans(conn: Connection, session_id: str) -> list[tuple[int, int]]:
+        rows = conn.execute(
+            text("SELECT first_seq, last_seq FROM imported_seqs WHERE session_id = :s"),
+            {"s": session_id},
+        ).all()
+        return [(int(a), int(b)) for a, b in rows]
+
+    def restore_session(self, copy: SessionCopy) -> RestoreResult:
+        """Store a session read from another store unchanged, in one transaction holding the
+        session's row lock; a session already held gets only what it lacks. See
+        :meth:`ctxengine.stores.base.Store.restore_session`.
+
+        Raises:
+            StoreError: the stored session differs from ``copy``, or the link's parent is
+                not stored; nothing is stored.
+            StoreBusy: another writer of the session held its lock past the busy timeout.
+        """
+        sid = copy.info.id
+        operation = f"copy session {sid!r}"
+        where = self._where(operation)
+        with self._write(operation) as conn:
+            created = self._insert_session(conn, copy.info, where)
+            if created and copy.link is not None:
+                self._insert_link(conn, copy.link, where)
+            self._require(conn, sid, lock=True)
+            rows = conn.execute(
+                text(
+                    f"SELECT {_rows.ENTRY_COLUMNS} FROM entries WHERE session_id = :s ORDER BY seq"
+                ),
+                {"s": sid},
+            ).all()
+            count = conn.execute(
+                text("SELECT COUNT(*) FROM import_reports WHERE session_id = :s"), {"s": sid}
+            ).scalar()
+            plan = plan_restore(
+                copy,
+                [_rows.row_entry(_entry_row(r), where) for r in rows],
+                int(count or 0),
+                self._spans(conn, sid),
+                where,
+            )
+            check_continues(plan.entries, sid, len(rows), where)
+            self._insert_rows(conn, [_rows.entry_row(e, where) for e in plan.entries])
+            if plan.imports:
+                conn.execute(
+                    text(
+                        f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) "
+                        "VALUES (:s, :t, :p, :f, :a, :r)"
+                    ),
+                    [
+                        dict(zip("stpfar", _rows.import_record_row(r, where), strict=True))
+                        for r in plan.imports
+                    ],
+                )
+            if plan.spans:
+                conn.execute(
+                    text(
+                        "INSERT INTO imported_seqs (session_id, first_seq, last_seq) "
+                        "VALUES (:s, :a, :b)"
+                    ),
+                    [{"s": sid, "a": a, "b": b} for a, b in plan.spans],
+                )
+        return RestoreResult(sid, created, len(plan.entries), len(plan.imports))
 
     # -- stateless checkpoints and usage anchors --------------------------------------------
 

@@ -51,6 +51,7 @@ from ctxengine.stores._checks import ambiguous as _ambiguous
 from ctxengine.stores._checks import check_continues as _check_continues
 from ctxengine.stores._checks import check_unique as _check_unique
 from ctxengine.stores._connections import ThreadConnections
+from ctxengine.stores._copy import clip_spans, plan_restore
 from ctxengine.stores._locks import SessionLocks
 from ctxengine.stores._reimport import StoredEntry
 from ctxengine.stores.base import (
@@ -58,6 +59,8 @@ from ctxengine.stores.base import (
     ImportedLog,
     ImportRecord,
     ImportResult,
+    RestoreResult,
+    SessionCopy,
     SessionInfo,
     SessionLink,
     StoredCheckpoint,
@@ -590,6 +593,97 @@ class SQLiteStore:
                 (session_id,),
             ).fetchall()
         return [_rows.row_link(row) for row in rows]
+
+    # -- copies -----------------------------------------------------------------------------
+
+    def export_session(self, session_id: str) -> SessionCopy:
+        """The whole session read in one snapshot (a read transaction: WAL readers see one
+        commit, never part of another); see
+        :meth:`ctxengine.stores.base.Store.export_session`.
+
+        Raises:
+            SessionNotFound: no session ``session_id``.
+        """
+        operation = f"export session {session_id!r}"
+        where = self._where(operation)
+        with self._read(operation) as conn:
+            conn.execute("BEGIN")
+            try:
+                row = conn.execute(f"{_SELECT_SESSIONS} WHERE s.id = ?", (session_id,)).fetchone()
+                if row is None:
+                    raise SessionNotFound(session_id)
+                link = conn.execute(
+                    f"SELECT {_rows.LINK_COLUMNS} FROM session_links WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()
+                rows = conn.execute(
+                    f"SELECT {_rows.ENTRY_COLUMNS} FROM entries WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+                imports = conn.execute(
+                    f"SELECT {_rows.IMPORT_COLUMNS} FROM import_reports WHERE session_id = ? "
+                    "ORDER BY rowid",
+                    (session_id,),
+                ).fetchall()
+                spans = self._spans(conn, session_id)
+            finally:
+                conn.execute("COMMIT")
+        entries = tuple(_rows.row_entry(r, where) for r in rows)
+        return SessionCopy(
+            _rows.row_session(row),
+            None if link is None else _rows.row_link(link),
+            entries,
+            tuple(_rows.row_import(r) for r in imports),
+            clip_spans(spans, len(entries) - 1),
+        )
+
+    @staticmethod
+    def _spans(conn: sqlite3.Connection, session_id: str) -> list[tuple[int, int]]:
+        rows = conn.execute(
+            "SELECT first_seq, last_seq FROM imported_seqs WHERE session_id = ?", (session_id,)
+        ).fetchall()
+        return [(int(a), int(b)) for a, b in rows]
+
+    def restore_session(self, copy: SessionCopy) -> RestoreResult:
+        """Store a session read from another store unchanged, in one ``BEGIN IMMEDIATE``
+        transaction; a session already held gets only what it lacks. See
+        :meth:`ctxengine.stores.base.Store.restore_session`.
+
+        Raises:
+            StoreError: the stored session differs from ``copy``, or the link's parent is
+                not stored; nothing is stored.
+        """
+        sid = copy.info.id
+        operation = f"copy session {sid!r}"
+        where = self._where(operation)
+        with self._write(operation) as conn:
+            created = self._insert_session(conn, copy.info, operation)
+            if created and copy.link is not None:
+                self._insert_link(conn, copy.link, where)
+            rows = conn.execute(
+                f"SELECT {_rows.ENTRY_COLUMNS} FROM entries WHERE session_id = ? ORDER BY seq",
+                (sid,),
+            ).fetchall()
+            count = conn.execute(
+                "SELECT COUNT(*) FROM import_reports WHERE session_id = ?", (sid,)
+            ).fetchone()[0]
+            plan = plan_restore(
+                copy,
+                [_rows.row_entry(r, where) for r in rows],
+                int(count),
+                self._spans(conn, sid),
+                where,
+            )
+            self._insert(conn, sid, plan.entries, len(rows), operation)
+            conn.executemany(
+                f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                (_rows.import_record_row(r, where) for r in plan.imports),
+            )
+            conn.executemany(
+                "INSERT INTO imported_seqs (session_id, first_seq, last_seq) VALUES (?, ?, ?)",
+                ((sid, a, b) for a, b in plan.spans),
+            )
+        return RestoreResult(sid, created, len(plan.entries), len(plan.imports))
 
     # -- stateless checkpoints --------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.projection.render import called_tool_schemas
 from ctxengine.replay import RENDERERS
 from ctxengine.stores import SessionInfo, SessionLink
-from ctxengine.stores.sqlite import SQLiteStore
+from ctxengine.stores.location import OpenedStore
 
 
 def handoff(
@@ -179,7 +179,7 @@ def handoff(
 
 
 def _store(
-    store: SQLiteStore, link: SessionLink, entries: Sequence[Entry], *, fixed: bool
+    store: OpenedStore, link: SessionLink, entries: Sequence[Entry], *, fixed: bool
 ) -> SessionLink:
     """Store the new session, its link and its entries in one transaction; returns the link
     stored. When another writer stored a session of the default id first (two hand-offs of
@@ -199,7 +199,7 @@ def _store(
     return link
 
 
-def _new_id(store: SQLiteStore, session_id: str, wanted: str | None) -> str:
+def _new_id(store: OpenedStore, session_id: str, wanted: str | None) -> str:
     """``wanted`` when no session has it, else the first free ``"handoff-<n>.<session_id>"``.
 
     Raises:

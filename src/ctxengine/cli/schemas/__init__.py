@@ -1,7 +1,7 @@
 """JSON Schemas (draft 2020-12) of the ``--json`` documents, one per command:
 ``import.json``, ``sessions.json``, ``inspect.json``, ``recall.json``, ``compact.json``,
-``revert.json``, ``handoff.json``, ``replay.json``, ``report.json``, ``export.json`` and
-``bench.json`` beside this file."""
+``revert.json``, ``handoff.json``, ``replay.json``, ``report.json``, ``export.json``,
+``bench.json`` and ``migrate.json`` beside this file."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "export",
     "bench",
+    "migrate",
 )
 
 
