@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
 from pg_server import PgServer, PgUnavailable
 
 _schemas = itertools.count()

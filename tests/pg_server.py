@@ -13,6 +13,7 @@ uses it directly.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -150,8 +151,6 @@ class PgServer:
     def stop(self) -> None:
         """Stop the server (immediate shutdown) and remove its folder."""
         if (self.root / "data" / "postmaster.pid").exists():
-            try:
+            with contextlib.suppress(PgUnavailable):
                 self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "stop")
-            except PgUnavailable:
-                pass
         shutil.rmtree(self.root, ignore_errors=True)

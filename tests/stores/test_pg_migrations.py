@@ -31,8 +31,7 @@ NAMES = [
 ]
 OBJECTS = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
 TRIGGERS = (
-    "SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE NOT tgisinternal "
-    "ORDER BY 1, 2"
+    "SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1, 2"
 )
 
 
