@@ -222,6 +222,11 @@ class PrefixCache:
             policy names); part of the configuration, by class in the store's keys.
         prime_ledgers: the sessions analyse each message for the ledgers as it arrives
             (:class:`Session <ctxengine.engine.Session>`'s ``prime_ledgers``).
+        shared: other processes serve the same conversations through the same ``store``
+            (proxy workers): a request whose longest checkpoint in memory is shorter than the
+            request also looks in the store for a longer one (another process may have
+            served the requests since), so that a conversation continues from its newest
+            compaction whichever process serves it. One store query more per request.
 
     One cache may be shared by the threads of a process; calls of one conversation should
     not run at the same time (the second one opens a session of its own and does the work
@@ -239,6 +244,7 @@ class PrefixCache:
         estimator: Estimator | None = None,
         summarizer: Summarizer | None = None,
         prime_ledgers: bool = False,
+        shared: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError(f"a prefix cache holds at least 1 checkpoint, got size={size}")
@@ -247,6 +253,7 @@ class PrefixCache:
         self.estimator = estimator
         self.summarizer = summarizer
         self.prime_ledgers = prime_ledgers
+        self.shared = shared
         self._lru: OrderedDict[bytes, _Checkpoint] = OrderedDict()
         self._tips: dict[tuple[bytes, int], bytes] = {}
         self._lock = threading.Lock()
@@ -309,9 +316,14 @@ class PrefixCache:
         with self._lock:
             base, start, keys = self._find(config, request)
         source: Source = "memory" if base is not None else "none"
-        if base is None and self.store is not None:
-            base = self._from_store(config, request, start, keys, window, policy, tools)
-            source = "store" if base is not None else "none"
+        if self.store is not None and (base is None or (self.shared and base.count < len(request))):
+            # Only the prefixes longer than the one memory found (its key is keys[skip - 1]).
+            skip = base.count - start if base is not None else 0
+            stored = self._from_store(
+                config, request, start + skip, keys[skip:], window, policy, tools
+            )
+            if stored is not None:
+                base, source = stored, "store"
         if base is not None and base.count == len(request):
             self._count(source, repeated=True)
             self._keep(base)

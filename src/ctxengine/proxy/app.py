@@ -21,6 +21,7 @@ error shape (:func:`error_response`).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -34,13 +35,14 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ctxengine.model import Usage
 from ctxengine.policy.defaults import PROXY_UPSTREAM_TIMEOUT_S
 
 from .core import SESSION_HEADER, Prepared, ProxyCore, Refused
-from .replies import StreamReader, read_reply
+from .replies import Signature, StreamReader, read_reply
 from .wire import Api
 
-__all__ = ["create_app", "error_response", "upstream_url"]
+__all__ = ["WORKER_HEADER", "create_app", "error_response", "upstream_url"]
 
 #: Headers never forwarded either way.
 _HOP = frozenset(
@@ -90,6 +92,10 @@ def _reply_headers(headers: httpx2.Headers) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() not in _HOP}
 
 
+#: The reply header naming the worker process that served a request (``serve --workers``).
+WORKER_HEADER = "x-ctxengine-worker"
+
+
 def _stderr(line: str) -> None:
     stamp = time.strftime("%H:%M:%S")
     print(f"{stamp} {line}", file=sys.stderr, flush=True)
@@ -101,6 +107,8 @@ def create_app(
     *,
     log: Callable[[str], None] = _stderr,
     client: httpx2.AsyncClient | None = None,
+    worker_header: bool = False,
+    on_shutdown: Callable[[], None] | None = None,
 ) -> Starlette:
     """The proxy application for ``upstream`` (a base URL).
 
@@ -111,11 +119,29 @@ def create_app(
         log: takes the one line logged per request.
         client: the HTTP client for the upstream (default: one made here, closed on
             shutdown, without proxies from the environment).
+        worker_header: add :data:`WORKER_HEADER` (this process's id) to the replies of the
+            model routes and the passed-through ones (one of several worker processes).
+        on_shutdown: called when the application shuts down (after the client is closed).
     """
+    pid = str(os.getpid())
+
+    def reply_headers(headers: httpx2.Headers) -> dict[str, str]:
+        out = _reply_headers(headers)
+        if worker_header:
+            out[WORKER_HEADER] = pid
+        return out
+
     own_client = client is None
     http = client or httpx2.AsyncClient(
         timeout=httpx2.Timeout(PROXY_UPSTREAM_TIMEOUT_S), trust_env=False
     )
+
+    async def observe(prepared: Prepared, reply: tuple[Signature, Usage | None] | None) -> None:
+        """Remember the reply's usage: in a thread when that writes to a shared store."""
+        if core.shared:
+            await anyio.to_thread.run_sync(core.observe, prepared, reply)
+        else:
+            core.observe(prepared, reply)
 
     async def send(request: Request, path: str, content: bytes) -> httpx2.Response:
         req = http.build_request(
@@ -159,26 +185,37 @@ def create_app(
                 if retry is not None:
                     return await forward(request, retry, path)
             log(prepared.log_line(reply.status_code, ms=_ms(prepared)))
-            return Response(data, reply.status_code, _reply_headers(reply.headers))
+            return Response(data, reply.status_code, reply_headers(reply.headers))
         if "text/event-stream" in reply.headers.get("content-type", ""):
             return StreamingResponse(
-                stream(prepared, reply), reply.status_code, _reply_headers(reply.headers)
+                stream(prepared, reply), reply.status_code, reply_headers(reply.headers)
             )
         data = await reply.aread()
         await reply.aclose()
-        core.observe(prepared, read_reply(api, _json(data)))
+        await observe(prepared, read_reply(api, _json(data)))
         log(prepared.log_line(reply.status_code, ms=_ms(prepared)))
-        return Response(data, reply.status_code, _reply_headers(reply.headers))
+        return Response(data, reply.status_code, reply_headers(reply.headers))
 
     async def stream(prepared: Prepared, reply: httpx2.Response) -> AsyncIterator[bytes]:
         reader = StreamReader(prepared.api)
+        held: bytes | None = None
+        observed = False
         try:
             async for chunk in reply.aiter_raw():
                 reader.feed(chunk)
-                yield chunk
+                if held is not None:
+                    yield held
+                held = chunk
+            # The reply's usage is remembered before its last bytes go out: the client's next
+            # request (maybe to another worker) comes only after them.
+            await observe(prepared, reader.result())
+            observed = True
+            if held is not None:
+                yield held
         finally:
             await reply.aclose()
-            core.observe(prepared, reader.result())
+            if not observed:
+                core.observe(prepared, reader.result())
             log(prepared.log_line(reply.status_code, ms=_ms(prepared)) + " stream")
 
     async def passthrough(request: Request) -> Response:
@@ -194,7 +231,7 @@ def create_app(
             finally:
                 await reply.aclose()
 
-        return StreamingResponse(body(), reply.status_code, _reply_headers(reply.headers))
+        return StreamingResponse(body(), reply.status_code, reply_headers(reply.headers))
 
     def route(api: Api, path: str) -> Route:
         async def endpoint(request: Request) -> Response:
@@ -226,6 +263,8 @@ def create_app(
         finally:
             if own_client:
                 await http.aclose()
+            if on_shutdown is not None:
+                await anyio.to_thread.run_sync(on_shutdown)
 
     routes = [
         route("chat", "/v1/chat/completions"),

@@ -20,7 +20,11 @@ For each request (:meth:`ProxyCore.prepare`):
    conversation's key, in a background writer (:class:`~ctxengine.proxy.record.Recorder`).
 
 Thread-safe: requests of different conversations run at the same time; requests of one
-conversation take its lock in turn.
+conversation take its lock in turn. With a shared recorder (``serve --workers N``: several
+processes on one store) the lock of a conversation is also taken across the processes, the
+prefix cache looks in the store for checkpoints other processes wrote, and the usage of
+every reply is kept in the store (:mod:`ctxengine.proxy.record`): a conversation keeps its
+compactions whichever process serves its next request.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -138,13 +143,21 @@ class Prepared:
 
 class _Usages:
     """Provider usage of the replies the proxy passed back, by assistant-message signature
-    (least recently used dropped past :data:`PROXY_USAGE_RECORDS`)."""
+    (least recently used dropped past :data:`PROXY_USAGE_RECORDS`); also kept in the store
+    of a shared recorder, and looked up there when memory lacks it (another process passed
+    the reply back)."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Recorder | None = None) -> None:
         self._lock = threading.Lock()
         self._by: OrderedDict[tuple[str, Signature], Usage] = OrderedDict()
+        self._recorder = recorder if recorder is not None and recorder.shared else None
 
     def put(self, key: str, signature: Signature, usage: Usage) -> None:
+        self._remember(key, signature, usage)
+        if self._recorder is not None:
+            self._recorder.save_usage(key, signature, usage)
+
+    def _remember(self, key: str, signature: Signature, usage: Usage) -> None:
         with self._lock:
             self._by[(key, signature)] = usage
             self._by.move_to_end((key, signature))
@@ -152,8 +165,14 @@ class _Usages:
                 self._by.popitem(last=False)
 
     def get(self, key: str, message: Message) -> Usage | None:
+        signature = message_signature(message)
         with self._lock:
-            return self._by.get((key, message_signature(message)))
+            found = self._by.get((key, signature))
+        if found is None and self._recorder is not None:
+            found = self._recorder.usage(key, signature)
+            if found is not None:
+                self._remember(key, signature, found)
+        return found
 
 
 @dataclass(slots=True)
@@ -192,9 +211,10 @@ class ProxyCore:
         self.policy = policy
         self.recorder = recorder
         store = recorder.checkpoints if recorder is not None else None
-        self.cache = PrefixCache(cache_size or STATELESS_CACHE_SIZE, store=store)
+        shared = recorder is not None and recorder.shared
+        self.cache = PrefixCache(cache_size or STATELESS_CACHE_SIZE, store=store, shared=shared)
         self.estimator = HeuristicEstimator()
-        self._usages = _Usages()
+        self._usages = _Usages(recorder)
         self._lock = threading.Lock()
         self._conversations: OrderedDict[tuple[Api, str], _Conversation] = OrderedDict()
         self._profiles = ProfileTable.load()
@@ -227,6 +247,18 @@ class ProxyCore:
             else:
                 self._conversations.move_to_end((api, key))
             return conv
+
+    @property
+    def shared(self) -> bool:
+        """True when other processes serve conversations through the same store."""
+        return self.recorder is not None and self.recorder.shared
+
+    def _shared_lock(self, key: str) -> AbstractContextManager[None]:
+        """The lock of conversation ``key`` across the processes of a shared recorder's
+        store (nothing otherwise)."""
+        if self.recorder is None:
+            return nullcontext()
+        return self.recorder.conversation_lock(key)
 
     def _tokens(self, conversation: Conversation) -> int:
         est = self.estimator
@@ -261,7 +293,7 @@ class ProxyCore:
         try:
             key = headers.get(SESSION_HEADER) or stable_key(api, body)
             conv = self._conversation(api, key)
-            with conv.lock:
+            with conv.lock, self._shared_lock(key):
                 conversation = conv.reader.read(body)
                 if not conversation.messages:
                     raise BadRequest("the request holds no message", "$")
@@ -362,7 +394,7 @@ class ProxyCore:
             return None
         conv = self._conversation(prepared.api, prepared.key)
         try:
-            with conv.lock:
+            with conv.lock, self._shared_lock(prepared.key):
                 served = self.cache.recover(
                     prepared.conversation.messages,
                     signal,

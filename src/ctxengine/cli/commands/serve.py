@@ -82,12 +82,25 @@ def serve(
         bool,
         typer.Option("--no-store", help="Keep conversations in memory only (nothing stored)."),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            metavar="N",
+            help="Worker processes sharing the listening socket and the store (--db; "
+            "postgresql://… for workers on several hosts): any worker continues any "
+            "conversation from its latest compaction.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the compacting proxy: agents send their OpenAI (Chat Completions, Responses) or
     Anthropic (Messages) requests here; each request's history is compacted when it nears
     the model's window and forwarded to --upstream, replies (streams too) pass back as they
     are. Conversations are stored (ctxengine sessions lists them). Keys pass through and
-    are never stored or logged. One log line per request on stderr."""
+    are never stored or logged. One log line per request on stderr. With --workers N the
+    requests are served by N processes on one store (their replies name the process in an
+    x-ctxengine-worker header)."""
     try:
         import uvicorn
 
@@ -104,6 +117,11 @@ def serve(
     if not upstream.startswith(("http://", "https://")):
         raise ConfigError(f"--upstream must be an http:// or https:// URL, got {upstream!r}")
     policy = policy_from_options(name=policy_name)
+    if workers > 1:
+        if no_store:
+            raise ConfigError("--workers needs the store the workers share: drop --no-store")
+        _serve_workers(upstream, host, port, window, policy_name, db, workers)
+        return
     recorder = None if no_store else Recorder(open_store(db))
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
@@ -126,3 +144,58 @@ def serve(
         sock.close()
         if recorder is not None:
             recorder.close()
+
+
+def _serve_workers(
+    upstream: str,
+    host: str,
+    port: int,
+    window: int | None,
+    policy_name: str | None,
+    db: str | None,
+    workers: int,
+) -> None:
+    """Run ``workers`` uvicorn worker processes on one listening socket, each with its own
+    store connection and a shared recorder (:mod:`ctxengine.proxy.workers`).
+
+    Raises:
+        ConfigError: the address cannot be bound, or the store cannot be opened.
+    """
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from ctxengine.cli.load import open_store, store_path
+    from ctxengine.proxy.workers import SETTINGS_ENV_VAR, WorkerSettings
+
+    open_store(db).close()  # migrated once, and a bad store fails here, not in N workers
+    settings = WorkerSettings(upstream, db, window, policy_name)
+    os.environ[SETTINGS_ENV_VAR] = settings.to_environment()
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{bound}"
+    say(f"ctxengine proxy on {base} -> {upstream} ({workers} workers)")
+    say(f"  OPENAI_BASE_URL={base}/v1")
+    say(f"  ANTHROPIC_BASE_URL={base}")
+    say(f"  conversations stored in {store_path(db)}")
+    if host not in LOCAL_HOSTS:
+        say(f"warning: listening on {host}: reachable from other machines", stderr=True)
+    config = uvicorn.Config(
+        "ctxengine.proxy.workers:app_from_environment",
+        factory=True,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+    try:
+        try:
+            supervisor = Multiprocess(config, sockets=[sock])
+        except TypeError:  # uvicorn before 0.36 took the target as well
+            target = uvicorn.Server(config).run
+            supervisor = Multiprocess(config, target=target, sockets=[sock])  # type: ignore[call-arg]
+        supervisor.run()
+    finally:
+        sock.close()
