@@ -220,3 +220,11 @@ class TestMigrate:
             "child: copied: 1 entries added (1 in the session), 0 imports",
             "3 sessions: 3 copied, 0 extended, 0 unchanged, 0 failed",
         ]
+
+
+def test_serve_workers_without_a_store_is_refused() -> None:
+    done = cli("serve", "--upstream", "http://127.0.0.1:9", "--workers", "2", "--no-store")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: --workers needs the store the workers share: drop --no-store"
+    )

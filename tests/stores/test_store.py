@@ -455,3 +455,16 @@ class TestCompareAndAppend:
         rebuilt = replace(mine, seq=missed[-1].seq + 1, parent_id=missed[-1].id)
         assert store.append("s1", [rebuilt], expect_last_seq=info.value.actual) == 1
         assert [e.id for e in store.entries("s1")] == ["e0", "e1", "e2", "e3", "e4", "mine"]
+
+
+def test_a_session_given_a_location_opens_that_store(backend: Backend) -> None:
+    from ctxengine.engine import Session
+    from ctxengine.model import user
+
+    location = backend.location if backend.is_pg else f"sqlite:///{backend.location}"
+    session = Session(8_000, store=location, session_id="live-1")
+    first = session.append(user("hello"), entry_id="u0")
+    assert session.store is not None and session.store.last_seq("live-1") == 0
+    session.store.close()
+    with backend.open() as store:
+        assert store.entries("live-1") == [first]
