@@ -24,7 +24,7 @@ from ctxengine.errors import (
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
 from ctxengine.ladder.plan import CompactionPlan, Requirement
-from ctxengine.ladder.prune import PrunePlan, cache_cold, plan_prune
+from ctxengine.ladder.prune import PrunePlan, plan_prune
 from ctxengine.ladder.reinject import DurableItem, durable_items
 from ctxengine.ladder.thrash import (
     advice,
@@ -33,8 +33,10 @@ from ctxengine.ladder.thrash import (
     refill_calls,
     refill_note,
 )
-from ctxengine.model import Message, PruneRecord
+from ctxengine.ladder.timing import reply_gap
+from ctxengine.model import CompactionRecord, Message, PruneRecord
 from ctxengine.policy import Budget, Policy
+from ctxengine.policy.defaults import DEFAULT_CACHE_TTL_SECONDS
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest
@@ -45,7 +47,7 @@ from ctxengine.tokens.base import Estimator
 
 from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
 from .log import SessionLog
-from .runner import Runner
+from .runner import Executed, Runner
 from .view import EpochKey, epoch_key, fixed_tokens
 
 
@@ -68,6 +70,8 @@ class Compactor:
             the policy's injection shape) around its summary; a plan adds the pinned items'
             message to it (:meth:`~.log.SessionLog.pins_overhead`).
         primer: analyses each message for the ledgers as it arrives (:meth:`prime`).
+        cache_ttl: the provider's prompt-cache lifetime in seconds (the session sets it from
+            the policy or the model profile: :meth:`~ctxengine.engine.Session.cache_ttl`).
     """
 
     def __init__(
@@ -92,6 +96,7 @@ class Compactor:
         )
         self.primer = LedgerPrimer()
         self._primed = 0
+        self.cache_ttl = DEFAULT_CACHE_TTL_SECONDS
 
     def prime(self) -> None:
         """Analyse the messages appended since the last call for the ledgers
@@ -145,23 +150,24 @@ class Compactor:
         )
 
     def cache_cold(self) -> bool:
-        """The provider's prompt cache has expired: the newest entry was written at least
-        ``policy.cache_ttl_seconds`` after the latest assistant reply
-        (:func:`~ctxengine.ladder.prune.cache_cold`)."""
-        entries = self.log.history.entries
-        if not entries:
-            return False
-        reply = next(
-            (
-                e
-                for e in reversed(entries)
-                if e.message is not None and e.message.role == "assistant"
-            ),
-            None,
-        )
-        if reply is None:
-            return False
-        return cache_cold(reply.created_at, entries[-1].created_at, self.policy.cache_ttl_seconds)
+        """The provider's prompt cache has expired: the newest message came at least
+        :attr:`cache_ttl` seconds after the latest assistant reply
+        (:func:`~ctxengine.ladder.timing.reply_gap`; records the ladder wrote do not count).
+        Unknown times count as warm: a step that waits for a cold cache does not run on a
+        guess."""
+        gap = reply_gap(self.log.history.entries)
+        return gap is not None and gap >= self.cache_ttl
+
+    def _prune_detail(self, prune: PrunePlan) -> str:
+        """The detail of a prune event: how many results, and the cold cache it waited for
+        when the policy prunes a cold cache only."""
+        detail = f"{len(prune.call_ids)} tool results"
+        if self.policy.prune_cache_cold_only:
+            gap = reply_gap(self.log.history.entries) or 0.0
+            detail += (
+                f"; cache cold ({gap:,.0f} s since the latest reply ≥ {self.cache_ttl:,.0f} s)"
+            )
+        return detail
 
     def prune_now(self, ctx: Context, tokens: int) -> Context:
         """Run a prune outside the trigger (``policy.prune_when == "always"``): append it and
@@ -171,8 +177,9 @@ class Compactor:
             return ctx
         entry = self.log.append(PruneRecord(prune.call_ids, prune.tokens_saved, self.policy.name))
         after = self.log.project()
-        detail = f"{len(prune.call_ids)} tool results"
-        self.event("prune", entry.id, tokens, self.log.context_tokens(after), detail)
+        self.event(
+            "prune", entry.id, tokens, self.log.context_tokens(after), self._prune_detail(prune)
+        )
         return after
 
     def durable(self, first_kept_id: str | None) -> tuple[DurableItem, ...]:
@@ -226,8 +233,11 @@ class Compactor:
             durable=self.durable if self.policy.reinject else None,
         )
 
-    def run_ladder(self, ctx: Context, req: Requirement, output: int) -> Context:
-        """Prune, then compact unless pruning brought ``ctx`` under the trigger. A failed
+    def run_ladder(
+        self, ctx: Context, req: Requirement, output: int, *, idle: bool = False
+    ) -> Context:
+        """Prune, then compact unless pruning brought ``ctx`` under the trigger (``idle``: an
+        idle session's compaction, run under the trigger whatever the prune saved). A failed
         compaction is counted and the context returned as it is. ``output``: the coming
         call's output budget (the context must fit beside it)."""
         tokens = req.tokens
@@ -238,9 +248,8 @@ class Compactor:
             )
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)
-            detail = f"{len(prune.call_ids)} tool results"
-            self.event("prune", entry.id, req.tokens, tokens, detail)
-            if tokens < self.budget.trigger:
+            self.event("prune", entry.id, req.tokens, tokens, self._prune_detail(prune))
+            if tokens < self.budget.trigger and not idle:
                 self.failures = 0
                 return ctx
             hard = tokens + output > self.budget.window
@@ -312,7 +321,7 @@ class Compactor:
 
     def execute(self, plan: CompactionPlan, ctx: Context) -> CompactionOutcome:
         """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
-        compaction and report it.
+        compaction and report it: :meth:`decide`, :meth:`run`, :meth:`commit`.
 
         Raises:
             ContextFloorError: an automatic compaction whose floor (what every compaction
@@ -325,6 +334,21 @@ class Compactor:
             NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
             CompactionLoopError: the context is still over the trigger, too many times in a
                 row.
+        """
+        plan, supplied = self.decide(plan)
+        executed = self.run(
+            plan, ctx, supplied, live=self.live_for(ctx), instructions=self.log.instructions()
+        )
+        return self.commit(plan, executed, plan.tokens_before)
+
+    def decide(self, plan: CompactionPlan) -> tuple[CompactionPlan, str | None]:
+        """The floor check and the ``before_compact`` hook: the plan to run (its focus as the
+        hook set it) and the summary the hook supplied, if any.
+
+        Raises:
+            ContextFloorError: an automatic plan whose floor is at or over its limit.
+            CompactionVetoed: the hook vetoed it (reported as a ``"veto"`` event).
+            HookError: the hook raised.
         """
         if plan.reason != "manual" and plan.floor_tokens >= plan.floor_limit:
             raise self.floor_error(plan)
@@ -348,18 +372,51 @@ class Compactor:
                 if decision.focus is not None:
                     plan = replace(plan, focus=decision.focus)
                 supplied = decision.summary
+        return plan, supplied
+
+    def live_for(self, ctx: Context) -> tuple[int, LiveRequest] | None:
+        """The latest request sent, when it belongs to ``ctx``'s epoch: how many of the
+        context's messages it holds, and the request (a model summarizer may extend it)."""
+        live = self.live
+        if live is None or live[0] != epoch_key(ctx, self.log.history):
+            return None
+        return live[1:]
+
+    def run(
+        self,
+        plan: CompactionPlan,
+        ctx: Context,
+        supplied: str | None,
+        *,
+        live: tuple[int, LiveRequest] | None,
+        instructions: str | None,
+    ) -> Executed:
+        """Run ``plan`` (made from ``ctx``) through the runner; nothing is appended. The
+        executor's part of :meth:`execute`, also run over a private copy of the log by a
+        background compaction (:func:`~.precompute.local_candidate`).
+
+        Args:
+            supplied: a summary the ``before_compact`` hook supplied, if any.
+            live: see :meth:`live_for`.
+            instructions: the compact instructions of the head's rules files, if any.
+
+        Raises:
+            ContextFloorError: a manual compaction whose summary does not fit the room its
+                floor leaves.
+            NothingToCompact / SummaryRejected / ProviderError / Cancelled: history is
+                unchanged.
+        """
         h = self.log.history
         conversation = conversation_of(ctx, self.estimator, self.tools, h.pending_call_ids())
-        live = self.live
-        self.runner.instructions = self.log.instructions()
+        self.runner.instructions = instructions
         try:
-            executed = self.runner.execute(
+            return self.runner.execute(
                 plan,
                 conversation,
                 h,
                 self.estimator,
                 measure=self.log.measure,
-                live=live[1:] if live is not None and live[0] == epoch_key(ctx, h) else None,
+                live=live,
                 continuation_overhead=self.continuation_overhead + self.log.pins_overhead(),
                 summary=supplied,
                 on_fallback=lambda detail: self.event(
@@ -372,14 +429,37 @@ class Compactor:
             if exc.reason == "over_budget" and plan.floor_tokens >= plan.floor_limit:
                 raise self.floor_error(plan) from exc
             raise
-        entry = self.log.append(executed.record, entry_id=executed.entry_id)
+
+    def commit(
+        self,
+        plan: CompactionPlan,
+        executed: Executed,
+        before: int,
+        *,
+        record: CompactionRecord | None = None,
+        note: str = "",
+    ) -> CompactionOutcome:
+        """Append ``executed``'s compaction (or ``record``, a precomputed compaction adopted
+        later, under a fresh id), report it (``before``: the context size, in tokens, when
+        it was decided; ``note`` ends the event's detail), count a context still over the
+        trigger as a failure and run the ``after_compact`` hook.
+
+        Raises:
+            CompactionLoopError: the context is still over the trigger, too many times in a
+                row.
+            HookError: the ``after_compact`` hook raised.
+        """
+        if record is None:
+            entry = self.log.append(executed.record, entry_id=executed.entry_id)
+        else:
+            entry = self.log.append(record)
+        stored = entry.body
+        assert isinstance(stored, CompactionRecord)
         if plan.reason == "manual":
             self.thrashing = None
         final = self.log.project()
-        detail = f"first kept {executed.record.first_kept_id}"
-        self.event(
-            "compaction", entry.id, plan.tokens_before, final.tokens, detail, executed.notes, plan
-        )
+        detail = f"first kept {stored.first_kept_id}{note}"
+        self.event("compaction", entry.id, before, final.tokens, detail, executed.notes, plan)
         if final.tokens >= self.budget.trigger:
             self.fail(final.tokens, f"context still {final.tokens} tokens after compaction")
         else:
@@ -387,7 +467,7 @@ class Compactor:
         outcome = CompactionOutcome(
             entry,
             final,
-            plan.tokens_before,
+            before,
             final.tokens,
             plan,
             executed.attempt,

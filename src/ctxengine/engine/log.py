@@ -63,7 +63,8 @@ class SessionLog:
             that is emptied at each compaction.
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
-        tools: tool schemas sent with every request (counted in the context size).
+        tools: tool schemas sent with every request (counted in the context size); with a
+            ``head``, its tool section is replaced by them unless none are given.
         head: builds the stable head (a system message and the tool list) put first in every
             context; its tokens count in the context size like a system prompt's.
 
@@ -101,7 +102,8 @@ class SessionLog:
         #: Entries already scanned for attached path-scoped rules, and their files.
         self._attached: tuple[int, set[str]] | None = None
         self._tools: tuple[Mapping[str, Any], ...] = ()
-        self.tools = tuple(tools)
+        if head is None or tools:
+            self.tools = tuple(tools)  # a head given no tools keeps its own untouched
         self.history = History(self.estimator)
         self._pins: dict[str, tuple[Pinned, ...]] = {}
 

@@ -109,6 +109,17 @@ class Runner:
         self.cwd = ""
         self._cancel: threading.Event | None = None
 
+    def copy(self) -> Runner:
+        """A runner with the same summarizers, fallback rule, working directory and
+        instructions, and a copy of the breaker (a background compaction runs on it without
+        touching this one's state)."""
+        breaker = SummarizerBreaker(self.breaker.threshold)
+        breaker.failures, breaker.open = self.breaker.failures, self.breaker.open
+        twin = Runner(self.summarizer, self.fallback, breaker, self.fallback_mode, self.latched)
+        twin.instructions = self.instructions
+        twin.cwd = self.cwd
+        return twin
+
     def execute(
         self,
         plan: CompactionPlan,

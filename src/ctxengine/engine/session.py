@@ -53,6 +53,7 @@ from ctxengine.ladder.recover import (
     recovery_budget,
     recovery_target,
 )
+from ctxengine.ladder.timing import cache_ttl, reply_gap
 from ctxengine.ladder.trigger import requirement
 from ctxengine.model import (
     Entry,
@@ -107,6 +108,7 @@ from .handoff import HandedOff
 from .history import History
 from .log import SessionLog
 from .pins import check_budget, pin_label
+from .precompute import CandidateFn, Precomputer, local_candidate
 from .runner import Runner
 from .view import TailGuard, epoch_key, fixed_tokens
 
@@ -176,6 +178,16 @@ class Session:
             in the compaction that summarizes it. The analyses are the same (the ledgers do
             not change); their cost moves from the compacting call to every call
             (``benchmarks/peers_measure.py --prime-ledgers`` shows both).
+        profile: the agent model's profile (:class:`~ctxengine.providers.profiles.
+            ModelProfile`), when known: its provider's prompt-cache lifetime is the one
+            cache-aware timing uses when the policy gives none (:attr:`cache_ttl`); each
+            :meth:`complete` replaces it with the profile of the model it calls.
+        candidate: computes a background compaction (the policy's ``precompute_ratio``):
+            ``(plan, snapshot) -> Candidate`` on a thread of its own
+            (:data:`~.precompute.CandidateFn`); default
+            :func:`~.precompute.local_candidate`, the session's own summarizer over a
+            private copy of the log. Call :meth:`close` (or use the session as a context
+            manager) to stop and join it.
         cwd: the session's working directory (absolute), when known: an imported
             transcript's recorded one (``ImportedSession.meta["cwd"]``), the agent's own.
             Every summary request carries it: paths are normalised against it and a file
@@ -212,6 +224,8 @@ class Session:
         head: ContextAssembler | None = None,
         prime_ledgers: bool = False,
         cwd: str = "",
+        profile: ModelProfile | None = None,
+        candidate: CandidateFn | None = None,
     ) -> None:
         if head is not None and tools and head.tools:
             raise ConfigError(
@@ -247,6 +261,11 @@ class Session:
         )
         self.runner.cwd = cwd
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
+        self._profile = profile
+        self.compactor.cache_ttl = self.cache_ttl
+        self._precompute = Precomputer(
+            self.log, self.compactor, self.runner, candidate or local_candidate
+        )
         self.prime_ledgers = prime_ledgers
         self.log.on_cache_break = self._cache_break
         self._overflow = OverflowLatch(limit=policy.overflow_retries)
@@ -403,6 +422,55 @@ class Session:
             self._window = window
             self._learned_limit = learned if learned is not None and learned < window else None
             self._tail = TailGuard()
+
+    @property
+    def cache_ttl(self) -> float:
+        """The provider's prompt-cache lifetime cache-aware timing uses, in seconds: the
+        policy's ``cache_ttl_seconds``, else the lifetime of the model profile's provider
+        (its extended one with ``cache_ttl_extended``: :func:`~ctxengine.ladder.timing.
+        cache_ttl`), else :data:`~ctxengine.policy.defaults.DEFAULT_CACHE_TTL_SECONDS`."""
+        if self.policy.cache_ttl_seconds is not None:
+            return self.policy.cache_ttl_seconds
+        provider = self._profile.provider if self._profile is not None else None
+        return cache_ttl(provider, extended=self.policy.cache_ttl_extended)
+
+    @property
+    def profile(self) -> ModelProfile | None:
+        """The agent model's profile, when known (see the ``profile`` argument)."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, value: ModelProfile | None) -> None:
+        with self._lock:
+            self._profile = value
+            self.compactor.cache_ttl = self.cache_ttl
+
+    @property
+    def precomputing(self) -> bool:
+        """A background compaction of this session is being computed (its thread is
+        alive)."""
+        return self._precompute.running
+
+    def cancel_precompute(self) -> bool:
+        """Give up the background compaction held, from the caller's thread: a model
+        summary in flight is aborted, the result dropped (a ``"precompute_cancelled"``
+        event); history is unchanged. Returns whether there was one. Its thread may still
+        be ending: :meth:`close` waits for it."""
+        with self._lock:
+            return self._precompute.cancel("cancelled by the caller")
+
+    def close(self) -> None:
+        """Cancel the background compaction held (if any) and wait for its thread to end;
+        no background compaction starts afterwards. The log and its store stay usable (the
+        store is the caller's to close)."""
+        with self._lock:
+            self._precompute.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def default_output_tokens(self) -> int:
@@ -1325,16 +1393,18 @@ class Session:
             if self.policy.prune_when == "always" and self._at_check_point():
                 ctx = self.log.project()
                 self.compactor.prune_now(ctx, self.log.context_tokens(ctx))
-            ctx, req = self._threshold(out)
+            ctx, tokens, req = self._threshold(out)
+            idle = req is None and (req := self._idle(tokens)) is not None
             if req is not None:
                 with self._single_flight():
                     if self.log.sync():
                         # Another writer appended meanwhile (maybe this very compaction).
-                        ctx, req = self._threshold(out)
+                        ctx, tokens, req = self._threshold(out)
+                        idle = req is None and (req := self._idle(tokens)) is not None
                     if req is not None:
                         self._floor_error = None
                         try:
-                            ctx = self.compactor.run_ladder(ctx, req, out)
+                            ctx = self._ladder(ctx, req, out, idle)
                         except ContextFloorError as exc:
                             self._floor_error = exc
                             raise
@@ -1348,6 +1418,8 @@ class Session:
                 # The ladder waits for new entries, but this context cannot be sent: the
                 # floor that stopped it is still the answer.
                 raise self._floor_error
+            else:
+                self._precompute.observe(ctx, tokens)
             # A context prepared while calls still await their results is provisional.
             provisional = bool(h.pending_call_ids())
             self._tail.check(
@@ -1361,11 +1433,13 @@ class Session:
             return 0
         return int(ctx.sources[0] is None and ctx.messages[0].role == "system")
 
-    def _threshold(self, output: int) -> tuple[Context, Requirement | None]:
-        """The current context and whether the trigger requires a compaction of it."""
+    def _threshold(self, output: int) -> tuple[Context, int, Requirement | None]:
+        """The current context, its size in tokens and whether the trigger requires a
+        compaction of it."""
         ctx = self.log.project()
+        tokens = self.log.context_tokens(ctx)
         req = requirement(
-            self.log.context_tokens(ctx),
+            tokens,
             self.budget,
             reason="threshold",
             output_tokens=output,
@@ -1374,7 +1448,50 @@ class Session:
             max_messages=self.policy.max_messages,
             check_point=self._at_check_point(),
         )
-        return ctx, req
+        return ctx, tokens, req
+
+    def _idle(self, tokens: int) -> Requirement | None:
+        """The requirement of an idle compaction (``policy.idle_compact_seconds``): at a
+        check point with entries new since the ladder last ran, when the newest message came
+        at least that long after the latest reply (:func:`~ctxengine.ladder.timing.
+        reply_gap`, from the entries' times) and the context (``tokens``) is at least
+        ``policy.idle_compact_ratio`` of the trigger: the compaction the coming calls would
+        run is run now, when the provider's cache is rebuilt anyway. ``None`` otherwise."""
+        policy = self.policy
+        limit = policy.idle_compact_seconds
+        h = self.log.history
+        if limit is None or self._last_ladder_at >= len(h) or _just_compacted(self.log):
+            return None
+        floor = int(self.budget.trigger * policy.idle_compact_ratio)
+        if tokens < floor or not self._at_check_point():
+            return None
+        gap = reply_gap(h.entries)
+        if gap is None or gap < limit:
+            return None
+        ttl = self.compactor.cache_ttl
+        cache = "cold" if gap >= ttl else "warm"
+        detail = (
+            f"idle {gap:,.0f} s ≥ {limit:,.0f} s (cache {cache}: TTL {ttl:,.0f} s); context "
+            f"{tokens:,} ≥ {floor:,} ({policy.idle_compact_ratio:.0%} of the trigger): "
+            "compacting before this request"
+        )
+        return Requirement("soft", "threshold", detail, tokens)
+
+    def _ladder(self, ctx: Context, req: Requirement, output: int, idle: bool) -> Context:
+        """Run the ladder for ``req`` (an ``idle`` compaction is reported first): adopt the
+        background compaction held for this history when there is one fit to adopt
+        (:mod:`.precompute`), else prune and compact in the foreground."""
+        if idle:
+            self.compactor.event("idle", None, req.tokens, req.tokens, req.detail)
+        candidate = self._precompute.take(req.tokens)
+        if candidate is not None:
+            try:
+                adopted = self._precompute.adopt(candidate, ctx, req.tokens)
+            except CompactionVetoed:
+                return ctx
+            if adopted is not None:
+                return adopted
+        return self.compactor.run_ladder(ctx, req, output, idle=idle)
 
     def _at_check_point(self) -> bool:
         """The policy checks the trigger before this call: always with ``"every_call"``;
@@ -1481,6 +1598,7 @@ class Session:
             Cancelled: ``cancel`` was set while a model summarizer ran.
         """
         with self._lock, self._single_flight():
+            self._precompute.cancel(f"superseded by a {reason} compaction")
             self.runner.outer_cancel = cancel
             try:
                 return self._compact_now(focus, reason)
@@ -1561,6 +1679,7 @@ class Session:
         self._overflow.clear()
         if profile is None:
             profile = ProfileTable.load().lookup(provider.model)
+        self.profile = profile
         out = max_output_tokens or self.default_output_tokens
         check_output_room(self.budget.window, fixed_tokens(self.project(), self.estimator), out)
         self.runner.outer_cancel = cancel
@@ -1631,6 +1750,7 @@ class Session:
         if overflow is None:
             raise ValueError(f"not a context overflow: {signal!r}"[:300])
         with self._lock, self._single_flight():
+            self._precompute.cancel("superseded by an overflow recovery")
             self.log.sync()
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)

@@ -6,4 +6,5 @@ no clock).
 * :mod:`.compaction`: the cut of each attempt, the budgets, the size expected after.
 * :mod:`.plan`: :class:`~.plan.CompactionPlan`, the value all of it returns.
 * :mod:`.recover`: the breaker, the fallback rule, overflow recovery sizing.
+* :mod:`.timing`: the prompt cache's lifetime, the idle gap, a precompute's tail limit.
 """

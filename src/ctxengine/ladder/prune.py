@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
+from ctxengine.ladder.timing import seconds_between
 from ctxengine.model import Message, ToolResultPart
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import PRUNE_PLACEHOLDER_TOKENS
@@ -112,10 +112,5 @@ def cache_cold(last_reply_at: str | None, now_at: str | None, ttl_seconds: float
     ISO-8601 time) is at least ``ttl_seconds`` after ``last_reply_at`` (the latest reply's,
     when the prefix was last read). Unknown or unreadable times count as warm: a prune that
     waits for a cold cache does not run on a guess."""
-    if last_reply_at is None or now_at is None:
-        return False
-    try:
-        elapsed = datetime.fromisoformat(now_at) - datetime.fromisoformat(last_reply_at)
-    except (TypeError, ValueError):
-        return False
-    return elapsed.total_seconds() >= ttl_seconds
+    elapsed = seconds_between(last_reply_at, now_at)
+    return elapsed is not None and elapsed >= ttl_seconds

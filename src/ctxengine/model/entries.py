@@ -44,6 +44,12 @@ class CompactionRecord:
             compaction saw; ``None``: no.
         reinjected: durable state shown after the continuation state, one user message each
             (rules, plan, recent files); ``None``: none.
+        snapshot_id: the newest entry of the history this compaction was computed from, when
+            entries were logged between it and this record (a compaction computed in the
+            background and adopted later, :mod:`ctxengine.engine.precompute`): the entries
+            after it are projected as entries logged after this record (their signed
+            reasoning kept, a continuation message before them). ``None``: the entry just
+            before this record.
     """
 
     summary: str
@@ -61,6 +67,7 @@ class CompactionRecord:
     injection: str | None = None
     continuation: bool | None = None
     reinjected: tuple[str, ...] | None = None
+    snapshot_id: str | None = None
     kind: Literal["compaction"] = "compaction"
 
 

@@ -277,7 +277,8 @@ DEFAULT_KEEP_RECENT_MIN_TOKENS = 0
 DEFAULT_PRUNE_PROTECT_RESULTS = 0
 #: How long a provider keeps a prompt prefix cached after its last use, in seconds (Anthropic
 #: and OpenAI: 5 minutes by default). A prune restricted to a cold cache waits this long after
-#: the latest reply.
+#: the latest reply when neither the policy nor the model's provider gives a lifetime
+#: (:data:`CACHE_TTL_SECONDS_BY_PROVIDER`).
 DEFAULT_CACHE_TTL_SECONDS = 300.0
 #: Re-injection after a compaction (Claude Code ``POST_COMPACT_MAX_FILES_TO_RESTORE=5``, each
 #: file ≤ 5,000 tokens, 50,000 in all; larger files come back as a path only).
@@ -675,3 +676,58 @@ PROXY_USAGE_RECORDS = 4096
 PROXY_UPSTREAM_TIMEOUT_S = 600.0
 #: Port ``ctxengine serve`` listens on when ``--port`` is not given (ours).
 PROXY_DEFAULT_PORT = 8765
+
+# ------------------------------------------------------ background precompute, cache timing
+# (:mod:`ctxengine.engine.precompute`, :mod:`ctxengine.ladder.timing`). Off by default: every
+# default below keeps ctxengine's behaviour until a policy (or a preset) turns it on.
+
+#: Codex: ``DEFAULT_ASYNC_COMPACTION_THRESHOLD_PERCENT: u8 = 65``: a background compaction
+#: candidate starts at 65 % of the model's full context window
+#: (``async_compaction_threshold_percent``, ``codex-rs/core/src/config/mod.rs``; seed 000
+#: §1.1), is tagged with the history version and adopted when the trigger is reached.
+CODEX_PRECOMPUTE_RATIO = 0.65
+#: OpenCode: the summary is computed in the background once the context reaches 85 % of
+#: the compaction limit, and only for a context of at least 64K tokens (below that an extra
+#: request is not worth it); ``packages/core/src/session/compaction.ts``, seed 000 §1.1.
+OPENCODE_PRECOMPUTE_RATIO = 0.85
+OPENCODE_PRECOMPUTE_MIN_TOKENS = 64_000
+#: OpenCode's tail limit of a precomputed summary: ``PRECOMPUTED_TAIL_MIN = 30_000``,
+#: ``PRECOMPUTED_TAIL_SHARE = 0.25``, ``tailLimit = min(max(keep * 2, PRECOMPUTED_TAIL_MIN),
+#: floor(budget * PRECOMPUTED_TAIL_SHARE))`` (seed 000 §2, ``compaction.ts``): a precomputed
+#: summary is adopted only while the entries appended after it fit this many tokens, else it
+#: is discarded and the summary computed again ("summary + a very long tail brings the
+#: context back near the threshold"). Every precompute uses it, ``keep`` being the
+#: keep-recent budget and ``budget`` the trigger; Codex discards a candidate whose history
+#: version moved on, and the notes give no figure for how far.
+PRECOMPUTE_TAIL_MIN_TOKENS = 30_000
+PRECOMPUTE_TAIL_SHARE = 0.25
+PRECOMPUTE_TAIL_KEEP_FACTOR = 2
+#: Prompt-cache lifetimes per provider (``ModelProfile.provider``), in seconds: the default
+#: lifetime, and the extended one a request may ask for. Anthropic: 5 minutes refreshed on
+#: each hit, or 1 hour (``cost/prices.json`` cache rules, platform.claude.com prompt caching).
+#: OpenAI: 5 to 10 minutes after the last use (``prices.json``), or 24 hours with
+#: ``prompt_cache_retention: "24h"`` (reference ``agents-2026-12.md`` §1.1). Gemini: explicit
+#: ``cachedContents`` live 60 minutes by default (§1.1; implicit caching states no
+#: lifetime, so the explicit default is used for both). Other providers:
+#: :data:`DEFAULT_CACHE_TTL_SECONDS`.
+CACHE_TTL_SECONDS_BY_PROVIDER: dict[str, tuple[float, float]] = {
+    "anthropic": (300.0, 3_600.0),
+    "openai": (300.0, 86_400.0),
+    "gemini": (3_600.0, 3_600.0),
+}
+#: Idle compaction (``Policy.idle_compact_seconds``) compacts an idle session only when its
+#: context is at least this share of the trigger: the compaction the next calls would run
+#: anyway is moved to the moment the cache must be rebuilt. Ours: 80 %, where Copilot's
+#: "infinite sessions" start their background compaction and Goose compacts
+#: (``agents-2026-12.md`` §0 item 6, §1.9); a smaller context would be summarized long
+#: before it needs to be.
+DEFAULT_IDLE_COMPACT_RATIO = 0.8
+#: Claude Code's prompt cache lives 1 hour; an idle session past it may be compacted before
+#: its next request, and the time-based microcompact clears old tool results only once the
+#: cache has gone cold (seed 000 §1.3 and §5.4; reference ``coding-agents.md`` §7).
+CLAUDE_CODE_IDLE_COMPACT_SECONDS = 3_600.0
+#: Claude Code's time-based microcompact keeps the 5 most recent tool results
+#: (``coding-agents.md`` §7: "clear all but the 5 most recent tool results") and clears only
+#: when that saves at least 20K tokens (seed 000 §5.4, observed in the CLI's strings).
+CLAUDE_CODE_MICROCOMPACT_KEEP_RESULTS = 5
+CLAUDE_CODE_MICROCOMPACT_MIN_TOKENS = 20_000

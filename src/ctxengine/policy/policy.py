@@ -148,9 +148,26 @@ class Policy(BaseModel):
     ``prune_*``                     prune tier (see :mod:`ctxengine.policy.defaults`):
                                     protected tokens, turns and results, minimum saving,
                                     exempt tools, ``prune_when`` (:data:`PruneWhen`),
-                                    ``prune_cache_cold_only`` (only ``cache_ttl_seconds``
-                                    after the latest reply), ``prune_keep_tail_tokens``
-                                    (a pruned result keeps its tail instead of a placeholder)
+                                    ``prune_cache_cold_only`` (only once the prompt cache
+                                    has gone cold: see *cache timing*),
+                                    ``prune_keep_tail_tokens`` (a pruned result keeps its
+                                    tail instead of a placeholder)
+    *cache timing and precompute*
+    ``cache_ttl_seconds``           the provider's prompt-cache lifetime: the cache is cold
+                                    when the newest message came this long after the latest
+                                    reply; ``None``: the model profile's provider
+                                    (Anthropic 5 min, 1 h extended; OpenAI 5 min, 24 h;
+                                    Gemini 1 h), else 5 minutes
+    ``cache_ttl_extended``          requests ask for the provider's extended lifetime
+    ``idle_compact_seconds``        an idle session (its newest message came this long after
+                                    the latest reply) compacts before its next request when
+                                    its context is at least ``idle_compact_ratio`` of the
+                                    trigger, instead of after it (``None``: never)
+    ``precompute_ratio``            compute the coming compaction in the background once the
+                                    context reaches this share of the trigger (or of the
+                                    window, ``precompute_base="window"``) and at least
+                                    ``precompute_min_tokens``; adopted at the trigger while
+                                    the entries since fit the tail limit (``None``: never)
     *summary*
     ``summarizer``                  :data:`SummarizerName`
     ``summary_template``            the headings a model summarizer writes
@@ -259,7 +276,14 @@ class Policy(BaseModel):
     prune_exempt_tools: tuple[str, ...] = d.DEFAULT_PRUNE_EXEMPT_TOOLS
     prune_when: PruneWhen = "threshold"
     prune_cache_cold_only: bool = False
-    cache_ttl_seconds: float = Field(d.DEFAULT_CACHE_TTL_SECONDS, gt=0)
+    # background precompute and cache-aware timing (engine/precompute.py, ladder/timing.py)
+    cache_ttl_seconds: float | None = Field(None, gt=0)
+    cache_ttl_extended: bool = False
+    idle_compact_seconds: float | None = Field(None, gt=0)
+    idle_compact_ratio: float = Field(d.DEFAULT_IDLE_COMPACT_RATIO, gt=0, le=1)
+    precompute_ratio: float | None = Field(None, gt=0, lt=1)
+    precompute_base: Literal["trigger", "window"] = "trigger"
+    precompute_min_tokens: int = Field(0, ge=0)
     prune_keep_tail_tokens: int | None = Field(None, gt=0)
     goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
     headroom_ratio: float = Field(d.DEFAULT_HEADROOM_RATIO, ge=0, lt=1)
@@ -310,6 +334,15 @@ class Policy(BaseModel):
                 update = override.model_dump(exclude={"model"}, exclude_none=True)
                 return self.model_copy(update=update) if update else self
         return self
+
+    def precompute_tokens(self, budget: Budget) -> int | None:
+        """The context size (tokens) at which a background compaction starts under
+        ``budget``: ``precompute_ratio`` of the trigger (or of the window), at least
+        ``precompute_min_tokens``; ``None`` when the policy precomputes nothing."""
+        if self.precompute_ratio is None:
+            return None
+        base = budget.trigger if self.precompute_base == "trigger" else budget.window
+        return max(int(base * self.precompute_ratio), self.precompute_min_tokens)
 
     def resolve(self, window: int, max_output: int | None = None) -> Budget:
         """Turn ratios into token counts for a model window of ``window`` tokens whose output

@@ -109,6 +109,18 @@ def _tail_start(entries: Sequence[Entry], comp_index: int, record: CompactionRec
     return comp_index + 1
 
 
+def _seen_end(entries: Sequence[Entry], comp_index: int, record: CompactionRecord) -> int:
+    """Index after the newest entry the compaction at ``comp_index`` saw: after its
+    ``snapshot_id`` entry (a compaction computed in the background and adopted later), else
+    ``comp_index`` (the entries before the record). The entries from there on are shown as
+    entries logged after the record."""
+    if record.snapshot_id is not None:
+        for i in range(comp_index - 1, -1, -1):
+            if entries[i].id == record.snapshot_id:
+                return i + 1
+    return comp_index
+
+
 def _tail_order(
     entries: Sequence[Entry], start: int, comp_index: int, record: CompactionRecord | None
 ) -> tuple[Sequence[int], int]:
@@ -364,6 +376,7 @@ def project(
             messages.append(reinjected_message(text))
             sources.append(None)
     order, n_lead = _tail_order(entries, start, comp_index, record)
+    seen_end = _seen_end(entries, comp_index, record) if record is not None else comp_index
     if pins:
         language = _pins_language(entries, record, order[0] if order else len(entries))
         messages.append(neutralize_message(pinned_message(pins, language)))
@@ -408,7 +421,7 @@ def project(
                 messages.append(neutralize_message(pinned_message([_pin_item(pin)], language)))
                 sources.append(None)
             waiting = []
-        if index < comp_index:
+        if index < seen_end:
             pre_end = len(messages)
     if record is not None and record.continuation:
         # After the messages the compaction saw: every later entry follows it, so the

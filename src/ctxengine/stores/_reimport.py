@@ -190,14 +190,18 @@ def _stored_ids(
 
 
 def _as_stored(entry: Entry, ids: Mapping[str, str]) -> Entry:
-    """``entry`` with its id, parent and compaction ``first_kept_id`` mapped by ``ids``
-    (import id → stored id); an entry whose id changes keeps its import id in meta."""
+    """``entry`` with its id, parent and compaction ``first_kept_id`` and ``snapshot_id``
+    mapped by ``ids`` (import id → stored id); an entry whose id changes keeps its import id
+    in meta."""
     if not ids:
         return entry
     body = entry.body
-    kept = body.first_kept_id if isinstance(body, CompactionRecord) else None
-    if isinstance(body, CompactionRecord) and kept is not None and kept in ids:
-        body = replace(body, first_kept_id=ids[kept])
+    if isinstance(body, CompactionRecord):
+        kept, seen = body.first_kept_id, body.snapshot_id
+        if kept is not None and kept in ids:
+            body = replace(body, first_kept_id=ids[kept])
+        if seen is not None and seen in ids:
+            body = replace(body, snapshot_id=ids[seen])
     own = ids.get(entry.id, entry.id)
     parent = entry.parent_id
     meta = entry.meta if own == entry.id else {**entry.meta, IMPORT_ID: entry.id}
