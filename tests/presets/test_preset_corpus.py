@@ -20,7 +20,9 @@ CASES: list[tuple[str, int]] = [
     ("claude-code/spotter-long-dov-subagent-a2898e3.jsonl", 8_000),
 ]
 
-#: Per case, per preset: (compactions, prunes) of the replay.
+#: Per case, per preset: (compactions, prunes) of the replay. Codex compacts in the background
+#: from 65 % of the window: an adopted candidate keeps the entries appended since its
+#: snapshot, so the next trigger comes sooner (one compaction more in two of the cases).
 EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "swe-agent/swe-agent-pydicom-1458-gpt4.traj": {
         "default": (2, 0),
@@ -38,7 +40,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "codex/codex-cpolar-connect-2025-09-16-a.jsonl": {
         "default": (2, 0),
         "pi": (4, 0),
-        "codex": (1, 0),
+        "codex": (2, 0),
         "gemini-cli": (2, 2),
         "opencode": (1, 1),
         "claude-code": (4, 0),
@@ -51,7 +53,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "openhands/openhands-resolver-mock-output.jsonl": {
         "default": (4, 0),
         "pi": (7, 0),
-        "codex": (2, 0),
+        "codex": (3, 0),
         "gemini-cli": (6, 0),
         "opencode": (7, 0),
         "claude-code": (5, 0),

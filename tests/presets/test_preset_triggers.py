@@ -136,7 +136,11 @@ def test_a_preset_compacts_exactly_at_its_trigger(name: str, window: int, trigge
     fill_to(under, trigger - 1)
     assert under.plan(reason="threshold") is None
     ctx = under.prepare()
-    assert (ctx.epoch, ctx.tokens, under.events) == (0, trigger - 1, [])
+    under.close()
+    # Codex starts its background compaction at 65 % of the window (given up on close).
+    background = ["precompute_started", "precompute_cancelled"] if name == "codex" else []
+    assert (ctx.epoch, ctx.tokens) == (0, trigger - 1)
+    assert [e.step for e in under.events] == background
 
     at = session(name, window)
     at.append(system(20))

@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxengine.assembly.head import ContextAssembler
-from ctxengine.errors import CompactionVetoed, StoreLockTimeout
+from ctxengine.errors import CompactionVetoed, StoreError, StoreLockTimeout
 from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.timing import tail_limit
 from ctxengine.model import (
@@ -306,28 +306,25 @@ class Precomputer:
     # ------------------------------------------------------------------ below the trigger
 
     def observe(self, ctx: Context, tokens: int) -> None:
-        """At a call below the trigger (``ctx``, ``tokens`` by the usage anchor): report a
-        finished or failed computation, discard a stale candidate, and start one when the
-        context reached the policy's precompute size and none is held."""
+        """At a call below the trigger (``ctx``, ``tokens`` by the usage anchor): give up a
+        computation whose candidate can no longer be adopted (:meth:`verdict`; a failed
+        one is reported then, else it waits for the trigger), and start one when the
+        context reached the policy's precompute size and none is held. Whether a
+        computation has finished never changes what a call decides: a discarded one still
+        running is waited out before the next starts (so that one session never runs two),
+        the one held is waited for at the trigger."""
         policy = self.log.policy
         threshold = policy.precompute_tokens(self.log.budget)
         if threshold is None or self._closed or not policy.enabled:
             return
         job = self._job
         if job is not None:
-            if job.done.is_set() and job.error is not None:
-                self._failed(job, tokens)
-            else:
-                why = self.verdict(job)
-                if why is None:
-                    return
-                self._discard(job, why, tokens)
-        if self._retired is not None:
-            if self._retired.thread.is_alive():
+            why = self.verdict(job)
+            if why is None:
                 return
-            self._retired.thread.join()
-            self._retired = None
+            self._give_up(job, why, tokens)
         if tokens >= threshold:
+            self._settle()
             self._start(ctx, tokens, threshold)
 
     def _start(self, ctx: Context, tokens: int, threshold: int) -> None:
@@ -348,10 +345,16 @@ class Precomputer:
             key = self.log.session_id + PRECOMPUTE_LOCK_SUFFIX
             try:
                 lock.enter_context(store.compaction_lock(key, timeout_s=0))
-            except StoreLockTimeout:
+            except StoreError as exc:
+                # StoreLockTimeout: another thread or process holds it; otherwise another
+                # session of this thread does, or the lock file cannot be made.
                 if self._busy_noted != h.compactions:
                     self._busy_noted = h.compactions
-                    note = f"another writer is precomputing session {self.log.session_id!r}"
+                    note = (
+                        f"another writer is precomputing session {self.log.session_id!r}"
+                        if isinstance(exc, StoreLockTimeout)
+                        else f"the precompute lock is unavailable: {exc}"
+                    )
                     compactor.event("precompute_skipped", None, tokens, tokens, note)
                 return
         version = HistoryVersion(len(h), h.last_id)
@@ -418,9 +421,9 @@ class Precomputer:
             return None
         why = self.verdict(job)
         if why is not None:
-            self._discard(job, why, tokens)
+            self._give_up(job, why, tokens)
+            self._settle()
             return None
-        job.done.wait()
         job.thread.join()
         if job.error is not None or job.candidate is None:
             self._failed(job, tokens)
@@ -464,7 +467,7 @@ class Precomputer:
         limit = tail_limit(budget.keep_recent, budget.trigger)
         detail = (
             f"version {candidate.version}; {len(since)} entries ({since_tokens:,} tokens) "
-            f"since ≤ tail limit {limit:,}; computed in {candidate.seconds:.3f} s"
+            f"since ≤ tail limit {limit:,}"
         )
         compactor.event("precompute_adopted", None, tokens, tokens, detail, plan=plan)
         record = adopted_record(candidate, since)
@@ -475,16 +478,18 @@ class Precomputer:
 
     # ------------------------------------------------------------------ giving up
 
-    def cancel(self, why: str, tokens: int = 0) -> bool:
+    def cancel(self, why: str, tokens: int = 0, *, wait: bool = False) -> bool:
         """Give up the computation held (``why`` names the cause in the
         ``"precompute_cancelled"`` event): a model summary in flight is aborted and its
-        result dropped. Returns whether there was one."""
+        result dropped; with ``wait``, its thread is waited out (a compaction is about to
+        run). Returns whether there was one."""
         job = self._job
-        if job is None:
-            return False
-        self._retire(job)
-        self.compactor.event("precompute_cancelled", None, tokens, tokens, why, plan=job.plan)
-        return True
+        if job is not None:
+            self._retire(job)
+            self.compactor.event("precompute_cancelled", None, tokens, tokens, why, plan=job.plan)
+        if wait:
+            self._settle()
+        return job is not None
 
     def close(self, why: str = "the session was closed") -> None:
         """Cancel the computation held and wait for every computation thread to end; no
@@ -497,14 +502,25 @@ class Precomputer:
         self._retired = None
 
     def _retire(self, job: _Job) -> None:
+        """Stop wanting ``job``: abort what can be aborted; its thread is joined by
+        :meth:`_settle`."""
         job.snapshot.cancel.set()
         self._job = None
-        if job.thread.is_alive():
-            if self._retired is not None:
-                self._retired.thread.join()
-            self._retired = job
+        self._settle()  # at most one given-up thread is kept
+        self._retired = job
+
+    def _settle(self) -> None:
+        """Wait for the given-up computation's thread to end."""
+        if self._retired is not None:
+            self._retired.thread.join()
+            self._retired = None
+
+    def _give_up(self, job: _Job, why: str, tokens: int) -> None:
+        """Report ``job`` as failed when it failed, else as discarded for ``why``."""
+        if job.done.is_set() and job.error is not None:
+            self._failed(job, tokens)
         else:
-            job.thread.join()
+            self._discard(job, why, tokens)
 
     def _discard(self, job: _Job, why: str, tokens: int) -> None:
         self._retire(job)

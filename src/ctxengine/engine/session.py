@@ -1598,7 +1598,7 @@ class Session:
             Cancelled: ``cancel`` was set while a model summarizer ran.
         """
         with self._lock, self._single_flight():
-            self._precompute.cancel(f"superseded by a {reason} compaction")
+            self._precompute.cancel(f"superseded by a {reason} compaction", wait=True)
             self.runner.outer_cancel = cancel
             try:
                 return self._compact_now(focus, reason)
@@ -1750,7 +1750,7 @@ class Session:
         if overflow is None:
             raise ValueError(f"not a context overflow: {signal!r}"[:300])
         with self._lock, self._single_flight():
-            self._precompute.cancel("superseded by an overflow recovery")
+            self._precompute.cancel("superseded by an overflow recovery", wait=True)
             self.log.sync()
             ctx = self.log.project()
             tokens = self.log.context_tokens(ctx)

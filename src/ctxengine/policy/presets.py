@@ -112,6 +112,10 @@ def _codex() -> Policy:
     summary                     model, free-form hand-off checkpoint; the        §3
                                 summary request drops its oldest items when it
                                 overflows ("Trimmed N older item(s)")
+    background compaction       a candidate starts at 65 % of the full window    seed 000
+                                (``DEFAULT_ASYNC_COMPACTION_THRESHOLD_PERCENT``)
+                                and is adopted at the trigger; discarded past
+                                the tail limit (OpenCode's; Codex gives none)
     ==========================  ==============================================  ==========
     """
     return Policy(
@@ -130,6 +134,8 @@ def _codex() -> Policy:
         summarizer="llm",
         summary_template="codex",
         summary_overflow="drop_oldest",
+        precompute_ratio=d.CODEX_PRECOMPUTE_RATIO,
+        precompute_base="window",
     )
 
 
@@ -208,6 +214,10 @@ def _opencode() -> Policy:
                                 State / Next Move / Relevant Files, headings
                                 validated (``validateSummary``)
     check points                every step                                       §2
+    background compaction       the summary is precomputed from 85 % of the      seed 000
+                                compaction limit, for a context of at least
+                                64K tokens; adopted while the tail since fits
+                                ``min(max(keep·2, 30,000), 25 % of budget)``
     ==========================  ==============================================  ==========
     """
     return Policy(
@@ -232,6 +242,8 @@ def _opencode() -> Policy:
         headroom_ratio=0.0,
         summarizer="llm",
         summary_template="opencode",
+        precompute_ratio=d.OPENCODE_PRECOMPUTE_RATIO,
+        precompute_min_tokens=d.OPENCODE_PRECOMPUTE_MIN_TOKENS,
     )
 
 
@@ -259,7 +271,15 @@ def _claude_code() -> Policy:
     summary                     model, 9 sections (``<analysis>`` stripped);     §7
                                 its request drops the oldest rounds when too
                                 long (``truncateHeadForPTLRetry``)
-    prune                       none (time-based microcompact is off by default) §7
+    prune                       time-based microcompact: once the prompt cache   §7, seed
+                                has gone cold, every tool result but the 5       000
+                                newest is cleared, when that saves at least
+                                20,000 tokens (the reference has it behind a
+                                flag; the seeds observe it in the CLI)
+    cache                       1-hour prompt-cache lifetime (extended TTL)      seed 000
+    idle compaction             a session idle past the hour compacts before     seed 000,
+                                its next request, at ≥ 80 % of the trigger       ours
+                                (the share is ours)
     check points                top of every query-loop iteration                §7
     ==========================  ==============================================  ==========
     """
@@ -277,7 +297,14 @@ def _claude_code() -> Policy:
         reinject_file_max_tokens=d.DEFAULT_REINJECT_FILE_MAX_TOKENS,
         reinject_max_tokens=d.DEFAULT_REINJECT_MAX_TOKENS,
         max_consecutive_failures=d.CLAUDE_CODE_MAX_FAILURES,
-        prune_enabled=False,
+        prune_when="always",
+        prune_cache_cold_only=True,
+        prune_protect_tokens=0,
+        prune_protect_turns=0,
+        prune_protect_results=d.CLAUDE_CODE_MICROCOMPACT_KEEP_RESULTS,
+        prune_minimum_tokens=d.CLAUDE_CODE_MICROCOMPACT_MIN_TOKENS,
+        cache_ttl_extended=True,
+        idle_compact_seconds=d.CLAUDE_CODE_IDLE_COMPACT_SECONDS,
         headroom_ratio=0.0,
         summarizer="llm",
         summary_template="claude-code",

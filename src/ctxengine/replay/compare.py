@@ -38,6 +38,7 @@ JSON (:meth:`Comparison.to_dict`, ``ctxengine replay --policy … --json``), sch
                           "cache_write": int},
          "output_tokens": int,
          "cache_breaks": {cause: int}, "cache_lost_tokens": int,
+         "prefix_changes": {"steps": int, "on_cold_cache": int},
          "cost_usd": {"requests": float, "summarizer": float, "total": float},
          "survival": {"first_request": bool|null, "constraints": [int, int],
                       "modified_files": [int, int], "last_error": bool|null},
@@ -48,7 +49,15 @@ JSON (:meth:`Comparison.to_dict`, ``ctxengine replay --policy … --json``), sch
 
 A step (``steps=True``): ``{"call", "entries", "tokens", "messages", "epoch", "checked",
 "at", "output_tokens", "events": [step names], "cache": {"prompt", "read", "write",
-"expected", "common", "changed_block", "head_changed", "expired"}|null, "cause", "invalid"}``.
+"expected", "common", "changed_block", "head_changed", "expired"}|null, "cause", "invalid",
+"idle_s"}``.
+
+``prefix_changes``: the calls whose context the ladder changed before its tail (a prune or a
+compaction) and how many of them came at least the cache's lifetime (``cache.ttl_s``) after
+the previous reply, by the transcript's times: prefix-changing steps that landed on a cache
+already cold, which cost no cached prefix (:meth:`~ctxengine.replay.ReplayResult.
+prefix_changes`). Cache-aware timing (``Policy.prune_cache_cold_only``,
+``idle_compact_seconds``) moves them there.
 """
 
 from __future__ import annotations
@@ -182,6 +191,12 @@ class PolicyRun:
         return {c: out[c] for c in (*CAUSES, *sorted(set(out) - set(CAUSES))) if c in out}
 
     @property
+    def ttl_s(self) -> float:
+        """The simulated cache's lifetime, in seconds (the long one when written so)."""
+        rules = self.price.rules
+        return rules.long_ttl_s if self.long_ttl else rules.ttl_s
+
+    @property
     def lost_tokens(self) -> int:
         """Tokens the cache held for a call that the call did not read, summed."""
         return sum(s.cache.lost for s in self.steps if s.cache is not None)
@@ -241,6 +256,9 @@ class PolicyRun:
             "output_tokens": self.output_tokens,
             "cache_breaks": self.breaks,
             "cache_lost_tokens": self.lost_tokens,
+            "prefix_changes": dict(
+                zip(("steps", "on_cold_cache"), self.result.prefix_changes(self.ttl_s), strict=True)
+            ),
             "cost_usd": {
                 "requests": round(self.request_cost, 6),
                 "summarizer": round(self.summary_cost, 6),
@@ -281,6 +299,7 @@ def step_dict(step: ReplayStep) -> dict[str, Any]:
         },
         "cause": step.cause,
         "invalid": any(step.problems.values()),
+        "idle_s": step.idle_s,
     }
 
 

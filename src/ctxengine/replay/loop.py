@@ -1,6 +1,7 @@
 """Replay a recorded session as a live agent under ctxengine would have run it.
 
-Every message entry of the source log is appended to a fresh :class:`~ctxengine.Session`;
+Every message entry of the source log is appended to a fresh :class:`~ctxengine.Session`
+with the time the source recorded for it;
 before each assistant message the context is ``prepare()``-d (running the ladder when the
 trigger is reached), rendered for each provider and validated. The source's own compactions
 are not replayed: the session is compacted by ctxengine's policy alone.
@@ -27,6 +28,7 @@ from datetime import datetime
 from ctxengine.cost import CacheOutcome, CacheRequest, CacheRules, PrefixCache, break_cause
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.errors import ConfigError
+from ctxengine.ladder.timing import reply_gap
 from ctxengine.model import Entry, Message, current_entries
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
@@ -93,6 +95,9 @@ class ReplayStep:
         cache: what the simulated prompt cache did (``None`` without a :class:`CacheSetup`).
         cause: why the cache broke on this call (``"compaction"``, ``"prune"``,
             ``"head change"``, ``"edit"``, ``"expired"``, ``"lookback"``), or ``None``.
+        idle_s: seconds from the latest reply to the newest message before this call, by
+            the transcript's times (:func:`~ctxengine.ladder.timing.reply_gap`): how long the
+            provider's cache went unused; ``None`` before the first reply or without times.
     """
 
     call: int
@@ -107,6 +112,17 @@ class ReplayStep:
     output_tokens: int = 0
     cache: CacheOutcome | None = None
     cause: str | None = None
+    idle_s: float | None = None
+
+    @property
+    def changes_prefix(self) -> bool:
+        """The ladder changed the context before its tail for this call (a prune or a
+        compaction): the provider's cached prefix is lost."""
+        return any(e.step in PREFIX_STEPS for e in self.events)
+
+
+#: Ladder steps that change the context before its tail.
+PREFIX_STEPS = frozenset({"prune", "compaction"})
 
 
 @dataclass(slots=True)
@@ -134,6 +150,15 @@ class ReplayResult:
     def prunes(self) -> int:
         """Prunes recorded during the replay."""
         return sum(1 for s in self.steps for e in s.events if e.step == "prune")
+
+    def prefix_changes(self, ttl_s: float) -> tuple[int, int]:
+        """``(calls whose context the ladder changed before its tail, those of them that
+        came at least ``ttl_s`` seconds after the previous reply)``: how many prefix-changing
+        steps (prunes, compactions) landed on a prompt cache already cold, by the
+        transcript's times (a call without times counts as warm)."""
+        changed = [s for s in self.steps if s.changes_prefix]
+        cold = sum(1 for s in changed if s.idle_s is not None and s.idle_s >= ttl_s)
+        return len(changed), cold
 
     @property
     def invalid(self) -> int:
@@ -168,6 +193,13 @@ def request_times(entries: Iterable[Entry]) -> list[float | None]:
             continue
         out.append(parse_time(e.created_at))
     return out
+
+
+def source_stamps(entries: Iterable[Entry]) -> list[str | None]:
+    """Per message of :func:`source_messages`, its recorded ``created_at`` as written (the
+    replayed session's entries keep it, so that cache-aware timing reads the transcript's
+    own gaps; ``None`` where it is missing: the time of the replay)."""
+    return [e.created_at or None for e in current_entries(list(entries)) if e.message is not None]
 
 
 def parse_time(text: str | None) -> float | None:
@@ -241,6 +273,7 @@ def replay(
         target.tools = session_tools(messages, cache.render_as)
         sim = PrefixCache(cache.rules, long_ttl=cache.long_ttl)
     times = request_times(entries)
+    stamps = source_stamps(entries)
     seen_user = False
     previous_role = ""
     for i, message in enumerate(messages):
@@ -248,6 +281,7 @@ def replay(
         # its first piece only.
         if message.role == "assistant" and previous_role != "assistant" and seen_user:
             n_events = len(session.events)
+            idle_s = reply_gap(session.log.history.entries)
             ctx = session.prepare()
             call = len(result.steps) + 1
             events = tuple(session.events[n_events:])
@@ -286,6 +320,7 @@ def replay(
                 output_tokens=_reply_tokens(messages, i, counter),
                 cache=outcome,
                 cause=cause,
+                idle_s=idle_s,
             )
             result.steps.append(step)
             result.final = ctx
@@ -294,7 +329,8 @@ def replay(
         if message.role == "user":
             seen_user = True
         previous_role = message.role
-        session.append(message)
+        session.append(message, created_at=stamps[i])
+    session.close()  # a background compaction still held is given up (its thread joined)
     return result
 
 
