@@ -393,7 +393,12 @@ class TestNeverTwoAtOnce:
             # candidate is discarded, and the next one waits for its thread to end.
             a.append(user(filler(f"u{i + 7}", 200)))
             done = threading.Event()
-            worker = threading.Thread(target=lambda: (a.prepare(), done.set()))
+
+            def call_prepare() -> None:
+                a.prepare()
+                done.set()
+
+            worker = threading.Thread(target=call_prepare)
             worker.start()
             assert not done.wait(0.5)
             assert gate.calls == 1

@@ -283,3 +283,34 @@ def test_the_collector_thresholds_are_restored_after_a_comparison() -> None:
     compare(log(_long_session(20), step_s=1), [("default", DEFAULT_POLICY)], window=4_000,
             prices=TABLE, model="toy-1")  # fmt: skip
     assert gc.get_threshold() == before
+
+
+def test_the_report_counts_the_prefix_changing_steps_on_a_cold_cache() -> None:
+    from corpus import CORPUS, require_corpus
+    from ctxengine.importers import read_transcript
+
+    require_corpus()
+    # The transcript's agent sat idle 679 s and 4,144 s before two of its 104 calls.
+    entries = read_transcript(CORPUS / "openhands/openhands-multi-swe-bench-ponyc-3runs.jsonl")
+    aware = DEFAULT_POLICY.model_copy(
+        update={
+            "prune_when": "always",
+            "prune_cache_cold_only": True,
+            "idle_compact_seconds": 300.0,
+        }
+    )
+    result = compare(
+        entries.entries,
+        [("default", DEFAULT_POLICY), ("cache-aware", aware)],
+        window=16_000,
+        prices=TABLE,
+        model="toy-1",
+    )
+    report = result.to_dict(steps=True)
+    assert report["cache"]["ttl_s"] == 300
+    assert [p["prefix_changes"] for p in report["policies"]] == [
+        {"steps": 6, "on_cold_cache": 0},
+        {"steps": 6, "on_cold_cache": 2},
+    ]
+    idle = [s["idle_s"] for s in report["policies"][1]["steps"] if s["call"] in (24, 57)]
+    assert [round(x) for x in idle] == [679, 4_144]
