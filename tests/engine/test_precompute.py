@@ -32,6 +32,7 @@ from ctxengine.model import (
     system,
     user,
 )
+from ctxengine.model.codec import body_hash
 from ctxengine.policy import Policy
 from ctxengine.stores.sqlite import SQLiteStore
 from ctxengine.summarizers.base import Summary, SummaryRequest
@@ -105,10 +106,10 @@ def since_entries(i: int) -> list[Message]:
 
 def foreground(a: Session, snapshot: int, policy: Policy) -> Session:
     """A session over the first ``snapshot`` entries of ``a`` that runs, in the foreground,
-    the plan ``a`` started its candidate with, then appends the entries ``a`` appended
-    after the snapshot."""
+    the plan ``a``'s candidate ran, then appends the entries ``a`` appended after the
+    snapshot."""
     b = Session(WINDOW, policy=policy, estimator=EST, entries=a.entries[:snapshot])
-    plan = event(a, "precompute_started").plan
+    plan = event(a, "precompute_adopted").plan
     assert plan is not None
     b.compactor.execute(plan, b.project())
     for e in a.entries[snapshot:]:
@@ -143,6 +144,8 @@ class TestAdoption:
                 event(a, "compaction").detail == f"first kept {adopted.first_kept_id} (precomputed)"
             )
 
+        # Its id is its content hash chained to the newest entry, as any appended entry's.
+        assert a.entries[-1].id == body_hash(adopted, a.entries[-2].id)
         b = foreground(a, snapshot, POLICY)
         written = b.entries[snapshot].body
         assert isinstance(written, CompactionRecord)

@@ -39,11 +39,13 @@ from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_CACHE_TTL_SECONDS
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
+from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.summarizers.base import LiveRequest
 from ctxengine.summarizers.extractive import minimum_state_tokens
 from ctxengine.summarizers.llm import ModelSummarizer
 from ctxengine.summarizers.prime import LedgerPrimer
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.cache import CachingEstimator
 
 from .events import AfterCompact, BeforeCompact, CompactionOutcome, LadderEvent
 from .log import SessionLog
@@ -437,12 +439,17 @@ class Compactor:
         before: int,
         *,
         record: CompactionRecord | None = None,
+        entry_id: str | None = None,
+        work: tuple[CachingEstimator, ProjectionMemo] | None = None,
         note: str = "",
     ) -> CompactionOutcome:
         """Append ``executed``'s compaction (or ``record``, a precomputed compaction adopted
-        later, under a fresh id), report it (``before``: the context size, in tokens, when
-        it was decided; ``note`` ends the event's detail), count a context still over the
-        trigger as a failure and run the ``after_compact`` hook.
+        later, under ``entry_id``, default its content hash), report it (``before``: the
+        context size, in tokens, when it was decided; ``note`` ends the event's detail),
+        count a context still over the trigger as a failure and run the ``after_compact``
+        hook. ``work``: estimates and projection work done on a copy of the log for the new
+        epoch (:meth:`~.log.SessionLog.absorb`); the log then keeps its own work of the old
+        epoch too (the entries appended since the copy was made are in the new one).
 
         Raises:
             CompactionLoopError: the context is still over the trigger, too many times in a
@@ -452,7 +459,9 @@ class Compactor:
         if record is None:
             entry = self.log.append(executed.record, entry_id=executed.entry_id)
         else:
-            entry = self.log.append(record)
+            entry = self.log.append(record, entry_id=entry_id, keep_work=work is not None)
+        if work is not None:
+            self.log.absorb(work)
         stored = entry.body
         assert isinstance(stored, CompactionRecord)
         if plan.reason == "manual":

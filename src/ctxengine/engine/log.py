@@ -164,6 +164,7 @@ class SessionLog:
         entry_id: str | None = None,
         created_at: str | None = None,
         meta: Mapping[str, Any] | None = None,
+        keep_work: bool = False,
     ) -> Entry:
         """Append a message (or record) to history and persist it.
 
@@ -172,6 +173,10 @@ class SessionLog:
             entry_id: id to use; default is the content hash chained to the parent.
             created_at: ISO-8601 time; default now (UTC).
             meta: extra fields kept with the entry.
+            keep_work: a compaction record that starts a new epoch keeps the cached
+                estimates and per-entry projection work of the old one (its kept tail and
+                the entries after it are projected again at once: a background compaction
+                adopted); by default they are dropped.
 
         Another writer of the same stored session (a thread or process with its own
         ``Session``) may have appended first: the store refuses the entry
@@ -199,7 +204,7 @@ class SessionLog:
                     if entry_id is not None and entry_id == body_hash(body, parent):
                         entry_id = None  # a content hash of the old parent: hash again
                     continue
-            self._adopt(entry)
+            self._adopt(entry, keep_work=keep_work)
             return entry
         raise StoreError(
             f"append to session {self.session_id!r}: other writers appended first "
@@ -254,12 +259,34 @@ class SessionLog:
                 adopted += 1
         return adopted
 
-    def _adopt(self, entry: Entry) -> None:
+    def _adopt(self, entry: Entry, *, keep_work: bool = False) -> None:
         if self.history.adopt(entry):
+            if keep_work:
+                self._memo.epoch = None
+                self._memo.trim()
+                return
             # A new epoch: work cached for the old one is not needed again.
             self._memo = ProjectionMemo()
             self._cache.clear()
             self._pins.clear()
+
+    @property
+    def work(self) -> tuple[CachingEstimator, ProjectionMemo]:
+        """The caches of this log's work: estimates and per-entry projection work (handed to
+        the log a background compaction is adopted into: :meth:`absorb`)."""
+        return self._cache, self._memo
+
+    def absorb(self, work: tuple[CachingEstimator, ProjectionMemo]) -> None:
+        """Take over the estimates and the per-entry projection work of another log over the
+        same entries (a private copy that computed a compaction now appended here), so that
+        projecting the new epoch does not estimate and rewrite its entries again. The
+        results are the same with or without it."""
+        estimates, memo = work
+        if estimates.base is self._cache.base:
+            self._cache.absorb(estimates)
+        self._memo.rewrites.update(memo.rewrites)
+        self._memo.continuations.update(memo.continuations)
+        self._memo.trim()
 
     def pins(self, tentative: Entry | None = None) -> tuple[Pinned, ...]:
         """The pinned items shown after the latest compaction, or after ``tentative`` (a

@@ -54,11 +54,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxengine.assembly.head import ContextAssembler
-from ctxengine.errors import CompactionVetoed, StoreError, StoreLockTimeout
+from ctxengine.errors import (
+    Cancelled,
+    CompactionVetoed,
+    NothingToCompact,
+    StoreError,
+    StoreLockTimeout,
+)
 from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.timing import tail_limit
 from ctxengine.model import (
@@ -68,10 +74,13 @@ from ctxengine.model import (
     SupersedeRecord,
     UnpinRecord,
 )
+from ctxengine.model.codec import body_to_dict, content_hash
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection.context import Context
+from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.summarizers.base import LiveRequest
 from ctxengine.tokens.base import Estimator
+from ctxengine.tokens.cache import CachingEstimator
 
 from .compactor import Compactor
 from .events import LadderEvent
@@ -124,6 +133,8 @@ class Snapshot:
         live: the latest request sent for this epoch, for a model summarizer's cache reuse
             (see :meth:`~.compactor.Compactor.live_for`), or ``None``.
         instructions: the compact instructions of the head's rules files, or ``None``.
+        requirement: what the plan is made for (soft, reason ``"threshold"``, the context
+            size at the snapshot).
         cancel: set when the candidate is no longer wanted: a model summary in flight is
             aborted; a computation should stop as soon as it can.
     """
@@ -140,7 +151,45 @@ class Snapshot:
     runner: Runner
     live: tuple[int, LiveRequest] | None
     instructions: str | None
+    requirement: Requirement
     cancel: threading.Event
+    _copy: list[Compactor] = field(default_factory=list, compare=False, repr=False)
+
+    def compactor(self) -> Compactor:
+        """The session's planner and executor over a private copy of the log at this
+        version (no store; built on first use, on the computing thread): what a foreground
+        compaction of this history would use."""
+        if not self._copy:
+            log = SessionLog(
+                self.budget.window,
+                policy=self.policy,
+                estimator=self.estimator,
+                store=None,
+                session_id=self.session_id,
+                tools=self.tools if self.head is None else (),
+                head=self.head,
+            )
+            log.budget = self.budget
+            log.open(self.entries)
+            self._copy.append(Compactor(log, self.runner))
+        return self._copy[0]
+
+    def plan(self) -> CompactionPlan:
+        """The plan a foreground compaction of this history runs for :attr:`requirement`
+        (no prune: the compaction the trigger will ask for).
+
+        Raises:
+            NothingToCompact: no valid cut leaves anything to summarize.
+            ContextFloorError: what every compaction keeps leaves no room under the trigger.
+        """
+        compactor = self.compactor()
+        req = self.requirement
+        plan = compactor.make_plan(self.context, req.tokens, req, None, self.budget, None)
+        if plan.first is None:
+            raise NothingToCompact("no valid cut point leaves anything to summarize")
+        if plan.floor_tokens >= plan.floor_limit:
+            raise compactor.floor_error(plan)
+        return plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +208,9 @@ class Candidate:
         events: the ladder events it reported while it ran (a fallback), re-reported when
             it is adopted.
         seconds: how long the computation took, in seconds.
+        work: the estimates and projection work of the log copy it ran on, handed to the
+            session's log when it is adopted (the new epoch is not estimated again), or
+            ``None``.
     """
 
     version: HistoryVersion
@@ -167,6 +219,7 @@ class Candidate:
     breaker: tuple[int, bool] = (0, False)
     events: tuple[LadderEvent, ...] = ()
     seconds: float = 0.0
+    work: tuple[CachingEstimator, ProjectionMemo] | None = None
 
 
 #: Computes a candidate: ``(plan, snapshot) -> Candidate``, on a thread of its own. Raises
@@ -178,8 +231,8 @@ CandidateFn = Callable[[CompactionPlan, Snapshot], Candidate]
 
 def local_candidate(plan: CompactionPlan, snapshot: Snapshot) -> Candidate:
     """The default :data:`CandidateFn`: the session's own executor and summarizer run
-    ``plan`` over a private copy of the log at ``snapshot`` (no store), exactly as a
-    foreground compaction of that history runs it (:meth:`Compactor.run
+    ``plan`` over the private copy of the log at ``snapshot`` (:meth:`Snapshot.compactor`),
+    exactly as a foreground compaction of that history runs it (:meth:`Compactor.run
     <ctxengine.engine.compactor.Compactor.run>`); setting ``snapshot.cancel`` aborts a model
     summary call.
 
@@ -187,20 +240,9 @@ def local_candidate(plan: CompactionPlan, snapshot: Snapshot) -> Candidate:
         NothingToCompact / SummaryRejected / ProviderError / Cancelled: as a compaction.
     """
     started = time.perf_counter()
-    log = SessionLog(
-        snapshot.budget.window,
-        policy=snapshot.policy,
-        estimator=snapshot.estimator,
-        store=None,
-        session_id=snapshot.session_id,
-        tools=snapshot.tools if snapshot.head is None else (),
-        head=snapshot.head,
-    )
-    log.budget = snapshot.budget
-    log.open(snapshot.entries)
-    runner = snapshot.runner
+    compactor = snapshot.compactor()
+    runner = compactor.runner
     runner.outer_cancel = snapshot.cancel
-    compactor = Compactor(log, runner)
     executed = compactor.run(
         plan, snapshot.context, None, live=snapshot.live, instructions=snapshot.instructions
     )
@@ -211,6 +253,7 @@ def local_candidate(plan: CompactionPlan, snapshot: Snapshot) -> Candidate:
         (runner.breaker.failures, runner.breaker.open),
         tuple(compactor.events),
         time.perf_counter() - started,
+        compactor.log.work,
     )
 
 
@@ -230,16 +273,19 @@ def adopted_record(candidate: Candidate, since: tuple[Entry, ...]) -> Compaction
 
 
 class _Job:
-    """One computation: its snapshot, its plan, its thread and what it produced."""
+    """One computation: its snapshot, its thread and what it produced (the plan, the
+    candidate, and the wire form of the record it is adopted as after newer entries)."""
 
-    def __init__(
-        self, plan: CompactionPlan, snapshot: Snapshot, compute: CandidateFn, lock: ExitStack
-    ) -> None:
-        self.plan = plan
+    def __init__(self, snapshot: Snapshot, compute: CandidateFn, lock: ExitStack) -> None:
         self.snapshot = snapshot
+        self.plan: CompactionPlan | None = None
         self.candidate: Candidate | None = None
+        self.wire: dict[str, Any] | None = None
         self.error: BaseException | None = None
         self.done = threading.Event()
+        #: Set when the call that started the job has returned: the computation competes
+        #: with no request path for the interpreter.
+        self.go = threading.Event()
         self._compute = compute
         self._lock = lock
         self.thread = threading.Thread(
@@ -248,7 +294,17 @@ class _Job:
 
     def _work(self) -> None:
         try:
-            self.candidate = self._compute(self.plan, self.snapshot)
+            self.go.wait()
+            if self.snapshot.cancel.is_set():
+                raise Cancelled("the background compaction was given up before it started")
+            self.plan = self.snapshot.plan()
+            self.candidate = candidate = self._compute(self.plan, self.snapshot)
+            record = candidate.executed.record
+            if record.first_kept_id is not None:
+                # Adopted after newer entries, the record names the snapshot's newest entry;
+                # its wire form (the costly part of its content hash) is ready then.
+                seen = replace(record, snapshot_id=candidate.version.last_id)
+                self.wire = body_to_dict(seen)
         except BaseException as exc:  # reported by the session's next call
             self.error = exc
         finally:
@@ -293,6 +349,13 @@ class Precomputer:
         #: The epoch in which a busy store lock was last reported (reported once per epoch).
         self._busy_noted: int | None = None
 
+    def release(self) -> None:
+        """Let the computation started by the current call begin (called when that call
+        returns, so that the computation does not hold the interpreter while the call
+        finishes)."""
+        if self._job is not None:
+            self._job.go.set()
+
     @property
     def running(self) -> bool:
         """A computation thread of this session is alive."""
@@ -336,9 +399,6 @@ class Precomputer:
         detail = f"context {tokens:,} ≥ {threshold:,} ({share})"
         req = Requirement("soft", "threshold", f"precomputed: {detail}", tokens)
         compactor = self.compactor
-        plan = compactor.make_plan(ctx, tokens, req, None, self.log.budget, None)
-        if plan.first is None or plan.floor_tokens >= plan.floor_limit:
-            return  # nothing to summarize, or no room: the trigger's ladder says so
         lock = ExitStack()
         store = self.log.store
         if store is not None:
@@ -371,18 +431,17 @@ class Precomputer:
             runner=self.runner.copy(),
             live=compactor.live_for(ctx),
             instructions=self.log.instructions(),
+            requirement=req,
             cancel=threading.Event(),
         )
-        job = _Job(plan, snapshot, self.compute, lock)
+        job = _Job(snapshot, self.compute, lock)
         try:
             job.thread.start()
         except BaseException:
             lock.close()
             raise
         self._job = job
-        compactor.event(
-            "precompute_started", None, tokens, tokens, f"{detail}; version {version}", plan=plan
-        )
+        compactor.event("precompute_started", None, tokens, tokens, f"{detail}; version {version}")
 
     def verdict(self, job: _Job) -> str | None:
         """Why ``job``'s candidate can no longer be adopted, or ``None`` while it can: the
@@ -424,6 +483,7 @@ class Precomputer:
             self._give_up(job, why, tokens)
             self._settle()
             return None
+        job.go.set()
         job.thread.join()
         if job.error is not None or job.candidate is None:
             self._failed(job, tokens)
@@ -471,8 +531,18 @@ class Precomputer:
         )
         compactor.event("precompute_adopted", None, tokens, tokens, detail, plan=plan)
         record = adopted_record(candidate, since)
+        entry_id = candidate.executed.entry_id if not since else None
+        if since and job.wire is not None:
+            # body_hash(record, parent), from the wire form computed in the background
+            entry_id = content_hash({"parent": h.leaf_id, "body": job.wire})
         outcome = compactor.commit(
-            plan, candidate.executed, tokens, record=record, note=" (precomputed)"
+            plan,
+            candidate.executed,
+            tokens,
+            record=record,
+            entry_id=entry_id,
+            work=candidate.work,
+            note=" (precomputed)",
         )
         return outcome.context
 
@@ -505,6 +575,7 @@ class Precomputer:
         """Stop wanting ``job``: abort what can be aborted; its thread is joined by
         :meth:`_settle`."""
         job.snapshot.cancel.set()
+        job.go.set()
         self._job = None
         self._settle()  # at most one given-up thread is kept
         self._retired = job

@@ -25,6 +25,7 @@ others find it and use it (single flight).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -450,6 +451,18 @@ class Session:
         """A background compaction of this session is being computed (its thread is
         alive)."""
         return self._precompute.running
+
+    def wait_precompute(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout`` seconds; ``None``: as long as it takes) for the
+        background compaction being computed to finish, without holding the session: other
+        threads go on meanwhile. Returns ``True`` when none is running any more. An agent
+        need not call it: the call that reaches the trigger waits for it anyway."""
+        with self._lock:
+            threads = self._precompute.threads
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in threads:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in threads)
 
     def cancel_precompute(self) -> bool:
         """Give up the background compaction held, from the caller's thread: a model
@@ -1374,58 +1387,67 @@ class Session:
                 stopped until a manual :meth:`compact`.
         """
         with self._lock:
-            if tools is not None:
-                self.log.tools = tuple(tools)
-            h = self.log.history
-            self.log.sync()
-            out = max_output_tokens or self.default_output_tokens
-            if not self.policy.enabled:
-                ctx = self.log.project()
-                self._tail.check(
-                    ctx,
-                    epoch_key(ctx, h),
-                    provisional=bool(h.pending_call_ids()),
-                    skip=self._head_messages(ctx),
-                )
-                return ctx
-            if self.prime_ledgers:
-                self.compactor.prime()
-            if self.policy.prune_when == "always" and self._at_check_point():
-                ctx = self.log.project()
-                self.compactor.prune_now(ctx, self.log.context_tokens(ctx))
-            ctx, tokens, req = self._threshold(out)
-            idle = req is None and (req := self._idle(tokens)) is not None
-            if req is not None:
-                with self._single_flight():
-                    if self.log.sync():
-                        # Another writer appended meanwhile (maybe this very compaction).
-                        ctx, tokens, req = self._threshold(out)
-                        idle = req is None and (req := self._idle(tokens)) is not None
-                    if req is not None:
-                        self._floor_error = None
-                        try:
-                            ctx = self._ladder(ctx, req, out, idle)
-                        except ContextFloorError as exc:
-                            self._floor_error = exc
-                            raise
-                        finally:
-                            # The ladder's own prune/compaction entries are not new history:
-                            # the next run waits for an entry appended after them.
-                            self._last_ladder_at = len(h)
-            elif self._floor_error is not None and (
-                self.log.context_tokens(ctx) + out > self.budget.window
-            ):
-                # The ladder waits for new entries, but this context cannot be sent: the
-                # floor that stopped it is still the answer.
-                raise self._floor_error
-            else:
-                self._precompute.observe(ctx, tokens)
-            # A context prepared while calls still await their results is provisional.
-            provisional = bool(h.pending_call_ids())
+            try:
+                return self._prepare(tools, max_output_tokens)
+            finally:
+                self._precompute.release()  # a background compaction starts now
+
+    def _prepare(
+        self, tools: Sequence[Mapping[str, Any]] | None, max_output_tokens: int | None
+    ) -> Context:
+        """:meth:`prepare`'s body, under the session's lock."""
+        if tools is not None:
+            self.log.tools = tuple(tools)
+        h = self.log.history
+        self.log.sync()
+        out = max_output_tokens or self.default_output_tokens
+        if not self.policy.enabled:
+            ctx = self.log.project()
             self._tail.check(
-                ctx, epoch_key(ctx, h), provisional=provisional, skip=self._head_messages(ctx)
+                ctx,
+                epoch_key(ctx, h),
+                provisional=bool(h.pending_call_ids()),
+                skip=self._head_messages(ctx),
             )
             return ctx
+        if self.prime_ledgers:
+            self.compactor.prime()
+        if self.policy.prune_when == "always" and self._at_check_point():
+            ctx = self.log.project()
+            self.compactor.prune_now(ctx, self.log.context_tokens(ctx))
+        ctx, tokens, req = self._threshold(out)
+        idle = req is None and (req := self._idle(tokens)) is not None
+        if req is not None:
+            with self._single_flight():
+                if self.log.sync():
+                    # Another writer appended meanwhile (maybe this very compaction).
+                    ctx, tokens, req = self._threshold(out)
+                    idle = req is None and (req := self._idle(tokens)) is not None
+                if req is not None:
+                    self._floor_error = None
+                    try:
+                        ctx = self._ladder(ctx, req, out, idle)
+                    except ContextFloorError as exc:
+                        self._floor_error = exc
+                        raise
+                    finally:
+                        # The ladder's own prune/compaction entries are not new history:
+                        # the next run waits for an entry appended after them.
+                        self._last_ladder_at = len(h)
+        elif self._floor_error is not None and (
+            self.log.context_tokens(ctx) + out > self.budget.window
+        ):
+            # The ladder waits for new entries, but this context cannot be sent: the
+            # floor that stopped it is still the answer.
+            raise self._floor_error
+        else:
+            self._precompute.observe(ctx, tokens)
+        # A context prepared while calls still await their results is provisional.
+        provisional = bool(h.pending_call_ids())
+        self._tail.check(
+            ctx, epoch_key(ctx, h), provisional=provisional, skip=self._head_messages(ctx)
+        )
+        return ctx
 
     def _head_messages(self, ctx: Context) -> int:
         """1 when ``ctx`` opens with the assembled head's system message, else 0."""

@@ -68,6 +68,18 @@ class CachingEstimator:
         self._messages[id(message)] = (message, tokens)
         return tokens
 
+    def absorb(self, other: CachingEstimator) -> None:
+        """Take over ``other``'s cached estimates (of the same base estimator) while they fit
+        under ``max_items``: the work another cache did on the same objects and texts (a
+        log copy that projected the same entries) is not done again."""
+        limit = self.max_items
+        if len(self._messages) + len(other._messages) <= limit:
+            self._messages.update(other._messages)
+        if len(self._parts) + len(other._parts) <= limit:
+            self._parts.update(other._parts)
+        if len(self._texts) + len(other._texts) <= limit:
+            self._texts.update(other._texts)
+
     def clear(self) -> None:
         """Forget every cached estimate (e.g. when a new epoch starts)."""
         self._messages.clear()
