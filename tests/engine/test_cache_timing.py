@@ -201,10 +201,12 @@ class TestPresets:
             cc.prune_cache_cold_only,
             cc.prune_protect_results,
             cc.prune_minimum_tokens,
-            cc.cache_ttl_extended,
+            cc.cache_ttl_seconds,
             cc.idle_compact_seconds,
-        ) == (True, "always", True, 5, 20_000, True, 3_600.0)
+        ) == (True, "always", True, 5, 20_000, 3_600.0, 3_600.0)
+        # Claude Code runs on Anthropic models: an hour with or without a profile.
         assert Session(200_000, policy=cc, profile=profile("anthropic")).cache_ttl == 3_600.0
+        assert Session(200_000, policy=cc).cache_ttl == 3_600.0
 
 
 #: A corpus session with real times: 104 model calls, two of them after the agent sat idle

@@ -722,9 +722,11 @@ CACHE_TTL_SECONDS_BY_PROVIDER: dict[str, tuple[float, float]] = {
 #: (``agents-2026-12.md`` §0 item 6, §1.9); a smaller context would be summarized long
 #: before it needs to be.
 DEFAULT_IDLE_COMPACT_RATIO = 0.8
-#: Claude Code's prompt cache lives 1 hour; an idle session past it may be compacted before
-#: its next request, and the time-based microcompact clears old tool results only once the
-#: cache has gone cold (seed 000 §1.3 and §5.4; reference ``coding-agents.md`` §7).
+#: Claude Code's prompt cache lives 1 hour (it asks Anthropic for the extended lifetime); an
+#: idle session past it may be compacted before its next request, and the time-based
+#: microcompact clears old tool results only once the cache has gone cold (seed 000 §1.3 and
+#: §5.4; reference ``coding-agents.md`` §7).
+CLAUDE_CODE_CACHE_TTL_SECONDS = 3_600.0
 CLAUDE_CODE_IDLE_COMPACT_SECONDS = 3_600.0
 #: Claude Code's time-based microcompact keeps the 5 most recent tool results
 #: (``coding-agents.md`` §7: "clear all but the 5 most recent tool results") and clears only

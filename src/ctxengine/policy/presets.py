@@ -276,7 +276,8 @@ def _claude_code() -> Policy:
                                 newest is cleared, when that saves at least
                                 20,000 tokens (the reference has it behind a
                                 flag; the seeds observe it in the CLI)
-    cache                       1-hour prompt-cache lifetime (extended TTL)      seed 000
+    cache                       1-hour prompt-cache lifetime (Anthropic's        seed 000
+                                extended TTL)
     idle compaction             a session idle past the hour compacts before     seed 000,
                                 its next request, at ≥ 80 % of the trigger       ours
                                 (the share is ours)
@@ -303,7 +304,7 @@ def _claude_code() -> Policy:
         prune_protect_turns=0,
         prune_protect_results=d.CLAUDE_CODE_MICROCOMPACT_KEEP_RESULTS,
         prune_minimum_tokens=d.CLAUDE_CODE_MICROCOMPACT_MIN_TOKENS,
-        cache_ttl_extended=True,
+        cache_ttl_seconds=d.CLAUDE_CODE_CACHE_TTL_SECONDS,
         idle_compact_seconds=d.CLAUDE_CODE_IDLE_COMPACT_SECONDS,
         headroom_ratio=0.0,
         summarizer="llm",
