@@ -32,8 +32,16 @@ class LadderEvent:
             hook vetoed the plan), ``"cache_break"`` (a stable section of the assembled
             head changed within an epoch: ``detail`` is the cause, the tokens are the
             head's), ``"thrash"`` (automatic compaction stopped:
-            :class:`~ctxengine.errors.ThrashError`) or ``"refill"`` (the same finding
-            under a summarizer that calls no model: reported, compaction goes on).
+            :class:`~ctxengine.errors.ThrashError`), ``"refill"`` (the same finding
+            under a summarizer that calls no model: reported, compaction goes on),
+            ``"idle"`` (an idle session compacts before its request:
+            ``Policy.idle_compact_seconds``), or a background compaction's
+            (:mod:`~ctxengine.engine.precompute`): ``"precompute_started"``,
+            ``"precompute_adopted"`` (then its ``"compaction"``),
+            ``"precompute_discarded"`` (stale or superseded; the detail names the entries
+            and tokens since its snapshot), ``"precompute_failed"``,
+            ``"precompute_cancelled"``, ``"precompute_skipped"`` (another writer of the
+            stored session computes one).
         entry_id: the entry recorded (``None`` for a failure, a fallback or a veto).
         tokens_before / tokens_after: context size in tokens around the step.
         detail: human-readable detail (the failure reason, the cut, …).

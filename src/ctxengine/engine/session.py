@@ -119,7 +119,9 @@ class LadderState:
     """What a session keeps beside its log that decides what its next :meth:`Session.prepare`
     does. A session opened over the same entries with this state restored
     (:meth:`Session.restore_ladder_state`) prepares the same contexts as the one it was read
-    from (:meth:`Session.ladder_state`).
+    from (:meth:`Session.ladder_state`), but for a background compaction the latter held
+    (``Policy.precompute_ratio``): the restored one compacts at the trigger in the
+    foreground.
 
     Attributes:
         last_ladder_at: entries in the log when the ladder last ran (-1: never): an
@@ -445,6 +447,15 @@ class Session:
         with self._lock:
             self._profile = value
             self.compactor.cache_ttl = self.cache_ttl
+
+    @property
+    def idle_seconds(self) -> float | None:
+        """Seconds from the latest assistant reply to the newest message, by the entries'
+        times (:func:`~ctxengine.ladder.timing.reply_gap`): how long the provider's prompt
+        cache has gone unused when the next request is sent; ``None`` before a reply is
+        followed by a message, or without times."""
+        with self._lock:
+            return reply_gap(self.log.history.entries)
 
     @property
     def precomputing(self) -> bool:

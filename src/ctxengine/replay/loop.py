@@ -28,7 +28,6 @@ from datetime import datetime
 from ctxengine.cost import CacheOutcome, CacheRequest, CacheRules, PrefixCache, break_cause
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.errors import ConfigError
-from ctxengine.ladder.timing import reply_gap
 from ctxengine.model import Entry, Message, current_entries
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
@@ -96,7 +95,7 @@ class ReplayStep:
         cause: why the cache broke on this call (``"compaction"``, ``"prune"``,
             ``"head change"``, ``"edit"``, ``"expired"``, ``"lookback"``), or ``None``.
         idle_s: seconds from the latest reply to the newest message before this call, by
-            the transcript's times (:func:`~ctxengine.ladder.timing.reply_gap`): how long the
+            the transcript's times (:attr:`~ctxengine.engine.Session.idle_seconds`): how long the
             provider's cache went unused; ``None`` before the first reply or without times.
     """
 
@@ -281,7 +280,7 @@ def replay(
         # its first piece only.
         if message.role == "assistant" and previous_role != "assistant" and seen_user:
             n_events = len(session.events)
-            idle_s = reply_gap(session.log.history.entries)
+            idle_s = session.idle_seconds
             ctx = session.prepare()
             call = len(result.steps) + 1
             events = tuple(session.events[n_events:])
