@@ -356,13 +356,15 @@ class TestStreaming:
         started = time.monotonic()
         with pytest.raises(Cancelled):
             chat(server, sleeps).complete(REQ, cancel=cancel)
+        # Promptly: well before the 10 s the stream would take (the margin is for a loaded
+        # machine, where a thread may wait a second or more to be scheduled).
         elapsed_after_cancel = time.monotonic() - started - 0.4
-        assert elapsed_after_cancel < 1.0
-        deadline = time.monotonic() + 2.0
+        assert elapsed_after_cancel < 4.0
+        deadline = time.monotonic() + 4.0
         while not server.disconnects and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(server.disconnects) == 1
-        assert server.disconnects[0] - started < 1.4
+        assert server.disconnects[0] - started < 5.0
         assert len(server.received) == 1
 
     def test_cancel_while_the_server_is_silent_returns_promptly(
