@@ -415,3 +415,30 @@ def anthropic_stream(
 def anthropic_error(message: str, *, type_: str = "invalid_request_error") -> dict[str, Any]:
     """An Anthropic-style error body."""
     return {"type": "error", "error": {"type": type_, "message": message}}
+
+
+def cancel_mid_stream(
+    server: ScriptedServer, cancel: threading.Event, after_s: float = 0.4
+) -> Callable[[], float]:
+    """Set ``cancel`` ``after_s`` seconds after ``server`` got its first request (so that the
+    stream has started, however long the client took to send it), in a thread. Returns a
+    function that waits for that thread and gives the time (``time.monotonic``) the event
+    was set."""
+    cancelled_at: list[float] = []
+
+    def run() -> None:
+        until = time.monotonic() + 30.0
+        while not server.received and time.monotonic() < until:
+            time.sleep(0.01)
+        time.sleep(after_s)
+        cancelled_at.append(time.monotonic())
+        cancel.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+
+    def when() -> float:
+        thread.join()
+        return cancelled_at[0]
+
+    return when
