@@ -285,6 +285,8 @@ def expect(
         raise TranscriptError(str(path), expected, line=line, json_path=json_path)
 
 
+_blake2b = hashlib.blake2b
+
 #: ``orjson.dumps`` options of :func:`body_hash`: canonical JSON (sorted keys) with every
 #: dataclass handed to :func:`~ctxengine.model.codec.wire` (orjson's own form would keep
 #: ``None`` fields).
@@ -360,20 +362,25 @@ class LogBuilder:
         stable across re-imports as a hash of the body and cheaper (an id already taken
         falls back to the body hash, as in :meth:`add`)."""
         entries = self.entries
-        parent = entries[-1].id if entries else None
-        key = (parent.encode() if parent is not None else b"") + b"\0" + digest
-        entry_id = HASH_PREFIX + hashlib.blake2b(key, digest_size=16).hexdigest()
-        if entry_id in self._ids:
+        if entries:
+            parent: str | None = entries[-1].id
+            key = parent.encode() + b"\0" + digest
+        else:
+            parent, key = None, b"\0" + digest
+        entry_id = HASH_PREFIX + _blake2b(key, digest_size=16).hexdigest()
+        ids = self._ids
+        if entry_id in ids:
             return self.add(body, source_id=entry_id, created_at=created_at, meta=meta)
-        self._ids.add(entry_id)
+        ids.add(entry_id)
+        # positional: id, session_id, seq, body, parent_id, created_at, meta
         entry = Entry(
-            id=entry_id,
-            session_id=self.session_id,
-            seq=len(entries),
-            body=body,
-            parent_id=parent,
-            created_at=created_at,
-            meta=dict(meta) if meta else {},
+            entry_id,
+            self.session_id,
+            len(entries),
+            body,
+            parent,
+            created_at,
+            dict(meta) if meta else {},
         )
         entries.append(entry)
         return entry

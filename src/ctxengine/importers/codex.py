@@ -60,6 +60,8 @@ from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Message, Part, TextPart, Usage
 
+_blake2b = hashlib.blake2b
+
 _SNIFF = re.compile(rb'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
 _ASSISTANT_ITEMS = frozenset(
     {
@@ -148,14 +150,17 @@ class _Reader:
         self.raw = raw
         self.digest = None
         kind, payload = obj.get("type"), obj.get("payload")
-        if not isinstance(kind, str) or not isinstance(payload, dict):
+        # exact types: the objects come from a JSON parser (no subclasses)
+        if type(kind) is not str or type(payload) is not dict:
             self.report.skip(
                 "malformed line",
                 "expected a rollout line with a string `type` and a `payload` object",
                 line=line,
             )
             return
-        created = opt_str(obj, "timestamp")
+        created = obj.get("timestamp")
+        if type(created) is not str:
+            created = None
         if kind == "response_item":
             self._item(line, payload, created)
         elif kind == "event_msg":
@@ -189,23 +194,27 @@ class _Reader:
 
     def _line_digest(self) -> bytes:
         """The digest of the line being read (computed once: a ``compacted`` line gives
-        several entries)."""
+        several entries; :func:`~._log.source_digest`, inlined in :meth:`_item`)."""
         if self.digest is None:
             self.digest = source_digest(self.raw)
         return self.digest
 
     def _item(self, line: int, payload: dict[str, Any], created: str | None) -> None:
         kind = payload.get("type")
-        if not isinstance(kind, str):
+        if type(kind) is not str:
             self.report.skip("item without type", "expected a string `payload.type`", line=line)
             return
-        if (kind == "message" and payload.get("role") == "assistant") or kind in _ASSISTANT_ITEMS:
-            if not self.group:
+        if kind in _ASSISTANT_ITEMS or (kind == "message" and payload.get("role") == "assistant"):
+            group = self.group
+            if not group:
                 self.group_at = created
-            before = len(self.group)
-            self.items.assistant(line, payload, self.group, self.group_meta)
-            if len(self.group) > before:
-                self.group_lines.append(self._line_digest())
+            before = len(group)
+            self.items.assistant(line, payload, group, self.group_meta)
+            if len(group) > before:
+                digest = self.digest
+                if digest is None:
+                    digest = self.digest = _blake2b(self.raw, digest_size=16).digest()
+                self.group_lines.append(digest)
         elif kind == "compaction_summary":
             self._item(line, {**payload, "type": "compaction"}, created)
         elif kind == "message":
@@ -228,20 +237,24 @@ class _Reader:
             )
 
     def _event(self, line: int, payload: dict[str, Any]) -> None:
-        kind = opt_str(payload, "type") or "?"
+        kind = payload.get("type")
+        if type(kind) is not str or not kind:
+            kind = "?"
         if kind == "token_count":
-            last = opt_dict(opt_dict(payload, "info"), "last_token_usage")
-            if last:
-                cached = opt_int(last, "cached_input_tokens")
-                self.usage = Usage(
-                    input_tokens=max(0, opt_int(last, "input_tokens") - cached),
-                    output_tokens=opt_int(last, "output_tokens"),
-                    cache_read_tokens=cached,
-                )
-                self.usage_line = self.raw
-            window = opt_int(opt_dict(payload, "info"), "model_context_window")
-            if window:
-                self.info["model_context_window"] = window
+            info = payload.get("info")
+            if type(info) is dict:
+                last = info.get("last_token_usage")
+                if type(last) is dict and last:
+                    cached = opt_int(last, "cached_input_tokens")
+                    self.usage = Usage(
+                        input_tokens=max(0, opt_int(last, "input_tokens") - cached),
+                        output_tokens=opt_int(last, "output_tokens"),
+                        cache_read_tokens=cached,
+                    )
+                    self.usage_line = self.raw
+                window = opt_int(info, "model_context_window")
+                if window:
+                    self.info["model_context_window"] = window
         elif kind == "turn_aborted" and self.group:
             self.group_meta["stop_reason"] = "aborted"
             self.group_lines.append(self._line_digest())
