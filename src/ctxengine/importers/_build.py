@@ -180,10 +180,18 @@ def _jsonl_objects(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """:func:`iter_jsonl` over ``lines`` (each with its newline, the last one perhaps
     without)."""
+    loads = orjson.loads
     for number, raw in enumerate(lines, start=1):
         if number == 1:
             raw = raw.removeprefix(BOM)
-        if not raw.strip():
+        if not raw or raw.isspace():
+            continue
+        try:  # the common case, a JSON object; anything else is read again below
+            value = loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+        if type(value) is dict:
+            yield number, value
             continue
         try:
             value, error = parse_json(raw, report, line=number)
@@ -335,14 +343,15 @@ class LogBuilder:
                 entry_id = f"{base}#{n}"
                 n += 1
         ids.add(entry_id)
+        # positional: id, session_id, seq, body, parent_id, created_at, meta
         entry = Entry(
-            id=entry_id,
-            session_id=self.session_id,
-            seq=len(entries),
-            body=body,
-            parent_id=parent,
-            created_at=created_at,
-            meta=dict(meta) if meta else {},
+            entry_id,
+            self.session_id,
+            len(entries),
+            body,
+            parent,
+            created_at,
+            dict(meta) if meta else {},
         )
         entries.append(entry)
         return entry

@@ -116,7 +116,15 @@ class ImportReport:
         first of them at ``line`` / ``json_path`` (never raises). An importer that meets
         thousands of them may report the first when it meets it and the others in one call
         at the end: the report is the same."""
-        self._add("ignored", kind, None, line, json_path, count)
+        # :meth:`_add` inlined (never strict): importers call this once per ignored record
+        key = ("ignored", kind)
+        counts = self._counts
+        seen = counts.get(key)
+        if seen is None:
+            self._issues[key] = Issue("ignored", kind, 1, line, json_path, None)
+            counts[key] = count
+        else:
+            counts[key] = seen + count
 
     def _add(
         self,
