@@ -66,18 +66,34 @@ def _skip(text: str, pos: int) -> int:
 
 def _list_items(text: str, pos: int) -> tuple[Any, ...]:
     """Complete elements of the list starting at ``text[pos] == "["``."""
+    return _list_scan(text, pos)[0]
+
+
+def _list_scan(text: str, pos: int) -> tuple[tuple[Any, ...], int | None]:
+    """Complete elements of the list starting at ``text[pos] == "["``, and the position after
+    its closing bracket when the whole list is in ``text`` and valid JSON (else ``None``): one
+    pass over the list, where decoding the whole value first would scan a cut list twice."""
     found: list[Any] = []
+    end = len(text)
+    valid = True
+    after_comma = False
     pos = _skip(text, pos + 1)
-    while pos < len(text) and text[pos] != "]":
+    while pos < end and text[pos] != "]":
         try:
             value, pos = _DECODER.raw_decode(text, pos)
         except _UNDECODABLE:
-            break
+            return tuple(found), None
         found.append(value)
+        after_comma = False
         pos = _skip(text, pos)
-        if pos < len(text) and text[pos] == ",":
+        if pos < end and text[pos] == ",":
             pos = _skip(text, pos + 1)
-    return tuple(found)
+            after_comma = True
+        elif pos < end and text[pos] != "]":
+            valid = False  # elements without a comma between them: read on, as before
+    if pos < end and valid and not after_comma:
+        return tuple(found), pos + 1
+    return tuple(found), None
 
 
 def _object(text: str, pos: int) -> Peek:
@@ -96,18 +112,19 @@ def _object(text: str, pos: int) -> Peek:
             break
         pos = _skip(text, pos + 1)
         keys.append(key)
-        is_list = pos < len(text) and text[pos] == "["
-        if is_list:
+        if pos < len(text) and text[pos] == "[":
             snippets[key] = text[pos : pos + _SNIPPET_CHARS]
-        try:
-            value, pos = _DECODER.raw_decode(text, pos)
-        except _UNDECODABLE:
-            if is_list:
-                lists[key] = _list_items(text, pos)
-            break
-        values[key] = value
-        if isinstance(value, list):
-            lists[key] = tuple(value)
+            items, after = _list_scan(text, pos)
+            lists[key] = items
+            if after is None:
+                break
+            values[key], pos = list(items), after
+        else:
+            try:
+                value, pos = _DECODER.raw_decode(text, pos)
+            except _UNDECODABLE:
+                break
+            values[key] = value
         pos = _skip(text, pos)
         if pos < len(text) and text[pos] == ",":
             pos = _skip(text, pos + 1)
