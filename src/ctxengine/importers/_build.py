@@ -371,11 +371,11 @@ class LogBuilder:
         stable across re-imports as a hash of the body and cheaper (an id already taken
         falls back to the body hash, as in :meth:`add`)."""
         entries = self.entries
+        parent: str | None = None
+        key = b"\0" + digest
         if entries:
-            parent: str | None = entries[-1].id
-            key = parent.encode() + b"\0" + digest
-        else:
-            parent, key = None, b"\0" + digest
+            last_id = entries[-1].id
+            parent, key = last_id, last_id.encode() + key
         entry_id = HASH_PREFIX + _blake2b(key, digest_size=16).hexdigest()
         ids = self._ids
         if entry_id in ids:

@@ -59,6 +59,9 @@ _EXIT_HEADER = re.compile(r"\AExit code: (-?\d+)")
 _EXIT_ZERO_END = re.compile(r'[{,]"metadata":\{"exit_code":0,"duration_seconds":[0-9.eE+-]+\}\}\Z')
 #: Output prefixes of tool failures reported as plain text (sandbox denials, patch errors).
 _FAILURE_PREFIXES = ("failed in sandbox", "error:", "execution error:")
+#: Characters of an output's head compared with :data:`_FAILURE_PREFIXES` (one more than the
+#: longest, so that lowering a cut head never differs from lowering the whole text there).
+_FAILURE_HEAD = max(map(len, _FAILURE_PREFIXES)) + 1
 _TEXT_ITEMS = frozenset({"input_text", "output_text", "text", "refusal"})
 #: Key of the part meta holding a provider-side item.
 PROVIDER_ITEM = "provider_item"
@@ -69,7 +72,7 @@ Content = TextPart | ImagePart
 def tool_output_is_error(text: str) -> bool:
     """True when a Codex tool output reports failure: JSON ``metadata.exit_code`` ≠ 0 (0.3x),
     an ``Exit code: N`` header with N ≠ 0 (later versions), or a sandbox / patch failure."""
-    if text.startswith("{") and '"exit_code"' in text[-400:]:
+    if text.startswith("{") and text.find('"exit_code"', len(text) - 400) >= 0:
         if _EXIT_ZERO_END.search(text, max(0, len(text) - 120)) is not None:
             return False  # the usual success, told without parsing the whole output
         try:
@@ -82,7 +85,8 @@ def tool_output_is_error(text: str) -> bool:
     match = _EXIT_HEADER.match(text)
     if match:
         return int(match.group(1)) != 0
-    return text.lstrip().lower().startswith(_FAILURE_PREFIXES)
+    # only the head is lowered: a prefix of the lowered text is the lowered prefix
+    return text.lstrip()[:_FAILURE_HEAD].lower().startswith(_FAILURE_PREFIXES)
 
 
 class Items:

@@ -55,7 +55,7 @@ from ctxengine.importers._build import LOCATED, CallIds, LogBuilder, file_digest
 from ctxengine.importers._codex_items import Items, tool_output_is_error
 from ctxengine.importers._lines import iter_objects
 from ctxengine.importers._log import source_digest
-from ctxengine.importers._parts import opt_dict, opt_int, opt_str, title_of
+from ctxengine.importers._parts import opt_dict, opt_str, title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import CompactionRecord, Message, Part, TextPart, Usage
@@ -245,15 +245,20 @@ class _Reader:
             if type(info) is dict:
                 last = info.get("last_token_usage")
                 if type(last) is dict and last:
-                    cached = opt_int(last, "cached_input_tokens")
+                    # opt_int inlined: an exact int (a JSON parser gives no bool for a number)
+                    cached = last.get("cached_input_tokens")
+                    if type(cached) is not int:
+                        cached = 0
+                    given = last.get("input_tokens")
+                    output = last.get("output_tokens")
                     self.usage = Usage(
-                        input_tokens=max(0, opt_int(last, "input_tokens") - cached),
-                        output_tokens=opt_int(last, "output_tokens"),
-                        cache_read_tokens=cached,
+                        max(0, (given if type(given) is int else 0) - cached),
+                        output if type(output) is int else 0,
+                        cached,
                     )
                     self.usage_line = self.raw
-                window = opt_int(info, "model_context_window")
-                if window:
+                window = info.get("model_context_window")
+                if type(window) is int and window:
                     self.info["model_context_window"] = window
         elif kind == "turn_aborted" and self.group:
             self.group_meta["stop_reason"] = "aborted"

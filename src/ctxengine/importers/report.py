@@ -117,7 +117,7 @@ class ImportReport:
         thousands of them may report the first when it meets it and the others in one call
         at the end: the report is the same."""
         # :meth:`_add` inlined (never strict): importers call this once per ignored record
-        key = ("ignored", kind)
+        key: tuple[Action, str] = ("ignored", kind)
         counts = self._counts
         seen = counts.get(key)
         if seen is None:
