@@ -397,11 +397,15 @@ class SQLiteStore:
             batch = list(zip(new[start : start + IMPORT_BATCH_ENTRIES], rows[start:], strict=False))
             try:
                 with self._write(operation) as conn:
-                    if start == 0:
-                        self._insert_session(conn, info, operation)
-                    known = self._stored_ids(conn, sid, [e.id for e, _ in batch])
-                    fresh = [(e, row) for e, row in batch if e.id not in known]
-                    next_seq = self._last_seq(conn, sid) + 1
+                    if start == 0 and self._insert_session(conn, info, operation):
+                        # the session row is new in this transaction, so no entry refers to
+                        # it yet (entries reference their session; the insert trigger would
+                        # refuse a wrong seq or a stored id all the same)
+                        fresh, next_seq = batch, 0
+                    else:
+                        known = self._stored_ids(conn, sid, [e.id for e, _ in batch])
+                        fresh = [(e, row) for e, row in batch if e.id not in known]
+                        next_seq = self._last_seq(conn, sid) + 1
                     conn.executemany(
                         f"INSERT INTO entries ({_rows.ENTRY_COLUMNS}) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
