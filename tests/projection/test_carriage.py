@@ -53,8 +53,9 @@ def test_there_are_carried_and_dropped_variants() -> None:
     # redacted or not = 8 reasoning parts, plus its compaction item with an object payload.
     assert sum(carries("anthropic", p) for p in PARTS) == 9
     assert sum(carries("openai", p) for p in PARTS) == 0
-    # Responses: signature "sig-1" × "openai" × 2 texts, not redacted.
-    assert sum(carries("openai-responses", p) for p in PARTS) == 2
+    # Responses: signature "sig-1" × "openai" × 2 texts, not redacted; plus OpenAI's own
+    # compaction item with an object payload.
+    assert sum(carries("openai-responses", p) for p in PARTS) == 3
 
 
 @pytest.mark.parametrize("part", PARTS, ids=repr)
@@ -76,7 +77,10 @@ def test_the_openai_renderer_follows_carries(part: Part) -> None:
 def test_the_responses_renderer_follows_carries(part: Part) -> None:
     items = render_openai_responses(context(part))["input"]
     assert (len(items) == 4) == carries("openai-responses", part)
-    assert (items[1]["type"] == "reasoning") == carries("openai-responses", part)
+    kind = "compaction" if isinstance(part, NativeCompactionPart) else "reasoning"
+    assert (items[1]["type"] == kind) == carries("openai-responses", part)
+    if kind == "compaction" and carries("openai-responses", part):
+        assert items[1] == json.loads(COMPACTION)
     assert items[-2] == {
         "type": "message",
         "role": "assistant",

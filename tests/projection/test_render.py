@@ -231,7 +231,7 @@ class TestAnthropic:
             ],
         }
 
-    def test_thinking_leads_a_merged_reply_and_foreign_or_unsigned_reasoning_is_dropped(
+    def test_compaction_then_thinking_lead_a_merged_reply_and_foreign_reasoning_is_dropped(
         self,
     ) -> None:
         foreign = ReasoningPart("", signature="gAAAA-openai", meta={"provider": "openai"})
@@ -249,9 +249,9 @@ class TestAnthropic:
             {
                 "role": "assistant",
                 "content": [
+                    {"type": "compaction", "content": "sum"},
                     {"type": "redacted_thinking", "data": "REDACTED"},
                     {"type": "text", "text": "part one"},
-                    {"type": "compaction", "content": "sum"},
                     {"type": "tool_use", "id": "a", "name": "noargs", "input": {}},
                 ],
             },

@@ -46,11 +46,14 @@ class TestResponsesRenderer:
             Message(
                 "assistant",
                 (
+                    NativeCompactionPart(
+                        "openai", '{"type":"compaction","id":"cmp_1","encrypted_content":"enc-c"}'
+                    ),
                     OPENAI_THOUGHT,
                     TextPart("Reading "),
                     TextPart("it."),
                     call("c1", "read", '{"path": "a.py"}'),
-                    NativeCompactionPart("openai", "{}"),
+                    NativeCompactionPart("anthropic", '{"type":"compaction","content":"s"}'),
                 ),
             ),
             tool(ToolResultPart("c1", (TextPart("print(1)"), PNG, notes))),
@@ -78,6 +81,7 @@ class TestResponsesRenderer:
                         {"type": "input_text", "text": "notes.txt\nline one"},
                     ],
                 },
+                {"type": "compaction", "id": "cmp_1", "encrypted_content": "enc-c"},
                 {
                     "type": "reasoning",
                     "summary": [{"type": "summary_text", "text": "plan"}],

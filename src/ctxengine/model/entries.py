@@ -50,6 +50,11 @@ class CompactionRecord:
             after it are projected as entries logged after this record (their signed
             reasoning kept, a continuation message before them). ``None``: the entry just
             before this record.
+        native: the provider that compacted (``"anthropic"``, ``"openai"``): the first entry
+            of ``lead_ids`` holds its opaque compaction item (a ``native_compaction`` part,
+            exactly as returned), which requests to that provider send first in place of the
+            continuation state; every other request shows ``summary``, a continuation state
+            written locally from the same range. ``None``: a local compaction.
     """
 
     summary: str
@@ -68,6 +73,7 @@ class CompactionRecord:
     continuation: bool | None = None
     reinjected: tuple[str, ...] | None = None
     snapshot_id: str | None = None
+    native: str | None = None
     kind: Literal["compaction"] = "compaction"
 
 

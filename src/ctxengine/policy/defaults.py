@@ -733,3 +733,27 @@ CLAUDE_CODE_IDLE_COMPACT_SECONDS = 3_600.0
 #: when that saves at least 20K tokens (seed 000 §5.4, observed in the CLI's strings).
 CLAUDE_CODE_MICROCOMPACT_KEEP_RESULTS = 5
 CLAUDE_CODE_MICROCOMPACT_MIN_TOKENS = 20_000
+
+# ----------------------------------------------------------------- provider-native compaction
+#: Anthropic's server compaction at a token threshold (``compact_20260112`` edit of
+#: ``context_management``): the API starts it at this many input tokens when the edit names
+#: no trigger, and rejects a trigger below the minimum (platform.claude.com
+#: build-with-claude/compaction-threshold; the SDK's ``BetaCompact20260112EditParam``:
+#: "Defaults to 150000 input tokens"; shared/reference/python-peers.md §7 "trigger default
+#: 150k (minimum 50k)").
+ANTHROPIC_COMPACT_TRIGGER_DEFAULT = 150_000
+ANTHROPIC_COMPACT_TRIGGER_MIN = 50_000
+#: Beta headers (``anthropic-beta``) of the Anthropic features (platform.claude.com: the
+#: compaction-threshold page names ``compact-2026-01-12``; the compaction-background page and
+#: the SDK's ``compact_before_next_turn`` name ``compact-2026-09-04`` for the top-level
+#: ``compaction`` request parameter, on demand or in the background; the context-editing
+#: page names ``context-management-2025-06-27`` for ``clear_tool_uses_20250919`` and
+#: ``clear_thinking_20251015``).
+ANTHROPIC_BETA_COMPACT_THRESHOLD = "compact-2026-01-12"
+ANTHROPIC_BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"
+ANTHROPIC_BETA_CONTEXT_EDITING = "context-management-2025-06-27"
+#: Request fields a compaction request of the Messages API may not carry: it returns only
+#: the compaction block, so the fields that shape a reply are rejected (the SDK's
+#: ``_without_compaction_incompatible_params``: ``context_management``, ``stop_sequences``,
+#: ``output_format``; a forced ``tool_choice`` too).
+ANTHROPIC_COMPACTION_DROPPED_FIELDS = ("context_management", "stop_sequences", "output_format")

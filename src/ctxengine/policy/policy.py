@@ -6,7 +6,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import defaults as d
@@ -62,6 +62,12 @@ ThrashGuard: TypeAlias = Literal["model", "always", "off"]
 #: Templates a model summarizer may write to (the headings of each system's summary).
 TemplateName: TypeAlias = Literal["default", "pi", "codex", "gemini-cli", "opencode", "claude-code"]
 
+#: Who executes a compaction (:mod:`ctxengine.ladder.plan`): ``"local"`` (the ladder's own
+#: summarizer), ``"native"`` (the provider compacts: Anthropic's ``compaction`` block, OpenAI's
+#: encrypted ``compaction`` item), ``"auto"`` (native where the model's profile says
+#: ``native_compaction`` and the API has it, local otherwise).
+Backend: TypeAlias = Literal["local", "native", "auto"]
+
 #: What a model summarizer does when its own request overflows the summary model: shrink the
 #: transcript step by step (85/70/50/35 %), or drop the oldest messages first (Codex; Claude
 #: Code ``truncateHeadForPTLRetry``).
@@ -101,6 +107,94 @@ class ModelOverride(BaseModel):
     max_context_tokens: int | None = Field(None, gt=0)
     max_output_tokens: int | None = Field(None, gt=0)
     keep_recent_tokens: int | None = Field(None, ge=0)
+
+
+class ClearToolUses(BaseModel):
+    """Anthropic context editing ``clear_tool_uses_20250919``, passed through as configured
+    (platform.claude.com build-with-claude/context-editing); a field left ``None`` is not
+    sent and the API's default applies (trigger 100,000 input tokens, keep 3 tool uses).
+
+    Attributes:
+        trigger_tokens / trigger_tool_uses: start clearing at this many input tokens, or
+            tool uses (at most one of the two).
+        keep_tool_uses: the newest tool uses kept.
+        clear_at_least_tokens: clear only when at least this many tokens go (so that the
+            prompt cache it breaks pays off).
+        exclude_tools: tools whose uses are never cleared.
+        clear_tool_inputs: also clear the inputs of the calls: all (``True``) or these
+            tools'.
+
+    Raises:
+        ConfigError: an invalid field, or both triggers.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid clear_tool_uses: {exc}") from None
+
+    @model_validator(mode="after")
+    def _one_trigger(self) -> ClearToolUses:
+        if self.trigger_tokens is not None and self.trigger_tool_uses is not None:
+            raise ValueError("give trigger_tokens or trigger_tool_uses, not both")
+        return self
+
+    trigger_tokens: int | None = Field(None, gt=0)
+    trigger_tool_uses: int | None = Field(None, gt=0)
+    keep_tool_uses: int | None = Field(None, ge=0)
+    clear_at_least_tokens: int | None = Field(None, gt=0)
+    exclude_tools: tuple[str, ...] | None = None
+    clear_tool_inputs: bool | tuple[str, ...] | None = None
+
+    def edit(self) -> dict[str, Any]:
+        """The edit as the Messages API takes it in ``context_management.edits``."""
+        out: dict[str, Any] = {"type": "clear_tool_uses_20250919"}
+        if self.trigger_tokens is not None:
+            out["trigger"] = {"type": "input_tokens", "value": self.trigger_tokens}
+        if self.trigger_tool_uses is not None:
+            out["trigger"] = {"type": "tool_uses", "value": self.trigger_tool_uses}
+        if self.keep_tool_uses is not None:
+            out["keep"] = {"type": "tool_uses", "value": self.keep_tool_uses}
+        if self.clear_at_least_tokens is not None:
+            out["clear_at_least"] = {"type": "input_tokens", "value": self.clear_at_least_tokens}
+        if self.exclude_tools is not None:
+            out["exclude_tools"] = list(self.exclude_tools)
+        if self.clear_tool_inputs is not None:
+            inputs = self.clear_tool_inputs
+            out["clear_tool_inputs"] = inputs if isinstance(inputs, bool) else list(inputs)
+        return out
+
+
+class ClearThinking(BaseModel):
+    """Anthropic context editing ``clear_thinking_20251015``, passed through as configured:
+    the thinking of all but the newest ``keep_turns`` assistant turns is cleared
+    (``"all"``: none; ``None``: the API's default, the last turn).
+
+    Raises:
+        ConfigError: an invalid field.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid clear_thinking: {exc}") from None
+
+    keep_turns: int | Literal["all"] | None = None
+
+    def edit(self) -> dict[str, Any]:
+        """The edit as the Messages API takes it in ``context_management.edits``."""
+        out: dict[str, Any] = {"type": "clear_thinking_20251015"}
+        if self.keep_turns == "all":
+            out["keep"] = "all"
+        elif self.keep_turns is not None:
+            out["keep"] = {"type": "thinking_turns", "value": self.keep_turns}
+        return out
 
 
 class Policy(BaseModel):
@@ -225,6 +319,23 @@ class Policy(BaseModel):
     ``fallback_keep_share``         the fallback cuts its own way: it keeps this share of the
                                     conversation's messages (Roo Code 50 %), and the first
                                     ``fallback_retain_first`` messages
+    *provider-native compaction*
+    ``compaction_backend``          :data:`Backend`: who executes a compaction. ``"native"``
+                                    and ``"auto"`` take effect where a session calls its
+                                    model (:meth:`~ctxengine.engine.Session.complete`, or
+                                    ``prepare(api=…)``) on the Anthropic Messages or OpenAI
+                                    Responses API
+    ``native_trigger_tokens``       where the provider starts a compaction on its own (the
+                                    ``compact_20260112`` trigger, OpenAI
+                                    ``compact_threshold``); ``None``: the budget's trigger,
+                                    for Anthropic at least 50,000 (its minimum; 150,000 is
+                                    its default)
+    ``native_instructions``         replace Anthropic's summarization prompt
+    ``native_pause_after_compaction`` Anthropic returns the compaction block alone
+                                    (``stop_reason: "compaction"``); the session stores it
+                                    and asks again
+    ``native_clear_tool_uses``      :class:`ClearToolUses`, sent to Anthropic as configured
+    ``native_clear_thinking``       :class:`ClearThinking`, sent to Anthropic as configured
     ==============================  ========================================================
 
     Raises:
@@ -314,6 +425,13 @@ class Policy(BaseModel):
     fallback_summarizer: Literal["extractive", "none"] = "extractive"
     fallback_keep_share: float | None = Field(None, gt=0, lt=1)
     fallback_retain_first: int = Field(0, ge=0)
+    # provider-native compaction
+    compaction_backend: Backend = "local"
+    native_trigger_tokens: int | None = Field(None, gt=0)
+    native_instructions: str | None = None
+    native_pause_after_compaction: bool = False
+    native_clear_tool_uses: ClearToolUses | None = None
+    native_clear_thinking: ClearThinking | None = None
 
     @property
     def breaker_threshold(self) -> int:

@@ -1,6 +1,8 @@
 """Protocol checks of an Anthropic Messages request body (used by ``validate``).
 
-Besides the roles, blocks and tool pairing: mid-conversation system messages (``role:
+Besides the roles, blocks and tool pairing (the first message is a user message, or an
+assistant message opening with a ``compaction`` block; a compaction block opens its
+message, before any thinking): mid-conversation system messages (``role:
 "system"`` inside ``messages``, taken by Claude Opus 4.8 and later) only after the first
 user or assistant message, with text blocks only, each run of them before an assistant
 message or at the end; and at most :data:`MAX_CACHE_BREAKPOINTS` ``cache_control`` markers
@@ -128,11 +130,14 @@ def _check_message(
         if kind not in allowed:
             problems.append(f"{at}: {kind} block not allowed in a {role} message")
             continue
+        if kind == "compaction" and k > 0:
+            problems.append(f"{at}: a compaction block must open its message")
         lead = kind in _THINKING if role == "assistant" else kind == "tool_result"
+        opens = lead or kind == "compaction"
         if lead and seen_other:
             what = "thinking blocks" if role == "assistant" else "tool_result blocks"
             problems.append(f"{at}: {what} must come before every other block")
-        seen_other = seen_other or not lead
+        seen_other = seen_other or not opens
         _check_block(at, block, problems)
 
 
@@ -191,7 +196,7 @@ def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] 
             problems.append(f"{where}: invalid role {role!r} (system goes in the top-level field)")
             prev_role, open_uses = role, []
             continue
-        if prev_role is None and role != "user":
+        if prev_role is None and role != "user" and not _opens_with_compaction(msg):
             problems.append(f"{where}: the first message must be a user message")
         if role == prev_role:
             problems.append(f"{where}: two {role} messages in a row (roles must alternate)")
@@ -240,6 +245,14 @@ def check_anthropic(body: Any, strict: bool = False, known_ids: Collection[str] 
         what = "tool_use or tool_result blocks"
         check_declared(used, declared, problems, needs_tools=tool_blocks, what=what)
     return problems
+
+
+def _opens_with_compaction(msg: Mapping[str, Any]) -> bool:
+    """The message's first block is a ``compaction`` block: the API takes it first in
+    ``messages``, in place of the messages it summarizes."""
+    content = msg.get("content")
+    first = content[0] if isinstance(content, list) and content else None
+    return isinstance(first, Mapping) and first.get("type") == "compaction"
 
 
 def _check_system_message(

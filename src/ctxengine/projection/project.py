@@ -18,6 +18,16 @@ Layout of the result::
                   of its own (after the results of any tool call still open there), unless
                   the entry it pins is shown verbatim
 
+A native compaction (the record's ``native`` set: the provider compacted) is laid out as
+head, its continuation state marked as the stand-in of the provider's item
+(:data:`~ctxengine.model.carriage.STAND_IN`), the entry holding the item (its
+``lead_ids``), pinned, durable, tail: a request to that provider leaves the stand-in out and
+opens with the item; every other request drops the item and reads the stand-in. Its size
+counts the item, not the stand-in. The item of a native compaction no longer in force is
+left out wherever its message is shown, and a tail kept across a native compaction keeps
+its signed reasoning (the provider's background compaction swaps the prefix it summarized
+"so that thinking produced while the summary was being written stays valid").
+
 Then, on the retained messages and the tail: pruned tool results become one-line
 placeholders, long tool results are truncated at source (head + marker + tail), stale signed
 reasoning is dropped from the messages kept across the compaction, and the sanitizer repairs
@@ -52,6 +62,8 @@ from ctxengine.model import (
     UnpinRecord,
     current_entries,
 )
+from ctxengine.model.carriage import NATIVE_LEAD, STAND_IN
+from ctxengine.model.parts import NativeCompactionPart
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context, Truncation
 from ctxengine.projection.frame import neutralize_message
@@ -144,6 +156,27 @@ def _first_kept_role(entries: Sequence[Entry], record: CompactionRecord) -> str 
             msg = entry.message
             return msg.role if msg is not None else None
     return None
+
+
+def _stand_in(message: Message, provider: str) -> Message:
+    """``message`` marked as standing in for ``provider``'s native compaction item."""
+    return dataclasses.replace(message, meta={**message.meta, STAND_IN: provider})
+
+
+def _without_stale_item(message: Message, entry_id: str, in_force: frozenset[str]) -> Message | None:
+    """``message`` without the native compaction item it holds (``meta`` marked
+    :data:`~ctxengine.model.carriage.NATIVE_LEAD`) unless its entry leads the compaction in
+    force (``in_force``); ``None`` when nothing else is left. Other messages unchanged."""
+    if NATIVE_LEAD not in message.meta or entry_id in in_force:
+        return message
+    parts = tuple(p for p in message.parts if not isinstance(p, NativeCompactionPart))
+    if not parts:
+        return None
+    return dataclasses.replace(message, parts=parts)
+
+
+def _is_stand_in(message: Message) -> bool:
+    return STAND_IN in message.meta
 
 
 def _shown_only(
@@ -370,6 +403,8 @@ def project(
                 memo.continuations[cont_key] = frame
         if record.injection == "acknowledged" and _first_kept_role(entries, record) == "assistant":
             frame = frame[:1]
+        if record.native is not None:
+            frame = tuple(_stand_in(m, record.native) for m in frame)
         messages.extend(frame)
         sources.extend([None] * len(frame))
         for text in record.reinjected or ():
@@ -377,19 +412,29 @@ def project(
             sources.append(None)
     order, n_lead = _tail_order(entries, start, comp_index, record)
     seen_end = _seen_end(entries, comp_index, record) if record is not None else comp_index
-    if pins:
-        language = _pins_language(entries, record, order[0] if order else len(entries))
-        messages.append(neutralize_message(pinned_message(pins, language)))
-        sources.append(None)
-    messages.extend(neutralize_message(m) for m in durable)
-    sources.extend([None] * len(durable))
+    native = record is not None and record.native is not None
+    in_force = frozenset(record.lead_ids or ()) if record is not None else frozenset()
 
+    def pinned_and_durable() -> None:
+        if pins:
+            language = _pins_language(entries, record, order[0] if order else len(entries))
+            messages.append(neutralize_message(pinned_message(pins, language)))
+            sources.append(None)
+        messages.extend(neutralize_message(m) for m in durable)
+        sources.extend([None] * len(durable))
+
+    if not native:
+        pinned_and_durable()
     preamble = tail_at = pre_end = len(messages)
     shown = set(sources)
     open_calls: set[str] = set()
     waiting: list[tuple[int, PinRecord]] = []
     for k, index in enumerate(order):
         if k == n_lead:
+            if native:
+                # A native item opens the request: the pinned and durable state follow it.
+                pinned_and_durable()
+                preamble = len(messages)
             tail_at = pre_end = len(messages)
         entry = entries[index]
         body = entry.body
@@ -400,6 +445,8 @@ def project(
                 continue
         else:
             msg = entry.message
+            if msg is not None:
+                msg = _without_stale_item(msg, entry.id, in_force)
             if msg is None or entry.id in head_ids:
                 continue
             msg = _project_message(
@@ -423,6 +470,11 @@ def project(
             waiting = []
         if index < seen_end:
             pre_end = len(messages)
+    if native and n_lead >= len(order):
+        pinned_and_durable()
+        preamble = tail_at = pre_end = len(messages)
+    if native:
+        pre_end = tail_at  # the provider keeps the reasoning of the tail it swapped in after
     if record is not None and record.continuation:
         # After the messages the compaction saw: every later entry follows it, so the
         # context of the epoch still only grows at its tail.
@@ -438,7 +490,7 @@ def project(
     report = dataclasses.replace(report, dropped_reasoning=dropped_reasoning)
     if report.dropped_results or report.duplicate_results:
         truncations, pruned_out = _shown_only(final, truncations, pruned_out)
-    message_tokens = sum(estimator.message(m) for m in final)
+    message_tokens = sum(estimator.message(m) for m in final if not _is_stand_in(m))
     tokens = message_tokens
     if tools:
         tokens += estimator.tools(tools)
@@ -572,6 +624,9 @@ def _extend(
     for entry in entries[n:]:
         msg = entry.message
         if msg is None or entry.id in head_ids or entry.id in lead:
+            return None
+        msg = _without_stale_item(msg, entry.id, lead)
+        if msg is None:
             return None
         messages.append(
             _project_message(

@@ -15,7 +15,8 @@ OpenAI Chat Completions (``"openai"``):
 
 Anthropic Messages (``"anthropic"``):
   - only ``user`` and ``assistant`` roles (no ``system`` inside ``messages``); the first
-    message is a user message; roles alternate;
+    message is a user message, or an assistant message opening with a ``compaction`` block
+    (a compaction block opens its message); roles alternate;
   - no empty content and no blank text block;
   - every ``tool_use`` is answered by a ``tool_result`` in the immediately following user
     message, where ``tool_result`` blocks come before every other block; no orphan or

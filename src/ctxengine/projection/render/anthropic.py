@@ -20,8 +20,10 @@ reasoning              signed: ``thinking`` block with its ``signature``; redact
                        the assistant content. Unsigned reasoning, and reasoning whose
                        ``meta["provider"]`` names another provider, is dropped (the API
                        accepts only its own signatures)
-native_compaction      Anthropic's own: the payload passed through as a content block;
-                       another provider's: dropped
+native_compaction      Anthropic's own: the payload passed through as a content block,
+                       exactly as stored (never marked for the cache); another
+                       provider's: dropped. A message standing in for Anthropic's own
+                       item (:func:`ctxengine.model.carriage.shown`) is left out
 
 Which reasoning and native parts are carried is decided by
 :func:`ctxengine.model.carriage.carries`, the definition the token estimate counts by.
@@ -35,7 +37,9 @@ Roles: every system and developer message, wherever it stands, goes into the top
 ``system`` string (joined by blank lines, in order). Tool messages become user messages.
 Consecutive messages of the same role are merged into one, since roles must alternate. When
 the first message would be an assistant message, a user message ``"(continuing)"`` is put
-first.
+first, unless it opens with a ``compaction`` block: the API takes that block first in
+``messages``, in place of the messages it summarizes (platform.claude.com compaction). In an
+assistant message a ``compaction`` block comes first, then thinking, then the rest.
 
 Mid-conversation system messages (``system_messages=True``, for a model whose profile sets
 ``mid_conversation_system``: Claude Opus 4.8 and later take ``role: "system"`` inside
@@ -80,7 +84,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
-from ctxengine.model.carriage import carries, native_block
+from ctxengine.model.carriage import carries, native_block, shown
 from ctxengine.projection._check_anthropic import MAX_CACHE_BREAKPOINTS, cache_control_paths
 from ctxengine.projection.context import Context
 from ctxengine.projection.render._common import (
@@ -95,8 +99,11 @@ from ctxengine.projection.render.ids import wire_id, wire_name
 
 Json = dict[str, Any]
 PROVIDER = "anthropic"
-#: Block types that must open a message of each role (stable order otherwise kept).
-_LEADING = {"assistant": ("thinking", "redacted_thinking"), "user": ("tool_result",)}
+#: Block types that must open a message of each role, in this order (stable order otherwise
+#: kept): an assistant turn opens with its compaction block, then its thinking.
+_LEADING = {"assistant": ("compaction", "thinking", "redacted_thinking"), "user": ("tool_result",)}
+#: Content block of Anthropic's compaction.
+COMPACTION = "compaction"
 
 
 def _text(text: str) -> Json:
@@ -216,6 +223,8 @@ def _items(
     system: list[str] = []
     items: list[tuple[str, list[Json], int]] = []
     for i, msg in enumerate(messages):
+        if not shown(PROVIDER, msg):
+            continue
         if msg.role in ("system", "developer"):
             text = _system_text(msg)
             if text:
@@ -275,8 +284,10 @@ def _turns(
             turns.append({"role": role, "content": blocks})
     for turn in turns:
         lead = _LEADING.get(turn["role"], ())
-        turn["content"].sort(key=lambda block: 0 if block["type"] in lead else 1)
-    if not turns or turns[0]["role"] != "user":
+        turn["content"].sort(
+            key=lambda block: lead.index(block["type"]) if block["type"] in lead else len(lead)
+        )
+    if not turns or (turns[0]["role"] != "user" and turns[0]["content"][0]["type"] != COMPACTION):
         turns.insert(0, {"role": "user", "content": [_text(CONTINUING_TEXT)]})
     return system, turns, last
 
@@ -388,6 +399,8 @@ def _blocks_at(body: Mapping[str, Any], paths: Sequence[str]) -> list[Json]:
 #: The prompt-cache breakpoint marker of the Messages API.
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 _THINKING = ("thinking", "redacted_thinking")
+#: Blocks never marked: thinking (the API refuses), compaction (sent exactly as returned).
+_UNMARKED = (*_THINKING, COMPACTION)
 _PATH_STEP = re.compile(r"(\w+)\[(\d+)\]")
 
 
@@ -413,7 +426,7 @@ def _mark_cache(body: dict[str, Any], preamble_end: Json | None) -> list[tuple[J
     marked: list[tuple[Json, str]] = []
 
     def mark(block: Json | None, label: str) -> None:
-        if block is None or block.get("type") in _THINKING:
+        if block is None or block.get("type") in _UNMARKED:
             return
         if any(block is m for m, _ in marked) or len(marked) == MAX_CACHE_BREAKPOINTS:
             return
@@ -430,7 +443,7 @@ def _mark_cache(body: dict[str, Any], preamble_end: Json | None) -> list[tuple[J
     mark(preamble_end, "end of the preamble")
     messages = body.get("messages") or []
     if len(messages) >= 2:
-        stable = [b for b in messages[-2]["content"] if b.get("type") not in _THINKING]
+        stable = [b for b in messages[-2]["content"] if b.get("type") not in _UNMARKED]
         mark(stable[-1] if stable else None, "newest stable message")
     return marked
 

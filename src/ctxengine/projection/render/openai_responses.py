@@ -26,7 +26,10 @@ reasoning              OpenAI's own encrypted reasoning (``meta["provider"] == "
                        encrypted_content}``, without its id, and only when an output item
                        of the same message follows it (the API rejects a reasoning item
                        with nothing after it); other reasoning is dropped
-native_compaction      dropped
+native_compaction      OpenAI's own (``provider == "openai"``): the item exactly as
+                       stored, in its place among the assistant message's items; another
+                       provider's: dropped. A message standing in for OpenAI's own item
+                       (:func:`ctxengine.model.carriage.shown`) is left out
 =====================  ===============================================================
 
 Which reasoning and native parts are carried is decided by
@@ -56,7 +59,7 @@ from ctxengine.model import (
     ToolCallPart,
     ToolResultPart,
 )
-from ctxengine.model.carriage import carries
+from ctxengine.model.carriage import carries, native_block, shown
 from ctxengine.projection.context import Context
 from ctxengine.projection.render._common import (
     data_url,
@@ -162,7 +165,14 @@ def _assistant(msg: Message) -> list[Json]:
                 else:
                     call = {"call_id": part.id, "name": name, "arguments": part.arguments}
                     out.append({"type": "function_call", **call})
-            case ToolResultPart() | NativeCompactionPart():
+            case NativeCompactionPart():
+                native = native_block(part, "openai") if carries(PROVIDER, part) else None
+                if native is not None:
+                    flush_text()
+                    out.extend(held)
+                    held.clear()
+                    out.append(native)
+            case ToolResultPart():
                 pass
             case _:
                 assert_never(part)
@@ -203,9 +213,11 @@ def _items(messages: Sequence[Message]) -> list[Json]:
     out: list[Json] = []
     freeform: set[str] = set()
     for msg in messages:
+        if not shown(PROVIDER, msg):
+            continue
         if msg.role == "assistant":
             items = _assistant(msg)
-            freeform.update(i["call_id"] for i in items if i["type"] == "custom_tool_call")
+            freeform.update(i["call_id"] for i in items if i.get("type") == "custom_tool_call")
             out.extend(items)
         elif msg.role == "tool":
             out.extend(
