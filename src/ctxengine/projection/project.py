@@ -163,7 +163,9 @@ def _stand_in(message: Message, provider: str) -> Message:
     return dataclasses.replace(message, meta={**message.meta, STAND_IN: provider})
 
 
-def _without_stale_item(message: Message, entry_id: str, in_force: frozenset[str]) -> Message | None:
+def _without_stale_item(
+    message: Message, entry_id: str, in_force: frozenset[str]
+) -> Message | None:
     """``message`` without the native compaction item it holds (``meta`` marked
     :data:`~ctxengine.model.carriage.NATIVE_LEAD`) unless its entry leads the compaction in
     force (``in_force``); ``None`` when nothing else is left. Other messages unchanged."""

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from tenacity import RetryCallState
 
 T = TypeVar("T")
+#: One HTTP call of a provider: the request and the call's control to a reply.
+Attempt = Callable[[CompletionRequest, "CallControl"], Completion]
 
 #: How often the caller's thread looks at the cancel event while a call runs (seconds).
 _POLL_S = 0.02
@@ -216,9 +218,16 @@ class SDKProvider:
     def _attempt(self, request: CompletionRequest, control: CallControl) -> Completion:
         raise NotImplementedError(f"{type(self).__name__} must implement _attempt")
 
-    def _mapped_attempt(self, request: CompletionRequest, control: CallControl) -> Completion:
+    def _compact_attempt(
+        self, request: CompletionRequest, control: CallControl, instructions: str | None
+    ) -> Completion:
+        raise NotImplementedError(f"{type(self).__name__} has no native compaction")
+
+    def _mapped_attempt(
+        self, attempt: Attempt, request: CompletionRequest, control: CallControl
+    ) -> Completion:
         try:
-            reply = self._attempt(request, control)
+            reply = attempt(request, control)
         except ProviderError:
             raise
         except Exception as exc:
@@ -227,17 +236,54 @@ class SDKProvider:
             raise to_provider_error(exc, now=self._now) from exc
         return reply.with_tool_names(reply_names(request, self.name))
 
+    def _run(
+        self, attempt: Attempt, request: CompletionRequest, cancel: threading.Event | None
+    ) -> Completion:
+        """``attempt`` with bounded retries, cancellable, its errors mapped."""
+
+        def whole(control: CallControl) -> Completion:
+            return call_with_retries(
+                lambda: self._mapped_attempt(attempt, request, control),
+                self.retry,
+                control,
+                self._sleep,
+            )
+
+        return run_cancellable(whole, cancel)
+
     def complete(
         self, request: CompletionRequest, *, cancel: threading.Event | None = None
     ) -> Completion:
         """See :meth:`ctxengine.providers.base.Provider.complete`."""
+        return self._run(self._attempt, request, cancel)
 
-        def whole(control: CallControl) -> Completion:
-            return call_with_retries(
-                lambda: self._mapped_attempt(request, control), self.retry, control, self._sleep
-            )
+    def compact(
+        self,
+        request: CompletionRequest,
+        *,
+        instructions: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        """Ask the provider to compact ``request``'s conversation now (on demand, see
+        :mod:`ctxengine.providers.native`), with the retries and cancellation of
+        :meth:`complete`.
 
-        return run_cancellable(whole, cancel)
+        Args:
+            request: the conversation to compact (its messages, or a prebuilt body).
+            instructions: replace the provider's summarization prompt (Anthropic).
+            cancel: see :meth:`complete`.
+
+        Returns:
+            A :class:`~ctxengine.providers.base.Completion` whose ``native`` holds what the
+            provider returned (Anthropic: the ``compaction`` block; OpenAI: the compacted
+            window) and ``finish_reason`` is ``"compaction"``.
+
+        Raises:
+            ProviderError: as :meth:`complete`; ``ProviderRequestError`` when the provider
+                returned no compaction item.
+            NotImplementedError: a provider without native compaction (Chat Completions).
+        """
+        return self._run(lambda r, c: self._compact_attempt(r, c, instructions), request, cancel)
 
     async def acomplete(self, request: CompletionRequest) -> Completion:
         """See :meth:`ctxengine.providers.base.Provider.acomplete`."""

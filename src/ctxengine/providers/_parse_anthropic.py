@@ -1,5 +1,8 @@
 """Reading Anthropic Messages replies (whole, or folded from stream events) as plain dicts
-into a :class:`~ctxengine.providers.base.Completion`. Signed thinking is kept byte-exact."""
+into a :class:`~ctxengine.providers.base.Completion`. Signed thinking is kept byte-exact, and
+so is a ``compaction`` block (:mod:`ctxengine.providers.native`): the dicts are read from the
+raw body, key order kept; a streamed block is its ``content_block_start`` block with the
+fields of its ``compaction_delta`` events set (the SDK's own accumulation)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 
 from ctxengine.model import ReasoningPart, ToolCallPart, Usage
 from ctxengine.providers.base import Completion, FinishReason
+from ctxengine.providers.native import COMPACTION_STOP, anthropic_usages, native_parts
 
 _STOP: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -17,6 +21,7 @@ _STOP: dict[str, FinishReason] = {
     "model_context_window_exceeded": "length",
     "tool_use": "tool_calls",
     "refusal": "content_filter",
+    COMPACTION_STOP: "compaction",
 }
 
 
@@ -58,16 +63,19 @@ def parse_message(data: Mapping[str, Any], request_id: str | None) -> Completion
     finish: FinishReason = _STOP.get(raw or "", "error")
     if calls and finish == "stop":
         finish = "tool_calls"
+    usage, compacted = anthropic_usages(data.get("usage"))
     return Completion(
         text="".join(texts),
         tool_calls=tuple(calls),
         finish_reason=finish,
-        usage=anthropic_usage(data.get("usage")),
+        usage=usage,
         model=data.get("model"),
         request_id=request_id,
         response_id=data.get("id"),
         raw_finish_reason=raw,
         reasoning=tuple(reasoning),
+        native=native_parts("anthropic", data.get("content") or ()),
+        native_usage=compacted,
     )
 
 
@@ -109,6 +117,8 @@ class MessageStreamAccumulator:
             block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
         elif kind == "signature_delta":
             block["signature"] = str(block.get("signature") or "") + str(delta.get("signature"))
+        elif kind == "compaction_delta":
+            block.update((k, v) for k, v in delta.items() if k != "type")
         elif kind == "input_json_delta":
             self._json[index] = self._json.get(index, "") + str(delta.get("partial_json") or "")
             block["input"] = self._json[index]

@@ -1,5 +1,7 @@
 """Reading OpenAI replies (Chat Completions and Responses, whole or streamed) as plain dicts
-(``model_dump()`` of the SDK objects) into a :class:`~ctxengine.providers.base.Completion`.
+into a :class:`~ctxengine.providers.base.Completion`: Chat Completions from ``model_dump()``
+of the SDK objects; Responses from the raw body (key order kept), so that ``compaction``
+items are stored exactly as returned (:mod:`ctxengine.providers.native`).
 
 Usage: OpenAI's ``prompt_tokens`` / ``input_tokens`` include cached tokens; ours exclude them
 (``cached_tokens`` goes to ``cache_read_tokens``). DeepSeek's ``prompt_cache_hit_tokens`` is
@@ -11,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxengine.errors import ProviderRequestError
 from ctxengine.model import ReasoningPart, ToolCallPart, Usage
 from ctxengine.providers.base import Completion, FinishReason
 from ctxengine.providers.classify import PayloadError
+from ctxengine.providers.native import COMPACTION, native_parts
 
 _CHAT_FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -209,4 +213,36 @@ def parse_response(data: Mapping[str, Any], request_id: str | None) -> Completio
         response_id=data.get("id"),
         raw_finish_reason=str(status) if status is not None else None,
         reasoning=tuple(reasoning),
+        native=native_parts("openai", data.get("output") or ()),
+    )
+
+
+def parse_compacted(data: Mapping[str, Any], request_id: str | None) -> Completion:
+    """A ``/responses/compact`` reply (object ``response.compaction``: ``output`` holds the
+    compacted window, the user messages then one ``compaction`` item) as a Completion whose
+    ``native`` is every output item exactly as returned, in order, and whose
+    ``native_usage`` is the compaction's usage.
+
+    Raises:
+        ProviderRequestError: the output holds no ``compaction`` item, or more than one.
+    """
+    raise_if_failed(data)
+    output = [item for item in data.get("output") or () if isinstance(item, Mapping)]
+    found = sum(1 for item in output if item.get("type") == COMPACTION)
+    if found != 1:
+        raise ProviderRequestError(
+            f"the compaction reply holds {found} compaction items (expected one)",
+            kind="bad_request",
+        )
+    usage = responses_usage(data.get("usage"))
+    return Completion(
+        text="",
+        finish_reason="compaction",
+        usage=usage,
+        model=data.get("model"),
+        request_id=request_id,
+        response_id=data.get("id"),
+        raw_finish_reason=str(data.get("object") or ""),
+        native=native_parts("openai", output, types=tuple({str(i.get("type")) for i in output})),
+        native_usage=usage,
     )

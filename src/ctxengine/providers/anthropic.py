@@ -10,6 +10,12 @@ the call writes nothing to the prefix cache. With ``cache=True`` a body we build
 ``messages`` is marked as every agent request is (``render_anthropic(cache=True)``: at most
 four breakpoints on stable boundaries, see :mod:`ctxengine.projection.render.anthropic`); a
 prebuilt body is sent with its own markers.
+
+Replies are read from the raw HTTP body (whole, or the event stream line by line), never
+through the SDK's models, so that thinking signatures and ``compaction`` blocks are stored
+exactly as sent. A request with ``native`` settings asks the API to compact at a threshold
+and to clear tool uses and thinking as configured; :meth:`AnthropicProvider.compact` asks
+for a compaction now (:mod:`ctxengine.providers.native`).
 """
 
 from __future__ import annotations
@@ -19,12 +25,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ctxengine.errors import ConfigError
+import orjson
+
+from ctxengine.errors import ConfigError, ProviderRequestError
 from ctxengine.policy.defaults import PROVIDER_TIMEOUT_S
 from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
 from ctxengine.providers._parse_anthropic import MessageStreamAccumulator, parse_message
 from ctxengine.providers._render import render_messages
+from ctxengine.providers._sse import json_events
 from ctxengine.providers.base import Completion, CompletionRequest, RetrySettings
+from ctxengine.providers.classify import PayloadError
+from ctxengine.providers.native import anthropic_on_demand, anthropic_threshold, beta_header
 
 
 def load_anthropic_sdk() -> Any:
@@ -106,22 +117,81 @@ class AnthropicProvider(SDKProvider):
 
     def _attempt(self, request: CompletionRequest, control: CallControl) -> Completion:
         stream = request.stream or control.cancellable
-        create = self._client.messages.create
-        result = create(**sdk_kwargs(create, self.body(request, stream)))
+        body = self.body(request, stream)
+        betas: tuple[str, ...] = ()
+        if request.native is not None:
+            fields, betas = anthropic_threshold(request.native)
+            body.update(fields)
+        return self._send(body, betas, stream, control)
+
+    def _compact_attempt(
+        self, request: CompletionRequest, control: CallControl, instructions: str | None
+    ) -> Completion:
+        stream = request.stream or control.cancellable
+        body, betas = anthropic_on_demand(self.body(request, stream), instructions)
+        reply = self._send(body, betas, stream, control)
+        if not reply.native:
+            raise ProviderRequestError(
+                "the compaction request returned no compaction block "
+                f"(stop_reason {reply.raw_finish_reason!r})",
+                status=None,
+                kind="bad_request",
+            )
+        return reply
+
+    def _send(
+        self, body: dict[str, Any], betas: tuple[str, ...], stream: bool, control: CallControl
+    ) -> Completion:
+        """One Messages call of ``body`` with the ``betas`` headers, read raw."""
+        kwargs = sdk_kwargs(self._client.messages.create, body)
+        if betas:
+            kwargs["extra_headers"] = {"anthropic-beta": beta_header(betas)}
         if not stream:
-            return parse_message(result.model_dump(), getattr(result, "_request_id", None))
-        control.register(result.close)
-        try:
-            request_id = result.response.headers.get("request-id")
-            acc = MessageStreamAccumulator()
-            for event in result:
+            raw = self._client.messages.with_raw_response.create(**kwargs)
+            return parse_message(
+                orjson.loads(raw.http_response.read()), raw.headers.get("request-id")
+            )
+        with self._client.messages.with_streaming_response.create(**kwargs) as response:
+            control.register(response.close)
+            try:
+                request_id = response.headers.get("request-id")
+                acc = MessageStreamAccumulator()
+                for name, data in json_events(response.iter_lines()):
+                    control.check()
+                    if name == "error":
+                        raise stream_error(data)
+                    if isinstance(data, dict):
+                        acc.add(data)
                 control.check()
-                acc.add(event.model_dump())
-            control.check()
-            return acc.result(request_id)
-        finally:
-            control.register(None)
-            result.close()
+                return acc.result(request_id)
+            finally:
+                control.register(None)
+
+
+#: HTTP status of each error type an Anthropic stream may report in an ``error`` event
+#: (platform.claude.com api/errors), so that it is classified like the same error answered
+#: before the stream began.
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def stream_error(data: Any) -> PayloadError:
+    """The error of an ``error`` event of a Messages stream (``{"type": "error", "error":
+    {"type", "message"}}``), with the HTTP status its type stands for."""
+    error = data.get("error") if isinstance(data, dict) else None
+    error = error if isinstance(error, dict) else {}
+    kind = error.get("type")
+    message = str(error.get("message") or f"the stream reported an error: {data!r}")
+    status = _ERROR_STATUS.get(kind) if isinstance(kind, str) else None
+    return PayloadError(message, code=kind if isinstance(kind, str) else None, status=status)
 
 
 def strip_cache_control(value: Any) -> Any:

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ctxengine.errors import InvalidRequest
-from ctxengine.model import Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
+from ctxengine.model import (
+    Message,
+    NativeCompactionPart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    Usage,
+)
 from ctxengine.policy.defaults import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
 from ctxengine.policy.defaults import (
     PROVIDER_INITIAL_WAIT_S,
@@ -24,8 +32,11 @@ from ctxengine.policy.defaults import (
     PROVIDER_MAX_WAIT_S,
 )
 from ctxengine.providers.classify import ErrorClass
+from ctxengine.providers.native import NativeSettings, usage_dict
 
-FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "error", "content_filter"]
+FinishReason: TypeAlias = Literal[
+    "stop", "length", "tool_calls", "error", "content_filter", "compaction"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +101,9 @@ class CompletionRequest:
             (:func:`~ctxengine.projection.render.registry.original_tool_names`); the reply's
             tool calls are mapped back through it. With ``messages`` the provider works it
             out itself.
+        native: ask the provider to compact on its own at a threshold and to clear tool
+            uses and thinking (:class:`~ctxengine.providers.native.NativeSettings`; the
+            Anthropic Messages and OpenAI Responses APIs); ``None``: nothing asked.
     """
 
     system: str = ""
@@ -102,6 +116,7 @@ class CompletionRequest:
     tools: tuple[Mapping[str, Any], ...] = field(default_factory=_no_tools)
     stream: bool = False
     tool_names: Mapping[str, str] = field(default_factory=dict)
+    native: NativeSettings | None = None
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -125,13 +140,22 @@ class Completion:
         text: the reply text (all text blocks joined).
         tool_calls: tool calls the model made (a summary reply must have none).
         finish_reason: ``stop`` (natural end), ``length`` (output limit), ``tool_calls``,
-            ``content_filter`` (refusal / filtered) or ``error`` (failed, cut or unknown).
+            ``content_filter`` (refusal / filtered), ``compaction`` (the reply holds only a
+            native compaction: on demand, or paused after it) or ``error`` (failed, cut or
+            unknown).
         usage: tokens; ``input_tokens`` excludes cache reads and writes.
         model: model id the provider reports.
         request_id: the provider's request id header, when sent.
         response_id: id of the reply object.
         raw_finish_reason: the provider's own finish/stop reason string.
         reasoning: reasoning parts returned with the reply (signed thinking kept byte-exact).
+        native: the provider's native compaction items in the reply, exactly as returned
+            (:mod:`ctxengine.providers.native`), in order: Anthropic's ``compaction`` block;
+            OpenAI's ``compaction`` item (and, from ``/responses/compact``, the whole
+            compacted window: the user messages it kept, then the item).
+        native_usage: tokens the provider's compaction itself took (Anthropic
+            ``usage.iterations``, OpenAI's ``/responses/compact`` usage), when it compacted;
+            not part of :attr:`usage`, which describes the reply (the usage anchor).
     """
 
     text: str
@@ -143,18 +167,26 @@ class Completion:
     response_id: str | None = None
     raw_finish_reason: str | None = None
     reasoning: tuple[ReasoningPart, ...] = ()
+    native: tuple[NativeCompactionPart, ...] = ()
+    native_usage: Usage | None = None
 
     def to_message(self) -> Message:
-        """The reply as an assistant :class:`~ctxengine.model.Message` (reasoning, text, tool
-        calls; ``stop_reason`` ``stop``/``tool_use``/``length``/``error``)."""
-        parts: list[Part] = list(self.reasoning)
+        """The reply as an assistant :class:`~ctxengine.model.Message` (native compaction
+        items first, then reasoning, text, tool calls; ``stop_reason``
+        ``stop``/``tool_use``/``length``/``error``/``compaction``). A reply that compacted
+        keeps the compaction's usage in ``meta["native_usage"]``; a reply holding only the
+        compaction has no ``usage`` (the compaction request's measured the context it
+        replaced, not the one that follows)."""
+        parts: list[Part] = [*self.native, *self.reasoning]
         if self.text:
             parts.append(TextPart(self.text))
         parts.extend(self.tool_calls)
         stop = {"tool_calls": "tool_use", "content_filter": "stop"}.get(
             self.finish_reason, self.finish_reason
         )
-        return Message("assistant", tuple(parts), self.usage, self.model, stop)
+        meta = {"native_usage": usage_dict(self.native_usage)} if self.native_usage else {}
+        usage = None if self.finish_reason == "compaction" else self.usage
+        return Message("assistant", tuple(parts), usage, self.model, stop, meta=meta)
 
     def with_tool_names(self, names: Mapping[str, str]) -> Completion:
         """This reply with each tool call's name mapped through ``names`` (``{name as sent:

@@ -8,21 +8,31 @@ Configuration follows the SDK: ``api_key`` / ``base_url`` arguments, else the
 ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` variables. A custom base URL needs no key (local
 servers); a placeholder is sent. The SDK's own retries are off (``max_retries=0``): retries
 are ours (:mod:`ctxengine.providers._call`).
+
+Responses replies are read from the raw HTTP body (whole, or the event stream line by
+line), so that ``compaction`` items are stored exactly as returned. A Responses request with
+``native`` settings carries ``context_management`` (compaction at a threshold);
+:meth:`OpenAIProvider.compact` calls ``/responses/compact``
+(:mod:`ctxengine.providers.native`).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
+
+import orjson
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import PROVIDER_TIMEOUT_S
 from ctxengine.providers import _parse_openai as parse
 from ctxengine.providers._call import CallControl, SDKProvider, sdk_kwargs
 from ctxengine.providers._render import render_messages
+from ctxengine.providers._sse import json_events
 from ctxengine.providers.base import Completion, CompletionRequest, RetrySettings
+from ctxengine.providers.native import openai_threshold
 
 #: Key sent to servers that need none (a custom ``base_url`` and no key configured).
 PLACEHOLDER_API_KEY = "not-needed"
@@ -131,27 +141,58 @@ class OpenAIProvider(SDKProvider):
 
     def _attempt(self, request: CompletionRequest, control: CallControl) -> Completion:
         stream = request.stream or control.cancellable
-        if self.api == "chat":
-            create = self._client.chat.completions.create
-            body = self.chat_body(request, stream)
-        else:
-            create = self._client.responses.create
+        if self.api == "responses":
             body = self.responses_body(request, stream)
-        result = create(**sdk_kwargs(create, body))
+            if request.native is not None:
+                body.update(openai_threshold(request.native))
+            return self._responses(body, stream, control)
+        create = self._client.chat.completions.create
+        result = create(**sdk_kwargs(create, self.chat_body(request, stream)))
         if not stream:
             data, request_id = result.model_dump(), getattr(result, "_request_id", None)
-            if self.api == "chat":
-                return parse.parse_chat_completion(data, request_id)
-            return parse.parse_response(data, request_id)
+            return parse.parse_chat_completion(data, request_id)
         control.register(result.close)
         try:
             request_id = result.response.headers.get("x-request-id")
-            if self.api == "chat":
-                return _consume_chat(result, control, request_id)
-            return _consume_responses(result, control, request_id)
+            return _consume_chat(result, control, request_id)
         finally:
             control.register(None)
             result.close()
+
+    def _responses(self, body: dict[str, Any], stream: bool, control: CallControl) -> Completion:
+        """One Responses call of ``body``, read raw."""
+        responses = self._client.responses
+        kwargs = sdk_kwargs(responses.create, body)
+        if not stream:
+            raw = responses.with_raw_response.create(**kwargs)
+            return parse.parse_response(
+                orjson.loads(raw.http_response.read()), raw.headers.get("x-request-id")
+            )
+        with responses.with_streaming_response.create(**kwargs) as response:
+            control.register(response.close)
+            try:
+                request_id = response.headers.get("x-request-id")
+                return _consume_responses(response.iter_lines(), control, request_id)
+            finally:
+                control.register(None)
+
+    def _compact_attempt(
+        self, request: CompletionRequest, control: CallControl, instructions: str | None
+    ) -> Completion:
+        """``POST /responses/compact`` of the request's input (the Responses API only; the
+        prompt replacement ``instructions`` is Anthropic's and is not sent: ``instructions``
+        of this endpoint is the system prompt, which the body carries)."""
+        del instructions
+        if self.api != "responses":
+            raise NotImplementedError("native compaction needs the Responses API (api='responses')")
+        body = self.responses_body(request, False)
+        compact = self._client.responses.compact
+        known = {"model", "input", "instructions", "previous_response_id", "prompt_cache_key"}
+        kwargs = sdk_kwargs(compact, {k: v for k, v in body.items() if k in known})
+        raw = self._client.responses.with_raw_response.compact(**kwargs)
+        return parse.parse_compacted(
+            orjson.loads(raw.http_response.read()), raw.headers.get("x-request-id")
+        )
 
 
 def _consume_chat(stream: Any, control: CallControl, request_id: str | None) -> Completion:
@@ -163,12 +204,16 @@ def _consume_chat(stream: Any, control: CallControl, request_id: str | None) -> 
     return acc.result(request_id)
 
 
-def _consume_responses(stream: Any, control: CallControl, request_id: str | None) -> Completion:
-    """Read Responses events until a terminal one, which carries the whole response."""
+def _consume_responses(
+    lines: Iterable[str], control: CallControl, request_id: str | None
+) -> Completion:
+    """Read the Responses events of ``lines`` until a terminal one, which carries the whole
+    response."""
     texts: list[str] = []
-    for event in stream:
+    for _name, data in json_events(lines):
         control.check()
-        data: Mapping[str, Any] = event.model_dump()
+        if not isinstance(data, Mapping):
+            continue
         kind = data.get("type")
         if kind == "response.output_text.delta":
             texts.append(str(data.get("delta") or ""))
