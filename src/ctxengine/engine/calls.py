@@ -19,6 +19,7 @@ from ctxengine.projection.context import Context
 from ctxengine.projection.render.registry import original_tool_names, renderer_for
 from ctxengine.providers import classify_error, to_provider_error
 from ctxengine.providers.base import Completion, CompletionRequest, Provider
+from ctxengine.providers.native import NativeSettings
 from ctxengine.providers.overflow import is_length_stop_on_full_window, is_silent_overflow
 from ctxengine.summarizers.base import LiveRequest
 
@@ -68,12 +69,14 @@ def build_request(
     temperature: float | None,
     *,
     system_messages: bool = False,
+    native: NativeSettings | None = None,
 ) -> tuple[CompletionRequest, LiveRequest]:
     """The request for ``ctx``: the body rendered for ``provider.name`` by the one renderer
     registry (with prompt-cache breakpoints; with ``system_messages``, the state as
     mid-conversation system messages where the API takes them), the tool names it renamed
     (mapped back in the reply), and the :class:`LiveRequest` a model summarizer can extend.
-    ``max_output`` is in tokens.
+    ``max_output`` is in tokens; ``native``: what the provider is asked to compact or clear
+    on its own (:class:`~ctxengine.providers.native.NativeSettings`).
 
     Raises:
         ConfigError: no renderer for the provider's name.
@@ -85,6 +88,7 @@ def build_request(
         temperature=temperature,
         cache=True,
         tool_names=original_tool_names(ctx, provider.name),
+        native=native,
     )
     return request, LiveRequest(provider.name, body, ctx.tokens)
 
@@ -146,6 +150,7 @@ def call_until_fit(
     cancel: threading.Event | None,
     system_messages: bool = False,
     on_system_refused: Callable[[], None] | None = None,
+    native: NativeSettings | None = None,
 ) -> tuple[Completion, Context, LiveRequest | None]:
     """Prepare, send, and on an overflow ``recover`` (which compacts, or raises when the
     recovery is spent) and send again. A context that ``measure`` puts over the window
@@ -155,7 +160,8 @@ def call_until_fit(
     messages that the provider refuses (:func:`refuses_system_messages`: Anthropic models
     before Opus 4.8 answer "role 'system' is not supported on this model") is sent once
     more with the state as user turns, and every later try of this call too;
-    ``on_system_refused`` is told, so that the caller stops asking.
+    ``on_system_refused`` is told, so that the caller stops asking. ``native``: see
+    :func:`build_request`.
 
     Returns:
         The reply, the context it answered and the live request sent (``None`` for a
@@ -171,7 +177,12 @@ def call_until_fit(
         live: LiveRequest | None = None
         if outcome is None:
             request, live = build_request(
-                ctx, provider, max_output, temperature, system_messages=system_messages
+                ctx,
+                provider,
+                max_output,
+                temperature,
+                system_messages=system_messages,
+                native=native,
             )
             try:
                 outcome = send(provider, request, window(), cancel)
@@ -181,7 +192,7 @@ def call_until_fit(
                 system_messages = False
                 if on_system_refused is not None:
                     on_system_refused()
-                request, live = build_request(ctx, provider, max_output, temperature)
+                request, live = build_request(ctx, provider, max_output, temperature, native=native)
                 outcome = send(provider, request, window(), cancel)
         if isinstance(outcome, Completion):
             return outcome, ctx, live

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxengine.assembly.head import Head
 from ctxengine.errors import (
@@ -52,6 +52,9 @@ from .log import SessionLog
 from .runner import Executed, Runner
 from .view import EpochKey, epoch_key, fixed_tokens
 
+if TYPE_CHECKING:
+    from .native import NativeTarget
+
 
 class Compactor:
     """Plans and runs the compactions of ``log``.
@@ -74,6 +77,7 @@ class Compactor:
         primer: analyses each message for the ledgers as it arrives (:meth:`prime`).
         cache_ttl: the provider's prompt-cache lifetime in seconds (the session sets it from
             the policy or the model profile: :meth:`~ctxengine.engine.Session.cache_ttl`).
+        native: the provider plans run on (:mod:`.native`), or ``None`` (local).
     """
 
     def __init__(
@@ -99,6 +103,9 @@ class Compactor:
         self.primer = LedgerPrimer()
         self._primed = 0
         self.cache_ttl = DEFAULT_CACHE_TTL_SECONDS
+        #: Where plans run natively (the provider compacts), while a model call of the
+        #: session with the native backend is in progress; ``None``: plans run locally.
+        self.native: NativeTarget | None = None
 
     def prime(self) -> None:
         """Analyse the messages appended since the last call for the ledgers
@@ -218,7 +225,7 @@ class Compactor:
         )
         last = len(h)
         state = minimum_state_tokens(h.goal or "", self.estimator, (last, last))
-        return plan_compaction(
+        plan = plan_compaction(
             conversation,
             self.estimator,
             requirement=req,
@@ -234,6 +241,11 @@ class Compactor:
             prune=prune,
             durable=self.durable if self.policy.reinject else None,
         )
+        # An overflow is recovered locally: the provider's compaction request would carry
+        # the very context it just refused.
+        if self.native is not None and req.reason != "overflow":
+            plan = replace(plan, backend="native", native=self.native.native)
+        return plan
 
     def run_ladder(
         self, ctx: Context, req: Requirement, output: int, *, idle: bool = False
@@ -325,6 +337,9 @@ class Compactor:
         """Run ``plan`` (made from ``ctx``) through the hooks and the runner, append the
         compaction and report it: :meth:`decide`, :meth:`run`, :meth:`commit`.
 
+        A plan whose backend is ``"native"`` runs on the provider (:func:`.native.
+        execute_native`) unless the hook supplied a summary.
+
         Raises:
             ContextFloorError: an automatic compaction whose floor (what every compaction
                 keeps) is at or over the trigger less the room it must leave free
@@ -338,6 +353,10 @@ class Compactor:
                 row.
         """
         plan, supplied = self.decide(plan)
+        if plan.backend == "native" and supplied is None and self.native is not None:
+            from .native import execute_native  # the native executor builds on this module
+
+            return execute_native(self, plan, ctx, self.native)
         executed = self.run(
             plan, ctx, supplied, live=self.live_for(ctx), instructions=self.log.instructions()
         )
@@ -484,12 +503,20 @@ class Compactor:
             executed.notes,
             executed.fallback,
         )
+        self.run_after_compact(outcome)
+        return outcome
+
+    def run_after_compact(self, outcome: CompactionOutcome) -> None:
+        """Show ``outcome`` to the ``after_compact`` hook, if any.
+
+        Raises:
+            HookError: the hook raised.
+        """
         if self.after_compact is not None:
             try:
                 self.after_compact(outcome)
             except Exception as exc:
                 raise HookError("after_compact", exc) from exc
-        return outcome
 
     def floor_error(self, plan: CompactionPlan) -> ContextFloorError:
         """The :class:`~ctxengine.errors.ContextFloorError` of ``plan`` (its floor, largest

@@ -11,7 +11,8 @@ record this returns, so the same plan over the same history gives the same entry
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ctxengine.errors import (
@@ -236,6 +237,32 @@ class Runner:
         accept(best.context.tokens, plan.tokens_before, plan.reason, plan.budget.window)
         return best
 
+    def stand_in(
+        self,
+        plan: CompactionPlan,
+        attempt: Attempt,
+        conversation: Conversation,
+        history: History,
+        estimator: Estimator,
+    ) -> Summary:
+        """The continuation state that stands in for a native compaction at ``attempt``'s
+        cut (shown to every provider but the one that compacted): written by the extractive
+        summarizer (no model call), from the history the log holds, with the previous
+        compaction as its anchor and the ledgers carried forward. A state whose required
+        content exceeds the attempt's budget gets the budget it asks for.
+
+        Raises:
+            SummaryRejected: the extractive summarizer refused the range.
+        """
+        request = _request(plan, attempt, conversation, history, None, self.instructions, self.cwd)
+        try:
+            return self.fallback.summarize(request, estimator)
+        except SummaryRejected as exc:
+            needed = exc.tokens_after
+            if exc.reason != "over_budget" or needed is None:
+                raise
+            return self.fallback.summarize(replace(request, budget_tokens=needed), estimator)
+
     @property
     def writer(self) -> Summarizer:
         """What writes a compaction the fallback writes."""
@@ -351,6 +378,17 @@ class Runner:
             cancel = self._cancel or threading.Event()
             return summarizer.summarize(request, estimator, cancel=cancel)
         return summarizer.summarize(request, estimator)
+
+    @contextmanager
+    def cancellable(self) -> Iterator[threading.Event]:
+        """The cancel event of a provider call made for a compaction (a native one): the
+        caller's :attr:`outer_cancel`, else a new one; :meth:`abort` sets it while the
+        block runs."""
+        self._cancel = self.outer_cancel or threading.Event()
+        try:
+            yield self._cancel
+        finally:
+            self._cancel = None
 
     def abort(self) -> None:
         """Cancel the summary call in flight, from any thread. Does nothing when none runs."""

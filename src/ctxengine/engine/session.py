@@ -45,7 +45,13 @@ from ctxengine.errors import (
     SessionNotFound,
     SummaryRejected,
 )
-from ctxengine.ladder.plan import CompactionPlan, Reason, Requirement
+from ctxengine.ladder.plan import (
+    NATIVE_PROVIDERS,
+    CompactionPlan,
+    Reason,
+    Requirement,
+    choose_backend,
+)
 from ctxengine.ladder.recover import (
     FallbackMode,
     OverflowLatch,
@@ -57,6 +63,7 @@ from ctxengine.ladder.recover import (
 from ctxengine.ladder.timing import cache_ttl, reply_gap
 from ctxengine.ladder.trigger import requirement
 from ctxengine.model import (
+    CompactionRecord,
     Entry,
     Message,
     PinRecord,
@@ -65,6 +72,7 @@ from ctxengine.model import (
     UnpinRecord,
     Usage,
 )
+from ctxengine.model.carriage import NATIVE_LEAD
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
@@ -77,7 +85,7 @@ from ctxengine.policy.defaults import (
 )
 from ctxengine.projection.context import Context
 from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE, skill_loads
-from ctxengine.providers.base import Completion, Provider
+from ctxengine.providers.base import Completion, NativeProvider, Provider
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.recall import (
     RECALL_TOOL,
@@ -108,6 +116,7 @@ from .events import (
 from .handoff import HandedOff
 from .history import History
 from .log import SessionLog
+from .native import NativeTarget, holds_native, native_settings, store_native_reply
 from .pins import check_budget, pin_label
 from .precompute import CandidateFn, Precomputer, local_candidate
 from .runner import Runner
@@ -543,13 +552,33 @@ class Session:
     def record(self, reply: Message) -> Entry:
         """Record an assistant reply (with its provider usage, when known).
 
+        A reply that opens with the provider's native compaction item (the provider
+        compacted at its threshold while answering: Anthropic's ``compaction`` block,
+        OpenAI's ``compaction`` item) is stored as a native compaction of every message
+        before it (:func:`~.native.store_native_reply`): a compaction record whose
+        continuation state, written locally, stands in for the item with other providers,
+        then the reply exactly as returned. The next automatic compaction waits for new
+        entries.
+
+        Returns:
+            The reply's entry.
+
         Raises:
             ValueError: ``reply`` is not an assistant message.
+            SummaryRejected: the stand-in of a native compaction could not be written
+                (nothing is appended).
         """
         if reply.role != "assistant":
             raise ValueError(f"record() takes an assistant message, got role {reply.role!r}")
         with self._lock:
             self._overflow.clear()
+            if holds_native(reply) and NATIVE_LEAD not in reply.meta:
+                with self._single_flight():
+                    self.log.sync()
+                    outcome = store_native_reply(self.compactor, reply)
+                if outcome is not None:
+                    self._last_ladder_at = len(self.log.history)
+                    return self.log.history.entries[-1]
             return self.log.append(reply)
 
     def revert(self, compaction_id: str | None = None) -> Entry:
@@ -1614,6 +1643,8 @@ class Session:
         *,
         reason: Reason = "manual",
         cancel: threading.Event | None = None,
+        provider: Provider | None = None,
+        profile: ModelProfile | None = None,
     ) -> CompactionOutcome:
         """Compact now (``/compact``), whatever the context size.
 
@@ -1623,20 +1654,56 @@ class Session:
             cancel: setting it (from any thread: a deadline timer, a signal handler) aborts
                 every model summary call of this compaction, the one in flight and any not
                 started yet; history is unchanged.
+            provider / profile: the agent's model, for ``policy.compaction_backend``
+                ``"native"`` or ``"auto"``: where the backend resolves to native
+                (:func:`~ctxengine.ladder.plan.choose_backend`; the profile defaults as in
+                :meth:`complete`) the provider compacts on demand
+                (:func:`~.native.execute_native`). Without it the compaction is local.
 
         Raises:
             NothingToCompact: no new entries since the last compaction, or no valid cut.
             SummaryRejected: the summarizer failed; history is unchanged.
             CompactionVetoed: a ``before_compact`` hook vetoed the plan.
             Cancelled: ``cancel`` was set while a model summarizer ran.
+            ConfigError: backend ``"native"`` with a provider or model that cannot compact
+                natively.
+            ProviderError: the provider's compaction failed; history is unchanged.
         """
+        target = self._native_target(provider, profile) if provider is not None else None
         with self._lock, self._single_flight():
             self._precompute.cancel(f"superseded by a {reason} compaction", wait=True)
             self.runner.outer_cancel = cancel
+            self.compactor.native = target
             try:
                 return self._compact_now(focus, reason)
             finally:
                 self.runner.outer_cancel = None
+                self.compactor.native = None
+
+    def _native_target(
+        self, provider: Provider, profile: ModelProfile | None, max_output: int | None = None
+    ) -> NativeTarget | None:
+        """Where this session's plans run for ``provider`` (``profile``: its model's, else
+        looked up): a :class:`~.native.NativeTarget` when ``policy.compaction_backend``
+        resolves to native, else ``None``.
+
+        Raises:
+            ConfigError: the backend is ``"native"`` but the API, the model's profile or the
+                provider (no ``compact``) cannot compact natively.
+        """
+        if self.policy.compaction_backend == "local":
+            return None
+        if profile is None:
+            profile = ProfileTable.load().lookup(provider.model)
+        supported = profile is not None and profile.native_compaction
+        if choose_backend(self.policy.compaction_backend, provider.name, supported) == "local":
+            return None
+        if not isinstance(provider, NativeProvider):
+            raise ConfigError(
+                f"compaction_backend 'native': provider {type(provider).__name__} has no "
+                "compact() (use the Anthropic or OpenAI Responses provider)"
+            )
+        return NativeTarget(provider, max_output or self.budget.reserve)
 
     def _compact_now(self, focus: str | None, reason: Reason) -> CompactionOutcome:
         """:meth:`compact`'s body, under the session's lock and compaction lock."""
@@ -1698,6 +1765,16 @@ class Session:
                 <ctxengine.providers.profiles.ProfileTable.load>`); a model it does not
                 know gets user turns, and so does a model that refused system messages
                 once in this session (the refused request is sent again as user turns).
+                Its ``native_compaction`` decides ``policy.compaction_backend`` ``"auto"``.
+
+        Native compaction (``policy.compaction_backend`` resolving to ``"native"`` for this
+        API and model: :func:`~ctxengine.ladder.plan.choose_backend`): every request asks
+        the provider to compact at ``policy.native_trigger_tokens`` (else the budget's
+        trigger), and the session's own compactions run on the provider
+        (:mod:`.native`); a reply that opens with the provider's compaction is stored as
+        one (:meth:`record`); with ``policy.native_pause_after_compaction`` the paused reply
+        is stored and the call made once more. An overflow is still recovered locally.
+        Anthropic context editing configured in the policy is sent whatever the backend.
 
         Raises:
             ContextOverflow: a second overflow after the recovery, with the provider's
@@ -1705,7 +1782,8 @@ class Session:
             ConfigError: the system prompt and tools plus ``max_output_tokens`` (and a 5 %
                 margin) leave no room for history; checked before anything is compacted or
                 sent, and again against the limit an overflow reports. Also: the file named
-                by ``CTXENGINE_MODEL_PROFILES`` is missing or invalid (no ``profile`` given).
+                by ``CTXENGINE_MODEL_PROFILES`` is missing or invalid (no ``profile`` given);
+                or backend ``"native"`` where the API or model cannot compact natively.
             ProviderError: any other provider failure, after its retries.
             CompactionLoopError: the ladder failed repeatedly.
         """
@@ -1715,33 +1793,49 @@ class Session:
         self.profile = profile
         out = max_output_tokens or self.default_output_tokens
         check_output_room(self.budget.window, fixed_tokens(self.project(), self.estimator), out)
+        target = self._native_target(provider, profile, out)
+        settings = (
+            native_settings(self.policy, self.budget, provider.name, compact=target is not None)
+            if provider.name in NATIVE_PROVIDERS
+            else None
+        )
+        if settings is not None and not settings.compact and not settings.edits:
+            settings = None
         self.runner.outer_cancel = cancel
+        self.compactor.native = target
         try:
-            reply, ctx, live = calls.call_until_fit(
-                provider,
-                prepare=lambda: self.prepare(max_output_tokens=out),
-                measure=self.context_tokens,
-                recover=lambda overflow: self.on_overflow(overflow, max_output_tokens=out),
-                window=lambda: self.budget.window,
-                max_output=out,
-                temperature=temperature,
-                cancel=cancel,
-                system_messages=profile is not None
-                and profile.mid_conversation_system
-                and provider.model not in self._system_refused,
-                on_system_refused=lambda: self._system_refused.add(provider.model),
-            )
-            with self._lock:
-                if live is not None:
-                    self.compactor.live = (
-                        epoch_key(ctx, self.log.history),
-                        len(ctx.messages),
-                        live,
-                    )
-            self.record(reply.to_message())
+            # A reply paused after the provider's compaction is stored, then the turn is
+            # asked for again on the compacted context (once).
+            for _ in range(2):
+                reply, ctx, live = calls.call_until_fit(
+                    provider,
+                    prepare=lambda: self.prepare(max_output_tokens=out),
+                    measure=self.context_tokens,
+                    recover=lambda overflow: self.on_overflow(overflow, max_output_tokens=out),
+                    window=lambda: self.budget.window,
+                    max_output=out,
+                    temperature=temperature,
+                    cancel=cancel,
+                    system_messages=profile is not None
+                    and profile.mid_conversation_system
+                    and provider.model not in self._system_refused,
+                    on_system_refused=lambda: self._system_refused.add(provider.model),
+                    native=settings,
+                )
+                with self._lock:
+                    if live is not None:
+                        self.compactor.live = (
+                            epoch_key(ctx, self.log.history),
+                            len(ctx.messages),
+                            live,
+                        )
+                self.record(reply.to_message())
+                if reply.finish_reason != "compaction":
+                    break
             return reply
         finally:
             self.runner.outer_cancel = None
+            self.compactor.native = None
 
     def overflow_of(self, outcome: Completion | Usage | BaseException) -> ContextOverflow | None:
         """The overflow a model call signals, else ``None``: a failed call classified as
@@ -1863,9 +1957,14 @@ def _pinnable_text(message: Message) -> str:
 
 
 def _just_compacted(log: SessionLog) -> bool:
-    """The newest entry is a compaction record."""
+    """The newest entry is a compaction record, or the message a native compaction record
+    leads with (nothing else since)."""
     h = log.history
-    return h.compaction is not None and h.compaction == len(h) - 1
+    if h.compaction is None:
+        return False
+    record = h.entries[h.compaction].body
+    lead = record.lead_ids or () if isinstance(record, CompactionRecord) and record.native else ()
+    return all(e.id in lead for e in h.entries[h.compaction + 1 :])
 
 
 def _policy_summarizer(

@@ -7,6 +7,13 @@ the messages to summarize, a split-turn prefix), *how much* (the budgets: summar
 keep-recent, truncate cap, the target size) and *what if the first try does not fit* (the
 attempt schedule), with the tokens before and the tokens expected after. The same plan run
 against the same history gives the same entries.
+
+A plan is executed by one of two backends (:attr:`CompactionPlan.backend`, chosen by
+:func:`choose_backend` from ``Policy.compaction_backend``, the API called and the model's
+profile): ``"local"``, the session's summarizer writes the continuation state at the plan's
+cut; ``"native"``, the provider summarizes the messages before that cut and returns an
+opaque item that later requests to it send first (a continuation state written locally from
+the same range stands in for it elsewhere).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxengine.errors import ConfigError
 from ctxengine.ladder.prune import PrunePlan
 from ctxengine.ladder.reinject import DurableState
 from ctxengine.policy import Budget
@@ -21,6 +29,12 @@ from ctxengine.policy import Budget
 #: Why a compaction runs: the trigger was reached, the provider said the context overflowed,
 #: or the user asked (``/compact``).
 Reason = Literal["threshold", "overflow", "manual"]
+
+#: Who executes a plan: the session's summarizer, or the provider.
+Backend = Literal["local", "native"]
+#: The APIs that compact natively, and the provider each one's items are stored under
+#: (:attr:`~ctxengine.model.NativeCompactionPart.provider`).
+NATIVE_PROVIDERS: dict[str, str] = {"anthropic": "anthropic", "openai-responses": "openai"}
 
 #: ``soft``: the context may be sent as it is, a failed compaction is counted and the
 #: context kept. ``hard``: it cannot be sent as it is (over the window beside the output
@@ -150,6 +164,11 @@ class CompactionPlan:
             (:class:`~ctxengine.errors.ContextFloorError`).
         floor_free: tokens a compaction leaves free under the trigger when the floor crowds
             it (:func:`~ctxengine.ladder.compaction.floor_free`).
+        backend: ``"local"`` or ``"native"`` (see the module docstring); a native plan
+            runs its first attempt only: the provider's summary is not measured against a
+            budget.
+        native: with the native backend, the provider that compacts (``"anthropic"``,
+            ``"openai"``); else ``None``.
     """
 
     requirement: Requirement
@@ -167,6 +186,8 @@ class CompactionPlan:
     continuation: bool = False
     floor: tuple[tuple[str, int], ...] = ()
     floor_free: int = 0
+    backend: Backend = "local"
+    native: str | None = None
 
     @property
     def floor_tokens(self) -> int:
@@ -222,6 +243,9 @@ class CompactionPlan:
             extra["continuation"] = True
         if self.fallback is not None and self.fallback.cut is not None:
             extra["fallback_cut"] = _cut_dict(self.fallback.cut)
+        if self.backend != "local":
+            extra["backend"] = self.backend
+            extra["native"] = self.native
         return extra | {
             "requirement": {
                 "level": req.level,
@@ -275,3 +299,34 @@ def _cut_dict(cut: Cut) -> dict[str, Any]:
     if cut.retained:
         out["retained"] = list(cut.retained)
     return out
+
+
+def choose_backend(backend: str, api: str | None, supported: bool) -> Backend:
+    """Who executes the compactions of a session calling ``api`` (``"anthropic"``,
+    ``"openai-responses"``, ``"openai"`` for Chat Completions; ``None``: not known) under
+    ``Policy.compaction_backend`` ``backend``, for a model whose profile says ``supported``
+    (``native_compaction``).
+
+    ``"local"`` → local. ``"auto"`` → native where ``api`` compacts natively and the model
+    supports it, else local. ``"native"`` → native, or an error where it cannot be.
+
+    Raises:
+        ConfigError: ``"native"`` for an API without native compaction, or a model whose
+            profile does not support it.
+    """
+    if backend == "local" or api is None:
+        return "local"
+    possible = api in NATIVE_PROVIDERS
+    if backend == "auto":
+        return "native" if possible and supported else "local"
+    if not possible:
+        raise ConfigError(
+            f"compaction_backend 'native' needs the Anthropic Messages or OpenAI Responses API; "
+            f"{api!r} has no native compaction"
+        )
+    if not supported:
+        raise ConfigError(
+            "compaction_backend 'native': the model's profile has no native compaction "
+            "(set native_compaction in a CTXENGINE_MODEL_PROFILES file, or use 'auto')"
+        )
+    return "native"

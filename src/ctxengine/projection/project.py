@@ -23,10 +23,12 @@ head, its continuation state marked as the stand-in of the provider's item
 (:data:`~ctxengine.model.carriage.STAND_IN`), the entry holding the item (its
 ``lead_ids``), pinned, durable, tail: a request to that provider leaves the stand-in out and
 opens with the item; every other request drops the item and reads the stand-in. Its size
-counts the item, not the stand-in. The item of a native compaction no longer in force is
-left out wherever its message is shown, and a tail kept across a native compaction keeps
-its signed reasoning (the provider's background compaction swaps the prefix it summarized
-"so that thinking produced while the summary was being written stays valid").
+counts the item, not the stand-in, and its preamble ends before the item (the item's entry
+is conversation a later compaction summarizes). The item of a native compaction no longer
+in force is left out wherever its message is shown, and a tail kept across a native
+compaction keeps its signed reasoning (the provider's background compaction swaps the
+prefix it summarized "so that thinking produced while the summary was being written stays
+valid").
 
 Then, on the retained messages and the tail: pruned tool results become one-line
 placeholders, long tool results are truncated at source (head + marker + tail), stale signed
@@ -436,7 +438,6 @@ def project(
             if native:
                 # A native item opens the request: the pinned and durable state follow it.
                 pinned_and_durable()
-                preamble = len(messages)
             tail_at = pre_end = len(messages)
         entry = entries[index]
         body = entry.body
@@ -474,7 +475,7 @@ def project(
             pre_end = len(messages)
     if native and n_lead >= len(order):
         pinned_and_durable()
-        preamble = tail_at = pre_end = len(messages)
+        tail_at = pre_end = len(messages)
     if native:
         pre_end = tail_at  # the provider keeps the reasoning of the tail it swapped in after
     if record is not None and record.continuation:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         Completion,
         CompletionRequest,
         FinishReason,
+        NativeProvider,
         Provider,
         RetrySettings,
     )
@@ -44,7 +45,15 @@ if TYPE_CHECKING:
 _HOMES: dict[str, str] = {
     "AnthropicProvider": "anthropic",
     **dict.fromkeys(
-        ("Completion", "CompletionRequest", "FinishReason", "Provider", "RetrySettings"), "base"
+        (
+            "Completion",
+            "CompletionRequest",
+            "FinishReason",
+            "NativeProvider",
+            "Provider",
+            "RetrySettings",
+        ),
+        "base",
     ),
     **dict.fromkeys(("ErrorClass", "classify_error", "to_provider_error"), "classify"),
     "OpenAIProvider": "openai",
@@ -123,6 +132,7 @@ __all__ = [
     "ErrorClass",
     "FinishReason",
     "ModelProfile",
+    "NativeProvider",
     "OpenAIProvider",
     "ProfileTable",
     "Provider",

@@ -235,3 +235,25 @@ class Provider(Protocol):
     def classify_error(self, exc: BaseException) -> ErrorClass:
         """Classify a failure of this provider (see :mod:`ctxengine.providers.classify`)."""
         ...
+
+
+@runtime_checkable
+class NativeProvider(Provider, Protocol):
+    """A :class:`Provider` that can compact a conversation itself, on demand
+    (:mod:`ctxengine.providers.native`): the Anthropic Messages and OpenAI Responses
+    providers."""
+
+    def compact(
+        self,
+        request: CompletionRequest,
+        *,
+        instructions: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        """Compact ``request``'s conversation now; the reply's ``native`` holds the items the
+        provider returned, exactly as returned.
+
+        Raises:
+            ProviderError: the call failed, or returned no compaction item.
+        """
+        ...
