@@ -308,22 +308,18 @@ def choose_backend(backend: str, api: str | None, supported: bool) -> Backend:
     (``native_compaction``).
 
     ``"local"`` → local. ``"auto"`` → native where ``api`` compacts natively and the model
-    supports it, else local. ``"native"`` → native, or an error where it cannot be.
+    supports it, else local. ``"native"`` → native on an API that compacts natively (an
+    error for a model whose profile does not support it); an API without native compaction
+    (Chat Completions) compacts locally, so a session that moves there keeps working.
 
     Raises:
-        ConfigError: ``"native"`` for an API without native compaction, or a model whose
-            profile does not support it.
+        ConfigError: ``"native"`` on the Anthropic Messages or OpenAI Responses API for a
+            model whose profile does not support native compaction.
     """
-    if backend == "local" or api is None:
+    if backend == "local" or api is None or api not in NATIVE_PROVIDERS:
         return "local"
-    possible = api in NATIVE_PROVIDERS
     if backend == "auto":
-        return "native" if possible and supported else "local"
-    if not possible:
-        raise ConfigError(
-            f"compaction_backend 'native' needs the Anthropic Messages or OpenAI Responses API; "
-            f"{api!r} has no native compaction"
-        )
+        return "native" if supported else "local"
     if not supported:
         raise ConfigError(
             "compaction_backend 'native': the model's profile has no native compaction "

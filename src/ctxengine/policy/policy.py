@@ -64,8 +64,10 @@ TemplateName: TypeAlias = Literal["default", "pi", "codex", "gemini-cli", "openc
 
 #: Who executes a compaction (:mod:`ctxengine.ladder.plan`): ``"local"`` (the ladder's own
 #: summarizer), ``"native"`` (the provider compacts: Anthropic's ``compaction`` block, OpenAI's
-#: encrypted ``compaction`` item), ``"auto"`` (native where the model's profile says
-#: ``native_compaction`` and the API has it, local otherwise).
+#: encrypted ``compaction`` item; an error for a model whose profile lacks
+#: ``native_compaction``), ``"auto"`` (native where the model's profile says
+#: ``native_compaction``, local otherwise). Chat Completions has no native compaction: a
+#: session calling it compacts locally under every backend.
 Backend: TypeAlias = Literal["local", "native", "auto"]
 
 #: What a model summarizer does when its own request overflows the summary model: shrink the

@@ -19,6 +19,7 @@ line), so that ``compaction`` items are stored exactly as returned. A Responses 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
@@ -176,15 +177,29 @@ class OpenAIProvider(SDKProvider):
             finally:
                 control.register(None)
 
+    def compact(
+        self,
+        request: CompletionRequest,
+        *,
+        instructions: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        """``POST /responses/compact`` of the request's input (see
+        :meth:`~ctxengine.providers._call.SDKProvider.compact`). The prompt replacement
+        ``instructions`` is Anthropic's and is not sent: this endpoint's ``instructions`` is
+        the system prompt, which the request carries.
+
+        Raises:
+            NotImplementedError: a Chat Completions provider (no native compaction).
+        """
+        if self.api != "responses":
+            raise NotImplementedError("native compaction needs the Responses API (api='responses')")
+        return super().compact(request, instructions=instructions, cancel=cancel)
+
     def _compact_attempt(
         self, request: CompletionRequest, control: CallControl, instructions: str | None
     ) -> Completion:
-        """``POST /responses/compact`` of the request's input (the Responses API only; the
-        prompt replacement ``instructions`` is Anthropic's and is not sent: ``instructions``
-        of this endpoint is the system prompt, which the body carries)."""
         del instructions
-        if self.api != "responses":
-            raise NotImplementedError("native compaction needs the Responses API (api='responses')")
         body = self.responses_body(request, False)
         compact = self._client.responses.compact
         known = {"model", "input", "instructions", "previous_response_id", "prompt_cache_key"}

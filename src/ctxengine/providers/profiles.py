@@ -12,6 +12,10 @@ field                  meaning
                        ``gemini-thought-signature``, ``reasoning-content`` (plain
                        ``reasoning_content`` text of chat-completions servers), or ``none``
 ``native_compaction``  the provider can compact this model's context server-side
+                       (Anthropic: the models the compaction-threshold page lists, Claude
+                       Opus/Sonnet 4.6 and later; OpenAI: GPT-5.2, the model OpenAI's
+                       compaction guide and ``/responses/compact`` launched with). It
+                       decides ``Policy.compaction_backend="auto"``
 ``mid_conversation_    the model takes ``role: "system"`` messages inside ``messages``
 system``               (Anthropic: Claude Opus 4.8 and later; earlier models answer "role
                        'system' is not supported on this model"): the continuation and

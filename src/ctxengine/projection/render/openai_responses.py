@@ -35,7 +35,10 @@ native_compaction      OpenAI's own (``provider == "openai"``): the item exactly
 Which reasoning and native parts are carried is decided by
 :func:`ctxengine.model.carriage.carries` (``"openai-responses"``).
 
-Items carry no ids and the body says ``"store": false``: the request stands alone.
+Items carry no ids and the body says ``"store": false``: the request stands alone. When the
+input holds a compaction item, it goes first: the system and developer messages before it
+are sent as ``instructions`` (the API may drop every item before the latest compaction
+item: developers.openai.com compaction guide).
 
 Ids and names: call ids are sent as they are; a tool name the API would reject
 (``my.tool/v2``) is replaced as for Chat Completions wherever it appears, in
@@ -262,7 +265,8 @@ def render_openai_responses(
             mid-conversation system messages); the state is sent as it is projected.
 
     Returns:
-        ``{"model"?, "input", "store": False, "tools"?, "max_output_tokens"?}`` as plain
+        ``{"model"?, "instructions"?, "input", "store": False, "tools"?,
+        "max_output_tokens"?}`` as plain
         JSON values. Tools are ``{"type": "function", name, description?, parameters}``, one
         per name (the first schema of a name wins); ``tools`` is omitted when there are none.
     """
@@ -270,7 +274,11 @@ def render_openai_responses(
     body: dict[str, Any] = {}
     if model is not None:
         body["model"] = model
-    body["input"] = _items(context.messages)
+    items = _items(context.messages)
+    instructions = _lifted_instructions(items)
+    if instructions:
+        body["instructions"] = instructions
+    body["input"] = items
     body["store"] = False
     tools = tool_declarations(
         context.tools, context.messages, NAME_RULES, declare_tools=declare_tools
@@ -280,6 +288,24 @@ def render_openai_responses(
     if max_tokens is not None:
         body["max_output_tokens"] = max_tokens
     return body
+
+
+def _lifted_instructions(items: list[Json]) -> str:
+    """When ``items`` hold a compaction item, take the system and developer messages before
+    the first one out of ``items`` and return their texts joined by blank lines (``""`` when
+    there is no compaction item or nothing before it)."""
+    first = next((k for k, i in enumerate(items) if i.get("type") == "compaction"), None)
+    if first is None:
+        return ""
+    lifted = [
+        k
+        for k in range(first)
+        if items[k].get("type") == "message" and items[k].get("role") in ("system", "developer")
+    ]
+    texts = ["\n".join(str(c.get("text") or "") for c in items[k]["content"]) for k in lifted]
+    for k in reversed(lifted):
+        del items[k]
+    return "\n\n".join(t for t in texts if t)
 
 
 def _tool_def(name: str, description: str | None, params: Json) -> Json:
