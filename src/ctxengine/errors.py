@@ -17,6 +17,8 @@
     │       └── StoreLockTimeout    a session's compaction lock stayed held past the wait
     ├── CompactionError             a compaction could not be carried out
     │   ├── NothingToCompact        no valid cut point leaves anything to summarize
+    │   ├── StaleCompaction         a compaction prepared off the request path arrived
+    │   │                           after the history it covered changed
     │   ├── SummaryRejected         a summary failed validation (never stored)
     │   ├── CompactionLoopError     consecutive failures tripped the circuit breaker
     │   ├── ContextFloorError       what every compaction keeps is over the trigger already
@@ -293,6 +295,20 @@ class CompactionError(CtxEngineError):
 
 class NothingToCompact(CompactionError):
     """No valid cut point leaves a non-empty prefix to summarize."""
+
+
+class StaleCompaction(CompactionError):
+    """A compaction prepared off the request path cannot be adopted any more: the history it
+    was made from changed before its result arrived (another compaction, or entries it
+    covered withdrawn). Nothing is appended.
+
+    Attributes:
+        reason: what changed, in words.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"stale compaction: {reason}")
 
 
 class SummaryRejected(CompactionError):

@@ -101,7 +101,7 @@ def _lead_id(message: Message, compactor: Compactor) -> str:
     return eid
 
 
-def _whole(conversation: Conversation) -> Cut:
+def whole_cut(conversation: Conversation) -> Cut:
     """The cut that summarizes every message of ``conversation`` and keeps none."""
     n = len(conversation.messages)
     return Cut(n, None, n, 0, False, 0)
@@ -222,7 +222,7 @@ def store_native_reply(compactor: Compactor, reply: Message) -> CompactionOutcom
     plan = compactor.make_plan(ctx, tokens, req, None, compactor.budget, None)
     first = plan.first
     budget_tokens = first.summary_tokens if first is not None else compactor.budget.summary_max
-    attempt = Attempt(0, None, _whole(conversation), budget_tokens, 0)
+    attempt = Attempt(0, None, whole_cut(conversation), budget_tokens, 0)
     plan = replace(plan, attempts=(attempt,), fallback=None, backend="native", native=provider)
     return store_native(compactor, plan, attempt, conversation, reply, provider)
 
@@ -239,4 +239,5 @@ __all__ = [
     "native_settings",
     "store_native",
     "store_native_reply",
+    "whole_cut",
 ]

@@ -1567,6 +1567,23 @@ class Session:
         )
         return newest is not None and is_real_user_message(newest)
 
+    def note_ladder_run(self) -> None:
+        """A compaction was stored outside :meth:`prepare` (a background swap): the next
+        automatic compaction waits for an entry appended after it."""
+        with self._lock:
+            self._last_ladder_at = len(self.log.history)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every public method holds: hold it to read and write the session in one
+        step (an executor working off the request path does)."""
+        return self._lock
+
+    def compaction_lock(self) -> AbstractContextManager[None]:
+        """The store's compaction lock of this session (one compaction at a time across the
+        threads and processes sharing the store), or nothing without a store."""
+        return self._single_flight()
+
     def _single_flight(self) -> AbstractContextManager[None]:
         """The store's compaction lock of this session (one compaction at a time across the
         threads and processes sharing the store), or nothing without a store."""
