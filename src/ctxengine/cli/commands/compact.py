@@ -45,6 +45,7 @@ from ctxengine.errors import (
     ProviderError,
     SummaryRejected,
 )
+from ctxengine.ladder.plan import choose_backend
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.codec import body_to_dict
 from ctxengine.policy import Policy, SummarizerName
@@ -53,7 +54,11 @@ from ctxengine.policy.defaults import (
     MODEL_SUMMARIZER_NAMES,
     PROVIDER_TIMEOUT_S,
 )
+from ctxengine.policy.policy import Backend
 from ctxengine.projection.render import called_tool_schemas
+from ctxengine.providers import create_provider
+from ctxengine.providers.base import NativeProvider
+from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.replay import RENDERERS
 
 #: Environment variable giving ``--timeout`` (seconds per summary request).
@@ -68,7 +73,25 @@ def compact(
     window: ModelWindowOpt = None,
     keep_recent: KeepRecentOpt = None,
     policy_name: PolicyOpt = None,
-    provider: Annotated[str, typer.Option(metavar="NAME", help="openai or anthropic")] = "openai",
+    provider: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME",
+            help="openai or anthropic: the API of the request body (with a native backend: "
+            "the provider that compacts; openai is then the Responses API).",
+        ),
+    ] = "openai",
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            metavar="NAME",
+            help="local (ctxengine summarizes), native (the provider compacts on demand: "
+            "needs --model; key and base URL from ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL or "
+            "OPENAI_API_KEY/OPENAI_BASE_URL, or --api-key/--base-url) or auto (native where "
+            "the model's profile has native compaction). Default: the policy's (local).",
+        ),
+    ] = None,
     output: Annotated[
         str | None,
         typer.Option(
@@ -106,11 +129,19 @@ def compact(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", metavar="URL", help="Summary model base URL (else SDK env)."),
+        typer.Option(
+            "--base-url",
+            metavar="URL",
+            help="Summary model (native backend: the provider's) base URL (else SDK env).",
+        ),
     ] = None,
     api_key: Annotated[
         str | None,
-        typer.Option("--api-key", metavar="KEY", help="Summary model API key (else SDK env)."),
+        typer.Option(
+            "--api-key",
+            metavar="KEY",
+            help="Summary model (native backend: the provider's) API key (else SDK env).",
+        ),
     ] = None,
     verify: Annotated[
         bool, typer.Option("--verify-summary", help="Second pass checking the summary.")
@@ -175,9 +206,16 @@ def compact(
     agent request (at most 4 cache_control markers, never on the last message;
     --no-cache-markers leaves them out), and with --model a model whose profile takes
     mid-conversation system messages gets the continuation and re-injected state as
-    role "system" messages."""
+    role "system" messages.
+
+    --backend native asks the provider (--provider anthropic|openai, --model) to compact
+    the messages before the cut on demand, and writes the request with the returned
+    compaction block (Anthropic) or item (OpenAI Responses) first and the kept tail after
+    it; --backend auto does so where the model's profile has native compaction."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
+    if backend is not None and backend not in get_args(Backend):
+        raise typer.BadParameter("expected local, native or auto", param_hint="--backend")
     if plan and output is not None:
         raise typer.BadParameter(
             "--plan writes nothing and prints the plan only: drop -o, or --plan",
@@ -192,6 +230,13 @@ def compact(
     policy = policy_from_options(
         keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
     )
+    native = _native_provider(
+        backend or policy.compaction_backend, provider, model, api_key, base_url, timeout
+    )
+    if backend is not None or native is not None:
+        policy = policy.model_copy(
+            update={"compaction_backend": "local" if native is None else "native"}
+        )
     choice = choose_summarizer(
         summarizer,
         summary_model,
@@ -223,7 +268,8 @@ def compact(
             tracker.close()
             _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
             return
-        request = RequestOptions(provider, model, max_tokens, next_user, cache=not no_cache_markers)
+        api = provider if native is None else native.provider.name
+        request = RequestOptions(api, model, max_tokens, next_user, cache=not no_cache_markers)
         tracker.step(f"compacting {len(t.entries):,} entries")
         with _single_flight(t):
             if t.store is not None:
@@ -239,6 +285,7 @@ def compact(
                 focus=focus,
                 request=request,
                 deadline=deadline,
+                native=native,
             )
             run.report["keep_recent"] = _keep_recent(keep_recent, run)
             _require_fit(run, window, max_tokens)
@@ -260,6 +307,49 @@ def compact(
         show_events(run.session.events, stderr=output == "-")
     if output is None:
         note("the request body was not written: give -o FILE (or -o - for stdout)")
+
+
+@dataclass(frozen=True, slots=True)
+class NativeChoice:
+    """The provider a native compaction goes to, and its model's profile."""
+
+    provider: NativeProvider
+    profile: ModelProfile | None
+
+
+def _native_provider(
+    backend: str,
+    provider: str,
+    model: str | None,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+) -> NativeChoice | None:
+    """The provider that compacts under ``backend`` (``"local"``, ``"native"``, ``"auto"``),
+    or ``None`` when the compaction is local: ``--provider anthropic`` is the Messages API,
+    ``openai`` the Responses API; key and base URL from the options, else the SDK's
+    environment variables.
+
+    Raises:
+        typer.BadParameter: a native or auto backend without ``--model``.
+        ConfigError: ``native`` for a model whose profile has no native compaction, a missing
+            SDK or key.
+    """
+    if backend == "local":
+        return None
+    if model is None:
+        raise typer.BadParameter(
+            f"--backend {backend} needs --model (the provider's model)", param_hint="--model"
+        )
+    api = "anthropic" if provider == "anthropic" else "openai-responses"
+    profile = ProfileTable.load().lookup(model)
+    supported = profile is not None and profile.native_compaction
+    if choose_backend(backend, api, supported) == "local":
+        return None
+    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    made = create_provider(f"{api}:{model}", api_key=api_key, base_url=base_url, **options)
+    assert isinstance(made, NativeProvider)
+    return NativeChoice(made, profile)
 
 
 def _keep_recent(asked: int | None, run: CompactionRun) -> dict[str, Any]:
@@ -362,9 +452,13 @@ def _run_compaction(
     focus: str | None,
     request: RequestOptions,
     deadline: float | None = None,
+    native: NativeChoice | None = None,
 ) -> CompactionRun:
     """Compact ``target`` in memory for a ``window``-token model and hand the result off as
-    a request body.
+    a request body. With ``native`` the provider compacts on demand
+    (:meth:`Session.compact <ctxengine.engine.Session.compact>` with its provider); a failure
+    of its call is a :class:`~ctxengine.errors.CompactionError` naming the HTTP status and
+    the provider's message.
 
     A model summarizer chosen by default (a configured summary model, ``summarizer_asked``
     False) runs with the session's ``"on_failure"`` fallback: a failed summary (other than an
@@ -380,10 +474,11 @@ def _run_compaction(
 
         - ``source``: the file path or session id given; ``session_id``.
         - ``window``, ``trigger``: the session's budget, in tokens.
-        - ``provider``: ``openai`` or ``anthropic``.
+        - ``provider``: ``openai``, ``anthropic`` or (a native compaction by OpenAI)
+          ``openai-responses``; ``backend``: ``local`` or ``native``.
         - ``tokens_before``: the projected context before the run; ``tokens_after``: the
           context sent (pending calls closed, the next user message appended).
-        - ``messages``: messages in the request body.
+        - ``messages``: messages (Responses: input items) in the request body.
         - ``cache_breakpoints``: the prompt-cache breakpoints written into an Anthropic body,
           ``{"path", "boundary"}`` in request order as ``inspect`` lists them (``[]`` for
           another provider or without ``request.cache``).
@@ -420,7 +515,10 @@ def _run_compaction(
         if timer is not None:
             timer.daemon = True
             timer.start()
-        outcome = session.compact(focus, cancel=cancel)
+        if native is None:
+            outcome = session.compact(focus, cancel=cancel)
+        else:
+            outcome = _compact_natively(session, focus, cancel, native)
         ctx = outcome.context
     except NothingToCompact as exc:
         note = str(exc)
@@ -450,9 +548,10 @@ def _run_compaction(
         "window": session.budget.window,
         "trigger": session.budget.trigger,
         "provider": request.provider,
+        "backend": "local" if native is None else "native",
         "tokens_before": before.tokens,
         "tokens_after": sent.context.tokens,
-        "messages": len(sent.body.get("messages", ())),
+        "messages": len(sent.body.get("messages") or sent.body.get("input") or ()),
         "cache_breakpoints": [{"path": p, "boundary": b} for p, b in sent.cache_breakpoints],
         "truncated": [asdict(t) for t in after.truncations],
         "pruned": list(after.pruned),
@@ -474,6 +573,31 @@ def _run_compaction(
     }
     new_entries = session.entries[len(target.entries) :]
     return CompactionRun(session, new_entries, sent.body, report)
+
+
+def _compact_natively(
+    session: Session, focus: str | None, cancel: threading.Event, native: NativeChoice
+) -> CompactionOutcome:
+    """``session.compact`` on ``native``'s provider; its call failing is a
+    :class:`~ctxengine.errors.CompactionError` with the status and the provider's message.
+
+    Raises:
+        CompactionError: the provider's compaction failed.
+        NothingToCompact, SummaryRejected: as :meth:`Session.compact`.
+    """
+    name = native.provider.name
+    try:
+        return session.compact(
+            focus, cancel=cancel, provider=native.provider, profile=native.profile
+        )
+    except Cancelled:
+        raise
+    except ProviderError as exc:
+        status = getattr(exc, "status", None)
+        where = f" (HTTP {status})" if isinstance(status, int) else ""
+        raise CompactionError(
+            f"the {name} native compaction of {native.provider.model} failed{where}: {exc}"
+        ) from exc
 
 
 def _rejected(choice: SummarizerChoice, exc: SummaryRejected) -> str:
