@@ -11,6 +11,12 @@ Where a system writes its summary with a model, the preset names a model summari
 (``"llm"`` or ``"hybrid"``) and the system's template; a session without a summary model
 runs the extractive summarizer in its place (:func:`offline`), and a replay says so.
 
+Every preset compacts locally (``compaction_backend="local"``): the systems they reproduce
+write their own summaries. A preset combines with the provider's own compaction like any
+policy: ``preset("pi").model_copy(update={"compaction_backend": "auto"})`` keeps pi's
+trigger and tail, and where the model compacts natively the provider writes the summary at
+pi's cut (:mod:`ctxengine.ladder.plan`, ``choose_backend``).
+
 Shared by the presets of the known systems (ctxengine's own choices, not the systems'):
 
 * ``headroom_ratio`` 0: they aim at no target below the trigger; they keep their own tail.
