@@ -25,7 +25,7 @@ from native_helpers import (
     responses_reply_step,
     responses_stream_step,
 )
-from servers import ScriptedServer, Step, anthropic_reply, chat_reply, responses_reply
+from servers import Received, ScriptedServer, Step, anthropic_reply, chat_reply, responses_reply
 
 from ctxengine.engine import Session
 from ctxengine.errors import ConfigError
@@ -372,3 +372,37 @@ class TestOnDemand:
         with pytest.raises(Exception, match="summary rejected: empty"):
             session.compact(provider=anthropic(server))
         assert session.entries == before
+
+
+def test_the_sessions_own_trigger_runs_its_plan_on_the_provider(server: ScriptedServer) -> None:
+    session = Session(4_000, policy=ON_DEMAND)
+    session.append(system(SYSTEM))
+    for n in range(6):
+        session.append(user(f"request {n}: " + "word " * 300))
+        session.append(assistant(f"answer {n}: " + "done " * 300))
+    session.append(user("request 6: go on"))
+    assert session.budget.trigger == 3_200
+    assert session.context_tokens(session.project()) > 3_200
+
+    def respond(req: Received) -> Step:
+        if "compaction" in req.body:
+            return anthropic_compaction_stream_step(ANTHROPIC_BLOCK)
+        return Step(body=anthropic_reply("going on"))
+
+    server.responder = respond
+    reply = session.complete(anthropic(server), max_output_tokens=200)
+    assert reply.text == "going on"
+    compaction, call = server.received
+    assert compaction.body["compaction"] == {"type": "summarize"}
+    assert len(compaction.body["messages"]) == 12  # the six turns before the newest request
+    # The call itself: the block first, then the request the cut kept; the server may still
+    # compact at its threshold, raised to Anthropic's minimum.
+    assert [orjson.dumps(b).decode() for b in call.body["messages"][0]["content"]] == [
+        ANTHROPIC_BLOCK
+    ]
+    assert call.body["messages"][1]["content"][0]["text"] == "request 6: go on"
+    assert len(call.body["messages"]) == 2
+    edit = call.body["context_management"]["edits"][0]
+    assert edit["trigger"] == {"type": "input_tokens", "value": 50_000}
+    steps = [(e.step, e.notes[:1]) for e in session.events]
+    assert steps == [("compaction", ("native:anthropic",))]
