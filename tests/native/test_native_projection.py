@@ -107,3 +107,22 @@ def test_a_later_compaction_leaves_the_item_out_of_the_message_it_was_in() -> No
     body = render_anthropic(ctx)
     assert "compaction" not in str(body)
     assert validate(body, "anthropic") == []
+
+
+def test_an_openai_item_priced_at_nothing_leaves_its_stand_in_counted() -> None:
+    item = '{"type":"compaction","encrypted_content":"gAAAA"}'
+    lead_message = Message(
+        "assistant", (NativeCompactionPart("openai", item),), meta={NATIVE_LEAD: "openai"}
+    )
+    record = CompactionRecord(
+        "## Goal\nbuild a parser", None, 900, 40, "default", "extractive",
+        native="openai", lead_ids=("e3",),
+    )  # fmt: skip
+    log = entries(system("Be terse."), user("build a parser"), record, lead_message, user("go"))
+    ctx = project(log, SETTINGS, EST)
+    assert [STAND_IN in m.meta for m in ctx.messages] == [False, True, False, False]
+    assert ctx.tokens == sum(EST.message(m) for m in ctx.messages)
+    responses = render_openai_responses(ctx)
+    assert responses["instructions"] == "Be terse."
+    assert responses["input"][0] == {"type": "compaction", "encrypted_content": "gAAAA"}
+    assert len(responses["input"]) == 2

@@ -59,14 +59,11 @@ class TestResponsesRenderer:
             tool(ToolResultPart("c1", (TextPart("print(1)"), PNG, notes))),
             tools=(SCHEMA,),
         )
+        # The input holds a compaction item: the system prompt goes to instructions.
         assert render_openai_responses(ctx, model="gpt-5", max_tokens=500) == {
             "model": "gpt-5",
+            "instructions": "You are terse.",
             "input": [
-                {
-                    "type": "message",
-                    "role": "system",
-                    "content": [{"type": "input_text", "text": "You are terse."}],
-                },
                 {
                     "type": "message",
                     "role": "user",

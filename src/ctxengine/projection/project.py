@@ -23,8 +23,10 @@ head, its continuation state marked as the stand-in of the provider's item
 (:data:`~ctxengine.model.carriage.STAND_IN`), the entry holding the item (its
 ``lead_ids``), pinned, durable, tail: a request to that provider leaves the stand-in out and
 opens with the item; every other request drops the item and reads the stand-in. Its size
-counts the item, not the stand-in, and its preamble ends before the item (the item's entry
-is conversation a later compaction summarizes). The item of a native compaction no longer
+counts one of the two: the item where the estimate prices it (Anthropic's block), else the
+stand-in (OpenAI's encrypted items are priced at nothing, :mod:`ctxengine.model.carriage`);
+its preamble ends before the item (the item's entry is conversation a later compaction
+summarizes). The item of a native compaction no longer
 in force is left out wherever its message is shown, and a tail kept across a native
 compaction keeps its signed reasoning (the provider's background compaction swaps the
 prefix it summarized "so that thinking produced while the summary was being written stays
@@ -64,7 +66,7 @@ from ctxengine.model import (
     UnpinRecord,
     current_entries,
 )
-from ctxengine.model.carriage import NATIVE_LEAD, STAND_IN
+from ctxengine.model.carriage import NATIVE_LEAD, STAND_IN, carried_anywhere
 from ctxengine.model.parts import NativeCompactionPart
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context, Truncation
@@ -493,7 +495,10 @@ def project(
     report = dataclasses.replace(report, dropped_reasoning=dropped_reasoning)
     if report.dropped_results or report.duplicate_results:
         truncations, pruned_out = _shown_only(final, truncations, pruned_out)
-    message_tokens = sum(estimator.message(m) for m in final if not _is_stand_in(m))
+    # One of the two counts: the item where the estimate prices it, else its stand-in.
+    provider = record.native if record is not None else None
+    priced = provider is not None and carried_anywhere(NativeCompactionPart(provider, "{}"))
+    message_tokens = sum(estimator.message(m) for m in final if not (priced and _is_stand_in(m)))
     tokens = message_tokens
     if tools:
         tokens += estimator.tools(tools)

@@ -36,9 +36,9 @@ Which reasoning and native parts are carried is decided by
 :func:`ctxengine.model.carriage.carries` (``"openai-responses"``).
 
 Items carry no ids and the body says ``"store": false``: the request stands alone. When the
-input holds a compaction item, it goes first: the system and developer messages before it
-are sent as ``instructions`` (the API may drop every item before the latest compaction
-item: developers.openai.com compaction guide).
+input holds a compaction item, the system and developer messages it opens with are sent as
+``instructions``, so that the compacted window comes first in ``input`` (a client may drop
+every item before the latest compaction item: developers.openai.com compaction guide).
 
 Ids and names: call ids are sent as they are; a tool name the API would reject
 (``my.tool/v2``) is replaced as for Chat Completions wherever it appears, in
@@ -75,6 +75,8 @@ from ctxengine.projection.render.ids import wire_name
 
 Json = dict[str, Any]
 PROVIDER = "openai-responses"
+#: Roles of the messages an input holding a compaction item lifts into ``instructions``.
+_HEAD_ROLES = ("system", "developer")
 #: Function names follow the rule of Chat Completions (``^[a-zA-Z0-9_-]{1,64}$``).
 NAME_RULES = "openai"
 
@@ -291,20 +293,19 @@ def render_openai_responses(
 
 
 def _lifted_instructions(items: list[Json]) -> str:
-    """When ``items`` hold a compaction item, take the system and developer messages before
-    the first one out of ``items`` and return their texts joined by blank lines (``""`` when
-    there is no compaction item or nothing before it)."""
-    first = next((k for k, i in enumerate(items) if i.get("type") == "compaction"), None)
-    if first is None:
+    """When ``items`` hold a compaction item, take the system and developer messages they
+    open with out of ``items`` and return their texts joined by blank lines; else ``""``
+    and ``items`` unchanged."""
+    if not any(i.get("type") == "compaction" for i in items):
         return ""
-    lifted = [
-        k
-        for k in range(first)
-        if items[k].get("type") == "message" and items[k].get("role") in ("system", "developer")
-    ]
-    texts = ["\n".join(str(c.get("text") or "") for c in items[k]["content"]) for k in lifted]
-    for k in reversed(lifted):
-        del items[k]
+    n = 0
+    while n < len(items) and items[n].get("type") == "message":
+        if items[n].get("role") not in _HEAD_ROLES:
+            break
+        n += 1
+    head = items[:n]
+    del items[:n]
+    texts = ("\n".join(str(c.get("text") or "") for c in i["content"]) for i in head)
     return "\n\n".join(t for t in texts if t)
 
 
