@@ -6,6 +6,7 @@ append, the events and the count of failures in a row.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -23,9 +24,10 @@ from ctxengine.errors import (
     ThrashError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
+from ctxengine.ladder.durable_ledger import DurableLedger
 from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.prune import PrunePlan, plan_prune
-from ctxengine.ladder.reinject import DurableItem, durable_items
+from ctxengine.ladder.reinject import DurableItem
 from ctxengine.ladder.thrash import (
     advice,
     contributors,
@@ -34,7 +36,7 @@ from ctxengine.ladder.thrash import (
     refill_note,
 )
 from ctxengine.ladder.timing import reply_gap
-from ctxengine.model import CompactionRecord, Message, PruneRecord
+from ctxengine.model import CompactionRecord, Entry, PruneRecord
 from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import DEFAULT_CACHE_TTL_SECONDS
 from ctxengine.projection import frame_messages
@@ -106,6 +108,11 @@ class Compactor:
         #: Where plans run natively (the provider compacts), while a model call of the
         #: session with the native backend is in progress; ``None``: plans run locally.
         self.native: NativeTarget | None = None
+        # the durable ledger, the entries it folded, and the entry position of each message
+        self._durable = DurableLedger()
+        self._durable_of: list[Entry] | None = None
+        self._durable_seen = 0
+        self._message_entries: list[int] = []
 
     def prime(self) -> None:
         """Analyse the messages appended since the last call for the ledgers
@@ -195,15 +202,32 @@ class Compactor:
         """The candidate durable state (``policy.reinject``) of a compaction whose first kept
         entry is ``first_kept_id`` (``None``: none): found in the history before that entry,
         less what the history from it on shows (:func:`~ctxengine.ladder.reinject.
-        durable_items`)."""
+        durable_items`, answered by the session's :class:`~ctxengine.ladder.durable_ledger.
+        DurableLedger`, which folds each message once)."""
         h = self.log.history
+        ledger = self._durable_ledger()
         end = len(h) if first_kept_id is None else h.index.get(first_kept_id, len(h))
-        messages: list[Message] = []
-        kept: list[Message] = []
-        for n, e in enumerate(h.entries):
-            if (m := e.message) is not None:
-                (messages if n < end else kept).append(m)
-        return durable_items(messages, self.policy, self.estimator, kept)
+        cut = bisect_left(self._message_entries, end)
+        kept = [m for e in h.entries[end:] if (m := e.message) is not None]
+        return ledger.items(cut, kept, self.policy, self.estimator)
+
+    def _durable_ledger(self) -> DurableLedger:
+        """The durable ledger with every message of the history folded (a new one when the
+        history is not the one it folded)."""
+        h = self.log.history
+        entries = h.entries
+        if self._durable_of is not entries or self._durable_seen > len(entries):
+            self._durable = DurableLedger()
+            self._durable_of = entries
+            self._durable_seen = 0
+            self._message_entries = []
+        for n in range(self._durable_seen, len(entries)):
+            m = entries[n].message
+            if m is not None:
+                self._durable.observe(m)
+                self._message_entries.append(n)
+        self._durable_seen = len(entries)
+        return self._durable
 
     def make_plan(
         self,

@@ -38,7 +38,7 @@ latest read result), where a live agent would read the file again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,7 +211,11 @@ def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     """The latest plan-mode plan: the ``plan`` argument of the newest call of a
     :data:`~ctxengine.policy.defaults.REINJECT_PLAN_TOOLS` tool (its raw arguments when they
     hold no ``plan`` text), or ``None`` (none, or ``kept`` holds a newer one)."""
-    call = newest_call(messages, kept, REINJECT_PLAN_TOOLS)
+    return plan_of(newest_call(messages, kept, REINJECT_PLAN_TOOLS))
+
+
+def plan_of(call: ToolCallPart | None) -> str | None:
+    """The plan item of a plan-mode ``call`` (:func:`plan_item`), ``None`` without one."""
     if call is None:
         return None
     plan = call_args(call).get("plan")
@@ -225,7 +229,12 @@ def todo_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     :data:`~ctxengine.policy.defaults.TODO_CLOSED_STATUSES`) with its status, in the list's
     order, and the number of done items. ``None`` when there is no such call, ``kept`` holds a
     newer one, or no item is open; the raw arguments when they hold no list."""
-    call = newest_call(messages, kept, REINJECT_TODO_TOOLS)
+    return todo_of(newest_call(messages, kept, REINJECT_TODO_TOOLS))
+
+
+def todo_of(call: ToolCallPart | None) -> str | None:
+    """The todo item of a todo-tool ``call`` (:func:`todo_item`), ``None`` without one or
+    without an open item."""
     if call is None:
         return None
     items = todo_list(call)
@@ -351,7 +360,11 @@ def _shell_label(call: ToolCallPart) -> str:
 
 def background_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str | None:
     """The background tasks still running (:func:`running_tasks`) as one item, or ``None``."""
-    tasks = running_tasks(messages, kept)
+    return background_of(running_tasks(messages, kept))
+
+
+def background_of(tasks: Sequence[RunningTask]) -> str | None:
+    """The item naming the background ``tasks`` still running, ``None`` when none."""
     if not tasks:
         return None
     lines = [
@@ -400,14 +413,24 @@ def file_items(
                     edited_after.add(path)
                 if path not in order:
                     order.append(path)
+    shown = [(path, content.get(path), path in edited_after) for path in order[:files]]
+    return files_of(shown, estimator, file_max_tokens)
+
+
+def files_of(
+    files: Sequence[tuple[str, str | None, bool]], estimator: Estimator, file_max_tokens: int
+) -> list[DurableItem]:
+    """The file items of ``files``, each ``(path, the text of its latest read or None,
+    edited after that read)``, newest first (:func:`file_items`): the read text when it is
+    at most ``file_max_tokens`` tokens (its path line as the shorter text), else the path
+    line only."""
     out: list[DurableItem] = []
-    for path in order[:files]:
+    for path, text, edited in files:
         short = FILE_PATH_ITEM.format(path=path)
         short_tokens = _tokens(short, estimator)
-        text = content.get(path)
         if text is not None and estimator.text(text) <= file_max_tokens:
             full = FILE_ITEM.format(path=path, content=text)
-            if path in edited_after:
+            if edited:
                 full += FILE_EDITED_NOTE
             out.append(DurableItem("files", full, _tokens(full, estimator), short, short_tokens))
         else:
@@ -483,6 +506,21 @@ def skill_items(
         if name in used_at:
             used_at[name] = max(used_at[name], at)
     shown = {load.name for load in skill_loads(kept) if load.whole}
+    return skills_of(latest, used_at, shown, estimator, each_max=each_max, total_max=total_max)
+
+
+def skills_of(
+    latest: dict[str, SkillLoad],
+    used_at: dict[str, int],
+    shown: set[str],
+    estimator: Estimator,
+    *,
+    each_max: int,
+    total_max: int,
+) -> list[DurableItem]:
+    """The skill items (:func:`skill_items`) of the ``latest`` load of each skill name (in
+    the order the names were first loaded), each last used at ``used_at[name]`` (a
+    position), less the names ``shown`` (the kept history shows their bodies whole)."""
     out: list[DurableItem] = []
     used = 0
     for load in sorted(latest.values(), key=lambda x: -used_at[x.name]):
@@ -508,7 +546,48 @@ def durable_items(
     """The candidate items ``policy.reinject`` names, found in ``messages`` (the history
     that leaves the context, oldest first) less what ``kept`` (the history kept from the
     cut on) shows, in the order rules, todos, background, plan, skills, files; identical
-    texts once."""
+    texts once (:func:`assemble`)."""
+    return assemble(
+        policy,
+        estimator,
+        rules=lambda: rules_items(messages, kept),
+        todos=lambda: todo_item(messages, kept),
+        background=lambda: background_item(messages, kept),
+        plan=lambda: plan_item(messages, kept),
+        skills=lambda: skill_items(
+            messages,
+            estimator,
+            each_max=policy.reinject_skill_max_tokens,
+            total_max=policy.reinject_skills_max_tokens,
+            kept=kept,
+        ),
+        files=lambda: file_items(
+            messages,
+            estimator,
+            files=policy.reinject_files,
+            file_max_tokens=policy.reinject_file_max_tokens,
+            kept=kept,
+        ),
+    )
+
+
+def assemble(
+    policy: Policy,
+    estimator: Estimator,
+    *,
+    rules: Callable[[], Sequence[str]],
+    todos: Callable[[], str | None],
+    background: Callable[[], str | None],
+    plan: Callable[[], str | None],
+    skills: Callable[[], Sequence[DurableItem]],
+    files: Callable[[], Sequence[DurableItem]],
+) -> tuple[DurableItem, ...]:
+    """The candidate items of the kinds ``policy.reinject`` names, in the order rules,
+    todos, background, plan, skills, files, each kind asked of its function only when
+    named (:func:`rules_items`, :func:`todo_item`, :func:`background_item`,
+    :func:`plan_item`, :func:`skill_items`, :func:`file_items` or the same answers found
+    otherwise: :class:`~.durable_ledger.DurableLedger`); identical texts once, a file
+    offered as a path only always."""
     out: list[DurableItem] = []
     seen: set[str] = set()
 
@@ -519,31 +598,19 @@ def durable_items(
 
     wanted = policy.reinject
     if "rules" in wanted:
-        for text in rules_items(messages, kept):
+        for text in rules():
             add("rules", text)
     if "todos" in wanted:
-        add("todos", todo_item(messages, kept))
+        add("todos", todos())
     if "background" in wanted:
-        add("background", background_item(messages, kept))
+        add("background", background())
     if "plan" in wanted:
-        add("plan", plan_item(messages, kept))
+        add("plan", plan())
     if "skills" in wanted:
-        for item in skill_items(
-            messages,
-            estimator,
-            each_max=policy.reinject_skill_max_tokens,
-            total_max=policy.reinject_skills_max_tokens,
-            kept=kept,
-        ):
+        for item in skills():
             add("skills", item.text)
     if "files" in wanted:
-        for item in file_items(
-            messages,
-            estimator,
-            files=policy.reinject_files,
-            file_max_tokens=policy.reinject_file_max_tokens,
-            kept=kept,
-        ):
+        for item in files():
             if item.text is None or item.text not in seen:
                 out.append(item)
     return tuple(out)

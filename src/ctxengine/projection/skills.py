@@ -41,7 +41,9 @@ __all__ = [
     "notice_text",
     "reinjected_skill_name",
     "reinjected_text",
+    "skill_load_step",
     "skill_loads",
+    "skill_notice_step",
     "skill_notices",
 ]
 
@@ -207,40 +209,51 @@ def skill_loads(messages: Sequence[Message]) -> list[SkillLoad]:
     asked: str | None = None
     out: list[SkillLoad] = []
     for at, m in enumerate(messages):
-        if m.role == "assistant":
-            asked = None
-        for call in m.tool_calls:
-            calls[call.id] = call.name
-            if call.name in SKILL_CALL_TOOLS:
-                asked = _call_name(call)
-        for r in m.tool_results:
-            if r.is_error or calls.get(r.call_id) not in SKILL_CALL_TOOLS:
-                continue
-            found = _block(r.text)
-            if found is not None:
-                name, path, body, _ = found
-                out.append(SkillLoad(name, path, body, at, True, "tool"))
-        if m.role != "user" or m.tool_results:
-            continue
-        synthetic = m.meta.get("synthetic")
-        text = m.text
-        if synthetic in (SYNTHETIC_SKILL, SYNTHETIC_REINJECTED):
-            found = _block(text)
-            if found is None:
-                continue
-            name, path, body, after = found
-            if synthetic == SYNTHETIC_SKILL:
-                out.append(SkillLoad(name, path, body, at, True, "message"))
-            elif reinjected_skill_name(text) == name:
-                whole = _REST.match(after) is None
-                out.append(SkillLoad(name, path, body, at, whole, "reinjected"))
-        elif text.startswith(CLAUDE_CODE_SKILL_PREFIX) and not is_real_user_message(m):
-            claude = _claude_code(text, asked)
-            if claude is not None:
-                name, path, body = claude
-                out.append(SkillLoad(name, path, body, at, True, "claude-code"))
-                asked = None
+        asked = skill_load_step(m, at, calls, asked, out)
     return out
+
+
+def skill_load_step(
+    m: Message, at: int, calls: dict[str, str], asked: str | None, out: list[SkillLoad]
+) -> str | None:
+    """One step of :func:`skill_loads`: the loads of ``m`` (at position ``at``) appended to
+    ``out``, ``m``'s calls added to ``calls`` (call id → tool name of the messages so far);
+    ``asked`` is the skill the latest skill call asked for (``None``: none). Returns the
+    ``asked`` the next message starts with."""
+    if m.role == "assistant":
+        asked = None
+    for call in m.tool_calls:
+        calls[call.id] = call.name
+        if call.name in SKILL_CALL_TOOLS:
+            asked = _call_name(call)
+    for r in m.tool_results:
+        if r.is_error or calls.get(r.call_id) not in SKILL_CALL_TOOLS:
+            continue
+        found = _block(r.text)
+        if found is not None:
+            name, path, body, _ = found
+            out.append(SkillLoad(name, path, body, at, True, "tool"))
+    if m.role != "user" or m.tool_results:
+        return asked
+    synthetic = m.meta.get("synthetic")
+    text = m.text
+    if synthetic in (SYNTHETIC_SKILL, SYNTHETIC_REINJECTED):
+        found = _block(text)
+        if found is None:
+            return asked
+        name, path, body, after = found
+        if synthetic == SYNTHETIC_SKILL:
+            out.append(SkillLoad(name, path, body, at, True, "message"))
+        elif reinjected_skill_name(text) == name:
+            whole = _REST.match(after) is None
+            out.append(SkillLoad(name, path, body, at, whole, "reinjected"))
+    elif text.startswith(CLAUDE_CODE_SKILL_PREFIX) and not is_real_user_message(m):
+        claude = _claude_code(text, asked)
+        if claude is not None:
+            name, path, body = claude
+            out.append(SkillLoad(name, path, body, at, True, "claude-code"))
+            asked = None
+    return asked
 
 
 def skill_notices(messages: Sequence[Message]) -> list[tuple[str, int]]:
@@ -250,17 +263,26 @@ def skill_notices(messages: Sequence[Message]) -> list[tuple[str, int]]:
     calls: dict[str, str] = {}
     out: list[tuple[str, int]] = []
     for at, m in enumerate(messages):
-        for call in m.tool_calls:
-            calls[call.id] = call.name
-        texts = [
-            r.text
-            for r in m.tool_results
-            if not r.is_error and calls.get(r.call_id) in SKILL_CALL_TOOLS
-        ]
-        if m.role == "user" and m.meta.get("synthetic") == SYNTHETIC_SKILL_NOTICE:
-            texts.append(m.text)
-        for text in texts:
-            found = _NOTICE.match(text)
-            if found is not None:
-                out.append((found.group(1), at))
+        skill_notice_step(m, at, calls, out)
     return out
+
+
+def skill_notice_step(
+    m: Message, at: int, calls: dict[str, str], out: list[tuple[str, int]]
+) -> None:
+    """One step of :func:`skill_notices`: the notices of ``m`` (at position ``at``)
+    appended to ``out``, ``m``'s calls added to ``calls`` (call id → tool name of the
+    messages so far)."""
+    for call in m.tool_calls:
+        calls[call.id] = call.name
+    texts = [
+        r.text
+        for r in m.tool_results
+        if not r.is_error and calls.get(r.call_id) in SKILL_CALL_TOOLS
+    ]
+    if m.role == "user" and m.meta.get("synthetic") == SYNTHETIC_SKILL_NOTICE:
+        texts.append(m.text)
+    for text in texts:
+        found = _NOTICE.match(text)
+        if found is not None:
+            out.append((found.group(1), at))
