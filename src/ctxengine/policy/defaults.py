@@ -117,6 +117,15 @@ STATE_USER_MESSAGES_MAX_SHARE = 0.3
 #: whitespace within this many characters before the cut, so that no word is split
 #: ("… ensure we i"); with none that near, at the cut. About two long words (ours).
 STATE_WORD_CUT_MAX_CHARS = 40
+#: Extractive continuation state: texts (lines, notes, headings) whose estimated tokens an
+#: extractive summarizer remembers between compactions, at most (the memory is emptied
+#: past it); a 10,000-entry session's ledgers hold about 2,000 lines, so this keeps dozens
+#: of compactions' worth. A memory bound only: results never depend on it (ours).
+STATE_COST_CACHE_MAX_TEXTS = 50_000
+#: Extractive continuation state: estimators whose estimates one extractive summarizer
+#: remembers at once (one per session that uses it; emptied past it). A memory bound only
+#: (ours).
+STATE_COST_CACHE_MAX_ESTIMATORS = 8
 
 #: Consecutive failed compactions before the circuit breaker opens (Claude Code
 #: ``MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES=3``).

@@ -52,12 +52,14 @@ new range. User messages carry over through ``SummaryRequest.prior_user_messages
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ctxengine.errors import SummaryRejected
 from ctxengine.model import Ledgers, Message
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy.defaults import (
+    STATE_COST_CACHE_MAX_ESTIMATORS,
+    STATE_COST_CACHE_MAX_TEXTS,
     STATE_NEXT_STEP_HEAD_CHARS,
     STATE_USER_MESSAGE_HEAD_CHARS,
     STATE_USER_MESSAGES_MAX_SHARE,
@@ -99,7 +101,7 @@ from ctxengine.summarizers.sections import (
     needs_quoting,
     notes,
 )
-from ctxengine.summarizers.select import Selection, select
+from ctxengine.summarizers.select import Costs, Selection, select
 from ctxengine.summarizers.step_wording import not_shown_heading, step_wording
 from ctxengine.summarizers.transcript import head_tail
 from ctxengine.tokens.base import Estimator
@@ -343,6 +345,12 @@ class ExtractiveSummarizer:
     """
 
     user_messages_budget: int
+    #: per estimator (by id, the estimator kept with it): estimated tokens by text of the
+    #: lines, notes and headings selections priced (:class:`~.select.Costs`), so that a
+    #: compaction does not estimate again what the previous one did.
+    _costs: dict[int, tuple[Estimator, dict[str, int]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def name(self) -> str:
@@ -382,14 +390,23 @@ class ExtractiveSummarizer:
         layout = StateLayout(
             headings=words.headings, entries=request.covered, not_shown=not_shown_heading(words)
         )
-        items = compact_modified(self.items(request, ledgers, estimator, words), budget, estimator)
-        selection, text, tokens = _fit(items, budget, estimator, layout)
+        # what every selection below shares: the ledger facts as items and the estimates
+        facts = ledger_items(ledgers, words.facts)
+        costs = Costs(self._texts(estimator))
+        items = compact_modified(
+            self.items(request, ledgers, estimator, words, facts=facts), budget, estimator
+        )
+        selection, text, tokens = _fit(items, budget, estimator, layout, costs)
         total = sum(1 for i in items if _is_open_error(i))
         listed = _open_errors_listed(selection)
 
         def fit(shown_errors: int | None) -> tuple[Selection, str, int]:
-            found = self.items(request, ledgers, estimator, words, shown_errors=shown_errors)
-            return _fit(compact_modified(found, budget, estimator), budget, estimator, layout)
+            found = self.items(
+                request, ledgers, estimator, words, shown_errors=shown_errors, facts=facts
+            )
+            return _fit(
+                compact_modified(found, budget, estimator), budget, estimator, layout, costs
+            )
 
         if listed < total:
             # the next step counts the open errors: it says how many are listed and where the
@@ -415,6 +432,19 @@ class ExtractiveSummarizer:
             )
         return Summary(text, ledgers, self.name, tokens, notes(selection))
 
+    def _texts(self, estimator: Estimator) -> dict[str, int]:
+        """The remembered estimates by text of ``estimator`` (emptied past
+        :data:`~ctxengine.policy.defaults.STATE_COST_CACHE_MAX_TEXTS` texts)."""
+        hit = self._costs.get(id(estimator))
+        if hit is None or hit[0] is not estimator:
+            if len(self._costs) >= STATE_COST_CACHE_MAX_ESTIMATORS:
+                self._costs.clear()
+            hit = self._costs[id(estimator)] = (estimator, {})
+        texts = hit[1]
+        if len(texts) > STATE_COST_CACHE_MAX_TEXTS:
+            texts.clear()
+        return texts
+
     def items(
         self,
         request: SummaryRequest,
@@ -422,16 +452,20 @@ class ExtractiveSummarizer:
         estimator: Estimator,
         words: Wording = ENGLISH,
         shown_errors: int | None = None,
+        facts: list[Item] | None = None,
     ) -> list[Item]:
         """Every item the state may show for ``request`` (``ledgers``: the cumulative
         ledgers, goal set; ``words``: the state's language; ``shown_errors``: how many open
         errors the state lists when not all, for the next step's count,
-        :func:`~ctxengine.summarizers.next_step.next_step`), focus marks set."""
+        :func:`~ctxengine.summarizers.next_step.next_step`; ``facts``: the items of
+        ``ledgers`` when the caller made them already, :func:`~ctxengine.summarizers.items.
+        ledger_items` in ``words``), focus marks set."""
         goal = ledgers.goal
         messages = request.all_messages
         prior = prior_texts(request)
         latest = steps.latest_request(messages, prior)
-        facts = ledger_items(ledgers, words.facts)
+        if facts is None:
+            facts = ledger_items(ledgers, words.facts)
         open_errors = tuple(i.text for i in facts if _is_open_error(i))
         lines = steps.next_step_lines(
             messages,
@@ -495,17 +529,22 @@ def _open_errors_listed(selection: Selection) -> int:
 
 
 def _fit(
-    items: list[Item], budget: int, estimator: Estimator, layout: StateLayout
+    items: list[Item],
+    budget: int,
+    estimator: Estimator,
+    layout: StateLayout,
+    costs: Costs | None = None,
 ) -> tuple[Selection, str, int]:
     """The selection of ``items`` within ``budget`` tokens, its text and measure; with the
-    modified paths grouped by directory when the first selection is over the budget."""
-    selection = select(items, budget, estimator, layout)
+    modified paths grouped by directory when the first selection is over the budget
+    (``costs``: estimates shared with other selections of the same layout)."""
+    selection = select(items, budget, estimator, layout, costs)
     text = layout.render(selection)
     tokens = estimator.text(text)
     if tokens > budget:
         grouped = grouped_modified(items)
         if grouped is not items:
-            selection = select(grouped, budget, estimator, layout)
+            selection = select(grouped, budget, estimator, layout, costs)
             text = layout.render(selection)
             tokens = estimator.text(text)
     return selection, text, tokens

@@ -111,6 +111,7 @@ GROUPS: tuple[Group, ...] = (
     Group("focus", "text"),
 )
 GROUP_BY_KEY: dict[str, Group] = {g.key: g for g in GROUPS}
+_KINDS: dict[str, Kind] = {g.key: g.kind for g in GROUPS}
 
 
 def neutralise(text: str) -> str:
@@ -383,18 +384,23 @@ class StateLayout:
         for s in selection.shown:
             shown.setdefault(s.item.group, []).append(s)
         left: dict[str, list[tuple[float, str, int]]] = {}
+        counted: dict[str, int] = {}  # a list group's items left out (only counted)
         rest_left: dict[str, dict[float, int]] = {}  # a list item's rest left out
         for item in selection.omitted:
-            if GROUP_BY_KEY[item.group].kind == "list" and item.kind.endswith(MORE):
-                rest_left.setdefault(item.group, {})[item.order] = _rest_chars(item)
+            key = item.group
+            if _KINDS[key] == "list":
+                if item.kind.endswith(MORE):
+                    rest_left.setdefault(key, {})[item.order] = _rest_chars(item)
+                else:
+                    counted[key] = counted.get(key, 0) + 1
                 continue
-            left.setdefault(item.group, []).append((item.order, item.label, len(item.text)))
+            left.setdefault(key, []).append((item.order, item.label, len(item.text)))
         blocks: list[str] = [self.intro] if self.intro else []
         closing: list[str] = []
         for group in GROUPS:
             items = sorted(shown.get(group.key, []), key=lambda s: s.item.order)
             gone = left.get(group.key, [])
-            part = self.closing(group.key, len(gone), bool(items))
+            part = self.closing(group.key, len(gone) or counted.get(group.key, 0), bool(items))
             if part:
                 closing.append(part[:-2])
             if not items:

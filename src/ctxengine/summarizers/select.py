@@ -23,9 +23,11 @@ selection whatever the budget) and the caller measures it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Protocol
 
 from ctxengine.policy.defaults import STATE_WORD_CUT_MAX_CHARS
@@ -126,13 +128,54 @@ def shortened(item: Item, keep: int) -> Shown:
     return Shown(item, text, len(item.text) - len(text))
 
 
+@dataclass(slots=True)
+class Costs:
+    """Estimates that selections with one estimator and one layout share (the same result,
+    without estimating or writing the same text twice).
+
+    Attributes:
+        texts: estimated tokens by text (lines, notes, headings); valid for the estimator
+            alone, so a caller may keep it across layouts.
+        lines: estimated tokens of an item's line shown whole, by the item (its id, the item
+            kept with it); valid for one layout.
+        notes / listing / frames: what the layout writes about a group (see
+            :meth:`_State._note`, :meth:`_State._listed`, :meth:`_State._frame`).
+    """
+
+    texts: dict[str, int] = field(default_factory=dict)
+    lines: dict[int, tuple[Item, int]] = field(default_factory=dict)
+    notes: dict[tuple[str, int, bool], int] = field(default_factory=dict)
+    listing: dict[tuple[str, int, bool], bool] = field(default_factory=dict)
+    frames: dict[str, int] = field(default_factory=dict)
+
+
 class _State:
     """The selection being built and its estimated cost in tokens (``total``)."""
 
-    def __init__(self, items: Sequence[Item], estimator: Estimator, layout: Layout) -> None:
+    def __init__(
+        self,
+        items: Sequence[Item],
+        estimator: Estimator,
+        layout: Layout,
+        costs: Costs | None = None,
+    ) -> None:
         self.items = items
         self.est = estimator
         self.layout = layout
+        shared = costs if costs is not None else Costs()
+        self.costs = shared.texts
+        self._shared_lines = shared.lines
+        self.groups = [item.group for item in items]
+        #: each item's place in score order (set by :func:`select`)
+        self.rank = [0] * len(items)
+        self._whole_costs: list[int | None] = [None] * len(items)
+        self._floor_costs: dict[int, int | None] = {}
+        # per group, a count bumped whenever its (cost, shown, left) changes; ``_lver``
+        # whenever ``listed`` changes: the offsets below are cached against them
+        self._gver: dict[str, int] = defaultdict(int)
+        self._lver = 0
+        self._offsets: dict[tuple[str, bool], tuple[int, int, int]] = {}
+        self._group_offsets: dict[str, tuple[int, int, int]] = {}
         self.shown: dict[int, Shown] = {}
         self.omitted: set[int] = set()
         self.cost: dict[int, int] = {}
@@ -140,10 +183,10 @@ class _State:
         self.g_shown: dict[str, int] = defaultdict(int)
         self.g_left: dict[str, int] = defaultdict(int)
         self.total = 0
-        self._frames: dict[str, int] = {}
-        self._notes: dict[tuple[str, int, bool], int] = {}
+        self._frames = shared.frames
+        self._notes = shared.notes
         self._lines: dict[tuple[int, int], int] = {}
-        self._listing: dict[tuple[str, int, bool], bool] = {}
+        self._listing = shared.listing
         self.listed: set[str] = set()
         self._closing_frame_cost: int | None = None
         self.g_omitted: dict[str, set[int]] = defaultdict(set)
@@ -169,6 +212,14 @@ class _State:
             found = self._wholes[index] = Shown(item, item.text)
         return found
 
+    def tokens(self, text: str) -> int:
+        """Estimated tokens of ``text`` (remembered in :attr:`costs`, which a caller may
+        share between selections with the same estimator)."""
+        found = self.costs.get(text)
+        if found is None:
+            found = self.costs[text] = self.est.text(text)
+        return found
+
     def line_cost(self, shown: Shown) -> int:
         """Estimated tokens of ``shown``'s line. Every copy of an item shown is its text or
         a prefix of it (:func:`shortened`), so the item and the length of the copy name
@@ -176,12 +227,75 @@ class _State:
         key = (id(shown.item), len(shown.text))
         cost = self._lines.get(key)
         if cost is None:
-            cost = self._lines[key] = self.est.text(self.layout.line(shown))
+            cost = self._lines[key] = self.tokens(self.layout.line(shown))
         return cost
+
+    def whole_cost(self, index: int) -> int:
+        """Estimated tokens of item ``index``'s line shown whole."""
+        cost = self._whole_costs[index]
+        if cost is None:
+            item = self.items[index]
+            hit = self._shared_lines.get(id(item))
+            if hit is not None and hit[0] is item:
+                cost = hit[1]
+            else:
+                cost = self.line_cost(self.whole(index))
+                self._shared_lines[id(item)] = (item, cost)
+            self._whole_costs[index] = cost
+        return cost
+
+    def floor_cost(self, index: int) -> int | None:
+        """Estimated tokens of item ``index`` shortened to its floor (the shortest copy
+        :func:`_longest` tries), ``None`` when it is never shortened or its floor leaves
+        nothing to cut."""
+        if index in self._floor_costs:
+            return self._floor_costs[index]
+        item = self.items[index]
+        floor = item.cut_floor
+        cost = None
+        if floor is not None and floor <= len(item.text) - 1:
+            cost = self.line_cost(self.cut(index, floor))
+        self._floor_costs[index] = cost
+        return cost
+
+    def offset(self, group: str, fresh: bool) -> int:
+        """Change of ``total``, less the new line's own cost, when an item of ``group``
+        that is not shown (``fresh``: neither shown nor left out; else left out) is shown
+        (whole or shortened): the same for every such item of the group (:meth:`delta` is
+        this plus :meth:`line_cost`)."""
+        cost, shown, left = self.g_cost[group], self.g_shown[group], self.g_left[group]
+        if fresh and shown:
+            # the group already shows something and keeps its items left out: neither its
+            # heading, nor its notes, nor whether the closing note names it changes
+            # (``listed`` holds the group exactly when ``_listed`` says so for its state)
+            return 0
+        key = (group, fresh)
+        gver = self._gver[group]
+        hit = self._offsets.get(key)
+        if hit is not None and hit[0] == gver and hit[1] == self._lver:
+            return hit[2]
+        after = left if fresh else left - 1
+        before = self._group(group, cost, shown, left)
+        _, frame = self._frame_change(group, shown + 1, after)
+        found = self._group(group, cost, shown + 1, after) - before + frame
+        self._offsets[key] = (gver, self._lver, found)
+        return found
+
+    def group_offset(self, group: str) -> int:
+        """:meth:`group_delta` of ``group`` without an extra item: its heading (when it
+        shows nothing yet) and every item left out shown, its notes gone, the closing note
+        gone when it named only this group."""
+        cost, shown, left = self.g_cost[group], self.g_shown[group], self.g_left[group]
+        after = self._frame(group) + cost + self.g_left_cost[group] if shown + left else 0
+        found = after - (self._frame(group) + cost if shown else 0) - self._note(group, left, shown)
+        listed = self.listed
+        if group in listed and len(listed) == 1:
+            found -= self._closing_frame()
+        return found
 
     def _frame(self, group: str) -> int:
         if group not in self._frames:
-            self._frames[group] = self.est.text(self.layout.frame(group))
+            self._frames[group] = self.tokens(self.layout.frame(group))
         return self._frames[group]
 
     def _note(self, group: str, left: int, shown: int) -> int:
@@ -193,9 +307,7 @@ class _State:
             if left:
                 inline = self.layout.note(group, left) if shown else ""
                 part = self.layout.closing(group, left, bool(shown))
-                cost = (self.est.text(inline) if inline else 0) + (
-                    self.est.text(part) if part else 0
-                )
+                cost = (self.tokens(inline) if inline else 0) + (self.tokens(part) if part else 0)
             self._notes[key] = cost
         return self._notes[key]
 
@@ -215,10 +327,14 @@ class _State:
         body = self._frame(group) + cost if shown else 0
         return body + self._note(group, left, shown)
 
-    def _closing_cost(self) -> int:
+    def _closing_frame(self) -> int:
+        """Tokens of the closing note without its parts."""
         if self._closing_frame_cost is None:
-            self._closing_frame_cost = self.est.text(self.layout.closing_frame())
-        return self._closing_frame_cost if self.listed else 0
+            self._closing_frame_cost = self.tokens(self.layout.closing_frame())
+        return self._closing_frame_cost
+
+    def _closing_cost(self) -> int:
+        return self._closing_frame() if self.listed else 0
 
     def _after(self, index: int, new: Shown | None) -> tuple[int, int, int, int]:
         """The group's (cost, shown, left) once ``index`` becomes ``new`` (``None``: left
@@ -268,26 +384,56 @@ class _State:
         if new is None and index in self.omitted:
             return  # left out already: nothing changes
         self._version += 1
-        group = self.items[index].group
+        group = self.groups[index]
+        self._gver[group] += 1
         before = self._group(group, self.g_cost[group], self.g_shown[group], self.g_left[group])
         cost, shown, left, line = self._after(index, new)
-        self.listed, frame = self._frame_change(group, shown, left)
+        listed, frame = self._frame_change(group, shown, left)
+        if listed is not self.listed:
+            self.listed = listed
+            self._lver += 1
         self.total += frame
         self.shown.pop(index, None)
         self.cost.pop(index, None)
         if index in self.omitted:
             self.omitted.discard(index)
             self.g_omitted[group].discard(index)
-            self.g_left_cost[group] -= self.line_cost(self.whole(index))
+            self.g_left_cost[group] -= self.whole_cost(index)
         if new is None:
             self.omitted.add(index)
             self.g_omitted[group].add(index)
-            self.g_left_cost[group] += self.line_cost(self.whole(index))
+            self.g_left_cost[group] += self.whole_cost(index)
         else:
             self.shown[index] = new
             self.cost[index] = line
         self.g_cost[group], self.g_shown[group], self.g_left[group] = cost, shown, left
         self.total += self._group(group, cost, shown, left) - before
+
+    def omit(self, index: int) -> None:
+        """Leave out item ``index``, neither shown nor left out yet (:meth:`set` with
+        ``None``, without what does not apply: the group's heading and items stay, its
+        notes count one more item, the closing note may come to name it)."""
+        self._version += 1
+        group = self.groups[index]
+        self._gver[group] += 1
+        shown, left = self.g_shown[group], self.g_left[group]
+        change = self._note(group, left + 1, shown) - self._note(group, left, shown)
+        if self._listed(group, shown, left + 1) != (group in self.listed):
+            listed = set(self.listed)
+            if group in listed:
+                listed.discard(group)
+            else:
+                listed.add(group)
+            if bool(listed) != bool(self.listed):  # the closing note comes or goes
+                frame = self._closing_frame()
+                change += frame if listed else -frame
+            self.listed = listed
+            self._lver += 1
+        self.omitted.add(index)
+        self.g_omitted[group].add(index)
+        self.g_left_cost[group] += self.whole_cost(index)
+        self.g_left[group] = left + 1
+        self.total += change
 
     def group_delta(self, group: str, extra: int | None = None) -> int:
         """Change of ``total`` if every item of ``group`` left out, and item ``extra`` (not
@@ -371,6 +517,10 @@ def _with_group(state: _State, index: int, limit: int) -> bool:
 def _place(state: _State, index: int, limit: int) -> None:
     """Show item ``index`` whole (alone, or with the rest of its group), or shortened, within
     ``limit``; else leave it out."""
+    if index not in state.shown and not _may_show(state, index, limit):
+        if index not in state.omitted:
+            state.omit(index)
+        return
     item = state.items[index]
     whole = state.whole(index)
     if state.total + state.delta(index, whole) <= limit:
@@ -391,6 +541,29 @@ def _place(state: _State, index: int, limit: int) -> None:
         if current is not None:
             return  # keep the shorter copy it has
     state.set(index, None)
+
+
+def _may_show(state: _State, index: int, limit: int) -> bool:
+    """False when :func:`_place` would leave item ``index`` (not shown) out: its line, its
+    group with it and its shortest shortened copy each exceed ``limit``; True when one of
+    them fits (then :func:`_place` decides). The same tests :func:`_place` runs first, from
+    the cached offsets (:meth:`_State.offset`, :meth:`_State.group_offset`)."""
+    group = state.groups[index]
+    fresh = index not in state.omitted
+    room = limit - state.total
+    offset = state.offset(group, fresh)
+    line = state.whole_cost(index)
+    if line + offset <= room:
+        return True
+    omitted = state.g_omitted[group]
+    if (
+        omitted
+        and not (len(omitted) == 1 and index in omitted)
+        and state.group_offset(group) + (line if fresh else 0) <= room
+    ):
+        return True
+    floor = state.floor_cost(index)
+    return floor is not None and floor + offset <= room
 
 
 def _fit_required(state: _State, order: list[int], budget: int) -> None:
@@ -438,11 +611,22 @@ def _evict(state: _State, order: list[int], excess: int, settled: set[int]) -> b
     return changed
 
 
-def select(items: Sequence[Item], budget: int, estimator: Estimator, layout: Layout) -> Selection:
+def select(
+    items: Sequence[Item],
+    budget: int,
+    estimator: Estimator,
+    layout: Layout,
+    costs: Costs | None = None,
+) -> Selection:
     """The items to show within ``budget`` tokens of ``layout.render`` (see the module
-    docstring); the result exceeds the budget only when the required items alone do."""
+    docstring); the result exceeds the budget only when the required items alone do.
+    ``costs``: estimates filled as they are made; a caller that selects again with the same
+    ``estimator`` and ``layout`` may pass the same :class:`Costs` (the result is the same,
+    the estimates are not made twice)."""
     order = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
-    state = _State(items, estimator, layout)
+    state = _State(items, estimator, layout, costs)
+    for n, i in enumerate(order):
+        state.rank[i] = n
     _fit_required(state, order, budget)
     settled: set[int] = set()
     if any(s.cut for s in state.shown.values()):  # the required items alone overflow
@@ -469,11 +653,84 @@ def select(items: Sequence[Item], budget: int, estimator: Estimator, layout: Lay
             and (i in state.omitted or (i in state.shown and state.shown[i].cut))
         ]
         before = (len(state.omitted), sum(s.cut for s in state.shown.values()))
-        for i in waiting:
-            _place(state, i, budget - offset)
+        _place_all(state, waiting, budget - offset)
         if (len(state.omitted), sum(s.cut for s in state.shown.values())) == before:
             break
     return _squeeze(state, order, budget, settled)
+
+
+def _place_all(state: _State, indices: list[int], limit: int) -> None:
+    """:func:`_place` each of ``indices`` (in score order) in turn within ``limit``, passing
+    over the items left out of a group while it cannot take any of them: the cheapest of
+    them (whole or at its floor) does not fit alone, nor the whole group (:func:`_blocked`).
+    For such an item :func:`_place` would change nothing; the items shown (shortened) are
+    placed again whatever the room."""
+    least: dict[str, int] = {}
+    for i in indices:
+        if i in state.omitted:
+            cost = state.whole_cost(i)
+            floor = state.floor_cost(i)
+            if floor is not None and floor < cost:
+                cost = floor
+            group = state.groups[i]
+            if cost < least.get(group, cost + 1):
+                least[group] = cost
+    for i in _visit(state, indices, lambda g: _blocked(state, g, least[g], limit)):
+        _place(state, i, limit)
+
+
+def _visit(state: _State, indices: list[int], blocked: Callable[[str], bool]) -> Iterator[int]:
+    """``indices`` (in score order; each left out or shown), less the items left out of a
+    group while ``blocked(group)`` holds, in that order. ``blocked`` is asked again whenever
+    the selection changes (between two items given), so an item passed over is one the
+    group could not take at the time the walk came to it."""
+    rank = state.rank
+    lists: dict[str | None, list[int]] = {}  # per group (None: shown items), ranks in order
+    at: dict[int, int] = {}
+    for i in indices:
+        key = state.groups[i] if i in state.omitted else None
+        lists.setdefault(key, []).append(rank[i])
+        at[rank[i]] = i
+    heap = [(ranks[0], 0, key) for key, ranks in lists.items()]
+    heapify(heap)
+    parked: list[str] = []
+    found: dict[str, bool] = {}
+    version = state._version
+    last = -1
+    while heap or parked:
+        if state._version != version:
+            version = state._version
+            found.clear()
+            for group in parked:  # asked again from the item after the last one given
+                ranks = lists[group]
+                n = bisect_right(ranks, last)
+                if n < len(ranks):
+                    heappush(heap, (ranks[n], n, group))
+            parked.clear()
+        if not heap:
+            return
+        r, n, key = heappop(heap)
+        if key is not None:
+            stop = found.get(key)
+            if stop is None:
+                stop = found[key] = blocked(key)
+            if stop:
+                parked.append(key)
+                continue
+        last = r
+        ranks = lists[key]
+        if n + 1 < len(ranks):
+            heappush(heap, (ranks[n + 1], n + 1, key))
+        yield at[r]
+
+
+def _blocked(state: _State, group: str, cheapest: int, limit: int) -> bool:
+    """No item of ``group`` left out (the cheapest costing ``cheapest`` tokens) can be
+    shown within ``limit``: alone, or with the rest of the group."""
+    room = limit - state.total
+    if cheapest + state.offset(group, False) <= room:
+        return False
+    return len(state.g_omitted[group]) <= 1 or state.group_offset(group) > room
 
 
 def _closing_reserve(state: _State, budget: int) -> int:
@@ -481,7 +738,7 @@ def _closing_reserve(state: _State, budget: int) -> int:
     frame and :data:`CLOSING_PARTS` parts, at most :data:`CLOSING_RESERVE_MAX_RATIO` of the
     budget (else the first item left out would push the text over the budget, and the
     eviction that follows would take out more than it must)."""
-    everything = sum(state.line_cost(state.whole(i)) for i in range(len(state.items)))
+    everything = sum(state.whole_cost(i) for i in range(len(state.items)))
     everything += sum(state._frame(g) for g in {item.group for item in state.items})
     if everything <= budget:
         return 0
@@ -500,17 +757,7 @@ def _top_up(state: _State, order: list[int], budget: int, tokens: int) -> None:
     for _ in range(REFILL_ROUNDS):
         if room <= 0:
             break
-        added: list[int] = []
-        spent = 0
-        for i in order:
-            item = state.items[i]
-            if i not in state.omitted or item.required:
-                continue
-            cost = state.delta(i, state.whole(i))
-            if spent + cost <= room:
-                state.set(i, state.whole(i))
-                added.append(i)
-                spent += cost
+        added = _add_batch(state, order, room)
         if not added:
             break
         measured = state.measure()
@@ -521,6 +768,33 @@ def _top_up(state: _State, order: list[int], budget: int, tokens: int) -> None:
             state.set(i, None)
         room //= 2
     _exact(state, order, budget)
+
+
+def _add_batch(state: _State, order: list[int], room: int) -> list[int]:
+    """Show whole, in score order, each optional item left out whose estimated cost still
+    fits ``room`` with those added before it; returns the items added. A group whose
+    cheapest item left out does not fit is passed over (none of its items would) until the
+    selection changes (:func:`_visit`)."""
+    added: list[int] = []
+    spent = 0
+    candidates = [i for i in order if i in state.omitted and not state.items[i].required]
+    least: dict[str, int] = {}
+    for i in candidates:
+        group = state.groups[i]
+        cost = state.whole_cost(i)
+        if cost < least.get(group, cost + 1):
+            least[group] = cost
+
+    def blocked(group: str) -> bool:
+        return least[group] + state.offset(group, False) > room - spent
+
+    for i in _visit(state, candidates, blocked):
+        cost = state.whole_cost(i) + state.offset(state.groups[i], False)
+        if spent + cost <= room:
+            state.set(i, state.whole(i))
+            added.append(i)
+            spent += cost
+    return added
 
 
 def _exact(state: _State, order: list[int], budget: int) -> None:
@@ -600,4 +874,4 @@ def _floors_then_longest(state: _State, cuttable: list[int], budget: int) -> Non
         state.set(i, best)
 
 
-__all__ = ["MIN_CUT_TOKENS", "Layout", "Selection", "Shown", "select", "shortened"]
+__all__ = ["MIN_CUT_TOKENS", "Costs", "Layout", "Selection", "Shown", "select", "shortened"]
