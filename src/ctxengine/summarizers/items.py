@@ -38,7 +38,7 @@ Items are rendered grouped by type under headings (:mod:`ctxengine.summarizers.s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from ctxengine.model import IdentifierFact, Ledgers
@@ -294,20 +294,22 @@ def done_items(ledgers: Ledgers, words: FactWords = ENGLISH_FACTS) -> list[Item]
     failing = {e.command for e in ledgers.error_facts if e.status == "open" and e.command}
     texts: list[str] = []
     for step in ledgers.done:
-        found = RAN.match(step)
-        if found is not None and failing and failed_later(found["command"], failing):
+        found = RAN.match(step) if failing else None
+        if found is not None and failed_later(found["command"], failing):
             texts.append(words.failed_later.format(command=found["command"]))
         else:
             texts.append(done_line(step, words))
     return _list("done", "done", texts)
 
 
-def failed_later(shown: str, failing: Iterable[str]) -> bool:
+def failed_later(shown: str, failing: Collection[str]) -> bool:
     """True when the command a done step shows (its first line, ``…`` when cut) is one of
     the ``failing`` command keys (:func:`~ctxengine.summarizers.runs.command_key`)."""
     cut = shown.endswith("…")
     key = command_key(shown.removesuffix("…").rstrip())
-    return any(k == key or (cut and k.startswith(key)) for k in failing)
+    if key in failing:
+        return True
+    return cut and any(k.startswith(key) for k in failing)
 
 
 def _identifier_kind(fact: IdentifierFact) -> str:
