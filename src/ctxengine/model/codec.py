@@ -57,20 +57,45 @@ _RECORD_TYPES: dict[str, type[Any]] = {
 }
 
 
-def _plain(value: Any) -> Any:
+#: How :func:`_plain` writes a value of each type it has met: the field names of a
+#: dataclass (in definition order), ``"seq"`` (a list), ``"map"`` (a dict), or ``None`` (as
+#: it is). A value's type alone decides it.
+_SHAPES: dict[type[Any], tuple[str, ...] | str | None] = {}
+
+
+def _shape(value: Any) -> tuple[str, ...] | str | None:
     if is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in fields(value):
-            v = getattr(value, f.name)
-            if v is None or (f.name == "meta" and not v):
-                continue
-            out[f.name] = _plain(v)
-        return out
+        return tuple(f.name for f in fields(value))
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return "seq"
     if isinstance(value, dict):
+        return "map"
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data: a dataclass instance as a dict of its fields (``None`` fields
+    and an empty ``meta`` left out), tuples and lists as lists, dicts with their values made
+    plain; anything else as it is."""
+    cls = type(value)
+    if cls is str or value is None:
+        return value
+    shape = _SHAPES.get(cls, _plain)
+    if shape is _plain:
+        shape = _SHAPES[cls] = _shape(value)
+    if shape is None:
+        return value
+    if shape == "seq":
+        return [_plain(v) for v in value]
+    if shape == "map":
         return {k: _plain(v) for k, v in value.items()}
-    return value
+    out: dict[str, Any] = {}
+    for name in shape:
+        v = getattr(value, name)
+        if v is None or (name == "meta" and not v):
+            continue
+        out[name] = v if type(v) is str else _plain(v)
+    return out
 
 
 def part_to_dict(part: Part) -> dict[str, Any]:
