@@ -80,8 +80,9 @@ def _plain(value: Any) -> Any:
     cls = type(value)
     if cls is str or value is None:
         return value
-    shape = _SHAPES.get(cls, _plain)
-    if shape is _plain:
+    if cls in _SHAPES:
+        shape = _SHAPES[cls]
+    else:
         shape = _SHAPES[cls] = _shape(value)
     if shape is None:
         return value
