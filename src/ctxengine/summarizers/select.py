@@ -543,6 +543,30 @@ def _place(state: _State, index: int, limit: int) -> None:
     state.set(index, None)
 
 
+def _first_pass(state: _State, order: list[int], limit: int) -> None:
+    """:func:`_place` every optional item in score order within ``limit``. Each is fresh
+    when its turn comes (a group shown whole takes only items already met and the one at
+    hand), so one that does not fit in any way (:func:`_may_show`) is left out at once
+    (:meth:`_State.omit`)."""
+    items, groups = state.items, state.groups
+    g_shown, g_omitted = state.g_shown, state.g_omitted
+    for i in order:
+        if items[i].required:
+            continue
+        group = groups[i]
+        room = limit - state.total
+        offset = 0 if g_shown[group] else state.offset(group, True)
+        line = state.whole_cost(i)
+        if line + offset > room and not (
+            g_omitted[group] and state.group_offset(group) + line <= room
+        ):
+            floor = state.floor_cost(i)
+            if floor is None or floor + offset > room:
+                state.omit(i)
+                continue
+        _place(state, i, limit)
+
+
 def _may_show(state: _State, index: int, limit: int) -> bool:
     """False when :func:`_place` would leave item ``index`` (not shown) out: its line, its
     group with it and its shortest shortened copy each exceed ``limit``; True when one of
@@ -635,9 +659,7 @@ def select(
                 state.set(i, None)
         return _squeeze(state, order, budget, settled)
     limit = budget - _closing_reserve(state, budget)
-    for i in order:
-        if not items[i].required:
-            _place(state, i, limit)
+    _first_pass(state, order, limit)
     for _ in range(REFILL_ROUNDS):
         tokens = state.measure()
         offset = tokens - state.total
