@@ -6,8 +6,10 @@ append, the events and the count of failures in a row.
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -277,7 +279,18 @@ class Compactor:
         """Prune, then compact unless pruning brought ``ctx`` under the trigger (``idle``: an
         idle session's compaction, run under the trigger whatever the prune saved). A failed
         compaction is counted and the context returned as it is. ``output``: the coming
-        call's output budget (the context must fit beside it)."""
+        call's output budget (the context must fit beside it).
+
+        Under a summarizer that calls no model, Python's cyclic garbage collector is paused
+        meanwhile (:func:`collector_paused`): the ladder allocates many short-lived objects
+        that hold no reference cycles, and each collection they would set off walks every
+        object the process holds, the whole history included."""
+        if isinstance(self.runner.summarizer, ModelSummarizer):
+            return self._run_ladder(ctx, req, output, idle)
+        with collector_paused():
+            return self._run_ladder(ctx, req, output, idle)
+
+    def _run_ladder(self, ctx: Context, req: Requirement, output: int, idle: bool) -> Context:
         tokens = req.tokens
         prune = self.plan_prune(ctx)
         if prune is not None:
@@ -589,6 +602,20 @@ class Compactor:
                     "system prompt"
                 )
             raise CompactionLoopError(self.failures, tokens, self.budget.trigger, why)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block (as a transcript import does,
+    :mod:`ctxengine.importers.registry`): reference counting still frees what the block
+    drops; the collector is enabled again on exit only when it was enabled on entry."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 #: How a floor error names a section of the assembled head.
