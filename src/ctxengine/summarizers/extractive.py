@@ -399,14 +399,20 @@ class ExtractiveSummarizer:
         selection, text, tokens = _fit(items, budget, estimator, layout, costs)
         total = sum(1 for i in items if _is_open_error(i))
         listed = _open_errors_listed(selection)
+        # each count of the open errors listed selects once (the first selection is the
+        # one without a count)
+        fitted: dict[int | None, tuple[Selection, str, int]] = {None: (selection, text, tokens)}
 
         def fit(shown_errors: int | None) -> tuple[Selection, str, int]:
+            if shown_errors in fitted:
+                return fitted[shown_errors]
             found = self.items(
                 request, ledgers, estimator, words, shown_errors=shown_errors, facts=facts
             )
-            return _fit(
+            fitted[shown_errors] = _fit(
                 compact_modified(found, budget, estimator), budget, estimator, layout, costs
             )
+            return fitted[shown_errors]
 
         if listed < total:
             # the next step counts the open errors: it says how many are listed and where the
