@@ -351,13 +351,17 @@ class CompactionLoopError(CompactionError):
         )
 
 
+#: How a floor names the newest user message (:class:`ContextFloorError`'s parts).
+NEWEST_USER_MESSAGE = "newest user message"
+
+
 class ContextFloorError(CompactionError):
     """What every compaction keeps (the floor: system prompt, tool schemas, re-injected rules,
-    todo list and background tasks, the smallest continuation state, the newest exchange, the
-    margin kept under the trigger) is already at or over the trigger less the room a
-    compaction must leave free, so no compaction can bring the context under the trigger for
-    more than a call or two. Raised once, before any summary is written, instead of
-    compacting again and again; history is unchanged.
+    todo list and background tasks, the smallest continuation state, the newest exchange, a
+    newest user message awaiting its answer, the margin kept under the trigger) is already
+    at or over the trigger less the room a compaction must leave free, so no compaction can
+    bring the context under the trigger for more than a call or two. Raised once, before any
+    summary is written, instead of compacting again and again; history is unchanged.
 
     Attributes:
         floor: tokens of the floor.
@@ -382,11 +386,19 @@ class ContextFloorError(CompactionError):
         self.free = free
         largest = ", ".join(f"{name} {tokens:,}" for name, tokens in parts[:3])
         room = f" with {free:,} tokens to spare" if free else ""
+        advice = (
+            "shorten these (rules files, tool schemas, system prompt), re-inject less, or use "
+            "a model with a larger window"
+        )
+        if parts and parts[0][0] == NEWEST_USER_MESSAGE:
+            advice = (
+                "the newest user message is never cut nor summarized before it is answered: "
+                "send a shorter one, or use a model with a larger window"
+            )
         super().__init__(
             f"no compaction can bring the context under the trigger of {trigger:,} tokens"
             f"{room} (window {window:,}): what every compaction keeps is {floor:,} tokens "
-            f"already (largest parts: {largest}); shorten these (rules files, tool schemas, "
-            "system prompt), re-inject less, or use a model with a larger window"
+            f"already (largest parts: {largest}); {advice}"
         )
 
 

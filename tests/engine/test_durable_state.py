@@ -410,15 +410,17 @@ class TestFloor:
         state = minimum_state_tokens("Refactor the parser.", EST, (5, 5))
         assert state == 104
         # The margin: 1 % of the window.
+        # The newest user message ("next", 100 tokens) awaits its answer: kept whole.
         assert error.parts == (
             ("re-injected rules /repo/CLAUDE.md", rules_tokens),
             ("tool schemas", tools_tokens),
             ("margin", 400),
             ("continuation state", state),
+            ("newest user message", 100),
             ("continuation message", overhead),
             ("system prompt", 20),
         )
-        assert error.floor == rules_tokens + tools_tokens + 400 + state + overhead + 20
+        assert error.floor == rules_tokens + tools_tokens + 400 + state + 100 + overhead + 20
         assert (error.trigger, error.window, error.free) == (32_000, 40_000, 1_760)
         assert str(error) == (
             "no compaction can bring the context under the trigger of 32,000 tokens with "
@@ -587,3 +589,4 @@ class TestManualFloor:
         assert s.entries == before
         assert [e.step for e in s.events] == ["failure"]
         assert s.events[0].detail == str(error)
+

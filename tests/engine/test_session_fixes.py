@@ -5,11 +5,20 @@ estimator (``EST``: 4 tokens per message plus ``len(text) // 4 + 1`` per text)."
 from __future__ import annotations
 
 import pytest
-from engine_helpers import EST, filler
+from engine_helpers import EST, filler, result
 
 from ctxengine.engine import Session
 from ctxengine.errors import ContextFloorError, ContextOverflow
-from ctxengine.model import CompactionRecord, Ledgers, Message, TextPart, Usage, assistant, user
+from ctxengine.model import (
+    CompactionRecord,
+    Ledgers,
+    Message,
+    TextPart,
+    ToolCallPart,
+    Usage,
+    assistant,
+    user,
+)
 from ctxengine.summarizers.extractive import minimum_state_tokens
 
 
@@ -68,36 +77,40 @@ def squeezed_record(first_kept: str) -> CompactionRecord:
 
 class TestCapsRelax:
     def test_a_compaction_after_a_squeezed_one_starts_from_the_budgets_cap(self) -> None:
+        # Each turn: a short request, a call and its 205-token result, a 24-token answer (a
+        # person's text is never truncated: the tool result carries what the cap squeezes).
         s = Session(12_000, estimator=EST)
         s.append(user(filler("task", 200)), entry_id="u0")
         s.append(assistant(filler("a0", 20)), entry_id="a0")
         s.append(squeezed_record("a0"))
         for i in range(1, 31):
-            s.append(user(filler(f"u{i}", 200)), entry_id=f"u{i}")
+            s.append(user(filler(f"u{i}", 4)), entry_id=f"u{i}")
+            s.append(Message("assistant", (ToolCallPart(f"c{i}", "read", "{}"),)), entry_id=f"c{i}")
+            s.append(result(f"c{i}", filler(f"r{i}", 200)), entry_id=f"r{i}")
             s.append(assistant(filler(f"a{i}", 20)), entry_id=f"a{i}")
         plan = s.plan()
         assert plan is not None
         # Budget cap 2,400 (20 % of the window): attempts 1-2 use it (None), 3-4 halve it.
         assert s.budget.truncate_tokens == 2_400
         assert [a.truncate_tokens for a in plan.attempts] == [None, None, 1_200, 600]
-        # The squeezed epoch shows every 204-token message cut to 64 tokens (91 with the
-        # marker; 3,529 tokens in all, 115 a turn). The first attempt's keep-recent budget is
-        # 3,000 lowered to fit the 4,320-token target (9,600 − 55 %) beside the continuation
-        # message (52), the base 1,800-token state and the 120-token margin: 2,348, halved
-        # by each attempt. With the budget's cap the kept turns regrow to 228 tokens, so the
-        # first two attempts (20 and 10 turns) would not shrink the context; the third
-        # (keep-recent 587: 5 turns, cap 1,200) does. Before, the schedule started from the
-        # inherited 64-token cap and never left it.
+        # The squeezed epoch shows every 205-token result cut to 64 tokens (92 with the
+        # marker): 131 tokens a turn, 4,009 in all with the 55-token state and the first
+        # answer. The first attempt's keep-recent budget is 3,000 lowered to fit the
+        # 4,320-token target (9,600 − 55 %) beside the continuation message (52), the base
+        # 1,800-token state and the 120-token margin: 2,348, halved by each attempt; measured
+        # on the squeezed turns they keep 17, 8, 4 and 2 turns. With the budget's cap the kept
+        # results regrow to 205 tokens (244 a turn), so the first attempt (17 turns, 4,148
+        # tokens) would not shrink the context; the second (8 turns) does. Before, the
+        # schedule started from the inherited 64-token cap and never left it.
         assert [a.keep_recent for a in plan.attempts] == [2_348, 1_174, 587, 293]
-        assert s.project().tokens == 3_529
+        kept = [a.cut.first_kept_id if a.cut is not None else None for a in plan.attempts]
+        assert kept == ["u14", "u23", "u27", "u29"]
+        assert s.project().tokens == 4_009
         outcome = s.compact()
-        assert (outcome.attempt, outcome.record.truncate_tokens) == (2, 1_200)
-        third = plan.attempts[2].cut
-        assert third is not None
-        assert outcome.record.first_kept_id == third.first_kept_id == "u26"
-        # Under the 4,320-token target already, the context gets the base 1,800-token state
-        # (its message: 1,851 tokens) and the 5 kept turns at full size: 1,851 + 5 × 228.
-        assert outcome.tokens_after == 2_991
+        assert (outcome.attempt, outcome.record.truncate_tokens) == (1, None)
+        assert outcome.record.first_kept_id == "u23"
+        # The state's message (398 tokens) and the 8 kept turns at full size: 398 + 8 × 244.
+        assert outcome.tokens_after == 2_350
 
 
 class TestLearnedLimit:
@@ -139,11 +152,12 @@ class TestFloorErrorSaysWhy:
             s.prepare()
         overhead = s.compactor.continuation_overhead
         # The smallest state for the 380-character goal u0 (entries 1–14): 195 tokens; the
+        # newest user message u6 (100 tokens), awaiting its answer, is kept whole; the
         # margin: 1 % of the window; 176 tokens (10 % of the 1,760 headroom) left free.
         state = minimum_state_tokens(filler("u0", 96), EST, (14, 14))
         assert state == 195
         assert (info.value.floor, info.value.trigger, info.value.window, info.value.free) == (
-            3_300 + state + overhead + 40,
+            3_300 + state + overhead + 100 + 40,
             3_200,
             4_000,
             176,
@@ -151,14 +165,51 @@ class TestFloorErrorSaysWhy:
         assert info.value.parts == (
             ("system prompt", 3_300),
             ("continuation state", state),
+            ("newest user message", 100),
             ("continuation message", overhead),
             ("margin", 40),
         )
         assert str(info.value).startswith(
             "no compaction can bring the context under the trigger of 3,200 tokens with 176 "
             f"tokens to spare (window 4,000): what every compaction keeps is "
-            f"{3_300 + state + overhead + 40:,} tokens already (largest parts: system prompt "
-            f"3,300, continuation state 195, continuation message {overhead})"
+            f"{3_300 + state + overhead + 100 + 40:,} tokens already (largest parts: system "
+            "prompt 3,300, continuation state 195, newest user message 100); shorten these"
         )
         assert [(e.step, e.detail) for e in s.events] == [("failure", str(info.value))]
         assert not any(e.kind == "compaction" for e in s.entries) and s.failures == 0
+
+    def test_a_newest_user_message_that_cannot_fit_is_named_by_prepare_and_compact(self) -> None:
+        # Window 8,000 (trigger 6,400): an 8,000-token request, never truncated nor
+        # summarized before it is answered, cannot fit whatever is compacted before it.
+        s = Session(8_000, estimator=EST)
+        s.append(Message("system", (TextPart("sys"),)), entry_id="sys")
+        for i in range(4):
+            s.append(user(filler(f"u{i}", 296)), entry_id=f"u{i}")
+            s.append(assistant(filler(f"a{i}", 16)), entry_id=f"a{i}")
+        s.append(user(filler("big", 7_996)), entry_id="big")
+        parts = (
+            ("newest user message", 8_000),
+            ("continuation state", 223),
+            ("margin", 80),
+            ("continuation message", 52),
+            ("system prompt", 5),
+        )
+        expected = (
+            "no compaction can bring the context under the trigger of 6,400 tokens with 352 "
+            "tokens to spare (window 8,000): what every compaction keeps is 8,360 tokens "
+            "already (largest parts: newest user message 8,000, continuation state 223, margin "
+            "80); the newest user message is never cut nor summarized before it is answered: "
+            "send a shorter one, or use a model with a larger window"
+        )
+        # A manual compaction runs, and its too-large result is explained by the floor.
+        with pytest.raises(ContextFloorError) as manual:
+            s.compact()
+        assert (manual.value.parts, str(manual.value)) == (parts, expected)
+        assert str(manual.value.__cause__) == (
+            "summary rejected: too_large (the compacted context would be 9,256 tokens, over the "
+            "8,000-token window)"
+        )
+        with pytest.raises(ContextFloorError) as automatic:
+            s.prepare()
+        assert (automatic.value.parts, str(automatic.value)) == (parts, expected)
+        assert not any(e.kind == "compaction" for e in s.entries)

@@ -1,4 +1,5 @@
-"""Over-cap user text and tool-call arguments are truncated in the projection only."""
+"""Over-cap assistant text and tool-call arguments are truncated in the projection only;
+user text never is."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_short_arguments_are_left_alone() -> None:
     assert truncate_arguments('{"path": "a.py"}', TruncateCap(100, 400, 0.5), EST, "e1") is None
 
 
-def test_projection_truncates_a_pasted_user_log_and_a_huge_write_and_history_is_unchanged() -> None:
+def test_projection_shows_a_pasted_user_log_whole_and_truncates_a_huge_write() -> None:
     paste = "ERROR line\n" * 800
     call = ToolCallPart("c1", "write", json.dumps({"path": "a.py", "content": "y\n" * 3000}))
     log = _entries(
@@ -54,11 +55,25 @@ def test_projection_truncates_a_pasted_user_log_and_a_huge_write_and_history_is_
     )
     ctx = project(log, SETTINGS, EST)
     kinds = [(t.part, t.call_id, t.entry_id) for t in ctx.truncations]
-    assert kinds == [("user", "", "e0"), ("tool_call", "c1", "e1")]
-    assert len(ctx.messages[0].text) <= 400 + 200
+    assert kinds == [("tool_call", "c1", "e1")]
+    # What a person wrote is never cut in place (800 lines, over the 400-character cap).
+    assert ctx.messages[0] is log[0].body
     assert json.loads(ctx.messages[1].tool_calls[0].arguments)["path"] == "a.py"
-    assert log[0].body == Message("user", (TextPart(paste),))
     assert log[1].body.tool_calls[0] is call  # type: ignore[union-attr]
+
+
+def test_an_over_cap_assistant_text_is_truncated_and_a_user_text_is_not() -> None:
+    long = "step output line\n" * 300
+    log = _entries(
+        Message("user", (TextPart(long),)),
+        Message("assistant", (TextPart(long),)),
+        Message("user", (TextPart(long),)),
+    )
+    ctx = project(log, SETTINGS, EST)
+    assert [(t.part, t.call_id, t.entry_id) for t in ctx.truncations] == [("assistant", "", "e1")]
+    assert ctx.messages[0].text == long and ctx.messages[2].text == long
+    assert "full output kept in history as entry e1" in ctx.messages[1].text
+    assert len(ctx.messages[1].text) < len(long)
 
 
 def test_a_patch_nested_in_a_shell_command_list_is_truncated_and_stays_a_list() -> None:
@@ -71,3 +86,14 @@ def test_a_patch_nested_in_a_shell_command_list_is_truncated_and_stays_a_list() 
     assert value["command"][2].startswith("apply_patch <<'EOF'\n*** Begin Patch")
     assert value["command"][2].endswith("*** End Patch\nEOF")
     assert "as entry e7" in value["command"][2]
+
+
+def test_user_role_text_a_harness_injected_is_capped_like_a_tool_result() -> None:
+    output = "Ran `find .`\n" + "./src/module.py\n" * 400  # pi's bash execution, user role
+    injected = Message("user", (TextPart(output),), meta={"synthetic": "bashExecution"})
+    log = _entries(Message("user", (TextPart("List the files."),)), injected)
+    ctx = project(log, SETTINGS, EST)
+    assert [(t.part, t.call_id, t.entry_id) for t in ctx.truncations] == [("user", "", "e1")]
+    assert ctx.messages[0] is log[0].body
+    assert ctx.messages[1].text.startswith("Ran `find .`\n./src/module.py")
+    assert "full output kept in history as entry e1" in ctx.messages[1].text

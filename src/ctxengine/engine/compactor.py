@@ -382,8 +382,9 @@ class Compactor:
                 keeps) is at or over the trigger less the room it must leave free
                 (:attr:`~ctxengine.ladder.plan.CompactionPlan.floor_limit`): reported and
                 raised before anything runs; a manual one with such a floor, when its
-                summary does not fit the room the floor leaves (``over_budget``): the same
-                error, naming the floor's largest parts, raised from that rejection.
+                summary does not fit the room the floor leaves (``over_budget``) or the
+                compacted context would not fit the window (``too_large``): the same error,
+                naming the floor's largest parts, raised from that rejection.
             CompactionVetoed: the ``before_compact`` hook vetoed it.
             NothingToCompact / SummaryRejected / ProviderError: history is unchanged.
             CompactionLoopError: the context is still over the trigger, too many times in a
@@ -484,7 +485,7 @@ class Compactor:
         except SummaryRejected as exc:
             # a manual compaction runs whatever the floor; when the floor leaves the summary
             # no room, say so the way the automatic check does: by the floor's largest parts
-            if exc.reason == "over_budget" and plan.floor_tokens >= plan.floor_limit:
+            if exc.reason in ("over_budget", "too_large") and plan.floor_tokens >= plan.floor_limit:
                 raise self.floor_error(plan) from exc
             raise
 

@@ -354,7 +354,7 @@ class SessionLog:
         h = self.history
         ctx = project(
             entries,
-            settings(self.policy, self.budget, h.goal_id, cap, recall_note=self.has_recall_tool),
+            settings(self.policy, self.budget, cap, recall_note=self.has_recall_tool),
             self.estimator,
             tools=self.tools if self.head is None else (),
             pins=pins,

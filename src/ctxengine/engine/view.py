@@ -22,7 +22,6 @@ EpochKey = tuple[str | None, int]
 def settings(
     policy: Policy,
     budget: Budget,
-    goal_id: str | None,
     truncate_tokens: int | None = None,
     *,
     recall_note: bool = False,
@@ -30,7 +29,6 @@ def settings(
     """Projection settings of ``policy`` resolved as ``budget``.
 
     Args:
-        goal_id: the entry holding the task (kept verbatim up to ``budget.goal_max`` tokens).
         truncate_tokens: a tighter truncate-at-source cap in tokens; default the budget's.
         recall_note: the agent has the recall tool (the continuation state says so).
     """
@@ -38,8 +36,6 @@ def settings(
         truncate_tokens=truncate_tokens or budget.truncate_tokens,
         truncate_max_chars=policy.truncate_max_chars,
         truncate_head_ratio=policy.truncate_head_ratio,
-        goal_entry_id=goal_id,
-        goal_tokens=budget.goal_max,
         prune_tail_tokens=policy.prune_keep_tail_tokens,
         whole_rules="rules" in policy.reinject,
         recall_note=recall_note,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxengine.boundaries.cut import find_cut, valid_cut_points
-from ctxengine.errors import SummaryRejected
+from ctxengine.errors import NEWEST_USER_MESSAGE, SummaryRejected
 from ctxengine.model import (
     Message,
     ReasoningPart,
@@ -519,6 +519,7 @@ def plan_compaction(
             cap=attempts[-1].truncate_tokens or budget.truncate_tokens,
             state_tokens=state_tokens,
             margin=int(budget.window * SUMMARY_ROOM_MARGIN_RATIO),
+            keeps_tail=not no_tail,
         ),
     )
 
@@ -538,6 +539,7 @@ def floor_parts(
     cap: int | None = None,
     state_tokens: int = 0,
     margin: int = 0,
+    keeps_tail: bool = False,
 ) -> tuple[tuple[str, int], ...]:
     """The parts of the smallest context a compaction of ``conversation`` can leave
     (:attr:`~.plan.CompactionPlan.floor`), largest first, each ``(name, tokens)`` with
@@ -549,14 +551,22 @@ def floor_parts(
     the summary's room keeps under the trigger (:func:`summary_room`). The kept tail is
     what no cut can drop: the messages after the latest valid cut (calls awaiting their
     results, an unfinished tool exchange), each tool result counted at most at ``cap``
-    tokens (the last attempt's truncate-at-source cap; ``None``: uncapped). (A cut also
-    keeps the newest finished exchange unless the plan keeps nothing verbatim; that is
-    left to the room :attr:`~.plan.CompactionPlan.floor_free` keeps, so that small windows
-    whose compactions do fit are not refused.)"""
+    tokens (the last attempt's truncate-at-source cap; ``None``: uncapped). With
+    ``keeps_tail`` (the plan keeps a verbatim tail: every cut keeps at least the newest
+    message) a conversation that ends with a real user message has that message in the
+    floor whole, as ``"newest user message"``: a user's text is never truncated, so a
+    request whose newest message cannot fit is refused (:class:`~ctxengine.errors.
+    ContextFloorError`) instead of compacted to no avail. (A cut also keeps the newest
+    finished exchange unless the plan keeps nothing verbatim; that is left to the room
+    :attr:`~.plan.CompactionPlan.floor_free` keeps, so that small windows whose compactions
+    do fit are not refused.)"""
     messages = conversation.messages
     n = len(messages)
     last = max(valid_cut_points(messages), default=0)
     tail = sum(_capped(m, estimator, cap) for m in messages[last:])
+    newest = 0
+    if keeps_tail and last == n and n and is_real_user_message(messages[-1]):
+        newest = estimator.message(messages[-1])
     first_kept = conversation.sources[last] if last < n else None
     state = fit(items_at(first_kept), 0, 0)
     parts = [
@@ -567,6 +577,7 @@ def floor_parts(
         ("continuation state", state_tokens),
         *state.labelled(required=True),
         ("kept tail", tail),
+        (NEWEST_USER_MESSAGE, newest),
         ("margin", margin),
     ]
     return tuple(sorted((p for p in parts if p[1] > 0), key=lambda p: -p[1]))

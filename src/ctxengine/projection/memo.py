@@ -21,8 +21,8 @@ RewriteKey = tuple[str, int, int, float, tuple[str, ...], int | None]
 
 
 #: What a projection depends on besides its entries: the head, the compaction in force, the
-#: truncate-at-source caps (of results and of the goal), the goal entry, the tools, the durable
-#: state and the pruned call ids.
+#: truncate-at-source cap, whether rules messages are shown whole, the durable state, the
+#: pins, the pruned call ids, the compaction's lead entries and the texts it re-injected.
 EpochKey = tuple[Any, ...]
 
 

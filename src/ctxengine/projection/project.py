@@ -94,13 +94,10 @@ from ctxengine.projection.wording import state_language
 from ctxengine.tokens.base import Estimator
 
 _HEAD_ROLES = frozenset({"system", "developer"})
-#: ``CompactionRecord.summarizer`` of a compaction imported from another system's transcript.
-IMPORTED = "imported"
-#: Characters allowed per protected token of the goal message (a generous ceiling: the
-#: token cap is what binds).
-GOAL_CHARS_PER_TOKEN = 8
 #: The cap of a message never truncated (a rules message under ``whole_rules``).
 NO_CAP = 2**62
+#: ``CompactionRecord.summarizer`` of a compaction imported from another system's transcript.
+IMPORTED = "imported"
 
 
 def _head(entries: Sequence[Entry]) -> list[Entry]:
@@ -339,12 +336,6 @@ def project(
         settings.prune_tail_tokens,
     )
     prune_set = pruned if pruned is not None else frozenset(found)
-    goal_cap = TruncateCap(
-        max(cap.tokens, settings.goal_tokens),
-        max(cap.chars, settings.goal_tokens * GOAL_CHARS_PER_TOKEN),
-        cap.head_ratio,
-        cap.prune_tail,
-    )
     # Texts the compaction re-injected: a later message that repeats one (a harness that
     # sends its rules again after every compaction) is shown as a note, not twice.
     repeated = frozenset(record.reinjected or ()) if record is not None else frozenset()
@@ -352,13 +343,11 @@ def project(
         tuple(e.id for e in head),
         entries[comp_index].id if comp_index >= 0 else None,
         cap,
-        goal_cap,
-        settings.goal_entry_id,
+        settings.whole_rules,
         tuple(durable),
         tuple(pins),
         prune_set,
         frozenset(record.lead_ids or ()) if record is not None else frozenset(),
-        settings.whole_rules,
         repeated,
     )
     if memo is not None and memo.epoch is not None:
@@ -387,8 +376,8 @@ def project(
                     continue
                 kept_msg = without_signed_reasoning(
                     _project_message(
-                        msg, entry, calls, prune_set, cap, goal_cap, settings, estimator,
-                        memo, truncations, pruned_out,
+                        msg, entry, calls, prune_set, cap, settings, estimator, memo,
+                        truncations, pruned_out,
                     )
                 )  # fmt: skip
                 if kept_msg is not None:
@@ -455,7 +444,7 @@ def project(
             if msg is None or entry.id in head_ids:
                 continue
             msg = _project_message(
-                msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
+                msg, entry, calls, prune_set, cap, settings, estimator, memo,
                 truncations, pruned_out, repeated,
             )  # fmt: skip
             messages.append(msg)
@@ -556,7 +545,6 @@ def _project_message(
     calls: dict[str, ToolCallPart],
     prune_set: frozenset[str],
     cap: TruncateCap,
-    goal_cap: TruncateCap,
     settings: ProjectionSettings,
     estimator: Estimator,
     memo: ProjectionMemo | None,
@@ -567,7 +555,11 @@ def _project_message(
     """One tail message as projected: its calls noted, its results and long texts rewritten
     (pruned placeholders, truncation at source), frame tags neutralised; an injected user
     message whose text is one of ``repeated`` (the durable state the compaction in force
-    re-injected) shown as :data:`~ctxengine.projection.injection.REPEATED_NOTE`."""
+    re-injected) shown as :data:`~ctxengine.projection.injection.REPEATED_NOTE`. A real user
+    message (:func:`~ctxengine.model.roles.is_real_user_message`: what a person wrote) is
+    never truncated: it is shown whole, or summarized with the prefix by a compaction;
+    user-role text a harness injects (command output, reminders) is capped like a tool
+    result."""
     if msg.role == "assistant":
         for call in msg.tool_calls:
             calls[call.id] = call
@@ -578,8 +570,8 @@ def _project_message(
         return neutralize_message(msg)
     if repeated and msg.role == "user" and not msg.tool_results and msg.text in repeated:
         return repeated_message(msg)
-    if msg.tool_results or msg.role == "user":
-        own = goal_cap if entry.id == settings.goal_entry_id else cap
+    if msg.tool_results or (msg.role == "user" and not is_real_user_message(msg)):
+        own = cap
         if settings.whole_rules and is_rules_message(msg):
             own = TruncateCap(NO_CAP, NO_CAP, cap.head_ratio, cap.prune_tail)
         return _rewrite(
@@ -620,10 +612,10 @@ def _extend(
         return None
     if len(entries) == n:
         return state.context
-    prune_set: frozenset[str] = key[7]
-    lead: frozenset[str] = key[8]
-    repeated: frozenset[str] = key[10]
-    cap, goal_cap = key[2], key[3]
+    cap: TruncateCap = key[2]
+    prune_set: frozenset[str] = key[6]
+    lead: frozenset[str] = key[7]
+    repeated: frozenset[str] = key[8]
     calls = dict(state.calls)
     truncations: list[Truncation] = []
     pruned_out: list[str] = []
@@ -638,7 +630,7 @@ def _extend(
             return None
         messages.append(
             _project_message(
-                msg, entry, calls, prune_set, cap, goal_cap, settings, estimator, memo,
+                msg, entry, calls, prune_set, cap, settings, estimator, memo,
                 truncations, pruned_out, repeated,
             )
         )  # fmt: skip

@@ -23,10 +23,6 @@ class ProjectionSettings:
             head + tail, whatever its token estimate (``Policy.truncate_max_chars``).
         truncate_head_ratio: share of the kept characters taken from the head of the text;
             the rest comes from its tail (``Policy.truncate_head_ratio``).
-        goal_entry_id: the entry holding the session's first user request (the task); its
-            text is truncated only above ``goal_tokens`` (when larger than the cap), so the
-            task stays verbatim as long as it can fit.
-        goal_tokens: the goal message's own cap in tokens (0: the ordinary cap).
         prune_tail_tokens: a pruned tool result keeps its last this many tokens after its
             placeholder line (``Policy.prune_keep_tail_tokens``); ``None``: the line alone.
         whole_rules: injected user messages that carry rules
@@ -43,8 +39,6 @@ class ProjectionSettings:
     truncate_tokens: int
     truncate_max_chars: int
     truncate_head_ratio: float
-    goal_entry_id: str | None = None
-    goal_tokens: int = 0
     prune_tail_tokens: int | None = None
     whole_rules: bool = False
     recall_note: bool = False
