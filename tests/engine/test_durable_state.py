@@ -16,6 +16,7 @@ from engine_helpers import EST, call, filler, result
 
 from ctxengine.engine import Session
 from ctxengine.errors import CompactionError, ContextFloorError
+from ctxengine.ladder.reinject import opening_items
 from ctxengine.model import CompactionRecord, Message, TextPart
 from ctxengine.policy import Policy
 from ctxengine.projection.context import Context
@@ -590,3 +591,47 @@ class TestManualFloor:
         assert [e.step for e in s.events] == ["failure"]
         assert s.events[0].detail == str(error)
 
+
+REMINDER = (
+    "<system-reminder>\nAs you answer the user's questions, you can use the following "
+    "context:\n# currentDate\nToday's date is 2026-12-01.\n</system-reminder>\n\n"
+)
+AGENT_TYPES = "Available agent types for the Agent tool:\n- Explore: read-only search agent"
+ENVIRONMENT = "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"
+
+
+class TestOpening:
+    def test_the_opening_texts_are_the_harness_parts_before_the_first_reply(self) -> None:
+        messages = [
+            Message("system", (TextPart("You are an agent."),)),
+            Message("user", (TextPart(REMINDER), TextPart("Fix the parser."))),
+            Message("system", (TextPart(AGENT_TYPES),)),
+            Message("user", (TextPart(ENVIRONMENT),)),
+            Message("assistant", (TextPart("On it."),)),
+            Message("system", (TextPart("later system note"),)),
+            Message("user", (TextPart("<system-reminder>later</system-reminder>"),)),
+        ]
+        # The head (leading system message) is kept by every projection; the person's own
+        # text is the goal; after the first reply nothing belongs to the opening.
+        assert opening_items(messages) == [REMINDER, AGENT_TYPES, ENVIRONMENT]
+        kept = [Message("system", (TextPart(AGENT_TYPES),))]
+        assert opening_items(messages, kept) == [REMINDER, ENVIRONMENT]
+
+    def test_a_compaction_re_injects_the_opening_verbatim_and_counts_it_required(self) -> None:
+        policy = Policy(reinject=("opening",))
+        s = Session(8_000, policy=policy, estimator=EST)
+        s.append(Message("system", (TextPart("You are an agent."),)))
+        s.append(Message("user", (TextPart(REMINDER), TextPart("Fix the parser."))))
+        s.append(Message("system", (TextPart(AGENT_TYPES),)))
+        for i in range(30):
+            s.append(Message("assistant", (call(f"c{i}", "read", path=f"f{i}.py"),)))
+            s.append(result(f"c{i}", filler(f"out{i}", 300)))
+        ctx = s.prepare()
+        assert ctx.epoch == 1
+        (record,) = compactions(s)
+        assert record.reinjected == (REMINDER, AGENT_TYPES)
+        texts = [m.text for m in ctx.messages]
+        at = texts.index(REMINDER)
+        assert texts[at + 1] == AGENT_TYPES and texts[at - 1].startswith("The earlier part")
+        items = s.compactor.durable(record.first_kept_id)
+        assert [(i.kind, i.required) for i in items] == [("opening", True), ("opening", True)]

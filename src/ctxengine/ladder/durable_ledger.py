@@ -10,6 +10,8 @@ what :func:`~.reinject.durable_items` answers for the history before and after t
 
 * rules: each distinct rules text with its first and last position; a text leaves the
   candidates once the kept tail shows it (its last position is at or after the cut);
+* opening: the messages before the first assistant message (all that
+  :func:`~.reinject.opening_items` reads);
 * todos, plan: the newest call of the todo and plan tools; ``None`` when it lies in the
   kept tail;
 * background: the walk of :func:`~.reinject.running_tasks` over the whole history (that
@@ -60,6 +62,7 @@ from .reinject import (
     assemble,
     background_of,
     files_of,
+    opening_items,
     plan_of,
     skills_of,
     todo_of,
@@ -97,6 +100,9 @@ class DurableLedger:
         self.count = 0
         # rules: text -> [first position, last position], in first-seen order
         self._rules: dict[str, list[int]] = {}
+        # opening: the messages before the first assistant message (all opening_items reads)
+        self._opening: list[Message] = []
+        self._opened = False
         # the newest todo / plan call and its position
         self._todo: tuple[int, ToolCallPart] | None = None
         self._plan: tuple[int, ToolCallPart] | None = None
@@ -122,6 +128,11 @@ class DurableLedger:
         pos = self.count
         self.count += 1
         self._observe_rules(message, pos)
+        if not self._opened:
+            if message.role == "assistant":
+                self._opened = True
+            else:
+                self._opening.append(message)
         self._observe_calls(message, pos)
         self._observe_tasks(message, pos)
         self._observe_skills(message, pos)
@@ -239,6 +250,7 @@ class DurableLedger:
             policy,
             estimator,
             rules=lambda: self.rules(cut),
+            opening=lambda: opening_items(self._opening[:cut], kept),
             todos=lambda: todo_of(_before(self._todo, cut)),
             background=lambda: background_of(self.running(cut)),
             plan=lambda: plan_of(_before(self._plan, cut)),

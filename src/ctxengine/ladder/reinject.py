@@ -6,6 +6,13 @@ state):
 
 * ``rules``: injected user-role messages that carry a rules file (a ``<system-reminder>``
   naming CLAUDE.md, Codex's ``# AGENTS.md instructions``), verbatim;
+* ``opening``: what the harness put into the conversation's opening, after the leading
+  system messages (which every projection keeps) and before the first assistant message:
+  each system or developer message's text, and each injected text part of a user message
+  (Claude Code's ``<system-reminder>`` blocks beside the first prompt and its "Available
+  agent types" system message, Codex's ``<environment_context>``), verbatim, one item each
+  (Claude Code re-attaches such reminders after its own compaction); the person's own text
+  of the first request is not an item (the continuation state carries it as the goal);
 * ``todos``: the todo list of the newest todo-tool call (Claude Code ``TodoWrite``, Codex
   ``update_plan``, Gemini CLI ``write_todos``, OpenCode ``todowrite``), whole, while any item
   is open: every open item with its status;
@@ -24,8 +31,8 @@ state):
   compaction": 5 files of at most 5,000 tokens each, 50,000 in all; a larger file comes back
   as a path only).
 
-``rules``, ``todos`` and ``background`` are *required*: never cut nor dropped for room, they
-count in the compaction plan's expected size and in its floor
+``rules``, ``opening``, ``todos`` and ``background`` are *required*: never cut nor dropped
+for room, they count in the compaction plan's expected size and in its floor
 (:class:`~ctxengine.ladder.plan.CompactionPlan`). ``plan``, ``skills`` and ``files`` fill the
 room left. Duplicates are collapsed: an identical text once, nothing the kept tail already
 shows (the same rules text, a newer todo call, a task started in it, a skill loaded in it,
@@ -42,7 +49,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxengine.model import Message, ToolCallPart
+from ctxengine.model import Message, TextPart, ToolCallPart
+from ctxengine.model.roles import injected_parts
 from ctxengine.policy import Policy
 from ctxengine.policy.defaults import (
     BACKGROUND_LABEL_MAX_CHARS,
@@ -96,9 +104,10 @@ FILE_PATH_ITEM = (
 )
 
 #: Kinds that are never cut (part of the floor), and the words naming each kind in reports.
-REQUIRED_KINDS = frozenset({"rules", "todos", "background"})
+REQUIRED_KINDS = frozenset({"rules", "opening", "todos", "background"})
 KIND_LABELS: dict[str, str] = {
     "rules": "re-injected rules",
+    "opening": "re-injected opening",
     "todos": "re-injected todo list",
     "background": "re-injected background tasks",
     "plan": "re-injected plan",
@@ -129,8 +138,8 @@ class DurableItem:
     """One candidate item of durable state.
 
     Attributes:
-        kind: ``"rules"``, ``"todos"``, ``"background"``, ``"plan"``, ``"skills"`` or
-            ``"files"``.
+        kind: ``"rules"``, ``"opening"``, ``"todos"``, ``"background"``, ``"plan"``,
+            ``"skills"`` or ``"files"``.
         text: the text shown (one synthetic user message); ``None`` for a file offered only
             as a path (its contents are over ``reinject_file_max_tokens``).
         tokens: tokens of ``text`` as its message (0 when ``text`` is ``None``).
@@ -147,7 +156,8 @@ class DurableItem:
 
     @property
     def required(self) -> bool:
-        """Never cut nor dropped for room (``rules``, ``todos``, ``background``)."""
+        """Never cut nor dropped for room (``rules``, ``opening``, ``todos``,
+        ``background``)."""
         return self.kind in REQUIRED_KINDS
 
 
@@ -204,6 +214,27 @@ def rules_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> li
         text = rules_text(m)
         if text is not None and text not in shown and text not in out:
             out.append(text)
+    return out
+
+
+def opening_items(messages: Sequence[Message], kept: Sequence[Message] = ()) -> list[str]:
+    """The opening's texts (see the module docstring) in ``messages``, in order, each once,
+    less those ``kept`` shows verbatim already (a text part of the same text)."""
+    start = 0
+    while start < len(messages) and messages[start].role in ("system", "developer"):
+        start += 1
+    shown = {p.text for m in kept for p in m.parts if isinstance(p, TextPart)}
+    out: list[str] = []
+    for m in messages[start:]:
+        if m.role == "assistant":
+            break
+        if m.role in ("system", "developer"):
+            texts = [p.text for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
+        elif m.role == "user" and not m.tool_results:
+            texts = [p.text for p in injected_parts(m)]
+        else:
+            continue
+        out.extend(t for t in texts if t not in shown and t not in out)
     return out
 
 
@@ -545,12 +576,13 @@ def durable_items(
 ) -> tuple[DurableItem, ...]:
     """The candidate items ``policy.reinject`` names, found in ``messages`` (the history
     that leaves the context, oldest first) less what ``kept`` (the history kept from the
-    cut on) shows, in the order rules, todos, background, plan, skills, files; identical
-    texts once (:func:`assemble`)."""
+    cut on) shows, in the order rules, opening, todos, background, plan, skills, files;
+    identical texts once (:func:`assemble`)."""
     return assemble(
         policy,
         estimator,
         rules=lambda: rules_items(messages, kept),
+        opening=lambda: opening_items(messages, kept),
         todos=lambda: todo_item(messages, kept),
         background=lambda: background_item(messages, kept),
         plan=lambda: plan_item(messages, kept),
@@ -576,6 +608,7 @@ def assemble(
     estimator: Estimator,
     *,
     rules: Callable[[], Sequence[str]],
+    opening: Callable[[], Sequence[str]],
     todos: Callable[[], str | None],
     background: Callable[[], str | None],
     plan: Callable[[], str | None],
@@ -583,11 +616,11 @@ def assemble(
     files: Callable[[], Sequence[DurableItem]],
 ) -> tuple[DurableItem, ...]:
     """The candidate items of the kinds ``policy.reinject`` names, in the order rules,
-    todos, background, plan, skills, files, each kind asked of its function only when
-    named (:func:`rules_items`, :func:`todo_item`, :func:`background_item`,
-    :func:`plan_item`, :func:`skill_items`, :func:`file_items` or the same answers found
-    otherwise: :class:`~.durable_ledger.DurableLedger`); identical texts once, a file
-    offered as a path only always."""
+    opening, todos, background, plan, skills, files, each kind asked of its function only
+    when named (:func:`rules_items`, :func:`opening_items`, :func:`todo_item`,
+    :func:`background_item`, :func:`plan_item`, :func:`skill_items`, :func:`file_items` or
+    the same answers found otherwise: :class:`~.durable_ledger.DurableLedger`); identical
+    texts once, a file offered as a path only always."""
     out: list[DurableItem] = []
     seen: set[str] = set()
 
@@ -600,6 +633,9 @@ def assemble(
     if "rules" in wanted:
         for text in rules():
             add("rules", text)
+    if "opening" in wanted:
+        for text in opening():
+            add("opening", text)
     if "todos" in wanted:
         add("todos", todos())
     if "background" in wanted:

@@ -46,10 +46,13 @@ PruneWhen: TypeAlias = Literal["threshold", "always"]
 Injection: TypeAlias = Literal["checkpoint", "acknowledged", "handoff", "assistant_reply"]
 
 #: Durable state re-injected after a compaction (:mod:`ctxengine.ladder.reinject`): rules
-#: carried as injected user-role messages, the open todo list, the background tasks still
+#: carried as injected user-role messages, what the harness put into the conversation's
+#: opening (reminders, system messages), the open todo list, the background tasks still
 #: running, the plan-mode plan, the bodies of the skills invoked, the most recently read or
 #: edited files.
-Reinjected: TypeAlias = Literal["rules", "todos", "background", "plan", "skills", "files"]
+Reinjected: TypeAlias = Literal[
+    "rules", "opening", "todos", "background", "plan", "skills", "files"
+]
 
 #: What is pinned automatically (:data:`~ctxengine.policy.defaults.DEFAULT_AUTO_PINS`): the
 #: session's first user request, and the active rules the user stated.
@@ -283,7 +286,9 @@ class Policy(BaseModel):
                                     ``background`` (cheap, and lost otherwise: users report
                                     rules and task state forgotten after compactions); they
                                     are never cut, count in the plan's expected size and in
-                                    its floor. ``plan`` and ``files`` (Claude Code) fill the
+                                    its floor; so is ``opening`` (the harness's opening
+                                    reminders and system messages; the proxy adds it). ``plan``
+                                    and ``files`` (Claude Code) fill the
                                     room left within ``reinject_files``,
                                     ``reinject_file_max_tokens`` and ``reinject_max_tokens``;
                                     so do ``skills`` (default and Claude Code): the bodies
