@@ -3,9 +3,11 @@ official SDK clients.
 
 :class:`ToolModel` is the upstream's model: it answers a request whose last message is a
 user message with one tool call, and a request whose last message is the tool's result with
-a short text; its usage reports the size of what it received (the proxy's estimator over
-the request as read), so the proxy's usage anchor is true. Every request it receives is
-checked: ``validate(body)`` and its size against the window.
+a short text; its usage reports the size of what it received: the proxy's estimator over
+the request as read, times ``usage_ratio`` (1.0: the proxy's usage anchor is true; 0.7 or
+1.3: a tokenizer that counts fewer or more tokens than ctxengine estimates, which the
+proxy's usage correction learns). Every request it receives is checked:
+``validate(body)`` and its size against the window.
 
 :class:`ProxyServer` runs the proxy's ASGI app on uvicorn in a thread.
 """
@@ -25,7 +27,7 @@ from servers import Received, ScriptedServer, Step
 
 from ctxengine.model import Message, TextPart, ToolCallPart
 from ctxengine.projection.validate import validate
-from ctxengine.proxy.app import create_app
+from ctxengine.proxy.app import Upstreams, create_app
 from ctxengine.proxy.core import ProxyCore
 from ctxengine.proxy.wire import PROVIDERS, Api, ConversationReader
 from ctxengine.tokens.estimate import HeuristicEstimator
@@ -61,14 +63,19 @@ class ToolModel:
     """The upstream's scripted model (see the module docstring).
 
     Attributes:
-        output_chars: characters of each tool call's ``path`` argument echo in text replies.
         overflow_at: request numbers (1-based, counted over model requests) answered with a
             context-overflow error instead.
+        usage_ratio: the reported input tokens are the estimate times this.
     """
 
     overflow_at: set[int] = field(default_factory=set)
     seen: list[Seen] = field(default_factory=list)
     errors_sent: int = 0
+    usage_ratio: float = 1.0
+
+    def reported(self, seen: Seen) -> int:
+        """The input tokens the usage of the reply to ``seen`` reported."""
+        return round(seen.tokens * self.usage_ratio)
 
     def __call__(self, req: Received) -> Step:
         api = PATHS.get(req.path.split("?")[0])
@@ -89,7 +96,10 @@ class ToolModel:
         else:
             reply = ("text", f"Done with step {n}: the file looks fine.")
         stream = body.get("stream") is True
-        return REPLIES[api](reply, tokens, _output_tokens(api, reply), stream)
+        reported = self.reported(self.seen[-1])
+        return REPLIES[api](
+            reply, reported, round(_output_tokens(api, reply) * self.usage_ratio), stream
+        )
 
 
 def _output_tokens(api: Api, reply: Reply) -> int:
@@ -337,10 +347,13 @@ class ProxyServer:
     """The proxy app for ``upstream`` on uvicorn, on a free port of 127.0.0.1, in a thread.
     Log lines are kept in :attr:`lines`."""
 
-    def __init__(self, core: ProxyCore, upstream: str) -> None:
+    def __init__(
+        self, core: ProxyCore, upstream: str | Upstreams, *, max_body_bytes: int | None = None
+    ) -> None:
         self.core = core
         self.lines: list[str] = []
-        app = create_app(core, upstream, log=self.lines.append)
+        limit = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
+        app = create_app(core, upstream, log=self.lines.append, **limit)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as serve does
         self._sock.bind(("127.0.0.1", 0))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +19,7 @@ import pytest
 from harness import ProxyServer
 from servers import ScriptedServer, Step, anthropic_stream, chat_stream, openai_error
 
+from ctxengine.proxy.app import Upstreams
 from ctxengine.proxy.core import ProxyCore
 
 
@@ -106,11 +109,19 @@ def test_a_request_that_cannot_fit_is_refused_in_the_api_shape() -> None:
         )
     assert reply.status_code == 400
     error = reply.json()
-    assert error["type"] == "error" and error["error"]["type"] == "context_length_exceeded"
+    # Anthropic's type and wording ("prompt is too long: N tokens > M maximum", which Claude
+    # Code reads), then why; OpenAI's code.
+    assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
+    message = error["error"]["message"]
+    assert re.match(r"prompt is too long: \d+ tokens > \d+ maximum \(no compaction can", message)
     assert chat.status_code == 400
-    assert chat.json()["error"]["type"] == "context_length_exceeded"
+    assert chat.json()["error"]["type"] == "invalid_request_error"
     assert chat.json()["error"]["code"] == "context_length_exceeded"
+    assert chat.json()["error"]["message"].startswith("no compaction can bring the context")
     assert upstream.received == []
+    # The refusal's log line names the conversation and the model.
+    assert re.match(r"anthropic proxy-[0-9a-f]{16} claude-sonnet-4-5 refused 400: no ", p.lines[0])
+    assert re.match(r"chat proxy-[0-9a-f]{16} gpt-4o refused 400: no compaction", p.lines[1])
 
 
 def test_a_body_it_cannot_read_is_refused_naming_the_field() -> None:
@@ -130,6 +141,7 @@ def test_a_body_it_cannot_read_is_refused_naming_the_field() -> None:
         "type": "error",
         "error": {"type": "invalid_request_error", "message": "expected `messages` to be a list"},
     }
+    assert not_json.json()["error"]["code"] is None
     # A malformed message the reader skips does not stop the request.
     assert skipped.status_code == 500  # the scripted upstream had no step left
     assert len(upstream.received) == 1
@@ -212,4 +224,149 @@ def test_count_tokens_counts_the_request_as_it_would_be_forwarded() -> None:
     assert (reply.status_code, reply.json()) == (200, {"input_tokens": 21})
     (received,) = upstream.received
     assert (received.path, received.raw) == ("/v1/messages/count_tokens", raw)
-    assert proxy.lines == []  # not a model request: nothing logged, nothing stored
+    # Not a model request: logged as a count, nothing stored.
+    (line,) = proxy.lines
+    assert re.fullmatch(
+        r"anthropic count_tokens proxy-[0-9a-f]{16} claude-sonnet-4-5 200 passed tokens "
+        r"\d+ -> \d+ \(window 200,000, epoch 0\) [\d.]+ ms",
+        line,
+    ), line
+
+
+def test_a_reply_carries_one_server_and_one_date_header() -> None:
+    with ScriptedServer() as upstream, ProxyServer(ProxyCore(), upstream.url) as proxy:
+        upstream.push(Step(200, {"choices": [], "usage": None}))
+        upstream.push(Step(events=chat_stream(["Hi"], prompt_tokens=3)))
+        with httpx2.Client(timeout=10) as client:
+            whole = client.post(proxy.url + "/v1/chat/completions", json={**CHAT, "stream": False})
+            streamed = client.post(proxy.url + "/v1/chat/completions", json=CHAT)
+    for reply in (whole, streamed):
+        assert reply.status_code == 200
+        assert len(reply.headers.get_list("server")) == 1  # uvicorn's, not the upstream's too
+        assert len(reply.headers.get_list("date")) == 1
+
+
+def test_a_body_over_the_size_limit_is_answered_413_in_the_api_shape() -> None:
+    big = {**ANTHROPIC, "stream": False, "messages": [{"role": "user", "content": "x" * 3_000}]}
+    with ScriptedServer() as upstream:
+        core = ProxyCore()
+        app_limit = 2_000  # bytes
+        with (
+            ProxyServer(core, upstream.url, max_body_bytes=app_limit) as proxy,
+            httpx2.Client(timeout=10) as client,
+        ):
+            anthropic = client.post(proxy.url + "/v1/messages", json=big)
+            chat = client.post(
+                proxy.url + "/v1/chat/completions",
+                json={"model": "gpt-4o", "messages": big["messages"]},
+            )
+            # No content-length: the body is read up to the limit, then refused.
+            chunked = client.post(
+                proxy.url + "/v1/chat/completions", content=iter([b"{" + b" " * 2_500 + b"}"])
+            )
+    message = (
+        "the request body is over the proxy's limit of 0.00190735 MB (ctxengine serve "
+        "--max-body-mb)"
+    )
+    assert (anthropic.status_code, anthropic.json()) == (
+        413,
+        {"type": "error", "error": {"type": "request_too_large", "message": message}},
+    )
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    assert (chat.status_code, chat.json()) == (413, {"error": error})
+    assert (chunked.status_code, chunked.json()) == (413, {"error": error})
+    assert upstream.received == []
+    # Refused before the body is read: no conversation or model to name.
+    assert proxy.lines == [
+        f"anthropic - - refused 413: {message}",
+        f"chat - - refused 413: {message}",
+        f"chat - - refused 413: {message}",
+    ]
+
+
+def test_proxy_failures_use_each_apis_server_error_type() -> None:
+    with ScriptedServer() as upstream:
+        dead = upstream.url  # nothing listens there once the server is stopped
+    with ProxyServer(ProxyCore(), dead) as proxy, httpx2.Client(timeout=10) as client:
+        anthropic = client.post(proxy.url + "/v1/messages", json={**ANTHROPIC, "stream": False})
+        chat = client.post(proxy.url + "/v1/chat/completions", json={**CHAT, "stream": False})
+    assert anthropic.status_code == chat.status_code == 502
+    assert anthropic.json()["error"]["type"] == "api_error"
+    assert anthropic.json()["error"]["message"].startswith("upstream unreachable: ")
+    assert (chat.json()["error"]["type"], chat.json()["error"]["code"]) == ("server_error", None)
+
+
+def test_one_proxy_serves_an_openai_and_an_anthropic_upstream() -> None:
+    with (
+        ScriptedServer() as openai_up,
+        ScriptedServer() as anthropic_up,
+        ProxyServer(ProxyCore(), Upstreams(openai_up.url + "/v1", anthropic_up.url)) as proxy,
+        httpx2.Client(timeout=10) as client,
+    ):
+        openai_up.push(Step(200, {"choices": [], "usage": None}))
+        openai_up.push(Step(200, {"object": "list", "data": []}))
+        anthropic_up.push(Step(200, {"type": "message", "content": [], "usage": None}))
+        anthropic_up.push(Step(200, {"data": []}))
+        chat = client.post(proxy.url + "/v1/chat/completions", json={**CHAT, "stream": False})
+        message = client.post(proxy.url + "/v1/messages", json={**ANTHROPIC, "stream": False})
+        # Other paths: to the Anthropic upstream when the request says it is Anthropic's.
+        files = client.post(proxy.url + "/v1/files", json={})
+        claude_files = client.post(
+            proxy.url + "/v1/files", json={}, headers={"anthropic-version": "2023-06-01"}
+        )
+    assert [r.status_code for r in (chat, message, files, claude_files)] == [200] * 4
+    assert [r.path for r in openai_up.received] == ["/v1/chat/completions", "/v1/files"]
+    assert [r.path for r in anthropic_up.received] == ["/v1/messages", "/v1/files"]
+
+
+def test_an_api_without_an_upstream_is_refused_naming_the_option() -> None:
+    with (
+        ScriptedServer() as anthropic_up,
+        ProxyServer(ProxyCore(), Upstreams(None, anthropic_up.url)) as proxy,
+        httpx2.Client(timeout=10) as client,
+    ):
+        chat = client.post(proxy.url + "/v1/chat/completions", json={**CHAT, "stream": False})
+    assert chat.status_code == 404
+    assert chat.json()["error"]["message"] == (
+        "this proxy has no OpenAI upstream (--openai-upstream)"
+    )
+    assert anthropic_up.received == []
+
+
+def test_serve_stops_on_ctrl_c_saying_so(tmp_path: Path) -> None:
+    argv = [
+        sys.executable,
+        "-m",
+        "ctxengine",
+        "serve",
+        "--openai-upstream",
+        "http://127.0.0.1:9/v1",
+        "--anthropic-upstream",
+        "http://127.0.0.1:9",
+        "--port",
+        "0",
+        "--no-store",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    first = proc.stdout.readline().decode()
+    base = first.removeprefix("ctxengine proxy on ").strip()
+    assert first == f"ctxengine proxy on {base}\n"
+    assert (
+        proc.stdout.readline().decode() == f"  OPENAI_BASE_URL={base}/v1 -> http://127.0.0.1:9/v1\n"
+    )
+    assert proc.stdout.readline().decode() == f"  ANTHROPIC_BASE_URL={base} -> http://127.0.0.1:9\n"
+    deadline = time.monotonic() + 20
+    while True:  # listening
+        try:
+            httpx2.get(base + "/", timeout=5)
+            break
+        except httpx2.ConnectError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert err.decode().strip().splitlines()[-1] == "stopped"
+    assert b"interrupted" not in err

@@ -90,6 +90,66 @@ def test_two_hundred_turns_at_a_16k_window_every_request_valid_and_within_it(
     kinds = [e.kind for e in entries]
     assert kinds.count("compaction") == max(epochs)
     assert kinds.count("message") == _messages_sent(api, model.seen[-1].body, TURNS)
+    history = max(
+        int(line.split("tokens ")[1].split(" ->")[0].replace(",", "")) for line in compacted
+    )
+    print(
+        f"sdk {api}:",
+        json.dumps(
+            {
+                "requests": len(model.seen),
+                "invalid": sum(bool(s.problems) for s in model.seen),
+                "largest": max(s.tokens for s in model.seen),
+                "trigger": budget.trigger,
+                "compactions": max(epochs),
+                "history_tokens": history,
+            }
+        ),
+    )
+
+
+@pytest.mark.parametrize("ratio", [0.7, 1.3])
+@pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
+def test_an_upstream_counting_otherwise_is_believed_every_request_forwarded(
+    api: str, ratio: float
+) -> None:
+    """The upstream reports ``ratio`` times ctxengine's estimate: the proxy measures the
+    context as the ladder does (the usage anchor plus the corrected estimate of what follows
+    it), compacts at the trigger by that measure and never refuses a request the upstream
+    would take. At 0.7 the plain estimate of many forwarded requests is past the window
+    (before, the proxy refused them: "needs 16,563 tokens after compaction")."""
+    model = ToolModel(usage_ratio=ratio)
+    core = ProxyCore(window=WINDOW)
+    with upstream_with(model) as upstream, ProxyServer(core, upstream.url) as proxy:
+        requests = DRIVERS[api](_client(api, proxy.url), TURNS)
+    assert requests == len(model.seen) == 2 * TURNS
+    assert [(n, s.problems) for n, s in enumerate(model.seen) if s.problems] == []
+    assert not any("refused" in line for line in proxy.lines)
+    reported = [model.reported(s) for s in model.seen]
+    budget = DEFAULT_POLICY.resolve(WINDOW)
+    # Within the window by the upstream's own count; the ladder aims under the trigger by
+    # the corrected measure, which overshoots it by at most the correction's lag.
+    assert max(reported) <= WINDOW
+    assert sum(r > budget.trigger for r in reported) <= 1
+    over = sum(s.tokens > WINDOW for s in model.seen)
+    if ratio < 1:
+        assert over > 100  # estimated past the window, counted under it: forwarded
+    else:
+        assert over == 0 and max(s.tokens for s in model.seen) < budget.trigger / ratio + 100
+    epochs = [int(line.split("epoch ")[1].split(")")[0]) for line in proxy.lines]
+    assert max(epochs) >= (3 if ratio < 1 else 20)
+    print(
+        f"sdk {api} usage x{ratio}:",
+        json.dumps(
+            {
+                "requests": len(model.seen),
+                "largest_reported": max(reported),
+                "largest_estimated": max(s.tokens for s in model.seen),
+                "estimated_over_window": over,
+                "compactions": max(epochs),
+            }
+        ),
+    )
 
 
 def _messages_sent(api: str, last_body: dict[str, Any], turns: int) -> int:

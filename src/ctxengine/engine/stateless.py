@@ -129,13 +129,18 @@ class Served:
             records (prune, compaction …), as a live session over the same requests holds
             it (entries of session :data:`SESSION_ID`; a caller that stores them under a
             session of its own replaces ``session_id``).
+        tokens: the context's size as the ladder measures it, in tokens
+            (:meth:`Session.context_tokens <ctxengine.engine.Session.context_tokens>`: the
+            usage anchor plus the estimate of what follows it, scaled by the session's usage
+            correction); ``context.tokens`` is the plain estimate.
     """
 
     context: Context
     reused: int
     source: Source
     events: tuple[LadderEvent, ...]
-    log: tuple[Entry, ...] = ()
+    log: tuple[Entry, ...]
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +166,10 @@ class CacheStats:
 @dataclass(slots=True)
 class _Checkpoint:
     """One served request: its messages (``messages[:count]``), the log it left
-    (``log[:size]``), its ladder state and context, and the session left there while no
-    later call has moved it on. ``messages`` and ``log`` are shared with the later
-    checkpoints of the conversation (append-only lists)."""
+    (``log[:size]``), its ladder state, context and the context's measured size
+    (``tokens``), and the session left there while no later call has moved it on.
+    ``messages`` and ``log`` are shared with the later checkpoints of the conversation
+    (append-only lists)."""
 
     key: bytes
     config: bytes
@@ -174,6 +180,7 @@ class _Checkpoint:
     state: LadderState
     context: Context
     session: Session | None
+    tokens: int
     recovered: bool = False
 
 
@@ -327,13 +334,15 @@ class PrefixCache:
         if base is not None and base.count == len(request):
             self._count(source, repeated=True)
             self._keep(base)
-            return Served(base.context, len(request), source, (), tuple(base.log[: base.size]))
+            log = tuple(base.log[: base.size])
+            return Served(base.context, len(request), source, (), log, base.tokens)
         session, rebuilt = self._resume(base, window, policy, tools)
         before = len(session.events)
         reused = base.count if base is not None else 0
         for m in request[reused:]:
             session.append(m, created_at=created_at)
         ctx = session.prepare()
+        tokens = session.context_tokens(ctx)
         history = session.log.history
         checkpoint = _Checkpoint(
             keys[-1],
@@ -345,6 +354,7 @@ class PrefixCache:
             session.ladder_state(),
             ctx,
             session,
+            tokens,
         )
         self._count(source, rebuilt=rebuilt or source == "store")
         self._keep(checkpoint)
@@ -353,7 +363,7 @@ class PrefixCache:
             # what continues from it is stored whole.
             self._save(checkpoint, None if base is not None and base.recovered else base)
         events = tuple(session.events[before:])
-        return Served(ctx, reused, source, events, tuple(history.entries))
+        return Served(ctx, reused, source, events, tuple(history.entries), tokens)
 
     def recover(
         self,
@@ -403,6 +413,7 @@ class PrefixCache:
         finally:
             base.recovered = True
         ctx = session.prepare(max_output_tokens=max_output_tokens)
+        tokens = session.context_tokens(ctx)
         history = session.log.history
         checkpoint = _Checkpoint(
             keys[-1] if keys else base.key,
@@ -414,13 +425,14 @@ class PrefixCache:
             session.ladder_state(),
             ctx,
             session,
+            tokens,
             recovered=True,
         )
         with self._lock:
             self._lru.pop(checkpoint.key, None)
         self._keep(checkpoint)
         events = tuple(session.events[before:])
-        return Served(ctx, len(request), "memory", events, tuple(history.entries))
+        return Served(ctx, len(request), "memory", events, tuple(history.entries), tokens)
 
     def _messages(self, base: _Checkpoint | None, request: Sequence[Message]) -> list[Message]:
         """The message list of a checkpoint of ``request`` continued from ``base``: base's
@@ -607,6 +619,7 @@ class PrefixCache:
             )
         session = self._open(window, policy, tools, entries, state)
         history = session.log.history
+        ctx = session.project()
         return _Checkpoint(
             bytes.fromhex(found),
             config,
@@ -615,8 +628,9 @@ class PrefixCache:
             history.entries,
             len(history),
             state,
-            session.project(),
+            ctx,
             session,
+            session.context_tokens(ctx),
         )
 
 

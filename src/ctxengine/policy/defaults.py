@@ -685,6 +685,10 @@ PROXY_USAGE_RECORDS = 4096
 PROXY_UPSTREAM_TIMEOUT_S = 600.0
 #: Port ``ctxengine serve`` listens on when ``--port`` is not given (ours).
 PROXY_DEFAULT_PORT = 8765
+#: Largest request body the proxy reads, in MB (``--max-body-mb``); a larger one is answered
+#: 413 without being read. Anthropic's Messages API takes request bodies up to 32 MB (its
+#: documented request size limit), so no valid request is turned away at the default.
+PROXY_MAX_BODY_MB = 32
 
 # ------------------------------------------------------ background precompute, cache timing
 # (:mod:`ctxengine.engine.precompute`, :mod:`ctxengine.ladder.timing`). Off by default: every

@@ -16,6 +16,12 @@ field                  meaning
                        Opus/Sonnet 4.6 and later; OpenAI: GPT-5.2, the model OpenAI's
                        compaction guide and ``/responses/compact`` launched with). It
                        decides ``Policy.compaction_backend="auto"``
+``context_window_1m``  the window with Anthropic's ``context-1m-2025-08-07`` beta, for a
+                       model that takes it (``null`` for the others): Claude Sonnet 4 and
+                       4.5 (Anthropic's 1M-context announcement, 2025-08), Opus 4.6 and
+                       Sonnet 4.6 (their release notes), Opus 4.8 (Claude Code 2.1.197 asks
+                       for it with that model by default, ``claude-opus-4-8[1m]``). The
+                       proxy uses it for a request that sends the beta header
 ``mid_conversation_    the model takes ``role: "system"`` messages inside ``messages``
 system``               (Anthropic: Claude Opus 4.8 and later; earlier models answer "role
                        'system' is not supported on this model"): the continuation and
@@ -98,8 +104,8 @@ class ModelProfile:
         matched: the table key it matched, or ``None`` for the unknown-model default.
         provider: ``anthropic``, ``openai``, ``gemini`` … (the API family), or ``None``.
         context_window / max_output_tokens: tokens.
-        reasoning_format / native_compaction / mid_conversation_system: see the module
-            table.
+        reasoning_format / native_compaction / mid_conversation_system /
+            context_window_1m: see the module table.
     """
 
     model: str
@@ -110,6 +116,7 @@ class ModelProfile:
     reasoning_format: ReasoningFormat = "none"
     native_compaction: bool = False
     mid_conversation_system: bool = False
+    context_window_1m: int | None = None
 
     @property
     def known(self) -> bool:
@@ -133,6 +140,7 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
         "reasoning_format",
         "native_compaction",
         "mid_conversation_system",
+        "context_window_1m",
     }
     if unknown:
         raise ConfigError(f"{origin}: model {key!r}: unknown field(s) {sorted(unknown)}")
@@ -141,6 +149,9 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
         value = getattr(profile, name)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ConfigError(f"{origin}: model {key!r}: {name} must be a positive int")
+    wide = profile.context_window_1m
+    if wide is not None and (not isinstance(wide, int) or isinstance(wide, bool) or wide <= 0):
+        raise ConfigError(f"{origin}: model {key!r}: context_window_1m must be a positive int")
     if profile.reasoning_format not in REASONING_FORMATS:
         raise ConfigError(
             f"{origin}: model {key!r}: reasoning_format must be one of {REASONING_FORMATS}"

@@ -11,11 +11,20 @@ For each request (:meth:`ProxyCore.prepare`):
 3. :class:`~ctxengine.engine.stateless.PrefixCache` gives the context, continuing from the
    conversation's previous request: the ladder runs when the context nears the window
    (``--window``, else the model profile's window).
-4. When the context is the request's own messages the client's bytes are forwarded
-   unchanged; otherwise the body is rebuilt (:func:`~ctxengine.proxy.wire.forwarded_body`,
-   else :func:`~ctxengine.proxy.wire.full_body`) and checked with
+4. A context still over the window by the ladder's own measure (the usage anchor plus the
+   estimate of what follows it, scaled by the session's usage correction: what the trigger
+   is checked against) is refused (:class:`~ctxengine.proxy.refusal.Refused`,
+   ``context_length``). When nothing was compacted, pruned or truncated the client's bytes
+   are forwarded unchanged (a request the projection would repair, such as a tool result
+   without its call, goes as sent: the upstream answers it, and the log line says so);
+   otherwise the body is rebuilt (:func:`~ctxengine.proxy.wire.forwarded_body`, else
+   :func:`~ctxengine.proxy.wire.full_body`) and checked with
    :func:`~ctxengine.projection.validate.validate`; a body that cannot be made valid is
-   refused (:class:`Refused`).
+   refused.
+
+A Responses request with ``previous_response_id`` or ``conversation`` is stateful: its
+history lives on the upstream, where the proxy cannot see it, so it is passed on untouched
+(not read, not stored) and logged as ``passed (stateful: …)``.
 5. The session log (messages, compaction and prune records) goes to the store, under the
    conversation's key, in a background writer (:class:`~ctxengine.proxy.record.Recorder`).
 
@@ -58,6 +67,7 @@ from ctxengine.providers.profiles import ProfileTable
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 from .record import Recorder
+from .refusal import Refused
 from .replies import Signature, message_signature
 from .wire import (
     PROVIDERS,
@@ -70,27 +80,15 @@ from .wire import (
     stable_key,
 )
 
-__all__ = ["Prepared", "ProxyCore", "Refused"]
+__all__ = ["Prepared", "ProxyCore", "Refused", "with_opening"]
 
 #: The header a client names its conversation with.
 SESSION_HEADER = "x-ctxengine-session"
-
-
-class Refused(Exception):
-    """A request the proxy will not forward: answered with ``status`` and ``message`` in the
-    API's own error shape.
-
-    Attributes:
-        status: the HTTP status (400: bad or oversized request; 500: the proxy failed).
-        kind: the error type (``invalid_request_error``, ``context_length_exceeded`` …).
-        param: the JSON path at fault, when known.
-    """
-
-    def __init__(self, status: int, kind: str, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.param = param
+#: Anthropic's header of beta features, and the feature that opens the 1M-token window.
+BETA_HEADER = "anthropic-beta"
+CONTEXT_1M_BETA = "context-1m-"
+#: Responses fields that keep the history on the upstream.
+STATEFUL_FIELDS = ("previous_response_id", "conversation")
 
 
 @dataclass(slots=True)
@@ -101,44 +99,89 @@ class Prepared:
         api: the API of the request.
         key: the conversation's key (its stored session id).
         body: the client's body, parsed.
-        conversation: its history, read.
+        conversation: its history, read (``None`` for a stateful request: not read).
         window: the window the context was fitted to (tokens).
         raw: the bytes to forward: the client's own when :attr:`changed` is False.
-        changed: the context differs from the request (compacted, pruned or truncated).
+        changed: the forwarded context differs from the request (compacted, pruned or
+            truncated).
         tokens_before: the request's estimated size (tokens: messages and tools).
         tokens_after: the forwarded context's estimated size.
+        measured: the forwarded context's size as the ladder measures it (the usage anchor
+            plus the estimate of what follows it, scaled by the usage correction).
         epoch: compactions in force.
         events: the ladder steps this request took.
-        served: the cache's answer.
+        served: the cache's answer (``None`` for a stateful request).
+        model: the request's ``model``.
+        stateful: the field that makes the request stateful (``previous_response_id``,
+            ``conversation``), which the proxy passed on untouched; ``None`` for a request
+            that carries its whole history.
         started: ``time.perf_counter()`` when the request arrived.
     """
 
     api: Api
     key: str
     body: dict[str, Any]
-    conversation: Conversation
+    conversation: Conversation | None
     window: int
     raw: bytes
     changed: bool
     tokens_before: int
     tokens_after: int
+    measured: int
     epoch: int
     events: tuple[LadderEvent, ...]
-    served: Served
+    served: Served | None
+    model: str | None = None
+    stateful: str | None = None
     started: float = field(default_factory=time.perf_counter)
     recovered: bool = False
 
-    def log_line(self, status: int, *, ms: float) -> str:
-        """The one line logged for this request (no key or header value in it)."""
-        what = "compacted" if self.changed else "passed"
+    def log_line(self, status: int, *, ms: float, what: str | None = None) -> str:
+        """The one line logged for this request (no key or header value in it); ``what``
+        names a request that is not a model call (``"count_tokens"``)."""
+        head = f"{self.api} {self.key} {self.model or '-'} {status}"
+        if what is not None:
+            head = f"{self.api} {what} {self.key} {self.model or '-'} {status}"
+        if self.stateful is not None:
+            return f"{head} passed (stateful: {self.stateful}) {ms:.1f} ms"
+        verb = "compacted" if self.changed else "passed"
         steps = ",".join(e.step for e in self.events)
         extra = f" steps={steps}" if steps else ""
+        ctx = self.served.context if self.served is not None else None
+        if ctx is not None and self.changed and ctx.truncations:
+            extra += f" truncated={len(ctx.truncations)}"
+        if ctx is not None:
+            extra += _repairs(ctx, applied=self.changed)
         retry = " recovered-overflow" if self.recovered else ""
+        measured = f"measured {self.measured:,}, " if self.measured != self.tokens_after else ""
         return (
-            f"{self.api} {self.key} {self.conversation.model or '-'} {status} {what} "
-            f"tokens {self.tokens_before:,} -> {self.tokens_after:,} "
-            f"(window {self.window:,}, epoch {self.epoch}){extra}{retry} {ms:.1f} ms"
+            f"{head} {verb} tokens {self.tokens_before:,} -> {self.tokens_after:,} "
+            f"({measured}window {self.window:,}, epoch {self.epoch}){extra}{retry} {ms:.1f} ms"
         )
+
+
+def _repairs(ctx: Context, *, applied: bool) -> str:
+    """What the projection repaired in ``ctx`` (a tool result without its call dropped …),
+    for the log line: ``" repaired: …"`` when the forwarded context carries the repair,
+    ``" sent as is: …"`` when the client's bytes went unchanged (the upstream answers them);
+    ``""`` when nothing needed repair."""
+    report = ctx.sanitize
+    found = [
+        (n, noun, done)
+        for n, noun, done in (
+            (len(report.dropped_results), "orphan tool result", "dropped"),
+            (len(report.duplicate_results), "duplicate tool result", "dropped"),
+            (len(report.synthetic_results), "unanswered tool call", "given an error result"),
+            (len(report.moved_results), "misplaced tool result", "moved after its call"),
+        )
+        if n
+    ]
+    if not found:
+        return ""
+    if applied:
+        listed = [f"{n} {noun}{'s' if n > 1 else ''} {done}" for n, noun, done in found]
+        return " repaired: " + ", ".join(listed)
+    return " sent as is: " + ", ".join(f"{n} {noun}{'s' if n > 1 else ''}" for n, noun, _ in found)
 
 
 class _Usages:
@@ -188,7 +231,8 @@ class ProxyCore:
         window: the context window in tokens for every model; ``None``: each model's
             profile (:mod:`ctxengine.providers.profiles`), :data:`PROXY_DEFAULT_WINDOW`
             for a model without one.
-        policy: the ladder configuration.
+        policy: the ladder configuration; the proxy re-injects the conversation's opening
+            (``"opening"`` in ``reinject``, :func:`with_opening`) whatever it says.
         recorder: where conversations are stored (``None``: nowhere); its store also keeps
             the prefix cache's checkpoints.
         cache_size: checkpoints kept in memory.
@@ -208,7 +252,7 @@ class ProxyCore:
         if window is not None and window < 1:
             raise ValueError(f"window must be a positive number of tokens, got {window}")
         self.window = window
-        self.policy = policy
+        self.policy = with_opening(policy)
         self.recorder = recorder
         store = recorder.checkpoints if recorder is not None else None
         shared = recorder is not None and recorder.shared
@@ -218,21 +262,28 @@ class ProxyCore:
         self._lock = threading.Lock()
         self._conversations: OrderedDict[tuple[Api, str], _Conversation] = OrderedDict()
         self._profiles = ProfileTable.load()
-        self._windows: dict[str, int] = {}
+        self._windows: dict[tuple[str, bool], int] = {}
 
     # ------------------------------------------------------------------ helpers
 
-    def window_for(self, model: str | None) -> int:
-        """The window for ``model``: the configured one, else its profile's."""
+    def window_for(self, model: str | None, headers: Mapping[str, str] | None = None) -> int:
+        """The window for ``model``: the configured one, else its profile's; the profile's
+        1M-token window (``context_window_1m``) when the request's ``anthropic-beta`` header
+        asks for Anthropic's ``context-1m-…`` feature and the profile has one."""
         if self.window is not None:
             return self.window
         if model is None:
             return PROXY_DEFAULT_WINDOW
-        found = self._windows.get(model)
+        wide = headers is not None and CONTEXT_1M_BETA in headers.get(BETA_HEADER, "")
+        found = self._windows.get((model, wide))
         if found is None:
             profile = self._profiles.lookup(model)
-            found = profile.context_window if profile is not None else PROXY_DEFAULT_WINDOW
-            self._windows[model] = found
+            found = PROXY_DEFAULT_WINDOW
+            if profile is not None:
+                found = profile.context_window
+                if wide and profile.context_window_1m is not None:
+                    found = profile.context_window_1m
+            self._windows[(model, wide)] = found
         return found
 
     def _conversation(self, api: Api, key: str) -> _Conversation:
@@ -274,30 +325,62 @@ class ProxyCore:
         Args:
             api: the API of the request path.
             raw: the request body.
-            headers: the request headers (lower-case names); only ``x-ctxengine-session``
-                is read.
+            headers: the request headers (lower-case names); ``x-ctxengine-session`` and
+                ``anthropic-beta`` are read.
             record: store the conversation (False for a token count).
 
         Raises:
-            Refused: the body is not JSON or not a request of ``api``; its context cannot
-                be brought within the window (status 400, ``context_length_exceeded``); or
-                the body built for the context does not validate (status 500).
+            Refused: the body is not JSON or not a request of ``api`` (400,
+                ``invalid_request``, the JSON path named); its context cannot be brought
+                within the window (400, ``context_length``); or the body built for the
+                context does not validate (500, ``proxy``). Its ``key`` and ``model`` are
+                set when known.
         """
         started = time.perf_counter()
+        model: str | None = None
         try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise Refused(400, "invalid_request_error", f"the body is not JSON: {exc}") from exc
-        if not isinstance(body, dict):
-            raise Refused(400, "invalid_request_error", "the body must be a JSON object")
+            try:
+                body = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise Refused(400, "invalid_request", f"the body is not JSON: {exc}") from exc
+            if not isinstance(body, dict):
+                raise Refused(400, "invalid_request", "the body must be a JSON object")
+            model = body.get("model") if isinstance(body.get("model"), str) else None
+            prepared = self._prepare(api, body, raw, headers, record, model)
+        except Refused as exc:
+            exc.model = exc.model or model
+            raise
+        prepared.started = started
+        return prepared
+
+    def _prepare(
+        self,
+        api: Api,
+        body: dict[str, Any],
+        raw: bytes,
+        headers: Mapping[str, str],
+        record: bool,
+        model: str | None,
+    ) -> Prepared:
+        """:meth:`prepare` once the body is a JSON object."""
+        key = headers.get(SESSION_HEADER)
+        stateful = _stateful(api, body)
+        if stateful is not None:
+            # Not read: its history is on the upstream (its key names it in the log only).
+            window = self.window_for(model, headers)
+            return Prepared(
+                api, key or "-", body, None, window, raw, False, 0, 0, 0, 0, (), None, model,
+                stateful,
+            )  # fmt: skip
         try:
-            key = headers.get(SESSION_HEADER) or stable_key(api, body)
+            key = key or stable_key(api, body)
             conv = self._conversation(api, key)
             with conv.lock, self._shared_lock(key):
                 conversation = conv.reader.read(body)
                 if not conversation.messages:
-                    raise BadRequest("the request holds no message", "$")
-                window = self.window_for(conversation.model)
+                    where = "$.input" if api == "responses" else "$.messages"
+                    raise BadRequest("the request holds no message", where)
+                window = self.window_for(model, headers)
                 served = self.cache.serve(
                     conversation.messages,
                     window=window,
@@ -305,19 +388,25 @@ class ProxyCore:
                     tools=conversation.tools,
                 )
         except BadRequest as exc:
-            raise Refused(400, "invalid_request_error", str(exc), exc.param) from exc
-        except (ContextFloorError, ContextOverflow) as exc:
-            raise Refused(400, "context_length_exceeded", str(exc)) from exc
+            raise _keyed(Refused(400, "invalid_request", str(exc), exc.param), key) from exc
+        except ContextFloorError as exc:
+            limit = exc.trigger - exc.free
+            refused = Refused(400, "context_length", str(exc), tokens=exc.floor, limit=limit)
+            raise _keyed(refused, key) from exc
+        except ContextOverflow as exc:
+            refused = Refused(400, "context_length", str(exc), tokens=exc.tokens, limit=exc.limit)
+            raise _keyed(refused, key) from exc
         except CtxEngineError as exc:
-            raise Refused(500, "proxy_error", f"ctxengine could not compact: {exc}") from exc
+            refused = Refused(500, "proxy", f"ctxengine could not compact: {exc}")
+            raise _keyed(refused, key) from exc
         try:
-            prepared = self._prepared(api, key, body, conversation, window, raw, served)
+            return self._prepared(api, key, body, conversation, window, raw, served)
+        except Refused as exc:
+            raise _keyed(exc, key) from None
         finally:
             # Stored even when refused: the conversation and the compactions tried.
             if record and self.recorder is not None:
                 self.recorder.record(key, served.log, api=api, model=conversation.model)
-        prepared.started = started
-        return prepared
 
     def _prepared(
         self,
@@ -332,18 +421,20 @@ class ProxyCore:
         """What to forward for ``served``.
 
         Raises:
-            Refused: the context is still over the window (the ladder could not bring it
-                under: what no cut can drop is too large), or its body does not validate.
+            Refused: the context is still over the window by the ladder's measure
+                (``served.tokens``), or its body does not validate.
         """
         ctx = served.context
-        if ctx.tokens > window:
+        if served.tokens > window:
             raise Refused(
                 400,
-                "context_length_exceeded",
-                f"the conversation needs {ctx.tokens:,} tokens after compaction, over the "
-                f"{window:,}-token window (what no compaction can drop is too large)",
+                "context_length",
+                _too_long(served, window),
+                tokens=served.tokens,
+                limit=window,
             )
-        changed = not _same_messages(ctx, conversation)
+        compacted = bool(ctx.epoch or ctx.pruned or ctx.truncations)
+        changed = compacted and not _same_messages(ctx, conversation)
         after = ctx.tokens
         before = self._tokens(conversation) if changed else after
         if changed:
@@ -358,9 +449,11 @@ class ProxyCore:
             changed,
             before,
             after,
+            served.tokens,
             ctx.epoch,
             served.events,
             served,
+            conversation.model,
         )
 
     def _rebuild(self, body: dict[str, Any], conversation: Conversation, ctx: Context) -> bytes:
@@ -377,47 +470,62 @@ class ProxyCore:
             problems = validate(out, provider)
         if problems:
             listed = "; ".join(problems[:5])
-            raise Refused(500, "proxy_error", f"the compacted request is not valid: {listed}")
+            raise Refused(500, "proxy", f"the compacted request is not valid: {listed}")
         return orjson.dumps(out)
 
     def recover(self, prepared: Prepared, status: int, error: Any) -> Prepared | None:
         """The request to retry after the upstream answered ``prepared`` with ``status`` and
         the error body ``error``: one compaction (reason ``"overflow"``) when the error is a
-        context overflow, ``None`` when it is not one.
+        context overflow, ``None`` when it is not one or the request is stateful (the
+        proxy holds none of its history).
 
         Raises:
             Refused: the overflow cannot be recovered (the request was recovered once, or
-                the compaction could not run); status 400, ``context_length_exceeded``.
+                the compaction could not run); status 400, ``context_length``.
         """
         signal = _payload_error(status, error)
-        if classify_error(signal).kind != "overflow":
+        if prepared.conversation is None or classify_error(signal).kind != "overflow":
             return None
+        conversation = prepared.conversation
         conv = self._conversation(prepared.api, prepared.key)
         try:
             with conv.lock, self._shared_lock(prepared.key):
                 served = self.cache.recover(
-                    prepared.conversation.messages,
+                    conversation.messages,
                     signal,
                     window=prepared.window,
                     policy=self.policy,
-                    tools=prepared.conversation.tools,
+                    tools=conversation.tools,
                 )
         except (CtxEngineError, ValueError) as exc:
-            raise Refused(400, "context_length_exceeded", str(exc)) from exc
-        out = self._prepared(
-            prepared.api,
-            prepared.key,
-            prepared.body,
-            prepared.conversation,
-            prepared.window,
-            prepared.raw,
-            served,
-        )
+            numbers = exc if isinstance(exc, ContextOverflow) else None
+            refused = Refused(
+                400,
+                "context_length",
+                str(exc),
+                tokens=numbers.tokens if numbers is not None else None,
+                limit=numbers.limit if numbers is not None else None,
+            )
+            raise _keyed(refused, prepared.key, prepared.model) from exc
+        try:
+            out = self._prepared(
+                prepared.api,
+                prepared.key,
+                prepared.body,
+                conversation,
+                prepared.window,
+                prepared.raw,
+                served,
+            )
+        except Refused as exc:
+            raise _keyed(exc, prepared.key, prepared.model) from None
         out.started = prepared.started
         out.recovered = True
         if not out.changed:
-            raise Refused(400, "context_length_exceeded", "the upstream rejected the request "
-                          "as too long and compaction left it unchanged")  # fmt: skip
+            message = (
+                "the upstream rejected the request as too long and compaction left it unchanged"
+            )
+            raise _keyed(Refused(400, "context_length", message), prepared.key, prepared.model)
         self._record(out)
         return out
 
@@ -431,13 +539,55 @@ class ProxyCore:
             self._usages.put(prepared.key, signature, usage)
 
     def _record(self, prepared: Prepared) -> None:
-        if self.recorder is not None:
+        if self.recorder is not None and prepared.served is not None:
             self.recorder.record(
-                prepared.key,
-                prepared.served.log,
-                api=prepared.api,
-                model=prepared.conversation.model,
+                prepared.key, prepared.served.log, api=prepared.api, model=prepared.model
             )
+
+
+def with_opening(policy: Policy) -> Policy:
+    """``policy`` re-injecting the conversation's opening after every compaction (the
+    reminders and system messages an agent's harness put there before the first reply:
+    :func:`~ctxengine.ladder.reinject.opening_items`): an agent behind the proxy never
+    compacts itself, so nothing else would bring them back."""
+    if "opening" in policy.reinject:
+        return policy
+    return policy.model_copy(update={"reinject": ("opening", *policy.reinject)})
+
+
+def _keyed(refused: Refused, key: str | None, model: str | None = None) -> Refused:
+    """``refused`` with the conversation's ``key`` (and ``model``) for its log line."""
+    refused.key = refused.key or key
+    refused.model = refused.model or model
+    return refused
+
+
+def _stateful(api: Api, body: Mapping[str, Any]) -> str | None:
+    """The field that keeps a Responses request's history on the upstream
+    (:data:`STATEFUL_FIELDS`), or ``None``."""
+    if api != "responses":
+        return None
+    return next((f for f in STATEFUL_FIELDS if body.get(f) not in (None, "")), None)
+
+
+def _too_long(served: Served, window: int) -> str:
+    """Why a context ``served`` left over ``window`` is refused: its size by the ladder's
+    measure and the plain estimate when they differ, and what the ladder did this request."""
+    size = f"the conversation needs {served.tokens:,} tokens"
+    if served.tokens != served.context.tokens:
+        size += (
+            f" (ctxengine's estimate {served.context.tokens:,}, corrected by the usage the "
+            "upstream reported)"
+        )
+    steps = [e.step for e in served.events]
+    failures = [e.detail for e in served.events if e.step == "failure"]
+    if "compaction" in steps:
+        why = "after compaction: what no compaction can drop is too large"
+    elif failures:
+        why = f"compaction failed: {failures[-1]}"
+    else:
+        why = "and the ladder did not run again (no new messages since its last attempt)"
+    return f"{size}, over the {window:,}-token window, {why}"
 
 
 def _same_messages(ctx: Context, conversation: Conversation) -> bool:

@@ -5,8 +5,12 @@ checkpoints, so a restarted proxy continues a conversation instead of compacting
 
 Writes go through one background thread (the request path only queues them); reads (a
 checkpoint the memory lacks) go to the store directly. A request that does not continue the
-stored log of its conversation (the client edited or regenerated an earlier message) starts a
-stored session of its own, ``<key>-2``, ``<key>-3`` …: stored entries are never changed.
+stored log of its conversation (the client edited or regenerated an earlier message, or sent
+variants of one conversation side by side) starts a stored session of its own, ``<key>-2``,
+``<key>-3`` …, also when the client named the conversation (``X-Ctxengine-Session``): stored
+entries are never changed, and a stored session is one linear log (a checkout cannot return
+to a branch it left, which alternating variants would need). Each such branch is logged
+(``ctxengine.proxy`` logger, warning): "conversation K stored as K-2 …".
 
 **Shared** (``shared=True``: several proxy processes, ``ctxengine serve --workers N``, on one
 store): the next request of a conversation may reach any process, so what decides its
@@ -208,6 +212,7 @@ class Recorder:
                 stored = self._open(f"{key}-{branches}", api, model)
                 if stored.count == 0:
                     break
+            _branched(key, stored.session_id)
         stored.branches = branches
         self._stored[key] = stored
         new = log[stored.count :]
@@ -234,6 +239,7 @@ class Recorder:
                     break
             fresh.branches = branches
             stored = self._stored[key] = fresh
+            _branched(key, fresh.session_id)
         new = log[stored.count :]
         if not new:
             return
@@ -245,3 +251,13 @@ class Recorder:
         )
         stored.count = len(log)
         stored.last_id = log[-1].id
+
+
+def _branched(key: str, session_id: str) -> None:
+    """Log that conversation ``key`` goes on as the stored session ``session_id``."""
+    _log.warning(
+        "conversation %s stored as %s: this request does not continue its stored log (an "
+        "earlier message differs)",
+        key,
+        session_id,
+    )

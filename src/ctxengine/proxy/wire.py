@@ -161,6 +161,28 @@ def _fail(exc: TranscriptError) -> BadRequest:
     return BadRequest(exc.expected if exc.expected else str(exc), exc.json_path)
 
 
+def _check_role(item: Any, jp: str, roles: tuple[str, ...]) -> None:
+    """Refuse an item whose ``role`` is a string none of ``roles`` (a message the API would
+    reject, named by its JSON path); an item without a role is left to the reader.
+
+    Raises:
+        BadRequest: an unknown role.
+    """
+    if not isinstance(item, dict):
+        return
+    role = item.get("role")
+    if isinstance(role, str) and role not in roles:
+        expected = ", ".join(roles[:-1]) + " or " + roles[-1]
+        raise BadRequest(f"unknown role {role!r} (expected {expected})", f"{jp}.role")
+
+
+#: The message roles each API takes (Anthropic: ``system`` inside ``messages`` is the
+#: mid-conversation system message of Claude Opus 4.8 and later).
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+ANTHROPIC_ROLES = ("user", "assistant", "system")
+RESPONSES_ROLES = ("user", "assistant", "system", "developer")
+
+
 class _ChatParser:
     """Chat Completions ``messages``, one message per item."""
 
@@ -168,7 +190,9 @@ class _ChatParser:
         self.reader = ChatReader(Path("request"), report=ImportReport(Path("request")))
 
     def feed(self, i: int, item: Any, out: list[tuple[Message, Span]]) -> None:
-        msg = self.reader.message(item, f"$.messages[{i}]")
+        jp = f"$.messages[{i}]"
+        _check_role(item, jp, CHAT_ROLES)
+        msg = self.reader.message(item, jp)
         if msg is not None:
             out.append((msg, (i, i + 1)))
 
@@ -178,14 +202,22 @@ class _ChatParser:
 
 class _AnthropicParser:
     """Anthropic ``messages``: one item gives one message, or a tool message and a user
-    message (both with the item's range)."""
+    message (both with the item's range); a mid-conversation ``system`` item (Claude Code
+    sends its "Available agent types" so) a system message."""
 
     def __init__(self) -> None:
         report = ImportReport(Path("request"))
         self.blocks = _Blocks(Path("request"), CallIds(), report)
 
     def feed(self, i: int, item: Any, out: list[tuple[Message, Span]]) -> None:
-        for msg in _message(self.blocks, item, f"$.messages[{i}]"):
+        jp = f"$.messages[{i}]"
+        _check_role(item, jp, ANTHROPIC_ROLES)
+        if isinstance(item, dict) and item.get("role") == "system":
+            parts = self.blocks.block_content(item.get("content"), f"{jp}.content")
+            if parts:
+                out.append((Message("system", tuple(parts)), (i, i + 1)))
+            return
+        for msg in _message(self.blocks, item, jp):
             out.append((msg, (i, i + 1)))
 
     def finish(self, out: list[tuple[Message, Span]]) -> bool:
@@ -208,6 +240,8 @@ class _ResponsesParser:
         if not isinstance(item, dict):
             raise BadRequest("expected an input item object", f"$.input[{i}]")
         kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            _check_role(item, f"$.input[{i}]", RESPONSES_ROLES)
         if (kind == "message" and item.get("role") == "assistant") or kind in _ASSISTANT_ITEMS:
             if not self.group:
                 self.start = i
@@ -441,6 +475,12 @@ def _verbatim_suffix(conversation: Conversation, context: Context) -> int:
     return k
 
 
+def _system_block(message: Message) -> Json:
+    """A system message as one text block of the top-level ``system`` field."""
+    text = "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+    return {"type": "text", "text": text}
+
+
 def _content_blocks(content: Any) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -510,8 +550,13 @@ def forwarded_body(body: Mapping[str, Any], conversation: Conversation, context:
     else:
         system = [m for m in head if m.role in ("system", "developer")]
         rendered_body = render_anthropic(_sub(head))
-        if top is not None and len(system) == 1 and _same(system[0], top):
-            pass  # the client's own system field, as sent
+        if top is not None and system and _same(system[0], top):
+            # The client's own system field, as sent (its blocks, cache markers and all);
+            # the renderer moves a mid-conversation system message it renders there too:
+            # appended to the client's blocks.
+            extra = [_system_block(m) for m in system[1:]]
+            if extra:
+                out["system"] = _content_blocks(out.get("system")) + extra
         elif "system" in rendered_body:
             out["system"] = rendered_body["system"]
         else:

@@ -18,10 +18,11 @@ from starlette.applications import Starlette
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY
+from ctxengine.policy.defaults import PROXY_MAX_BODY_MB
 from ctxengine.policy.presets import preset
 from ctxengine.stores.location import open_store
 
-from .app import create_app
+from .app import Upstreams, create_app
 from .core import ProxyCore
 from .record import Recorder
 
@@ -36,18 +37,22 @@ class WorkerSettings:
     """What every worker is built from.
 
     Attributes:
-        upstream: the upstream base URL.
+        upstream: the upstream base URL of the OpenAI APIs (``None``: none).
         db: the store every worker shares (a PostgreSQL URL or a SQLite file), or ``None``
             for the default store.
         window: the context window for every model (tokens), or ``None`` for each model's
             profile.
         policy: the preset's name, or ``None`` for the default policy.
+        anthropic_upstream: the upstream base URL of the Anthropic API (``None``: none).
+        max_body_mb: the largest request body read (MB).
     """
 
-    upstream: str
+    upstream: str | None
     db: str | None
     window: int | None
     policy: str | None
+    anthropic_upstream: str | None = None
+    max_body_mb: float = PROXY_MAX_BODY_MB
 
     def to_environment(self) -> str:
         """The JSON text :func:`app_from_environment` reads."""
@@ -71,4 +76,10 @@ def app_from_environment() -> Starlette:
     policy = DEFAULT_POLICY if settings.policy is None else preset(settings.policy)
     recorder = Recorder(open_store(settings.db), shared=True)
     core = ProxyCore(window=settings.window, policy=policy, recorder=recorder)
-    return create_app(core, settings.upstream, worker_header=True, on_shutdown=recorder.close)
+    return create_app(
+        core,
+        Upstreams(settings.upstream, settings.anthropic_upstream),
+        worker_header=True,
+        on_shutdown=recorder.close,
+        max_body_bytes=int(settings.max_body_mb * 2**20),
+    )
