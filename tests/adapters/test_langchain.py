@@ -108,7 +108,7 @@ def test_two_hundred_turns_every_call_valid_and_within_the_window() -> None:
     assert middleware.fitter.calls == 2 * TURNS
     assert middleware.last is not None and middleware.last.context.epoch >= 5
     print(
-        "ctxengine:",
+        "langchain ctxengine:",
         json.dumps(
             {
                 "calls": len(calls.tokens),
@@ -135,7 +135,7 @@ def test_langchains_summarization_middleware_on_the_same_conversation() -> None:
     assert len(calls.tokens) == 2 * TURNS
     assert summarizer.count > 0
     print(
-        "summarization:",
+        "langchain summarization:",
         json.dumps(
             {
                 "calls": len(calls.tokens),

@@ -111,7 +111,7 @@ def test_two_hundred_turns_every_call_valid_and_within_the_window() -> None:
     assert len(asyncio.run(stored.get_items())) == 4 * TURNS
     assert session.last is not None and session.last.context.epoch >= 5
     print(
-        "ctxengine:",
+        "openai-agents ctxengine:",
         json.dumps(
             {
                 "calls": len(calls.tokens),
@@ -132,7 +132,7 @@ def test_the_sdks_item_limit_on_the_same_conversation(limit: int) -> None:
     _run(SQLiteSession("coder", session_settings=SessionSettings(limit=limit)), calls)
     assert len(calls.tokens) == 2 * TURNS
     print(
-        f"item limit {limit}:",
+        f"openai-agents item limit {limit}:",
         json.dumps(
             {
                 "calls": len(calls.tokens),
@@ -223,3 +223,14 @@ def test_one_long_run_fitted_per_model_call(filtered: bool) -> None:
         assert session.last is not None and session.last.context.epoch >= 1
     else:
         assert max(calls.tokens) > 3 * WINDOW
+    print(
+        f"openai-agents long run {'filtered' if filtered else 'session only'}:",
+        json.dumps(
+            {
+                "calls": len(calls.tokens),
+                "max": max(calls.tokens),
+                "window": WINDOW,
+                "invalid": len(calls.invalid),
+            }
+        ),
+    )

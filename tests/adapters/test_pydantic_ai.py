@@ -103,7 +103,7 @@ def test_two_hundred_turns_every_call_valid_and_within_the_window() -> None:
     assert len(history) < 4 * TURNS
     assert processor.fitter.changed_calls >= 5
     print(
-        "ctxengine:",
+        "pydantic-ai ctxengine:",
         json.dumps(
             {
                 "calls": len(calls.tokens),
@@ -128,7 +128,7 @@ def test_the_documented_keep_recent_processor_on_the_same_conversation() -> None
     _run(keep_recent, calls)
     assert len(calls.tokens) == 2 * TURNS
     print(
-        "keep_recent:",
+        "pydantic-ai keep_recent:",
         json.dumps(
             {
                 "calls": len(calls.tokens),

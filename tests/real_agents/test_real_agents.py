@@ -247,6 +247,7 @@ def _check(task: Task, proxy: ProxyServer, window: int, db: Path) -> dict[str, A
         sessions = store.sessions()
     assert any(s.format == "proxy" for s in sessions)
     return {
+        "invalid": sum(bool(p) for p in task.problems),
         "requests": len(task.tokens),
         "task_requests": len(task.main),
         "max_tokens": max(task.tokens),
