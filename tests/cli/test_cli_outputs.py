@@ -99,8 +99,11 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
     assert out.read_text() == "keep me"
     err = " ".join(capsys.readouterr().err.split())
     assert err == (
-        "cannot compact: summary rejected: too_large (the compacted context would be 26,928 "
-        "tokens, over the 4,000-token window); nothing was written"
+        "cannot compact: no compaction can bring the context under the trigger of 3,200 tokens "
+        "with 176 tokens to spare (window 4,000): what every compaction keeps is 26,857 tokens "
+        "already (largest parts: system prompt 26,667, continuation state 94, continuation "
+        "message 42); shorten these (rules files, tool schemas, system prompt), re-inject less, "
+        "or use a model with a larger window; nothing was written"
     )
 
 

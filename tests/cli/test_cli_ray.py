@@ -28,8 +28,11 @@ from ctxengine.policy.presets import PRESET_NAMES
 SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
 ABORTED = ("openai-messages", "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json")
 LOOP = (
-    "CompactionLoopError: 3 consecutive compactions failed to bring the context (516 tokens) "
-    "under the trigger (500 tokens)"
+    "ContextFloorError: no compaction can bring the context under the trigger of 1,750 tokens "
+    "(window 3,500): what every compaction keeps is 2,986 tokens already (largest parts: "
+    "newest user message 2,678, continuation state 185, continuation message 67); the newest "
+    "user message is never cut nor summarized before it is answered: send a shorter one, or "
+    "use a model with a larger window"
 )
 #: The variable that marks the processes a test's command starts.
 MARK = "CTXENGINE_TEST_RAY_MARK"
@@ -115,7 +118,7 @@ def test_failed_tasks_are_named_and_the_other_results_kept(tmp_path: Path) -> No
     small, aborted = require_corpus(*SMALL), require_corpus(*ABORTED)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a transcript\n", encoding="utf-8")
-    args = [aborted, bad, small, "--window", "1000", "--policy", "default,opencode", "--json"]
+    args = [aborted, bad, small, "--window", "3500", "--policy", "default,opencode", "--json"]
     on_ray = run("replay", *args, "--ray", "--ray-workers", "1")
     unrecognised = (
         f"TranscriptError: {bad}: unrecognised transcript format: text (first line: "

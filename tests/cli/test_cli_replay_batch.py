@@ -15,19 +15,22 @@ from corpus import require_corpus
 from ctxengine.cli import main
 from ctxengine.cli.comparison import policies_from
 from ctxengine.cost import shipped_price_table
-from ctxengine.errors import CompactionLoopError, ConfigError, ContextFloorError
+from ctxengine.errors import ConfigError, ContextFloorError
 from ctxengine.importers import formats, read_transcript
 from ctxengine.policy.presets import PRESET_NAMES, preset
 from ctxengine.replay.compare import compare
 
 #: Four calls, no compaction at a 1,000-token window.
 SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
-#: At a 1,000-token window ``opencode`` fails (its ladder cannot get under the trigger) and
-#: ``default`` does not.
+#: At a 3,500-token window ``opencode`` fails (its 2,678-token task, never truncated, does not
+#: fit under its 1,750-token trigger) and ``default`` does not (trigger 2,800).
 ABORTED = ("openai-messages", "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json")
 LOOP = (
-    "CompactionLoopError: 3 consecutive compactions failed to bring the context (516 tokens) "
-    "under the trigger (500 tokens)"
+    "ContextFloorError: no compaction can bring the context under the trigger of 1,750 tokens "
+    "(window 3,500): what every compaction keeps is 2,986 tokens already (largest parts: "
+    "newest user message 2,678, continuation state 185, continuation message 67); the newest "
+    "user message is never cut nor summarized before it is answered: send a shorter one, or "
+    "use a model with a larger window"
 )
 
 
@@ -114,7 +117,7 @@ def test_a_failing_transcript_and_policy_are_named_and_the_others_kept(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a transcript\n", encoding="utf-8")
     code, out, err = run(capsys, "replay", str(aborted), str(bad), str(small), "--window",
-                         "1000", "--policy", "default,opencode", "--json")  # fmt: skip
+                         "3500", "--policy", "default,opencode", "--json")  # fmt: skip
     assert code == 1
     unrecognised = (
         f"TranscriptError: {bad}: unrecognised transcript format: text (first line: "
@@ -148,14 +151,14 @@ def test_compare_on_error_leaves_the_failing_policy_out() -> None:
     c = compare(
         entries,
         [("default", preset("default")), ("opencode", preset("opencode"))],
-        window=1000,
+        window=3500,
         prices=shipped_price_table(),
         on_error=lambda name, exc: failed.append((name, f"{type(exc).__name__}: {exc}")),
     )
     assert failed == [("opencode", LOOP)]
     assert [r.name for r in c.runs] == ["default"]
-    with pytest.raises(CompactionLoopError, match=r"context \(516 tokens\)"):
-        compare(entries, [("opencode", preset("opencode"))], window=1000,
+    with pytest.raises(ContextFloorError, match="newest user message 2,678"):
+        compare(entries, [("opencode", preset("opencode"))], window=3500,
                 prices=shipped_price_table())  # fmt: skip
 
 
@@ -167,5 +170,6 @@ def test_an_error_raised_in_a_jobs_worker_reaches_the_parent_as_raised() -> None
         compare(entries.entries, policies, window=3000, prices=shipped_price_table(), jobs=2)
     assert str(raised.value).startswith(
         "no compaction can bring the context under the trigger of 1,500 tokens (window 3,000): "
-        "what every compaction keeps is 1,673 tokens already"
+        "what every compaction keeps is 2,257 tokens already (largest parts: system prompt "
+        "1,401, newest user message 584, continuation state 200)"
     )
