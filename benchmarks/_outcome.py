@@ -16,6 +16,7 @@ from ctxengine.projection.render.anthropic import render_anthropic
 from ctxengine.projection.render.openai import render_openai
 from ctxengine.projection.validate import validate
 from ctxengine.replay import source_messages
+from ctxengine.summarizers.sections import needs_quoting, quoted_block
 from ctxengine.tokens import HeuristicEstimator
 
 #: Budgets B in tokens (peers-measured.md §1: 4k/8k/16k/32k/64k; its §6 ratios show k = 1,000).
@@ -76,8 +77,10 @@ def load(name: str, relative: str, aborted: bool) -> Transcript:
 class Outcome:
     """What one ``prepare()`` call produced, scored.
 
-    ``openai`` / ``anthropic``: the validator's problems. ``task``: ``"verbatim"``, ``"head"``
-    (only the first :data:`TASK_HEAD_CHARS` characters found) or ``"lost"``; ``task_where``
+    ``openai`` / ``anthropic``: the validator's problems. ``task``: ``"verbatim"`` (the whole task, as
+    it stands or, when it holds a line starting with ``#``, as the continuation state quotes
+    it: later lines indented four spaces), ``"head"`` (only the first
+    :data:`TASK_HEAD_CHARS` characters found, either way) or ``"lost"``; ``task_where``
     says where the task (or its head) was found: ``"message"`` (the user message itself),
     ``"summary"`` (the continuation state) or ``""``. ``shape``: the output's messages as role
     letters with token sizes (``Σ`` = continuation state, ``✂`` = truncated at source).
@@ -138,11 +141,18 @@ def _shape(ctx: Context, est: HeuristicEstimator) -> str:
     return " ".join(out)
 
 
+def _forms(text: str, task: str) -> tuple[str, ...]:
+    """``text`` as it stands, and as the continuation state quotes it when ``task`` holds a
+    line starting with ``#`` (:func:`~ctxengine.summarizers.sections.quoted_block`: its
+    later lines indented four spaces, so that none reads as a heading of the state)."""
+    return (text, quoted_block(text)) if needs_quoting(task) else (text,)
+
+
 def _task(task: str, ctx: Context, texts: list[str]) -> tuple[str, str]:
     head = task[:TASK_HEAD_CHARS]
     for state, needle in (("verbatim", task), ("head", head)):
         for src, text in zip(ctx.sources, texts, strict=True):
-            if needle in text:
+            if any(form in text for form in _forms(needle, task)):
                 return state, "message" if src is not None else "summary"
     return "lost", ""
 
@@ -155,7 +165,7 @@ def score(t: Transcript, budget: int, i: int, ctx: Context, ms: float, compacted
     last = t.messages[i - 1]
     last_text = _input_text(last)
     task, where = _task(t.task, ctx, ctx_texts)
-    if task == "verbatim" and not any(t.task in x for x in texts):
+    if task == "verbatim" and not any(f in x for x in texts for f in _forms(t.task, t.task)):
         task, where = "lost", "not rendered"
     return Outcome(
         transcript=t.name,

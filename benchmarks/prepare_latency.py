@@ -318,7 +318,7 @@ def _close(w: Window, recent: list[Record], session: Session, clock: GcClock) ->
     return w
 
 
-def print_profile(w: Window, group: str, top: int = 25) -> None:
+def print_profile(w: Window, group: str, top: int = 80) -> None:
     """The functions (ctxengine's and built-ins) with the most cumulative time in the
     ``group`` calls of ``w``; the benchmark's own frames are left out."""
     profiler, times = w.profiles[group]
