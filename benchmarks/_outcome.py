@@ -77,9 +77,9 @@ def load(name: str, relative: str, aborted: bool) -> Transcript:
 class Outcome:
     """What one ``prepare()`` call produced, scored.
 
-    ``openai`` / ``anthropic``: the validator's problems. ``task``: ``"verbatim"`` (the whole task, as
-    it stands or, when it holds a line starting with ``#``, as the continuation state quotes
-    it: later lines indented four spaces), ``"head"`` (only the first
+    ``openai`` / ``anthropic``: the validator's problems. ``task``: ``"verbatim"`` (the
+    whole task, as it stands or, when it holds a line starting with ``#``, as the
+    continuation state quotes it: later lines indented four spaces), ``"head"`` (only the first
     :data:`TASK_HEAD_CHARS` characters found, either way) or ``"lost"``; ``task_where``
     says where the task (or its head) was found: ``"message"`` (the user message itself),
     ``"summary"`` (the continuation state) or ``""``. ``shape``: the output's messages as role

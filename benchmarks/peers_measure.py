@@ -37,9 +37,10 @@ Per output, as in §4: valid for OpenAI (``ctxengine.validate(render_openai(ctx)
 the peers' yardstick) and for Anthropic; output tokens, by ctxengine's own estimator
 (``ctx.tokens``) and by :func:`approx_tokens`, a re-implementation of LangChain's
 ``count_tokens_approximately`` applied to the OpenAI body, the counter of the peers' tables;
-task kept (the first user message's text appears verbatim in some output message, or quoted as the
-continuation state quotes a text holding a line that starts with ``#``: later lines indented); last input
-kept (the text of message i−1 appears verbatim); system kept; wall time of ``prepare()`` alone
+task kept (the first user message's text appears verbatim in some output message, or
+quoted as the continuation state quotes a text holding a line that starts with ``#``: later
+lines indented); last input kept (the text of message i−1 appears verbatim); system kept;
+wall time of ``prepare()`` alone
 (``time.perf_counter_ns``; imports, rendering and checks are not timed). "history > B" means
 the untouched request is over B by the approximate counter (§5.1).
 

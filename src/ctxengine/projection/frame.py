@@ -262,6 +262,40 @@ _ANY_INSTRUCTION = re.compile(
 )
 
 
+#: Keywords (lowercase) one of which every match of :data:`INSTRUCTION_PATTERNS` holds, and
+#: the phrases that stand for the rest (:func:`may_hold_instruction`).
+_ORDER_WORDS: tuple[str, ...] = (
+    "system", "developer", "assistant", "admin", "operator", "inst]", "im_start",
+    "instruction", "ignor", "disregard", "forget", "override", "follow",
+)  # fmt: skip
+_ORDER_PHRASES = r"you\s+are\s+now|note\s+to|\b(?:ai|agent|llm|model|claude|chatgpt|gpt)\s*[:,]"
+_ORDER_PHRASE = re.compile(_ORDER_PHRASES)
+#: The same, and the non-Latin keywords, as one case-insensitive pattern: for a text that is
+#: not ASCII, where lowercasing is not the pattern's case folding (``ſ``, ``İ``).
+_ORDER_ANY = re.compile(
+    "|".join(
+        (
+            *map(re.escape, _ORDER_WORDS),
+            _ORDER_PHRASES,
+            *("игнорир", "забуд", "忽略", "无视", "忽视", "無視", "不要理会", "무시"),
+        )
+    ),
+    re.IGNORECASE,
+)
+
+
+def may_hold_instruction(text: str) -> bool:
+    """False when no line of ``text`` can be instruction-like (:func:`is_instruction_like`):
+    every pattern of :data:`INSTRUCTION_PATTERNS` needs one of a few keywords (``system``,
+    ``ignor``, ``instruction``, ``无视`` …), and ``text`` holds none of them. One pass over a
+    whole tool output instead of one search per line (a search per line costs about 20 µs);
+    True does not mean a line is."""
+    if text.isascii():
+        low = text.lower()
+        return any(w in low for w in _ORDER_WORDS) or _ORDER_PHRASE.search(low) is not None
+    return _ORDER_ANY.search(text) is not None
+
+
 def is_instruction_like(line: str) -> bool:
     """True when ``line`` gives a model orders rather than reporting something: it opens
     with a role label (``SYSTEM:``, ``System prompt:``, ``[INST]``, ``<|im_start|>``), or it
@@ -394,6 +428,7 @@ __all__ = [
     "drop_instructions",
     "is_instruction_like",
     "is_quoted_order",
+    "may_hold_instruction",
     "neutralize",
     "neutralize_all_tags",
     "neutralize_json",

@@ -103,9 +103,10 @@ def prose(text: str) -> str:
     """``text`` with code set aside (step 1 of the module docstring): fenced blocks, inline
     code, URLs and code-like tokens removed; CJK characters are kept wherever they are."""
     text = _URL.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text)))
+    cjk = _CJK_RUN.search(text) is not None  # else no token needs the search
     kept: list[str] = []
     for token in text.split():
-        if _CJK_RUN.search(token):
+        if cjk and _CJK_RUN.search(token):
             kept.append(token)
             continue
         word = token.strip(_EDGE)
@@ -120,19 +121,21 @@ def word_counts(text: str) -> dict[Language, float]:
     language."""
     clean = prose(text)
     counts: dict[Language, float] = {}
-    han = len(_HAN.findall(clean))
-    kana = len(_KANA.findall(clean))
-    hangul = len(_HANGUL.findall(clean))
-    if hangul:
-        counts["ko"] = hangul / 2
-    if kana and kana >= KANA_SHARE * (kana + han):
-        counts["ja"] = (kana + han) / 2
-    elif han:
-        counts["zh"] = han / 2
+    cjk = _CJK_RUN.search(clean) is not None  # else no token needs the searches
+    if cjk:
+        han = len(_HAN.findall(clean))
+        kana = len(_KANA.findall(clean))
+        hangul = len(_HANGUL.findall(clean))
+        if hangul:
+            counts["ko"] = hangul / 2
+        if kana and kana >= KANA_SHARE * (kana + han):
+            counts["ja"] = (kana + han) / 2
+        elif han:
+            counts["zh"] = han / 2
     latin: list[str] = []
     cyrillic = 0
     for token in clean.split():
-        if _CJK_RUN.search(token):
+        if cjk and _CJK_RUN.search(token):
             continue
         word = token.strip(_EDGE).lower().translate(_APOSTROPHE)
         if _LATIN_WORD.match(word):

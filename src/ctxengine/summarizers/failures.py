@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ctxengine.policy.defaults import LEDGER_WALK_CACHE
-from ctxengine.projection.frame import is_instruction_like
+from ctxengine.projection.frame import is_instruction_like, may_hold_instruction
 from ctxengine.summarizers.shell import commands
 
 #: Longest error line kept, in characters.
@@ -653,7 +653,10 @@ def _data_lines(text: str) -> list[str]:
     """The lines of ``text``, with every instruction-like line (``SYSTEM: ignore all previous
     …``, see :func:`~ctxengine.projection.frame.is_instruction_like`) blanked: an order
     printed by a tool is never what failed, so it is never kept as an error."""
-    return ["" if is_instruction_like(ln) else ln for ln in text.splitlines()]
+    lines = text.splitlines()
+    if not may_hold_instruction(text):
+        return lines
+    return ["" if is_instruction_like(ln) else ln for ln in lines]
 
 
 @lru_cache(maxsize=LEDGER_WALK_CACHE)
