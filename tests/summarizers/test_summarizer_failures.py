@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxengine.summarizers.failures import (
     Failure,
+    _generic_candidates,
+    _generic_score,
     choose,
     detect,
     passed_tests,
@@ -305,3 +309,42 @@ def test_a_failed_line_without_message_gives_way_to_its_tests_e_line() -> None:
             "tests/test_stats.py::TestMean::test_two",
         ),
     ]
+
+
+_LINE_PIECES = (
+    "ValueError: bad value",
+    "  error: could not compile",
+    "FAILED tests/test_a.py::test_b",
+    "npm ERR! missing script",
+    "2 failed, 3 passed",
+    "ls: cannot access 'x': No such file or directory",
+    "bash: foo: command not found",
+    "Permission denied",
+    "Does Not Exist",
+    "doeſ not exiſt",  # matched case-insensitively
+    "error E0425",
+    "TypeError",
+    "   ",
+    "",
+    "all good",
+    "    14 |     rate * qty",
+    "Exit code: 1",
+)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_LINE_PIECES),
+            st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+            st.tuples(st.sampled_from(_LINE_PIECES), st.sampled_from(_LINE_PIECES)).map(" ".join),
+        ),
+        max_size=10,
+    )
+)
+def test_every_line_that_scores_is_a_generic_candidate(lines: list[str]) -> None:
+    lines = "\n".join(lines).splitlines()  # lines as detect() gets them
+    scoring = [i for i, line in enumerate(lines) if _generic_score(line)]
+    candidates = list(_generic_candidates(lines))
+    assert candidates == sorted(set(candidates))
+    assert set(scoring) <= set(candidates)

@@ -53,9 +53,11 @@ one patched file, the lines of one rejected push) are one failure.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import accumulate
 
 from ctxengine.policy.defaults import LEDGER_WALK_CACHE
 from ctxengine.projection.frame import is_instruction_like, may_hold_instruction
@@ -639,10 +641,45 @@ def _generic_score(line: str) -> int:
     return max((s for s, rule in _GENERIC if rule.search(line)), default=0)
 
 
+#: Words (lowercase) one of which every match of a :data:`_GENERIC` rule holds: an ASCII
+#: text holding none of them has no line that scores (a text that is not ASCII is searched,
+#: lowercasing not being the rules' case folding there).
+_GENERIC_WORDS = (
+    "error", "exception", "fail", "fatal", "panic", "npm err!", "no such file",
+    "permission denied", "not found", "does not exist", "cannot ", "can't ", "unable to",
+)  # fmt: skip
+#: :data:`_ANY_GENERIC` over a whole output, ``^`` and ``$`` at each line's ends.
+_ANY_GENERIC_LINES = re.compile(_ANY_GENERIC.pattern, re.MULTILINE)
+
+
+def _generic_candidates(lines: list[str]) -> Iterator[int]:
+    """The indices of the lines that may score (:func:`_generic_score`), in order: one
+    search over the lines joined by line breaks instead of one per line (none when an ASCII
+    text holds none of :data:`_GENERIC_WORDS`). A rule that matches a line alone matches
+    the joined text at the same place (its ``^`` and ``$`` hold at line breaks there, its
+    ``\\b`` and ``\\s`` read a line break as a space does), so after a match the search
+    goes on from the next line's start and no such line is passed over; a match that only
+    the joined text holds (``\\s`` across a line break) makes a candidate that scores 0."""
+    text = "\n".join(lines)
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _GENERIC_WORDS):
+            return
+    starts = list(accumulate((len(ln) + 1 for ln in lines), initial=0))
+    pos = 0
+    while (m := _ANY_GENERIC_LINES.search(text, pos)) is not None:
+        i = bisect_right(starts, m.start()) - 1
+        yield i
+        if i + 1 >= len(lines):
+            return
+        pos = starts[i + 1]
+
+
 def _generic(lines: list[str], claimed: set[int]) -> Iterator[Failure]:
-    for i, line in enumerate(lines):
+    for i in _generic_candidates(lines):
         if i in claimed:
             continue
+        line = lines[i]
         score = _generic_score(line)
         if score:
             role = "summary" if _CONSEQUENCE.search(line.strip()) else ""
