@@ -154,9 +154,10 @@ def _surrogate_line(raw: bytes) -> int | None:
 def iter_jsonl(
     path: Path, report: ImportReport, data: bytes | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based).
-    A UTF-8 byte order mark before the first line is dropped. ``data``: the file's bytes when
-    the caller has already read them (``path`` is then only named in errors).
+    """An iterator of ``(line_number, object)`` for each non-blank line of a JSONL file
+    (1-based). A UTF-8 byte order mark before the first line is dropped. ``data``: the
+    file's bytes when the caller has already read them (``path`` is then only named in
+    errors).
 
     Tolerated (and counted in ``report``): a last line without its newline that is not valid
     JSON (``"partial last line"``: a live session still being written), any other line that
@@ -164,15 +165,16 @@ def iter_jsonl(
     are not UTF-8 and lone surrogate escapes (:func:`parse_json`).
 
     Raises:
-        TranscriptError: the file cannot be read; a line nested too deeply or with an
-            integer too long to convert (names the line); in strict mode the first line
-            that is skipped or repaired.
+        TranscriptError: the file cannot be read (raised by the call); while iterating, a
+            line nested too deeply or with an integer too long to convert (names the line),
+            and in strict mode the first line that is skipped or repaired.
     """
     if data is None:
         # read whole: iterating a file's lines costs about six times as much as iterating
         # the lines of its bytes in memory
         data = read_file(path)
-    yield from _jsonl_objects(path, io.BytesIO(data), report)
+    # the reading generator itself, not one that delegates to it: a line costs one resume
+    return _jsonl_objects(path, io.BytesIO(data), report)
 
 
 def _jsonl_objects(

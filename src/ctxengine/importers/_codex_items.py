@@ -72,9 +72,12 @@ Content = TextPart | ImagePart
 def tool_output_is_error(text: str) -> bool:
     """True when a Codex tool output reports failure: JSON ``metadata.exit_code`` ≠ 0 (0.3x),
     an ``Exit code: N`` header with N ≠ 0 (later versions), or a sandbox / patch failure."""
+    if text.startswith("{"):
+        # the usual success, told first and without parsing the whole output (its
+        # ``"exit_code"`` is in the last 400 characters, as the test below asks)
+        if text.endswith("}}") and _EXIT_ZERO_END.search(text, max(0, len(text) - 120)):
+            return False
     if text.startswith("{") and text.find('"exit_code"', len(text) - 400) >= 0:
-        if _EXIT_ZERO_END.search(text, max(0, len(text) - 120)) is not None:
-            return False  # the usual success, told without parsing the whole output
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -272,7 +275,25 @@ class Items:
         """A ``function_call_output`` / ``custom_tool_call_output`` / ``tool_search_output``
         item as a tool message; ``None`` (skipped) when it holds no output."""
         kind = payload["type"]
-        unique = self._answer(line, kind, opt_str(payload, "call_id"))
+        source_id = payload.get("call_id")
+        out = payload.get("output")
+        # the usual output, text answering a known call: what the general path below gives
+        if (
+            type(out) is str
+            and kind == "function_call_output"
+            and type(source_id) is str
+            and self.calls.known(source_id)
+        ):
+            unique = self.calls.result(source_id)
+            self.answered.add(unique)
+            result = ToolResultPart(
+                unique,
+                (TextPart(out),),
+                is_error=tool_output_is_error(out),
+                name=self.names.get(unique),
+            )
+            return Message("tool", (result,))
+        unique = self._answer(line, kind, source_id if isinstance(source_id, str) else None)
         if unique is None:
             return None
         if kind == "tool_search_output":
@@ -282,7 +303,7 @@ class Items:
             out = payload.get("result", payload.get("output"))
             parts = [TextPart(json_text(out if out is not None else ""))]
         else:
-            parts = self._output_parts(line, payload.get("output"))
+            parts = self._output_parts(line, out)
         if parts is None:
             return None
         if len(parts) == 1 and type(parts[0]) is TextPart:

@@ -57,7 +57,7 @@ def split_glued(raw: bytes) -> list[dict[str, Any]] | None:
 def iter_objects(
     path: Path, report: ImportReport, data: bytes | None = None
 ) -> Iterator[tuple[int, dict[str, Any], bytes]]:
-    """Yield ``(line_number, object, line_bytes)`` for each non-blank line of a JSONL file
+    """The ``(line_number, object, line_bytes)`` of each non-blank line of a JSONL file
     (1-based); a UTF-8 byte order mark before the first line is dropped. The bytes identify
     the record cheaply (:class:`~ctxengine.importers._log.Rows` hashes them for entry ids).
     ``data``: the file's bytes when the caller has already read them (``path`` is then only
@@ -68,14 +68,16 @@ def iter_objects(
     lone surrogate escapes (as :func:`~ctxengine.importers._build.iter_jsonl`).
 
     Raises:
-        TranscriptError: the file cannot be read; a line nested too deeply or with an integer
-            too long to convert; in strict mode the first line skipped or repaired.
+        TranscriptError: the file cannot be read (raised by the call); while iterating, a
+            line nested too deeply or with an integer too long to convert, and in strict
+            mode the first line skipped or repaired.
     """
     if data is None:
         # read whole: iterating a file's lines costs about six times as much as iterating
         # the lines of its bytes in memory
         data = read_file(path)
-    yield from _objects(path, io.BytesIO(data), report)
+    # the reading generator itself, not one that delegates to it: a row costs one resume
+    return _objects(path, io.BytesIO(data), report)
 
 
 def _objects(

@@ -143,6 +143,9 @@ class _Reader:
         self.session_ids: list[str] = []
         self.meta_seen = False
         self.info: dict[str, Any] = {}
+        #: ``event_msg`` kind → how many of its lines were met after the first (reported at
+        #: :meth:`finish`: the report is the same as with one call per line, and cheaper).
+        self.events: dict[str, int] = {}
 
     def feed(self, line: int, obj: dict[str, Any], raw: bytes) -> None:
         """Take the record on 1-based ``line``, whose bytes are ``raw``; raises
@@ -264,7 +267,13 @@ class _Reader:
             self.group_meta["stop_reason"] = "aborted"
             self.group_lines.append(self._line_digest())
             self._flush()
-        self.report.ignore(f"event_msg:{kind}", line=line)
+        # counted here, reported at the first of each kind and in one call at the end
+        seen = self.events.get(kind)
+        if seen is None:
+            self.events[kind] = 0
+            self.report.ignore(f"event_msg:{kind}", line=line)
+        else:
+            self.events[kind] = seen + 1
 
     def _session_meta(self, payload: dict[str, Any], created: str | None) -> None:
         sid = opt_str(payload, "id")
@@ -318,7 +327,10 @@ class _Reader:
 
     def _flush(self) -> None:
         """Close the stretch: emit the pending assistant message with the stretch's usage."""
-        if self.group:
+        if not self.group:
+            if self.usage is None and not self.group_meta:
+                return  # nothing pending (the usual case before a user message or output)
+        else:
             stop = self.group_meta.pop("stop_reason", None)
             calls = any(p.kind == "tool_call" for p in self.group)
             msg = Message(
@@ -350,6 +362,10 @@ class _Reader:
     def finish(self) -> ImportedSession:
         """The session read so far."""
         self._flush()
+        for kind, more in self.events.items():
+            if more:
+                self.report.ignore(f"event_msg:{kind}", count=more)
+        self.events = {}
         sid = self.session_ids[0] if self.session_ids else file_digest(self.path)
         builder = LogBuilder(sid)
         for body, created, digest in self.entries:
