@@ -78,7 +78,7 @@ def iso_time(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=UTC).isoformat()
+        return datetime.fromtimestamp(value, UTC).isoformat()  # positional: cheaper
     return None
 
 
