@@ -72,12 +72,16 @@ Content = TextPart | ImagePart
 def tool_output_is_error(text: str) -> bool:
     """True when a Codex tool output reports failure: JSON ``metadata.exit_code`` ≠ 0 (0.3x),
     an ``Exit code: N`` header with N ≠ 0 (later versions), or a sandbox / patch failure."""
-    if text.startswith("{"):
-        # the usual success, told first and without parsing the whole output (its
-        # ``"exit_code"`` is in the last 400 characters, as the test below asks)
-        if text.endswith("}}") and _EXIT_ZERO_END.search(text, max(0, len(text) - 120)):
-            return False
-    if text.startswith("{") and text.find('"exit_code"', len(text) - 400) >= 0:
+    starts_json = text.startswith("{")
+    # the usual success, told first and without parsing the whole output (a match holds
+    # ``"exit_code"`` in the last 120 characters, so the search below would find it too)
+    if (
+        starts_json
+        and text.endswith("}}")
+        and _EXIT_ZERO_END.search(text, max(0, len(text) - 120)) is not None
+    ):
+        return False
+    if starts_json and text.find('"exit_code"', len(text) - 400) >= 0:
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -284,15 +288,15 @@ class Items:
             and type(source_id) is str
             and self.calls.known(source_id)
         ):
-            unique = self.calls.result(source_id)
-            self.answered.add(unique)
-            result = ToolResultPart(
-                unique,
+            call = self.calls.result(source_id)
+            self.answered.add(call)
+            answer = ToolResultPart(
+                call,
                 (TextPart(out),),
                 is_error=tool_output_is_error(out),
-                name=self.names.get(unique),
+                name=self.names.get(call),
             )
-            return Message("tool", (result,))
+            return Message("tool", (answer,))
         unique = self._answer(line, kind, source_id if isinstance(source_id, str) else None)
         if unique is None:
             return None
