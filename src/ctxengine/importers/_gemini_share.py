@@ -61,11 +61,13 @@ _FENCE_RE = re.compile(re.escape(_FENCE_B))
 _LEADING_NEWLINES = re.compile(rb"\n*")
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
+#: Their header bytes, decoded once.
+_ROLE_NAMES = {r.encode(): r for r in ROLES}
 #: ``meta["synthetic"]`` of text that follows function responses in a user content.
 RESPONSE_PARTS = "function_response_parts"
 
 
-@dataclass
+@dataclass(slots=True)
 class Turn:
     """One content of a share: its role, its parts (Gemini ``Part`` objects) and where each
     part is (report locations)."""
@@ -139,7 +141,9 @@ def _sections(raw: bytes) -> Iterator[tuple[str, int, int, int, int]]:
         if m is not None:
             if role is not None:
                 yield role, header, body, pos - len(_SEPARATOR_B), shift
-            role, header = m.group(1).decode(), pos
+            name = m.group(1)
+            role = _ROLE_NAMES.get(name) or name.decode()
+            header = pos
             body = m.end() + raw.startswith(b"\n", m.end(), end)
             shift = raw[m.end() - 1] != 0x0A
         if cut < 0:
@@ -173,8 +177,9 @@ def parse_markdown(raw: bytes, report: ImportReport) -> Iterator[Turn]:
     """
     lines = _Lines(raw)
     for role, header, pos, stop, shift in _sections(raw):
-        turn = Turn(role, _At(lines, header))
-        parts, wheres = turn.parts, turn.wheres
+        parts: list[Any] = []
+        wheres: list[Where] = []
+        turn = Turn(role, _At(lines, header), parts, wheres)
         while pos < stop:
             m = _BLOCK_B.search(raw, pos, stop)
             end = m.start() if m else stop
