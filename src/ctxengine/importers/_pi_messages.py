@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxengine.importers._build import CallIds
 from ctxengine.importers._images import image_from_base64
-from ctxengine.importers._parts import SYNTHETIC, json_text, opt_dict, opt_int, opt_str
+from ctxengine.importers._parts import SYNTHETIC, json_text, opt_str
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     ImagePart,
@@ -135,10 +135,12 @@ class PiMessages:
         return tuple(parts)
 
     def _block(self, line: int, block: Any) -> Part | None:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            sig = opt_str(block, "textSignature")
-            return TextPart(block["text"], meta={"textSignature": sig} if sig else {})
+        kind = block.get("type") if type(block) is dict else None
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is str:
+                sig = block.get("textSignature")
+                return TextPart(text, {"textSignature": sig} if type(sig) is str and sig else {})
         if kind == "image" and isinstance(block.get("data"), str):
             return image_from_base64(opt_str(block, "mimeType"), block["data"])
         if kind == "thinking":
@@ -186,8 +188,18 @@ class PiMessages:
                 line, "assistant without content", "expected `content` to be a list of blocks"
             )
             return None
-        parts = tuple(p for p in (self._block(line, block) for block in content) if p is not None)
-        api = opt_str(msg, "api") or ""
+        block_part = self._block
+        found: list[Part] = []
+        for block in content:
+            part = block_part(line, block)
+            if part is not None:
+                found.append(part)
+        parts = tuple(found)
+        # ``opt_str`` and ``opt_int`` inlined below: exact types (the values come from a JSON
+        # parser: no subclasses, and a JSON number is never a bool)
+        api = msg.get("api")
+        if type(api) is not str:
+            api = ""
         if api and not api.startswith("anthropic"):
             # Signatures from another provider's API (an OpenAI reasoning item stored as
             # ``thinkingSignature``) must never be echoed to Anthropic.
@@ -198,24 +210,27 @@ class PiMessages:
                 else p
                 for p in parts
             )
-        raw = opt_dict(msg, "usage")
+        raw = msg.get("usage")
         usage = None
-        if raw:
+        if type(raw) is dict and raw:
+            given, output = raw.get("input"), raw.get("output")
+            read, write = raw.get("cacheRead"), raw.get("cacheWrite")
             usage = Usage(
-                input_tokens=opt_int(raw, "input"),
-                output_tokens=opt_int(raw, "output"),
-                cache_read_tokens=opt_int(raw, "cacheRead"),
-                cache_write_tokens=opt_int(raw, "cacheWrite"),
+                given if type(given) is int else 0,
+                output if type(output) is int else 0,
+                read if type(read) is int else 0,
+                write if type(write) is int else 0,
             )
-        stop = opt_str(msg, "stopReason")
-        meta = {k: msg[k] for k in _ASSISTANT_META if isinstance(msg.get(k), str)}
+        stop = msg.get("stopReason")
+        model = msg.get("model")
+        meta = {k: v for k in _ASSISTANT_META if type(v := msg.get(k)) is str}
         return Message(
             "assistant",
             parts,
-            usage=usage,
-            model=opt_str(msg, "model"),
-            stop_reason=STOP_REASONS.get(stop) if stop else None,
-            meta=meta,
+            usage,
+            model if type(model) is str else None,
+            STOP_REASONS.get(stop) if type(stop) is str and stop else None,
+            meta,
         )
 
     def _tool_result(self, line: int, msg: dict[str, Any]) -> Message | None:
