@@ -10,6 +10,9 @@ process is started until it has exited (``time.perf_counter``), its output disca
 - **empty interpreter**: ``python -c pass``;
 - **import ctxengine**: ``python -c "import ctxengine"``;
 - **from ctxengine import Session**: what a library user who builds a session loads;
+- **Session + first prepare**: that import, then ``Session(window=32_000)``, one user message
+  and its first ``prepare()`` (a short history: no compaction), i.e. what the first model
+  call of a library user costs;
 - **ctxengine --help**: the console script next to the interpreter (``bin/ctxengine``), or,
   when there is none, the same entry point through ``python -c``;
 - **python -m ctxengine --help**.
@@ -30,6 +33,16 @@ from pathlib import Path
 from _common import median, table
 
 
+#: A session built and prepared once over a short history (nothing to compact).
+FIRST_PREPARE = (
+    "from ctxengine import Session\n"
+    "from ctxengine.model.messages import user\n"
+    "s = Session(window=32_000)\n"
+    "s.append(user('Summarise the design notes in three bullet points.'))\n"
+    "assert len(s.prepare().messages) == 1\n"
+)
+
+
 def cases() -> list[tuple[str, list[str]]]:
     """``(label, argv)`` of every case (see the module docstring)."""
     py = sys.executable
@@ -43,6 +56,7 @@ def cases() -> list[tuple[str, list[str]]]:
         ("empty interpreter (python -c pass)", [py, "-c", "pass"]),
         ("import ctxengine", [py, "-c", "import ctxengine"]),
         ("from ctxengine import Session", [py, "-c", "from ctxengine import Session"]),
+        ("Session + first prepare", [py, "-c", FIRST_PREPARE]),
         ("ctxengine --help", cli),
         ("python -m ctxengine --help", [py, "-m", "ctxengine", "--help"]),
     ]
