@@ -23,7 +23,8 @@ from ctxengine.projection.context import Context
 from ctxengine.projection.injection import REPEATED_NOTE
 from ctxengine.projection.render import render_anthropic
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.extractive import ExtractiveSummarizer, minimum_state_tokens
+from ctxengine.summarizers.extractive import ExtractiveSummarizer
+from ctxengine.summarizers.extractive_state import minimum_state_tokens
 from ctxengine.tokens.base import Estimator
 
 #: Window 20,000 (default policy): reserve 4,000 (20 %), trigger 16,000.

@@ -19,7 +19,7 @@ from ctxengine.model import (
     assistant,
     user,
 )
-from ctxengine.summarizers.extractive import minimum_state_tokens
+from ctxengine.summarizers.extractive_state import minimum_state_tokens
 
 
 def twenty_turns(last_usage: Usage | None) -> Session:

@@ -38,7 +38,7 @@ from ctxengine.summarizers import (
     ledger_block,
     real_user_texts,
 )
-from ctxengine.summarizers.extractive import (
+from ctxengine.summarizers.extractive_state import (
     CURRENT_WORK_HEAD_CHARS,
     MODIFIED_GROUP_SHARE,
     current_work_items,

@@ -11,7 +11,7 @@ from summarizer_helpers import QuarterEstimator, call, calls, results
 
 from ctxengine.model import CompactionRecord, Message, assistant, user
 from ctxengine.summarizers import ExtractiveSummarizer, SummaryRequest
-from ctxengine.summarizers.extractive import KEEP_CHARS
+from ctxengine.summarizers.extractive_state import KEEP_CHARS
 from ctxengine.summarizers.items import Item
 from ctxengine.summarizers.sections import JOINED, StateLayout, notes
 from ctxengine.summarizers.select import Selection, Shown, shortened

@@ -24,8 +24,6 @@ from ctxengine.errors import RulesFileError
 from ctxengine.model import Message
 from ctxengine.policy.defaults import RULES_SCOPE_FIELDS
 from ctxengine.summarizers.factory import compact_instructions
-from ctxengine.summarizers.shell import CURRENT_FILE
-from ctxengine.summarizers.tools import call_effects
 
 __all__ = [
     "Activation",
@@ -365,6 +363,9 @@ def touched_paths(messages: Sequence[Message], *, cwd: str, base: str) -> tuple[
     Files outside ``base`` and calls that name no file are left out. Effects come from
     :func:`~ctxengine.summarizers.tools.call_effects` (names and arguments of read, edit,
     write, patch and shell calls)."""
+    from ctxengine.summarizers.shell import CURRENT_FILE
+    from ctxengine.summarizers.tools import call_effects
+
     seen: dict[str, None] = {}
     for m in messages:
         for call in m.tool_calls:

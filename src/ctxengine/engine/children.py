@@ -31,7 +31,6 @@ from ctxengine.model import Entry, Message, TextPart, ToolResultPart
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy.defaults import CHILD_POINTER_COMMANDS, CHILD_POINTER_FILES
-from ctxengine.summarizers.ledgers import extract_ledgers
 
 #: ``Entry.meta`` key of an entry copied into a child: the session it was copied from.
 COPIED_FROM = "copied_from"
@@ -201,6 +200,8 @@ def run_pointers(run: Sequence[Entry]) -> Pointers:
     if not run:
         return Pointers()
     ids = (run[0].id,) if len(run) == 1 else (run[0].id, run[-1].id)
+    from ctxengine.summarizers.ledgers import extract_ledgers
+
     ledgers = extract_ledgers([m for e in run if (m := e.message) is not None])
     files = (*ledgers.files_modified, *ledgers.files_read)[:CHILD_POINTER_FILES]
     return Pointers(ids, files, ledgers.commands[-CHILD_POINTER_COMMANDS:])

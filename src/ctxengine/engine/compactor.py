@@ -45,9 +45,6 @@ from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.summarizers.base import LiveRequest
-from ctxengine.summarizers.extractive import minimum_state_tokens
-from ctxengine.summarizers.llm import ModelSummarizer
-from ctxengine.summarizers.prime import LedgerPrimer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 
@@ -57,6 +54,8 @@ from .runner import Executed, Runner
 from .view import EpochKey, epoch_key, fixed_tokens
 
 if TYPE_CHECKING:
+    from ctxengine.summarizers.prime import LedgerPrimer
+
     from .native import NativeTarget
 
 
@@ -104,7 +103,7 @@ class Compactor:
         self.continuation_overhead = sum(
             log.estimator.message(m) for m in frame_messages("", log.policy.injection)
         )
-        self.primer = LedgerPrimer()
+        self.primer: LedgerPrimer | None = None
         self._primed = 0
         self.cache_ttl = DEFAULT_CACHE_TTL_SECONDS
         #: Where plans run natively (the provider compacts), while a model call of the
@@ -120,6 +119,10 @@ class Compactor:
         """Analyse the messages appended since the last call for the ledgers
         (:class:`~ctxengine.summarizers.prime.LedgerPrimer`), so that the compaction that
         summarizes them only folds what is remembered."""
+        if self.primer is None:
+            from ctxengine.summarizers.prime import LedgerPrimer
+
+            self.primer = LedgerPrimer()
         entries = self.log.history.entries
         for entry in entries[self._primed :]:
             message = entry.message
@@ -250,6 +253,8 @@ class Compactor:
             budget.truncate_tokens if budget.truncate_tokens < self.budget.truncate_tokens else None
         )
         last = len(h)
+        from ctxengine.summarizers.extractive_state import minimum_state_tokens
+
         state = minimum_state_tokens(h.goal or "", self.estimator, (last, last))
         plan = plan_compaction(
             conversation,
@@ -285,6 +290,8 @@ class Compactor:
         meanwhile (:func:`collector_paused`): the ladder allocates many short-lived objects
         that hold no reference cycles, and each collection they would set off walks every
         object the process holds, the whole history included."""
+        from ctxengine.summarizers.calls import ModelSummarizer
+
         if isinstance(self.runner.summarizer, ModelSummarizer):
             return self._run_ladder(ctx, req, output, idle)
         with collector_paused():
@@ -345,6 +352,8 @@ class Compactor:
         guard = self.policy.thrash_guard
         if guard == "off":
             return
+        from ctxengine.summarizers.calls import ModelSummarizer
+
         stop = guard == "always" or isinstance(self.runner.summarizer, ModelSummarizer)
         limit = self.policy.thrash_limit
         h = self.log.history

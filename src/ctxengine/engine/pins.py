@@ -27,7 +27,6 @@ from ctxengine.errors import PinBudgetExceeded
 from ctxengine.model import CompactionRecord, Message, PinRecord
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection.pins import Pinned
-from ctxengine.summarizers.rules import rule_facts
 from ctxengine.tokens.base import Estimator
 
 from .history import History
@@ -124,6 +123,8 @@ def _automatic(
             m = history.entries[p].message
             assert m is not None
             messages.append(m)
+        from ctxengine.summarizers.rules import rule_facts
+
         for rule in rule_facts(messages):
             if rule.status != "active":
                 continue

@@ -31,7 +31,6 @@ from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context
 from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
-from ctxengine.summarizers.llm import ModelSummarizer
 from ctxengine.tokens.base import Estimator
 
 from .history import History
@@ -164,6 +163,8 @@ class Runner:
         rejected: SummaryRejected | None = None
         fell_back: str | None = None
         written: dict[tuple[str | None, bool], Summary] = {}
+        from ctxengine.summarizers.calls import ModelSummarizer
+
         reuse = isinstance(self.summarizer, ModelSummarizer)
 
         def note_fallback(why: str, detail: str) -> None:
@@ -325,6 +326,8 @@ class Runner:
         summarizer = self.summarizer
         if force_fallback:
             return self._fall_back(plan, request, estimator, room)
+        from ctxengine.summarizers.calls import ModelSummarizer
+
         if not isinstance(summarizer, ModelSummarizer):
             return self._within(summarizer, request, estimator, room)
         if plan.reason == "manual":
@@ -374,6 +377,8 @@ class Runner:
     def _call(
         self, summarizer: Summarizer, request: SummaryRequest, estimator: Estimator
     ) -> Summary:
+        from ctxengine.summarizers.calls import ModelSummarizer
+
         if isinstance(summarizer, ModelSummarizer):
             cancel = self._cancel or threading.Event()
             return summarizer.summarize(request, estimator, cancel=cancel)

@@ -97,9 +97,7 @@ from ctxengine.recall import (
 from ctxengine.recall.chain import ChainIndex
 from ctxengine.stores.base import SessionInfo, SessionLink, Store
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
-from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
-from ctxengine.summarizers.factory import make_summarizer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.correction import UsageCorrection
 
@@ -269,7 +267,7 @@ class Session:
             extractive,
             SummarizerBreaker(policy.breaker_threshold),
             fallback,
-            latched=DropSummarizer() if policy.fallback_summarizer == "none" else None,
+            latched=_drop_summarizer() if policy.fallback_summarizer == "none" else None,
         )
         self.runner.cwd = cwd
         self.compactor = Compactor(self.log, self.runner, before_compact, after_compact)
@@ -1998,12 +1996,14 @@ def _policy_summarizer(
     if policy.summarizer == "extractive":
         return extractive
     if policy.summarizer == "none":
-        return DropSummarizer()
+        return _drop_summarizer()
     if provider is None or profile is None:
         raise ConfigError(
             f"policy.summarizer is {policy.summarizer!r}: pass summary_provider and "
             "summary_profile (the summary model), or a summarizer"
         )
+    from ctxengine.summarizers.factory import make_summarizer
+
     return make_summarizer(
         policy.summarizer,
         user_messages_budget=policy.user_messages_budget_tokens,
@@ -2013,3 +2013,11 @@ def _policy_summarizer(
         template=policy.summary_template,
         overflow=policy.summary_overflow,
     )
+
+
+def _drop_summarizer() -> Summarizer:
+    """A :class:`~ctxengine.summarizers.drop.DropSummarizer` (imported here: it carries the
+    ledgers forward, so its module loads the ledger machinery)."""
+    from ctxengine.summarizers.drop import DropSummarizer
+
+    return DropSummarizer()

@@ -402,7 +402,7 @@ def plan_compaction(
         pinned_tokens: the part of ``continuation_overhead`` that shows pinned items (named
             apart in the floor).
         state_tokens: the smallest continuation state that can be written, in tokens
-            (:func:`~ctxengine.summarizers.extractive.minimum_state_tokens`), counted in the
+            (:func:`~ctxengine.summarizers.extractive_state.minimum_state_tokens`), counted in the
             floor.
 
     Returns:

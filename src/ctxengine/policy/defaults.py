@@ -100,7 +100,7 @@ FLOOR_FREE_HEADROOM_SHARE = 0.1
 #: that rank as a user message; the rest of a longer one (a pasted log, a changelog) ranks
 #: below the open errors and the identifiers (``summarizers.items.VALUES["user_message.more"]``).
 #: 400 characters is a few sentences, as the current work's head
-#: (``summarizers.extractive.CURRENT_WORK_HEAD_CHARS``); ours.
+#: (``summarizers.extractive_state.CURRENT_WORK_HEAD_CHARS``); ours.
 STATE_USER_MESSAGE_HEAD_CHARS = 400
 #: Extractive continuation state: characters of the latest request the next step quotes that
 #: rank as the next step; the rest of a longer one (a paste) ranks below the open errors

@@ -1,5 +1,8 @@
 """Building a summarizer by name, and reading project compact instructions from a rules file.
 
+The model summarizers' modules are imported when one is built: reading the instructions of a
+rules file loads no summarizer.
+
 Pure: the caller resolves the provider and the model profile (environment, files) and passes
 them in.
 """
@@ -7,18 +10,16 @@ them in.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import SUMMARIZER_NAMES
-from ctxengine.providers.base import Provider
-from ctxengine.providers.profiles import ModelProfile
-from ctxengine.summarizers.base import Summarizer
-from ctxengine.summarizers.drop import DropSummarizer
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
-from ctxengine.summarizers.hybrid import HybridSummarizer
-from ctxengine.summarizers.llm import DEFAULT_SUMMARY_OUTPUT_TOKENS, LLMSummarizer
-from ctxengine.summarizers.templates import template_named
+
+if TYPE_CHECKING:
+    from ctxengine.providers.base import Provider
+    from ctxengine.providers.profiles import ModelProfile
+    from ctxengine.summarizers.base import Summarizer
 
 #: Largest share of the summary model's window its output budget may take.
 OUTPUT_MAX_WINDOW_RATIO = 0.25
@@ -32,6 +33,8 @@ def summary_output_tokens(profile: ModelProfile) -> int:
     """Output budget of a summary call for a model: the profile's max output, at most
     :data:`~ctxengine.summarizers.llm.DEFAULT_SUMMARY_OUTPUT_TOKENS` and at most a quarter of
     its window (tokens)."""
+    from ctxengine.summarizers.llm import DEFAULT_SUMMARY_OUTPUT_TOKENS
+
     return min(
         profile.max_output_tokens,
         DEFAULT_SUMMARY_OUTPUT_TOKENS,
@@ -70,6 +73,8 @@ def make_summarizer(
     if kind == "extractive":
         return ExtractiveSummarizer(user_messages_budget=user_messages_budget)
     if kind == "none":
+        from ctxengine.summarizers.drop import DropSummarizer
+
         return DropSummarizer()
     if kind not in SUMMARIZER_NAMES:
         raise ConfigError(f"unknown summarizer {kind!r}; expected one of {SUMMARIZER_NAMES}")
@@ -78,6 +83,10 @@ def make_summarizer(
             f"the {kind} summarizer needs a summary model: set CTXENGINE_SUMMARY_MODEL "
             "(e.g. openai:gpt-4o-mini or anthropic:claude-haiku-4-5) or pass --summary-model"
         )
+    from ctxengine.summarizers.hybrid import HybridSummarizer
+    from ctxengine.summarizers.llm import LLMSummarizer
+    from ctxengine.summarizers.templates import template_named
+
     llm = LLMSummarizer(
         provider,
         max_output_tokens=summary_output_tokens(profile),

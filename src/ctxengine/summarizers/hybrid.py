@@ -22,7 +22,7 @@ from ctxengine.providers.base import Provider
 from ctxengine.summarizers import validate
 from ctxengine.summarizers.anchor import user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.extractive import ledger_block
+from ctxengine.summarizers.extractive_state import ledger_block
 from ctxengine.summarizers.llm import (
     LLMSummarizer,
     SummaryCall,
@@ -135,7 +135,7 @@ class HybridSummarizer:
     ) -> tuple[str, list[str]]:
         """The ledger block in the conversation's language (``words``): its opening line,
         the first request and the ledger facts chosen by value within ``ledger_share`` of
-        ``budget`` (:func:`~ctxengine.summarizers.extractive.ledger_block`), and its notes."""
+        ``budget`` (:func:`~ctxengine.summarizers.extractive_state.ledger_block`), and its notes."""
         limit = int(budget * self.ledger_share)
         block, notes = ledger_block(
             ledgers,

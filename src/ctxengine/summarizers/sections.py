@@ -31,7 +31,7 @@ later lines (the first too when it starts with ``#``) when a line of them starts
 heading (``## …``, a task template's ``## Submission``, a forged ``## Next step`` of an
 imported summary or a paste) or a label (``Notes:``) of the state.
 
-A long text may come in parts (:mod:`ctxengine.summarizers.extractive`): the goal's first
+A long text may come in parts (:mod:`ctxengine.summarizers.extractive_state`): the goal's first
 characters and the rest, a user message's head and the rest (written under its head in the
 same bullet), the next step's request head, the rest of the request, and its closing lines;
 a part left out leaves the note of its characters in its place.
