@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 import ctxengine
-from ctxengine import policy, providers, stores
+from ctxengine import policy, providers, stores, summarizers
 from ctxengine.cli.app import COMMANDS, build_command
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -72,13 +72,70 @@ def test_the_engine_loads_no_store_importer_provider_or_printing() -> None:
         assert module not in found
 
 
+#: What the first summary loads, not ``from ctxengine import Session`` nor a session's first
+#: ``prepare()`` that does not compact: the extractive state's writer and the ledger
+#: extraction it runs, the model summarizers, rule extraction.
+SUMMARY_MODULES = {
+    "ctxengine.summarizers.extractive_state",
+    "ctxengine.summarizers.anchor",
+    "ctxengine.summarizers.ledgers",
+    "ctxengine.summarizers.rules",
+    "ctxengine.summarizers.rule_words",
+    "ctxengine.summarizers.failures",
+    "ctxengine.summarizers.select",
+    "ctxengine.summarizers.calls",
+    "ctxengine.summarizers.llm",
+    "ctxengine.summarizers.prime",
+}
+FIRST_PREPARE = (
+    "from ctxengine import Session\n"
+    "from ctxengine.model.messages import user\n"
+    "s = Session(window=32_000)\n"
+    "s.append(user('Summarise the design notes in three bullet points.'))\n"
+    "assert len(s.prepare().messages) == 1\n"
+)
+
+
+@pytest.mark.parametrize("statements", ["from ctxengine import Session", FIRST_PREPARE])
+def test_a_session_loads_no_summarizer_machinery_before_it_compacts(statements: str) -> None:
+    found = loaded_after(statements)
+    assert SUMMARY_MODULES & found == set()
+    # pydantic is imported, but no validator is built: that loads its plugins' metadata
+    assert "importlib.metadata" not in found
+
+
+def test_a_compaction_loads_the_summarizer_machinery() -> None:
+    """The modules above are the ones a summary needs (the check above could not fail if
+    they were misnamed); the model summarizers' (``llm``) and the ledger primer's stay
+    unloaded under the extractive summarizer."""
+    found = loaded_after(
+        "from ctxengine import Session\n"
+        "from ctxengine.model.messages import assistant, user\n"
+        "s = Session(window=32_000)\n"
+        "for i in range(4):\n"
+        "    s.append(user(f'Request {i}: summarise the design notes. ' * 20))\n"
+        "    s.append(assistant(f'Answer {i}. ' * 50))\n"
+        "s.append(user('Then list the open questions.'))\n"
+        "assert s.compact().entry.body.summary.startswith('## Goal\\nRequest 0: ')\n"
+    )
+    idle = {"ctxengine.summarizers.llm", "ctxengine.summarizers.prime"}
+    assert SUMMARY_MODULES & found == SUMMARY_MODULES - idle
+
+
+def test_the_default_policy_equals_a_validated_one() -> None:
+    """:data:`~ctxengine.policy.DEFAULT_POLICY` is built without validation."""
+    assert policy.Policy() == policy.DEFAULT_POLICY
+    assert policy.DEFAULT_POLICY.model_dump() == policy.Policy().model_dump()
+    assert policy.DEFAULT_POLICY.resolve(32_000) == policy.Policy().resolve(32_000)
+
+
 def test_reading_a_default_does_not_import_pydantic() -> None:
     found = loaded_after("from ctxengine.policy.defaults import DEFAULT_WINDOW")
     assert "ctxengine.policy.policy" not in found
     assert "pydantic" not in tops(found)
 
 
-@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores])
+@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores, summarizers])
 def test_every_public_name_of_a_lazy_package_resolves_to_its_home(package: ModuleType) -> None:
     names = package.__all__
     homes = getattr(package, "_HOMES", {})
@@ -89,7 +146,7 @@ def test_every_public_name_of_a_lazy_package_resolves_to_its_home(package: Modul
         assert name in dir(package)
 
 
-@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores])
+@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores, summarizers])
 def test_an_unknown_name_is_an_attribute_error(package: ModuleType) -> None:
     with pytest.raises(
         AttributeError, match=f"module '{package.__name__}' has no attribute 'nope'"

@@ -11,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ctxengine.errors import ConfigError
 from ctxengine.policy import defaults as d
 
+#: Every model's configuration: unknown fields refused, frozen; ``defer_build``: a model's
+#: validator is built by its first validation, not when this module is imported.
+CONFIG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
 #: The summarizers a policy may name (``"none"``: the prefix is dropped with a one-line
 #: marker, no summary: truncation baselines and Gemini CLI's failure latch).
 SummarizerName: TypeAlias = Literal["extractive", "llm", "hybrid", "none"]
@@ -97,7 +101,7 @@ class ModelOverride(BaseModel):
         ConfigError: an invalid or unknown field.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = CONFIG
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -133,7 +137,7 @@ class ClearToolUses(BaseModel):
         ConfigError: an invalid field, or both triggers.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = CONFIG
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -182,7 +186,7 @@ class ClearThinking(BaseModel):
         ConfigError: an invalid field.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = CONFIG
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -351,7 +355,7 @@ class Policy(BaseModel):
             :meth:`resolve` when the reserve leaves no room in the window.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = CONFIG
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -524,7 +528,9 @@ class Policy(BaseModel):
                 f"a keep-recent budget of {keep_recent} tokens leaves nothing to compact under "
                 f"the trigger of {trigger} tokens (window {window}, reserve {reserve})"
             )
-        return Budget(
+        # computed values, not input: built without validation (which would build Budget's
+        # validator on the first resolve)
+        return Budget.model_construct(
             window=window,
             reserve=reserve,
             trigger=trigger,
@@ -559,7 +565,7 @@ class Budget(BaseModel):
         pins_max: the pinned items' budget.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = CONFIG
 
     window: int
     reserve: int
@@ -586,4 +592,6 @@ def output_reserve(output_tokens: int, window: int) -> int:
     return output_tokens + int(window * d.OVERFLOW_MARGIN_RATIO)
 
 
-DEFAULT_POLICY = Policy()
+#: The fields' defaults, built without validation so that importing the policy builds no
+#: validator (``tests/test_startup.py`` checks that it equals a validated ``Policy()``).
+DEFAULT_POLICY = Policy.model_construct()
