@@ -11,13 +11,13 @@ import orjson
 import pytest
 
 from ctxengine.assembly import ContextAssembler
-from ctxengine.assembly.head import tool_name
 from ctxengine.engine import Session
 from ctxengine.engine.children import COPIED_FROM
 from ctxengine.model import CompactionRecord, ToolCallPart, assistant, system, tool_result, user
 from ctxengine.projection.handoff import SESSION_ENDED_RESULT
 from ctxengine.projection.injection import RECALL_NOTE
 from ctxengine.projection.render import render_anthropic, render_openai
+from ctxengine.projection.tools import tool_name
 from ctxengine.recall import RECALL_TOOL
 from ctxengine.stores.sqlite import SQLiteStore
 from hand_estimator import HandEstimator

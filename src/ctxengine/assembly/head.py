@@ -42,6 +42,7 @@ import orjson
 
 from ctxengine.errors import ConfigError
 from ctxengine.model import Message, TextPart, ToolCallPart, system
+from ctxengine.projection.tools import tool_name
 from ctxengine.tokens.base import Estimator
 
 from .rules import RuleFile, touched_paths
@@ -58,7 +59,6 @@ __all__ = [
     "Head",
     "HeadSection",
     "attachment_message",
-    "tool_name",
 ]
 
 #: The head's sections, in the order they are assembled.
@@ -225,17 +225,6 @@ class CacheBreak:
     cause: str
     tokens_before: int
     tokens_after: int
-
-
-def tool_name(tool: Mapping[str, Any]) -> str:
-    """A tool definition's name: ``name``, or ``function.name`` (OpenAI's shape); ``""``."""
-    name = tool.get("name")
-    if isinstance(name, str):
-        return name
-    fn = tool.get("function")
-    if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
-        return str(fn["name"])
-    return ""
 
 
 def canonical_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -24,13 +24,15 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxengine.assembly.head import ContextAssembler
 from ctxengine.model import Entry, Message, TextPart, ToolResultPart
 from ctxengine.model.codec import body_hash
 from ctxengine.model.entries import Body
 from ctxengine.policy.defaults import CHILD_POINTER_COMMANDS, CHILD_POINTER_FILES
+
+if TYPE_CHECKING:
+    from ctxengine.assembly.head import ContextAssembler
 
 #: ``Entry.meta`` key of an entry copied into a child: the session it was copied from.
 COPIED_FROM = "copied_from"

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ctxengine.assembly.head import Head
 from ctxengine.errors import (
     Cancelled,
     CompactionError,
@@ -26,7 +25,6 @@ from ctxengine.errors import (
     ThrashError,
 )
 from ctxengine.ladder.compaction import conversation_of, plan_compaction
-from ctxengine.ladder.durable_ledger import DurableLedger
 from ctxengine.ladder.plan import CompactionPlan, Requirement
 from ctxengine.ladder.prune import PrunePlan, plan_prune
 from ctxengine.ladder.reinject import DurableItem
@@ -54,6 +52,8 @@ from .runner import Executed, Runner
 from .view import EpochKey, epoch_key, fixed_tokens
 
 if TYPE_CHECKING:
+    from ctxengine.assembly.head import Head
+    from ctxengine.ladder.durable_ledger import DurableLedger
     from ctxengine.summarizers.prime import LedgerPrimer
 
     from .native import NativeTarget
@@ -110,7 +110,7 @@ class Compactor:
         #: session with the native backend is in progress; ``None``: plans run locally.
         self.native: NativeTarget | None = None
         # the durable ledger, the entries it folded, and the entry position of each message
-        self._durable = DurableLedger()
+        self._durable: DurableLedger | None = None
         self._durable_of: list[Entry] | None = None
         self._durable_seen = 0
         self._message_entries: list[int] = []
@@ -221,18 +221,21 @@ class Compactor:
         history is not the one it folded)."""
         h = self.log.history
         entries = h.entries
-        if self._durable_of is not entries or self._durable_seen > len(entries):
-            self._durable = DurableLedger()
+        ledger = self._durable
+        if ledger is None or self._durable_of is not entries or self._durable_seen > len(entries):
+            from ctxengine.ladder.durable_ledger import DurableLedger
+
+            ledger = self._durable = DurableLedger()
             self._durable_of = entries
             self._durable_seen = 0
             self._message_entries = []
         for n in range(self._durable_seen, len(entries)):
             m = entries[n].message
             if m is not None:
-                self._durable.observe(m)
+                ledger.observe(m)
                 self._message_entries.append(n)
         self._durable_seen = len(entries)
-        return self._durable
+        return ledger
 
     def make_plan(
         self,

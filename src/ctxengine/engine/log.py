@@ -11,16 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxengine.assembly.head import (
-    SYNTHETIC_SCOPED_RULE,
-    CacheBreak,
-    ContextAssembler,
-    Head,
-    attachment_message,
-    tool_name,
-)
 from ctxengine.errors import StoreConflict, StoreError
 from ctxengine.model import CompactionRecord, Entry, ToolCallPart
 from ctxengine.model.codec import body_hash
@@ -31,7 +23,7 @@ from ctxengine.projection import project
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
 from ctxengine.projection.pins import Pinned, pinned_message
-from ctxengine.stores.base import SessionInfo, Store
+from ctxengine.projection.tools import tool_name
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 from ctxengine.tokens.correction import UsageCorrection
@@ -40,6 +32,10 @@ from ctxengine.tokens.estimate import HeuristicEstimator
 from .history import History
 from .pins import epoch_pins
 from .view import context_tokens, settings
+
+if TYPE_CHECKING:
+    from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
+    from ctxengine.stores.base import Store
 
 
 class SessionLog:
@@ -136,6 +132,8 @@ class SessionLog:
         for e in entries:
             self._adopt(e)
         if self.store is not None:
+            from ctxengine.stores.base import SessionInfo
+
             self.store.create_session(SessionInfo(id=self.session_id, format="ctxengine"))
             for e in self.store.entries(self.session_id):
                 if e.id not in self.history:
@@ -222,6 +220,8 @@ class SessionLog:
         head, message = self.head, entry.message
         if head is None or message is None or not head.attaches or not message.tool_results:
             return []
+        from ctxengine.assembly.head import SYNTHETIC_SCOPED_RULE, attachment_message
+
         ids = {r.call_id for r in message.tool_results}
         calls: list[ToolCallPart] = []
         entries = self.history.entries

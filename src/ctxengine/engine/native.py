@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxengine.errors import NothingToCompact, SummaryRejected
 from ctxengine.ladder.compaction import Conversation, conversation_of
@@ -35,13 +35,14 @@ from ctxengine.model.codec import content_hash
 from ctxengine.policy import Budget, Policy
 from ctxengine.policy.defaults import ANTHROPIC_COMPACT_TRIGGER_MIN
 from ctxengine.projection.context import Context
-from ctxengine.projection.render.registry import original_tool_names, renderer_for
-from ctxengine.providers.base import CompletionRequest, NativeProvider
-from ctxengine.providers.native import NativeSettings
 
 from .compactor import Compactor
 from .events import CompactionOutcome
 from .runner import _record
+
+if TYPE_CHECKING:
+    from ctxengine.providers.base import NativeProvider
+    from ctxengine.providers.native import NativeSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ def native_settings(policy: Policy, budget: Budget, api: str, *, compact: bool) 
     or else the budget's trigger (tokens; for Anthropic at least its minimum, 50,000); and,
     for Anthropic, the context editing the policy configures (sent whatever the backend).
     """
+    from ctxengine.providers.native import NativeSettings
+
     trigger = policy.native_trigger_tokens
     if trigger is None:
         trigger = budget.trigger
@@ -168,6 +171,9 @@ def execute_native(
             block with ``content: null``); nothing is appended.
         ProviderError / Cancelled: the compaction request failed; nothing is appended.
     """
+    from ctxengine.projection.render.registry import original_tool_names, renderer_for
+    from ctxengine.providers.base import CompletionRequest
+
     attempt = plan.first
     if attempt is None or attempt.cut is None:
         raise NothingToCompact("no valid cut point leaves anything to summarize")

@@ -55,9 +55,8 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxengine.assembly.head import ContextAssembler
 from ctxengine.errors import (
     Cancelled,
     CompactionVetoed,
@@ -86,6 +85,9 @@ from .compactor import Compactor
 from .events import LadderEvent
 from .log import SessionLog
 from .runner import Executed, Runner
+
+if TYPE_CHECKING:
+    from ctxengine.assembly.head import ContextAssembler
 
 #: Appended to the session id to name the store lock a background compaction holds (one
 #: per stored session across threads and processes; not the compaction lock itself, which

@@ -29,11 +29,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head, tool_name
-from ctxengine.assembly.skill_tool import answer_skill, run_skill_tool
-from ctxengine.assembly.skills import Skill
 from ctxengine.errors import (
     Cancelled,
     CompactionVetoed,
@@ -85,23 +82,13 @@ from ctxengine.policy.defaults import (
 )
 from ctxengine.projection.context import Context
 from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE, skill_loads
-from ctxengine.providers.base import Completion, NativeProvider, Provider
-from ctxengine.providers.profiles import ModelProfile, ProfileTable
-from ctxengine.recall import (
-    RECALL_TOOL,
-    HistoryIndex,
-    RecallQuery,
-    RecallResult,
-    run_recall_tool,
-)
-from ctxengine.recall.chain import ChainIndex
-from ctxengine.stores.base import SessionInfo, SessionLink, Store
+from ctxengine.projection.tools import tool_name
 from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.correction import UsageCorrection
 
-from . import branches, calls, children, handoff
+from . import branches, children, handoff
 from .branches import Checkout
 from .children import Pointers
 from .compactor import Compactor
@@ -119,6 +106,14 @@ from .pins import check_budget, pin_label
 from .precompute import CandidateFn, Precomputer, local_candidate
 from .runner import Runner
 from .view import TailGuard, epoch_key, fixed_tokens
+
+if TYPE_CHECKING:
+    from ctxengine.assembly.head import CacheBreak, ContextAssembler, Head
+    from ctxengine.assembly.skills import Skill
+    from ctxengine.providers.base import Completion, Provider
+    from ctxengine.providers.profiles import ModelProfile
+    from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult
+    from ctxengine.stores.base import SessionLink, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +289,8 @@ class Session:
         )
         link = self._link
         if link is not None and link.relation == "handoff" and not self.log.has_recall_tool:
+            from ctxengine.recall import RECALL_TOOL
+
             self.log.tools = (*self.log.tools, RECALL_TOOL)
         #: The live parent that started or resumed this child (its result goes there).
         self._parent: Session | None = None
@@ -655,6 +652,8 @@ class Session:
         Raises:
             ConfigError: an empty query, an invalid regular expression.
         """
+        from ctxengine.recall import RecallQuery
+
         if isinstance(query, str):
             query = RecallQuery(text=query)
         with self._lock:
@@ -665,6 +664,8 @@ class Session:
         """Answer a call of the ``recall`` tool (:data:`~ctxengine.recall.RECALL_TOOL`,
         added to the agent's tools by the caller): ``(result text, is_error)``; invalid
         arguments give an error naming the field, for the agent to correct its call."""
+        from ctxengine.recall import run_recall_tool
+
         with self._lock:
             index = self._recall_index()
         return run_recall_tool(index, arguments)
@@ -675,6 +676,9 @@ class Session:
         work is history, not a superseded copy. A session handed off from another searches
         its hand-off chain (:meth:`_recall_base`) first, through a
         :class:`~ctxengine.recall.chain.ChainIndex` whose hits name their session."""
+        from ctxengine.recall import HistoryIndex
+        from ctxengine.recall.chain import ChainIndex
+
         h = self.log.history
         index, hidden = self._recall
         base, base_hidden = self._recall_base()
@@ -712,6 +716,8 @@ class Session:
             ConfigError: no head with skills, or no skill called ``name`` (the names
                 available are listed).
         """
+        from ctxengine.assembly.skill_tool import answer_skill
+
         with self._lock:
             self.log.sync()
             skill = self._skill(name)
@@ -726,6 +732,8 @@ class Session:
         ``(result text, is_error)``. The text is the skill's body and files, or one line
         when the same body is still whole in the context; an unknown name or invalid
         arguments give an error naming them, for the agent to correct its call."""
+        from ctxengine.assembly.skill_tool import run_skill_tool
+
         with self._lock:
             self.log.sync()
             head = self.log.head
@@ -1197,6 +1205,8 @@ class Session:
                 (nothing is stored).
             ConfigError: ``tools`` given while this session has an assembled head.
         """
+        from ctxengine.recall import RECALL_TOOL
+
         if tools is not None and self.head is not None:
             raise ConfigError("handoff: the new session's tools are the assembled head's")
         with self._lock:
@@ -1316,6 +1326,8 @@ class Session:
         Raises:
             ValueError: ``wanted`` names a session that exists.
         """
+        from ctxengine.stores.base import SessionInfo, SessionLink
+
         child_id = self._child_id(relation, wanted)
         entries = build(child_id)
         link = SessionLink(child_id, self.session_id, at, relation)
@@ -1706,6 +1718,9 @@ class Session:
             ConfigError: the backend is ``"native"`` but the API, the model's profile or the
                 provider (no ``compact``) cannot compact natively.
         """
+        from ctxengine.providers.base import NativeProvider
+        from ctxengine.providers.profiles import ProfileTable
+
         if self.policy.compaction_backend == "local":
             return None
         if profile is None:
@@ -1802,6 +1817,10 @@ class Session:
             ProviderError: any other provider failure, after its retries.
             CompactionLoopError: the ladder failed repeatedly.
         """
+        from ctxengine.providers.profiles import ProfileTable
+
+        from . import calls
+
         self._overflow.clear()
         if profile is None:
             profile = ProfileTable.load().lookup(provider.model)
@@ -1856,6 +1875,8 @@ class Session:
         """The overflow a model call signals, else ``None``: a failed call classified as
         overflow, a reply (or its usage) reporting more input than the window (silent
         overflow), or a reply stopped by the output limit with no output on a full window."""
+        from . import calls
+
         return calls.overflow_of(outcome, self.budget.window)
 
     def on_overflow(
@@ -1888,6 +1909,8 @@ class Session:
                 policy's reserve) and the margin leave no room for history in the window or
                 the reported limit: compaction cannot fix that.
         """
+        from . import calls
+
         overflow = self.overflow_of(signal)
         if overflow is None:
             raise ValueError(f"not a context overflow: {signal!r}"[:300])

@@ -65,18 +65,6 @@ from ctxengine.projection.skills import (
     skill_loads,
     skill_notices,
 )
-from ctxengine.summarizers.background import (
-    agent_id,
-    call_args,
-    is_subagent,
-    launched_id,
-    notifications,
-    polled_id,
-    read_poll,
-    stopped_id,
-)
-from ctxengine.summarizers.todos import newest_call, open_items, todo_list
-from ctxengine.summarizers.tools import call_effects
 from ctxengine.tokens.base import Estimator
 
 #: The texts of the re-injected items.
@@ -242,11 +230,15 @@ def plan_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     """The latest plan-mode plan: the ``plan`` argument of the newest call of a
     :data:`~ctxengine.policy.defaults.REINJECT_PLAN_TOOLS` tool (its raw arguments when they
     hold no ``plan`` text), or ``None`` (none, or ``kept`` holds a newer one)."""
+    from ctxengine.summarizers.todos import newest_call
+
     return plan_of(newest_call(messages, kept, REINJECT_PLAN_TOOLS))
 
 
 def plan_of(call: ToolCallPart | None) -> str | None:
     """The plan item of a plan-mode ``call`` (:func:`plan_item`), ``None`` without one."""
+    from ctxengine.summarizers.background import call_args
+
     if call is None:
         return None
     plan = call_args(call).get("plan")
@@ -260,12 +252,16 @@ def todo_item(messages: Sequence[Message], kept: Sequence[Message] = ()) -> str 
     :data:`~ctxengine.policy.defaults.TODO_CLOSED_STATUSES`) with its status, in the list's
     order, and the number of done items. ``None`` when there is no such call, ``kept`` holds a
     newer one, or no item is open; the raw arguments when they hold no list."""
+    from ctxengine.summarizers.todos import newest_call
+
     return todo_of(newest_call(messages, kept, REINJECT_TODO_TOOLS))
 
 
 def todo_of(call: ToolCallPart | None) -> str | None:
     """The todo item of a todo-tool ``call`` (:func:`todo_item`), ``None`` without one or
     without an open item."""
+    from ctxengine.summarizers.todos import open_items, todo_list
+
     if call is None:
         return None
     items = todo_list(call)
@@ -326,6 +322,17 @@ def running_tasks(messages: Sequence[Message], kept: Sequence[Message] = ()) -> 
     a stop tool called with its id, a poll tool's result with a status other than running
     (or a Codex "Process exited"), a ``<task-notification>`` with such a status.
     """
+    from ctxengine.summarizers.background import (
+        agent_id,
+        call_args,
+        is_subagent,
+        launched_id,
+        notifications,
+        polled_id,
+        read_poll,
+        stopped_id,
+    )
+
     calls: dict[str, ToolCallPart] = {}
     answered: set[str] = set()
     tasks: dict[str, RunningTask] = {}
@@ -382,6 +389,8 @@ def _agent_label(args: dict[str, Any]) -> str:
 
 
 def _shell_label(call: ToolCallPart) -> str:
+    from ctxengine.summarizers.background import call_args
+
     args = call_args(call)
     label = args.get("command") or args.get("cmd") or call.arguments
     if isinstance(label, list):
@@ -417,6 +426,8 @@ def file_items(
     ``kept`` reads again are left out): each with its latest read result when that is at most
     ``file_max_tokens`` tokens (its path line as the shorter text), else as its path line
     only."""
+    from ctxengine.summarizers.tools import call_effects
+
     fresh = {
         effect.path
         for m in kept

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ctxengine.assembly.head import tool_name
 from ctxengine.cli.commands.compact import measured_by_us
 from ctxengine.cli.handoff import RequestOptions, hand_off
 from ctxengine.cli.load import check_output_path, load_target
@@ -38,6 +37,7 @@ from ctxengine.errors import ConfigError, SessionNotFound
 from ctxengine.model import Entry
 from ctxengine.policy.defaults import MODEL_SUMMARIZER_NAMES
 from ctxengine.projection.render import called_tool_schemas
+from ctxengine.projection.tools import tool_name
 from ctxengine.replay import RENDERERS
 from ctxengine.stores import SessionInfo, SessionLink
 from ctxengine.stores.location import OpenedStore
