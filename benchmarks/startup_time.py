@@ -5,7 +5,8 @@ Run: ``.venv/bin/python benchmarks/startup_time.py [--runs N]`` (default 21 runs
 Each case is a fresh interpreter (the one running this script, ``-I``-free so that
 ``PYTHONPATH`` applies), started ``N`` times in turns (run 1 of every case, then run 2 …), so a
 change in the machine's load weighs on every case alike; each run is timed from before the
-process is started until it has exited (``time.perf_counter``), its output discarded:
+process is started until it has exited (``time.perf_counter``), its output discarded, with
+bytecode caches written and read whatever ``PYTHONDONTWRITEBYTECODE`` says:
 
 - **empty interpreter**: ``python -c pass``;
 - **import ctxengine**: ``python -c "import ctxengine"``;
@@ -24,6 +25,7 @@ empty interpreter's (``× empty``).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +33,6 @@ import time
 from pathlib import Path
 
 from _common import median, table
-
 
 #: A session built and prepared once over a short history (nothing to compact).
 FIRST_PREPARE = (
@@ -62,10 +63,16 @@ def cases() -> list[tuple[str, list[str]]]:
     ]
 
 
+#: The environment of every run: this one's, bytecode caches written and read (a
+#: ``PYTHONDONTWRITEBYTECODE`` set here would have every run compile the package again, which
+#: an installed package never does).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(argv: list[str]) -> float:
     """Seconds from starting ``argv`` until it exits; raises when it fails."""
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     return time.perf_counter() - start
 
 

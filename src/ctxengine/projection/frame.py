@@ -37,6 +37,7 @@ Pure functions; no I/O.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable
 
@@ -145,13 +146,15 @@ def neutralize_json(text: str, tags: Iterable[str] = REQUEST_TAGS) -> str:
     return _tag_pattern(tuple(tags), escaped=True).sub(_neutral, text)
 
 
-#: Any tag-like token in imported text: ``<name …>``, ``</name>``, ``<name/>``; an opening
-#: one not right after a word character (``List<String>`` is code, not a tag).
-_ANY_TAG = re.compile(
-    r"(?:(?<![\w<])<|<(?=/))(?P<head>/?[A-Za-z][\w.:-]*)(?P<rest>(?:\s[^<>]{0,"
-    + str(MAX_TAG_ATTRS)
-    + r"})?/?>)"
-)
+@functools.cache
+def _any_tag() -> re.Pattern[str]:
+    """Any tag-like token in imported text: ``<name …>``, ``</name>``, ``<name/>``; an
+    opening one not right after a word character (``List<String>`` is code, not a tag)."""
+    return re.compile(
+        r"(?:(?<![\w<])<|<(?=/))(?P<head>/?[A-Za-z][\w.:-]*)(?P<rest>(?:\s[^<>]{0,"
+        + str(MAX_TAG_ATTRS)
+        + r"})?/?>)"
+    )
 
 
 def neutralize_all_tags(text: str) -> str:
@@ -162,7 +165,7 @@ def neutralize_all_tags(text: str) -> str:
     text = neutralize(text)
     if "<" not in text:
         return text
-    return _ANY_TAG.sub(_neutral, text)
+    return _any_tag().sub(_neutral, text)
 
 
 #: The frame tags the continuation-state text itself may hold: all but its own inner frame.
@@ -194,72 +197,94 @@ _ORDERS = (
     r"(?:instructions?|constraints?|rules?|directions?|directives?|prompts?|guidelines?"
     r"|messages?|context|orders?|commands?|restrictions?|polic(?:y|ies))"
 )
-#: Patterns of a line that gives the model orders (searched, case-insensitive unless noted).
-INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # A role label opening the line, as chat templates and injected text write it.
-    re.compile(
-        r"^(?:SYSTEM|DEVELOPER|ASSISTANT|ADMIN)(?:\s+(?:MESSAGE|PROMPT|NOTE|OVERRIDE))?\s*:"
-    ),
-    re.compile(rf"^\[?{_ROLE}\s+(?:message|prompt|note|override|instructions?)\]?\s*[:：]", re.I),
-    re.compile(r"^(?:\[/?INST\]|<\|im_start\|>|<\|system\|>|###\s*(?:system|instruction)\b)", re.I),
-    # English orders to drop what came before.
-    re.compile(
-        rf"\b(?:ignore|disregard|forget|override)\s+(?:all\s+(?:of\s+)?|any\s+)?"
-        rf"(?:the\s+|your\s+|my\s+)?{_EARLIER}\s+(?:{_EARLIER}\s+)?{_ORDERS}\b",
-        re.I,
-    ),
-    re.compile(r"\bdisregard\s+(?:everything\s+|all\s+)?(?:the\s+)?above\b", re.I),
-    re.compile(r"\b(?:new|updated|revised|real)\s+instructions?\s*[:：]", re.I),
-    re.compile(r"\bdo\s+not\s+follow\s+(?:the\s+|your\s+|any\s+)?(?:previous|prior|above)\b", re.I),
-    re.compile(r"\byou\s+are\s+now\s+(?:a|an|no\s+longer)\b", re.I),
-    re.compile(r"\bnote\s+to\s+(?:the\s+)?(?:ai|assistant|llm|model|agent)\b", re.I),
-    re.compile(
-        r"^(?:ai|assistant|agent|llm|model|claude|chatgpt|gpt)\s*[:,]\s*"
-        r"(?:you\s+must|ignore|disregard|do\s+not|don't|stop|forget)\b",
-        re.I,
-    ),
-    # Spanish, Portuguese, French, German, Russian.
-    re.compile(
-        r"\bignor[ae]\s+(?:todas\s+|todos\s+)?(?:las|los|as|os)\s+"
-        r"(?:instrucciones|instruções|instrucoes|reglas|regras|restricciones|restrições)"
-        r"\s+(?:anteriores|previas|prévias)",
-        re.I,
-    ),
-    re.compile(
-        r"\bignore[zr]?\s+(?:toutes\s+)?les\s+(?:instructions|consignes|règles|contraintes)"
-        r"\s+(?:précédentes|precedentes|ci-dessus|antérieures)",
-        re.I,
-    ),
-    re.compile(
-        r"\bignorier(?:e|en)?\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen|früheren)"
-        r"\s+(?:Anweisungen|Regeln|Vorgaben|Einschränkungen)",
-        re.I,
-    ),
-    re.compile(
-        r"(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прошлые|прежние)"
-        r"\s+(?:инструкции|указания|правила|ограничения)",
-        re.I,
-    ),
-    # Chinese, Japanese, Korean.
-    re.compile(
-        r"(?:忽略|无视|忽视|無視|不要理会)(?:掉)?(?:之前|以上|上面|先前|前面|此前)?的?"
-        r"(?:所有|全部|一切)?的?(?:指令|指示|约束|規則|规则|要求|说明|提示词?|限制)"
-    ),
-    re.compile(
-        r"(?:以前|前|上記|これまで)の(?:すべての)?(?:指示|命令|制約|ルール)を(?:すべて)?無視"
-    ),
-    re.compile(r"(?:이전|위의?|앞의)\s*(?:모든\s*)?(?:지시|지침|명령|규칙)\S*\s*(?:을|를)?\s*무시"),
-)
-_LEAD = re.compile(r"^(?:[-*+>•|#]+\s*|\d+[.)]\s+|[<\u2039]/?[A-Za-z][\w.:-]*[>\u203a]\s*)+")
-#: :data:`INSTRUCTION_PATTERNS` as one pattern (each alternative keeps its own flags): a
-#: text holds a match of it exactly when it holds a match of one of them; one search instead
-#: of one per pattern.
-_ANY_INSTRUCTION = re.compile(
-    "|".join(
-        f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
-        for p in INSTRUCTION_PATTERNS
+
+
+@functools.cache
+def instruction_patterns() -> tuple[re.Pattern[str], ...]:
+    """The patterns of a line that gives the model orders (searched, case-insensitive unless
+    noted), compiled on first use."""
+    return (
+        # A role label opening the line, as chat templates and injected text write it.
+        re.compile(
+            r"^(?:SYSTEM|DEVELOPER|ASSISTANT|ADMIN)(?:\s+(?:MESSAGE|PROMPT|NOTE|OVERRIDE))?\s*:"
+        ),
+        re.compile(
+            rf"^\[?{_ROLE}\s+(?:message|prompt|note|override|instructions?)\]?\s*[:：]", re.I
+        ),
+        re.compile(
+            r"^(?:\[/?INST\]|<\|im_start\|>|<\|system\|>|###\s*(?:system|instruction)\b)", re.I
+        ),
+        # English orders to drop what came before.
+        re.compile(
+            rf"\b(?:ignore|disregard|forget|override)\s+(?:all\s+(?:of\s+)?|any\s+)?"
+            rf"(?:the\s+|your\s+|my\s+)?{_EARLIER}\s+(?:{_EARLIER}\s+)?{_ORDERS}\b",
+            re.I,
+        ),
+        re.compile(r"\bdisregard\s+(?:everything\s+|all\s+)?(?:the\s+)?above\b", re.I),
+        re.compile(r"\b(?:new|updated|revised|real)\s+instructions?\s*[:：]", re.I),
+        re.compile(
+            r"\bdo\s+not\s+follow\s+(?:the\s+|your\s+|any\s+)?(?:previous|prior|above)\b", re.I
+        ),
+        re.compile(r"\byou\s+are\s+now\s+(?:a|an|no\s+longer)\b", re.I),
+        re.compile(r"\bnote\s+to\s+(?:the\s+)?(?:ai|assistant|llm|model|agent)\b", re.I),
+        re.compile(
+            r"^(?:ai|assistant|agent|llm|model|claude|chatgpt|gpt)\s*[:,]\s*"
+            r"(?:you\s+must|ignore|disregard|do\s+not|don't|stop|forget)\b",
+            re.I,
+        ),
+        # Spanish, Portuguese, French, German, Russian.
+        re.compile(
+            r"\bignor[ae]\s+(?:todas\s+|todos\s+)?(?:las|los|as|os)\s+"
+            r"(?:instrucciones|instruções|instrucoes|reglas|regras|restricciones|restrições)"
+            r"\s+(?:anteriores|previas|prévias)",
+            re.I,
+        ),
+        re.compile(
+            r"\bignore[zr]?\s+(?:toutes\s+)?les\s+(?:instructions|consignes|règles|contraintes)"
+            r"\s+(?:précédentes|precedentes|ci-dessus|antérieures)",
+            re.I,
+        ),
+        re.compile(
+            r"\bignorier(?:e|en)?\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen|früheren)"
+            r"\s+(?:Anweisungen|Regeln|Vorgaben|Einschränkungen)",
+            re.I,
+        ),
+        re.compile(
+            r"(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прошлые|прежние)"
+            r"\s+(?:инструкции|указания|правила|ограничения)",
+            re.I,
+        ),
+        # Chinese, Japanese, Korean.
+        re.compile(
+            r"(?:忽略|无视|忽视|無視|不要理会)(?:掉)?(?:之前|以上|上面|先前|前面|此前)?的?"
+            r"(?:所有|全部|一切)?的?(?:指令|指示|约束|規則|规则|要求|说明|提示词?|限制)"
+        ),
+        re.compile(
+            r"(?:以前|前|上記|これまで)の(?:すべての)?(?:指示|命令|制約|ルール)を(?:すべて)?無視"
+        ),
+        re.compile(
+            r"(?:이전|위의?|앞의)\s*(?:모든\s*)?(?:지시|지침|명령|규칙)\S*\s*(?:을|를)?\s*무시"
+        ),
     )
-)
+
+
+@functools.cache
+def _lead() -> re.Pattern[str]:
+    """List markers, ``| `` prefixes and wrapper tags that open a line."""
+    return re.compile(r"^(?:[-*+>•|#]+\s*|\d+[.)]\s+|[<\u2039]/?[A-Za-z][\w.:-]*[>\u203a]\s*)+")
+
+
+@functools.cache
+def _any_instruction() -> re.Pattern[str]:
+    """:func:`instruction_patterns` as one pattern (each alternative keeps its own flags): a
+    text holds a match of it exactly when it holds a match of one of them; one search
+    instead of one per pattern."""
+    return re.compile(
+        "|".join(
+            f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
+            for p in instruction_patterns()
+        )
+    )
 
 
 #: Keywords (lowercase) one of which every match of :data:`INSTRUCTION_PATTERNS` holds, and
@@ -306,10 +331,10 @@ def is_instruction_like(line: str) -> bool:
     neutralised: ``‹system-reminder›``) are skipped. A line merely mentioning a system
     (``System: Linux 6.8``) is not instruction-like; the role label counts in capitals
     only."""
-    text = _LEAD.sub("", line.strip()).strip().lstrip(_OPENING_QUOTES)
+    text = _lead().sub("", line.strip()).strip().lstrip(_OPENING_QUOTES)
     if not text:
         return False
-    return _ANY_INSTRUCTION.search(text) is not None
+    return _any_instruction().search(text) is not None
 
 
 #: Marks that open a quotation (a quoted order is reported data, :func:`is_quoted_order`).
@@ -324,10 +349,10 @@ def is_quoted_order(line: str) -> bool:
     is not instruction-like is not a quoted order."""
     if not is_instruction_like(line):
         return False
-    text = _LEAD.sub("", line.strip()).strip()
+    text = _lead().sub("", line.strip()).strip()
     if text[:1] in _OPENING_QUOTES:
         return True
-    starts = [m.start() for p in INSTRUCTION_PATTERNS if (m := p.search(text))]
+    starts = [m.start() for p in instruction_patterns() if (m := p.search(text))]
     first = min(starts, default=0)
     return any(ch in _OPENING_QUOTES for ch in text[:first])
 
@@ -415,7 +440,6 @@ def neutralize_message(message: Message, tags: tuple[str, ...] = REQUEST_TAGS) -
 __all__ = [
     "CARRIED_TAG",
     "FRAME_TAGS",
-    "INSTRUCTION_PATTERNS",
     "MAX_TAG_ATTRS",
     "NEUTRAL_GT",
     "NEUTRAL_LT",
