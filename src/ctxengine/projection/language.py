@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Literal, TypeAlias
 
 Language: TypeAlias = Literal["en", "zh", "ja", "ko", "es", "fr", "de", "pt", "ru"]
@@ -82,35 +82,49 @@ STOP_WORDS: dict[Language, frozenset[str]] = {
     ),
 }
 
-_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-_URL = re.compile(r"\b(?:https?|ftp|file)://\S+", re.IGNORECASE)
-_CODE_CHARS = re.compile(r"[\d/\\_.=()\[\]{}<>:@#$]")
 _EDGE = "\"'“”‘’«»„¡¿!?.,;:()[]{}…—–-*"
-_LATIN_WORD = re.compile(r"^[A-Za-z\u00C0-\u024F']+$")
 _APOSTROPHE = str.maketrans({"’": "'"})
-_CYRILLIC_WORD = re.compile(r"^[\u0400-\u04FF\-]+$")
-_HAN = re.compile(r"[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF]")
-_KANA = re.compile(r"[\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]")
-_HANGUL = re.compile(r"[\uAC00-\uD7AF\u1100-\u11FF\u3130-\u318F]")
-_CJK_RUN = re.compile(
-    r"[\u1100-\u11FF\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF"
-    r"\u4E00-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF66-\uFF9F]"
-)
+
+
+class _Patterns:
+    """The patterns of :func:`prose` and :func:`word_counts` (:func:`_patterns` compiles
+    them once, on first use: the CJK ranges cost more to compile than the rest of this
+    module)."""
+
+    def __init__(self) -> None:
+        self.fence = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+        self.inline_code = re.compile(r"`[^`\n]*`")
+        self.url = re.compile(r"\b(?:https?|ftp|file)://\S+", re.IGNORECASE)
+        self.code_chars = re.compile(r"[\d/\\_.=()\[\]{}<>:@#$]")
+        self.latin_word = re.compile(r"^[A-Za-z\u00C0-\u024F']+$")
+        self.cyrillic_word = re.compile(r"^[\u0400-\u04FF\-]+$")
+        self.han = re.compile(r"[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF]")
+        self.kana = re.compile(r"[\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]")
+        self.hangul = re.compile(r"[\uAC00-\uD7AF\u1100-\u11FF\u3130-\u318F]")
+        self.cjk_run = re.compile(
+            r"[\u1100-\u11FF\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF"
+            r"\u4E00-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF66-\uFF9F]"
+        )
+
+
+@cache
+def _patterns() -> _Patterns:
+    return _Patterns()
 
 
 def prose(text: str) -> str:
     """``text`` with code set aside (step 1 of the module docstring): fenced blocks, inline
     code, URLs and code-like tokens removed; CJK characters are kept wherever they are."""
-    text = _URL.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text)))
-    cjk = _CJK_RUN.search(text) is not None  # else no token needs the search
+    p = _patterns()
+    text = p.url.sub(" ", p.inline_code.sub(" ", p.fence.sub(" ", text)))
+    cjk = p.cjk_run.search(text) is not None  # else no token needs the search
     kept: list[str] = []
     for token in text.split():
-        if cjk and _CJK_RUN.search(token):
+        if cjk and p.cjk_run.search(token):
             kept.append(token)
             continue
         word = token.strip(_EDGE)
-        if word and not _CODE_CHARS.search(word):
+        if word and not p.code_chars.search(word):
             kept.append(word)
     return " ".join(kept)
 
@@ -119,13 +133,16 @@ def word_counts(text: str) -> dict[Language, float]:
     """Words of ``text`` per language (steps 1-3 of the module docstring): CJK characters
     count half a word each, Cyrillic words go to Russian, Latin words to one Latin-script
     language."""
+    if not text or text.isspace():
+        return {}  # no words (and no pattern compiled for none)
     clean = prose(text)
+    p = _patterns()
     counts: dict[Language, float] = {}
-    cjk = _CJK_RUN.search(clean) is not None  # else no token needs the searches
+    cjk = p.cjk_run.search(clean) is not None  # else no token needs the searches
     if cjk:
-        han = len(_HAN.findall(clean))
-        kana = len(_KANA.findall(clean))
-        hangul = len(_HANGUL.findall(clean))
+        han = len(p.han.findall(clean))
+        kana = len(p.kana.findall(clean))
+        hangul = len(p.hangul.findall(clean))
         if hangul:
             counts["ko"] = hangul / 2
         if kana and kana >= KANA_SHARE * (kana + han):
@@ -135,12 +152,12 @@ def word_counts(text: str) -> dict[Language, float]:
     latin: list[str] = []
     cyrillic = 0
     for token in clean.split():
-        if cjk and _CJK_RUN.search(token):
+        if cjk and p.cjk_run.search(token):
             continue
         word = token.strip(_EDGE).lower().translate(_APOSTROPHE)
-        if _LATIN_WORD.match(word):
+        if p.latin_word.match(word):
             latin.append(word)
-        elif _CYRILLIC_WORD.match(word):
+        elif p.cyrillic_word.match(word):
             cyrillic += 1
     if cyrillic:
         counts["ru"] = float(cyrillic)
