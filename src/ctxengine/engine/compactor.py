@@ -42,7 +42,6 @@ from ctxengine.policy.defaults import DEFAULT_CACHE_TTL_SECONDS
 from ctxengine.projection import frame_messages
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
-from ctxengine.summarizers.base import LiveRequest
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 
@@ -54,6 +53,7 @@ from .view import EpochKey, epoch_key, fixed_tokens
 if TYPE_CHECKING:
     from ctxengine.assembly.head import Head
     from ctxengine.ladder.durable_ledger import DurableLedger
+    from ctxengine.summarizers.base import LiveRequest
     from ctxengine.summarizers.prime import LedgerPrimer
 
     from .native import NativeTarget

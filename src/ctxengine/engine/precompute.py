@@ -77,7 +77,6 @@ from ctxengine.model.codec import body_to_dict, content_hash
 from ctxengine.policy import Budget, Policy
 from ctxengine.projection.context import Context
 from ctxengine.projection.memo import ProjectionMemo
-from ctxengine.summarizers.base import LiveRequest
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.cache import CachingEstimator
 
@@ -88,6 +87,7 @@ from .runner import Executed, Runner
 
 if TYPE_CHECKING:
     from ctxengine.assembly.head import ContextAssembler
+    from ctxengine.summarizers.base import LiveRequest
 
 #: Appended to the session id to name the store lock a background compaction holds (one
 #: per stored session across threads and processes; not the compaction lock itself, which

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ctxengine.errors import (
     Cancelled,
@@ -29,11 +30,13 @@ from ctxengine.ladder.recover import FallbackMode, SummarizerBreaker, fallback_r
 from ctxengine.model import CompactionRecord, Entry
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.projection.context import Context
-from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
-from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
 
 from .history import History
+
+if TYPE_CHECKING:
+    from ctxengine.summarizers.base import LiveRequest, Summarizer, Summary, SummaryRequest
+    from ctxengine.summarizers.extractive import ExtractiveSummarizer
 
 #: ``(record, truncate cap or None)`` → the tentative entry and the context it would give.
 MeasureFn = Callable[[CompactionRecord, int | None], tuple[Entry, Context]]
@@ -307,6 +310,8 @@ class Runner:
     def _supplied(self, text: str, request: SummaryRequest, estimator: Estimator) -> Summary:
         """A summary a hook supplied, with the deterministic ledgers of ``request`` (so that
         ledgers keep growing across compactions, invariant 6)."""
+        from ctxengine.summarizers.base import Summary
+
         ledgers = self.fallback.summarize(request, estimator).ledgers
         return Summary(text, ledgers, "hook", estimator.text(text), ("supplied:before_compact",))
 
@@ -425,6 +430,8 @@ def _request(
     instructions: str | None = None,
     cwd: str = "",
 ) -> SummaryRequest:
+    from ctxengine.summarizers.base import SummaryRequest
+
     cut = attempt.cut
     assert cut is not None
     sources = conversation.sources

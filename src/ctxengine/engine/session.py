@@ -83,7 +83,6 @@ from ctxengine.policy.defaults import (
 from ctxengine.projection.context import Context
 from ctxengine.projection.skills import SYNTHETIC_SKILL, SYNTHETIC_SKILL_NOTICE, skill_loads
 from ctxengine.projection.tools import tool_name
-from ctxengine.summarizers.base import Summarizer, SummaryRequest
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.correction import UsageCorrection
@@ -114,6 +113,7 @@ if TYPE_CHECKING:
     from ctxengine.providers.profiles import ModelProfile
     from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult
     from ctxengine.stores.base import SessionLink, Store
+    from ctxengine.summarizers.base import Summarizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -912,6 +912,8 @@ class Session:
             SummaryRejected, ProviderError: ``summary=True`` and the summarizer failed;
                 nothing is appended.
         """
+        from ctxengine.summarizers.base import SummaryRequest
+
         with self._lock:
             self.log.sync()
             h = self.log.history
