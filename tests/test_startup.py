@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 import ctxengine
-from ctxengine import policy, providers, stores, summarizers
+from ctxengine import engine, policy, providers, stores, summarizers
 from ctxengine.cli.app import COMMANDS, build_command
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -104,6 +104,33 @@ def test_a_session_loads_no_summarizer_machinery_before_it_compacts(statements: 
     assert "importlib.metadata" not in found
 
 
+#: Packages and modules that a session loads only when it uses them: a model call, a store,
+#: a recall, a head, a native compaction, a checkout, a child session, a hand-off, a summary.
+FIRST_USE = (
+    "ctxengine.providers",
+    "ctxengine.stores",
+    "ctxengine.recall",
+    "ctxengine.assembly",
+    "ctxengine.importers",
+    "ctxengine.projection.render",
+    "ctxengine.engine.calls",
+    "ctxengine.engine.branches",
+    "ctxengine.engine.children",
+    "ctxengine.engine.handoff",
+    "ctxengine.ladder.durable_ledger",
+    "ctxengine.summarizers.base",
+)
+
+
+@pytest.mark.parametrize("statements", ["from ctxengine import Session", FIRST_PREPARE])
+def test_a_session_loads_what_it_uses_on_first_use(statements: str) -> None:
+    found = loaded_after(statements)
+    early = sorted(m for m in found if m.startswith(FIRST_USE))
+    assert early == []
+    summarizers = sorted(m for m in found if m.startswith("ctxengine.summarizers"))
+    assert summarizers == ["ctxengine.summarizers", "ctxengine.summarizers.extractive"]
+
+
 def test_a_compaction_loads_the_summarizer_machinery() -> None:
     """The modules above are the ones a summary needs (the check above could not fail if
     they were misnamed); the model summarizers' (``llm``) and the ledger primer's stay
@@ -135,7 +162,7 @@ def test_reading_a_default_does_not_import_pydantic() -> None:
     assert "pydantic" not in tops(found)
 
 
-@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores, summarizers])
+@pytest.mark.parametrize("package", [ctxengine, engine, policy, providers, stores, summarizers])
 def test_every_public_name_of_a_lazy_package_resolves_to_its_home(package: ModuleType) -> None:
     names = package.__all__
     homes = getattr(package, "_HOMES", {})
@@ -146,7 +173,7 @@ def test_every_public_name_of_a_lazy_package_resolves_to_its_home(package: Modul
         assert name in dir(package)
 
 
-@pytest.mark.parametrize("package", [ctxengine, policy, providers, stores, summarizers])
+@pytest.mark.parametrize("package", [ctxengine, engine, policy, providers, stores, summarizers])
 def test_an_unknown_name_is_an_attribute_error(package: ModuleType) -> None:
     with pytest.raises(
         AttributeError, match=f"module '{package.__name__}' has no attribute 'nope'"

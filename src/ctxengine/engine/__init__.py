@@ -16,11 +16,51 @@ Layout (each module one responsibility):
 
 The decision itself (trigger, plan, prune, cut, recover) is pure and lives in
 :mod:`ctxengine.ladder`.
+
+The names below are loaded from their modules on first use (PEP 562): ``Session`` does not
+import the modules of checkouts and child sessions until a session makes one.
 """
 
-from .branches import Checkout
-from .children import Pointers
-from .events import CompactionOutcome, LadderEvent, PlanDecision
-from .session import Session
+from __future__ import annotations
+
+#: ``typing.TYPE_CHECKING`` without importing :mod:`typing`; type checkers read the block below.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .branches import Checkout
+    from .children import Pointers
+    from .events import CompactionOutcome, LadderEvent, PlanDecision
+    from .session import Session
 
 __all__ = ["Checkout", "CompactionOutcome", "LadderEvent", "PlanDecision", "Pointers", "Session"]
+
+#: The module each public name is loaded from on first use.
+_HOMES: dict[str, str] = {
+    "Checkout": "ctxengine.engine.branches",
+    "Pointers": "ctxengine.engine.children",
+    "CompactionOutcome": "ctxengine.engine.events",
+    "LadderEvent": "ctxengine.engine.events",
+    "PlanDecision": "ctxengine.engine.events",
+    "Session": "ctxengine.engine.session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not a public name (nor a submodule already imported).
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -87,9 +87,6 @@ from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.correction import UsageCorrection
 
-from . import branches, children, handoff
-from .branches import Checkout
-from .children import Pointers
 from .compactor import Compactor
 from .events import (
     AfterCompact,
@@ -97,7 +94,6 @@ from .events import (
     CompactionOutcome,
     LadderEvent,
 )
-from .handoff import HandedOff
 from .history import History
 from .log import SessionLog
 from .native import NativeTarget, holds_native, native_settings, store_native_reply
@@ -114,6 +110,11 @@ if TYPE_CHECKING:
     from ctxengine.recall import HistoryIndex, RecallQuery, RecallResult
     from ctxengine.stores.base import SessionLink, Store
     from ctxengine.summarizers.base import Summarizer
+
+    from . import handoff
+    from .branches import Checkout
+    from .children import Pointers
+    from .handoff import HandedOff
 
 
 @dataclass(frozen=True, slots=True)
@@ -679,6 +680,8 @@ class Session:
         from ctxengine.recall import HistoryIndex
         from ctxengine.recall.chain import ChainIndex
 
+        from . import children
+
         h = self.log.history
         index, hidden = self._recall
         base, base_hidden = self._recall_base()
@@ -774,6 +777,8 @@ class Session:
         entry it was handed off at, oldest session first, and the positions among them
         recall skips (:func:`~ctxengine.engine.handoff.recall_segment`); read once, from
         the sessions in memory or from the store. Else nothing."""
+        from . import handoff
+
         if self._handoff_base is not None:
             return self._handoff_base
         found: handoff.RecallBase = ((), set())
@@ -914,6 +919,9 @@ class Session:
         """
         from ctxengine.summarizers.base import SummaryRequest
 
+        from . import branches
+        from .branches import Checkout
+
         with self._lock:
             self.log.sync()
             h = self.log.history
@@ -990,6 +998,8 @@ class Session:
             ValueError: no entry ``at``, one withdrawn, an empty task, or a ``session_id``
                 taken.
         """
+        from . import branches, children
+
         with self._lock:
             self.log.sync()
             h = self.log.history
@@ -1047,6 +1057,8 @@ class Session:
             ValueError: an empty task packet, or a ``session_id`` taken.
             ConfigError: ``tools`` given while this session has an assembled head.
         """
+        from . import children
+
         if tools is not None and self.head is not None:
             raise ConfigError(
                 "spawn: the child's tools are the assembled head's; give no tools, or set "
@@ -1124,6 +1136,8 @@ class Session:
                 new since its previous result, an empty summary, a ``call_id`` the parent
                 does not await, or none while the parent awaits calls.
         """
+        from . import children
+
         if not summary.strip():
             raise ValueError("finish: the summary is empty")
         link, parent = self._link, self._parent
@@ -1208,6 +1222,9 @@ class Session:
             ConfigError: ``tools`` given while this session has an assembled head.
         """
         from ctxengine.recall import RECALL_TOOL
+
+        from . import children, handoff
+        from .handoff import HandedOff
 
         if tools is not None and self.head is not None:
             raise ConfigError("handoff: the new session's tools are the assembled head's")
@@ -1330,6 +1347,8 @@ class Session:
         """
         from ctxengine.stores.base import SessionInfo, SessionLink
 
+        from . import children
+
         child_id = self._child_id(relation, wanted)
         entries = build(child_id)
         link = SessionLink(child_id, self.session_id, at, relation)
@@ -1361,6 +1380,8 @@ class Session:
         """A session for a child of this one: this session's window, policy, estimator,
         summarizer and fallback, store, working directory, and ``head`` (default a copy of
         its head)."""
+        from . import children
+
         head = head if head is not None else children.head_copy(self.head)
         return Session(
             self._window,
