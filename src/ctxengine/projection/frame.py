@@ -287,38 +287,47 @@ def _any_instruction() -> re.Pattern[str]:
     )
 
 
-#: Keywords (lowercase) one of which every match of :data:`INSTRUCTION_PATTERNS` holds, and
+#: Keywords (lowercase) one of which every match of :func:`instruction_patterns` holds, and
 #: the phrases that stand for the rest (:func:`may_hold_instruction`).
 _ORDER_WORDS: tuple[str, ...] = (
     "system", "developer", "assistant", "admin", "operator", "inst]", "im_start",
     "instruction", "ignor", "disregard", "forget", "override", "follow",
 )  # fmt: skip
 _ORDER_PHRASES = r"you\s+are\s+now|note\s+to|\b(?:ai|agent|llm|model|claude|chatgpt|gpt)\s*[:,]"
-_ORDER_PHRASE = re.compile(_ORDER_PHRASES)
-#: The same, and the non-Latin keywords, as one case-insensitive pattern: for a text that is
-#: not ASCII, where lowercasing is not the pattern's case folding (``ſ``, ``İ``).
-_ORDER_ANY = re.compile(
-    "|".join(
-        (
-            *map(re.escape, _ORDER_WORDS),
-            _ORDER_PHRASES,
-            *("игнорир", "забуд", "忽略", "无视", "忽视", "無視", "不要理会", "무시"),
-        )
-    ),
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def _order_phrase() -> re.Pattern[str]:
+    return re.compile(_ORDER_PHRASES)
+
+
+@functools.cache
+def _order_any() -> re.Pattern[str]:
+    """:data:`_ORDER_WORDS`, :data:`_ORDER_PHRASES` and the non-Latin keywords as one
+    case-insensitive pattern: for a text that is not ASCII, where lowercasing is not the
+    pattern's case folding (``ſ``, ``İ``)."""
+    return re.compile(
+        "|".join(
+            (
+                *map(re.escape, _ORDER_WORDS),
+                _ORDER_PHRASES,
+                *("игнорир", "забуд", "忽略", "无视", "忽视", "無視", "不要理会", "무시"),
+            )
+        ),
+        re.IGNORECASE,
+    )
 
 
 def may_hold_instruction(text: str) -> bool:
     """False when no line of ``text`` can be instruction-like (:func:`is_instruction_like`):
-    every pattern of :data:`INSTRUCTION_PATTERNS` needs one of a few keywords (``system``,
+    every pattern of :func:`instruction_patterns` needs one of a few keywords (``system``,
     ``ignor``, ``instruction``, ``无视`` …), and ``text`` holds none of them. One pass over a
     whole tool output instead of one search per line (a search per line costs about 20 µs);
     True does not mean a line is."""
     if text.isascii():
         low = text.lower()
-        return any(w in low for w in _ORDER_WORDS) or _ORDER_PHRASE.search(low) is not None
-    return _ORDER_ANY.search(text) is not None
+        return any(w in low for w in _ORDER_WORDS) or _order_phrase().search(low) is not None
+    return _order_any().search(text) is not None
 
 
 def is_instruction_like(line: str) -> bool:
