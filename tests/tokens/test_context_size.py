@@ -50,6 +50,15 @@ class TestAnchor:
         msgs = [*history(), reply(Usage(4_000, 100))]
         assert context_size(msgs, EST) == ContextSize(4_100, 4_100, 0, 5)
 
+    def test_a_reply_reporting_more_prompt_tokens_than_the_window_is_passed_over(self) -> None:
+        # prompt tokens 3,000 (1,000 + 2,000 cached): over a 2,999-token window, within 3,000
+        msgs = [*history(), reply(Usage(40_000, 100))]
+        assert find_anchor(msgs, window=40_000) == 5
+        assert find_anchor(msgs, window=39_999) == 2
+        assert find_anchor(msgs, window=3_000) == 2
+        assert find_anchor(msgs, window=2_999) is None
+        assert find_anchor(msgs) == 5  # no window: every usable reply
+
     def test_usage_before_the_latest_compaction_is_stale(self) -> None:
         msgs = history()
         size = context_size(msgs, EST, fresh_from=3, extra_tokens=500)

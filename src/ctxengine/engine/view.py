@@ -56,10 +56,12 @@ def context_tokens(
     history: History,
     estimator: Estimator,
     correction: UsageCorrection | None = None,
+    window: int | None = None,
 ) -> int:
     """Size of ``ctx`` in tokens: the usage anchor plus the estimate of what follows it; the
     full estimate (``ctx.tokens``) when there is no usable anchor. The anchor rule is
-    :func:`ctxengine.tokens.size.find_anchor` (a reply reporting prompt tokens, not aborted)
+    :func:`ctxengine.tokens.size.find_anchor` (a reply reporting prompt tokens, not aborted,
+    and with ``window``, the model's window in tokens, not more prompt tokens than it holds)
     over the messages newer than the latest compaction and prune in ``history``: an older
     usage measured a context that no longer exists.
 
@@ -75,7 +77,7 @@ def context_tokens(
         if history.index.get(src, -1) <= floor:
             break
         fresh_from = pos
-    anchor = find_anchor(ctx.messages, fresh_from=fresh_from)
+    anchor = find_anchor(ctx.messages, fresh_from=fresh_from, window=window)
     usage = ctx.messages[anchor].usage if anchor is not None else None
     if anchor is None or usage is None:
         return correction.scale(ctx.tokens) if correction is not None else ctx.tokens

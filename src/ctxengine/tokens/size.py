@@ -48,11 +48,21 @@ def is_usable_anchor(message: Message) -> bool:
     )
 
 
-def find_anchor(messages: Sequence[Message], *, fresh_from: int = 0) -> int | None:
+def find_anchor(
+    messages: Sequence[Message], *, fresh_from: int = 0, window: int | None = None
+) -> int | None:
     """Index of the usage anchor: the last usable assistant message at index ≥
-    ``fresh_from``, or ``None``. Scans backwards, so the cost is the distance from the end."""
+    ``fresh_from``, or ``None``. Scans backwards, so the cost is the distance from the end.
+
+    With ``window`` (the model's context window, tokens), a reply reporting more prompt tokens
+    than the window holds is passed over: no request the model accepted measured that much,
+    so the report belongs to another conversation (messages imported from an agent that ran
+    with a larger window, or from a context ctxengine did not build)."""
     for i in range(len(messages) - 1, max(fresh_from, 0) - 1, -1):
-        if is_usable_anchor(messages[i]):
+        m = messages[i]
+        if is_usable_anchor(m) and (
+            window is None or m.usage is None or m.usage.prompt_tokens <= window
+        ):
             return i
     return None
 
