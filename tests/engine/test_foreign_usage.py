@@ -1,6 +1,7 @@
 """Usage that measured another conversation: a transcript's own replies fed to a session
-with a smaller window report more prompt tokens than that window holds, and anchor nothing
-(:func:`ctxengine.tokens.size.find_anchor` with ``window``)."""
+with a smaller window report more prompt tokens than that window holds, and after the
+session's first compaction they anchor nothing (:func:`ctxengine.tokens.size.find_anchor`
+with ``window``)."""
 
 from __future__ import annotations
 
@@ -32,16 +33,23 @@ def test_replies_reporting_more_than_the_window_do_not_drive_compaction() -> Non
     assert max(sizes) <= 32_000
 
 
-def test_a_reply_within_the_window_still_anchors() -> None:
-    session = Session(32_000)
-    session.append(user("Fix the parser."))
-    session.append(assistant("Done.", usage=Usage(20_000, 10)))
-    session.append(user("Thanks."))
-    tail = session.estimator.message(user("Thanks."))
-    assert session.context_tokens(session.project()) == 20_010 + tail
-    over = Session(32_000)
-    over.append(user("Fix the parser."))
-    over.append(assistant("Done.", usage=Usage(32_001, 10)))
-    over.append(user("Thanks."))
+def test_after_a_compaction_only_a_reply_within_the_window_anchors() -> None:
+    def session(prompt: int, *, compacted: bool) -> tuple[Session, int]:
+        s = Session(32_000)
+        for n in range(6):
+            s.append(user(f"Step {n}: " + "fix the parser and run the tests again. " * 200))
+            s.append(assistant(f"Done with step {n}."))
+        if compacted:
+            s.compact()
+        s.append(assistant("Done.", usage=Usage(prompt, 10)))
+        s.append(user("Thanks."))
+        return s, s.estimator.message(user("Thanks."))
+
+    within, tail = session(32_000, compacted=True)
+    assert within.context_tokens(within.project()) == 32_010 + tail
+    over, _ = session(32_001, compacted=True)
     ctx = over.project()
     assert over.context_tokens(ctx) == ctx.tokens  # the full estimate: no anchor
+    # before any compaction the reply may measure this history under a larger window
+    first, tail = session(32_001, compacted=False)
+    assert first.context_tokens(first.project()) == 32_011 + tail

@@ -328,3 +328,31 @@ def test_a_check_named_only_inside_a_heredoc_body_is_not_a_check_and_done_shows_
         "created t.py",
         "ran `git commit -m \"$(cat <<'EOF' …` (succeeded)",
     )
+
+
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+    "it was a file edit, the new_string was NOT written to the file). STOP what you are "
+    "doing and wait for the user to tell you how to proceed."
+)
+
+
+def test_a_call_the_user_declined_is_a_decision_not_an_error() -> None:
+    msgs = (
+        user("go"),
+        calls(
+            call("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="y"),
+            call("b1", "Bash", command="git push --force"),
+            call("g1", "Glob", pattern="**/*.ex"),
+        ),
+        results(("e1", REJECTED, True), ("b1", REJECTED, True), ("g1", REJECTED, True)),
+    )
+    ledgers = extract_ledgers(msgs)
+    assert ledgers.error_facts == ()
+    assert ledgers.files_modified == ()
+    assert ledgers.commands == ()
+    assert ledgers.done == (
+        "declined by the user: `Edit(/repo/a.py)` (not run)",
+        "declined by the user: `git push --force` (not run)",
+        "declined by the user: `Glob` (not run)",
+    )

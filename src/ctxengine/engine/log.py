@@ -418,9 +418,10 @@ class SessionLog:
     def context_tokens(self, ctx: Context) -> int:
         """Size of ``ctx`` in tokens: the usage anchor (latest usable assistant usage newer
         than the latest compaction and prune) plus the estimate of what follows it; the full
-        estimate when there is no usable anchor (a reply reporting more prompt tokens than
-        the window holds is none: it measured another conversation). The estimated part is
-        scaled by :attr:`correction` (which first pools a new anchor's report)."""
+        estimate when there is no usable anchor (after a compaction, a reply reporting more
+        prompt tokens than the window holds is none: it measured another conversation). The
+        estimated part is scaled by :attr:`correction` (which first pools a new anchor's
+        report)."""
         return context_tokens(
             ctx, self.history, self.estimator, self.correction, window=self.budget.window
         )

@@ -61,9 +61,9 @@ def context_tokens(
     """Size of ``ctx`` in tokens: the usage anchor plus the estimate of what follows it; the
     full estimate (``ctx.tokens``) when there is no usable anchor. The anchor rule is
     :func:`ctxengine.tokens.size.find_anchor` (a reply reporting prompt tokens, not aborted,
-    and with ``window``, the model's window in tokens, not more prompt tokens than it holds)
-    over the messages newer than the latest compaction and prune in ``history``: an older
-    usage measured a context that no longer exists.
+    and, once ``history`` holds a compaction, not more prompt tokens than ``window``, the
+    model's window in tokens, holds) over the messages newer than the latest compaction and
+    prune in ``history``: an older usage measured a context that no longer exists.
 
     With a ``correction`` the estimated part is scaled by its ratio, and a new anchor's
     growth over the previous one (:func:`ctxengine.tokens.correction.anchor_growth`) is
@@ -77,7 +77,12 @@ def context_tokens(
         if history.index.get(src, -1) <= floor:
             break
         fresh_from = pos
-    anchor = find_anchor(ctx.messages, fresh_from=fresh_from, window=window)
+    # after a compaction every request built fits the window, so a reply reporting more
+    # prompt tokens answered another conversation (before one, it may measure this very
+    # history sent to a model with a larger window than this session's)
+    anchor = find_anchor(
+        ctx.messages, fresh_from=fresh_from, window=window if history.compactions else None
+    )
     usage = ctx.messages[anchor].usage if anchor is not None else None
     if anchor is None or usage is None:
         return correction.scale(ctx.tokens) if correction is not None else ctx.tokens

@@ -92,3 +92,18 @@ def result_failed(result: ToolResultPart) -> bool:
     if code is not None:
         return code != 0
     return _FAILED_START.match(result_text(result)) is not None
+
+
+#: How an agent tells its model that the user declined a tool call, so that nothing ran
+#: (Claude Code: "The user doesn't want to proceed with this tool use. The tool use was
+#: rejected …", with ``is_error`` set; in plan mode "The user doesn't want to take this
+#: action right now").
+_DECLINED = re.compile(
+    r"\s*The user doesn't want to (?:proceed with this tool use|take this action right now)\b"
+)
+
+
+def declined_by_user(result: ToolResultPart) -> bool:
+    """True when ``result`` says the user declined the call (:data:`_DECLINED`): a decision
+    of the user's, not a failure of the tool, and nothing the call asked for happened."""
+    return _DECLINED.match(result_text(result)) is not None

@@ -98,7 +98,12 @@ from ctxengine.summarizers.shell import (
     looks_like_check,
     strip_bodies,
 )
-from ctxengine.summarizers.signals import exit_code, result_failed, result_text
+from ctxengine.summarizers.signals import (
+    declined_by_user,
+    exit_code,
+    result_failed,
+    result_text,
+)
 from ctxengine.summarizers.tools import (
     arguments,
     call_effects,
@@ -173,6 +178,9 @@ class _File:
     diff_output: bool = False
 
 
+#: A done step for a tool call the user declined (:func:`~ctxengine.summarizers.signals.
+#: declined_by_user`): the call as its errors would name it; nothing ran.
+DECLINED_STEP = "declined by the user: `{call}` (not run)"
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
 STARTED_STEP = ENGLISH_FACTS.background
@@ -298,6 +306,11 @@ class Walk:
         """Record one tool call and its result (``None``: unanswered, nothing happened)."""
         command = shell_command(call)
         patch = patch_text(call)
+        if result is not None and declined_by_user(result):
+            # the user's decision, not a failure: nothing ran and nothing was written
+            key = self._key(call, command)
+            self.done.append(DECLINED_STEP.format(call=call.name if key.endswith("()") else key))
+            return
         if command is not None and patch is None and "*** Begin Patch" not in command:
             self.commands.append(cap_command(command))
         if result is None:
