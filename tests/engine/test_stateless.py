@@ -105,6 +105,32 @@ class TestSameAsLive:
         assert [s.reused for s in served.values()] == [0, *ends[:-1]]
         assert live[ends[-1]].epoch >= 2
 
+    def test_fresh_objects_equal_to_the_newest_checkpoint_are_not_hashed_again(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        hashed: list[Message] = []
+        digest = ctxengine.engine.stateless.message_digest
+
+        def counting(m: Message) -> bytes:
+            hashed.append(m)
+            return digest(m)
+
+        monkeypatch.setattr(ctxengine.engine.stateless, "message_digest", counting)
+        for i in ends:
+            cache.serve(fresh(messages[:i]), window=WINDOW, created_at=CREATED)
+        # each request hashes only what follows the previous one: every message once
+        assert len(hashed) == ends[-1]
+        # an edited earlier message is not equal: from there on the request is hashed
+        edited = list(fresh(messages))
+        edited[3] = user("Fix the failing test in src/other.py.")
+        hashed.clear()
+        served = cache.serve(edited, window=WINDOW, created_at=CREATED)
+        assert len(hashed) == len(edited)
+        assert served.reused == max(i for i in ends if i <= 3) == 2
+
     def test_without_a_cache_each_call_compacts_from_scratch(self) -> None:
         messages = conversation()
         session = Session(WINDOW)

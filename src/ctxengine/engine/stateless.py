@@ -487,7 +487,8 @@ class PrefixCache:
     ) -> tuple[_Checkpoint | None, int, list[bytes]]:
         """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
         number of messages whose keys were not computed (a checkpoint's own messages, found
-        by identity) and the keys of ``request[:j]`` for each j after them."""
+        by identity, or equal to those of the newest checkpoint) and the keys of
+        ``request[:j]`` for each j after them."""
         base: _Checkpoint | None = None
         start = 0
         key = config
@@ -499,6 +500,17 @@ class PrefixCache:
             if found is not None and found.count == j and _same_prefix(found.messages, request, j):
                 base, start, key = found, j, found.key
                 break
+        if base is None and self._lru:
+            # new message objects (a proxy parses every request): the newest checkpoint, when
+            # the request starts with messages equal to its own, spares hashing them
+            recent = next(reversed(self._lru.values()))
+            n = recent.count
+            if (
+                recent.config == config
+                and n <= len(request)
+                and _same_prefix(recent.messages, request, n)
+            ):
+                base, start, key = recent, n, recent.key
         _check(request, start)
         keys: list[bytes] = []
         for m in request[start:]:
