@@ -29,6 +29,7 @@ STEPS = (
     "moved src/old.py to src/new.py",
     "copied a b.py to c d.py",
     "ran `pytest -q` (succeeded)",
+    "declined by the user: `git push --force` (not run)",
 )
 
 
@@ -48,12 +49,14 @@ def test_chinese_and_german_words_keep_paths_and_commands_verbatim() -> None:
         "移动 src/old.py 到 src/new.py",
         "复制 a b.py 到 c d.py",
         "运行 `pytest -q`（成功）",
+        "用户拒绝了 `git push --force`（未执行）",
     ]
     de = WORDINGS["de"].facts
     assert [done_line(s, de) for s in STEPS[:1] + STEPS[5:6] + STEPS[7:]] == [
         "bearbeitet: src/a.py",
         "verschoben: src/old.py nach src/new.py",
         "`pytest -q` ausgeführt (erfolgreich)",
+        "vom Benutzer abgelehnt: `git push --force` (nicht ausgeführt)",
     ]
     error = ErrorFact("KeyError: 'x'", "open", 3, "pytest -q", where='File "a.py", line 3')
     assert (

@@ -66,6 +66,8 @@ class FactWords:
         failed_later: the same, when a later run of it failed (naming the errors heading).
         background: a command started in the background and not seen to end (``{command}``,
             ``{id}``: the id to read or stop it by).
+        declined: a tool call the user declined, so that nothing ran (``{call}``: the call
+            as its errors would name it).
     """
 
     open: str
@@ -91,6 +93,7 @@ class FactWords:
     ran: str
     failed_later: str
     background: str
+    declined: str
 
     def verb(self, action: str) -> str:
         """The verb of a done step for file ``action`` (the action itself when unknown)."""
@@ -124,6 +127,7 @@ ENGLISH_FACTS = FactWords(
     ran="ran `{command}` (succeeded)",
     failed_later="ran `{command}` (succeeded, then failed again later: see Errors)",
     background="started `{command}` in the background (id {id})",
+    declined="declined by the user: `{call}` (not run)",
 )
 
 CHINESE_FACTS = FactWords(
@@ -150,6 +154,7 @@ CHINESE_FACTS = FactWords(
     ran="运行 `{command}`（成功）",
     failed_later="运行 `{command}`（曾成功，之后再次失败：见“错误”）",
     background="在后台启动 `{command}`（ID {id}）",
+    declined="用户拒绝了 `{call}`（未执行）",
 )
 
 JAPANESE_FACTS = FactWords(
@@ -176,6 +181,7 @@ JAPANESE_FACTS = FactWords(
     ran="`{command}` を実行（成功）",
     failed_later="`{command}` を実行（成功したが、その後再び失敗：「エラー」を参照）",
     background="`{command}` をバックグラウンドで開始（ID {id}）",
+    declined="ユーザーが `{call}` を拒否（未実行）",
 )
 
 KOREAN_FACTS = FactWords(
@@ -202,6 +208,7 @@ KOREAN_FACTS = FactWords(
     ran="`{command}` 실행 (성공)",
     failed_later="`{command}` 실행 (성공했으나 이후 다시 실패: '오류' 참조)",
     background="`{command}` 백그라운드에서 시작 (ID {id})",
+    declined="사용자가 `{call}` 거부 (실행 안 됨)",
 )
 
 SPANISH_FACTS = FactWords(
@@ -228,6 +235,7 @@ SPANISH_FACTS = FactWords(
     ran="ejecutado `{command}` (correcto)",
     failed_later="ejecutado `{command}` (correcto, luego volvió a fallar: ver Errores)",
     background="iniciado `{command}` en segundo plano (id {id})",
+    declined="rechazado por el usuario: `{call}` (no se ejecutó)",
 )
 
 FRENCH_FACTS = FactWords(
@@ -254,6 +262,7 @@ FRENCH_FACTS = FactWords(
     ran="exécuté `{command}` (réussi)",
     failed_later="exécuté `{command}` (réussi, puis de nouveau en échec : voir Erreurs)",
     background="lancé `{command}` en arrière-plan (id {id})",
+    declined="refusé par l'utilisateur : `{call}` (non exécuté)",
 )
 
 GERMAN_FACTS = FactWords(
@@ -280,6 +289,7 @@ GERMAN_FACTS = FactWords(
     ran="`{command}` ausgeführt (erfolgreich)",
     failed_later="`{command}` ausgeführt (erfolgreich, später erneut fehlgeschlagen: siehe Fehler)",
     background="`{command}` im Hintergrund gestartet (ID {id})",
+    declined="vom Benutzer abgelehnt: `{call}` (nicht ausgeführt)",
 )
 
 PORTUGUESE_FACTS = FactWords(
@@ -306,6 +316,7 @@ PORTUGUESE_FACTS = FactWords(
     ran="executado `{command}` (sucesso)",
     failed_later="executado `{command}` (sucesso, depois falhou de novo: ver Erros)",
     background="iniciado `{command}` em segundo plano (id {id})",
+    declined="recusado pelo usuário: `{call}` (não executado)",
 )
 
 RUSSIAN_FACTS = FactWords(
@@ -332,6 +343,7 @@ RUSSIAN_FACTS = FactWords(
     ran="запуск `{command}` (успешно)",
     failed_later="запуск `{command}` (успешно, затем снова ошибка: см. «Ошибки»)",
     background="запуск `{command}` в фоне (id {id})",
+    declined="отклонено пользователем: `{call}` (не выполнено)",
 )
 
 

@@ -98,6 +98,9 @@ RAN = re.compile(r"^ran `(?P<command>.*)` \(succeeded\)$", re.DOTALL)
 STARTED = re.compile(
     r"^started `(?P<command>.*)` in the background \(id (?P<id>[\w-]+)\)$", re.DOTALL
 )
+#: A stored done step for a tool call the user declined:
+#: ``declined by the user: `CALL` (not run)``.
+DECLINED = re.compile(r"^declined by the user: `(?P<call>.*)` \(not run\)$", re.DOTALL)
 _STEP = re.compile(
     r"^(?P<verb>created|edited|wrote|deleted|moved|copied|formatted) (?P<rest>.+)$", re.DOTALL
 )
@@ -115,8 +118,9 @@ def _how(how: str, words: FactWords) -> str:
 def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     """A done step as stored in the ledgers (English, see
     :func:`~ctxengine.summarizers.ledgers.extract_ledgers`) in the words of ``words``: its
-    verb, how the file changed, ``ran `COMMAND` (succeeded)`` and ``started `COMMAND` in the
-    background (id ID)``; paths and commands verbatim. A step of another shape is returned
+    verb, how the file changed, ``ran `COMMAND` (succeeded)``, ``started `COMMAND` in the
+    background (id ID)`` and ``declined by the user: `CALL` (not run)``; paths, commands and
+    calls verbatim. A step of another shape is returned
     as it is."""
     ran = RAN.match(step)
     if ran is not None:
@@ -124,6 +128,9 @@ def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     started = STARTED.match(step)
     if started is not None:
         return words.background.format(command=started["command"], id=started["id"])
+    declined = DECLINED.match(step)
+    if declined is not None:
+        return words.declined.format(call=declined["call"])
     found = _STEP.match(step)
     if found is None:
         return step

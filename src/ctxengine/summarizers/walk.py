@@ -180,7 +180,7 @@ class _File:
 
 #: A done step for a tool call the user declined (:func:`~ctxengine.summarizers.signals.
 #: declined_by_user`): the call as its errors would name it; nothing ran.
-DECLINED_STEP = "declined by the user: `{call}` (not run)"
+DECLINED_STEP = ENGLISH_FACTS.declined
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
 STARTED_STEP = ENGLISH_FACTS.background
