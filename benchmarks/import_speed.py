@@ -19,7 +19,7 @@ disk):
   JSON-lines file; of every ``.json`` file of a folder), or, for a text transcript (aider's
   and Gemini CLI's Markdown), read, decoded and split into lines. The cyclic garbage
   collector is paused during these runs as it is during an import
-  (``registry._cycle_collector_paused``), so that the two are timed on equal terms.
+  (``ctxengine._runtime.collector_paused``), so that the two are timed on equal terms.
 
 It prints the median time and the speed in MB (10^6 bytes) of source file (all files of a
 folder) per second, the bare speed and ``parse ÷ bare`` (the parse speed as a share of the

@@ -10,6 +10,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ctxengine"
 #: For each top-level package/module: the ctxengine packages it may import.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "_runtime": set(),
     "model": set(),
     "policy": {"errors"},
     "tokens": {"model", "errors"},
@@ -68,6 +69,10 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+#: ``_runtime`` (loading a package's names on first use, pausing the garbage collector) imports
+#: nothing of ctxengine, so any layer may use it.
+RUNTIME = "_runtime"
+
 #: ``policy.defaults`` holds every tuning constant and imports nothing, so any layer above
 #: ``model`` may read it (importing it runs ``policy/__init__``, which imports only ``errors``).
 DEFAULTS = "policy.defaults"
@@ -109,12 +114,16 @@ def test_every_import_points_down() -> None:
         assert allowed is not None, f"{path}: layer {layer!r} has no entry in ALLOWED"
         if "*" in allowed:
             continue
-        targets = _imports(path) - {layer} - allowed
+        targets = _imports(path) - {layer, RUNTIME} - allowed
         if layer not in DEFAULTS_FORBIDDEN:
             targets.discard(DEFAULTS)
         for target in sorted(targets):
             violations.append(f"{path.relative_to(SRC)} imports ctxengine.{target}")
     assert violations == []
+
+
+def test_the_runtime_helpers_import_nothing_of_ours() -> None:
+    assert _imports(SRC / f"{RUNTIME}.py") == set()
 
 
 def test_model_imports_nothing_of_ours_except_itself() -> None:

@@ -120,15 +120,12 @@ def __getattr__(name: str) -> Any:
     Raises:
         AttributeError: ``name`` is not a public name (nor a submodule already imported).
     """
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+    from ctxengine._runtime import load_name  # not at import: `import ctxengine` loads nothing else
 
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOMES, globals(), name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    from ctxengine._runtime import names
+
+    return names(globals(), __all__)

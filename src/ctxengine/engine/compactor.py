@@ -6,13 +6,12 @@ append, the events and the count of failures in a row.
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ctxengine._runtime import collector_paused
 from ctxengine.errors import (
     Cancelled,
     CompactionError,
@@ -615,20 +614,6 @@ class Compactor:
                     "system prompt"
                 )
             raise CompactionLoopError(self.failures, tokens, self.budget.trigger, why)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the block (as a transcript import does,
-    :mod:`ctxengine.importers.registry`): reference counting still frees what the block
-    drops; the collector is enabled again on exit only when it was enabled on entry."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 #: How a floor error names a section of the assembled head.

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from ctxengine._runtime import collector_paused
 from ctxengine.errors import TranscriptError, UnknownFormat
 from ctxengine.importers._build import BOM, NotJSON, located
 from ctxengine.importers._peek import peek
@@ -160,7 +158,7 @@ def read_transcript(
     imp = get_importer(format) if format else detect(p)
     report = ImportReport(p, strict=strict)
     try:
-        with located(p), _cycle_collector_paused():
+        with located(p), collector_paused():
             session = imp.read(p, report)
     except NotJSON as exc:
         seen = "read as" if format else "looks like"
@@ -170,25 +168,6 @@ def read_transcript(
     if not any(isinstance(e.body, Message) for e in session.entries):
         raise TranscriptError(str(p), _nothing_usable(imp, report, forced=format is not None))
     return session
-
-
-@contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a transcript is parsed.
-
-    A parse allocates millions of small objects that stay alive (the entries) and holds no
-    reference cycles worth collecting; each automatic collection would walk all of them again,
-    which costs up to half the parse time on formats with short records (Cursor: 10 → 20 MB/s).
-    Reference counting still frees everything else at once. The collector is re-enabled on
-    exit only when it was enabled on entry (a caller that disabled it keeps it disabled).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _nothing_usable(imp: Importer, report: ImportReport, *, forced: bool) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ctxengine._runtime import load_name
+
 if TYPE_CHECKING:
     from ctxengine.stores.base import (
         ImportedLog,
@@ -41,17 +43,14 @@ _HOMES: dict[str, str] = {
 }
 
 
+#: :data:`_HOMES` as dotted module paths.
+_HOMES_FULL = {name: f"{__name__}.{home}" for name, home in _HOMES.items()}
+
+
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use and kept (PEP 562).
 
     Raises:
         AttributeError: ``name`` is not a public name (nor a submodule already imported).
     """
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOMES_FULL, globals(), name)

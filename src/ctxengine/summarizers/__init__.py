@@ -12,6 +12,8 @@ the package (say :mod:`.base`) does not compile the ledger and rule patterns of 
 
 from __future__ import annotations
 
+from ctxengine._runtime import load_name, names
+
 #: ``typing.TYPE_CHECKING`` without importing :mod:`typing`; type checkers read the block below.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,15 +103,8 @@ def __getattr__(name: str) -> Any:
     Raises:
         AttributeError: ``name`` is not a public name (nor a submodule already imported).
     """
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOMES, globals(), name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return names(globals(), __all__)
