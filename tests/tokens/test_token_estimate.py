@@ -120,7 +120,8 @@ LS = (
 )
 CODE = "def add(a: int, b: int) -> int:\n    return a + b\n\n" * 20
 JSON = json.dumps([{"name": "alpha", "kind": "beta", "ok": True}] * 30)
-RANDOM_LETTERS = "".join(random.Random(7).choice(string.ascii_lowercase) for _ in range(2_000))
+_RNG = random.Random(7)
+RANDOM_LETTERS = "".join(_RNG.choice(string.ascii_lowercase) for _ in range(2_000))
 BLOB = base64.b64encode(bytes(range(256)) * 12).decode()
 REFERENCE: dict[str, tuple[int, int]] = {
     PROSE: (77, 77),
