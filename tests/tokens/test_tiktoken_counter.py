@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from test_token_estimate import CHINESE, PROSE, SCRIPTS
+from test_token_estimate import CHINESE, PROSE, REFERENCE, SCRIPTS
 from tiktoken_files import encodings_dir, skip_reason
 
 from ctxengine.engine import Session
@@ -50,6 +50,27 @@ class TestCounts:
         assert (o200k.text(SCRIPTS["greek"]), cl100k.text(SCRIPTS["greek"])) == (57, 149)
         assert o200k.text("") == 0
         assert o200k.text("<|endoftext|>") == 7  # special-token text counts as text
+
+    def test_the_counts_the_estimator_tests_pin_are_the_encodings(self) -> None:
+        o200k, cl100k = TiktokenCounter("o200k_base"), TiktokenCounter("cl100k_base")
+        for text, counts in REFERENCE.items():
+            assert (o200k.text(text), cl100k.text(text)) == counts, text[:40]
+        cjk = "代理在修改任何文件之前先阅读失败的测试。"  # TestTokenizerProfiles
+        assert (o200k.text(cjk), cl100k.text(cjk)) == (12, 17)
+
+    def test_the_fallback_is_calibrated_for_the_encoding(self) -> None:
+        assert TiktokenCounter("o200k_base").encoding == "o200k_base"
+        assert TiktokenCounter("cl100k_base").encoding == "cl100k_base"
+        import tiktoken
+
+        o200k = load_encoding("o200k_base")
+        other = tiktoken.Encoding(
+            "o200k_copy",
+            pat_str=o200k._pat_str,
+            mergeable_ranks=o200k._mergeable_ranks,
+            special_tokens={},
+        )
+        assert TiktokenCounter(other).encoding is None  # an encoding with no rates of its own
 
     def test_framing_images_and_schemas_are_priced_as_the_heuristic_prices_them(self) -> None:
         exact, heuristic = TiktokenCounter(), HeuristicEstimator()

@@ -10,6 +10,9 @@ import random
 import string
 from typing import Any
 
+import pytest
+
+from ctxengine.errors import ConfigError
 from ctxengine.model import (
     DocumentPart,
     Message,
@@ -28,10 +31,15 @@ from ctxengine.tokens.constants import (
     BASE64_TOKENS_PER_CHAR,
     CODE_BLANK,
     CODE_LOWER,
+    CODE_OTHER_SCRIPT,
     CODE_UPPER,
+    DEFAULT_SCRIPT_RATES,
+    O200K_SCRIPT_RATES,
+    TOKENIZER_SCRIPT_RATES,
     TOKENS_PER_CODE_BIT,
     TOKENS_PER_DIGIT,
     TOKENS_PER_NEW_BIT,
+    WIDE_SCRIPT_TOKENS_PER_CHAR,
 )
 
 EST = HeuristicEstimator()
@@ -229,6 +237,61 @@ class TestText:
     def test_never_zero_for_non_empty_text(self) -> None:
         assert EST.text("") == 0
         assert [EST.text(s) for s in ("a", " ", "\n", "中", "\x00")] == [1, 1, 1, 3, 2]
+
+
+class TestTokenizerProfiles:
+    """``HeuristicEstimator(encoding=...)``: the rates that differ between the encodings."""
+
+    O200K = HeuristicEstimator(encoding="o200k_base")
+    CL100K = HeuristicEstimator(encoding="cl100k_base")
+
+    def test_a_cjk_sentence_under_each_profile(self) -> None:
+        # 20 characters of 3 bytes (19 ideographs and "。"), all read as "?": the text model
+        # charges the other-script code's 3 bits once as new bits and on every character,
+        # then each profile adds its wide-script rate per character.
+        text = "代理在修改任何文件之前先阅读失败的测试。"
+        assert len(text) == 20 and CODE_OTHER_SCRIPT.bit_count() == 3
+        model = 3 * TOKENS_PER_NEW_BIT + 20 * 3 * TOKENS_PER_CODE_BIT  # 2.52
+        assert WIDE_SCRIPT_TOKENS_PER_CHAR == 1.0 and O200K_SCRIPT_RATES.wide == 0.69
+        assert EST.text(text) == math.ceil(model + 20 * 1.0) == 23
+        assert self.CL100K.text(text) == 23  # cl100k_base: 17
+        assert self.O200K.text(text) == math.ceil(model + 20 * 0.69) == 17  # o200k_base: 12
+
+    def test_the_default_is_unchanged_and_cl100k_base_has_its_rates(self) -> None:
+        assert HeuristicEstimator().encoding is None
+        assert TOKENIZER_SCRIPT_RATES["cl100k_base"] is DEFAULT_SCRIPT_RATES
+        # the estimates other tests of this file pin, under the default and cl100k_base
+        for text in (PROSE, CODE, JSON, LS, BLOB, (CHINESE * 80)[:3000], *SCRIPTS.values()):
+            assert EST.text(text) == self.CL100K.text(text)
+        assert EST.text((CHINESE * 80)[:3000]) == 3_215
+
+    def test_o200k_base_counts_scripts_and_base64_tighter(self) -> None:
+        chinese = (CHINESE * 80)[:3000]
+        assert (self.O200K.text(chinese), reference(chinese)[0]) == (2_285, 1_976)
+        assert (self.O200K.text(BLOB), reference(BLOB)[0]) == (2_827, 2_772)
+        assert self.O200K.text(BLOB) == math.ceil(4_096 * 0.69)
+        assert self.O200K.text(PROSE) == EST.text(PROSE) == 76  # ASCII: one text model
+        estimates = {name: self.O200K.text(text) for name, text in SCRIPTS.items()}
+        assert estimates == {
+            "russian": 53,
+            "greek": 63,
+            "arabic": 54,
+            "hebrew": 57,
+            "hindi": 140,
+            "thai": 129,
+            "korean": 72,
+            "japanese": 69,
+            "chinese": 49,
+        }
+        # none under o200k_base's count; the rate of 3-byte scripts is Chinese's, so the
+        # spaced ones (Hindi, Thai, Korean) stay far over
+        assert min(estimates[n] / reference(t)[0] - 1 for n, t in SCRIPTS.items()) > 0
+        assert self.O200K.text("😀" * 10) == 15  # o200k_base 10, cl100k_base 20
+
+    def test_an_unknown_tokenizer_is_refused(self) -> None:
+        with pytest.raises(ConfigError, match=r"tokenizer 'p50k_base' .*o200k_base, cl100k_base"):
+            HeuristicEstimator(encoding="p50k_base")
+        assert repr(self.O200K) == "HeuristicEstimator(encoding='o200k_base', image_tokens=1534)"
 
 
 class TestBase64:

@@ -29,13 +29,17 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   Cyrillic, other characters of 2 bytes (Greek, Hebrew, Arabic, Latin Extended), of 3 bytes
   in ``U+2000–U+2FFF`` (punctuation, arrows, box drawing, symbols), other 3-byte characters
   (CJK, kana, hangul, Thai, Indic) and characters beyond the BMP (emoji) each at their own
-  rate.
+  rate. These rates and the base64 rate are the ones that differ between tokenizers: an
+  estimator made for an encoding (``encoding="o200k_base"`` or ``"cl100k_base"``) uses that
+  encoding's (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); the default
+  (``None``, for a model whose tokenizer is unknown) uses rates fitted to the larger of the
+  two counts.
 - **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _ =``)
   with case changes as frequent as random base64 has them, or any run right after
   ``;base64,`` (a ``data:`` URL payload), costs
-  :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character: a request sends
-  it as text. Identifiers, paths and hex digests stay text. Strings shorter than 64
-  characters are not searched.
+  :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character (by default;
+  ``o200k_base`` has its own rate): a request sends it as text. Identifiers, paths and hex
+  digests stay text. Strings shorter than 64 characters are not searched.
 
 Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`),
 else the fixed ``image_tokens``; documents by text, else PDFs by byte size
@@ -57,6 +61,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxengine.errors import ConfigError
 from ctxengine.model import (
     DocumentPart,
     ImagePart,
@@ -70,11 +75,8 @@ from ctxengine.model import (
 )
 from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens.constants import (
-    ACCENTED_LETTER_TOKENS_PER_CHAR,
-    ASTRAL_TOKENS_PER_CHAR,
     BASE64_LETTERS_PER_CASE_PAIR,
     BASE64_MIN_CHARS,
-    BASE64_TOKENS_PER_CHAR,
     CODE_BLANK,
     CODE_DIGIT,
     CODE_LOWER,
@@ -82,20 +84,19 @@ from ctxengine.tokens.constants import (
     CODE_OTHER_SCRIPT,
     CODE_PUNCT,
     CODE_UPPER,
-    CYRILLIC_TOKENS_PER_CHAR,
     DEFAULT_DOCUMENT_TOKENS,
+    DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
     MAX_IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
-    NARROW_SCRIPT_TOKENS_PER_CHAR,
     PART_OVERHEAD_TOKENS,
     PDF_BYTES_PER_TOKEN,
     REASONING_SIGNATURE_TOKENS,
-    SYMBOL_TOKENS_PER_CHAR,
     TEXT_BYTES_PER_TOKEN,
+    TOKENIZER_SCRIPT_RATES,
     TOKENS_PER_CODE_BIT,
     TOKENS_PER_DIGIT,
     TOKENS_PER_NEW_BIT,
@@ -103,7 +104,7 @@ from ctxengine.tokens.constants import (
     TOOL_RESULT_OVERHEAD_TOKENS,
     TOOL_SCHEMA_OVERHEAD_TOKENS,
     TOOLS_PREAMBLE_TOKENS,
-    WIDE_SCRIPT_TOKENS_PER_CHAR,
+    ScriptRates,
 )
 from ctxengine.tokens.images import estimate_tokens_for_image, image_size_from_base64
 
@@ -256,12 +257,12 @@ def _model_tokens(raw: bytes) -> float:
     return tokens
 
 
-def _text_tokens(text: str) -> float:
+def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     raw = _latin1(text)
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
-    tokens = _model_tokens(raw) + blob_chars * BASE64_TOKENS_PER_CHAR
+    tokens = _model_tokens(raw) + blob_chars * rates.base64
     if text.isascii():
         return tokens
     # One lead byte per character beyond ASCII, in order: its UTF-8 length and range.
@@ -269,13 +270,31 @@ def _text_tokens(text: str) -> float:
     kinds = leads.translate(_LEAD_KINDS)
     return (
         tokens
-        + kinds.count(b"a") * ACCENTED_LETTER_TOKENS_PER_CHAR
-        + kinds.count(b"c") * CYRILLIC_TOKENS_PER_CHAR
-        + kinds.count(b"n") * NARROW_SCRIPT_TOKENS_PER_CHAR
-        + kinds.count(b"s") * SYMBOL_TOKENS_PER_CHAR
-        + kinds.count(b"w") * WIDE_SCRIPT_TOKENS_PER_CHAR
-        + kinds.count(b"e") * ASTRAL_TOKENS_PER_CHAR
+        + kinds.count(b"a") * rates.accented
+        + kinds.count(b"c") * rates.cyrillic
+        + kinds.count(b"n") * rates.narrow
+        + kinds.count(b"s") * rates.symbol
+        + kinds.count(b"w") * rates.wide
+        + kinds.count(b"e") * rates.astral
     )
+
+
+def script_rates(encoding: str | None) -> ScriptRates:
+    """The rates an estimator calibrated for ``encoding`` uses
+    (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); ``None``: the default ones.
+
+    Raises:
+        ConfigError: ``encoding`` is not one the estimator is calibrated for.
+    """
+    if encoding is None:
+        return DEFAULT_SCRIPT_RATES
+    found = TOKENIZER_SCRIPT_RATES.get(encoding)
+    if found is None:
+        raise ConfigError(
+            f"no token estimate is calibrated for the tokenizer {encoding!r} "
+            f"(calibrated: {', '.join(TOKENIZER_SCRIPT_RATES)}; None for an unknown one)"
+        )
+    return found
 
 
 class HeuristicEstimator:
@@ -286,22 +305,38 @@ class HeuristicEstimator:
             pass ``policy.defaults.DEFAULT_IMAGE_TOKENS`` (3,000, Gemini CLI's flat cost);
             the default here is :data:`~ctxengine.tokens.constants.MAX_IMAGE_TOKENS`
             (1,534), the most any image costs under the Anthropic rule.
+        encoding: the tokenizer family to be calibrated for: ``"o200k_base"`` (GPT-4o,
+            GPT-4.1, GPT-5, o-series) or ``"cl100k_base"`` (GPT-4, GPT-3.5): the rates of
+            characters beyond ASCII and of base64 blobs that differ between the two
+            (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); ``None`` (the
+            default, for a model whose tokenizer is unknown, e.g. Claude): rates fitted to
+            the larger of the two encodings' counts.
+
+    Raises:
+        ConfigError: ``encoding`` is not one of those.
 
     Every method returns tokens (an int ≥ 0), at least 1 for non-empty content, and never
     raises: anything unexpected is priced from its ``str()`` as text.
     """
 
-    __slots__ = ("image_tokens",)
+    __slots__ = ("_rates", "encoding", "image_tokens")
 
-    def __init__(self, *, image_tokens: int = MAX_IMAGE_TOKENS) -> None:
+    def __init__(
+        self, *, image_tokens: int = MAX_IMAGE_TOKENS, encoding: str | None = None
+    ) -> None:
+        self._rates = script_rates(encoding)
+        self.encoding = encoding
         self.image_tokens = max(1, image_tokens)
+
+    def __repr__(self) -> str:
+        return f"HeuristicEstimator(encoding={self.encoding!r}, image_tokens={self.image_tokens})"
 
     def text(self, text: str) -> int:
         """Tokens of a plain string; 0 only for ``""``."""
         try:
             if not text:
                 return 0
-            return max(1, math.ceil(_text_tokens(text)))
+            return max(1, math.ceil(_text_tokens(text, self._rates)))
         except Exception:
             return max(1, len(str(text)) // 2)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxengine.errors import ConfigError
-from ctxengine.tokens.constants import MAX_IMAGE_TOKENS
+from ctxengine.tokens.constants import MAX_IMAGE_TOKENS, TOKENIZER_SCRIPT_RATES
 from ctxengine.tokens.estimate import HeuristicEstimator
 
 #: The extra that installs ``tiktoken``.
@@ -62,6 +62,10 @@ class TiktokenCounter(HeuristicEstimator):
         image_tokens: tokens of an image whose pixel size is unknown (as
             :class:`HeuristicEstimator`).
 
+    Text the encoding fails on is estimated with the rates calibrated for the encoding
+    (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`; the default rates for
+    an encoding without any).
+
     Raises:
         ConfigError: as :func:`load_encoding`.
 
@@ -72,8 +76,9 @@ class TiktokenCounter(HeuristicEstimator):
     __slots__ = ("_encode", "encoding_name")
 
     def __init__(self, encoding: str | Any = "o200k_base", *, image_tokens: int = MAX_IMAGE_TOKENS):
-        super().__init__(image_tokens=image_tokens)
         loaded = load_encoding(encoding) if isinstance(encoding, str) else encoding
+        calibrated = loaded.name if loaded.name in TOKENIZER_SCRIPT_RATES else None
+        super().__init__(image_tokens=image_tokens, encoding=calibrated)
         self.encoding_name: str = loaded.name
         self._encode = loaded.encode_ordinary
 
