@@ -12,6 +12,7 @@ import pytest
 from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import UNKNOWN_MODEL_CONTEXT_WINDOW
 from ctxengine.providers.profiles import (
+    TOKENIZERS,
     ModelProfile,
     ProfileTable,
     UnknownModelWarning,
@@ -20,6 +21,7 @@ from ctxengine.providers.profiles import (
     parse_model_spec,
     summary_model_from_env,
 )
+from ctxengine.tokens.constants import TOKENIZER_SCRIPT_RATES
 
 
 class TestShippedTable:
@@ -91,6 +93,68 @@ class TestShippedTable:
     def test_normalized_ids(self) -> None:
         assert normalize_model_id(" OpenAI/GPT-4.1 ") == "gpt-4-1"
         assert normalize_model_id("eu.anthropic.claude-opus-4-1") == "claude-opus-4-1"
+
+
+class TestTokenizer:
+    """Which tokenizer family each model's token estimate is calibrated for."""
+
+    @pytest.mark.parametrize(
+        ("model", "tokenizer"),
+        [
+            ("gpt-4o", "o200k_base"),
+            ("gpt-4o-2024-08-06", "o200k_base"),
+            ("openai/gpt-4o-mini", "o200k_base"),
+            ("gpt-4.1", "o200k_base"),
+            ("gpt-4.1-nano-2025-04-14", "o200k_base"),
+            ("gpt-5", "o200k_base"),
+            ("gpt-5-codex", "o200k_base"),
+            ("gpt-5.1-codex", "o200k_base"),
+            ("gpt-5.2", "o200k_base"),
+            ("o1-preview", "o200k_base"),
+            ("o3-mini", "o200k_base"),
+            ("o4-mini-2025-04-16", "o200k_base"),
+            ("openai/gpt-oss-120b", "o200k_base"),
+            ("gpt-4", "cl100k_base"),
+            ("gpt-4-0613", "cl100k_base"),
+            ("gpt-4-turbo-2024-04-09", "cl100k_base"),
+            ("gpt-3.5-turbo-0125", "cl100k_base"),
+            ("claude-sonnet-4-5-20250929", None),
+            ("us.anthropic.claude-opus-4-1-20250805-v1:0", None),
+            ("gemini-2.5-pro", None),
+            ("deepseek-chat", None),
+            ("qwen3:32b", None),
+            ("llama-3.3-70b-instruct", None),
+            ("grok-4", None),
+        ],
+    )
+    def test_each_model_s_family(self, model: str, tokenizer: str | None) -> None:
+        profile = ProfileTable.builtin().lookup(model)
+        assert profile is not None and profile.tokenizer == tokenizer
+
+    def test_the_families_of_the_shipped_table(self) -> None:
+        table = ProfileTable.builtin()
+        by_family = {
+            t: sorted(k for k, p in table._by_norm.items() if p.tokenizer == t)
+            for t in ("cl100k_base", "o200k_base")
+        }
+        assert by_family["cl100k_base"] == ["gpt-3-5-turbo", "gpt-4", "gpt-4-turbo"]
+        assert len(by_family["o200k_base"]) == 21
+        assert {k.split("-")[0] for k in by_family["o200k_base"]} == {"gpt", "o1", "o3", "o4"}
+        assert all(p.provider == "openai" for p in table._by_norm.values() if p.tokenizer)
+
+    def test_an_unknown_model_has_none_and_the_names_are_the_estimator_s(self) -> None:
+        with pytest.warns(UnknownModelWarning):
+            assert ProfileTable.builtin().resolve("my-finetune").tokenizer is None
+        assert tuple(TOKENIZER_SCRIPT_RATES) == TOKENIZERS
+
+    def test_an_override_sets_or_clears_it(self, tmp_path: Path) -> None:
+        path = tmp_path / "profiles.json"
+        doc = {"models": {"gpt-4o": {"tokenizer": None}, "acme": {"tokenizer": "o200k_base"}}}
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        table = ProfileTable.load(path)
+        assert table.resolve("gpt-4o").tokenizer is None
+        assert table.resolve("gpt-4o").context_window == 128_000
+        assert table.resolve("acme").tokenizer == "o200k_base"
 
 
 class TestUnknownModels:
@@ -181,6 +245,7 @@ class TestOverrides:
             ({"models": {"x": {"context_window": 0}}}, "context_window must be a positive int"),
             ({"models": {"x": {"window": 10}}}, r"unknown field\(s\) \['window'\]"),
             ({"models": {"x": {"reasoning_format": "cot"}}}, "reasoning_format must be one of"),
+            ({"models": {"x": {"tokenizer": "p50k_base"}}}, "tokenizer must be one of"),
             ({"models": {"x": 5}}, "expected an object of fields"),
         ],
     )

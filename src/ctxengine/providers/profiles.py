@@ -29,6 +29,14 @@ system``               (Anthropic: Claude Opus 4.8 and later; earlier models ans
                        the shipped Claude Opus 4.8, Opus 5 / 5.5, Sonnet 5 / 5.5 and Haiku 5.5
                        profiles; a model that still refuses is answered with user turns from
                        then on (:func:`~ctxengine.engine.calls.call_until_fit`)
+``tokenizer``          the tokenizer family the model's token estimate is calibrated for
+                       (:class:`~ctxengine.tokens.HeuristicEstimator`'s ``encoding``):
+                       ``o200k_base`` for OpenAI's GPT-4o, GPT-4.1, GPT-5 and o-series models
+                       and gpt-oss (whose ``o200k_harmony`` encodes text as ``o200k_base``),
+                       ``cl100k_base`` for GPT-4 (and GPT-4 Turbo) and GPT-3.5 (tiktoken's
+                       model table); ``null`` for every model whose tokenizer is not one of
+                       those (Claude, Gemini, DeepSeek, Llama, Qwen, Mistral, Grok): their
+                       estimate errs high by both encodings' larger count
 =====================  ======================================================================
 
 A model id matches a table key exactly or by prefix ending at a ``-``, ``:``, ``@`` or ``/``
@@ -82,6 +90,9 @@ PROFILES_ENV = "CTXENGINE_MODEL_PROFILES"
 SUMMARY_MODEL_ENV = "CTXENGINE_SUMMARY_MODEL"
 #: Providers a model spec may name (``openai`` = Chat Completions).
 PROVIDER_NAMES: tuple[str, ...] = ("openai", "openai-responses", "anthropic")
+#: Tokenizer families a profile may name (those ``tokens.constants.TOKENIZER_SCRIPT_RATES``
+#: calibrates the estimate for; this layer may not import ``tokens``).
+TOKENIZERS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 
 
 _BEDROCK_PREFIX = re.compile(
@@ -105,7 +116,7 @@ class ModelProfile:
         provider: ``anthropic``, ``openai``, ``gemini`` … (the API family), or ``None``.
         context_window / max_output_tokens: tokens.
         reasoning_format / native_compaction / mid_conversation_system /
-            context_window_1m: see the module table.
+            context_window_1m / tokenizer: see the module table.
     """
 
     model: str
@@ -117,6 +128,7 @@ class ModelProfile:
     native_compaction: bool = False
     mid_conversation_system: bool = False
     context_window_1m: int | None = None
+    tokenizer: str | None = None
 
     @property
     def known(self) -> bool:
@@ -141,6 +153,7 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
         "native_compaction",
         "mid_conversation_system",
         "context_window_1m",
+        "tokenizer",
     }
     if unknown:
         raise ConfigError(f"{origin}: model {key!r}: unknown field(s) {sorted(unknown)}")
@@ -159,6 +172,8 @@ def _entry(key: str, fields: Mapping[str, Any], base: ModelProfile, origin: str)
     for name in ("native_compaction", "mid_conversation_system"):
         if not isinstance(getattr(profile, name), bool):
             raise ConfigError(f"{origin}: model {key!r}: {name} must be true or false")
+    if profile.tokenizer is not None and profile.tokenizer not in TOKENIZERS:
+        raise ConfigError(f"{origin}: model {key!r}: tokenizer must be one of {TOKENIZERS} or null")
     return profile
 
 
@@ -299,6 +314,7 @@ def summary_model_from_env(environ: Mapping[str, str] | None = None) -> tuple[st
 __all__ = [
     "PROFILES_ENV",
     "SUMMARY_MODEL_ENV",
+    "TOKENIZERS",
     "ModelProfile",
     "ProfileTable",
     "ReasoningFormat",
