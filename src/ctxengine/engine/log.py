@@ -55,17 +55,21 @@ class SessionLog:
     Args:
         window: the model's context window in tokens.
         policy: projection and ladder configuration.
-        estimator: token estimator (default :class:`HeuristicEstimator`); wrapped in a cache
-            that is emptied at each compaction.
+        estimator: token estimator (default :class:`HeuristicEstimator` calibrated for
+            ``tokenizer``); wrapped in a cache that is emptied at each compaction.
         store: persist every entry here (``None`` keeps the log in memory only).
         session_id: the session to open or create in ``store``.
         tools: tool schemas sent with every request (counted in the context size); with a
             ``head``, its tool section is replaced by them unless none are given.
         head: builds the stable head (a system message and the tool list) put first in every
             context; its tokens count in the context size like a system prompt's.
+        tokenizer: the model's tokenizer family (a model profile's ``tokenizer``:
+            ``"o200k_base"``, ``"cl100k_base"``), which the default estimator is calibrated
+            for; ``None``: unknown (the default estimator errs high by both encodings).
 
     Raises:
-        ConfigError: the policy's reserve leaves no room in ``window``.
+        ConfigError: the policy's reserve leaves no room in ``window``; ``tokenizer`` is not
+            one the estimator is calibrated for.
     """
 
     def __init__(
@@ -78,11 +82,14 @@ class SessionLog:
         session_id: str,
         tools: Sequence[Mapping[str, Any]],
         head: ContextAssembler | None = None,
+        tokenizer: str | None = None,
     ) -> None:
         self.policy = policy
         self.budget: Budget = policy.resolve(window)
+        #: The estimator is the default one, made for the model's tokenizer.
+        self._default_estimator = estimator is None
         self._cache = CachingEstimator(
-            estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS)
+            estimator or HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS, encoding=tokenizer)
         )
         self.estimator: Estimator = self._cache
         self.correction: UsageCorrection | None = UsageCorrection()
@@ -107,6 +114,30 @@ class SessionLog:
     def base_estimator(self) -> Estimator:
         """The estimator given (or the default one), without the session's cache."""
         return self._cache.base
+
+    def use_tokenizer(self, tokenizer: str | None) -> bool:
+        """Calibrate the default estimator for ``tokenizer`` (a model profile's, ``None``
+        for an unknown one) from now on: every cached estimate is dropped and the goal is
+        measured again. An estimator given to the log is kept as it is.
+
+        Returns:
+            True when the estimator changed.
+
+        Raises:
+            ConfigError: ``tokenizer`` is not one the estimator is calibrated for.
+        """
+        current = self._cache.base
+        if not self._default_estimator or not isinstance(current, HeuristicEstimator):
+            return False
+        if current.encoding == tokenizer:
+            return False
+        self._cache.base = HeuristicEstimator(image_tokens=current.image_tokens, encoding=tokenizer)
+        self._memo = ProjectionMemo()
+        self._cache.clear()
+        self._pins.clear()
+        if self.history.goal is not None:
+            self.history.goal_tokens = self.estimator.text(self.history.goal)
+        return True
 
     @property
     def tools(self) -> tuple[Mapping[str, Any], ...]:

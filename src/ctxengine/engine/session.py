@@ -145,7 +145,8 @@ class Session:
     Args:
         window: the model's context window in tokens.
         policy: ladder configuration (:class:`~ctxengine.policy.Policy`).
-        estimator: token estimator (default :class:`HeuristicEstimator`).
+        estimator: token estimator (default :class:`HeuristicEstimator`, calibrated for the
+            ``profile``'s tokenizer when it names one, :attr:`profile`).
         summarizer: continuation-state writer; default the one ``policy.summarizer`` names
             (``"extractive"``; ``"llm"`` and ``"hybrid"`` need ``summary_provider`` and
             ``summary_profile``). A model summarizer
@@ -186,8 +187,11 @@ class Session:
             (``benchmarks/peers_measure.py --prime-ledgers`` shows both).
         profile: the agent model's profile (:class:`~ctxengine.providers.profiles.
             ModelProfile`), when known: its provider's prompt-cache lifetime is the one
-            cache-aware timing uses when the policy gives none (:attr:`cache_ttl`); each
-            :meth:`complete` replaces it with the profile of the model it calls.
+            cache-aware timing uses when the policy gives none (:attr:`cache_ttl`), and its
+            ``tokenizer`` the one the default estimator is calibrated for (OpenAI models:
+            ``o200k_base`` or ``cl100k_base``; others and no profile: the estimator fitted
+            to the larger of both); each :meth:`complete` replaces it with the profile of
+            the model it calls.
         candidate: computes a background compaction (the policy's ``precompute_ratio``):
             ``(plan, snapshot) -> Candidate`` on a thread of its own
             (:data:`~.precompute.CandidateFn`); default
@@ -253,6 +257,7 @@ class Session:
             session_id=session_id,
             tools=tools if head is None or tools else head.tools,
             head=head,
+            tokenizer=profile.tokenizer if profile is not None else None,
         )
         extractive = ExtractiveSummarizer(user_messages_budget=policy.user_messages_budget_tokens)
         chosen = summarizer or _policy_summarizer(
@@ -444,7 +449,9 @@ class Session:
 
     @property
     def profile(self) -> ModelProfile | None:
-        """The agent model's profile, when known (see the ``profile`` argument)."""
+        """The agent model's profile, when known (see the ``profile`` argument). Setting
+        it calibrates the default estimator for its tokenizer (``None``: the estimator
+        fitted to the larger of both encodings); a given estimator is kept."""
         return self._profile
 
     @profile.setter
@@ -452,6 +459,7 @@ class Session:
         with self._lock:
             self._profile = value
             self.compactor.cache_ttl = self.cache_ttl
+            self.log.use_tokenizer(value.tokenizer if value is not None else None)
 
     @property
     def idle_seconds(self) -> float | None:

@@ -217,9 +217,13 @@ def _check(request: Sequence[Message], start: int) -> None:
 
 
 def _kind(obj: object) -> str | None:
-    """How a configuration names an estimator or summarizer: its class, ``None`` for the
-    default."""
-    return None if obj is None else f"{type(obj).__module__}.{type(obj).__qualname__}"
+    """How a configuration names an estimator or summarizer: its class (with the tokenizer
+    an estimator is calibrated for, when it names one), ``None`` for the default."""
+    if obj is None:
+        return None
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    encoding = getattr(obj, "encoding", None)
+    return f"{kind}[{encoding}]" if isinstance(encoding, str) else kind
 
 
 class PrefixCache:
@@ -232,8 +236,9 @@ class PrefixCache:
         store: also keep every checkpoint here, and look here when memory has none (the
             SQLite store).
         estimator: the token estimator of every session (default
-            :class:`~ctxengine.tokens.HeuristicEstimator`); part of the configuration, by
-            class in the store's keys.
+            :class:`~ctxengine.tokens.HeuristicEstimator`, not calibrated for a tokenizer);
+            part of the configuration, by class (and calibrated tokenizer) in the store's
+            keys.
         summarizer: the continuation-state writer of every session (default: the one the
             policy names); part of the configuration, by class in the store's keys.
         prime_ledgers: the sessions analyse each message for the ledgers as it arrives
