@@ -41,9 +41,15 @@ this script's own and share nothing with the estimator, so the table cannot flat
 **Figures.** Per class and encoding: samples, the median error, the 5th and 95th percentile,
 the worst error (largest in size, with its sign), and the share of samples estimated more
 than 10 % under the encoding's count. Error = (estimate − encoding's count) / encoding's
-count, in %; the estimate is ``HeuristicEstimator().text(sample)``: the text alone, without
-the framing a message adds. Images are priced from their pixel size by the provider's rule,
-which no text encoding measures: they are listed on their own, with no error figure.
+count, in %; the estimate is the text alone, without the framing a message adds. Two
+tables: the estimator calibrated for the encoding of the row
+(``HeuristicEstimator(encoding=...)``, what a session of a GPT model uses), and the default
+one (``HeuristicEstimator()``, fitted to the larger of the two counts: what a session whose
+model's tokenizer is unknown uses) against each encoding. ``--worst N`` lists, per class,
+the N samples the default estimate puts furthest under the larger count, with the error of
+each calibrated estimate against its encoding. Images are priced from their pixel size by
+the provider's rule, which no text encoding measures: they are listed on their own, with no
+error figure.
 """
 
 from __future__ import annotations
@@ -338,22 +344,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     encodings = load_encodings(find_encodings(args.encodings_dir))
     samples, images = collect(corpus)
     samples = [s for s in samples if len(s.text) >= args.min_chars]
-    est = HeuristicEstimator()
-    by_class: dict[str, list[tuple[Sample, int, dict[str, int]]]] = {c: [] for c in CLASSES}
+    # Each sample's estimate by profile: None (the default) and each encoding's own.
+    estimators = {p: HeuristicEstimator(encoding=p) for p in (None, *encodings)}
+    by_class: dict[str, list[tuple[Sample, dict[str | None, int], dict[str, int]]]] = {
+        c: [] for c in CLASSES
+    }
     for s in samples:
         counts = {n: len(e.encode(s.text, disallowed_special=())) for n, e in encodings.items()}
-        by_class[classify(s.text)].append((s, est.text(s.text), counts))
-    rows = []
-    for name in (*CLASSES, "all"):
-        members = [m for ms in by_class.values() for m in ms] if name == "all" else by_class[name]
-        for enc in encodings:
-            rows.append(row(name, enc, [error_pct(e, c[enc]) for _, e, c in members]))
+        estimates = {p: est.text(s.text) for p, est in estimators.items()}
+        by_class[classify(s.text)].append((s, estimates, counts))
     print(f"corpus: {corpus}  samples: {len(samples)} (at least {args.min_chars} characters)")
-    table(
-        ("class", "encoding", "samples", "median %", "p5 %", "p95 %", "worst %", "under >10 %"),
-        rows,
-        "HeuristicEstimator().text against the encodings (error = estimate / count − 1)",
-    )
+    header = ("class", "encoding", "samples", "median %", "p5 %", "p95 %", "worst %", "under >10 %")
+    for calibrated, title in (
+        (True, "HeuristicEstimator(encoding=<the row's encoding>).text against that encoding"),
+        (False, "HeuristicEstimator().text (tokenizer unknown) against the encodings"),
+    ):
+        rows = []
+        for name in (*CLASSES, "all"):
+            members = (
+                [m for ms in by_class.values() for m in ms] if name == "all" else by_class[name]
+            )
+            for enc in encodings:
+                profile = enc if calibrated else None
+                errors = [error_pct(e[profile], c[enc]) for _, e, c in members]
+                rows.append(row(name, enc, errors))
+        table(header, rows, f"{title} (error = estimate / count − 1)")
     if images:
         table(
             ("source", "media type", "pixels", "estimate"),
@@ -372,12 +387,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         print("\nImages: none in the corpus.")
     for name in CLASSES if args.worst else ():
-        members = sorted(by_class[name], key=lambda m: error_pct(m[1], max(m[2].values())))[
+        members = sorted(by_class[name], key=lambda m: error_pct(m[1][None], max(m[2].values())))[
             : args.worst
         ]
         for s, e, c in members:
             top = max(c.values())
-            print(f"\n[{name}] {error_pct(e, top):+.1f} % ({e} vs {top}) {s.source} {s.kind}")
+            own = ", ".join(f"{n} {error_pct(e[n], c[n]):+.1f} % ({e[n]} vs {c[n]})" for n in c)
+            print(
+                f"\n[{name}] {error_pct(e[None], top):+.1f} % ({e[None]} vs {top}); "
+                f"calibrated: {own}; {s.source} {s.kind}"
+            )
             print("    " + repr(s.text[:160]))
 
 
