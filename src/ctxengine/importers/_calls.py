@@ -4,10 +4,14 @@
 adds what each importer otherwise repeats: a call without an id gets the id its importer
 generates (repaired, unless the format never records call ids), and a result without an id
 answers the oldest call still unanswered (repaired; skipped when none is left).
+
+It also holds the one way the importers write a value as JSON text (:func:`json_text`) and
+tool-call arguments (:func:`arguments_text`, which counts arguments text that is not JSON).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -15,11 +19,74 @@ import orjson
 from ctxengine.importers._build import CallIds
 from ctxengine.importers.report import ImportReport
 
+#: Report kind of tool-call arguments given as a string that is not JSON (kept verbatim).
+ARGUMENTS_NOT_JSON = "tool call arguments not JSON (kept as text)"
 
-def arguments_text(value: Any) -> str:
-    """Tool-call arguments as JSON text: a string verbatim, anything else serialised with its
-    key order kept."""
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text: a string verbatim, anything else serialised compactly with its
+    key order kept (UTF-8, no ASCII escaping). For values that may be plain text (tool
+    output); tool-call arguments go through :func:`arguments_text`."""
     return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def arguments_text(
+    value: Any,
+    report: ImportReport,
+    field: str,
+    *,
+    line: int | None = None,
+    json_path: str | None = None,
+) -> str:
+    """Tool-call arguments as JSON text: anything but a string serialised as by
+    :func:`json_text`; a string kept verbatim (it is history: never rewritten), and checked.
+
+    Any JSON value is accepted (not only an object: ``"[1]"`` and ``"null"`` are JSON text),
+    and so are the empty string and whitespace (no arguments). A string that is not JSON (a
+    model can emit broken JSON) is counted in ``report`` as repaired,
+    :data:`ARGUMENTS_NOT_JSON`, at ``line`` / ``json_path``. "JSON" is RFC 8259's grammar:
+    what orjson reads, and what it refuses that the grammar allows (a lone surrogate, escaped
+    or not) read again by :func:`json.loads` (``NaN`` and ``Infinity`` refused); a string
+    costs one ``orjson.loads``, one that is not JSON a ``json.loads`` more.
+
+    Args:
+        value: the arguments as the transcript holds them (a string, an object …).
+        report: the file's report.
+        field: the field as the format names it (``"arguments"``, ``"function.arguments"``),
+            for the ``expected`` text.
+        line, json_path: where the call is (1-based line, or JSON path of the field).
+
+    Raises:
+        TranscriptError: in strict mode, for a string that is not JSON: ``path:line:
+            expected `<field>` to be JSON text, got text that is not JSON (kept as text)``.
+    """
+    if not isinstance(value, str):
+        return orjson.dumps(value).decode()
+    try:
+        orjson.loads(value)
+    except orjson.JSONDecodeError:
+        if value.strip() and not _json_by_grammar(value):
+            report.repair(
+                ARGUMENTS_NOT_JSON,
+                f"expected `{field}` to be JSON text, got text that is not JSON (kept as text)",
+                line=line,
+                json_path=json_path,
+            )
+    return value
+
+
+def _not_a_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_by_grammar(text: str) -> bool:
+    """True when ``text`` is JSON that orjson refuses (an escaped lone surrogate, a raw
+    surrogate in the string)."""
+    try:
+        json.loads(text, parse_constant=_not_a_constant)
+    except ValueError:  # json.JSONDecodeError is a ValueError
+        return False
+    return True
 
 
 class Calls:

@@ -31,10 +31,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ctxengine.errors import TranscriptError
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text, json_text
 from ctxengine.importers._images import image_from_url
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
@@ -115,11 +114,6 @@ def title_from(messages: list[Message]) -> str | None:
 def as_object(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty dict."""
     return value if isinstance(value, dict) else {}
-
-
-def json_text(value: Any) -> str:
-    """Arguments as a JSON string: strings verbatim, anything else serialised compactly."""
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 class ChatReader:
@@ -371,7 +365,8 @@ class ChatReader:
             name = fn.get("name")
             if not isinstance(name, str):
                 name = self.string(fn, "name", f"{jp}[{i}].{kind}")
-            args = fn.get("arguments", fn.get("input", ""))
+            key = "arguments" if "arguments" in fn or "input" not in fn else "input"
+            args = fn.get(key, "")
             if args is None:
                 args = self.arguments(args, f"{jp}[{i}].{kind}")
             meta = {"type": kind} if kind != "function" else {}
@@ -381,7 +376,11 @@ class ChatReader:
                 self.order.append((source, unique))
             else:
                 unique = self.new_call(source, f"{jp}[{i}].id", "tool call")
-            found.append(ToolCallPart(unique, name, json_text(args), meta))
+            if kind == "function":
+                text = arguments_text(args, self.report, key, json_path=f"{jp}[{i}].{kind}.{key}")
+            else:  # a custom tool's input is free text
+                text = json_text(args)
+            found.append(ToolCallPart(unique, name, text, meta))
         return found
 
     def _function_call(self, value: Any, jp: str) -> list[ToolCallPart]:
@@ -392,7 +391,12 @@ class ChatReader:
         name = self.string(value, "name", f"{jp}.function_call")
         call_id = self._legacy_id()
         self._legacy_open.append(call_id)
-        args = json_text(value.get("arguments", ""))
+        args = arguments_text(
+            value.get("arguments", ""),
+            self.report,
+            "arguments",
+            json_path=f"{jp}.function_call.arguments",
+        )
         return [ToolCallPart(call_id, name, args, meta={"legacy": "function_call"})]
 
     def _legacy_id(self) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text
 from ctxengine.importers._images import image_from_base64, image_from_url
-from ctxengine.importers._parts import json_text
 from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
@@ -132,7 +132,9 @@ class Blocks:
         own.append((source_id, unique))
         self.order.append((source_id, unique))
         self.call_names[unique] = name
-        return ToolCallPart(unique, name, json_text(raw_input))
+        return ToolCallPart(
+            unique, name, arguments_text(raw_input, self.report, "input", line=line)
+        )
 
     def tool_result(
         self, block: dict[str, Any], line: int, links: tuple[str | None, ...]

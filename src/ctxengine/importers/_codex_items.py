@@ -32,8 +32,9 @@ from typing import Any
 import orjson
 
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text, json_text
 from ctxengine.importers._images import image_from_base64, image_from_url
-from ctxengine.importers._parts import SYNTHETIC, json_text, opt_dict, opt_str
+from ctxengine.importers._parts import SYNTHETIC, opt_dict, opt_str
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     ImagePart,
@@ -273,7 +274,8 @@ class Items:
         unique = self.calls.call(source_id)
         self.order.append((source_id, unique))
         self.names[unique] = name
-        return ToolCallPart(unique, name, json_text(arguments), meta=meta)
+        text = arguments_text(arguments, self.report, "arguments", line=line)
+        return ToolCallPart(unique, name, text, meta=meta)
 
     def output(self, line: int, payload: dict[str, Any]) -> Message | None:
         """A ``function_call_output`` / ``custom_tool_call_output`` / ``tool_search_output``

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text, json_text
 from ctxengine.importers._images import image_from_base64, image_from_url
-from ctxengine.importers._parts import SYNTHETIC, json_text, opt_int, opt_str
+from ctxengine.importers._parts import SYNTHETIC, opt_int, opt_str
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     DocumentPart,
@@ -138,7 +139,8 @@ class GeminiParts:
             )
             self.generated += 1
             source_id = f"call_gen_{self.generated}"
-        return ToolCallPart(self.calls.call(source_id), name, json_text(args), meta=meta)
+        text = arguments_text(args, self.report, "args", **where)
+        return ToolCallPart(self.calls.call(source_id), name, text, meta=meta)
 
     def response(self, fr: dict[str, Any], where: Where) -> tuple[list[Content], bool]:
         """The content of a ``functionResponse`` and whether it reports an error."""

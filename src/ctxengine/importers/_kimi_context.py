@@ -123,7 +123,13 @@ class ContextReader:
                 )
                 arguments = "{}"
             unique = self.calls.call(call.get("id"), name, f"call_gen_{line}_{n}", line=line)
-            parts.append(ToolCallPart(unique, name, arguments_text(arguments)))
+            parts.append(
+                ToolCallPart(
+                    unique,
+                    name,
+                    arguments_text(arguments, self.report, "function.arguments", line=line),
+                )
+            )
         has_calls = any(isinstance(p, ToolCallPart) for p in parts)
         usage = None
         if self.pending_input is not None:

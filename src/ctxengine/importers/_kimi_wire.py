@@ -205,7 +205,9 @@ class WireReader:
         unique = self.calls.call(
             event.get("toolCallId"), name, f"call_gen_{line}", what="tool.call", line=line
         )
-        self.step.append(ToolCallPart(unique, name, arguments_text(args)))
+        self.step.append(
+            ToolCallPart(unique, name, arguments_text(args, self.report, "args", line=line))
+        )
         self.step_keys.append(self.current)
 
     def _result(self, line: int, event: dict[str, Any]) -> None:

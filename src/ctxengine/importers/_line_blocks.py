@@ -110,7 +110,8 @@ class LineBlocks:
             line=line,
             repair=self.ids_recorded,
         )
-        return ToolCallPart(unique, block["name"], arguments_text(arguments))
+        text = arguments_text(arguments, self.report, "input", line=line)
+        return ToolCallPart(unique, block["name"], text)
 
     def user(self, line: int, content: list[Any]) -> list[Message]:
         """A ``tool`` message of the line's results, then a user message of its other

@@ -37,8 +37,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text, json_text
 from ctxengine.importers._images import image_from_url
-from ctxengine.importers._parts import SYNTHETIC, json_text, opt_dict, opt_int, opt_str
+from ctxengine.importers._parts import SYNTHETIC, opt_dict, opt_int, opt_str
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     CompactionRecord,
@@ -297,7 +298,8 @@ class Converter:
                 "null arguments", "expected a tool `state.input` object, got null", **where
             )
             args = {}
-        call = ToolCallPart(self.calls.call(source), name, json_text(args))
+        text = arguments_text(args, self.report, "state.input", **where)
+        call = ToolCallPart(self.calls.call(source), name, text)
         status = state.get("status")
         content: list[TextPart | ImagePart | DocumentPart]
         failed = False

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxengine.importers._build import CallIds
-from ctxengine.importers._chat import FINISH_REASONS, json_text
+from ctxengine.importers._calls import arguments_text, json_text
+from ctxengine.importers._chat import FINISH_REASONS
 from ctxengine.importers._images import image_from_url
 from ctxengine.importers._parts import SYNTHETIC, opt_dict, opt_int, opt_str
 from ctxengine.importers.report import ImportReport
@@ -368,7 +369,9 @@ class EventReader:
             unique = self.calls.call(source)
         self.open.append((unique, source_id, event_id))
         self.names[unique] = name
-        return ToolCallPart(unique, name, json_text(args))
+        return ToolCallPart(
+            unique, name, arguments_text(args, self.report, "function.arguments", **where)
+        )
 
     def _text_action(
         self,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from ctxengine.model import Entry, Message
 
 #: Longest session title, in characters.
@@ -16,14 +14,6 @@ TITLE_CHARS = 80
 #: environment context, a shell command run by the user, an extension message …). The value
 #: names its origin, e.g. ``"isMeta"``, ``"environment_context"``, ``"bashExecution"``.
 SYNTHETIC = "synthetic"
-
-
-def json_text(value: Any) -> str:
-    """Tool-call arguments as a JSON string: a string is kept verbatim, anything else is
-    serialised compactly with its key order kept (UTF-8, no ASCII escaping)."""
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value).decode()
 
 
 def title_of(entries: Iterable[Entry]) -> str | None:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._build import CallIds
+from ctxengine.importers._calls import arguments_text
 from ctxengine.importers._images import image_from_base64
-from ctxengine.importers._parts import SYNTHETIC, json_text, opt_str
+from ctxengine.importers._parts import SYNTHETIC, opt_str
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
     ImagePart,
@@ -179,7 +180,9 @@ class PiMessages:
         unique = self.calls.call(call_id)
         self.order.append((call_id, unique))
         self.names[unique] = name
-        return ToolCallPart(unique, name, json_text(arguments))
+        return ToolCallPart(
+            unique, name, arguments_text(arguments, self.report, "arguments", line=line)
+        )
 
     def _assistant(self, line: int, msg: dict[str, Any]) -> Message | None:
         content = msg.get("content")

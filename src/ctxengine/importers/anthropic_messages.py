@@ -26,7 +26,8 @@ from typing import Any
 
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, load_json, read_file
-from ctxengine.importers._chat import ChatReader, json_text, title_from
+from ctxengine.importers._calls import arguments_text
+from ctxengine.importers._chat import ChatReader, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
 from ctxengine.importers._peek import peek
 from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
@@ -134,7 +135,8 @@ class _Blocks(ChatReader):
             call_id = self.new_call(block.get("id"), f"{jp}.id", "tool_use block")
             meta = _rest(block, "id", "name", "input")
             args = self.arguments(block.get("input", {}), f"{jp}.input")
-            return ToolCallPart(call_id, name, json_text(args), meta)
+            text = arguments_text(args, self.report, "input", json_path=f"{jp}.input")
+            return ToolCallPart(call_id, name, text, meta)
         if kind == "compaction":
             return NativeCompactionPart("anthropic", canonical_json(block).decode())
         if is_provider_block(kind):

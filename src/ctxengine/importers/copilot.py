@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._build import file_digest
-from ctxengine.importers._calls import Calls, arguments_text
+from ctxengine.importers._calls import Calls, arguments_text, json_text
 from ctxengine.importers._images import image_from_base64
 from ctxengine.importers._lines import iter_objects
 from ctxengine.importers._log import Cut, Rows
@@ -296,7 +296,8 @@ class _Reader:
             line=line,
         )  # fmt: skip
         meta = {"type": request["type"]} if request.get("type") == "custom" else {}
-        return ToolCallPart(unique, name, arguments_text(arguments), meta=meta)
+        text = arguments_text(arguments, self.report, "arguments", line=line)
+        return ToolCallPart(unique, name, text, meta=meta)
 
     def _usage(self, line: int, data: dict[str, Any], created: str | None, sid: str | None) -> None:
         self.report.ignore("assistant.usage", line=line)
@@ -352,7 +353,7 @@ class _Reader:
             return result
         if isinstance(result, list):
             return "\n".join(str(b["text"]) for b in result if isinstance(b, dict) and "text" in b)
-        return arguments_text(result)
+        return json_text(result)
 
     def _compaction_start(
         self, line: int, data: dict[str, Any], created: str | None, sid: str | None

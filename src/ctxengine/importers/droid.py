@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from ctxengine.importers._build import file_digest
-from ctxengine.importers._calls import Calls, arguments_text
+from ctxengine.importers._calls import Calls, arguments_text, json_text
 from ctxengine.importers._line_blocks import LineBlocks, assistant_message
 from ctxengine.importers._lines import first_line, iter_objects
 from ctxengine.importers._log import Rows
@@ -236,7 +236,8 @@ class _Stream:
         if not self.open:
             self.open_at = created
         self.open_keys.append(self.raw)
-        self.open.append(ToolCallPart(unique, name, arguments_text(args)))
+        text = arguments_text(args, self.report, "parameters", line=line)
+        self.open.append(ToolCallPart(unique, name, text))
 
     def _result(self, line: int, obj: dict[str, Any], created: str | None) -> None:
         self._flush()
@@ -251,9 +252,9 @@ class _Stream:
             code = value.get("exitCode")
             failed = failed or (isinstance(code, int) and code != 0)
             if not any(isinstance(s, str) for s in streams):
-                text = arguments_text(value)
+                text = json_text(value)
         else:
-            text = value if isinstance(value, str) else arguments_text(value)
+            text = value if isinstance(value, str) else json_text(value)
         part = ToolResultPart(
             unique, (TextPart(text),), is_error=failed, name=self.calls.name_of(unique)
         )

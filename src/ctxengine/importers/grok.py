@@ -219,7 +219,8 @@ class _Reader:
                 )
                 args = "{}"
             unique = self.calls.call(call.get("id"), name, f"call_gen_{line}_{n}", line=line)
-            parts.append(ToolCallPart(unique, name, arguments_text(args)))
+            text = arguments_text(args, self.report, "arguments", line=line)
+            parts.append(ToolCallPart(unique, name, text))
         model = opt_str(obj, "model_id")
         self.model = model or self.model
         meta = (

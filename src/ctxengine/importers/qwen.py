@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._build import file_digest
-from ctxengine.importers._calls import Calls, arguments_text
+from ctxengine.importers._calls import Calls, arguments_text, json_text
 from ctxengine.importers._images import image_from_base64
 from ctxengine.importers._lines import first_line, iter_objects
 from ctxengine.importers._log import Cut, Rows
@@ -243,7 +243,11 @@ class _Reader:
                 call.get("id"), call["name"], f"call_gen_{line}_{n}", what="functionCall",
                 line=line,
             )  # fmt: skip
-            return ToolCallPart(unique, call["name"], arguments_text(args))
+            return ToolCallPart(
+                unique,
+                call["name"],
+                arguments_text(args, self.report, "functionCall.args", line=line),
+            )
         self.report.skip(
             "part not understood",
             "expected a text, thought or functionCall part",
@@ -385,7 +389,7 @@ def _response_text(response: Any) -> tuple[str, bool]:
             return response["error"], True
     if isinstance(response, str):
         return response, False
-    return arguments_text(response if response is not None else {}), False
+    return json_text(response if response is not None else {}), False
 
 
 IMPORTER = QwenImporter()
