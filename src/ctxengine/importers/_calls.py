@@ -46,8 +46,9 @@ def arguments_text(
     model can emit broken JSON) is counted in ``report`` as repaired,
     :data:`ARGUMENTS_NOT_JSON`, at ``line`` / ``json_path``. "JSON" is RFC 8259's grammar:
     what orjson reads, and what it refuses that the grammar allows (a lone surrogate, escaped
-    or not) read again by :func:`json.loads` (``NaN`` and ``Infinity`` refused); a string
-    costs one ``orjson.loads``, one that is not JSON a ``json.loads`` more.
+    or not; a number past a double's range, ``1e400``) read again by :func:`json.loads`
+    (``NaN`` and ``Infinity`` refused); a string costs one ``orjson.loads`` (about 2 µs per
+    KB of arguments text), one that is not JSON a ``json.loads`` more.
 
     Args:
         value: the arguments as the transcript holds them (a string, an object …).
@@ -63,7 +64,9 @@ def arguments_text(
     if not isinstance(value, str):
         return orjson.dumps(value).decode()
     try:
-        orjson.loads(value)
+        # orjson reads an ASCII str in place; any other it would encode to UTF-8 and cache
+        # the copy on the str (held as long as the entry is): bytes, freed at once, instead
+        orjson.loads(value if value.isascii() else value.encode(errors="surrogatepass"))
     except orjson.JSONDecodeError:
         if value.strip() and not _json_by_grammar(value):
             report.repair(
@@ -80,8 +83,8 @@ def _not_a_constant(name: str) -> Any:
 
 
 def _json_by_grammar(text: str) -> bool:
-    """True when ``text`` is JSON that orjson refuses (an escaped lone surrogate, a raw
-    surrogate in the string)."""
+    """True when ``text`` is JSON by RFC 8259's grammar (what orjson refuses of it: a lone
+    surrogate, escaped or not; a number past a double's range)."""
     try:
         json.loads(text, parse_constant=_not_a_constant)
     except ValueError:  # json.JSONDecodeError is a ValueError
