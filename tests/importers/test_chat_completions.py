@@ -421,6 +421,50 @@ class TestDrift:
         msg = session.entries[1].message
         assert msg is not None and msg.tool_calls[0].arguments == "{}"
 
+    def test_arguments_that_are_not_json_are_kept_as_text(self, tmp_path: Path) -> None:
+        """Broken JSON from the model stays as written; a custom tool's free-text input and
+        empty arguments are not flagged."""
+        broken = '{"cmd": "ls'
+        calls = [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": ""}},
+            {"id": "c2", "type": "function", "function": {"name": "bash", "arguments": broken}},
+            {"id": "c3", "type": "custom", "custom": {"name": "patch", "input": "*** Begin"}},
+        ]
+        assistant = {"role": "assistant", "content": None, "tool_calls": calls}
+        path = write(tmp_path, [USER, assistant])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 1: tool call arguments not JSON (kept as text) ×1 "
+            "($[1].tool_calls[1].function.arguments)",
+            " at $[1].tool_calls[1].function.arguments: expected `arguments` to be JSON text, "
+            "got text that is not JSON (kept as text)",
+        )
+        msg = session.entries[1].message
+        assert msg is not None
+        assert [c.arguments for c in msg.tool_calls] == ["", broken, "*** Begin"]
+
+    def test_legacy_function_call_arguments_that_are_not_json(self, tmp_path: Path) -> None:
+        call = {"name": "get_weather", "arguments": "{city: Paris}"}
+        legacy = {"role": "assistant", "content": None, "function_call": call}
+        path = write(tmp_path, [USER, legacy])
+        session = tolerated(
+            path,
+            "chat-completions",
+            "repaired 1: tool call arguments not JSON (kept as text) ×1 "
+            "($[1].function_call.arguments)",
+            " at $[1].function_call.arguments: expected `arguments` to be JSON text, got text "
+            "that is not JSON (kept as text)",
+        )
+        msg = session.entries[1].message
+        assert msg is not None and msg.tool_calls[0].arguments == "{city: Paris}"
+
+    def test_empty_arguments_are_not_flagged(self, tmp_path: Path) -> None:
+        call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": ""}}
+        session = read_transcript(write(tmp_path, [USER, calling(call)]), strict=True)
+        msg = session.entries[1].message
+        assert session.report.clean and msg is not None and msg.tool_calls[0].arguments == ""
+
     def test_unknown_role(self, tmp_path: Path) -> None:
         path = write(tmp_path, [USER, {"role": "robot", "content": "x"}])
         session = tolerated(

@@ -474,6 +474,33 @@ class TestDrift:
         )
         assert messages(session.entries)[1].tool_calls[0].arguments == "{}"
 
+    def test_arguments_that_are_not_json_are_kept_as_text(self, tmp_path: Path) -> None:
+        """A model emitted broken JSON: the arguments stay as written (history), counted."""
+        broken = '{"command":["bash","-lc","ls"'
+        calls = [
+            item({"type": "function_call", "name": "shell", "arguments": a, "call_id": f"c{n}"})
+            for n, a in enumerate([broken, "", " ", "[1]", "{'command': 'ls'}"])
+        ]
+        records = [r for n, call in enumerate(calls) for r in (call, fout(f"c{n}"))]
+        path = write(tmp_path, meta(), msg("user", "go"), *records)
+        session = tolerated(
+            path,
+            "codex",
+            "repaired 2: tool call arguments not JSON (kept as text) ×2 (line 3)",
+            ":3: expected `arguments` to be JSON text, got text that is not JSON (kept as text)",
+        )
+        found = messages(session.entries)
+        assert [c.arguments for m in found for c in m.tool_calls] == [
+            broken, "", " ", "[1]", "{'command': 'ls'}"
+        ]  # fmt: skip
+
+    def test_empty_arguments_are_not_flagged(self, tmp_path: Path) -> None:
+        call = item({"type": "function_call", "name": "shell", "arguments": "", "call_id": "c1"})
+        path = write(tmp_path, meta(), msg("user", "go"), call, fout("c1"))
+        session = read_transcript(path, "codex", strict=True)
+        assert session.report.clean
+        assert messages(session.entries)[1].tool_calls[0].arguments == ""
+
     def test_unknown_record_kind(self, tmp_path: Path) -> None:
         path = write(tmp_path, meta(), msg("user", "go"), {"type": "hologram", "payload": {}})
         session = tolerated(

@@ -248,6 +248,23 @@ class TestDrift:
         )
         assert messages(session)[1].tool_calls[0].arguments == "{}"
 
+    def test_arguments_that_are_not_json_are_kept_as_text(self, tmp_path: Path) -> None:
+        broken = '{"command": "ls'
+        path = write_events(tmp_path, [user_event(), run_event(arguments=broken), obs_event()])
+        session = tolerated(
+            path,
+            OPENHANDS,
+            "repaired 1: tool call arguments not JSON (kept as text) ×1 ($[1])",
+            " at $[1]: expected `function.arguments` to be JSON text, got text that is not JSON "
+            "(kept as text)",
+        )
+        assert messages(session)[1].tool_calls[0].arguments == broken
+
+    def test_empty_arguments_are_not_flagged(self, tmp_path: Path) -> None:
+        path = write_events(tmp_path, [user_event(), run_event(arguments=""), obs_event()])
+        session = read_transcript(path, OPENHANDS, strict=True)
+        assert session.report.clean and messages(session)[1].tool_calls[0].arguments == ""
+
     def test_unknown_action_and_observation(self, tmp_path: Path) -> None:
         events = [
             user_event(),
