@@ -136,3 +136,91 @@ class TestCompact:
         assert stderr.startswith(
             f"error: {path}:16: expected a complete JSON object, got a line cut short"
         )
+
+
+BROKEN_ARGUMENTS = '{"command":["bash","-lc","ls"'
+ARGUMENTS_SUMMARY = "repaired 1: tool call arguments not JSON (kept as text) ×1 (line 3)"
+ARGUMENTS_EXPECTED = (
+    "expected `arguments` to be JSON text, got text that is not JSON (kept as text)"
+)
+
+
+def rollout_with_broken_arguments(tmp_path: Path) -> Path:
+    """A Codex rollout whose one function call (line 3) holds arguments cut short."""
+
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2025-10-01T00:00:00Z", "type": "response_item", "payload": payload}
+
+    records = [
+        {"type": "session_meta", "payload": {"id": "sess-args", "cwd": "/w"}},
+        item({"type": "message", "role": "user",
+              "content": [{"type": "input_text", "text": "list the files"}]}),
+        item({"type": "function_call", "name": "shell", "arguments": BROKEN_ARGUMENTS,
+              "call_id": "c1"}),
+        item({"type": "function_call_output", "call_id": "c1", "output": "a.py"}),
+    ]  # fmt: skip
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+class TestArgumentsNotJSON:
+    """Tool-call arguments that are not JSON are imported as written, said in the one line,
+    and refused under --strict."""
+
+    def test_import_keeps_them_and_says_so_in_one_line(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = rollout_with_broken_arguments(tmp_path)
+        db = tmp_path / "ctx.db"
+        code, stdout, stderr = run(capsys, "import", str(path), "--db", str(db))
+        assert code == 0
+        assert stdout == f"{path}: session sess-args (codex): 3 entries added, 0 already stored"
+        assert stderr == f"{path}: {ARGUMENTS_SUMMARY}"
+        with SQLiteStore(db) as store:
+            entries = store.entries("sess-args")
+        calls = [c for e in entries if e.message is not None for c in e.message.tool_calls]
+        assert [(c.id, c.arguments) for c in calls] == [("c1", BROKEN_ARGUMENTS)]
+
+    def test_import_json_lists_the_issue(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = rollout_with_broken_arguments(tmp_path)
+        code = main(["import", str(path), "--db", str(tmp_path / "ctx.db"), "--json"])
+        captured = capsys.readouterr()
+        assert code == 0
+        assert " ".join(captured.err.split()) == f"{path}: {ARGUMENTS_SUMMARY}"
+        [done] = json.loads(captured.out)["files"]
+        assert done["issues"] == [
+            {
+                "action": "repaired",
+                "kind": "tool call arguments not JSON (kept as text)",
+                "count": 1,
+                "first_line": 3,
+                "expected": ARGUMENTS_EXPECTED,
+            }
+        ]
+
+    def test_strict_import_refuses_the_file_at_the_call_line(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = rollout_with_broken_arguments(tmp_path)
+        db = tmp_path / "ctx.db"
+        code, stdout, stderr = run(capsys, "import", str(path), "--db", str(db), "--strict")
+        assert (code, stdout) == (2, "")
+        assert stderr == f"error: {path}:3: {ARGUMENTS_EXPECTED}"
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+    def test_compact_says_so_in_one_line(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = rollout_with_broken_arguments(tmp_path)
+        out = tmp_path / "body.json"
+        code, _, stderr = run(
+            capsys, "compact", str(path), "--window", "8000", "-o", str(out), "--user", "go on"
+        )
+        assert (code, stderr) == (0, f"{path}: {ARGUMENTS_SUMMARY}")
+        body: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        calls = [c for m in body["messages"] for c in m.get("tool_calls") or ()]
+        assert [c["function"]["arguments"] for c in calls] == [BROKEN_ARGUMENTS]
