@@ -82,6 +82,20 @@ class TestArgumentsCheck:
             "expected": EXPECTED,
         }
 
+    def test_text_nested_deeper_than_orjson_reads_is_not_checked(self) -> None:
+        """5,000 levels (orjson stops at 1,024; ``json`` would recurse): passed as it is,
+        whole or cut short; 1,000 levels cut short is checked, and flagged."""
+        deep = '{"a":' * 5_000 + "1" + "}" * 5_000
+        report = ImportReport("s.jsonl", strict=True)
+        for text in (deep, deep[:-1]):
+            assert arguments_text(text, report, "arguments", line=1) is text
+        shallower = '{"a":' * 1_000 + "1" + "}" * 999
+        with pytest.raises(TranscriptError) as info:
+            arguments_text(shallower, report, "arguments", line=2)
+        assert str(info.value) == f"s.jsonl:2: {EXPECTED}"
+        whole = shallower + "}"
+        assert arguments_text(whole, report, "arguments", line=3) is whole
+
     def test_the_report_counts_every_one_and_keeps_the_first_place(self) -> None:
         report = ImportReport("chat.json")
         for i, text in enumerate(["{}", "{", "", "[1", "{}"]):

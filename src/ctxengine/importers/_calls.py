@@ -18,9 +18,13 @@ import orjson
 
 from ctxengine.importers._build import CallIds
 from ctxengine.importers.report import ImportReport
+from ctxengine.model.json_depth import exceeds_depth
 
 #: Report kind of tool-call arguments given as a string that is not JSON (kept verbatim).
 ARGUMENTS_NOT_JSON = "tool call arguments not JSON (kept as text)"
+#: Deepest nesting orjson parses (its documented limit: 1,024 arrays and objects); text
+#: nested deeper is not checked (no parser here reads it without a recursion that deep).
+_ORJSON_DEPTH = 1024
 
 
 def json_text(value: Any) -> str:
@@ -48,7 +52,9 @@ def arguments_text(
     what orjson reads, and what it refuses that the grammar allows (a lone surrogate, escaped
     or not; a number past a double's range, ``1e400``) read again by :func:`json.loads`
     (``NaN`` and ``Infinity`` refused); a string costs one ``orjson.loads`` (about 2 µs per
-    KB of arguments text), one that is not JSON a ``json.loads`` more.
+    KB of arguments text), one that is not JSON a ``json.loads`` more. Text nested deeper
+    than orjson reads (1,024 levels) is not checked: it passes, kept as the text it is (the
+    renderers carry it as opaque text, :mod:`ctxengine.model.json_depth`).
 
     Args:
         value: the arguments as the transcript holds them (a string, an object …).
@@ -84,10 +90,13 @@ def _not_a_constant(name: str) -> Any:
 
 def _json_by_grammar(text: str) -> bool:
     """True when ``text`` is JSON by RFC 8259's grammar (what orjson refuses of it: a lone
-    surrogate, escaped or not; a number past a double's range)."""
+    surrogate, escaped or not; a number past a double's range), or nested too deep to check
+    (deeper than ``_ORJSON_DEPTH``)."""
+    if exceeds_depth(text, _ORJSON_DEPTH):
+        return True
     try:
         json.loads(text, parse_constant=_not_a_constant)
-    except ValueError:  # json.JSONDecodeError is a ValueError
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
         return False
     return True
 
