@@ -73,15 +73,21 @@ class ErrorFact:
         """True when one of the ``passed`` keys fixes this error: ``cmd:COMMAND`` of its
         command, ``test:ID`` of its test or of a file, directory or class containing it, or
         ``suite:RUNNER`` (a whole-suite pass) of its runner, or ``rerun:COMMAND`` (a later
-        failing run of its command that did not report it again; errors naming a test
-        excepted)."""
+        failing run of its command that did not report it again) or ``retry:COMMAND`` (a
+        later run that retried its command asking no more of it and succeeded:
+        :func:`~ctxengine.summarizers.runs.narrows`), these two for errors naming no test."""
         for key in passed:
             kind, _, value = key.partition(":")
             if kind == "cmd" and self.command and value == self.command:
                 return True
             if kind == "suite" and self.runner and value == self.runner:
                 return True
-            if kind == "rerun" and self.command and not self.test and value == self.command:
+            if (
+                kind in ("rerun", "retry")
+                and self.command
+                and not self.test
+                and value == self.command
+            ):
                 return True
             if (
                 kind == "test"
@@ -221,6 +227,31 @@ def merge_errors(
             out.append(fact)
         else:
             out[at] = fact
+    return tuple(out)
+
+
+def settle_errors(
+    errors: Sequence[ErrorFact], later: Sequence[ErrorFact], passed: Iterable[str]
+) -> tuple[ErrorFact, ...]:
+    """``errors`` (the facts of the history before a cut) with their statuses as the
+    messages after the cut leave them, the same facts in the same order, none added: an open
+    error that ``later`` (the error facts those messages recorded, with their final
+    statuses) records again with the same (command, test, text) takes that fact's status
+    (failed again and still open, or fixed since); another open one is fixed when one of
+    ``passed`` (the keys of those messages' runs) fixes it (:meth:`ErrorFact.fixed_by_any`).
+    What :func:`merge_errors` does to the older side, without listing the newer facts."""
+    done = tuple(passed)
+    again = {(e.command, e.test, e.text): e for e in later}
+    out: list[ErrorFact] = []
+    for e in errors:
+        if e.status == "open":
+            found = again.get((e.command, e.test, e.text))
+            if found is not None:
+                if found.status == "fixed":
+                    e = replace(e, status="fixed", fixed_by=found.fixed_by)
+            elif e.fixed_by_any(done):
+                e = replace(e, status="fixed")
+        out.append(e)
     return tuple(out)
 
 

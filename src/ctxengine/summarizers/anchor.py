@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ctxengine.model import CompactionRecord, Ledgers
+from ctxengine.model import CompactionRecord, ErrorFact, Ledgers
 from ctxengine.model.roles import is_goal_text, is_injected_text
 from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
@@ -35,7 +35,7 @@ from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.carried import without_wrapper
 from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.fact_items import STARTED
-from ctxengine.summarizers.ledgers import extract_ledgers
+from ctxengine.summarizers.ledgers import ledgers_and_evidence
 from ctxengine.summarizers.paths import guessed_cwd, rebased
 from ctxengine.summarizers.prompts import narrative_of
 from ctxengine.summarizers.sections import dedent_all
@@ -164,20 +164,44 @@ def anchor_ledgers(previous: CompactionRecord | None) -> Ledgers:
     return previous.ledgers.merge(mined)
 
 
-def cumulative_ledgers(request: SummaryRequest) -> Ledgers:
+def cumulative_ledgers(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> Ledgers:
     """The anchor ledgers (:func:`anchor_ledgers`) merged with those of the range (only
-    grow, :func:`carry`), the pinned items added and the goal fixed (:func:`choose_goal`)."""
-    goal = choose_goal(request)
+    grow, :func:`carry`), the pinned items added, the goal fixed (:func:`choose_goal` of the
+    user ``texts``, default :func:`user_texts`), and the open errors the kept tail shows
+    fixed marked so (:func:`settled_ledgers`)."""
+    return settled_ledgers(request, texts)[0]
+
+
+def settled_ledgers(
+    request: SummaryRequest, texts: tuple[str, ...] | None = None
+) -> tuple[Ledgers, tuple[ErrorFact, ...]]:
+    """:func:`cumulative_ledgers` and the errors open at the cut that the messages kept
+    verbatim after it (``request.kept``) fixed, as they were before (in the ledgers' order).
+
+    The kept tail counts as evidence only (:class:`~ctxengine.summarizers.ledgers.
+    LaterEvidence`): its successful runs fix the open errors of the state as a later range's
+    would (the same command, the same test, a whole-suite pass, a rerun, a retry right after
+    the cut), and none of its own facts is added, since it follows the state verbatim. The
+    ledgers stored with the state keep those errors fixed, so the next compaction, whose
+    range starts with this tail, does not bring them back as open."""
+    goal = choose_goal(request, texts)
     anchor = anchor_ledgers(request.previous)
-    new = extract_ledgers(
+    new, later = ledgers_and_evidence(
         request.all_messages,
         goal,
         cwd=request.cwd or anchor.cwd,
         start=request.range_start,
         earlier_done=anchor.done,
+        later=request.kept,
     )
-    merged = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
-    return replace(merged, goal=goal)
+    merged = replace(carry(anchor, new).merge(Ledgers(pinned=request.pinned)), goal=goal)
+    settled = later.settle(merged)
+    fixed = tuple(
+        old
+        for old, now in zip(merged.error_facts, settled.error_facts, strict=True)
+        if old.status == "open" and now.status == "fixed"
+    )
+    return settled, fixed
 
 
 def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:

@@ -9,13 +9,11 @@ report can tell what the model no longer sees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ctxengine.errors import SummaryRejected
-from ctxengine.model import Ledgers
-from ctxengine.summarizers.anchor import anchor_ledgers, carry, choose_goal, user_texts
+from ctxengine.summarizers.anchor import cumulative_ledgers
 from ctxengine.summarizers.base import Summary, SummaryRequest
-from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.tokens.base import Estimator
 
 #: The marker that stands for the dropped messages.
@@ -44,16 +42,7 @@ class DropSummarizer:
         messages = request.all_messages
         if not any(m.parts for m in messages):
             raise SummaryRejected("empty", "nothing to summarize")
-        anchor = anchor_ledgers(request.previous)
-        goal = choose_goal(request, user_texts(request))
-        new = extract_ledgers(
-            messages,
-            goal,
-            cwd=request.cwd or anchor.cwd,
-            start=request.range_start,
-            earlier_done=anchor.done,
-        )
-        ledgers = replace(carry(anchor, new).merge(Ledgers(pinned=request.pinned)), goal=goal)
+        ledgers = cumulative_ledgers(request)
         text = DROPPED_MARKER.format(count=len(messages))
         tokens = estimator.text(text)
         if tokens > request.budget_tokens:

@@ -49,6 +49,11 @@ stay English).
 Anchor: the previous compaction's ledgers are merged with this range's (they only grow), so a
 path or rule from compaction k is still there after compaction k+1 even when it is not in the
 new range. User messages carry over through ``SummaryRequest.prior_user_messages``.
+
+Kept tail: the messages kept verbatim after the state (``SummaryRequest.kept``) are evidence,
+never listed: an open error their runs fix is shown fixed, and the next step and its count
+of open errors leave it out (:func:`~ctxengine.summarizers.anchor.settled_ledgers`); a rule
+their user messages replace is shown superseded.
 """
 
 from __future__ import annotations
@@ -69,10 +74,8 @@ from ctxengine.projection.wording import ENGLISH, FactWords, Headings, Wording, 
 from ctxengine.summarizers import next_step as steps
 from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.anchor import (
-    anchor_ledgers,
     carried_summary,
-    carry,
-    choose_goal,
+    cumulative_ledgers,
     prior_texts,
     user_texts,
 )
@@ -91,7 +94,7 @@ from ctxengine.summarizers.items import (
     spread,
     with_focus,
 )
-from ctxengine.summarizers.ledgers import done_steps, extract_ledgers
+from ctxengine.summarizers.ledgers import done_steps
 from ctxengine.summarizers.rules import superseded_later
 from ctxengine.summarizers.sections import (
     JOINED,
@@ -348,18 +351,8 @@ def write_state(
     messages = request.all_messages
     if not any(m.parts for m in messages):
         raise SummaryRejected("empty", "nothing to summarize")
-    anchor = anchor_ledgers(request.previous)
     texts = user_texts(request)
-    goal = choose_goal(request, texts)
-    new = extract_ledgers(
-        messages,
-        goal,
-        cwd=request.cwd or anchor.cwd,
-        start=request.range_start,
-        earlier_done=anchor.done,
-    )
-    ledgers = carry(anchor, new).merge(Ledgers(pinned=request.pinned))
-    ledgers = replace(ledgers, goal=goal)
+    ledgers = cumulative_ledgers(request, texts)
     if request.later_user_messages:
         rules = superseded_later(ledgers.rules, request.later_user_messages)
         ledgers = replace(ledgers, rules=rules)

@@ -16,9 +16,10 @@ session's working directory: the one given, else the one the messages state or s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from ctxengine.model import Ledgers, Message, ToolCallPart, ToolResultPart
-from ctxengine.model.facts import mark_earlier
+from ctxengine.model import ErrorFact, Ledgers, Message, ToolCallPart, ToolResultPart
+from ctxengine.model.facts import mark_earlier, settle_errors
 from ctxengine.model.messages import APPLIED_EDITS
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.summarizers.decisions import decision_facts
@@ -30,7 +31,15 @@ from ctxengine.summarizers.signals import exit_code
 from ctxengine.summarizers.tools import PATH_KEYS, arguments, call_effects, shell_command
 from ctxengine.summarizers.walk import Walk
 
-__all__ = ["call_effects", "done_steps", "extract_ledgers", "session_cwd", "shell_command"]
+__all__ = [
+    "LaterEvidence",
+    "call_effects",
+    "done_steps",
+    "extract_ledgers",
+    "ledgers_and_evidence",
+    "session_cwd",
+    "shell_command",
+]
 
 
 def _dedup(items: Sequence[str]) -> tuple[str, ...]:
@@ -60,35 +69,80 @@ def session_cwd(messages: Sequence[Message]) -> str:
     return guessed_cwd(commands, paths)
 
 
-def _walk(
-    messages: Sequence[Message], cwd: str, start: int, earlier_done: Sequence[str] = ()
-) -> Walk:
-    """Every tool call of ``messages`` walked with its result (looked up among the same
-    messages), the task notifications of its user messages, and the files an assistant
-    message's ``meta["applied_edits"]`` names; the background commands ``earlier_done``
-    says were started are known (:meth:`Walk.seed`)."""
+def _results(messages: Sequence[Message]) -> dict[str, tuple[ToolResultPart, int]]:
+    """Each tool result of ``messages`` by its call id, with the position of its message."""
     owner: dict[str, tuple[ToolResultPart, int]] = {}
     for index, message in enumerate(messages):
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 owner[part.call_id] = (part, index)
-    statuses = any(
+    return owner
+
+
+def _states_outcomes(owner: dict[str, tuple[ToolResultPart, int]]) -> bool:
+    """Some result is flagged as an error or states an exit code (:attr:`Walk.statuses`)."""
+    return any(
         result.is_error or exit_code(result.text) is not None for result, _ in owner.values()
     )
-    walk = Walk(cwd=cwd, start=start, statuses=statuses)
-    walk.seed(earlier_done)
+
+
+def _fold(walk: Walk, messages: Sequence[Message], offset: int = 0) -> None:
+    """Walk every tool call of ``messages`` with its result (looked up among the same
+    messages), the task notifications of its user messages, the files an assistant
+    message's ``meta["applied_edits"]`` names, and the turns its real user messages open;
+    message ``k`` is at position ``offset + k`` of the walk."""
+    owner = _results(messages)
     for index, message in enumerate(messages):
+        at = offset + index
+        if is_real_user_message(message):
+            walk.turn()
         if message.role == "user" and not message.tool_results:
-            walk.notification(message.text, index)
+            walk.notification(message.text, at)
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 found = owner.get(part.id)
-                walk.call(part, found[0] if found else None, found[1] if found else index)
+                walk.call(part, found[0] if found else None, offset + found[1] if found else at)
         applied = message.meta.get(APPLIED_EDITS) if message.role == "assistant" else None
         for path in applied if isinstance(applied, list) else ():
             if isinstance(path, str) and path:
-                walk.effect(FileEffect("edited", path), index)
+                walk.effect(FileEffect("edited", path), at)
+
+
+def _walk(
+    messages: Sequence[Message], cwd: str, start: int, earlier_done: Sequence[str] = ()
+) -> Walk:
+    """The walk of ``messages`` (:func:`_fold`); the background commands ``earlier_done``
+    says were started are known (:meth:`Walk.seed`)."""
+    walk = Walk(cwd=cwd, start=start, statuses=_states_outcomes(_results(messages)))
+    walk.seed(earlier_done)
+    _fold(walk, messages)
     return walk
+
+
+@dataclass(frozen=True, slots=True)
+class LaterEvidence:
+    """What the messages after a cut (the tail a compaction keeps verbatim) show about the
+    error facts before it: only evidence, none of their own facts is listed in the state
+    (they follow it verbatim).
+
+    Attributes:
+        passed: the keys of their runs (``cmd:``, ``test:``, ``suite:``, ``rerun:``,
+            ``retry:``, ``background:``; :meth:`~ctxengine.model.facts.ErrorFact.
+            fixed_by_any`), in first-seen order.
+        errors: the error facts their failed runs recorded, with the statuses the walk left
+            them in.
+    """
+
+    passed: tuple[str, ...] = ()
+    errors: tuple[ErrorFact, ...] = ()
+
+    def settle(self, ledgers: Ledgers) -> Ledgers:
+        """``ledgers`` with the open errors this evidence fixes marked fixed
+        (:func:`~ctxengine.model.facts.settle_errors`); nothing else changes."""
+        if not self.passed and not self.errors:
+            return ledgers
+        errors = settle_errors(ledgers.error_facts, self.errors, self.passed)
+        return replace(ledgers, error_facts=errors)
 
 
 def done_steps(messages: Sequence[Message], *, cwd: str = "") -> tuple[str, ...]:
@@ -134,6 +188,28 @@ def extract_ledgers(
         of the error facts), ``commands`` (shell commands, ``apply_patch`` excluded), each in
         first-seen order.
     """
+    return ledgers_and_evidence(
+        messages, goal, cwd=cwd, start=start, earlier_done=earlier_done
+    )[0]
+
+
+def ledgers_and_evidence(
+    messages: Sequence[Message],
+    goal: str = "",
+    *,
+    cwd: str = "",
+    start: int = 0,
+    earlier_done: Sequence[str] = (),
+    later: Sequence[Message] = (),
+) -> tuple[Ledgers, LaterEvidence]:
+    """:func:`extract_ledgers` of ``messages`` (same arguments), and what ``later`` (the
+    messages kept verbatim after them, oldest first) shows about its errors: the walk of
+    ``messages`` goes on over ``later`` (message ``k`` of it at ``start + len(messages) +
+    k``), so that a retry right after the cut of a command that failed before it counts
+    (:class:`~ctxengine.summarizers.walk.Walk`), and gives the keys and the error facts of
+    ``later`` (:class:`LaterEvidence`; empty when ``later`` is). The ledgers are those of
+    ``messages`` alone: apply the evidence with :meth:`LaterEvidence.settle` once they are
+    merged with the earlier ones."""
     cwd = cwd or session_cwd(messages)
     walk = _walk(messages, cwd, start, earlier_done)
     users: list[Source] = []
@@ -145,7 +221,7 @@ def extract_ledgers(
     files = walk.file_facts()
     rules = rule_facts(messages, start)
     sources = sorted([*users, *walk.sources], key=lambda s: s.index)
-    return Ledgers(
+    ledgers = Ledgers(
         goal=goal,
         files_read=tuple(f.path for f in files if f.status == "read"),
         files_modified=tuple(f.path for f in files if f.status == "modified"),
@@ -161,3 +237,12 @@ def extract_ledgers(
         passed=_dedup(walk.passed),
         decisions=decision_facts(messages, start),
     )
+    if not later:
+        return ledgers, LaterEvidence()
+    # the walk goes on over the later messages: only their keys and errors are kept
+    seen = len(walk.passed)
+    tail = start + len(messages)
+    walk.statuses = walk.statuses or _states_outcomes(_results(later))
+    _fold(walk, later, len(messages))
+    errors = tuple(e for e in walk.errors if e.source >= tail)
+    return ledgers, LaterEvidence(_dedup(walk.passed[seen:]), errors)

@@ -1,16 +1,18 @@
 """What kind of run a shell command is, judged from its text: does it run something whose
 output can show a failure, is it a search whose exit code 1 means "no match", which test
-runner and which tests it runs, and the key under which two runs count as the same command.
+runner and which tests it runs, the key under which two runs count as the same command, and
+whether one command retries another asking no more of it (:func:`narrows`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ctxengine.policy.defaults import LEDGER_WALK_CACHE
-from ctxengine.summarizers.shell import Command, commands, strip_bodies
+from ctxengine.summarizers.shell import Command, commands, looks_like_check, strip_bodies
 
 #: Programs that only read, list, search or print: their output quotes files and logs, so
 #: a traceback or an ``error:`` line in it is not a failure of the command.
@@ -154,3 +156,75 @@ def command_key(command: str) -> str:
         return key
     digest = hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
     return f"{key[:180]} …#{digest}"
+
+
+#: Options that make a run only show or simulate what it would do: a run that adds one of
+#: them is not a retry of the run without it (:func:`narrows`).
+NO_OP_OPTIONS = frozenset({"--dry-run", "--help", "-h", "--version"})
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One simple command of a shell text as a retry is compared with the run it retries
+    (:func:`invocations`).
+
+    Attributes:
+        program: the program's base name (``git``, ``mix``, ``python3``).
+        subcommand: its first argument that is not an option (``add``, ``build``, a
+            script's path), ``""`` when it has none.
+        operands: its later arguments that are not options (paths, targets, an option's
+            value: ``-m MSG`` gives ``MSG``).
+        options: its arguments that start with ``-``.
+        check: it checks rather than does something (a build, a linter, a type checker, a
+            test run: :func:`~ctxengine.summarizers.shell.looks_like_check`, ``git commit``
+            and ``git push`` excepted).
+    """
+
+    program: str
+    subcommand: str
+    operands: frozenset[str]
+    options: frozenset[str]
+    check: bool = False
+
+
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
+def invocations(command: str) -> tuple[Invocation, ...]:
+    """The simple commands of ``command`` in order (:func:`~ctxengine.summarizers.shell.
+    commands`: ``cd DIR`` and redirections left out), without the filters its outputs are
+    piped through (``| tail -5``, ``| grep x``): what a retry must run again."""
+    out: list[Invocation] = []
+    piped = False
+    for cmd in commands(command):
+        if cmd.argv and not (piped and cmd.name in _FILTERS):
+            args = cmd.argv[1:]
+            words = [a for a in args if not a.startswith("-")]
+            options = frozenset(a for a in args if a.startswith("-"))
+            sub = words[0] if words else ""
+            check = cmd.name != "git" and looks_like_check(" ".join((cmd.name, *args)))
+            out.append(Invocation(cmd.name, sub, frozenset(words[1:]), options, check))
+        piped = cmd.piped
+    return tuple(out)
+
+
+def narrows(retry: str, failed: str) -> bool:
+    """True when shell command ``retry`` runs ``failed`` again asking no more of it: the
+    same programs with the same subcommands in the same order (:func:`invocations`), each
+    with its options changed at will (``npm install`` then ``npm install
+    --legacy-peer-deps``) except an option that only shows or simulates
+    (:data:`NO_OP_OPTIONS`) the failed run lacked, and with only operands the failed run
+    gave it: it may leave some out (``git add a.py b.css`` then ``git add a.py``), unless it
+    checks (``mypy a.py b.py`` then ``mypy b.py`` checks less, it fixes nothing). Never a
+    test run (:func:`runner_of`: a test's failure waits for that test), never the same
+    command."""
+    if retry == failed or runner_of(retry) or runner_of(failed):
+        return False
+    new, old = invocations(retry), invocations(failed)
+    if not new or len(new) != len(old):
+        return False
+    return all(
+        n.program == o.program
+        and n.subcommand == o.subcommand
+        and (n.operands == o.operands if o.check else n.operands <= o.operands)
+        and not ((n.options - o.options) & NO_OP_OPTIONS)
+        for n, o in zip(new, old, strict=True)
+    )

@@ -42,7 +42,15 @@ An open error is fixed when a later call with the same key (:func:`command_key`,
 ``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
 reported passed, or the whole suite of its runner passing), or when a later run of the same
 command fails without reporting it again (a linter or build that now stops elsewhere; errors
-that name a test wait for their test).
+that name a test wait for their test), or when the failed shell command is retried: the next
+run of the same programs and subcommands in the same turn (no real user message between
+them) succeeds asking no more of them (:func:`~ctxengine.summarizers.runs.narrows`: options
+changed, operands left out; ``git add a.ex b.css && git commit …`` refused for an ignored
+``b.css``, then ``git add a.ex && git commit …`` committed). The command differs, so no key
+of the retry names the failure; the agent got past it with the retry, and the error line no
+longer says what stands in its way. Only the next such run counts (a run in between that
+fails again ends the chance), a test run never retries (its failures wait for their tests),
+and errors that name a test are never fixed so.
 """
 
 from __future__ import annotations
@@ -84,7 +92,9 @@ from ctxengine.summarizers.paths import normalize, project_root, scratch_reason
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
+    invocations,
     named_tests,
+    narrows,
     runner_of,
     runs,
     runs_something,
@@ -234,6 +244,14 @@ class Walk:
     texts: dict[str, str] = field(default_factory=dict)
     current_file: str | None = None
     launches: dict[str, _Launch] = field(default_factory=dict)
+    #: per shape (programs and subcommands) of a shell command that failed in this turn and
+    #: was not run again since: its key and its command (a retry may fix it)
+    retries: dict[tuple[tuple[str, str], ...], tuple[str, str]] = field(default_factory=dict)
+
+    def turn(self) -> None:
+        """A real user message opened a new turn: no failed command of the turns before is
+        retried by a later run (:func:`~ctxengine.summarizers.runs.narrows`)."""
+        self.retries.clear()
 
     def seed(self, done: Sequence[str]) -> None:
         """Know the background commands an earlier range started and did not see end: its
@@ -501,6 +519,7 @@ class Walk:
         for run in executions(command):
             if run.path:
                 self._file(self._path(run.path, run.cwd), index).executed = True
+        self._retried(key, command, index, failed=failed)
         if failed:
             self._fail(key, text, index, command, found)
             last_run = max((i for i, c in enumerate(parts) if runs(c)), default=-1)
@@ -534,6 +553,22 @@ class Walk:
         self._pass(keys, index)
         if looks_like_check(command):
             self.done.append(f"ran `{_shown(command)}` (succeeded)")
+
+    def _retried(self, key: str, command: str, index: int, *, failed: bool) -> None:
+        """Shell ``command`` ran (``failed``: it failed): when it is the next run of the
+        same programs and subcommands as a command that failed in this turn and it succeeded
+        asking no more (:func:`~ctxengine.summarizers.runs.narrows`), that command's open
+        errors that name no test are fixed (``retry:KEY``, the failed command's key); a
+        failed run waits for its own retry (unless it runs tests)."""
+        form = tuple((i.program, i.subcommand) for i in invocations(command))
+        if not form:
+            return
+        earlier = self.retries.pop(form, None)
+        if failed:
+            if not runner_of(command):
+                self.retries[form] = (key, command)
+        elif earlier is not None and earlier[0] != key and narrows(command, earlier[1]):
+            self._pass([f"retry:{earlier[0]}"], index)
 
     def _indirect(self, command: str, text: str, index: int) -> None:
         """Writes by scripts the command ran, patches it applied, files a formatter it ran
