@@ -36,6 +36,7 @@ class TestNeutralize:
             "history",
             "previous-summary",
             "first-request",
+            "fixed-later",
             "priority",
             "last-summarized",
             "summary",

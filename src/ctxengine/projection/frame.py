@@ -11,6 +11,7 @@ earlier-summary       the extractive state, around a carried earlier summary
 history               the summary prompt, around the transcript
 previous-summary      the summary prompt, around the anchor
 first-request         the summary prompt, around the goal
+fixed-later           the summary prompt, around the errors the kept messages show fixed
 priority              the summary prompt, around focus text and project instructions
 last-summarized       the cache-reuse instruction, around the excerpt
 summary / analysis    the reply shape a summary model may use (unwrapped by the validator)
@@ -61,6 +62,7 @@ PROMPT_TAGS: tuple[str, ...] = (
     "history",
     "previous-summary",
     "first-request",
+    "fixed-later",
     "priority",
     "last-summarized",
     "summary",

@@ -72,7 +72,10 @@ class SummaryRequest:
         kept: the messages kept verbatim after the cut (the tail the state is sent with,
             full texts), oldest first: when the goal is still the latest request of the
             summarized range, the next step names the newest user message among them, or
-            the next action they and the range state.
+            the next action they and the range state; and their runs are evidence: an open
+            error they fix is fixed in the state and in its ledgers
+            (:func:`~ctxengine.summarizers.anchor.settled_ledgers`), though none of their
+            own facts is listed.
         cwd: the session's working directory when the caller knows it (the one its
             transcript records), ``""`` when not: the ledgers normalise paths against it
             (before the previous compaction's and the one the messages state or suggest),

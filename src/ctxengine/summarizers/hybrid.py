@@ -20,15 +20,10 @@ from ctxengine.projection.language import detect_language
 from ctxengine.projection.wording import Wording, wording
 from ctxengine.providers.base import Provider
 from ctxengine.summarizers import validate
-from ctxengine.summarizers.anchor import user_texts
+from ctxengine.summarizers.anchor import settled_ledgers, user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.extractive_state import ledger_block
-from ctxengine.summarizers.llm import (
-    LLMSummarizer,
-    SummaryCall,
-    cumulative_ledgers,
-    replaced_tokens,
-)
+from ctxengine.summarizers.llm import LLMSummarizer, SummaryCall, replaced_tokens
 from ctxengine.summarizers.notes import call_notes
 from ctxengine.summarizers.step_wording import not_shown_heading
 from ctxengine.tokens.base import Estimator
@@ -88,7 +83,7 @@ class HybridSummarizer:
         """
         if not any(m.parts for m in request.all_messages):
             raise SummaryRejected("empty", "nothing to summarize")
-        ledgers = cumulative_ledgers(request)
+        ledgers, fixed = settled_ledgers(request)
         budget = request.budget_tokens
         words = wording(detect_language(user_texts(request)))
         block, notes = self._ledger_block(request, ledgers, budget, estimator, words)
@@ -99,7 +94,11 @@ class HybridSummarizer:
             )
         first = len(self.llm.calls)
         narrative, more = self.llm.narrative(
-            request, estimator, target_tokens=target, cancel=cancel
+            request,
+            estimator,
+            target_tokens=target,
+            cancel=cancel,
+            fixed_later=tuple(e.text for e in fixed),
         )
         if block:
             validate.check_headings_once(narrative, block)

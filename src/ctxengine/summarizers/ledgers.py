@@ -188,9 +188,7 @@ def extract_ledgers(
         of the error facts), ``commands`` (shell commands, ``apply_patch`` excluded), each in
         first-seen order.
     """
-    return ledgers_and_evidence(
-        messages, goal, cwd=cwd, start=start, earlier_done=earlier_done
-    )[0]
+    return ledgers_and_evidence(messages, goal, cwd=cwd, start=start, earlier_done=earlier_done)[0]
 
 
 def ledgers_and_evidence(

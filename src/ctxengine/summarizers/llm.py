@@ -36,7 +36,7 @@ from ctxengine.errors import Cancelled, ConfigError, ContextOverflow, ProviderEr
 from ctxengine.projection.language import Language, detect_language
 from ctxengine.providers.base import CompletionRequest, Provider
 from ctxengine.summarizers import prompts, validate
-from ctxengine.summarizers.anchor import choose_goal, user_texts
+from ctxengine.summarizers.anchor import choose_goal, settled_ledgers, user_texts
 from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.cache_reuse import NotReusable, append_to_body
 from ctxengine.summarizers.calls import (
@@ -171,7 +171,14 @@ class LLMSummarizer(ModelCaller):
         if target <= 0:
             raise SummaryRejected("over_budget", "pinned items fill the whole budget")
         first = len(self.calls)
-        text, notes = self.narrative(request, estimator, target_tokens=target, cancel=cancel)
+        ledgers, fixed = settled_ledgers(request)
+        text, notes = self.narrative(
+            request,
+            estimator,
+            target_tokens=target,
+            cancel=cancel,
+            fixed_later=tuple(e.text for e in fixed),
+        )
         if pinned:
             validate.check_headings_once(text, pinned)
             text = f"{text}\n\n{validate.check_frame(pinned)}"
@@ -183,7 +190,7 @@ class LLMSummarizer(ModelCaller):
             tolerance=self.budget_tolerance,
         )
         notes.extend(call_notes(self.calls[first:]))
-        return Summary(text, cumulative_ledgers(request), self.name, tokens, tuple(notes))
+        return Summary(text, ledgers, self.name, tokens, tuple(notes))
 
     async def asummarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
         """:meth:`summarize` for asyncio; cancelling the awaiting task cancels the call."""
@@ -203,11 +210,16 @@ class LLMSummarizer(ModelCaller):
         *,
         target_tokens: int,
         cancel: threading.Event | None = None,
+        fixed_later: tuple[str, ...] = (),
     ) -> tuple[str, list[str]]:
         """The model-written summary text (validated, frame tags neutralised, at most
         ``target_tokens`` plus the tolerance) and notes on what was done to get it
         (cache-reuse fallback, shrink retries, degradation, chunking: see
-        :mod:`ctxengine.summarizers.notes`). Raises as :meth:`summarize`."""
+        :mod:`ctxengine.summarizers.notes`). ``fixed_later``: the lines of the errors of the
+        summarized messages that the messages kept after the cut show fixed
+        (:func:`~ctxengine.summarizers.anchor.settled_ledgers`), which the prompt asks to
+        report as fixed (:func:`~ctxengine.summarizers.prompts.fixed_later_block`). Raises
+        as :meth:`summarize`."""
         if not any(m.parts for m in request.all_messages):
             raise SummaryRejected("empty", "nothing to summarize")
         notes: list[str] = []
@@ -216,7 +228,9 @@ class LLMSummarizer(ModelCaller):
         language = detect_language(user_texts(request))
         if self.cache_reuse:
             try:
-                text = self._append_mode(request, estimator, target_tokens, notes, cancel, language)
+                text = self._append_mode(
+                    request, estimator, target_tokens, notes, cancel, language, fixed_later
+                )
                 if text is not None:
                     text = validate.check_frame(text, injected)
                     self._check_size(estimator.text(text), replaced, target_tokens)
@@ -225,7 +239,9 @@ class LLMSummarizer(ModelCaller):
                 raise
             except (SummaryRejected, ProviderError, NotReusable) as exc:
                 notes.append(cache_reuse_fallback(exc))
-        text = self._transcript_mode(request, estimator, target_tokens, notes, cancel, language)
+        text = self._transcript_mode(
+            request, estimator, target_tokens, notes, cancel, language, fixed_later
+        )
         text = validate.check_frame(text, injected)
         self._check_size(estimator.text(text), replaced, target_tokens)
         return text, notes
@@ -245,6 +261,7 @@ class LLMSummarizer(ModelCaller):
         notes: list[str],
         cancel: threading.Event | None,
         language: Language = "en",
+        fixed_later: tuple[str, ...] = (),
     ) -> str | None:
         live = request.live_request
         if live is None or live.provider != self.provider.name:
@@ -260,6 +277,7 @@ class LLMSummarizer(ModelCaller):
             instructions=self.instructions_for(request),
             language=language,
             template=self.template.text,
+            fixed_later=fixed_later,
         )
         tokens = live.tokens + estimator.text(instruction) + FRAMING_TOKENS
         if tokens + self.max_output_tokens + (self.margin_tokens or 0) > self.window:
@@ -277,7 +295,12 @@ class LLMSummarizer(ModelCaller):
     # ------------------------------------------------------------------ transcript mode
 
     def _skeleton(
-        self, request: SummaryRequest, target: int, previous: str | None, language: Language
+        self,
+        request: SummaryRequest,
+        target: int,
+        previous: str | None,
+        language: Language,
+        fixed_later: tuple[str, ...] = (),
     ) -> str:
         return prompts.summary_prompt(
             "",
@@ -290,6 +313,7 @@ class LLMSummarizer(ModelCaller):
             part=(1, 2),
             language=language,
             template=self.template.text,
+            fixed_later=fixed_later,
         )
 
     def instructions_for(self, request: SummaryRequest) -> str | None:
@@ -320,9 +344,11 @@ class LLMSummarizer(ModelCaller):
         notes: list[str],
         cancel: threading.Event | None,
         language: Language = "en",
+        fixed_later: tuple[str, ...] = (),
     ) -> str:
         previous = prompts.narrative_of(request.previous.summary) if request.previous else None
-        budget = self._budget(estimator, self._skeleton(request, target, previous, language))
+        skeleton = self._skeleton(request, target, previous, language, fixed_later)
+        budget = self._budget(estimator, skeleton)
         if budget < MIN_INPUT_TOKENS:
             raise SummaryRejected(
                 "no_room",
@@ -337,7 +363,14 @@ class LLMSummarizer(ModelCaller):
                 )
             try:
                 text = self._run(
-                    plan, request, estimator, (running, target), previous, cancel, language
+                    plan,
+                    request,
+                    estimator,
+                    (running, target),
+                    previous,
+                    cancel,
+                    language,
+                    fixed_later,
                 )
             except _PieceOverflow as over:
                 err = over.error
@@ -405,9 +438,11 @@ class LLMSummarizer(ModelCaller):
         previous: str | None,
         cancel: threading.Event | None,
         language: Language = "en",
+        fixed_later: tuple[str, ...] = (),
     ) -> str:
         """Send the plan's pieces in order, each summary the anchor of the next; ``targets``
-        is (running summary target, final target) in tokens."""
+        is (running summary target, final target) in tokens; the last piece's prompt names
+        the errors ``fixed_later``."""
         anchor = previous
         n = len(plan.pieces)
         for k, piece in enumerate(plan.pieces, start=1):
@@ -422,6 +457,7 @@ class LLMSummarizer(ModelCaller):
                 part=(k, n) if n > 1 else None,
                 language=language,
                 template=self.template.text,
+                fixed_later=fixed_later if k == n else (),
             )
             purpose: Purpose = "chunk" if n > 1 else "summary"
             try:

@@ -33,6 +33,7 @@ from ctxengine.summarizers.rules import rule_sentences
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
+    invocations,
     named_tests,
     runner_of,
     runs_something,
@@ -127,6 +128,7 @@ def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     runner_of(command)
     named_tests(command)
     looks_like_check(command)
+    invocations(command)
 
 
 #: Every remembered analysis :class:`LedgerPrimer` asks (and the walk finds remembered).
@@ -144,6 +146,7 @@ PRIMED = (
     named_tests,
     runner_of,
     runs_something,
+    invocations,
     command_effects,
     commands,
     looks_like_check,

@@ -150,6 +150,13 @@ Use exactly this template:
 
 {template}"""
 
+#: What a summary model is told of the errors the messages kept after the summary show fixed
+#: (:func:`fixed_later_block`).
+FIXED_LATER = """\
+The messages after the part you summarize stay in the context verbatim after your summary, \
+and they show that the agent fixed these errors of that part. Report each one as fixed \
+under Errors and fixes; never present it as open, as blocking or as the next step."""
+
 #: Longest excerpt of the last summarized message quoted in cache-reuse mode, in characters.
 EXCERPT_CHARS = 400
 #: Line separating a hybrid summary's narrative from its ledger block (English; the ledger
@@ -189,6 +196,16 @@ exactly as spelled there, and copy paths, commands, identifiers and error messag
 as they appear."""
 
 
+def fixed_later_block(errors: Sequence[str]) -> str:
+    """:data:`FIXED_LATER` and the error lines (one list item each, frame tags neutralised)
+    inside ``<fixed-later>``, or ``""`` when there are none: the errors of the summarized
+    history that the messages kept verbatim after the summary show fixed."""
+    if not errors:
+        return ""
+    items = "\n".join(f"- {neutralize_tags(' '.join(e.split()))}" for e in errors)
+    return f"{FIXED_LATER}\n<fixed-later>\n{items}\n</fixed-later>"
+
+
 def language_rule(language: Language) -> str:
     """The request to write in ``language`` (named by
     :data:`~ctxengine.projection.language.LANGUAGE_NAMES`), the language the user writes in."""
@@ -215,6 +232,7 @@ def summary_prompt(
     part: tuple[int, int] | None = None,
     language: Language = "en",
     template: str = TEMPLATE,
+    fixed_later: Sequence[str] = (),
 ) -> str:
     """The user message of a transcript-mode summary request.
 
@@ -230,6 +248,8 @@ def summary_prompt(
         language: the language the user writes in; the summary is asked for in it
             (:func:`language_rule`).
         template: the template the summary follows (default :data:`TEMPLATE`).
+        fixed_later: error lines of the history that the messages kept verbatim after the
+            summary show fixed (:func:`fixed_later_block`, after the history).
 
     Returns:
         The prompt text; the transcript sits inside ``<history>`` tags. Frame tags in every
@@ -248,6 +268,9 @@ def summary_prompt(
     if part is not None:
         label = f'history part="{part[0]} of {part[1]}"'
     blocks.append(f"<{label}>\n{neutralize_tags(transcript)}\n</history>")
+    fixed = fixed_later_block(fixed_later)
+    if fixed:
+        blocks.append(fixed)
     asks = ["Summarize the history above as continuation state."]
     if continues_turn:
         asks.append(
@@ -280,6 +303,7 @@ def append_instruction(
     instructions: str | None = None,
     language: Language = "en",
     template: str = TEMPLATE,
+    fixed_later: Sequence[str] = (),
 ) -> str:
     """The user message appended to a live request in cache-reuse mode.
 
@@ -292,6 +316,8 @@ def append_instruction(
         focus / instructions: see :func:`priority_block`.
         language: the language the user writes in (:func:`language_rule`).
         template: the template the summary follows (default :data:`TEMPLATE`).
+        fixed_later: error lines of the summarized part that the later messages show
+            fixed (:func:`fixed_later_block`).
     """
     excerpt = neutralize_tags(" ".join(last_message_text.split())[:EXCERPT_CHARS])
     excerpt = excerpt or "(a message with no text)"
@@ -301,6 +327,9 @@ def append_instruction(
     priority = priority_block(focus, instructions)
     if priority:
         rules.append(priority)
+    fixed = fixed_later_block(fixed_later)
+    if fixed:
+        rules.append(fixed)
     rules.append(language_rule(language))
     rules.append(_target_line(target_tokens))
     return APPEND_INSTRUCTION.format(excerpt=excerpt, rules="\n\n".join(rules), template=template)
@@ -308,6 +337,7 @@ def append_instruction(
 
 __all__ = [
     "EMPTY_MARK",
+    "FIXED_LATER",
     "FRAMING_RULE",
     "LANGUAGE_RULE",
     "REQUIRED_HEADINGS",
@@ -315,6 +345,7 @@ __all__ = [
     "TEMPLATE",
     "VERIFY",
     "append_instruction",
+    "fixed_later_block",
     "language_rule",
     "nudge_prompt",
     "priority_block",
