@@ -9,7 +9,9 @@ in its session). A fact carried from an earlier compaction keeps the index it ha
 Combining (older, newer) never loses a fact; it only changes statuses forward:
 
 - errors: an open error is *fixed* once the newer ledgers ran its command, or its test,
-  successfully (``passed``); a newer fact with the same command, test and text replaces it;
+  successfully, or retried its command (``passed``); a newer fact with the same command,
+  test and text replaces it; the messages kept verbatim after a cut settle the errors before
+  it the same way without adding their own (:func:`settle_errors`);
 - files: ``modified``/``scratch`` outrank ``read``; a file the session created and a newer
   range deleted becomes ``scratch``;
 - identifiers: one per (kind, key), the newest text and context win (stated by the user or
