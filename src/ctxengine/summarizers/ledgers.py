@@ -86,12 +86,16 @@ def _states_outcomes(owner: dict[str, tuple[ToolResultPart, int]]) -> bool:
     )
 
 
-def _fold(walk: Walk, messages: Sequence[Message], offset: int = 0) -> None:
-    """Walk every tool call of ``messages`` with its result (looked up among the same
-    messages), the task notifications of its user messages, the files an assistant
+def _fold(
+    walk: Walk,
+    messages: Sequence[Message],
+    owner: dict[str, tuple[ToolResultPart, int]],
+    offset: int = 0,
+) -> None:
+    """Walk every tool call of ``messages`` with its result (``owner``: :func:`_results` of
+    the same messages), the task notifications of its user messages, the files an assistant
     message's ``meta["applied_edits"]`` names, and the turns its real user messages open;
     message ``k`` is at position ``offset + k`` of the walk."""
-    owner = _results(messages)
     for index, message in enumerate(messages):
         at = offset + index
         if is_real_user_message(message):
@@ -113,9 +117,10 @@ def _walk(
 ) -> Walk:
     """The walk of ``messages`` (:func:`_fold`); the background commands ``earlier_done``
     says were started are known (:meth:`Walk.seed`)."""
-    walk = Walk(cwd=cwd, start=start, statuses=_states_outcomes(_results(messages)))
+    owner = _results(messages)
+    walk = Walk(cwd=cwd, start=start, statuses=_states_outcomes(owner))
     walk.seed(earlier_done)
-    _fold(walk, messages)
+    _fold(walk, messages, owner)
     return walk
 
 
@@ -240,7 +245,8 @@ def ledgers_and_evidence(
     # the walk goes on over the later messages: only their keys and errors are kept
     seen = len(walk.passed)
     tail = start + len(messages)
-    walk.statuses = walk.statuses or _states_outcomes(_results(later))
-    _fold(walk, later, len(messages))
+    owner = _results(later)
+    walk.statuses = walk.statuses or _states_outcomes(owner)
+    _fold(walk, later, owner, len(messages))
     errors = tuple(e for e in walk.errors if e.source >= tail)
     return ledgers, LaterEvidence(_dedup(walk.passed[seen:]), errors)

@@ -48,9 +48,10 @@ them) succeeds asking no more of them (:func:`~ctxengine.summarizers.runs.narrow
 changed, operands left out; ``git add a.ex b.css && git commit …`` refused for an ignored
 ``b.css``, then ``git add a.ex && git commit …`` committed). The command differs, so no key
 of the retry names the failure; the agent got past it with the retry, and the error line no
-longer says what stands in its way. Only the next such run counts (a run in between that
-fails again ends the chance), a test run never retries (its failures wait for their tests),
-and errors that name a test are never fixed so.
+longer says what stands in its way. Only the next run of those programs and subcommands
+counts (one that fails again, or runs them on something else, ends the chance), a check
+(a build, a linter) leaves no operand out, a test run never retries (its failures wait for
+their tests), and errors that name a test are never fixed so.
 """
 
 from __future__ import annotations
