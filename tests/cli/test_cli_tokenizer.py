@@ -174,6 +174,15 @@ def test_a_comparison_names_and_notes_its_counter(
     assert "tokens are estimated for o200k_base (estimate:o200k_base)" in o200k["notes"]
     assert not any("estimated for" in n for n in default["notes"])
     validate(o200k, "replay")
+    # in worker processes (the estimator travels to them) the same numbers
+    two = ["replay", str(transcript), "--window", str(WINDOW), "--policy", "default,pi"]
+    pooled = run_json(capsys, *two, "--jobs", "2", "--tokenizer", "estimate:o200k_base")
+    assert pooled["tokenizer"] == "estimate:o200k_base"
+    assert pooled["policies"][0]["context"] == o200k["policies"][0]["context"]
+    assert (pooled["policies"][0]["context"]["peak"], pooled["policies"][0]["compactions"]) == (
+        15 * 158,
+        0,
+    )
 
 
 def test_sessions_export_recall_and_revert_say_their_counter(

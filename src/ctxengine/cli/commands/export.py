@@ -69,7 +69,8 @@ def export(
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
     check_output_path(output, target, db)
     counting = resolve_tokenizer(tokenizer, model)
-    estimator = counting.session_estimator() if format != "jsonl" else None
+    counts = format != "jsonl"  # the log itself is written without counting
+    estimator = counting.session_estimator() if counts else None
     window = resolve_window(window, model)
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=None, strict=strict)
@@ -77,7 +78,7 @@ def export(
             "source": t.label,
             "session_id": t.session_id,
             "format": format,
-            "tokenizer": counting.name if estimator is not None else None,
+            "tokenizer": counting.name if counts else None,
             "output": output if output not in (None, "-") else "-",
             "entries": len(t.entries),
             "messages": None,
