@@ -421,7 +421,7 @@ def start_comparison(
 ) -> Comparison:
     """A :class:`Comparison` with no run yet and the notes every comparison of these
     settings carries (the prices chosen, untimed transcripts, sampled validation, tokens
-    not counted by the default estimate; ``tokenizer``: :func:`~ctxengine.tokens.names.
+    estimated for or counted by an encoding; ``tokenizer``: :func:`~ctxengine.tokens.names.
     counter_name` of the replays' estimator)."""
     comparison = Comparison(
         source=source,
@@ -441,8 +441,6 @@ def start_comparison(
         comparison.notes.append(
             f"text tokens are counted exactly by {encoding} ({tokenizer}), the rest estimated"
         )
-    elif tokenizer != DEFAULT_COUNTER:
-        comparison.notes.append(f"tokens are counted by {tokenizer}")
     if not timed:
         comparison.notes.append("the transcript records no times: cached prefixes never expire")
     if sample:
