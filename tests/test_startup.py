@@ -64,6 +64,26 @@ def test_a_command_loads_its_own_module_only() -> None:
     assert commands == {"ctxengine.cli.commands.sessions"}
 
 
+def test_a_command_s_help_loads_neither_tiktoken_nor_the_model_profiles() -> None:
+    """``--tokenizer`` names its values without loading tiktoken or the profiles (``auto``
+    reads them when the command runs)."""
+
+    def help_of(command: str) -> set[str]:
+        # the help goes elsewhere: its words ("tiktoken") are not module names
+        return loaded_after(
+            "import contextlib, io\nfrom ctxengine.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['{command}', '--help'])"
+        )
+
+    found = help_of("sessions")
+    assert "tiktoken" not in tops(found)
+    assert sorted(m for m in found if m.startswith("ctxengine.providers")) == []
+    for command in ("inspect", "compact", "replay"):
+        found = help_of(command)
+        assert "ctxengine.cli.options" in found
+        assert "tiktoken" not in tops(found), command
+
+
 def test_the_engine_loads_no_store_importer_provider_or_printing() -> None:
     found = loaded_after("from ctxengine import Session")
     assert "ctxengine.engine.session" in found

@@ -64,7 +64,7 @@ def test_the_head_of_a_folder_as_json(
     doc = json.loads(out)
     validate(doc, "inspect")
     head = doc["head"]
-    assert list(doc) == ["head"]
+    assert list(doc) == ["tokenizer", "head"] and doc["tokenizer"] == "estimate"
     assert (head["cwd"], head["root"], head["home"]) == (
         repo.resolve().as_posix(),
         repo.resolve().as_posix(),

@@ -29,9 +29,10 @@ def test_the_json_comparison_follows_its_schema(capsys: pytest.CaptureFixture[st
     data = json.loads(stdout)
     validate(data, "replay")
     assert list(data) == [
-        "schema", "source", "window", "sample", "model", "cache", "notes", "facts",
-        "policies", "cache_check",
+        "schema", "source", "window", "sample", "tokenizer", "model", "cache", "notes",
+        "facts", "policies", "cache_check",
     ]  # fmt: skip
+    assert data["tokenizer"] == "estimate"
     assert (data["schema"], data["window"], data["model"]["priced_as"]) == (
         "ctxengine.replay.comparison/1",
         1000,

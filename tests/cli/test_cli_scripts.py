@@ -185,7 +185,7 @@ class TestJsonDocuments:
         db = tmp_path / "s.db"
         doc = run_json(capsys, "sessions", "--db", str(db), "--json")
         validate(doc, "sessions")
-        assert doc == {"store": str(db), "sessions": []}
+        assert doc == {"store": str(db), "tokenizer": "estimate", "sessions": []}
         assert not db.exists()  # a listing never creates a store
         assert main(["import", str(EXAMPLE), "--db", str(db)]) == 0
         capsys.readouterr()
@@ -281,6 +281,7 @@ class TestJsonDocuments:
             "source": str(EXAMPLE),
             "session_id": EXAMPLE_ID,
             "format": "jsonl",
+            "tokenizer": None,
             "output": str(out),
             "entries": 164,
             "messages": None,
@@ -293,7 +294,7 @@ class TestJsonDocuments:
         doc = json.loads(captured.err)
         validate(doc, "export")
         assert doc["messages"] == len(body["messages"])
-        assert doc["output"] == "-"
+        assert (doc["output"], doc["tokenizer"]) == ("-", "estimate")
 
     def test_bench(self, capsys: pytest.CaptureFixture[str]) -> None:
         doc = run_json(capsys, "bench", "--sessions", "1", "--k", "1", "--json")

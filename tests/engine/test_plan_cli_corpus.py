@@ -101,7 +101,8 @@ def _json_of(capsys: pytest.CaptureFixture[str], argv: list[str]) -> Any:
 
 def _check_plan(printed: dict[str, Any]) -> dict[str, Any] | None:
     """The plan of a ``--plan --json`` output, checked for shape; ``None`` with a note."""
-    assert set(printed) == {"plan", "note"}
+    assert set(printed) == {"plan", "note", "tokenizer"}
+    assert printed["tokenizer"] == "estimate"
     plan: dict[str, Any] | None = printed["plan"]
     if plan is None:
         assert printed["note"]

@@ -4,11 +4,13 @@ an estimator given to it is kept."""
 
 from __future__ import annotations
 
+import math
+
 from ctxengine.engine import Session
 from ctxengine.engine.stateless import _kind
-from ctxengine.model import user
+from ctxengine.model import Usage, assistant, user
 from ctxengine.providers.profiles import ModelProfile, ProfileTable
-from ctxengine.tokens import Estimator, HeuristicEstimator
+from ctxengine.tokens import Estimator, HeuristicEstimator, UsageCorrection
 from hand_estimator import HandEstimator
 
 #: 20 wide-script characters: 23 tokens by the default estimate (cl100k_base counts 17), 17
@@ -70,3 +72,48 @@ def test_stateless_checkpoints_are_keyed_by_the_calibration() -> None:
     assert _kind(HeuristicEstimator(encoding="o200k_base")) == (
         "ctxengine.tokens.estimate.HeuristicEstimator[o200k_base]"
     )
+
+
+def anchored(correction: UsageCorrection | None) -> Session:
+    """A session whose provider reported 100 prompt tokens, then 160 once two CJK messages
+    (the reply and the next request, 2 × 27 tokens by the default estimate, 2 × 21 by
+    the one for o200k_base) were added; one more CJK request follows the second anchor."""
+    s = Session(100_000)
+    s.usage_correction = correction
+    s.append(user(CJK))
+    s.record(assistant(CJK, usage=Usage(input_tokens=100)))
+    s.append(user(CJK))
+    s.record(assistant(CJK, usage=Usage(input_tokens=160, output_tokens=5)))
+    s.append(user(CJK))
+    return s
+
+
+def test_a_new_tokenizer_resets_the_usage_correction() -> None:
+    s = anchored(UsageCorrection(prior_tokens=100, memory_tokens=1_000))
+    # the growth 160 - 100 = 60 against the estimate 27 + 27 = 54
+    assert size(s) == 165 + math.ceil(27 * 160 / 154)  # 165 + 29
+    learned = s.usage_correction
+    assert learned is not None
+    assert (learned.ratio, learned.observations) == (160 / 154, 1)
+    s.profile = shipped("gpt-4o")
+    fresh = s.usage_correction
+    assert fresh is not None and fresh is not learned
+    assert (fresh.ratio, fresh.observations) == (1.0, 0)
+    assert (fresh.prior_tokens, fresh.memory_tokens) == (100, 1_000)
+    # the same anchors pooled again, against the new estimate 21 + 21 = 42; the old ratio
+    # kept would have given 165 + ceil(21 × 160 / 154) = 187
+    assert size(s) == 165 + math.ceil(21 * 160 / 142)  # 165 + 24
+    assert (fresh.ratio, fresh.observations) == (160 / 142, 1)
+
+
+def test_the_same_family_keeps_the_correction_and_none_stays_none() -> None:
+    s = anchored(UsageCorrection(prior_tokens=100, memory_tokens=1_000))
+    s.profile = shipped("gpt-4o")
+    size(s)
+    kept = s.usage_correction
+    s.profile = shipped("o3-mini")  # o200k_base too
+    assert s.usage_correction is kept
+    off = anchored(None)
+    off.profile = shipped("gpt-4o")
+    assert off.usage_correction is None
+    assert size(off) == 165 + 21

@@ -19,9 +19,11 @@ from ctxengine.importers import read_transcript
 from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, user
 from ctxengine.model.codec import message_from_dict, message_to_dict
 from ctxengine.policy import DEFAULT_POLICY
+from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
 from ctxengine.projection.context import Context
 from ctxengine.replay import source_messages
 from ctxengine.stores import SQLiteStore
+from ctxengine.tokens import HeuristicEstimator
 
 CREATED = "2026-11-29T12:00:00.000+00:00"
 DJANGO = "openai-messages/mini-swe-agent-deepseek-chat-django-13265.traj.json"
@@ -277,3 +279,19 @@ def test_the_package_exports_prepare_and_the_cache() -> None:
     cached = ctxengine.prepare(messages[:6], window=WINDOW, cache=ctxengine.PrefixCache())
     assert cached == ctxengine.prepare(messages[:6], window=WINDOW)
     assert cached.messages == messages[:6]
+
+
+def test_an_estimator_per_call_gets_checkpoints_of_its_own() -> None:
+    """The same conversation served with the estimator calibrated for o200k_base and with the
+    cache's default: each call's size is its own estimator's, and neither continues from the
+    other's checkpoints (the calibration is part of the keys)."""
+    cjk = "代理在修改任何文件之前先阅读失败的测试。"  # 23 tokens by default, 17 for o200k_base
+    messages = [user(cjk), assistant(cjk), user(cjk)]
+    o200k = HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS, encoding="o200k_base")
+    cache = PrefixCache()
+    assert cache.serve(messages[:1], window=WINDOW).tokens == 27
+    assert cache.serve(messages[:1], window=WINDOW, estimator=o200k).tokens == 21
+    assert cache.serve(messages, window=WINDOW, estimator=o200k).tokens == 3 * 21
+    assert cache.serve(messages, window=WINDOW).tokens == 3 * 27
+    # each longer request continued from its own estimator's one-message checkpoint
+    assert cache.stats == ctxengine.engine.stateless.CacheStats(memory=2, none=2)

@@ -77,6 +77,7 @@ def test_two_calls_read_the_first_request_and_price_every_token() -> None:
         "cache_write": 90,
     }
     assert c.notes == ["prices of toy-1 (, checked )"]
+    assert (c.tokenizer, c.to_dict()["tokenizer"]) == ("HandEstimator", "HandEstimator")
 
 
 def test_a_pause_past_the_lifetime_is_an_expired_break() -> None:

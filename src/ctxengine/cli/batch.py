@@ -11,6 +11,7 @@ one error line per failure, and exits with status 1.
 The batch report (``--json``), schema ``ctxengine.replay.batch/1``::
 
     {"schema": "ctxengine.replay.batch/1", "window": int, "sample": int,
+     "tokenizer": str,                        # how tokens were counted (--tokenizer)
      "policies": [str],                       # in the order asked
      "sources": [comparison],                 # ctxengine.replay.comparison/1, in the order of
                                               # the transcripts; one that could not be read
@@ -223,6 +224,7 @@ class BatchReport:
             "schema": SCHEMA,
             "window": self.spec.window,
             "sample": self.spec.sample,
+            "tokenizer": self.spec.tokenizer.name,
             "policies": self.names,
             "sources": [c.to_dict(steps=steps) for c in self.comparisons if c is not None],
             "totals": self.totals(),
@@ -311,6 +313,7 @@ def run_local(
     """
     spec = report.spec
     rules = cache_rules(spec)
+    estimator = spec.tokenizer.session_estimator()
     for i, source in enumerate(report.sources):
         try:
             imported = read_transcript(source.path, format, strict=strict)
@@ -353,6 +356,7 @@ def run_local(
                 cwd=target.cwd,
                 on_error=failed,
                 on_run=ran,
+                estimator=estimator,
             )
         except Exception as exc:
             report.fail(i, None, describe(exc))

@@ -28,7 +28,7 @@ import importlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -39,6 +39,7 @@ from ctxengine.bench.profiles import BenchPolicy, Profile
 from ctxengine.bench.run import PairResult, Source, run_pair
 from ctxengine.cli.batch import BatchReport, BatchSource, OnReplay
 from ctxengine.cli.comparison import cache_rules, keep_recent_note
+from ctxengine.cli.options import TokenizerChoice
 from ctxengine.cli.output import say
 from ctxengine.cost import CacheRules, PriceChoice, PriceTable
 from ctxengine.errors import ConfigError, describe
@@ -144,6 +145,7 @@ class ReplayJob:
         sample: validate every Nth request in full (0: every request).
         format: the transcript format to read as (``None``: sniffed).
         strict: refuse a transcript at its first record that cannot be read as it is.
+        tokenizer: how the replays count tokens (each task builds its estimator from it).
     """
 
     policies: tuple[tuple[str, Policy], ...]
@@ -155,6 +157,7 @@ class ReplayJob:
     sample: int
     format: str | None
     strict: bool
+    tokenizer: TokenizerChoice = field(default_factory=TokenizerChoice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +225,7 @@ def replay_task(source: BatchSource, job: ReplayJob, index: int, read: TaskResul
             name,
             policy,
             window=job.window,
-            estimator=None,
+            estimator=job.tokenizer.session_estimator(),
             sample=job.sample,
             setup=CacheSetup(known.choice.rules, long_ttl=job.long_ttl),
             cwd=_cwd(imported.meta),
@@ -318,6 +321,7 @@ def run_on_ray(
         sample=spec.sample,
         format=format,
         strict=strict,
+        tokenizer=spec.tokenizer,
     )
     names = report.names
     # The largest transcripts first, so that the last tasks to start are short ones.
@@ -380,6 +384,7 @@ def run_on_ray(
             sample=spec.sample,
             timed=known.timed,
             facts=known.facts,
+            tokenizer=spec.tokenizer.name,
         )
         for j, name in enumerate(names):
             if (i, j) in runs:

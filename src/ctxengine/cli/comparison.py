@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ctxengine.cli.load import Target
+from ctxengine.cli.options import TokenizerChoice
 from ctxengine.cli.progress import Tracker
 from ctxengine.cost import (
     CacheRules,
@@ -96,6 +97,7 @@ class ComparisonSpec:
         sample: validate every Nth request in full (0: every request).
         jobs: policies replayed at once (see :func:`jobs_of`).
         keep_recent: the keep-recent budget laid over every policy (tokens), or ``None``.
+        tokenizer: how the replays count tokens (``--tokenizer``, resolved).
     """
 
     policies: list[tuple[str, Policy]]
@@ -107,6 +109,7 @@ class ComparisonSpec:
     sample: int
     jobs: int
     keep_recent: int | None = None
+    tokenizer: TokenizerChoice = field(default_factory=TokenizerChoice)
 
     @classmethod
     def of(
@@ -121,14 +124,18 @@ class ComparisonSpec:
         cache_provider: str | None,
         sample: int,
         jobs: int,
+        tokenizer: TokenizerChoice | None = None,
     ) -> ComparisonSpec:
         """The spec of the options ``--policy``, ``--keep-recent``, ``--window``,
-        ``--prices``, ``--model``, ``--cache-ttl``, ``--cache-provider``, ``--sample`` and
-        ``--jobs``.
+        ``--prices``, ``--model``, ``--cache-ttl``, ``--cache-provider``, ``--sample``,
+        ``--jobs`` and ``--tokenizer`` (resolved; default: the default estimate).
 
         Raises:
-            ConfigError: an unknown preset, an unreadable prices file, a bad ``--cache-ttl``.
+            ConfigError: an unknown preset, an unreadable prices file, a bad ``--cache-ttl``;
+                an exact count without tiktoken (checked here, before any replay).
         """
+        counting = tokenizer or TokenizerChoice()
+        counting.session_estimator()
         return cls(
             policies=policies_from(policy, keep_recent),
             window=window,
@@ -139,6 +146,7 @@ class ComparisonSpec:
             sample=sample,
             jobs=jobs_of(jobs),
             keep_recent=keep_recent,
+            tokenizer=counting,
         )
 
 
@@ -274,6 +282,7 @@ def run_comparison(
         cwd=target.cwd,
         on_error=on_error,
         on_run=on_run,
+        estimator=spec.tokenizer.session_estimator(),
     )
     keep_recent_note(comparison, spec)
     if on_run is None:

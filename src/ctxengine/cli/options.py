@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,6 +11,9 @@ from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
 from ctxengine.policy.policy import size_tokens
 from ctxengine.policy.presets import PRESET_NAMES, preset
+
+if TYPE_CHECKING:
+    from ctxengine.tokens.base import Estimator
 
 DbOpt = Annotated[
     str | None,
@@ -250,3 +254,140 @@ def _check_keep_recent(policy: Policy, keep_recent: int, window: int) -> None:
             f"than {budget.trigger:,}",
             param_hint="--keep-recent",
         )
+
+
+#: The tokenizer families the estimate is calibrated for and tiktoken counts exactly (a model
+#: profile's ``tokenizer``: :data:`ctxengine.providers.profiles.TOKENIZERS`).
+TOKENIZER_FAMILIES: tuple[str, ...] = ("o200k_base", "cl100k_base")
+#: ``--tokenizer``: the calibration of ``--model``'s profile, else the default estimate.
+TOKENIZER_AUTO = "auto"
+#: ``--tokenizer`` values, ``auto`` first, then what ``auto`` resolves to and the exact counts.
+TOKENIZER_NAMES: tuple[str, ...] = (
+    TOKENIZER_AUTO,
+    "estimate",
+    *(f"estimate:{f}" for f in TOKENIZER_FAMILIES),
+    *(f"exact:{f}" for f in TOKENIZER_FAMILIES),
+)
+
+
+def _check_tokenizer(value: str) -> str:
+    """``--tokenizer`` as given, when it is one of :data:`TOKENIZER_NAMES`.
+
+    Raises:
+        typer.BadParameter: any other value (the message lists them).
+    """
+    if value not in TOKENIZER_NAMES:
+        raise typer.BadParameter(
+            f"{value!r} is not a token counter; expected one of {', '.join(TOKENIZER_NAMES)}",
+            param_hint="--tokenizer",
+        )
+    return value
+
+
+TokenizerOpt = Annotated[
+    str,
+    typer.Option(
+        "--tokenizer",
+        metavar="NAME",
+        callback=_check_tokenizer,
+        help="How tokens are counted. auto (default): the estimate calibrated for the "
+        "tokenizer of --model's profile when the command is given --model (estimate:o200k_base "
+        "for GPT-4o and later, estimate:cl100k_base for GPT-4 and GPT-3.5), else the default "
+        "estimate; estimate: the default estimate, fitted to the larger count of both OpenAI "
+        "encodings (for Claude, Gemini and other models); estimate:o200k_base, "
+        "estimate:cl100k_base: the estimate calibrated for that encoding; exact:o200k_base, "
+        "exact:cl100k_base: text counted exactly by tiktoken (pip install "
+        "'ctxengine[tiktoken]'; the encoding file is downloaded on first use, or read from "
+        'the folder TIKTOKEN_CACHE_DIR names). --json names the one used under "tokenizer".',
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerChoice:
+    """How a command counts tokens: a ``--tokenizer`` value with ``auto`` resolved (a plain
+    value: it travels to worker processes and Ray tasks as it is).
+
+    Attributes:
+        name: ``"estimate"``, ``"estimate:<family>"`` or ``"exact:<family>"`` (a family of
+            :data:`TOKENIZER_FAMILIES`); what ``--json`` reports under ``"tokenizer"``.
+    """
+
+    name: str = "estimate"
+
+    @property
+    def encoding(self) -> str | None:
+        """The tokenizer family counted for, ``None`` for the default estimate."""
+        return self.name.partition(":")[2] or None
+
+    @property
+    def exact(self) -> bool:
+        """True when text is counted by tiktoken, not estimated."""
+        return self.name.startswith("exact:")
+
+    @property
+    def phrase(self) -> str:
+        """How the counts were made, for a report's text: ``"estimated"``, ``"estimated for
+        o200k_base"``, ``"counted by o200k_base"``."""
+        if self.encoding is None:
+            return "estimated"
+        return f"{'counted by' if self.exact else 'estimated for'} {self.encoding}"
+
+    def estimator(self, *, image_tokens: int | None = None) -> Estimator:
+        """A new estimator of this choice: :class:`~ctxengine.tokens.HeuristicEstimator`
+        (calibrated for :attr:`encoding`) or :class:`~ctxengine.tokens.TiktokenCounter`;
+        ``image_tokens``: tokens of an image of unknown size (default: the estimator's own,
+        the most an image costs; a session uses
+        :data:`~ctxengine.policy.defaults.DEFAULT_IMAGE_TOKENS`).
+
+        Raises:
+            ConfigError: an exact count without tiktoken (the message names the extra), or
+                its encoding file could not be read or downloaded.
+        """
+        from ctxengine.tokens.constants import MAX_IMAGE_TOKENS
+        from ctxengine.tokens.estimate import HeuristicEstimator
+
+        images = MAX_IMAGE_TOKENS if image_tokens is None else image_tokens
+        if self.exact:
+            from ctxengine.tokens.exact import TiktokenCounter
+
+            assert self.encoding is not None
+            return TiktokenCounter(self.encoding, image_tokens=images)
+        return HeuristicEstimator(image_tokens=images, encoding=self.encoding)
+
+    def session_estimator(self) -> Estimator | None:
+        """The estimator a command's :class:`~ctxengine.engine.Session` (or replay) counts
+        with: as :meth:`estimator`, images of unknown size at the session's default;
+        ``None`` for the default estimate, which is a session's own default.
+
+        Raises:
+            ConfigError: as :meth:`estimator`.
+        """
+        from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
+
+        if self.name == "estimate":
+            return None
+        return self.estimator(image_tokens=DEFAULT_IMAGE_TOKENS)
+
+
+def resolve_tokenizer(value: str, model: str | None = None) -> TokenizerChoice:
+    """``--tokenizer value`` for a command given ``--model model`` (``None``: not given):
+    ``auto`` is the estimate calibrated for the tokenizer family of ``model``'s profile (the
+    shipped table with the ``CTXENGINE_MODEL_PROFILES`` overrides), the default estimate for
+    no model, a model without a profile or a profile that names no family; any other value
+    as given.
+
+    Raises:
+        typer.BadParameter: a value not in :data:`TOKENIZER_NAMES`.
+        ConfigError: the profile overrides file is missing or invalid.
+    """
+    _check_tokenizer(value)
+    if value != TOKENIZER_AUTO:
+        return TokenizerChoice(value)
+    family = None
+    if model:
+        from ctxengine.providers.profiles import ProfileTable
+
+        profile = ProfileTable.load().lookup(model)
+        family = profile.tokenizer if profile is not None else None
+    return TokenizerChoice("estimate" if family is None else f"estimate:{family}")

@@ -21,10 +21,11 @@ def _n(v: int) -> str:
     return f"{v:,}"
 
 
-def show_breakdown(label: str, b: Breakdown) -> None:
-    """Print an ``inspect`` report."""
+def show_breakdown(label: str, b: Breakdown, counted: str = "estimated") -> None:
+    """Print an ``inspect`` report; ``counted`` says how its tokens were counted
+    (:attr:`~ctxengine.cli.options.TokenizerChoice.phrase`)."""
     say(
-        f"{label}: {_n(b.total)} tokens (estimated) in "
+        f"{label}: {_n(b.total)} tokens ({counted}) in "
         f"{_n(b.counts.get('message', 0))} messages, "
         f"{_n(b.counts.get('tool_calls', 0))} tool calls, "
         f"{_n(b.counts.get('tool_results', 0))} tool results"

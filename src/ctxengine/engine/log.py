@@ -120,6 +120,13 @@ class SessionLog:
         for an unknown one) from now on: every cached estimate is dropped and the goal is
         measured again. An estimator given to the log is kept as it is.
 
+        The usage correction is reset (a new :class:`UsageCorrection` with the same bounds;
+        none stays none): its ratio was learned against the old estimator's counts, and
+        no one factor carries it over, since the two calibrations differ by script (the
+        same ratio would over- or under-correct a session by its mix of prose, code and
+        wide scripts). The usage anchors of the current epoch are pooled again, against
+        the new estimator, the next time a context is measured.
+
         Returns:
             True when the estimator changed.
 
@@ -137,6 +144,8 @@ class SessionLog:
         self._pins.clear()
         if self.history.goal is not None:
             self.history.goal_tokens = self.estimator.text(self.history.goal)
+        if self.correction is not None:
+            self.correction = self.correction.fresh()
         return True
 
     @property

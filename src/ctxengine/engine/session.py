@@ -451,7 +451,9 @@ class Session:
     def profile(self) -> ModelProfile | None:
         """The agent model's profile, when known (see the ``profile`` argument). Setting
         it calibrates the default estimator for its tokenizer (``None``: the estimator
-        fitted to the larger of both encodings); a given estimator is kept."""
+        fitted to the larger of both encodings) and, when that changes the estimator,
+        resets the usage correction (:meth:`SessionLog.use_tokenizer
+        <ctxengine.engine.log.SessionLog.use_tokenizer>`); a given estimator is kept."""
         return self._profile
 
     @profile.setter
@@ -1425,7 +1427,9 @@ class Session:
         prompt tokens after an earlier one of the same epoch adds the growth it measured,
         and the ratio scales the estimated part of every context size (what follows the
         usage anchor, or the whole context before any). ``ratio`` is 1.0 until a report
-        arrives. Set a new one to reset it or change its bounds, ``None`` to turn it off."""
+        arrives. Set a new one to reset it or change its bounds, ``None`` to turn it off. A
+        new profile whose tokenizer changes the default estimator replaces it with a fresh
+        one of the same bounds (the ratio was learned against the old estimate)."""
         return self.log.correction
 
     @usage_correction.setter

@@ -278,7 +278,7 @@ class PrefixCache:
         self._lru: OrderedDict[bytes, _Checkpoint] = OrderedDict()
         self._tips: dict[tuple[bytes, int], bytes] = {}
         self._lock = threading.Lock()
-        self._configs: dict[tuple[int, int, bytes], tuple[Policy, bytes]] = {}
+        self._configs: dict[tuple[int, int, bytes, str | None], tuple[Policy, bytes]] = {}
         self._stats: dict[str, int] = dict.fromkeys(asdict(CacheStats()), 0)
 
     def __len__(self) -> int:
@@ -306,6 +306,7 @@ class PrefixCache:
         policy: Policy = DEFAULT_POLICY,
         tools: Sequence[Mapping[str, Any]] = (),
         created_at: str | None = None,
+        estimator: Estimator | None = None,
     ) -> Served:
         """The context for a model call on ``messages`` (the whole conversation, oldest
         first), continuing from the checkpoint of its longest cached prefix.
@@ -318,6 +319,10 @@ class PrefixCache:
             created_at: ISO-8601 time recorded on the messages this call appends (the ones
                 after the checkpoint); default now (UTC), as :meth:`Session.append
                 <ctxengine.engine.Session.append>`.
+            estimator: the token estimator of this call's session (default: the cache's),
+                e.g. one calibrated for the tokenizer of the request's model; part of the
+                configuration like the cache's (a conversation continues only from
+                checkpoints made with an estimator of the same kind and calibration).
 
         Returns:
             The context, with how much of the request came from a checkpoint and the
@@ -333,7 +338,8 @@ class PrefixCache:
                 kept for this request).
         """
         request = _request(messages)
-        config = self._config(window, policy, tools)
+        counter = estimator if estimator is not None else self.estimator
+        config = self._config(window, policy, tools, counter)
         with self._lock:
             base, start, keys = self._find(config, request)
         source: Source = "memory" if base is not None else "none"
@@ -341,7 +347,7 @@ class PrefixCache:
             # Only the prefixes longer than the one memory found (its key is keys[skip - 1]).
             skip = base.count - start if base is not None else 0
             stored = self._from_store(
-                config, request, start + skip, keys[skip:], window, policy, tools
+                config, request, start + skip, keys[skip:], window, policy, tools, counter
             )
             if stored is not None:
                 base, source = stored, "store"
@@ -350,7 +356,7 @@ class PrefixCache:
             self._keep(base)
             log = tuple(base.log[: base.size])
             return Served(base.context, len(request), source, (), log, base.tokens)
-        session, rebuilt = self._resume(base, window, policy, tools)
+        session, rebuilt = self._resume(base, window, policy, tools, counter)
         before = len(session.events)
         reused = base.count if base is not None else 0
         for m in request[reused:]:
@@ -388,6 +394,7 @@ class PrefixCache:
         policy: Policy = DEFAULT_POLICY,
         tools: Sequence[Mapping[str, Any]] = (),
         max_output_tokens: int | None = None,
+        estimator: Estimator | None = None,
     ) -> Served:
         """The context for ``messages`` after the model rejected the one :meth:`serve` gave
         for them with a context overflow: one compaction with reason ``"overflow"``
@@ -398,7 +405,7 @@ class PrefixCache:
         Args:
             messages: the request :meth:`serve` answered (the whole conversation).
             signal: the provider's error (classified as an overflow).
-            window / policy / tools: as given to :meth:`serve`.
+            window / policy / tools / estimator: as given to :meth:`serve`.
             max_output_tokens: the call's output budget (default: the policy's reserve).
 
         Returns:
@@ -411,12 +418,13 @@ class PrefixCache:
             StoreError: the store failed.
         """
         request = _request(messages)
-        config = self._config(window, policy, tools)
+        counter = estimator if estimator is not None else self.estimator
+        config = self._config(window, policy, tools, counter)
         with self._lock:
             base, _, keys = self._find(config, request)
         if base is None or base.count != len(request):
             raise ValueError("recover() takes a request that serve() answered first")
-        session, _ = self._resume(base, window, policy, tools)
+        session, _ = self._resume(base, window, policy, tools, counter)
         if not base.recovered:
             # One recovery per stateless call: the latch of the live session is cleared by
             # record(), which a stateless caller never calls.
@@ -464,11 +472,18 @@ class PrefixCache:
             self._stats["repeated"] += repeated
             self._stats["rebuilt"] += rebuilt
 
-    def _config(self, window: int, policy: Policy, tools: Sequence[Mapping[str, Any]]) -> bytes:
-        """The hash the rolling keys start from: window, policy, tools, estimator and
-        summarizer kinds."""
+    def _config(
+        self,
+        window: int,
+        policy: Policy,
+        tools: Sequence[Mapping[str, Any]],
+        estimator: Estimator | None,
+    ) -> bytes:
+        """The hash the rolling keys start from: window, policy, tools, estimator (kind and
+        calibration) and summarizer kind."""
         listed = canonical_json(list(tools)) if tools else b""
-        memo = (window, id(policy), listed)
+        kind = _kind(estimator)
+        memo = (window, id(policy), listed, kind)
         with self._lock:
             known = self._configs.get(memo)
             if known is not None and known[0] is policy:
@@ -477,7 +492,7 @@ class PrefixCache:
             "window": window,
             "policy": policy.model_dump(mode="json"),
             "tools": list(tools),
-            "estimator": _kind(self.estimator),
+            "estimator": kind,
             "summarizer": _kind(self.summarizer),
         }
         digest = hashlib.blake2b(canonical_json(described), digest_size=_DIGEST).digest()
@@ -545,13 +560,14 @@ class PrefixCache:
         window: int,
         policy: Policy,
         tools: Sequence[Mapping[str, Any]],
+        estimator: Estimator | None,
         entries: Sequence[Entry] = (),
         state: LadderState | None = None,
     ) -> Session:
         session = Session(
             window,
             policy=policy,
-            estimator=self.estimator,
+            estimator=estimator,
             summarizer=self.summarizer,
             tools=tools,
             session_id=SESSION_ID,
@@ -568,17 +584,18 @@ class PrefixCache:
         window: int,
         policy: Policy,
         tools: Sequence[Mapping[str, Any]],
+        estimator: Estimator | None,
     ) -> tuple[Session, bool]:
         """The session to continue from ``base``: its warm session when no call has moved it
         on (it is taken: the next call from ``base`` opens one), else one opened over its
         entries; a new session without ``base``. True when one was opened over entries."""
         if base is None:
-            return self._open(window, policy, tools), False
+            return self._open(window, policy, tools, estimator), False
         with self._lock:
             session, base.session = base.session, None
         if session is not None and len(session.log.history) == base.size:
             return session, False
-        return self._open(window, policy, tools, base.log[: base.size], base.state), True
+        return self._open(window, policy, tools, estimator, base.log[: base.size], base.state), True
 
     # ------------------------------------------------------------------ the store
 
@@ -611,6 +628,7 @@ class PrefixCache:
         window: int,
         policy: Policy,
         tools: Sequence[Mapping[str, Any]],
+        estimator: Estimator | None,
     ) -> _Checkpoint | None:
         """The checkpoint of the longest prefix of ``request`` (after the first ``start``
         messages, whose keys are not in ``keys``) that the store holds, with a session
@@ -639,7 +657,7 @@ class PrefixCache:
                 f"stateless checkpoint {found} (config {config.hex()}) says {size} messages, "
                 "not the length of the prefix it is the hash of"
             )
-        session = self._open(window, policy, tools, entries, state)
+        session = self._open(window, policy, tools, estimator, entries, state)
         history = session.log.history
         ctx = session.project()
         return _Checkpoint(

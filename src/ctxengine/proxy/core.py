@@ -10,7 +10,13 @@ For each request (:meth:`ProxyCore.prepare`):
    the proxy saw carries that reply's provider usage (the usage anchor).
 3. :class:`~ctxengine.engine.stateless.PrefixCache` gives the context, continuing from the
    conversation's previous request: the ladder runs when the context nears the window
-   (``--window``, else the model profile's window).
+   (``--window``, else the model profile's window). Tokens are estimated for the request's
+   model (:meth:`ProxyCore.estimator_for`): calibrated for the tokenizer family its profile
+   names (``o200k_base``: GPT-4o and later; ``cl100k_base``: GPT-4, GPT-3.5), the default
+   estimate for the others (Claude, Gemini, a model without a profile). The calibration is
+   part of the checkpoints' keys: a conversation that moves to a model of another family
+   continues from no checkpoint of the old one (it is compacted afresh, as a request whose
+   earlier requests were not served).
 4. A context still over the window by the ladder's own measure (the usage anchor plus the
    estimate of what follows it, scaled by the session's usage correction: what the trigger
    is checked against) is refused (:class:`~ctxengine.proxy.refusal.Refused`,
@@ -55,6 +61,7 @@ from ctxengine.errors import ContextFloorError, ContextOverflow, CtxEngineError
 from ctxengine.model import Message, Usage
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.policy.defaults import (
+    DEFAULT_IMAGE_TOKENS,
     PROXY_CONVERSATIONS,
     PROXY_DEFAULT_WINDOW,
     PROXY_USAGE_RECORDS,
@@ -257,12 +264,15 @@ class ProxyCore:
         store = recorder.checkpoints if recorder is not None else None
         shared = recorder is not None and recorder.shared
         self.cache = PrefixCache(cache_size or STATELESS_CACHE_SIZE, store=store, shared=shared)
-        self.estimator = HeuristicEstimator()
         self._usages = _Usages(recorder)
         self._lock = threading.Lock()
         self._conversations: OrderedDict[tuple[Api, str], _Conversation] = OrderedDict()
         self._profiles = ProfileTable.load()
         self._windows: dict[tuple[str, bool], int] = {}
+        #: The tokenizer family of each model seen (its profile's, ``None`` for none).
+        self._families: dict[str, str | None] = {}
+        #: One estimator per tokenizer family, shared by the requests of its models.
+        self._estimators: dict[str | None, HeuristicEstimator] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -285,6 +295,36 @@ class ProxyCore:
                     found = profile.context_window_1m
             self._windows[(model, wide)] = found
         return found
+
+    def estimator_for(self, model: str | None) -> HeuristicEstimator:
+        """The token estimator of a request for ``model``: calibrated for the tokenizer
+        family of its profile (``"o200k_base"``, ``"cl100k_base"``), the default estimate
+        (fitted to err high under both) for a model whose profile names none, a model
+        without a profile and a request without a model. Images are priced as a session
+        prices them (:data:`~ctxengine.policy.defaults.DEFAULT_IMAGE_TOKENS`). One
+        estimator per family, shared by every request of its models."""
+        family: str | None = None
+        if model is not None:
+            if model in self._families:
+                family = self._families[model]
+            else:
+                profile = self._profiles.lookup(model)
+                family = profile.tokenizer if profile is not None else None
+                with self._lock:
+                    self._families[model] = family
+        found = self._estimators.get(family)
+        if found is None:
+            found = HeuristicEstimator(image_tokens=DEFAULT_IMAGE_TOKENS, encoding=family)
+            with self._lock:
+                found = self._estimators.setdefault(family, found)
+        return found
+
+    def _session_estimator(self, model: str | None) -> HeuristicEstimator | None:
+        """What the prefix cache's sessions for ``model`` estimate with: its calibrated
+        estimator, ``None`` (the sessions' own default, the same estimate, under the
+        checkpoint keys it always had) for the default estimate."""
+        found = self.estimator_for(model)
+        return found if found.encoding is not None else None
 
     def _conversation(self, api: Api, key: str) -> _Conversation:
         with self._lock:
@@ -311,8 +351,9 @@ class ProxyCore:
             return nullcontext()
         return self.recorder.conversation_lock(key)
 
-    def _tokens(self, conversation: Conversation) -> int:
-        est = self.estimator
+    def _tokens(self, conversation: Conversation, model: str | None) -> int:
+        """The request's estimated size (tokens: messages and tools) for ``model``."""
+        est = self.estimator_for(model)
         return sum(est.message(m) for m in conversation.messages) + est.tools(conversation.tools)
 
     # ------------------------------------------------------------------ requests
@@ -386,6 +427,7 @@ class ProxyCore:
                     window=window,
                     policy=self.policy,
                     tools=conversation.tools,
+                    estimator=self._session_estimator(model),
                 )
         except BadRequest as exc:
             raise _keyed(Refused(400, "invalid_request", str(exc), exc.param), key) from exc
@@ -400,7 +442,7 @@ class ProxyCore:
             refused = Refused(500, "proxy", f"ctxengine could not compact: {exc}")
             raise _keyed(refused, key) from exc
         try:
-            return self._prepared(api, key, body, conversation, window, raw, served)
+            return self._prepared(api, key, body, conversation, window, raw, served, model)
         except Refused as exc:
             raise _keyed(exc, key) from None
         finally:
@@ -417,8 +459,9 @@ class ProxyCore:
         window: int,
         raw: bytes,
         served: Served,
+        model: str | None,
     ) -> Prepared:
-        """What to forward for ``served``.
+        """What to forward for ``served`` (a request for ``model``).
 
         Raises:
             Refused: the context is still over the window by the ladder's measure
@@ -436,7 +479,7 @@ class ProxyCore:
         compacted = bool(ctx.epoch or ctx.pruned or ctx.truncations)
         changed = compacted and not _same_messages(ctx, conversation)
         after = ctx.tokens
-        before = self._tokens(conversation) if changed else after
+        before = self._tokens(conversation, model) if changed else after
         if changed:
             raw = self._rebuild(body, conversation, ctx)
         return Prepared(
@@ -496,6 +539,7 @@ class ProxyCore:
                     window=prepared.window,
                     policy=self.policy,
                     tools=conversation.tools,
+                    estimator=self._session_estimator(prepared.model),
                 )
         except (CtxEngineError, ValueError) as exc:
             numbers = exc if isinstance(exc, ContextOverflow) else None
@@ -516,6 +560,7 @@ class ProxyCore:
                 prepared.window,
                 prepared.raw,
                 served,
+                prepared.model,
             )
         except Refused as exc:
             raise _keyed(exc, prepared.key, prepared.model) from None

@@ -17,10 +17,12 @@ same input plus the draft and :data:`~ctxengine.summarizers.prompts.VERIFY`, the
 as output. Reports say so.
 
 JSON (:meth:`Comparison.to_dict`, ``ctxengine replay --policy … --json``), schema
-``ctxengine.replay.comparison/1``; tokens are estimated tokens, costs USD::
+``ctxengine.replay.comparison/1``; tokens are counted as ``tokenizer`` names
+(:func:`~ctxengine.tokens.names.counter_name` of the replay's estimator: ``"estimate"``, the
+default estimate; ``"estimate:<encoding>"``; ``"exact:<encoding>"``), costs USD::
 
     {"schema": "ctxengine.replay.comparison/1",
-     "source": str, "window": int, "sample": int,
+     "source": str, "window": int, "sample": int, "tokenizer": str,
      "model": {"requested": str|null, "priced_as": str, "matched": "exact"|"prefix"|"default",
                "source": str, "checked": str},
      "cache": {"provider": str, "mode": "breakpoints"|"automatic", "min_prefix_tokens": int,
@@ -83,6 +85,7 @@ from ctxengine.summarizers.extractive import ExtractiveSummarizer
 from ctxengine.summarizers.prompts import SYSTEM_PROMPT, TEMPLATE, VERIFY
 from ctxengine.tokens.base import Estimator
 from ctxengine.tokens.estimate import HeuristicEstimator
+from ctxengine.tokens.names import DEFAULT_COUNTER, counter_name
 
 SCHEMA = "ctxengine.replay.comparison/1"
 #: The causes of a cache break, in the order reports list them.
@@ -315,6 +318,7 @@ class Comparison:
         sample: the replays' ``sample`` (0: every request validated).
         timed: the transcript records times (cache lifetimes applied).
         facts: the session's key facts.
+        tokenizer: what counted the tokens (:func:`~ctxengine.tokens.names.counter_name`).
         runs: one per policy, in the order asked.
         notes: what a reader must know (stand-in summarizers, default prices, no times).
         cache_check: the cache model checked against recorded usage (set by the caller),
@@ -328,6 +332,7 @@ class Comparison:
     sample: int
     timed: bool
     facts: SessionFacts
+    tokenizer: str = DEFAULT_COUNTER
     runs: list[PolicyRun] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cache_check: dict[str, Any] | None = None
@@ -340,6 +345,7 @@ class Comparison:
             "source": self.source,
             "window": self.window,
             "sample": self.sample,
+            "tokenizer": self.tokenizer,
             "model": {
                 "requested": self.price.requested,
                 "priced_as": price.name,
@@ -411,9 +417,12 @@ def start_comparison(
     sample: int,
     timed: bool,
     facts: SessionFacts,
+    tokenizer: str = DEFAULT_COUNTER,
 ) -> Comparison:
     """A :class:`Comparison` with no run yet and the notes every comparison of these
-    settings carries (the prices chosen, untimed transcripts, sampled validation)."""
+    settings carries (the prices chosen, untimed transcripts, sampled validation, tokens
+    estimated for or counted by an encoding; ``tokenizer``: :func:`~ctxengine.tokens.names.
+    counter_name` of the replays' estimator)."""
     comparison = Comparison(
         source=source,
         window=window,
@@ -422,8 +431,16 @@ def start_comparison(
         sample=sample,
         timed=timed,
         facts=facts,
+        tokenizer=tokenizer,
     )
     comparison.notes.append(choice.note)
+    kind, _, encoding = tokenizer.partition(":")
+    if kind == "estimate" and encoding:
+        comparison.notes.append(f"tokens are estimated for {encoding} ({tokenizer})")
+    elif kind == "exact" and encoding:
+        comparison.notes.append(
+            f"text tokens are counted exactly by {encoding} ({tokenizer}), the rest estimated"
+        )
     if not timed:
         comparison.notes.append("the transcript records no times: cached prefixes never expire")
     if sample:
@@ -563,6 +580,7 @@ def compare(
         sample=sample,
         timed=timed,
         facts=facts,
+        tokenizer=counter_name(estimator),
     )
     for (name, _), kept in zip(policies, runs, strict=True):
         if kept is not None:

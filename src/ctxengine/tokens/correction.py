@@ -135,6 +135,16 @@ class UsageCorrection:
         self.observe(*growth)
         return self.observations > before
 
+    def fresh(self) -> UsageCorrection:
+        """A new correction with this one's bounds and sizes and no report pooled (ratio
+        1.0, no anchor seen): what a session starts again from when its estimator changes."""
+        return UsageCorrection(
+            min_ratio=self.min_ratio,
+            max_ratio=self.max_ratio,
+            prior_tokens=self.prior_tokens,
+            memory_tokens=self.memory_tokens,
+        )
+
     def scale(self, tokens: int) -> int:
         """``tokens`` (an estimate) in the provider's tokens: ``ceil(tokens × ratio)``."""
         ratio = self.ratio

@@ -30,7 +30,10 @@ from ctxengine.cli.options import (
     SessionOpt,
     StrictOpt,
     TargetArg,
+    TokenizerChoice,
+    TokenizerOpt,
     policy_from_options,
+    resolve_tokenizer,
     resolve_window,
 )
 from ctxengine.cli.output import dump_json, note, say, warning
@@ -190,6 +193,7 @@ def compact(
             "markers, never on the last message (the paths inspect lists).",
         ),
     ] = False,
+    tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
@@ -226,6 +230,8 @@ def compact(
             "expected extractive, llm, hybrid or none", param_hint="--summarizer"
         )
     check_output_path(output, target, db)
+    counting = resolve_tokenizer(tokenizer, model)
+    counting.session_estimator()  # an exact count without tiktoken fails before any work
     window = resolve_window(window, model)
     policy = policy_from_options(
         keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
@@ -266,7 +272,8 @@ def compact(
         )
         if plan:
             tracker.close()
-            _show_plan(_session(t, window, policy, choice, summarizer is not None), focus, json_out)
+            planned = _session(t, window, policy, choice, summarizer is not None, counting)
+            _show_plan(planned, focus, json_out, counting)
             return
         api = provider if native is None else native.provider.name
         request = RequestOptions(api, model, max_tokens, next_user, cache=not no_cache_markers)
@@ -286,6 +293,7 @@ def compact(
                 request=request,
                 deadline=deadline,
                 native=native,
+                counting=counting,
             )
             run.report["keep_recent"] = _keep_recent(keep_recent, run)
             _require_fit(run, window, max_tokens)
@@ -407,20 +415,23 @@ def _single_flight(t: Target) -> AbstractContextManager[None]:
     return t.store.compaction_lock(t.session_id, timeout_s=DEFAULT_COMPACTION_LOCK_TIMEOUT_S)
 
 
-def _show_plan(session: Session, focus: str | None, json_out: bool) -> None:
+def _show_plan(
+    session: Session, focus: str | None, json_out: bool, counting: TokenizerChoice
+) -> None:
     """Print the plan a manual compaction of ``session`` would run (as JSON with
-    ``json_out``); a session with nothing new to compact prints why."""
+    ``json_out``, naming how its tokens were counted); a session with nothing new to compact
+    prints why."""
     try:
         found = session.plan(focus)
     except NothingToCompact as exc:
         if json_out:
-            dump_json({"plan": None, "note": str(exc)}, None)
+            dump_json({"plan": None, "note": str(exc), "tokenizer": counting.name}, None)
         else:
             say(str(exc))
         return
     assert found is not None  # a manual plan is always made or refused
     if json_out:
-        dump_json({"plan": found.to_dict(), "note": ""}, None)
+        dump_json({"plan": found.to_dict(), "note": "", "tokenizer": counting.name}, None)
     else:
         show_plan(found)
 
@@ -453,6 +464,7 @@ def _run_compaction(
     request: RequestOptions,
     deadline: float | None = None,
     native: NativeChoice | None = None,
+    counting: TokenizerChoice | None = None,
 ) -> CompactionRun:
     """Compact ``target`` in memory for a ``window``-token model and hand the result off as
     a request body. With ``native`` the provider compacts on demand
@@ -466,13 +478,15 @@ def _run_compaction(
     instead. "Nothing to compact" and an "inflated" extractive or fallback summary leave the
     context as it was and explain why in ``note``; a model summary asked for by name that is
     rejected, for any reason, fails the run. ``deadline`` (seconds) bounds every summary call
-    of the compaction together: past it they are cancelled and the run fails.
+    of the compaction together: past it they are cancelled and the run fails. ``counting``:
+    how the session counts tokens (default: the default estimate).
 
     Returns:
         The run. Its ``report`` has these keys (tokens as ctxengine estimates them, both
         sides: an imported session's provider usage measured its source agent's requests):
 
         - ``source``: the file path or session id given; ``session_id``.
+        - ``tokenizer``: how tokens were counted (``counting.name``).
         - ``window``, ``trigger``: the session's budget, in tokens.
         - ``provider``: ``openai``, ``anthropic`` or (a native compaction by OpenAI)
           ``openai-responses``; ``backend``: ``local`` or ``native``.
@@ -504,7 +518,8 @@ def _run_compaction(
             for by name was rejected (the message names it).
         typer.BadParameter, RuntimeError: from :func:`~ctxengine.cli.handoff.hand_off`.
     """
-    session = _session(target, window, policy, choice, summarizer_asked)
+    counting = counting or TokenizerChoice()
+    session = _session(target, window, policy, choice, summarizer_asked, counting)
     before = session.project()
     note = ""
     outcome: CompactionOutcome | None = None
@@ -545,6 +560,7 @@ def _run_compaction(
     report: dict[str, Any] = {
         "source": target.label,
         "session_id": session.session_id,
+        "tokenizer": counting.name,
         "window": session.budget.window,
         "trigger": session.budget.trigger,
         "provider": request.provider,
@@ -628,9 +644,16 @@ def _session(
     policy: Policy,
     choice: SummarizerChoice,
     summarizer_asked: bool,
+    counting: TokenizerChoice,
 ) -> Session:
-    """The in-memory session of ``target``; a model summarizer the user did not ask for by
-    name falls back to the extractive one on failure."""
+    """The in-memory session of ``target``, counting tokens as ``counting`` says; a model
+    summarizer the user did not ask for by name falls back to the extractive one on
+    failure.
+
+    Raises:
+        ConfigError: an exact count without tiktoken (see :meth:`TokenizerChoice.estimator
+            <ctxengine.cli.options.TokenizerChoice.estimator>`).
+    """
     by_default = choice.kind != "extractive" and not summarizer_asked
     entries = measured_by_us(target)
     return Session(
@@ -642,4 +665,5 @@ def _session(
         summarizer=choice.summarizer,
         fallback="on_failure" if by_default else "breaker",
         cwd=target.cwd,
+        estimator=counting.session_estimator(),
     )

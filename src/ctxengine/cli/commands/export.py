@@ -19,7 +19,9 @@ from ctxengine.cli.options import (
     SessionOpt,
     StrictOpt,
     TargetArg,
+    TokenizerOpt,
     policy_from_options,
+    resolve_tokenizer,
     resolve_window,
 )
 from ctxengine.cli.output import dump_json, write_output
@@ -57,6 +59,7 @@ def export(
             "on stderr when the export itself goes to stdout.",
         ),
     ] = False,
+    tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
 ) -> None:
     """Export a session: its whole log as ctxengine JSONL, or the request body for its next
@@ -65,6 +68,9 @@ def export(
     if format != "jsonl" and format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
     check_output_path(output, target, db)
+    counting = resolve_tokenizer(tokenizer, model)
+    counts = format != "jsonl"  # the log itself is written without counting
+    estimator = counting.session_estimator() if counts else None
     window = resolve_window(window, model)
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=None, strict=strict)
@@ -72,6 +78,7 @@ def export(
             "source": t.label,
             "session_id": t.session_id,
             "format": format,
+            "tokenizer": counting.name if counts else None,
             "output": output if output not in (None, "-") else "-",
             "entries": len(t.entries),
             "messages": None,
@@ -85,7 +92,12 @@ def export(
             policy = policy_from_options(window=window, max_tokens=max_tokens)
             tools = called_tool_schemas(m for e in t.entries if (m := e.message) is not None)
             live = Session(
-                window, policy=policy, session_id=t.session_id, entries=t.entries, tools=tools
+                window,
+                policy=policy,
+                session_id=t.session_id,
+                entries=t.entries,
+                tools=tools,
+                estimator=estimator,
             )
             request = RequestOptions(format, model, max_tokens, next_user)
             sent = hand_off(live.prepare(), live.estimator, live.budget.reserve, request)

@@ -25,7 +25,9 @@ from ctxengine.cli.options import (
     QuietOpt,
     SessionOpt,
     TargetArg,
+    TokenizerOpt,
     policy_from_options,
+    resolve_tokenizer,
     resolve_window,
 )
 from ctxengine.cli.output import dump_json, note, say
@@ -80,6 +82,7 @@ def handoff(
         bool,
         typer.Option("--json", help="Print the report as JSON (schemas/handoff.json)."),
     ] = False,
+    tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
 ) -> None:
     """Continue a stored session in a new one instead of compacting it: the new session is
@@ -94,6 +97,8 @@ def handoff(
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
     check_output_path(output, target, db)
+    counting = resolve_tokenizer(tokenizer, model)
+    estimator = counting.session_estimator()
     window = resolve_window(window, model)
     policy = policy_from_options(
         keep_recent, window=window, max_tokens=max_tokens, name=policy_name, model=model
@@ -127,6 +132,7 @@ def handoff(
             tools=tools,
             summarizer=choice.summarizer,
             fallback="on_failure" if choice.kind != "extractive" else "breaker",
+            estimator=estimator,
         )
         made = live.handoff(_new_id(t.store, t.session_id, new_id), focus=focus)
         child = made.session
@@ -140,6 +146,7 @@ def handoff(
     report: dict[str, Any] = {
         "source": t.label,
         "session_id": t.session_id,
+        "tokenizer": counting.name,
         "new_session_id": link.session_id,
         "relation": link.relation,
         "parent_entry_id": link.parent_entry_id,

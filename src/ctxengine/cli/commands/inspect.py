@@ -11,7 +11,16 @@ from ctxengine.analysis import Breakdown, breakdown
 from ctxengine.cli.handoff import takes_system_messages
 from ctxengine.cli.head import build_head, head_json, show_head
 from ctxengine.cli.load import load_target
-from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
+from ctxengine.cli.options import (
+    DbOpt,
+    FormatOpt,
+    JsonOpt,
+    SessionOpt,
+    StrictOpt,
+    TargetArg,
+    TokenizerOpt,
+    resolve_tokenizer,
+)
 from ctxengine.cli.output import dump_json
 from ctxengine.cli.views import (
     import_record_dict,
@@ -24,7 +33,6 @@ from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.projection.render import called_tool_schemas
 from ctxengine.projection.render.anthropic import cache_layout
 from ctxengine.replay.compare import recorded_model
-from ctxengine.tokens.estimate import HeuristicEstimator
 
 
 def inspect(
@@ -86,6 +94,7 @@ def inspect(
             "transcript records.",
         ),
     ] = None,
+    tokenizer: TokenizerOpt = "auto",
     json_out: JsonOpt = False,
 ) -> None:
     """Token breakdown by role, by tool, top consumers and epochs (a stored session is read
@@ -94,14 +103,16 @@ def inspect(
     as --model's profile says); for a stored
     session also its imports: when, from which file, entries added, and what each skipped,
     repaired and ignored (kinds, counts, first line). With --rules-from, the head's sections
-    and the rules files loaded and the skill catalog, with tokens."""
-    estimator = HeuristicEstimator()
+    and the rules files loaded and the skill catalog, with tokens. --tokenizer auto counts
+    for --model's tokenizer when --model is given."""
+    counting = resolve_tokenizer(tokenizer, model)
+    estimator = counting.estimator()
     if rules_from is not None and target is None and session is None:
         alone = build_head(
             rules_from, estimator, home=home, names=rules_name or (), skill_dirs=skills_dir or ()
         )
         if json_out:
-            dump_json({"head": head_json(alone)}, None)
+            dump_json({"tokenizer": counting.name, "head": head_json(alone)}, None)
         else:
             show_head(alone)
         return
@@ -122,13 +133,18 @@ def inspect(
     )
     called = called_tool_schemas(m for e in t.entries if (m := e.message) is not None)
     current = Session(
-        DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries, tools=called
+        DEFAULT_WINDOW,
+        session_id=t.session_id,
+        entries=t.entries,
+        tools=called,
+        estimator=counting.session_estimator(),
     ).project()
     cache_model = model or recorded_model(t.entries)
     system_messages = takes_system_messages(cache_model)
     layout = cache_layout(current, declare_tools=True, system_messages=system_messages)
     if json_out:
         data = breakdown_json(t.label, t.session_id, t.format, b)
+        data["tokenizer"] = counting.name
         data["cache_breakpoints"] = [{"path": p, "boundary": what} for p, what in layout]
         data["cache_model"] = cache_model
         data["state_as_system_messages"] = system_messages
@@ -138,7 +154,7 @@ def inspect(
             data["head"] = head_json(view)
         dump_json(data, None)
     else:
-        show_breakdown(t.label, b)
+        show_breakdown(t.label, b, counting.phrase)
         show_cache_breakpoints(layout, cache_model, system_messages)
         if records:
             show_imports(records)

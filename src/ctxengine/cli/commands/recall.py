@@ -8,7 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from ctxengine.cli.load import load_target
-from ctxengine.cli.options import DbOpt, FormatOpt, JsonOpt, SessionOpt, StrictOpt, TargetArg
+from ctxengine.cli.options import (
+    DbOpt,
+    FormatOpt,
+    JsonOpt,
+    SessionOpt,
+    StrictOpt,
+    TargetArg,
+    TokenizerOpt,
+    resolve_tokenizer,
+)
 from ctxengine.cli.output import dump_json, say
 from ctxengine.engine import Session
 from ctxengine.policy.defaults import DEFAULT_WINDOW, RECALL_BUDGET_TOKENS
@@ -93,6 +102,7 @@ def recall(
     db: DbOpt = None,
     format: FormatOpt = None,
     strict: StrictOpt = False,
+    tokenizer: TokenizerOpt = "auto",
     json_out: JsonOpt = False,
 ) -> None:
     """Search the whole history of a session, entries that compactions summarized away
@@ -107,6 +117,8 @@ def recall(
         target, query = None, target  # ``recall --session ID QUERY``
     if role is not None and role not in ROLES:
         raise typer.BadParameter(f"expected one of {', '.join(ROLES)}", param_hint="--role")
+    counting = resolve_tokenizer(tokenizer)
+    estimator = counting.session_estimator()
     t = load_target(target, session=session, db=db, format=format, strict=strict)
     wanted = RecallQuery(
         text=query or "",
@@ -122,10 +134,16 @@ def recall(
         from_line=from_line,
     )
     # With its store: a session handed off from another searches the old history too.
-    live = Session(DEFAULT_WINDOW, session_id=t.session_id, entries=t.entries, store=t.store)
+    live = Session(
+        DEFAULT_WINDOW,
+        session_id=t.session_id,
+        entries=t.entries,
+        store=t.store,
+        estimator=estimator,
+    )
     result = live.recall(wanted, budget=budget, newest_first=not oldest_first)
     if json_out:
-        dump_json(recall_json(t.label, t.session_id, result), None)
+        dump_json(recall_json(t.label, t.session_id, result) | {"tokenizer": counting.name}, None)
     else:
         say(format_result(result))
 

@@ -43,8 +43,10 @@ from ctxengine.cli.options import (
     RayWorkersOpt,
     SessionOpt,
     StrictOpt,
+    TokenizerOpt,
     WindowOpt,
     policy_from_options,
+    resolve_tokenizer,
 )
 from ctxengine.cli.output import dump_json
 from ctxengine.cli.progress import progress, progress_wanted
@@ -89,6 +91,7 @@ def replay_cmd(
     ray: RayOpt = False,
     ray_address: RayAddressOpt = None,
     ray_workers: RayWorkersOpt = None,
+    tokenizer: TokenizerOpt = "auto",
 ) -> None:
     """Re-play a session as a live agent would: prepare() before every assistant message,
     validate each request for both providers, and print the timeline. With --policy, replay
@@ -97,7 +100,10 @@ def replay_cmd(
     writes and breaks, estimated cost, and which key facts the final context holds. Given
     several transcripts or folders (or --ray), every transcript is compared so, then the
     totals per policy; a transcript or policy that fails is named on stderr, the others are
-    printed, and the exit status is 1."""
+    printed, and the exit status is 1. --tokenizer auto counts for --model's tokenizer when
+    --model is given."""
+    counting = resolve_tokenizer(tokenizer, model)
+    estimator = counting.session_estimator()  # an exact count without tiktoken fails now
     if steps and not (json_out and policy is not None):
         raise ConfigError("--steps lists every call of a comparison: it needs --policy and --json")
     names = targets or []
@@ -126,6 +132,7 @@ def replay_cmd(
             cache_provider=cache_provider,
             sample=sample,
             jobs=jobs,
+            tokenizer=counting,
         )
         _batch(
             names,
@@ -152,6 +159,7 @@ def replay_cmd(
             cache_provider=cache_provider,
             sample=sample,
             jobs=jobs,
+            tokenizer=counting,
         )
         with progress("reading", quiet=quiet) as tracker:
             t = load_target(target, session=session, db=db, format=format, strict=strict)
@@ -175,12 +183,14 @@ def replay_cmd(
             sample=sample,
             on_step=lambda _s: tracker.advance(),
             cwd=t.cwd,
+            estimator=estimator,
         )
     if json_out:
         dump_json(
             {
                 "source": t.label,
                 "window": window,
+                "tokenizer": counting.name,
                 "calls": len(result.steps),
                 "compactions": result.compactions,
                 "prunes": result.prunes,

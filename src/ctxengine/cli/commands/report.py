@@ -30,14 +30,15 @@ from ctxengine.cli.options import (
     SessionOpt,
     StrictOpt,
     TargetArg,
+    TokenizerOpt,
     WindowOpt,
+    resolve_tokenizer,
 )
 from ctxengine.cli.output import dump_json, say, write_output
 from ctxengine.cli.progress import progress
 from ctxengine.policy.defaults import DEFAULT_WINDOW
 from ctxengine.replay.consumers import token_consumers
 from ctxengine.replay.html import report_html
-from ctxengine.tokens.estimate import HeuristicEstimator
 
 #: Size of the ``--png`` screenshot, in CSS pixels: the least width and height, then what each
 #: policy column of the comparison table and each table row below the charts adds.
@@ -77,11 +78,14 @@ def report_cmd(
     quiet: QuietOpt = False,
     json_out: JsonOpt = False,
     jobs: JobsOpt = 0,
+    tokenizer: TokenizerOpt = "auto",
 ) -> None:
     """Replay a session under each policy (default: every preset) and write one HTML page:
     the context size of every call per policy with the window, the triggers, compactions and
     prunes; the share of each request read from the prompt cache; the comparison table; the
-    top token consumers by tool and by file. No network is needed to view it."""
+    top token consumers by tool and by file. No network is needed to view it. --tokenizer
+    auto counts for --model's tokenizer when --model is given."""
+    counting = resolve_tokenizer(tokenizer, model)
     page = Path(output)
     image = page.with_suffix(".png") if png else None
     check_output_path(output, target, db)
@@ -98,11 +102,12 @@ def report_cmd(
         cache_provider=cache_provider,
         sample=sample,
         jobs=jobs,
+        tokenizer=counting,
     )
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=format, strict=strict)
         comparison = run_comparison(t, spec, tracker)
-        tools, files = token_consumers(t.entries, HeuristicEstimator())
+        tools, files = token_consumers(t.entries, counting.estimator())
         tracker.step(f"writing {page}")
         write_output(str(page), report_html(comparison, tools, files).encode("utf-8"))
         if image is not None:
@@ -113,6 +118,7 @@ def report_cmd(
         doc = {
             "html": str(page),
             "png": None if image is None else str(image),
+            "tokenizer": counting.name,
             "comparison": comparison.to_dict(),
         }
         dump_json(doc, None)

@@ -7,7 +7,14 @@ from typing import Annotated
 import typer
 
 from ctxengine.cli.load import load_target
-from ctxengine.cli.options import DbOpt, JsonOpt, SessionOpt, TargetArg
+from ctxengine.cli.options import (
+    DbOpt,
+    JsonOpt,
+    SessionOpt,
+    TargetArg,
+    TokenizerOpt,
+    resolve_tokenizer,
+)
 from ctxengine.cli.output import dump_json, say
 from ctxengine.engine import Session
 from ctxengine.errors import ConfigError
@@ -28,18 +35,21 @@ def revert(
         ),
     ] = None,
     db: DbOpt = None,
+    tokenizer: TokenizerOpt = "auto",
     json_out: JsonOpt = False,
 ) -> None:
     """Undo a compaction of a stored session: append a record that withdraws it and every
     compaction and prune after it, so the context is projected as it was before it, with
     every entry appended since. Nothing is deleted; the next compaction decides afresh."""
+    counting = resolve_tokenizer(tokenizer)
+    estimator = counting.session_estimator()
     t = load_target(target, session=session, db=db, format=None, writable=True)
     if t.store is None:
         raise ConfigError(
             f"{t.label}: revert changes a stored session; import the file first "
             "(ctxengine import FILE) and revert the session id it prints"
         )
-    live = Session(DEFAULT_WINDOW, store=t.store, session_id=t.session_id)
+    live = Session(DEFAULT_WINDOW, store=t.store, session_id=t.session_id, estimator=estimator)
     before = live.project()
     try:
         entry = live.revert(compaction)
@@ -50,6 +60,7 @@ def revert(
     assert isinstance(body, SupersedeRecord)
     report = {
         "session_id": t.session_id,
+        "tokenizer": counting.name,
         "record_id": entry.id,
         "withdrawn": list(body.entry_ids),
         "tokens_before": before.tokens,

@@ -129,7 +129,9 @@ def serve(
     they are. Conversations are stored (ctxengine sessions lists them). Keys pass through
     and are never stored or logged. One log line per request on stderr; Ctrl-C stops it.
     The window: --window, else the model's profile (its 1M-token window when the request
-    sends Anthropic's context-1m beta header and the profile has one). With --workers N the
+    sends Anthropic's context-1m beta header and the profile has one). Tokens are estimated
+    for the model's tokenizer family (o200k_base, cl100k_base; the default estimate for
+    others), as --tokenizer auto does in the other commands. With --workers N the
     requests are served by N processes on one store (their replies name the process in an
     x-ctxengine-worker header)."""
     try:

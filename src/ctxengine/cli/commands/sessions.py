@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxengine.cli.load import open_store, store_path
-from ctxengine.cli.options import DbOpt, JsonOpt
+from ctxengine.cli.options import DbOpt, JsonOpt, TokenizerOpt, resolve_tokenizer
 from ctxengine.cli.output import Grid, dump_json, note, show
 from ctxengine.errors import StoreMissing
 from ctxengine.model import Entry
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.stores.base import SessionInfo
 from ctxengine.summarizers.anchor import is_substantive
-from ctxengine.tokens.estimate import HeuristicEstimator
+from ctxengine.tokens.base import Estimator
 
 #: Longest title shown, in characters (the importers cut titles at 80 too).
 TITLE_CHARS = 80
@@ -56,10 +56,11 @@ def _when(stamp: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def session_row(info: SessionInfo, entries: Sequence[Entry]) -> dict[str, Any]:
-    """One session as the ``sessions --json`` schema describes it (tokens estimated by the
-    default estimator over its messages, as ``inspect`` counts them)."""
-    estimator = HeuristicEstimator()
+def session_row(
+    info: SessionInfo, entries: Sequence[Entry], estimator: Estimator
+) -> dict[str, Any]:
+    """One session as the ``sessions --json`` schema describes it (tokens counted by
+    ``estimator`` over its messages, as ``inspect`` counts them)."""
     tokens = sum(estimator.message(e.message) for e in entries if e.message is not None)
     return {
         "id": info.id,
@@ -73,10 +74,12 @@ def session_row(info: SessionInfo, entries: Sequence[Entry]) -> dict[str, Any]:
     }
 
 
-def sessions(db: DbOpt = None, json_out: JsonOpt = False) -> None:
-    """List the stored sessions: id, created and updated dates, entries, estimated tokens,
-    format, title and source file. An empty or missing store lists nothing (and says so on
-    stderr); no database file is created."""
+def sessions(db: DbOpt = None, tokenizer: TokenizerOpt = "auto", json_out: JsonOpt = False) -> None:
+    """List the stored sessions: id, created and updated dates, entries, tokens (estimated;
+    see --tokenizer), format, title and source file. An empty or missing store lists nothing
+    (and says so on stderr); no database file is created."""
+    counting = resolve_tokenizer(tokenizer)
+    estimator = counting.estimator()
     path = store_path(db)
     try:
         store = open_store(db, read_only=True)
@@ -84,9 +87,11 @@ def sessions(db: DbOpt = None, json_out: JsonOpt = False) -> None:
         rows: list[dict[str, Any]] = []
     else:
         with store:
-            rows = [session_row(info, store.entries(info.id)) for info in store.sessions()]
+            rows = [
+                session_row(info, store.entries(info.id), estimator) for info in store.sessions()
+            ]
     if json_out:
-        dump_json({"store": path, "sessions": rows}, None)
+        dump_json({"store": path, "tokenizer": counting.name, "sessions": rows}, None)
         return
     if not rows:
         note(f"no sessions stored in {path}")
