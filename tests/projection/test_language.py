@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxengine.projection.language import (
     LANGUAGES,
@@ -91,3 +93,75 @@ class TestWording:
         assert state_language("## Goal\nfix it\n## Next step\nrun the tests") == "en"
         assert state_language("## Goal\nИсправь тесты парсера\n## Next step\nзапусти") == "ru"
         assert state_language("") == "en"
+
+
+def _word_counts_one_word_at_a_time(text: str) -> dict[str, float]:
+    """:func:`word_counts` written as a test of one word at a time: the definition the
+    one-pass searches must agree with."""
+    import re
+
+    from ctxengine.projection.language import KANA_SHARE, _latin_language
+
+    if not text or text.isspace():
+        return {}
+    clean = prose(text)
+    cjk_run = re.compile(
+        r"[\u1100-\u11FF\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF"
+        r"\u4E00-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF66-\uFF9F]"
+    )
+    counts: dict[str, float] = {}
+    if cjk_run.search(clean):
+        han = len(re.findall(r"[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF]", clean))
+        kana = len(re.findall(r"[\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]", clean))
+        hangul = len(re.findall(r"[\uAC00-\uD7AF\u1100-\u11FF\u3130-\u318F]", clean))
+        if hangul:
+            counts["ko"] = hangul / 2
+        if kana and kana >= KANA_SHARE * (kana + han):
+            counts["ja"] = (kana + han) / 2
+        elif han:
+            counts["zh"] = han / 2
+    latin: list[str] = []
+    cyrillic = 0
+    for token in clean.split():
+        if cjk_run.search(token):
+            continue
+        word = token.strip("\"'“”‘’«»„¡¿!?.,;:()[]{}…—–-*").lower().replace("’", "'")
+        if re.match(r"^[A-Za-z\u00C0-\u024F']+$", word):
+            latin.append(word)
+        elif re.match(r"^[\u0400-\u04FF\-]+$", word):
+            cyrillic += 1
+    if cyrillic:
+        counts["ru"] = float(cyrillic)
+    if latin:
+        counts[_latin_language(latin)] = float(len(latin))
+    return counts
+
+
+_WORDS_ALPHABET = (
+    "abcdeXYZ ßéÀÿŁ ΣσςΑ Привет-мир 你好世界 カタカナ ひら 한국어 0123 "
+    "\"'“”‘’«»„¡¿!?.,;:()[]{}…—–-* `/\\_=<>@#$ \n\t https:// ``` the le der os el"
+)
+
+
+class TestWordCountsOnePass:
+    @given(
+        st.lists(
+            st.one_of(
+                st.sampled_from(
+                    ["the", "le", "der", "não", "Привет", "ΣΟΦΟΣ", "l’été", "‘quoted’", "C'EST"]
+                ),
+                st.text(alphabet=_WORDS_ALPHABET, max_size=12),
+            ),
+            max_size=40,
+        ).map(" ".join)
+    )
+    @settings(max_examples=400, deadline=None)
+    def test_the_same_counts_as_one_word_at_a_time(self, text: str) -> None:
+        assert word_counts(text) == _word_counts_one_word_at_a_time(text)
+
+    def test_exact_counts_of_a_mixed_text(self) -> None:
+        text = "Привет мир, l’été est là: “the end” 你好 ΣΟΦΟΣ `code` x=1"
+        # Latin words: l'été est là the end (5; one French and one English stop word, and
+        # French needs two, so English); Cyrillic: 2; 你好: 2 characters, half a word each
+        assert word_counts(text) == {"zh": 1.0, "ru": 2.0, "en": 5.0}
+        assert word_counts(text) == _word_counts_one_word_at_a_time(text)

@@ -21,6 +21,7 @@ Pure functions; no I/O.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Literal, TypeAlias
@@ -96,8 +97,10 @@ class _Patterns:
         self.inline_code = re.compile(r"`[^`\n]*`")
         self.url = re.compile(r"\b(?:https?|ftp|file)://\S+", re.IGNORECASE)
         self.code_chars = re.compile(r"[\d/\\_.=()\[\]{}<>:@#$]")
-        self.latin_word = re.compile(r"^[A-Za-z\u00C0-\u024F']+$")
-        self.cyrillic_word = re.compile(r"^[\u0400-\u04FF\-]+$")
+        # the words of a :func:`prose` text (words joined by single spaces) that are all
+        # Latin letters, or all Cyrillic: found in one pass instead of one match a word
+        self.latin_words = re.compile(r"(?<![^ ])[A-Za-z\u00C0-\u024F']+(?![^ ])")
+        self.cyrillic_words = re.compile(r"(?<![^ ])[\u0400-\u04FF\-]+(?![^ ])")
         self.han = re.compile(r"[\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF]")
         self.kana = re.compile(r"[\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]")
         self.hangul = re.compile(r"[\uAC00-\uD7AF\u1100-\u11FF\u3130-\u318F]")
@@ -149,16 +152,11 @@ def word_counts(text: str) -> dict[Language, float]:
             counts["ja"] = (kana + han) / 2
         elif han:
             counts["zh"] = han / 2
-    latin: list[str] = []
-    cyrillic = 0
-    for token in clean.split():
-        if cjk and p.cjk_run.search(token):
-            continue
-        word = token.strip(_EDGE).lower().translate(_APOSTROPHE)
-        if p.latin_word.match(word):
-            latin.append(word)
-        elif p.cyrillic_word.match(word):
-            cyrillic += 1
+    # ``clean`` is words joined by single spaces, each already stripped of _EDGE; a word
+    # holding a CJK character is neither all Latin nor all Cyrillic
+    words = clean.lower().translate(_APOSTROPHE)
+    latin = p.latin_words.findall(words)
+    cyrillic = len(p.cyrillic_words.findall(words))
     if cyrillic:
         counts["ru"] = float(cyrillic)
     if latin:
@@ -167,7 +165,10 @@ def word_counts(text: str) -> dict[Language, float]:
 
 
 def _latin_language(words: list[str]) -> Language:
-    hits = {lang: sum(w in stops for w in words) for lang, stops in STOP_WORDS.items()}
+    seen = Counter(words)
+    hits = {
+        lang: sum(n for w, n in seen.items() if w in stops) for lang, stops in STOP_WORDS.items()
+    }
     latin: tuple[Language, ...] = ("es", "fr", "de", "pt")
     best = max(latin, key=lambda lang: (hits[lang], -LANGUAGES.index(lang)))
     if hits[best] >= MIN_STOP_WORDS and hits[best] > hits["en"]:
