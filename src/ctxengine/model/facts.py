@@ -9,7 +9,9 @@ in its session). A fact carried from an earlier compaction keeps the index it ha
 Combining (older, newer) never loses a fact; it only changes statuses forward:
 
 - errors: an open error is *fixed* once the newer ledgers ran its command, or its test,
-  successfully, or retried its command (``passed``); a newer fact with the same command,
+  successfully, or retried its command (``passed``), or ran clean a command that reported
+  its line (:func:`lines_fixed_by`, or a newer fact with its line fixed); a newer fact with
+  the same command,
   test and text replaces it; the messages kept verbatim after a cut settle the errors before
   it the same way without adding their own (:func:`settle_errors`);
 - files: ``modified``/``scratch`` outrank ``read``; a file the session created and a newer
@@ -210,15 +212,35 @@ def _by(items: Iterable[Any], key: Any) -> dict[Any, int]:
     return {key(item): i for i, item in enumerate(items)}
 
 
+def lines_fixed_by(errors: Iterable[ErrorFact], passed: Iterable[str]) -> frozenset[str]:
+    """The lines (``text``) of the ``errors`` naming no test whose command one of the
+    successes ``passed`` ran again (:meth:`ErrorFact.fixed_by_any`; ``rerun:`` keys, runs
+    that failed again, left out), whatever their status: the same line reported by another
+    command before these successes is fixed too (``npx tsc`` and ``npm run check`` report
+    one TS error, then ``npm run check`` passes)."""
+    succeeded = tuple(k for k in passed if not k.startswith("rerun:"))
+    if not succeeded:
+        return frozenset()
+    return frozenset(e.text for e in errors if not e.test and e.fixed_by_any(succeeded))
+
+
+def _fixed_lines(errors: Iterable[ErrorFact]) -> frozenset[str]:
+    return frozenset(e.text for e in errors if e.status == "fixed" and not e.test)
+
+
 def merge_errors(
     older: Sequence[ErrorFact], newer: Sequence[ErrorFact], passed: Iterable[str]
 ) -> tuple[ErrorFact, ...]:
-    """``older`` with open errors fixed by ``passed`` (:meth:`ErrorFact.fixed_by_any`), then
-    ``newer``; a newer fact with the same (command, test, text) as an older one takes its
-    place."""
+    """``older`` with open errors fixed by ``passed`` (:meth:`ErrorFact.fixed_by_any`) or
+    naming no test and holding a line that a command ``passed`` ran clean had reported
+    (:func:`lines_fixed_by`) or that a fixed fact of ``newer`` holds, then ``newer``; a newer
+    fact with the same (command, test, text) as an older one takes its place."""
     done = tuple(passed)
+    gone = lines_fixed_by(older, done) | _fixed_lines(newer)
     out = [
-        replace(e, status="fixed") if e.status == "open" and e.fixed_by_any(done) else e
+        replace(e, status="fixed")
+        if e.status == "open" and (e.fixed_by_any(done) or (not e.test and e.text in gone))
+        else e
         for e in older
     ]
     index = _by(out, lambda e: (e.command, e.test, e.text))
@@ -240,9 +262,12 @@ def settle_errors(
     error that ``later`` (the error facts those messages recorded, with their final
     statuses) records again with the same (command, test, text) takes that fact's status
     (failed again and still open, or fixed since); another open one is fixed when one of
-    ``passed`` (the keys of those messages' runs) fixes it (:meth:`ErrorFact.fixed_by_any`).
+    ``passed`` (the keys of those messages' runs) fixes it (:meth:`ErrorFact.fixed_by_any`),
+    or when it names no test and its line is one a command ``passed`` ran clean had reported
+    (:func:`lines_fixed_by`) or one a fixed fact of ``later`` holds.
     What :func:`merge_errors` does to the older side, without listing the newer facts."""
     done = tuple(passed)
+    gone = lines_fixed_by(errors, done) | _fixed_lines(later)
     again = {(e.command, e.test, e.text): e for e in later}
     out: list[ErrorFact] = []
     for e in errors:
@@ -251,7 +276,7 @@ def settle_errors(
             if found is not None:
                 if found.status == "fixed":
                     e = replace(e, status="fixed", fixed_by=found.fixed_by)
-            elif e.fixed_by_any(done):
+            elif e.fixed_by_any(done) or (not e.test and e.text in gone):
                 e = replace(e, status="fixed")
         out.append(e)
     return tuple(out)

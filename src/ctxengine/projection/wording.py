@@ -68,6 +68,9 @@ class FactWords:
             ``{id}``: the id to read or stop it by).
         declined: a tool call the user declined, so that nothing ran (``{call}``: the call
             as its errors would name it).
+        interrupted: a tool call the user or the agent's harness interrupted or aborted
+            before it returned, so that no outcome is known (``{call}``: as for
+            ``declined``).
     """
 
     open: str
@@ -94,6 +97,7 @@ class FactWords:
     failed_later: str
     background: str
     declined: str
+    interrupted: str
 
     def verb(self, action: str) -> str:
         """The verb of a done step for file ``action`` (the action itself when unknown)."""
@@ -128,6 +132,7 @@ ENGLISH_FACTS = FactWords(
     failed_later="ran `{command}` (succeeded, then failed again later: see Errors)",
     background="started `{command}` in the background (id {id})",
     declined="declined by the user: `{call}` (not run)",
+    interrupted="interrupted: `{call}` (no result)",
 )
 
 CHINESE_FACTS = FactWords(
@@ -155,6 +160,7 @@ CHINESE_FACTS = FactWords(
     failed_later="运行 `{command}`（曾成功，之后再次失败：见“错误”）",
     background="在后台启动 `{command}`（ID {id}）",
     declined="用户拒绝了 `{call}`（未执行）",
+    interrupted="已中断 `{call}`（无结果）",
 )
 
 JAPANESE_FACTS = FactWords(
@@ -182,6 +188,7 @@ JAPANESE_FACTS = FactWords(
     failed_later="`{command}` を実行（成功したが、その後再び失敗：「エラー」を参照）",
     background="`{command}` をバックグラウンドで開始（ID {id}）",
     declined="ユーザーが `{call}` を拒否（未実行）",
+    interrupted="`{call}` が中断（結果なし）",
 )
 
 KOREAN_FACTS = FactWords(
@@ -209,6 +216,7 @@ KOREAN_FACTS = FactWords(
     failed_later="`{command}` 실행 (성공했으나 이후 다시 실패: '오류' 참조)",
     background="`{command}` 백그라운드에서 시작 (ID {id})",
     declined="사용자가 `{call}` 거부 (실행 안 됨)",
+    interrupted="`{call}` 중단됨 (결과 없음)",
 )
 
 SPANISH_FACTS = FactWords(
@@ -236,6 +244,7 @@ SPANISH_FACTS = FactWords(
     failed_later="ejecutado `{command}` (correcto, luego volvió a fallar: ver Errores)",
     background="iniciado `{command}` en segundo plano (id {id})",
     declined="rechazado por el usuario: `{call}` (no se ejecutó)",
+    interrupted="interrumpido: `{call}` (sin resultado)",
 )
 
 FRENCH_FACTS = FactWords(
@@ -263,6 +272,7 @@ FRENCH_FACTS = FactWords(
     failed_later="exécuté `{command}` (réussi, puis de nouveau en échec : voir Erreurs)",
     background="lancé `{command}` en arrière-plan (id {id})",
     declined="refusé par l'utilisateur : `{call}` (non exécuté)",
+    interrupted="interrompu : `{call}` (aucun résultat)",
 )
 
 GERMAN_FACTS = FactWords(
@@ -290,6 +300,7 @@ GERMAN_FACTS = FactWords(
     failed_later="`{command}` ausgeführt (erfolgreich, später erneut fehlgeschlagen: siehe Fehler)",
     background="`{command}` im Hintergrund gestartet (ID {id})",
     declined="vom Benutzer abgelehnt: `{call}` (nicht ausgeführt)",
+    interrupted="unterbrochen: `{call}` (kein Ergebnis)",
 )
 
 PORTUGUESE_FACTS = FactWords(
@@ -317,6 +328,7 @@ PORTUGUESE_FACTS = FactWords(
     failed_later="executado `{command}` (sucesso, depois falhou de novo: ver Erros)",
     background="iniciado `{command}` em segundo plano (id {id})",
     declined="recusado pelo usuário: `{call}` (não executado)",
+    interrupted="interrompido: `{call}` (sem resultado)",
 )
 
 RUSSIAN_FACTS = FactWords(
@@ -344,6 +356,7 @@ RUSSIAN_FACTS = FactWords(
     failed_later="запуск `{command}` (успешно, затем снова ошибка: см. «Ошибки»)",
     background="запуск `{command}` в фоне (id {id})",
     declined="отклонено пользователем: `{call}` (не выполнено)",
+    interrupted="прервано: `{call}` (нет результата)",
 )
 
 

@@ -101,6 +101,9 @@ STARTED = re.compile(
 #: A stored done step for a tool call the user declined:
 #: ``declined by the user: `CALL` (not run)``.
 DECLINED = re.compile(r"^declined by the user: `(?P<call>.*)` \(not run\)$", re.DOTALL)
+#: A stored done step for a tool call interrupted before it returned:
+#: ``interrupted: `CALL` (no result)``.
+INTERRUPTED = re.compile(r"^interrupted: `(?P<call>.*)` \(no result\)$", re.DOTALL)
 _STEP = re.compile(
     r"^(?P<verb>created|edited|wrote|deleted|moved|copied|formatted) (?P<rest>.+)$", re.DOTALL
 )
@@ -119,9 +122,9 @@ def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     """A done step as stored in the ledgers (English, see
     :func:`~ctxengine.summarizers.ledgers.extract_ledgers`) in the words of ``words``: its
     verb, how the file changed, ``ran `COMMAND` (succeeded)``, ``started `COMMAND` in the
-    background (id ID)`` and ``declined by the user: `CALL` (not run)``; paths, commands and
-    calls verbatim. A step of another shape is returned
-    as it is."""
+    background (id ID)``, ``declined by the user: `CALL` (not run)`` and ``interrupted:
+    `CALL` (no result)``; paths, commands and calls verbatim. A step of another shape is
+    returned as it is."""
     ran = RAN.match(step)
     if ran is not None:
         return words.ran.format(command=ran["command"])
@@ -131,6 +134,9 @@ def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     declined = DECLINED.match(step)
     if declined is not None:
         return words.declined.format(call=declined["call"])
+    interrupted = INTERRUPTED.match(step)
+    if interrupted is not None:
+        return words.interrupted.format(call=interrupted["call"])
     found = _STEP.match(step)
     if found is None:
         return step

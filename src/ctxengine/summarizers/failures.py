@@ -593,9 +593,14 @@ _GENERIC: tuple[tuple[int, re.Pattern[str]], ...] = (
     (2, re.compile(r"not found|does not exist|cannot |can't |unable to", re.IGNORECASE)),
 )
 
-#: Lines that only restate an exit status or open a traceback: never what failed.
+#: Lines that only restate an exit status or open a traceback, and Gemini CLI's shell
+#: envelope lines (``Error: (none)`` when the command reported no error, ``Output:
+#: (empty)``, ``Signal: 0``, ``Background PIDs: (none)``, ``Process Group PGID: N``): never
+#: what failed.
 ENVELOPE = re.compile(
     r"^\s*(?:Exit code:? -?\d+|<returncode>-?\d+</returncode>|</?output>|"
+    r"Error: \(none\)|Output: \(empty\)|Signal: (?:-?\d+|\(none\))|"
+    r"Background PIDs: .*|Process Group PGID: .*|"
     r"Command exited with code -?\d+|\[Command finished with exit code -?\d+\]|"
     r"Process exited with code -?\d+|exit status -?\d+|"
     r"Traceback \(most recent call last\):?|bash-\$|\(Open file: .*\)|"

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ctxengine.policy.defaults import LEDGER_WALK_CACHE
-from ctxengine.summarizers.shell import Command, commands, looks_like_check, strip_bodies
+from ctxengine.summarizers.failures import detect, own_failures
+from ctxengine.summarizers.shell import (
+    Command,
+    commands,
+    looks_like_check,
+    patch_headers,
+    strip_bodies,
+)
 
 #: Programs that only read, list, search or print: their output quotes files and logs, so
 #: a traceback or an ``error:`` line in it is not a failure of the command.
@@ -76,6 +83,60 @@ def ends_in_search(command: str) -> bool:
     return bool(found) and found[-1].name in SEARCHES
 
 
+#: Programs that only look something up (print, list, search, count files): a run of
+#: them whose only failure is a path it was given that does not exist found nothing there
+#: (:func:`missed_lookup`).
+LOOKUPS = frozenset(
+    {"cat", "less", "more", "head", "tail", "nl", "bat", "batcat", "grep", "egrep", "fgrep",
+     "rg", "ag", "ack", "find", "fd", "ls", "tree", "wc", "stat", "file", "du", "sed"}
+)  # fmt: skip
+#: Programs that print without touching a file, allowed beside a lookup (``|| echo none``).
+_PRINTERS = frozenset({"echo", "printf", "true", "pwd"})
+#: ``find`` options that act on what it finds.
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"})
+#: A lookup program's message that a path does not exist (``grep: PATH: No such file or
+#: directory``, ``ls: cannot access 'PATH': …``, rg's ``… (os error 2)``).
+_MISSING = re.compile(r"No such file or directory(?: \(os error 2\))?\s*$")
+
+
+def _looks_up(cmd: Command) -> bool:
+    if cmd.writes or cmd.name not in LOOKUPS or not _reads_only(cmd):
+        return False
+    return not (cmd.name == "find" and _FIND_ACTIONS & set(cmd.argv[1:]))
+
+
+def _names_operand(line: str, operands: set[str]) -> bool:
+    return any(
+        re.search(rf"(?:^|[\s'‘\"]){re.escape(op)}(?:['’\"]|:|\s|$)", line) for op in operands
+    )
+
+
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
+def missed_lookup(command: str, text: str) -> bool:
+    """True when ``command`` only looks something up (:data:`LOOKUPS`, ``sed`` without
+    ``-i``, ``find`` without an action, no redirection writing a file; ``echo``/``printf``
+    beside them) and the only failures its output ``text`` shows are its programs' own
+    messages that a path operand it was given does not exist (``grep: a.ts: No such file or
+    directory``): a lookup that found nothing, not an error to resolve. A file operation
+    or a build failing on a missing file is none (``cp``, ``make``)."""
+    cmds = commands(command)
+    if not any(c.name in LOOKUPS for c in cmds):
+        return False
+    if not all((c.name in _PRINTERS and not c.writes) or _looks_up(c) for c in cmds):
+        return False
+    own = own_failures(text, command)
+    if not own:
+        return False
+    operands = {a.strip("'\"") for c in cmds for a in c.argv[1:] if a.strip("'\"") and a[0] != "-"}
+    if not all(
+        f.program in LOOKUPS and _MISSING.search(f.text) and _names_operand(f.text, operands)
+        for f in own
+    ):
+        return False
+    mine = {f.index for f in own}
+    return all(f.index in mine for f in detect(text, command))
+
+
 _RUNNERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pytest", re.compile(r"^(?:py\.test|pytest)\b|^python[\d.]* -m pytest\b")),
     ("unittest", re.compile(r"^python[\d.]* -m unittest\b|runtests\.py\b|manage\.py test\b")),
@@ -134,8 +195,12 @@ def command_key(command: str) -> str:
     """The key under which two runs are the same command: the command without heredoc
     bodies (its lines joined by ``;``), without leading ``cd DIR &&``, without
     ``2>&1``/``>/dev/null`` and without the filters its output is piped through (``| head``,
-    ``| tail -5``, ``| grep x``), whitespace collapsed. A key over :data:`KEY_MAX_CHARS`
-    keeps its first 180 characters and a hash of the whole."""
+    ``| tail -5``, ``| grep x``), whitespace collapsed; a command that runs a Codex
+    ``apply_patch`` patch from a heredoc (``apply_patch <<'PATCH'``) keeps the patch's file
+    lines (``*** Update File: PATH``: :func:`~ctxengine.summarizers.shell.patch_headers`)
+    after it, joined by ``;``, so that only a patch of the same files is the same command.
+    A key over :data:`KEY_MAX_CHARS` keeps its first 180 characters and a hash of the
+    whole."""
     text = " ; ".join(ln for ln in strip_bodies(command).splitlines() if ln.strip())
     parts = re.split(r"\s*(&&|\|\||;|\|)\s*", text)
     # parts alternate: command, separator, command …
@@ -152,6 +217,8 @@ def command_key(command: str) -> str:
         chunks = chunks[:-1]
     joined = " ".join(f"{sep} {cmd}" if sep else cmd for cmd, sep in chunks)
     key = " ".join(_TRAILING_NOISE.sub("", joined).split())
+    if "*** Begin Patch" in command:
+        key = " ; ".join((key, *(" ".join(h.split()) for h in patch_headers(command))))
     if len(key) <= KEY_MAX_CHARS:
         return key
     digest = hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
@@ -214,10 +281,14 @@ def narrows(retry: str, failed: str) -> bool:
     (:data:`NO_OP_OPTIONS`) the failed run lacked, and with only operands the failed run
     gave it: it may leave some out (``git add a.py b.css`` then ``git add a.py``), unless it
     checks (``mypy a.py b.py`` then ``mypy b.py`` checks less, it fixes nothing). Never a
-    test run (:func:`runner_of`: a test's failure waits for that test), never the same
-    command."""
+    heredoc patch of other files than the failed one's (their file lines differ:
+    :func:`~ctxengine.summarizers.shell.patch_headers`), never a test run
+    (:func:`runner_of`: a test's failure waits for that test), never the same command."""
     if retry == failed or runner_of(retry) or runner_of(failed):
         return False
+    patching = "*** Begin Patch" in retry or "*** Begin Patch" in failed
+    if patching and patch_headers(retry) != patch_headers(failed):
+        return False  # a heredoc patch of other files (``apply_patch <<'PATCH'``)
     new, old = invocations(retry), invocations(failed)
     if not new or len(new) != len(old):
         return False

@@ -55,6 +55,13 @@ _PATCH_LINE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* M
 _PATCH_VERB: dict[str, Action] = {"Update": "edited", "Add": "created", "Delete": "deleted"}
 
 
+def patch_headers(patch: str) -> tuple[str, ...]:
+    """The file lines of a Codex ``apply_patch`` patch (``*** Update File: PATH``, ``***
+    Add File: PATH``, ``*** Delete File: PATH``, ``*** Move to: PATH``), stripped, in order:
+    which files it patches."""
+    return tuple(ln.strip() for ln in patch.splitlines() if _PATCH_LINE.match(ln.strip()))
+
+
 def patch_effects(patch: str) -> tuple[FileEffect, ...]:
     """Effects of a Codex ``apply_patch`` patch: ``*** Update File: p`` → edited, ``*** Add
     File:`` → created, ``*** Delete File:`` → deleted, ``*** Move to: q`` → the updated file

@@ -107,3 +107,35 @@ def declined_by_user(result: ToolResultPart) -> bool:
     """True when ``result`` says the user declined the call (:data:`_DECLINED`): a decision
     of the user's, not a failure of the tool, and nothing the call asked for happened."""
     return _DECLINED.match(result_text(result)) is not None
+
+
+#: How a result says its call was interrupted or aborted before it returned, so that its
+#: outcome is unknown: the placeholder a call left without a result gets (``[no result
+#: recorded: the tool call was interrupted before it returned]``, ``[no result recorded: the
+#: session ended before this tool call returned]``), pi's ``Command aborted``, the last line
+#: of a bash result whose run the user aborted (after what it printed until then), and Gemini
+#: CLI's ``[Operation Cancelled] Reason: User cancelled the operation.`` (the placeholders
+#: and Gemini CLI's line as a result's whole text).
+_INTERRUPTED = re.compile(
+    r"\[no result recorded: [^\]\n]*\]|"
+    r"\[Operation Cancelled\] Reason: User cancelled the operation\.?"
+)
+_ABORTED = "Command aborted"
+
+
+def interrupted(result: ToolResultPart) -> bool:
+    """True when ``result`` says its call was interrupted or aborted before it returned
+    (:data:`_INTERRUPTED` as its whole text, or :data:`_ABORTED` as its last line): the
+    user's or the harness's doing, not a failure of the tool, and nothing is known of what
+    the call did. Only the text's ends are read, not all of a long output."""
+    text = result_text(result)
+    end = len(text)
+    while end and text[end - 1].isspace():
+        end -= 1
+    start = end - len(_ABORTED)
+    if start >= 0 and text.startswith(_ABORTED, start):
+        return (start > 0 and text[start - 1] == "\n") or not text[:start].strip()
+    begin = 0
+    while begin < end and text[begin].isspace():
+        begin += 1
+    return text.startswith("[", begin) and _INTERRUPTED.fullmatch(text, begin, end) is not None

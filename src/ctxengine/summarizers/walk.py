@@ -16,7 +16,12 @@ A call's outcome:
   no error flag), also when a command that runs something ended its output with a line
   that sounds like a failure (:func:`~ctxengine.summarizers.failures.ends_in_failure`);
 - not failed when only a search (``grep``, ``diff``, ``test`` …) ended it with exit code 1
-  ("no match") and nothing else shows a failure.
+  ("no match") and nothing else shows a failure, nor when a lookup (``grep``, ``cat``,
+  ``ls``, ``sed -n`` …) only said a path it was given does not exist
+  (:func:`~ctxengine.summarizers.runs.missed_lookup`: it found nothing there);
+- neither failed nor succeeded when the user declined it (done as *declined by the user*)
+  or it was interrupted or aborted before it returned (done as *interrupted*, no result:
+  :func:`~ctxengine.summarizers.signals.interrupted`).
 
 A program that only reads and says it failed (``ls: cannot access x``, ``sed: can't read
 x``) does not fail the call: what it would have read is not a read. A failed call's file
@@ -39,7 +44,11 @@ not see start (nor an earlier range's "started" step, :meth:`Walk.seed`) that sh
 failure records its error lines under the poll's key (``BashOutput(bash_2)``).
 
 An open error is fixed when a later call with the same key (:func:`command_key`, or
-``Tool path`` for a file tool) succeeds, or a later run passes its test (the test named, or
+``Tool path`` for a file tool; an ``apply_patch`` heredoc's key names the files it patches)
+succeeds, or a later success of another command that reported the same line (fixed already
+or not) comes after it (``npx tsc`` and ``npm run check`` both report a TS error, then
+``npm run check`` passes; a line reported again after that success stays open), or a later
+run passes its test (the test named, or
 reported passed, or the whole suite of its runner passing), or when a later run of the same
 command fails without reporting it again (a linter or build that now stops elsewhere; errors
 that name a test wait for their test), or when the failed shell command is retried: the next
@@ -64,7 +73,7 @@ from dataclasses import dataclass, field, replace
 import orjson
 
 from ctxengine.model import ErrorFact, FileFact, ToolCallPart, ToolResultPart
-from ctxengine.model.facts import FileStatus
+from ctxengine.model.facts import FileStatus, lines_fixed_by
 from ctxengine.policy.defaults import BACKGROUND_FAILED_STATUSES
 from ctxengine.projection.wording import ENGLISH_FACTS
 from ctxengine.summarizers.background import (
@@ -94,6 +103,7 @@ from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
     invocations,
+    missed_lookup,
     named_tests,
     narrows,
     runner_of,
@@ -112,6 +122,7 @@ from ctxengine.summarizers.shell import (
 from ctxengine.summarizers.signals import (
     declined_by_user,
     exit_code,
+    interrupted,
     result_failed,
     result_text,
 )
@@ -192,6 +203,11 @@ class _File:
 #: A done step for a tool call the user declined (:func:`~ctxengine.summarizers.signals.
 #: declined_by_user`): the call as its errors would name it; nothing ran.
 DECLINED_STEP = ENGLISH_FACTS.declined
+#: A done step for a tool call interrupted or aborted before it returned
+#: (:func:`~ctxengine.summarizers.signals.interrupted`): a shell command as a done step shows
+#: it (its first line, capped), another call as its errors would name it; its outcome is
+#: unknown.
+INTERRUPTED_STEP = ENGLISH_FACTS.interrupted
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
 STARTED_STEP = ENGLISH_FACTS.background
@@ -330,6 +346,13 @@ class Walk:
             key = self._key(call, command)
             self.done.append(DECLINED_STEP.format(call=call.name if key.endswith("()") else key))
             return
+        if result is not None and interrupted(result):
+            # stopped before it returned (the user, the harness): not a failure to resolve,
+            # and what it did is unknown
+            shown = _shown(command) if command is not None else self._key(call, None)
+            shown = call.name if command is None and shown.endswith("()") else shown
+            self.done.append(INTERRUPTED_STEP.format(call=shown))
+            return
         if command is not None and patch is None and "*** Begin Patch" not in command:
             self.commands.append(cap_command(command))
         if result is None:
@@ -460,10 +483,17 @@ class Walk:
         self.errors.append(fact)
 
     def _pass(self, keys: list[str], index: int) -> None:
+        """Runs that succeeded (``keys``: what they passed, see
+        :meth:`~ctxengine.model.ErrorFact.fixed_by_any`): the open errors they fix are fixed,
+        and so is every open error naming no test whose line one of the errors of these runs'
+        commands reported (fixed already or not: :func:`~ctxengine.model.facts.
+        lines_fixed_by`); an error recorded after this success is left as it is (a
+        regression)."""
         self.passed.extend(keys)
+        gone = lines_fixed_by(self.errors, keys)
         self.errors = [
             replace(e, status="fixed", fixed_by=self.start + index)
-            if e.status == "open" and e.fixed_by_any(keys)
+            if e.status == "open" and (e.fixed_by_any(keys) or (not e.test and e.text in gone))
             else e
             for e in self.errors
         ]
@@ -514,6 +544,8 @@ class Walk:
         )
         if flagged and code == 1 and ends_in_search(command) and not strong:
             return  # a search that found nothing
+        if flagged and not strong and missed_lookup(command, text):
+            return  # a lookup of a path that does not exist: it found nothing there
         unstated = not self.statuses and code is None and not is_error
         failed = flagged or strong or (unstated and ran and ends_in_failure(text))
         parts = commands(command)
