@@ -299,3 +299,49 @@ def narrows(retry: str, failed: str) -> bool:
         and not ((n.options - o.options) & NO_OP_OPTIONS)
         for n, o in zip(new, old, strict=True)
     )
+
+
+#: Words of a search pattern that select failure lines (``grep "error TS"``, ``rg -i fail``).
+_FAILURE_PATTERN = re.compile(r"error|fail|exception|traceback|panic|fatal", re.IGNORECASE)
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def _search_pattern(cmd: Command) -> str | None:
+    """The pattern of search ``cmd`` (its first argument that is not an option, or the value
+    of ``-e``/``--regexp``), ``None`` when it is not a search or names none."""
+    if cmd.name not in _SEARCHERS:
+        return None
+    args = cmd.argv[1:]
+    for i, arg in enumerate(args):
+        if arg in ("-e", "--regexp") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--regexp="):
+            return arg.partition("=")[2]
+    return next((a for a in args if not a.startswith("-")), None)
+
+
+def counted_failures(command: str, output: str) -> int | None:
+    """The number shell ``command`` printed when it ends by counting the lines a search for
+    failures selected (``npm run check 2>&1 | grep "error TS" | wc -l``, ``pytest | grep -c
+    FAILED``) and ``output`` is that one number; ``None`` for any other command or output.
+    Such a pipeline exits 0 whatever it counted, so its exit code says nothing of the run:
+    a count above 0 is that many failure lines."""
+    number = output.strip()
+    if not number.isdigit():
+        return None
+    parts = commands(command)
+    if len(parts) < 2 or not parts[-2].piped:
+        return None
+    last = parts[-1]
+    args = last.argv[1:]
+    if last.name == "wc" and args and all(a.startswith("-") for a in args) and "-l" in args:
+        pattern = next(
+            (p for c in reversed(parts[:-1]) if c.piped and (p := _search_pattern(c))), None
+        )
+    elif last.name in _SEARCHERS and ("-c" in args or "--count" in args):
+        pattern = _search_pattern(last)
+    else:
+        return None
+    if pattern is None or not _FAILURE_PATTERN.search(pattern):
+        return None
+    return int(number)

@@ -101,6 +101,7 @@ from ctxengine.summarizers.identifiers import Source
 from ctxengine.summarizers.paths import normalize, project_root, scratch_reason
 from ctxengine.summarizers.runs import (
     command_key,
+    counted_failures,
     ends_in_search,
     invocations,
     missed_lookup,
@@ -548,6 +549,11 @@ class Walk:
             return  # a lookup of a path that does not exist: it found nothing there
         unstated = not self.statuses and code is None and not is_error
         failed = flagged or strong or (unstated and ran and ends_in_failure(text))
+        if not failed and counted_failures(command, text):
+            # it printed how many failure lines it found: neither a success that fixes
+            # anything nor an error line of its own
+            self._retried(key, command, index, failed=True)
+            return
         parts = commands(command)
         for run in executions(command):
             if run.path:
