@@ -37,6 +37,7 @@ from ctxengine.summarizers.runs import (
     named_tests,
     runner_of,
     runs_something,
+    selects_tests,
 )
 from ctxengine.summarizers.shell import (
     command_effects,
@@ -127,6 +128,7 @@ def _result(call: ToolCallPart, result: ToolResultPart) -> None:
     passed_tests(text)
     runner_of(command)
     named_tests(command)
+    selects_tests(command)
     looks_like_check(command)
     invocations(command)
 
@@ -144,6 +146,7 @@ PRIMED = (
     command_key,
     ends_in_search,
     named_tests,
+    selects_tests,
     runner_of,
     runs_something,
     invocations,

@@ -186,6 +186,44 @@ def named_tests(command: str) -> tuple[str, ...]:
     return ()
 
 
+#: Options of a test runner that run only some of the tests it names (or of its whole
+#: suite): a pass of such a run passes only the tests its output names (pytest ``-k``/``-m``,
+#: unittest ``-k``, jest/vitest ``-t``, mocha ``-g``/``-f``, go ``-run``/``-skip``, runs of
+#: the last failures or of changed files only).
+_SELECTING_OPTIONS = frozenset(
+    {"-k", "-m", "--lf", "--last-failed", "--deselect", "--sw", "--stepwise", "-t",
+     "--testNamePattern", "--onlyFailures", "--onlyChanged", "--changedSince", "--grep",
+     "-g", "--fgrep", "-run", "-skip"}
+)  # fmt: skip
+
+
+@lru_cache(maxsize=LEDGER_WALK_CACHE)
+def selects_tests(command: str) -> bool:
+    """True when the test run of ``command`` runs only some of the tests it names, or of
+    the whole suite when it names none (:data:`_SELECTING_OPTIONS`, also given as
+    ``-kEXPR``/``--opt=VALUE``; ``cargo test FILTER``): its pass is no pass of those files
+    or of the suite, only of the tests its output names as passed."""
+    for cmd in commands(command):
+        program = _program(cmd)
+        for runner, pattern in _RUNNERS:
+            m = pattern.search(program)
+            if m is None:
+                continue
+            args = program[m.end() :].split()
+            if runner == "cargo":
+                before = args[: args.index("--")] if "--" in args else args
+                if any(not a.startswith("-") for a in before):
+                    return True
+            for arg in args:
+                name = arg.partition("=")[0]
+                if name in _SELECTING_OPTIONS or (
+                    len(arg) > 2 and arg[:2] in ("-k", "-m", "-t", "-g") and arg[1] != "-"
+                ):
+                    return True
+            return False
+    return False
+
+
 #: Longest command key kept whole, in characters; a longer one keeps its head and a hash.
 KEY_MAX_CHARS = 200
 

@@ -110,6 +110,7 @@ from ctxengine.summarizers.runs import (
     runner_of,
     runs,
     runs_something,
+    selects_tests,
 )
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
@@ -586,7 +587,7 @@ class Walk:
         self._indirect(command, text, index)
         keys = [f"cmd:{key}", *(f"test:{t}" for t in passed_tests(text))]
         runner = runner_of(command)
-        if runner:
+        if runner and not selects_tests(command):
             targets = named_tests(command)
             keys += [f"test:{t}" for t in targets] or [f"suite:{runner}"]
         self._pass(keys, index)
