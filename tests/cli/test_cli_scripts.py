@@ -393,3 +393,42 @@ def test_inert_keeps_tabs_newlines_and_every_offset() -> None:
 
     assert inert("a\tb\nc\x1b[0m\x7f\x9b") == "a\tb\nc␛[0m␡\ufffd"
     assert len(inert("\x00\x1f")) == 2
+
+
+def test_compact_reports_a_result_truncated_before_the_compaction(tmp_path: Path) -> None:
+    """A tool result truncated in the context and then summarized is named as truncated
+    before the compaction, not left out of the report."""
+    big = "line of a large output\n" * 20_000
+    log = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "do it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"cmd":"cat big"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": big},
+        {"role": "assistant", "content": "done"},
+    ]
+    src = tmp_path / "big.json"
+    src.write_text(json.dumps(log))
+    out = tmp_path / "request.json"
+    plain = cli("compact", src, "--window", "200000", "-o", out)
+    assert plain.returncode == 0, plain.stderr
+    assert "truncated tool results: 0 (1 before the compaction); pruned tool results: 0" in (
+        plain.stdout + plain.stderr
+    )
+    second = cli("compact", src, "--window", "200000", "-o", tmp_path / "again.json", "--json")
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    validate(report, "compact")
+    assert report["truncated"] == []
+    assert [(t["call_id"], t["part"]) for t in report["truncated_before"]] == [
+        ("c1", "tool_result")
+    ]

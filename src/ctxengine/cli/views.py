@@ -257,8 +257,10 @@ def show_compact_report(rep: Mapping[str, Any], *, stderr: bool = False) -> None
             f"{len(led.get('errors', []))} errors, "
             f"{len(led.get('commands', []))} commands carried in the ledgers"
         )
+    before = len(rep.get("truncated_before", ()))
+    summarized = f" ({before} before the compaction)" if before != len(rep["truncated"]) else ""
     line(
-        f"truncated tool results: {len(rep['truncated'])}; "
+        f"truncated tool results: {len(rep['truncated'])}{summarized}; "
         f"pruned tool results: {len(rep['pruned'])}"
     )
 

@@ -497,7 +497,9 @@ def _run_compaction(
           ``{"path", "boundary"}`` in request order as ``inspect`` lists them (``[]`` for
           another provider or without ``request.cache``).
         - ``truncated`` (truncations), ``pruned`` (pruned call ids), ``sanitized``: the
-          projection after the run.
+          projection after the run; ``truncated_before``: the truncations of the context
+          before it (``tokens_before`` counts those results truncated; the ones the
+          compaction summarized are not in ``truncated``).
         - ``note``: why nothing was compacted, else ``""``.
         - ``compaction`` (the record as JSON) and ``cut`` (``first_kept_id``,
           ``splits_turn``): the newest compaction in the log, an earlier one when this run
@@ -570,6 +572,7 @@ def _run_compaction(
         "messages": len(sent.body.get("messages") or sent.body.get("input") or ()),
         "cache_breakpoints": [{"path": p, "boundary": b} for p, b in sent.cache_breakpoints],
         "truncated": [asdict(t) for t in after.truncations],
+        "truncated_before": [asdict(t) for t in before.truncations],
         "pruned": list(after.pruned),
         "sanitized": asdict(after.sanitize),
         "note": note,
