@@ -9,6 +9,7 @@ import typer
 
 from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
+from ctxengine.policy.defaults import MIN_WINDOW_TOKENS
 from ctxengine.policy.policy import size_tokens
 from ctxengine.policy.presets import PRESET_NAMES, preset
 
@@ -108,13 +109,15 @@ MaxTokensOpt = Annotated[
 ]
 WindowOpt = Annotated[
     int,
-    typer.Option("--window", min=1, metavar="TOKENS", help="Model context window in tokens."),
+    typer.Option(
+        "--window", min=MIN_WINDOW_TOKENS, metavar="TOKENS", help="Model context window in tokens."
+    ),
 ]
 ModelWindowOpt = Annotated[
     int | None,
     typer.Option(
         "--window",
-        min=1,
+        min=MIN_WINDOW_TOKENS,
         metavar="TOKENS",
         help="Model context window in tokens (default: the window of --model's profile, "
         "else 128,000).",
