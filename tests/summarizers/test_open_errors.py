@@ -28,6 +28,12 @@ TS = "src/a.ts(3,1): error TS2304: Cannot find name 'chalk'."
 OTHER = "src/b.ts(1,1): error TS2322: Type 'string' is not assignable to type 'number'."
 CHECK = "npm run check"
 TSC = "npx tsc --noEmit"
+#: Claude Code's answer to a tool call the user declined.
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+    "it was a file edit, the new_string was NOT written to the file). STOP what you are "
+    "doing and wait for the user to tell you how to proceed."
+)
 
 
 def _bash(cid: str, command: str, output: str, failed: bool = False) -> tuple[Message, Message]:
@@ -247,6 +253,66 @@ class TestInterruptedCalls:
             "unterbrochen: `npm test` (kein Ergebnis)",
             "interrompu : `npm test` (aucun résultat)",
         ]
+
+
+class TestDeclinedCallsShownAsInterruptedOnes:
+    def test_a_declined_and_an_interrupted_call_show_the_same_call(self) -> None:
+        long = "cp src/a.ts " + "x" * 300 + " && ls"
+        piped = "cd web && git push --force 2>&1 | tail -3\necho done"
+        steps = []
+        for text, failed in ((REJECTED, True), (SYNTHETIC_RESULT_TEXT, True)):
+            msgs = (
+                user("Copy it."),
+                calls(call("c", "bash", command=long), call("p", "bash", command=piped)),
+                calls(call("e", "edit", path="src/a.ts", oldText="x", newText="y")),
+                calls(call("g", "glob", pattern="**/*.ts")),
+                results(("c", text, failed), ("p", text, failed)),
+                results(("e", text, failed), ("g", text, failed)),
+            )
+            ledgers = extract_ledgers(msgs)
+            assert ledgers.error_facts == ()
+            assert ledgers.commands == ()
+            steps.append(ledgers.done)
+        shown = (
+            f"{long[:199]}…",
+            "cd web && git push --force 2>&1 | tail -3 …",
+            "edit(src/a.ts)",
+            "glob",
+        )
+        assert steps == [
+            tuple(f"declined by the user: `{c}` (not run)" for c in shown),
+            tuple(f"interrupted: `{c}` (no result)" for c in shown),
+        ]
+        # the long command's step is its first 199 characters and "…", not a key with a hash
+        assert len(steps[0][0]) == len("declined by the user: `` (not run)") + 200
+        assert "#" not in steps[0][0]
+
+    def test_the_declined_step_in_every_language(self) -> None:
+        call_text = "cd web && git push --force 2>&1 | tail -3 …"
+        step = f"declined by the user: `{call_text}` (not run)"
+        assert {lang: done_line(step, WORDINGS[lang].facts) for lang in WORDINGS} == {
+            "en": step,
+            "zh": f"用户拒绝了 `{call_text}`（未执行）",
+            "ja": f"ユーザーが `{call_text}` を拒否（未実行）",
+            "ko": f"사용자가 `{call_text}` 거부 (실행 안 됨)",
+            "es": f"rechazado por el usuario: `{call_text}` (no se ejecutó)",
+            "fr": f"refusé par l'utilisateur : `{call_text}` (non exécuté)",
+            "de": f"vom Benutzer abgelehnt: `{call_text}` (nicht ausgeführt)",
+            "pt": f"recusado pelo usuário: `{call_text}` (não executado)",
+            "ru": f"отклонено пользователем: `{call_text}` (не выполнено)",
+        }
+        interrupted = f"interrupted: `{call_text}` (no result)"
+        assert {lang: done_line(interrupted, WORDINGS[lang].facts) for lang in WORDINGS} == {
+            "en": interrupted,
+            "zh": f"已中断 `{call_text}`（无结果）",
+            "ja": f"`{call_text}` が中断（結果なし）",
+            "ko": f"`{call_text}` 중단됨 (결과 없음)",
+            "es": f"interrumpido: `{call_text}` (sin resultado)",
+            "fr": f"interrompu : `{call_text}` (aucun résultat)",
+            "de": f"unterbrochen: `{call_text}` (kein Ergebnis)",
+            "pt": f"interrompido: `{call_text}` (sem resultado)",
+            "ru": f"прервано: `{call_text}` (нет результата)",
+        }
 
 
 class TestLookupsOfMissingPaths:

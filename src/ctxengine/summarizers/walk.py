@@ -203,12 +203,12 @@ class _File:
 
 
 #: A done step for a tool call the user declined (:func:`~ctxengine.summarizers.signals.
-#: declined_by_user`): the call as its errors would name it; nothing ran.
+#: declined_by_user`): the call as :meth:`Walk._step_call` shows it (a shell command's
+#: first line, capped; another call as its errors would name it); nothing ran.
 DECLINED_STEP = ENGLISH_FACTS.declined
 #: A done step for a tool call interrupted or aborted before it returned
-#: (:func:`~ctxengine.summarizers.signals.interrupted`): a shell command as a done step shows
-#: it (its first line, capped), another call as its errors would name it; its outcome is
-#: unknown.
+#: (:func:`~ctxengine.summarizers.signals.interrupted`): the call shown as for
+#: :data:`DECLINED_STEP`; its outcome is unknown.
 INTERRUPTED_STEP = ENGLISH_FACTS.interrupted
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
@@ -345,15 +345,12 @@ class Walk:
         patch = patch_text(call)
         if result is not None and declined_by_user(result):
             # the user's decision, not a failure: nothing ran and nothing was written
-            key = self._key(call, command)
-            self.done.append(DECLINED_STEP.format(call=call.name if key.endswith("()") else key))
+            self.done.append(DECLINED_STEP.format(call=self._step_call(call, command)))
             return
         if result is not None and interrupted(result):
             # stopped before it returned (the user, the harness): not a failure to resolve,
             # and what it did is unknown
-            shown = _shown(command) if command is not None else self._key(call, None)
-            shown = call.name if command is None and shown.endswith("()") else shown
-            self.done.append(INTERRUPTED_STEP.format(call=shown))
+            self.done.append(INTERRUPTED_STEP.format(call=self._step_call(call, command)))
             return
         if command is not None and patch is None and "*** Begin Patch" not in command:
             self.commands.append(cap_command(command))
@@ -437,6 +434,17 @@ class Walk:
             return  # stopped, or ended without telling how
         output = "\n".join(o for o in launch.output if o.strip())
         self._shell(launch.call, launch.command, output, index, code, failed, False)
+
+    def _step_call(self, call: ToolCallPart, command: str | None) -> str:
+        """How the done step of a call that did not run to its end (declined by the user,
+        interrupted) shows it: shell ``command`` as a done step shows a command
+        (:func:`_shown`: its first line, `` …`` after it when there are more, capped),
+        another call as its errors would name it (``Tool path``), or by its tool's name
+        alone when it names no path."""
+        if command is not None:
+            return _shown(command)
+        key = self._key(call, None)
+        return call.name if key.endswith("()") else key
 
     def _key(self, call: ToolCallPart, command: str | None) -> str:
         if command is not None:
