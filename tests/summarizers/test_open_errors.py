@@ -17,7 +17,13 @@ from ctxengine.model.facts import lines_fixed_by, merge_errors, settle_errors
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers import ExtractiveSummarizer, SummaryRequest
 from ctxengine.summarizers.fact_items import done_line
-from ctxengine.summarizers.failures import detect, summary_line
+from ctxengine.summarizers.failures import (
+    detect,
+    output_lines,
+    own_failures,
+    passed_tests,
+    summary_line,
+)
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.runs import command_key, missed_lookup
 from hand_estimator import HandEstimator
@@ -390,22 +396,101 @@ class TestGeminiEnvelope:
     def test_error_none_is_no_error_line(self) -> None:
         failed = GEMINI.format(output="pkg/a.go:3: unreachable code", code=1)
         assert detect(failed, "go vet ./...") == ()
-        assert summary_line(failed) == "Output: pkg/a.go:3: unreachable code"
+        # the envelope's "Output: " is no part of the line the command printed
+        assert summary_line(failed) == "pkg/a.go:3: unreachable code"
         msgs = _history(
             (
                 calls(call("g", "run_shell_command", command="go vet ./...")),
                 results(("g", failed, True)),
             )
         )
-        assert _errors(msgs) == [
-            ("open", "Output: pkg/a.go:3: unreachable code", "go vet ./...", None)
-        ]
+        assert _errors(msgs) == [("open", "pkg/a.go:3: unreachable code", "go vet ./...", None)]
         clean = GEMINI.format(output="(empty)", code=0)
         assert detect(clean) == ()
         # a real error line starting the same way still is one
         assert [f.text for f in detect("Error: (none) of the hosts answered")] == [
             "Error: (none) of the hosts answered"
         ]
+
+    def test_the_output_prefix_is_transparent_to_the_line_detectors(self) -> None:
+        build = GEMINI.format(
+            output="pkg/a.go:3:1: undefined: x\npkg/b.go:4:2: undefined: y", code=1
+        )
+        assert output_lines(build)[:4] == [
+            "Command: go vet ./...",
+            "Directory: (root)",
+            "pkg/a.go:3:1: undefined: x",
+            "pkg/b.go:4:2: undefined: y",
+        ]
+        # go build's "file.go:l:c: …" detector anchors at the line's start: both lines, and
+        # the first one as the command printed it
+        assert [(f.text, f.score, f.index) for f in detect(build, "go build ./...")] == [
+            ("pkg/a.go:3:1: undefined: x", 7, 2),
+            ("pkg/b.go:4:2: undefined: y", 7, 3),
+        ]
+        cp = GEMINI.format(output="cp: cannot stat 'a.txt': No such file or directory", code=1)
+        assert [(f.text, f.program, f.index) for f in own_failures(cp, "cp a.txt b.txt")] == [
+            ("cp: cannot stat 'a.txt': No such file or directory", "cp", 2)
+        ]
+        passed = GEMINI.format(output="--- PASS: TestA (0.00s)\nok  \tpkg\t0.01s", code=0)
+        assert passed_tests(passed) == ("TestA",)
+        msgs = _history(
+            (
+                calls(call("g", "run_shell_command", command="go build ./...")),
+                results(("g", build, True)),
+            )
+        )
+        assert _errors(msgs) == [
+            ("open", "pkg/a.go:3:1: undefined: x", "go build ./...", None),
+            ("open", "pkg/b.go:4:2: undefined: y", "go build ./...", None),
+        ]
+
+    def test_only_the_envelope_output_loses_its_prefix(self) -> None:
+        empty = GEMINI.format(output="(empty)", code=1)
+        assert output_lines(empty)[2] == "Output: (empty)"
+        # no envelope: a line that starts with "Output: " is the command's own
+        plain = "Output: pkg/a.go:3:1: undefined: x"
+        assert output_lines(plain) == [plain]
+        assert detect(plain, "go build ./...") == ()
+        # only the output's first line carries the prefix; a later "Output: " line is kept
+        later = GEMINI.format(output="a\nOutput: b", code=0)
+        assert output_lines(later)[2:4] == ["a", "Output: b"]
+        # a command of several lines: the prefix after its Directory line
+        multi = "Command: cat <<EOF\nx\nEOF\nDirectory: /r\nOutput: x\nError: (none)"
+        assert output_lines(multi) == [
+            "Command: cat <<EOF",
+            "x",
+            "EOF",
+            "Directory: /r",
+            "x",
+            "Error: (none)",
+        ]
+
+    def test_the_gemini_corpus_errors_are_the_lines_the_commands_printed(self) -> None:
+        short = extract_ledgers(_messages("gemini-cli", "gemini-cli-chat-share-2025-11-05.md"))
+        assert [(e.status, e.text, e.command) for e in short.error_facts if e.source == 107] == [
+            (
+                "open",
+                "go: cannot write multiple packages to non-directory gemini-cli",
+                "go build -o gemini-cli ./...",
+            )
+        ]
+        long = extract_ledgers(_messages("gemini-cli", "go-ai-agent-chat-share-long-2025-11-09.md"))
+        assert [(e.status, e.text, e.fixed_by) for e in long.error_facts if e.source == 1280] == [
+            (
+                "fixed",
+                "error: pathspec 'pkg/extension/manager_test.go' did not match any file(s) "
+                "known to git",
+                1282,
+            )
+        ]
+        for ledgers in (short, long):
+            assert not [e.text for e in ledgers.error_facts if e.text.startswith("Output: ")]
+
+
+def _messages(*parts: str) -> tuple[Message, ...]:
+    entries = read_transcript(require_corpus(*parts)).entries
+    return tuple(e.message for e in entries if e.message is not None)
 
 
 def test_the_history_helpers_build_what_they_say() -> None:
