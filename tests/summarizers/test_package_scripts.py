@@ -143,6 +143,21 @@ class TestTheLinkInTheWalk:
             ("fixed", NPX, 6),
         ]
 
+    def test_an_error_of_an_earlier_range_is_not_fixed_by_a_script(self) -> None:
+        # its directory is unknown there: a root script's tsgo is no package's npx tsgo
+        earlier = [user("Fix the build."), *_bash("a", f"cd web && {NPX}", TS, True)]
+        later = [
+            *_bash("b", "npm run build", f"> root@1.0.0 build\n> {BUILD_SCRIPT}\n\nok"),
+            *_bash("c", "npm run build", "ok"),
+        ]
+        merged = extract_ledgers(earlier).merge(extract_ledgers(later, start=3))
+        assert [(e.status, e.text, e.command) for e in merged.error_facts] == [("open", TS, NPX)]
+        # the same runs in one range: fixed
+        assert _errors(
+            _bash("a", NPX, TS, True),
+            _bash("b", "npm run build", f"> root@1.0.0 build\n> {BUILD_SCRIPT}\n\nok"),
+        ) == [("fixed", TS, NPX, 4)]
+
 
 class TestReadingTheScript:
     def test_which_commands_run_one_package_script(self) -> None:

@@ -49,7 +49,8 @@ succeeds, or a later success of another command that reported the same line (fix
 or not) comes after it (``npx tsc`` and ``npm run check`` both report a TS error, then
 ``npm run check`` passes; a line reported again after that success stays open), or a
 package script whose text an output showed runs it, or is it, and succeeds in the same
-directory (``npx tsgo -p tsconfig.build.json`` fails, then ``npm run build``, whose failure
+directory, both run in the range walked (``npx tsgo -p tsconfig.build.json`` fails, then
+``npm run build``, whose failure
 line showed the script ``tsgo -p tsconfig.build.json && chmod +x dist/cli.js``, passes:
 :meth:`Walk._script_keys`, :mod:`~ctxengine.summarizers.scripts`), or a later
 run passes its test (the test named, or
@@ -635,16 +636,16 @@ class Walk:
         return where
 
     def _only_in(self, key: str, where: str) -> bool:
-        """True when every run of ``key`` this range saw ran in directory ``where`` (or none
-        did: a run of an earlier range)."""
-        seen = self.dirs.get(key)
-        return seen is None or seen == {where}
+        """True when this range saw ``key`` run, every time in directory ``where`` (a run
+        of an earlier range, whose directory is not known, is none: in a monorepo ``npx
+        tsgo`` in one package and ``npm run check`` at the root are not the same run)."""
+        return self.dirs.get(key) == {where}
 
     def _script_keys(self, key: str, where: str) -> list[str]:
         """The keys (``cmd:KEY``) a success of shell command ``key`` run in directory
         ``where`` passes besides its own, from the package scripts this range's outputs
-        showed (:mod:`~ctxengine.summarizers.scripts`), for commands whose runs this range saw
-        all ran in ``where`` (:meth:`_only_in`):
+        showed (:mod:`~ctxengine.summarizers.scripts`), for commands this range saw run,
+        all in ``where`` (:meth:`_only_in`; an error of an earlier range is not fixed so):
 
         - when ``key`` runs a package script whose text an output of the same run in the
           same directory showed (:attr:`scripts`), and that script runs its commands one
