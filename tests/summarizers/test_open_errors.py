@@ -17,7 +17,13 @@ from ctxengine.model.facts import lines_fixed_by, merge_errors, settle_errors
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers import ExtractiveSummarizer, SummaryRequest
 from ctxengine.summarizers.fact_items import done_line
-from ctxengine.summarizers.failures import detect, summary_line
+from ctxengine.summarizers.failures import (
+    detect,
+    output_lines,
+    own_failures,
+    passed_tests,
+    summary_line,
+)
 from ctxengine.summarizers.ledgers import extract_ledgers
 from ctxengine.summarizers.runs import command_key, missed_lookup
 from hand_estimator import HandEstimator
@@ -28,6 +34,12 @@ TS = "src/a.ts(3,1): error TS2304: Cannot find name 'chalk'."
 OTHER = "src/b.ts(1,1): error TS2322: Type 'string' is not assignable to type 'number'."
 CHECK = "npm run check"
 TSC = "npx tsc --noEmit"
+#: Claude Code's answer to a tool call the user declined.
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+    "it was a file edit, the new_string was NOT written to the file). STOP what you are "
+    "doing and wait for the user to tell you how to proceed."
+)
 
 
 def _bash(cid: str, command: str, output: str, failed: bool = False) -> tuple[Message, Message]:
@@ -249,6 +261,66 @@ class TestInterruptedCalls:
         ]
 
 
+class TestDeclinedCallsShownAsInterruptedOnes:
+    def test_a_declined_and_an_interrupted_call_show_the_same_call(self) -> None:
+        long = "cp src/a.ts " + "x" * 300 + " && ls"
+        piped = "cd web && git push --force 2>&1 | tail -3\necho done"
+        steps = []
+        for text, failed in ((REJECTED, True), (SYNTHETIC_RESULT_TEXT, True)):
+            msgs = (
+                user("Copy it."),
+                calls(call("c", "bash", command=long), call("p", "bash", command=piped)),
+                calls(call("e", "edit", path="src/a.ts", oldText="x", newText="y")),
+                calls(call("g", "glob", pattern="**/*.ts")),
+                results(("c", text, failed), ("p", text, failed)),
+                results(("e", text, failed), ("g", text, failed)),
+            )
+            ledgers = extract_ledgers(msgs)
+            assert ledgers.error_facts == ()
+            assert ledgers.commands == ()
+            steps.append(ledgers.done)
+        shown = (
+            f"{long[:199]}…",
+            "cd web && git push --force 2>&1 | tail -3 …",
+            "edit(src/a.ts)",
+            "glob",
+        )
+        assert steps == [
+            tuple(f"declined by the user: `{c}` (not run)" for c in shown),
+            tuple(f"interrupted: `{c}` (no result)" for c in shown),
+        ]
+        # the long command's step is its first 199 characters and "…", not a key with a hash
+        assert len(steps[0][0]) == len("declined by the user: `` (not run)") + 200
+        assert "#" not in steps[0][0]
+
+    def test_the_declined_step_in_every_language(self) -> None:
+        call_text = "cd web && git push --force 2>&1 | tail -3 …"
+        step = f"declined by the user: `{call_text}` (not run)"
+        assert {lang: done_line(step, WORDINGS[lang].facts) for lang in WORDINGS} == {
+            "en": step,
+            "zh": f"用户拒绝了 `{call_text}`（未执行）",
+            "ja": f"ユーザーが `{call_text}` を拒否（未実行）",
+            "ko": f"사용자가 `{call_text}` 거부 (실행 안 됨)",
+            "es": f"rechazado por el usuario: `{call_text}` (no se ejecutó)",
+            "fr": f"refusé par l'utilisateur : `{call_text}` (non exécuté)",
+            "de": f"vom Benutzer abgelehnt: `{call_text}` (nicht ausgeführt)",
+            "pt": f"recusado pelo usuário: `{call_text}` (não executado)",
+            "ru": f"отклонено пользователем: `{call_text}` (не выполнено)",
+        }
+        interrupted = f"interrupted: `{call_text}` (no result)"
+        assert {lang: done_line(interrupted, WORDINGS[lang].facts) for lang in WORDINGS} == {
+            "en": interrupted,
+            "zh": f"已中断 `{call_text}`（无结果）",
+            "ja": f"`{call_text}` が中断（結果なし）",
+            "ko": f"`{call_text}` 중단됨 (결과 없음)",
+            "es": f"interrumpido: `{call_text}` (sin resultado)",
+            "fr": f"interrompu : `{call_text}` (aucun résultat)",
+            "de": f"unterbrochen: `{call_text}` (kein Ergebnis)",
+            "pt": f"interrompido: `{call_text}` (sem resultado)",
+            "ru": f"прервано: `{call_text}` (нет результата)",
+        }
+
+
 class TestLookupsOfMissingPaths:
     def test_a_lookup_whose_only_failure_is_a_missing_path_found_nothing(self) -> None:
         grep = 'grep -A 3 "function wrap" packages/tui/src/wrap-ansi.ts'
@@ -324,22 +396,101 @@ class TestGeminiEnvelope:
     def test_error_none_is_no_error_line(self) -> None:
         failed = GEMINI.format(output="pkg/a.go:3: unreachable code", code=1)
         assert detect(failed, "go vet ./...") == ()
-        assert summary_line(failed) == "Output: pkg/a.go:3: unreachable code"
+        # the envelope's "Output: " is no part of the line the command printed
+        assert summary_line(failed) == "pkg/a.go:3: unreachable code"
         msgs = _history(
             (
                 calls(call("g", "run_shell_command", command="go vet ./...")),
                 results(("g", failed, True)),
             )
         )
-        assert _errors(msgs) == [
-            ("open", "Output: pkg/a.go:3: unreachable code", "go vet ./...", None)
-        ]
+        assert _errors(msgs) == [("open", "pkg/a.go:3: unreachable code", "go vet ./...", None)]
         clean = GEMINI.format(output="(empty)", code=0)
         assert detect(clean) == ()
         # a real error line starting the same way still is one
         assert [f.text for f in detect("Error: (none) of the hosts answered")] == [
             "Error: (none) of the hosts answered"
         ]
+
+    def test_the_output_prefix_is_transparent_to_the_line_detectors(self) -> None:
+        build = GEMINI.format(
+            output="pkg/a.go:3:1: undefined: x\npkg/b.go:4:2: undefined: y", code=1
+        )
+        assert output_lines(build)[:4] == [
+            "Command: go vet ./...",
+            "Directory: (root)",
+            "pkg/a.go:3:1: undefined: x",
+            "pkg/b.go:4:2: undefined: y",
+        ]
+        # go build's "file.go:l:c: …" detector anchors at the line's start: both lines, and
+        # the first one as the command printed it
+        assert [(f.text, f.score, f.index) for f in detect(build, "go build ./...")] == [
+            ("pkg/a.go:3:1: undefined: x", 7, 2),
+            ("pkg/b.go:4:2: undefined: y", 7, 3),
+        ]
+        cp = GEMINI.format(output="cp: cannot stat 'a.txt': No such file or directory", code=1)
+        assert [(f.text, f.program, f.index) for f in own_failures(cp, "cp a.txt b.txt")] == [
+            ("cp: cannot stat 'a.txt': No such file or directory", "cp", 2)
+        ]
+        passed = GEMINI.format(output="--- PASS: TestA (0.00s)\nok  \tpkg\t0.01s", code=0)
+        assert passed_tests(passed) == ("TestA",)
+        msgs = _history(
+            (
+                calls(call("g", "run_shell_command", command="go build ./...")),
+                results(("g", build, True)),
+            )
+        )
+        assert _errors(msgs) == [
+            ("open", "pkg/a.go:3:1: undefined: x", "go build ./...", None),
+            ("open", "pkg/b.go:4:2: undefined: y", "go build ./...", None),
+        ]
+
+    def test_only_the_envelope_output_loses_its_prefix(self) -> None:
+        empty = GEMINI.format(output="(empty)", code=1)
+        assert output_lines(empty)[2] == "Output: (empty)"
+        # no envelope: a line that starts with "Output: " is the command's own
+        plain = "Output: pkg/a.go:3:1: undefined: x"
+        assert output_lines(plain) == [plain]
+        assert detect(plain, "go build ./...") == ()
+        # only the output's first line carries the prefix; a later "Output: " line is kept
+        later = GEMINI.format(output="a\nOutput: b", code=0)
+        assert output_lines(later)[2:4] == ["a", "Output: b"]
+        # a command of several lines: the prefix after its Directory line
+        multi = "Command: cat <<EOF\nx\nEOF\nDirectory: /r\nOutput: x\nError: (none)"
+        assert output_lines(multi) == [
+            "Command: cat <<EOF",
+            "x",
+            "EOF",
+            "Directory: /r",
+            "x",
+            "Error: (none)",
+        ]
+
+    def test_the_gemini_corpus_errors_are_the_lines_the_commands_printed(self) -> None:
+        short = extract_ledgers(_messages("gemini-cli", "gemini-cli-chat-share-2025-11-05.md"))
+        assert [(e.status, e.text, e.command) for e in short.error_facts if e.source == 107] == [
+            (
+                "open",
+                "go: cannot write multiple packages to non-directory gemini-cli",
+                "go build -o gemini-cli ./...",
+            )
+        ]
+        long = extract_ledgers(_messages("gemini-cli", "go-ai-agent-chat-share-long-2025-11-09.md"))
+        assert [(e.status, e.text, e.fixed_by) for e in long.error_facts if e.source == 1280] == [
+            (
+                "fixed",
+                "error: pathspec 'pkg/extension/manager_test.go' did not match any file(s) "
+                "known to git",
+                1282,
+            )
+        ]
+        for ledgers in (short, long):
+            assert not [e.text for e in ledgers.error_facts if e.text.startswith("Output: ")]
+
+
+def _messages(*parts: str) -> tuple[Message, ...]:
+    entries = read_transcript(require_corpus(*parts)).entries
+    return tuple(e.message for e in entries if e.message is not None)
 
 
 def test_the_history_helpers_build_what_they_say() -> None:
@@ -358,7 +509,7 @@ def test_the_open_errors_of_a_pi_release_session_at_32k() -> None:
     entries = tuple(read_transcript(path).entries)
     state = Session(32_000, entries=entries).compact().context.messages[0].parts[0]
     text = state.text  # type: ignore[union-attr]
-    assert "\nOpen errors to resolve: 5 (listed under Errors).\n" in text
+    assert "\nOpen errors to resolve: 4 (listed under Errors).\n" in text
     tsc = "npx tsc --noEmit --skipLibCheck src/**/*.ts"
     assert [ln for ln in text.splitlines() if ln.startswith("- open: ")] == [
         "- open: src/theme/theme.ts(10,46): error TS1343: The 'import.meta' meta-property is "
@@ -371,12 +522,16 @@ def test_the_open_errors_of_a_pi_release_session_at_32k() -> None:
         "ToolExecutionComponent]>' can only be iterated through when using the "
         "'--downlevelIteration' flag or with a '--target' of 'es2015' or higher. — "
         f"`{tsc}`",
-        "- open: src/theme/theme.ts(443,3): error TS2353: Object literal may only specify "
-        "known properties, and 'linkUrl' does not exist in type 'MarkdownTheme'. — "
-        "`npx tsgo -p tsconfig.build.json`",
         "- open: cp: /opt/homebrew/lib/node_modules/@examplescope/pi-coding-agent/dist/theme/"
         "dark.json: No such file or directory",
     ]
+    # npx tsgo's error is fixed by the npm run build after it, whose script runs tsgo -p
+    # tsconfig.build.json (its failure line showed it)
+    assert (
+        "- fixed: src/theme/theme.ts(443,3): error TS2353: Object literal may only specify "
+        "known properties, and 'linkUrl' does not exist in type 'MarkdownTheme'. — "
+        "`npx tsgo -p tsconfig.build.json`\n"
+    ) in text
     # the TS errors npx tsc shared with npm run check are fixed with them; the lookup of a
     # missing file and the interrupted or aborted calls are no errors
     wrap = "../tui/test/wrap-ansi.test.ts(70,52): error TS2353"

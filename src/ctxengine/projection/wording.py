@@ -66,8 +66,9 @@ class FactWords:
         failed_later: the same, when a later run of it failed (naming the errors heading).
         background: a command started in the background and not seen to end (``{command}``,
             ``{id}``: the id to read or stop it by).
-        declined: a tool call the user declined, so that nothing ran (``{call}``: the call
-            as its errors would name it).
+        declined: a tool call the user declined, so that nothing ran (``{call}``: a shell
+            command's first line, `` …`` after it when it has more, capped as a done step
+            caps a command; another call as its errors would name it, ``Tool path``).
         interrupted: a tool call the user or the agent's harness interrupted or aborted
             before it returned, so that no outcome is known (``{call}``: as for
             ``declined``).

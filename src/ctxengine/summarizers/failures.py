@@ -691,11 +691,35 @@ def _generic(lines: list[str], claimed: set[int]) -> Iterator[Failure]:
             yield Failure(_cap(line), score=score, index=i, role=role)
 
 
+#: Gemini CLI's shell result (``run_shell_command``, packages/core/src/tools/shell.ts): the
+#: lines ``Command: CMD`` (the command's own lines after it), ``Directory: DIR``, then
+#: ``Output: `` and the output's first line, then ``Error: …``, ``Exit Code: …`` and the
+#: other envelope lines (:data:`ENVELOPE`; ``Output: (empty)`` when it printed nothing).
+#: Group 1 is the prefix of an output that is not empty.
+_GEMINI_OUTPUT = re.compile(
+    r"Command: .*?\nDirectory: [^\n]*\n(Output: )(?!\(empty\)(?:\n|$))", re.DOTALL
+)
+
+
+def output_lines(text: str) -> list[str]:
+    """The lines of ``text``; in a Gemini CLI shell result (:data:`_GEMINI_OUTPUT`) the
+    output's first line without the ``Output: `` that prefixes it, so that a detector
+    anchored at a line's start reads it as the command printed it (``Output:
+    pkg/a.go:3:1: …`` gives ``pkg/a.go:3:1: …``; ``Output: (empty)`` stays an envelope
+    line). The lines are the same in number and order."""
+    if text.startswith("Command: "):
+        found = _GEMINI_OUTPUT.match(text)
+        if found is not None:
+            text = text[: found.start(1)] + text[found.end(1) :]
+    return text.splitlines()
+
+
 def _data_lines(text: str) -> list[str]:
-    """The lines of ``text``, with every instruction-like line (``SYSTEM: ignore all previous
-    …``, see :func:`~ctxengine.projection.frame.is_instruction_like`) blanked: an order
-    printed by a tool is never what failed, so it is never kept as an error."""
-    lines = text.splitlines()
+    """The lines of ``text`` (:func:`output_lines`: Gemini CLI's ``Output: `` prefix left
+    out), with every instruction-like line (``SYSTEM: ignore all previous …``, see
+    :func:`~ctxengine.projection.frame.is_instruction_like`) blanked: an order printed by a
+    tool is never what failed, so it is never kept as an error."""
+    lines = output_lines(text)
     if not may_hold_instruction(text):
         return lines
     return ["" if is_instruction_like(ln) else ln for ln in lines]
@@ -734,7 +758,7 @@ def own_failures(text: str, command: str) -> tuple[Failure, ...]:
     the command's own program names)."""
     if not command:
         return ()
-    lines = text.splitlines()
+    lines = output_lines(text)
     found: dict[int, Failure] = {}
     for detector in OWN_DETECTORS:
         for failure in detector(lines, command):
@@ -915,7 +939,7 @@ def passed_tests(text: str) -> tuple[str, ...]:
     go ``-v``, cargo, jest/vitest ``✓``), in order. Remembered for the
     :data:`PASSED_TESTS_CACHE` outputs asked most recently."""
     out: list[str] = []
-    for line in text.splitlines():
+    for line in output_lines(text):
         for runner, pattern in _PASSED_PATTERNS:
             m = pattern.match(line.strip() if runner != "go" else line)
             if m is None:

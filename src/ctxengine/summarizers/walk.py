@@ -47,7 +47,12 @@ An open error is fixed when a later call with the same key (:func:`command_key`,
 ``Tool path`` for a file tool; an ``apply_patch`` heredoc's key names the files it patches)
 succeeds, or a later success of another command that reported the same line (fixed already
 or not) comes after it (``npx tsc`` and ``npm run check`` both report a TS error, then
-``npm run check`` passes; a line reported again after that success stays open), or a later
+``npm run check`` passes; a line reported again after that success stays open), or a
+package script whose text an output showed runs it, or is it, and succeeds in the same
+directory, both run in the range walked (``npx tsgo -p tsconfig.build.json`` fails, then
+``npm run build``, whose failure
+line showed the script ``tsgo -p tsconfig.build.json && chmod +x dist/cli.js``, passes:
+:meth:`Walk._script_keys`, :mod:`~ctxengine.summarizers.scripts`), or a later
 run passes its test (the test named, or
 reported passed, or the whole suite of its runner passing), or when a later run of the same
 command fails without reporting it again (a linter or build that now stops elsewhere; errors
@@ -111,6 +116,13 @@ from ctxengine.summarizers.runs import (
     runs,
     runs_something,
     selects_tests,
+)
+from ctxengine.summarizers.scripts import (
+    binary_forms,
+    local_binary,
+    script_parts,
+    script_run,
+    shown_script,
 )
 from ctxengine.summarizers.shell import (
     CURRENT_FILE,
@@ -203,12 +215,12 @@ class _File:
 
 
 #: A done step for a tool call the user declined (:func:`~ctxengine.summarizers.signals.
-#: declined_by_user`): the call as its errors would name it; nothing ran.
+#: declined_by_user`): the call as :meth:`Walk._step_call` shows it (a shell command's
+#: first line, capped; another call as its errors would name it); nothing ran.
 DECLINED_STEP = ENGLISH_FACTS.declined
 #: A done step for a tool call interrupted or aborted before it returned
-#: (:func:`~ctxengine.summarizers.signals.interrupted`): a shell command as a done step shows
-#: it (its first line, capped), another call as its errors would name it; its outcome is
-#: unknown.
+#: (:func:`~ctxengine.summarizers.signals.interrupted`): the call shown as for
+#: :data:`DECLINED_STEP`; its outcome is unknown.
 INTERRUPTED_STEP = ENGLISH_FACTS.interrupted
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
@@ -266,6 +278,12 @@ class Walk:
     #: per shape (programs and subcommands) of a shell command that failed in this turn and
     #: was not run again since: its key and its command (a retry may fix it)
     retries: dict[tuple[tuple[str, str], ...], tuple[str, str]] = field(default_factory=dict)
+    #: per (directory, key) of a package script run (:func:`~.scripts.script_run`): the
+    #: script text its output showed last (:func:`~.scripts.shown_script`)
+    scripts: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: per key of a shell command run in this range: the directories it ran in
+    #: (:meth:`_ran_in`)
+    dirs: dict[str, set[str]] = field(default_factory=dict)
 
     def turn(self) -> None:
         """A real user message opened a new turn: no failed command of the turns before is
@@ -345,15 +363,12 @@ class Walk:
         patch = patch_text(call)
         if result is not None and declined_by_user(result):
             # the user's decision, not a failure: nothing ran and nothing was written
-            key = self._key(call, command)
-            self.done.append(DECLINED_STEP.format(call=call.name if key.endswith("()") else key))
+            self.done.append(DECLINED_STEP.format(call=self._step_call(call, command)))
             return
         if result is not None and interrupted(result):
             # stopped before it returned (the user, the harness): not a failure to resolve,
             # and what it did is unknown
-            shown = _shown(command) if command is not None else self._key(call, None)
-            shown = call.name if command is None and shown.endswith("()") else shown
-            self.done.append(INTERRUPTED_STEP.format(call=shown))
+            self.done.append(INTERRUPTED_STEP.format(call=self._step_call(call, command)))
             return
         if command is not None and patch is None and "*** Begin Patch" not in command:
             self.commands.append(cap_command(command))
@@ -437,6 +452,17 @@ class Walk:
             return  # stopped, or ended without telling how
         output = "\n".join(o for o in launch.output if o.strip())
         self._shell(launch.call, launch.command, output, index, code, failed, False)
+
+    def _step_call(self, call: ToolCallPart, command: str | None) -> str:
+        """How the done step of a call that did not run to its end (declined by the user,
+        interrupted) shows it: shell ``command`` as a done step shows a command
+        (:func:`_shown`: its first line, `` …`` after it when there are more, capped),
+        another call as its errors would name it (``Tool path``), or by its tool's name
+        alone when it names no path."""
+        if command is not None:
+            return _shown(command)
+        key = self._key(call, None)
+        return call.name if key.endswith("()") else key
 
     def _key(self, call: ToolCallPart, command: str | None) -> str:
         if command is not None:
@@ -536,6 +562,11 @@ class Walk:
         (:func:`~ctxengine.summarizers.signals.result_failed`), ``is_error`` its error
         flag."""
         key = self._key(call, command)
+        where = self._ran_in(key, command)
+        script = script_run(command)
+        shown = shown_script(script, text) if script is not None else ""
+        if shown:
+            self.scripts[(where, key)] = shown
         ran = runs_something(command)
         # an output of readers only (cat, grep …) quotes files: only the programs' own
         # messages count, and reading them alone is cheap
@@ -590,9 +621,59 @@ class Walk:
         if runner and not selects_tests(command):
             targets = named_tests(command)
             keys += [f"test:{t}" for t in targets] or [f"suite:{runner}"]
-        self._pass(keys, index)
+        self._pass([*keys, *self._script_keys(key, where)], index)
         if looks_like_check(command):
             self.done.append(f"ran `{_shown(command)}` (succeeded)")
+
+    def _ran_in(self, key: str, command: str) -> str:
+        """The directory shell ``command`` ran its programs in (the ``cd`` before them
+        joined to the session's directory: :meth:`_path`; ``"?"`` when they ran in several),
+        also recorded in :attr:`dirs` under ``key``."""
+        found = commands(command)
+        head = {c.cwd for i, c in enumerate(found) if not (i and found[i - 1].piped)}
+        where = self._path(head.pop() or ".") if len(head) == 1 else "?"
+        self.dirs.setdefault(key, set()).add(where)
+        return where
+
+    def _only_in(self, key: str, where: str) -> bool:
+        """True when this range saw ``key`` run, every time in directory ``where`` (a run
+        of an earlier range, whose directory is not known, is none: in a monorepo ``npx
+        tsgo`` in one package and ``npm run check`` at the root are not the same run)."""
+        return self.dirs.get(key) == {where}
+
+    def _script_keys(self, key: str, where: str) -> list[str]:
+        """The keys (``cmd:KEY``) a success of shell command ``key`` run in directory
+        ``where`` passes besides its own, from the package scripts this range's outputs
+        showed (:mod:`~ctxengine.summarizers.scripts`), for commands this range saw run,
+        all in ``where`` (:meth:`_only_in`; an error of an earlier range is not fixed so):
+
+        - when ``key`` runs a package script whose text an output of the same run in the
+          same directory showed (:attr:`scripts`), and that script runs its commands one
+          after another with ``&&`` only (:func:`~.scripts.script_parts`): each of its
+          commands, bare and through ``npx``/``pnpm exec``/``yarn exec``
+          (:func:`~.scripts.binary_forms`): ``npm run build`` whose script is ``tsgo -p
+          tsconfig.build.json && chmod +x dist/cli.js`` passes ``npx tsgo -p
+          tsconfig.build.json``;
+        - each script run in ``where`` whose whole script is the one command ``key`` runs
+          (:func:`~.scripts.local_binary`): ``npx tsgo -p tsconfig.build.json`` passes
+          ``npm run build`` whose script is ``tsgo -p tsconfig.build.json``, not one whose
+          script runs more.
+        """
+        out: list[str] = []
+        script = self.scripts.get((where, key))
+        if script is not None:
+            for part in script_parts(script):
+                out += [
+                    f"cmd:{k}" for k in binary_forms(part) if k != key and self._only_in(k, where)
+                ]
+        bare = local_binary(key)
+        for (there, run_key), text in self.scripts.items():
+            if there != where or run_key == key or not self._only_in(run_key, where):
+                continue
+            parts = script_parts(text)
+            if len(parts) == 1 and local_binary(parts[0]) == bare:
+                out.append(f"cmd:{run_key}")
+        return out
 
     def _retried(self, key: str, command: str, index: int, *, failed: bool) -> None:
         """Shell ``command`` ran (``failed``: it failed): when it is the next run of the
