@@ -36,4 +36,6 @@ def test_breakdown_counts_roles_tools_and_epochs_with_kept_tails() -> None:
     assert [c.entry_id for c in b.top] == ["e2", "e1"]
     assert [(ep.start_seq, ep.end_seq, ep.messages) for ep in b.epochs] == [(0, 4, 4), (3, 5, 2)]
     assert b.epochs[1].tokens == sizes[3] + sizes[4]
+    # the second epoch's contexts open with the state "state" of the compaction record
+    assert [ep.state_tokens for ep in b.epochs] == [0, EST.text("state")]
     assert b.counts == {"message": 5, "compaction": 1, "tool_calls": 1, "tool_results": 1}

@@ -50,6 +50,10 @@ class Epoch:
         tokens: estimated tokens of its messages.
         compaction: the compaction record that closed it (``None`` for the last one).
         compaction_id: that record's entry id (what ``revert`` takes), or ``None``.
+        state_tokens: estimated tokens of the continuation state its contexts open with
+            (the text of the compaction that opened it, without the message around it); 0
+            for the span before the first compaction. A context of the epoch holds these
+            besides its messages.
     """
 
     index: int
@@ -59,6 +63,7 @@ class Epoch:
     tokens: int
     compaction: CompactionRecord | None
     compaction_id: str | None = None
+    state_tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -99,12 +104,20 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
     seq_of = {e.id: e.seq for e in entries}
     sizes: list[tuple[int, int]] = []  # (seq, tokens) of message entries
     epoch_start = 0
+    state = 0
 
     def close(end_seq: int, record: CompactionRecord | None, record_id: str | None) -> None:
         inside = [t for seq, t in sizes if epoch_start <= seq <= end_seq]
         out.epochs.append(
             Epoch(
-                len(out.epochs), epoch_start, end_seq, len(inside), sum(inside), record, record_id
+                len(out.epochs),
+                epoch_start,
+                end_seq,
+                len(inside),
+                sum(inside),
+                record,
+                record_id,
+                state,
             )
         )
 
@@ -113,6 +126,7 @@ def breakdown(entries: Sequence[Entry], estimator: Estimator, *, top: int = 10) 
         body = e.body
         if isinstance(body, CompactionRecord):
             close(e.seq, body, e.id)
+            state = estimator.text(body.summary)
             first = body.first_kept_id
             epoch_start = seq_of.get(first, e.seq + 1) if first is not None else e.seq + 1
             continue

@@ -95,8 +95,8 @@ class TestThroughAPipe:
             "116\ttool\tBash\t720\tExit code 1 ..F [100%] "
             "=================================== FAILURES ============",
             "Epochs",
-            "epoch\tentries\tmessages\ttokens\tclosed by",
-            "0\t0–163\t164\t17,639\t",
+            "epoch\tentries\tmessages\ttokens\tstate tokens\tclosed by",
+            "0\t0–163\t164\t17,639\t0\t",
             # No system prompt in the transcript: the tools (declared from their calls)
             # and the message before the last one; the model the transcript records.
             "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "
@@ -228,6 +228,7 @@ class TestJsonDocuments:
                 "end_seq": 163,
                 "messages": 164,
                 "tokens": EXAMPLE_TOKENS,
+                "state_tokens": 0,
                 "closed_by": None,
             }
         ]

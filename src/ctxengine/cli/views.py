@@ -47,9 +47,9 @@ def show_breakdown(label: str, b: Breakdown, counted: str = "estimated") -> None
         top.add(str(c.seq), c.role, c.tool or "", _n(c.tokens), c.preview)
     show(top)
     epochs = Grid(
-        ("epoch", "entries", "messages", "tokens", "closed by"),
+        ("epoch", "entries", "messages", "tokens", "state tokens", "closed by"),
         title="Epochs",
-        right=frozenset({0, 2, 3}),
+        right=frozenset({0, 2, 3, 4}),
     )
     for ep in b.epochs:
         closed = (
@@ -59,7 +59,12 @@ def show_breakdown(label: str, b: Breakdown, counted: str = "estimated") -> None
             f"{ep.compaction_id}"
         )
         epochs.add(
-            str(ep.index), f"{ep.start_seq}–{ep.end_seq}", _n(ep.messages), _n(ep.tokens), closed
+            str(ep.index),
+            f"{ep.start_seq}–{ep.end_seq}",
+            _n(ep.messages),
+            _n(ep.tokens),
+            _n(ep.state_tokens),
+            closed,
         )
     show(epochs)
 

@@ -199,6 +199,7 @@ def breakdown_json(
                 "end_seq": ep.end_seq,
                 "messages": ep.messages,
                 "tokens": ep.tokens,
+                "state_tokens": ep.state_tokens,
                 "closed_by": None
                 if ep.compaction is None
                 else {
