@@ -30,12 +30,12 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_check_is_clean() -> None:
-    proc = _run(_tool("ruff"), "check", *TREES)
+    proc = _run(_tool("ruff"), "check", "--no-cache", *TREES)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_ruff_format_is_clean() -> None:
-    proc = _run(_tool("ruff"), "format", "--check", *TREES)
+    proc = _run(_tool("ruff"), "format", "--check", "--no-cache", *TREES)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 from test_token_estimate import CHINESE, PROSE, REFERENCE, SCRIPTS
-from tiktoken_files import encodings_dir, skip_reason
 
 from ctxengine.engine import Session
 from ctxengine.errors import ConfigError
 from ctxengine.model import ImagePart, ToolCallPart, Usage, assistant, system, user
 from ctxengine.tokens import Estimator, HeuristicEstimator, TiktokenCounter
 from ctxengine.tokens.exact import load_encoding
+from tiktoken_files import encodings_dir, skip_reason
 
 needs_encodings = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
