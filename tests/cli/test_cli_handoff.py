@@ -95,7 +95,9 @@ def test_a_window_below_the_minimum_is_a_configuration_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["compact", str(EXAMPLE), "--window", "1"]) == 2
-    assert "too small" in _err(capsys)
+    assert "Invalid value for '--window': Input should be greater than or equal to 1000" in (
+        _err(capsys)
+    )
 
 
 def test_a_session_ending_in_an_unanswered_call_hands_off_a_valid_request(
