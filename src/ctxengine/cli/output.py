@@ -21,6 +21,7 @@ quietly (see :func:`ctxengine.cli.main`).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -255,7 +256,10 @@ def _write_bytes(stream: IO[str], raw: bytes) -> None:
 def write_output(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all: into a temporary file in the same
     folder, flushed to disk, then renamed over ``path`` (a reader never sees half a file; an
-    interrupted write leaves ``path`` as it was). ``"-"`` writes to stdout.
+    interrupted write leaves ``path`` as it was). ``"-"`` writes to stdout. A symbolic link
+    is followed (the file it names is written, the link kept); a path that is not a regular
+    file (``/dev/null``, ``/dev/stdout``, a named pipe) is written to as it is, never
+    replaced.
 
     Raises:
         OSError: the folder cannot be written (the temporary file is removed).
@@ -263,7 +267,15 @@ def write_output(path: str, data: bytes) -> None:
     if path == "-":
         _write_bytes(sys.stdout, data)
         return
-    target = Path(path)
+    target = Path(os.path.realpath(path))
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "wb") as stream:
+            stream.write(data)
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
