@@ -207,6 +207,16 @@ def _chars_note(cut: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class _Block:
+    """A group's body as :meth:`StateLayout.render` last wrote it, and what from."""
+
+    items: tuple[Shown, ...]
+    gone: list[tuple[float, str, int]]
+    rest_left: dict[float, int]
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
 class StateLayout:
     """Writes a :class:`~ctxengine.summarizers.select.Selection` as Markdown.
 
@@ -224,6 +234,11 @@ class StateLayout:
     entries: tuple[int, int] | None = None
     intro: str = ""
     not_shown: str = NOT_SHOWN_HEADING
+    #: per group, the last body :meth:`render` wrote and what it was written from (see
+    #: :meth:`_block`); not part of the layout's value
+    _blocks: dict[str, _Block] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def heading(self, group: str) -> str:
         """``## HEADING`` of ``group``."""
@@ -377,6 +392,37 @@ class StateLayout:
             lines.append(self.line(Shown(s.item, s.text, s.cut + rest)))
         return "\n".join(lines)
 
+    def _block(
+        self,
+        group: Group,
+        items: list[Shown],
+        gone: list[tuple[float, str, int]],
+        rest_left: dict[float, int],
+    ) -> str:
+        """The body of ``group`` showing ``items`` (in order), with ``gone`` (a text or
+        carried group's parts left out) and ``rest_left`` (a list item's rests left out);
+        the body of the last render again when it was written from the same shown copies
+        (the same objects: a :class:`Shown` is immutable) and the same parts left out, as
+        the selection's measures in turn find it for every group but the one that
+        changed."""
+        memo = self._blocks.get(group.key)
+        if (
+            memo is not None
+            and len(memo.items) == len(items)
+            and all(a is b for a, b in zip(memo.items, items, strict=True))
+            and memo.gone == gone
+            and memo.rest_left == rest_left
+        ):
+            return memo.body
+        if group.kind == "carried":
+            body = self._carried(items, gone)
+        elif group.kind == "text":
+            body = self._text(items, gone)
+        else:
+            body = self._list(items, rest_left)
+        self._blocks[group.key] = _Block(tuple(items), list(gone), dict(rest_left), body)
+        return body
+
     def render(self, selection: Selection) -> str:
         """The whole text: the groups of :data:`GROUPS` that show or leave out something,
         separated by blank lines."""
@@ -405,17 +451,9 @@ class StateLayout:
                 closing.append(part[:-2])
             if not items:
                 continue
-            if group.kind == "carried":
-                body = self._carried(items, gone)
-            elif group.kind == "text":
-                body = self._text(items, gone)
-                if not body:
-                    continue
-            else:
-                body = self._list(items, rest_left.get(group.key, {}))
-                if not body:
-                    continue
-            blocks.append(f"{self.heading(group.key)}\n{body}")
+            body = self._block(group, items, gone, rest_left.get(group.key, {}))
+            if body:
+                blocks.append(f"{self.heading(group.key)}\n{body}")
         if closing:
             what = ", ".join(closing)
             blocks.append(f"## {self.not_shown}\n- {what}{self._where()}")
