@@ -38,6 +38,13 @@ this script's own and share nothing with the estimator, so the table cannot flat
 6. ``prose``: letters are at least 70 % of its non-space characters.
 7. ``mixed``: the rest.
 
+**Tool outputs.** A second table checks the estimator on shell outputs the corpus has few
+of (``_tool_outputs.py``: column-aligned tables such as ``pip list``, ``df -h``,
+``dpkg -l``; ``mount``; ``/proc/cpuinfo``; ANSI-coloured listings, grep hits and diffs;
+long runs of blanks), synthesized from a seed the estimator's blank-run and escape
+constants were not fitted on; ``--live`` adds the outputs of a few read-only commands of
+the machine it runs on (not saved).
+
 **Figures.** Per class and encoding: samples, the median error, the 5th and 95th percentile,
 the worst error (largest in size, with its sign), and the share of samples estimated more
 than 10 % under the encoding's count. Error = (estimate − encoding's count) / encoding's
@@ -68,6 +75,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import importable, median, percentile, require_corpus, table
+from _tool_outputs import CHECK_SEED, KINDS, live_samples
+from _tool_outputs import samples as tool_samples
 
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
@@ -337,6 +346,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--encodings-dir", help="folder holding the two encoding files")
     parser.add_argument("--min-chars", type=int, default=64, help="shortest sample (chars)")
     parser.add_argument(
+        "--live", action="store_true", help="add outputs of this machine's commands (table 2)"
+    )
+    parser.add_argument(
         "--worst", type=int, default=0, help="print the N samples most under per class"
     )
     args = parser.parse_args(argv)
@@ -369,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 errors = [error_pct(e[profile], c[enc]) for _, e, c in members]
                 rows.append(row(name, enc, errors))
         table(header, rows, f"{title} (error = estimate / count − 1)")
+    tool_table(encodings, estimators, live=args.live)
     if images:
         table(
             ("source", "media type", "pixels", "estimate"),
@@ -398,6 +411,50 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"calibrated: {own}; {s.source} {s.kind}"
             )
             print("    " + repr(s.text[:160]))
+
+
+def tool_table(
+    encodings: dict[str, Any], estimators: dict[str | None, HeuristicEstimator], *, live: bool
+) -> None:
+    """The second table: the held-out tool outputs of ``_tool_outputs`` (seed
+    :data:`CHECK_SEED`; the blank-run and escape constants were fitted on another seed), and
+    with ``live`` the outputs of this machine's commands. Per kind, profile and encoding:
+    samples, median, worst, share under by more than 10 %."""
+    by_kind: dict[str, list[str]] = {k: [] for k in KINDS}
+    for kind, text in tool_samples(CHECK_SEED):
+        by_kind[kind].append(text)
+    for kind, text in live_samples(sys.executable) if live else ():
+        by_kind.setdefault(kind, []).append(text)
+    rows = []
+    for kind, texts in by_kind.items():
+        counts = [
+            {n: len(e.encode(t, disallowed_special=())) for n, e in encodings.items()}
+            for t in texts
+        ]
+        for profile in (None, *encodings):
+            estimates = [estimators[profile].text(t) for t in texts]
+            for enc in encodings if profile is None else (profile,):
+                errors = [error_pct(e, c[enc]) for e, c in zip(estimates, counts, strict=True)]
+                worst = max(errors, key=abs)
+                under = 100 * sum(x < -10 for x in errors) / len(errors)
+                rows.append(
+                    [
+                        kind,
+                        "default" if profile is None else "calibrated",
+                        enc,
+                        len(errors),
+                        f"{median(errors):+.1f}",
+                        f"{worst:+.1f}",
+                        f"{under:.1f}",
+                    ]
+                )
+    table(
+        ("kind", "profile", "encoding", "samples", "median %", "worst %", "under >10 %"),
+        rows,
+        f"Tool outputs (synthesized, seed {CHECK_SEED}{'; live: this machine' if live else ''}): "
+        "HeuristicEstimator().text (default) and HeuristicEstimator(encoding=...).text "
+        "(calibrated) against each encoding",
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,14 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   block of :data:`~ctxengine.tokens.constants.LONG_RUN_CHARS` same-case letters costs
   :data:`~ctxengine.tokens.constants.LONG_RUN_TOKENS_PER_CHAR` per letter on top (BPE splits
   an unbroken random run every two or three letters).
+- **Blank runs and escapes.** A run of at least two blanks inside a line costs
+  :data:`~ctxengine.tokens.constants.BLANK_RUN_TOKENS` (BPE pre-tokenizers make it a piece of
+  its own; the text model charges blanks nothing), plus one token per block of
+  :data:`~ctxengine.tokens.constants.LONG_SPACE_RUN_CHARS` spaces or
+  :data:`~ctxengine.tokens.constants.LONG_TAB_RUN_CHARS` tabs; each ESC character (an ANSI
+  colour sequence) costs :data:`~ctxengine.tokens.constants.ESC_TOKENS` on top. Two
+  ``bytes.translate``/``bytes.count`` passes, only over texts holding two spaces in a row or
+  a tab.
 - **Beyond ASCII**, on top of the text model, by UTF-8 length: accented Latin-1 letters
   (``é``, ``ß``: text in French, German, Spanish … splits into more pieces than English),
   Cyrillic, other characters of 2 bytes (Greek, Hebrew, Arabic, Latin Extended), of 3 bytes
@@ -77,6 +85,7 @@ from ctxengine.model.carriage import carried_anywhere
 from ctxengine.tokens.constants import (
     BASE64_LETTERS_PER_CASE_PAIR,
     BASE64_MIN_CHARS,
+    BLANK_RUN_TOKENS,
     CODE_BLANK,
     CODE_DIGIT,
     CODE_LOWER,
@@ -87,9 +96,12 @@ from ctxengine.tokens.constants import (
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
+    ESC_TOKENS,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
+    LONG_SPACE_RUN_CHARS,
+    LONG_TAB_RUN_CHARS,
     MAX_IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
     PART_OVERHEAD_TOKENS,
@@ -129,6 +141,12 @@ def _code_of(byte: int) -> int:
 #: Each Latin-1 byte mapped to its class's bit code.
 _CODES = bytes(_code_of(b) for b in range(256))
 _DIGIT = bytes([CODE_DIGIT])
+#: Each Latin-1 byte as ``" "`` (space, tab), ``"n"`` (line break) or ``"x"`` (anything else):
+#: ``"x  "`` in the result starts a run of at least two blanks inside a line.
+_BLANK_MASK = bytes(0x20 if b in b" \t" else 0x6E if b in b"\n\r" else 0x78 for b in range(256))
+_RUN_START = b"x  "
+_LONG_SPACES = b" " * LONG_SPACE_RUN_CHARS
+_LONG_TABS = b"\t" * LONG_TAB_RUN_CHARS
 _POPCOUNT = [b.bit_count() for b in range(256)]
 #: Bytes of codes read as one integer at a time (fits the CPU cache; 1 MB at once is slower).
 _CHUNK = 65_536
@@ -254,7 +272,18 @@ def _model_tokens(raw: bytes) -> float:
     if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
         blocks = codes.count(_LONG_LOWER) + codes.count(_LONG_UPPER)
         tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
-    return tokens
+    return tokens + _blank_run_tokens(raw) + raw.count(b"\x1b") * ESC_TOKENS
+
+
+def _blank_run_tokens(raw: bytes) -> float:
+    """Tokens of ``raw``'s blank runs on top of the text model: one piece per run of at
+    least two blanks after a character other than a line break, one more per block of
+    :data:`LONG_SPACE_RUN_CHARS` spaces or :data:`LONG_TAB_RUN_CHARS` tabs (module doc)."""
+    if b"  " not in raw and b"\t" not in raw:
+        return 0.0
+    runs = raw.translate(_BLANK_MASK).count(_RUN_START)
+    blocks = raw.count(_LONG_SPACES) + raw.count(_LONG_TABS)
+    return runs * BLANK_RUN_TOKENS + blocks
 
 
 def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
