@@ -272,7 +272,7 @@ def _model_tokens(raw: bytes) -> float:
     if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
         blocks = codes.count(_LONG_LOWER) + codes.count(_LONG_UPPER)
         tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
-    return tokens + _blank_run_tokens(raw) + raw.count(b"\x1b") * ESC_TOKENS
+    return tokens
 
 
 def _blank_run_tokens(raw: bytes) -> float:
@@ -288,10 +288,13 @@ def _blank_run_tokens(raw: bytes) -> float:
 
 def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     raw = _latin1(text)
+    # Blank runs and escapes are counted on the whole text: taking a blob out of "a BLOB b"
+    # must not make its two blanks a run.
+    tokens = _blank_run_tokens(raw) + raw.count(b"\x1b") * ESC_TOKENS
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
-    tokens = _model_tokens(raw) + blob_chars * rates.base64
+    tokens += _model_tokens(raw) + blob_chars * rates.base64
     if text.isascii():
         return tokens
     # One lead byte per character beyond ASCII, in order: its UTF-8 length and range.
