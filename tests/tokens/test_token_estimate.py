@@ -29,11 +29,15 @@ from ctxengine.model import (
 from ctxengine.tokens import Estimator, HeuristicEstimator
 from ctxengine.tokens.constants import (
     BASE64_TOKENS_PER_CHAR,
+    BLANK_RUN_TOKENS,
     CODE_BLANK,
     CODE_LOWER,
     CODE_OTHER_SCRIPT,
     CODE_UPPER,
     DEFAULT_SCRIPT_RATES,
+    ESC_TOKENS,
+    LONG_SPACE_RUN_CHARS,
+    LONG_TAB_RUN_CHARS,
     O200K_SCRIPT_RATES,
     TOKENIZER_SCRIPT_RATES,
     TOKENS_PER_CODE_BIT,
@@ -41,6 +45,7 @@ from ctxengine.tokens.constants import (
     TOKENS_PER_NEW_BIT,
     WIDE_SCRIPT_TOKENS_PER_CHAR,
 )
+from ctxengine.tokens.estimate import _text_tokens
 
 EST = HeuristicEstimator()
 
@@ -155,6 +160,38 @@ REFERENCE: dict[str, tuple[int, int]] = {
 def error(text: str) -> float:
     """Estimate / the larger reference count − 1 (the estimator is fitted to the larger)."""
     return EST.text(text) / max(reference(text)) - 1
+
+
+class TestBlankRunsAndEscapes:
+    """Blanks cost nothing in the text model; a run of two or more inside a line is a BPE
+    piece of its own, long runs split every LONG_SPACE_RUN_CHARS spaces or
+    LONG_TAB_RUN_CHARS tabs, and an ESC costs ESC_TOKENS on top."""
+
+    def test_a_run_inside_a_line_costs_one_piece_whatever_its_length(self) -> None:
+        one = _text_tokens("name 1.0")
+        assert _text_tokens("name  1.0") == pytest.approx(one + BLANK_RUN_TOKENS)
+        assert _text_tokens("name" + " " * 40 + "1.0") == pytest.approx(one + BLANK_RUN_TOKENS)
+        assert _text_tokens("name\t\t1.0") == pytest.approx(one + BLANK_RUN_TOKENS)
+
+    def test_long_runs_cost_a_token_per_block(self) -> None:
+        # 300 spaces: one piece plus 300 // 128 = 2 blocks; 40 tabs: one plus 40 // 16 = 2.
+        assert (LONG_SPACE_RUN_CHARS, LONG_TAB_RUN_CHARS) == (128, 16)
+        one = _text_tokens("x y")
+        assert _text_tokens("x" + " " * 300 + "y") == pytest.approx(one + BLANK_RUN_TOKENS + 2)
+        assert _text_tokens("x" + "\t" * 40 + "y") == pytest.approx(one + BLANK_RUN_TOKENS + 2)
+        # 50,000 spaces: o200k_base and cl100k_base count 392 and 391 tokens for them.
+        assert (
+            EST.text("x" + " " * 50_000 + "y")
+            == math.ceil(one + BLANK_RUN_TOKENS + 50_000 // 128)
+            == 393
+        )
+
+    def test_leading_indentation_costs_nothing_extra(self) -> None:
+        assert _text_tokens("a\n        b") == pytest.approx(_text_tokens("a\n b"))
+
+    def test_an_escape_costs_esc_tokens_over_a_punctuation_mark(self) -> None:
+        plain = _text_tokens("#[01;31mred#[0m")
+        assert _text_tokens("\x1b[01;31mred\x1b[0m") == pytest.approx(plain + 2 * ESC_TOKENS)
 
 
 class TestText:
