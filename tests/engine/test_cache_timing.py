@@ -217,8 +217,8 @@ PONYC = "openhands/openhands-multi-swe-bench-ponyc-3runs.jsonl"
 @pytest.mark.parametrize(
     ("aware", "changed", "idle"),
     [
-        (False, [10, 36, 49, 62, 74, 100], []),
-        (True, [10, 24, 42, 57, 65, 90], [24, 57]),
+        (False, [10, 36, 48, 62, 73, 99], []),
+        (True, [10, 24, 42, 57, 65, 88], [24, 57]),
     ],
 )
 def test_cache_aware_timing_moves_compactions_onto_a_cold_cache(

@@ -111,27 +111,27 @@ def test_an_upstream_that_counts_fewer_tokens_is_believed_and_compacted_at_its_t
         body["messages"].append({"role": "assistant", "content": f"ok {t}"})
         lines.append(p.log_line(200, ms=1.0))
         prepared.append(p)
-    # Turns 15-19: estimated past the 4,000-token window, measured under the trigger:
+    # Turns 14-18: estimated past the 4,000-token window, measured under the trigger:
     # forwarded as sent (before, refused as "16,441 tokens after compaction").
-    assert [(p.tokens_before, p.measured, p.changed) for p in prepared[15:20]] == [
-        (4_070, 2_494, False),
-        (4_325, 2_645, False),
-        (4_580, 2_796, False),
-        (4_835, 2_948, False),
-        (5_090, 3_099, False),
+    assert [(p.tokens_before, p.measured, p.changed) for p in prepared[14:19]] == [
+        (4_115, 2_525, False),
+        (4_390, 2_688, False),
+        (4_665, 2_851, False),
+        (4_940, 3_014, False),
+        (5_215, 3_178, False),
     ]
     assert lines[15].endswith(
-        "200 passed tokens 4,070 -> 4,070 (measured 2,494, window 4,000, epoch 0) 1.0 ms"
+        "200 passed tokens 4,390 -> 4,390 (measured 2,688, window 4,000, epoch 0) 1.0 ms"
     )
-    # Turn 20: measured 3,251 (3,099 + the new turn, corrected), over the trigger: compacted.
-    (event,) = prepared[20].events
-    assert (event.step, event.tokens_before) == ("compaction", 3_251)
-    assert (prepared[20].epoch, prepared[20].measured, prepared[20].tokens_after) == (
+    # Turn 19: measured 3,341 (3,178 + the new turn, corrected), over the trigger: compacted.
+    (event,) = prepared[19].events
+    assert (event.step, event.tokens_before) == ("compaction", 3_341)
+    assert (prepared[19].epoch, prepared[19].measured, prepared[19].tokens_after) == (
         1,
-        1_215,
-        1_550,
+        1_244,
+        1_592,
     )
-    assert prepared[21].events == () and prepared[21].epoch == 1
+    assert prepared[20].events == () and prepared[20].epoch == 1
 
 
 def test_a_stateful_responses_request_passes_untouched() -> None:
@@ -207,7 +207,7 @@ PASTE = "Please review this log:\n" + "x = compute(1, 2, 3)  # filler\n" * 400
 
 
 def test_a_long_user_message_is_forwarded_whole_at_any_age() -> None:
-    """A 5,593-token user message at a 16,000-token window (trigger 12,800): sent as the
+    """A 5,993-token user message at a 16,000-token window (trigger 12,800): sent as the
     client wrote it while the conversation fits, and after the compactions either whole
     (in the verbatim tail) or summarized with the prefix: never cut in place."""
     core = ProxyCore(window=16_000)
@@ -219,7 +219,7 @@ def test_a_long_user_message_is_forwarded_whole_at_any_age() -> None:
     first = core.prepare("chat", raw, {"x-ctxengine-session": "paste"})
     assert (first.raw, first.changed) == (raw, False)
     assert first.log_line(200, ms=1.0) == (
-        "chat paste gpt-4o 200 passed tokens 5,593 -> 5,593 (window 16,000, epoch 0) 1.0 ms"
+        "chat paste gpt-4o 200 passed tokens 5,993 -> 5,993 (window 16,000, epoch 0) 1.0 ms"
     )
     shown = []
     for t in range(30):
