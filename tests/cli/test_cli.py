@@ -179,10 +179,10 @@ class TestStoreCommands:
         assert code == 0
         # through a pipe: a header and one tab-separated row, never wrapped
         total = breakdown(read_transcript(path).entries, HeuristicEstimator()).total
-        assert total == 2_597  # o200k_base: 2,489
+        assert total == 2_651  # o200k_base: 2,489
         assert stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{SMALL_ID}\t2026-02-10 22:57\t2026-02-10 22:59\t17\t2,597\tclaude-code\t"
+            f"{SMALL_ID}\t2026-02-10 22:57\t2026-02-10 22:59\t17\t2,651\tclaude-code\t"
             f"start phoenix in background\t{path}",
         ]
 
@@ -219,7 +219,7 @@ class TestStoreCommands:
             )
             for title in ("By role", "By tool", "Top consumers", "Epochs"):
                 assert title in text
-            assert "\nRead\t1\t997\n" in stdout
+            assert "\nRead\t1\t1,051\n" in stdout
 
     def test_replay_prints_a_timeline(self, capsys: pytest.CaptureFixture[str]) -> None:
         path = require_corpus(*SMALL)

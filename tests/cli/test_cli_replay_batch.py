@@ -22,13 +22,13 @@ from ctxengine.replay.compare import compare
 
 #: Four calls, no compaction at a 1,000-token window.
 SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
-#: At a 3,500-token window ``opencode`` fails (its 2,678-token task, never truncated, does not
+#: At a 3,500-token window ``opencode`` fails (its 2,679-token task, never truncated, does not
 #: fit under its 1,750-token trigger) and ``default`` does not (trigger 2,800).
 ABORTED = ("openai-messages", "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json")
 LOOP = (
     "ContextFloorError: no compaction can bring the context under the trigger of 1,750 tokens "
-    "(window 3,500): what every compaction keeps is 2,986 tokens already (largest parts: "
-    "newest user message 2,678, continuation state 185, continuation message 67); the newest "
+    "(window 3,500): what every compaction keeps is 2,987 tokens already (largest parts: "
+    "newest user message 2,679, continuation state 185, continuation message 67); the newest "
     "user message is never cut nor summarized before it is answered: send a shorter one, or "
     "use a model with a larger window"
 )
@@ -157,7 +157,7 @@ def test_compare_on_error_leaves_the_failing_policy_out() -> None:
     )
     assert failed == [("opencode", LOOP)]
     assert [r.name for r in c.runs] == ["default"]
-    with pytest.raises(ContextFloorError, match="newest user message 2,678"):
+    with pytest.raises(ContextFloorError, match="newest user message 2,679"):
         compare(entries, [("opencode", preset("opencode"))], window=3500,
                 prices=shipped_price_table())  # fmt: skip
 
@@ -170,6 +170,6 @@ def test_an_error_raised_in_a_jobs_worker_reaches_the_parent_as_raised() -> None
         compare(entries.entries, policies, window=3000, prices=shipped_price_table(), jobs=2)
     assert str(raised.value).startswith(
         "no compaction can bring the context under the trigger of 1,500 tokens (window 3,000): "
-        "what every compaction keeps is 2,257 tokens already (largest parts: system prompt "
-        "1,401, newest user message 584, continuation state 200)"
+        "what every compaction keeps is 2,258 tokens already (largest parts: system prompt "
+        "1,402, newest user message 584, continuation state 200)"
     )

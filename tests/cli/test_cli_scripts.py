@@ -22,7 +22,7 @@ from ctxengine.stores import SQLiteStore
 #: The example session's title as Claude Code's importer stores it (cut to 80 characters).
 EXAMPLE_TITLE = "Splitting a bill is broken: `tallyho split 100 3` prints 33.33 three times, so …"
 #: Estimated tokens of the example session's messages (``inspect``'s total).
-EXAMPLE_TOKENS = 17_639
+EXAMPLE_TOKENS = 18_033
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,7 @@ class TestThroughAPipe:
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t17,639\tclaude-code\t"
+            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t18,033\tclaude-code\t"
             f"{EXAMPLE_TITLE}\t{src}",
         ]
 
@@ -73,30 +73,30 @@ class TestThroughAPipe:
         done = cli("inspect", EXAMPLE, "--top", "2")
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
-            f"{EXAMPLE}: 17,639 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
+            f"{EXAMPLE}: 18,033 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
             "By role",
             "role\ttokens\tshare",
-            "tool\t9,455\t53.6 %",
-            "assistant\t7,843\t44.5 %",
+            "tool\t9,714\t53.9 %",
+            "assistant\t7,978\t44.2 %",
             "user\t341\t1.9 %",
             "By tool",
             "tool\tcalls\tresult tokens",
-            "Read\t18\t5,243",
-            "Bash\t31\t2,246",
+            "Read\t18\t5,443",
+            "Bash\t31\t2,298",
             "Edit\t25\t669",
-            "Grep\t6\t444",
+            "Grep\t6\t451",
             "Glob\t5\t342",
             "TodoWrite\t3\t99",
             "Write\t2\t52",
             "Top consumers",
             "seq\trole\ttool\ttokens\tpreview",
-            '128\ttool\tRead\t728\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
+            '128\ttool\tRead\t763\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
             "from __future__ import ",
-            "116\ttool\tBash\t720\tExit code 1 ..F [100%] "
+            "116\ttool\tBash\t724\tExit code 1 ..F [100%] "
             "=================================== FAILURES ============",
             "Epochs",
             "epoch\tentries\tmessages\ttokens\tstate tokens\tclosed by",
-            "0\t0–163\t164\t17,639\t0\t",
+            "0\t0–163\t164\t18,033\t0\t",
             # No system prompt in the transcript: the tools (declared from their calls)
             # and the message before the last one; the model the transcript records.
             "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "

@@ -38,17 +38,18 @@ WINDOWS: dict[str, int] = {
     # truncated: at 3,000 (trigger 2,400) the first call is refused (ContextFloorError)
     "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json": 3_500,
     "swe-agent-test-repo-i1-gpt4.traj": 3_000,
-    # at 1,000 the continuation state's required items (159 tokens by o200k_base) exceed
-    # the 150-token summary budget
-    "openhands-traj-vue-todo-gui.json": 1_050,
+    # at 1,050 (1,000 before blank runs inside lines had a cost) the continuation state's
+    # required items exceed the summary budget (15 % of the window) and the compaction at
+    # the 4th call fails
+    "openhands-traj-vue-todo-gui.json": 1_100,
 }
 #: Files that cannot be compacted twice: the exact number of compactions, and why. A replay
 #: prepares one request per model call and runs the ladder at most once per request.
 FEWER_COMPACTIONS: dict[str, tuple[int, str]] = {
     "openhands-traj-vue-todo-gui.json": (
         1,
-        "5 model calls at a 1,050-token window (trigger 840): the compaction at the 4th call "
-        "leaves 610 tokens and the 5th call, 700, stays under the trigger",
+        "5 model calls at a 1,100-token window (trigger 880): the compaction at the 4th call "
+        "leaves 636 tokens and the 5th call, 726, stays under the trigger",
     ),
     "spotter-long-a0y-agent-acompact.jsonl": (
         1,
