@@ -208,15 +208,15 @@ class TestJsonDocuments:
         doc = run_json(capsys, "inspect", str(EXAMPLE), "--json", "--top", "1")
         validate(doc, "inspect")
         assert doc["tokens"] == EXAMPLE_TOKENS
-        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_243}
-        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_455}
+        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_443}
+        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_714}
         assert doc["top"] == [
             {
                 "entry_id": doc["top"][0]["entry_id"],
                 "seq": 128,
                 "role": "tool",
                 "tool": "Read",
-                "tokens": 728,
+                "tokens": 763,
                 "preview": '1→"""Command line: tallyho add | split | report.""" 2→ 3→'
                 "from __future__ import ",
             }
