@@ -144,7 +144,8 @@ _DIGIT = bytes([CODE_DIGIT])
 #: Each Latin-1 byte as ``" "`` (space, tab), ``"n"`` (line break) or ``"x"`` (anything else):
 #: ``"x  "`` in the result starts a run of at least two blanks inside a line.
 _BLANK_MASK = bytes(0x20 if b in b" \t" else 0x6E if b in b"\n\r" else 0x78 for b in range(256))
-_RUN_START = b"x  "
+#: Searched with ``re`` (a literal search, 2-3 times faster here than ``bytes.count``).
+_RUN_START = re.compile(b"x  ")
 _LONG_SPACES = b" " * LONG_SPACE_RUN_CHARS
 _LONG_TABS = b"\t" * LONG_TAB_RUN_CHARS
 _POPCOUNT = [b.bit_count() for b in range(256)]
@@ -281,7 +282,7 @@ def _blank_run_tokens(raw: bytes) -> float:
     :data:`LONG_SPACE_RUN_CHARS` spaces or :data:`LONG_TAB_RUN_CHARS` tabs (module doc)."""
     if b"  " not in raw and b"\t" not in raw:
         return 0.0
-    runs = raw.translate(_BLANK_MASK).count(_RUN_START)
+    runs = len(_RUN_START.findall(raw.translate(_BLANK_MASK)))
     blocks = raw.count(_LONG_SPACES) + raw.count(_LONG_TABS)
     return runs * BLANK_RUN_TOKENS + blocks
 
@@ -290,7 +291,9 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     raw = _latin1(text)
     # Blank runs and escapes are counted on the whole text: taking a blob out of "a BLOB b"
     # must not make its two blanks a run.
-    tokens = _blank_run_tokens(raw) + raw.count(b"\x1b") * ESC_TOKENS
+    tokens = _blank_run_tokens(raw)
+    if b"\x1b" in raw:
+        tokens += raw.count(b"\x1b") * ESC_TOKENS
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
