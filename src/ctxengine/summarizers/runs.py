@@ -170,25 +170,32 @@ def runner_of(command: str) -> str:
 _TEST_PATH = re.compile(r"::|\.(?:py|js|jsx|ts|tsx|mjs|cjs)$|(?:^|/)tests?(?:/|$)")
 
 
+def _runner_args(command: str) -> tuple[str, list[str]] | None:
+    """The first test run of ``command``: its runner (a name of :data:`_RUNNERS`) and the
+    words after the runner's own; ``None`` when the command runs no tests."""
+    for cmd in commands(command):
+        program = _program(cmd)
+        for runner, pattern in _RUNNERS:
+            m = pattern.search(program)
+            if m is not None:
+                return runner, program[m.end() :].split()
+    return None
+
+
 @lru_cache(maxsize=LEDGER_WALK_CACHE)
 def named_tests(command: str) -> tuple[str, ...]:
     """The tests a test run names after its runner (pytest ids and files, test directories,
     jest paths), in order; empty when it names none (a whole-suite run)."""
-    for cmd in commands(command):
-        program = _program(cmd)
-        for _, pattern in _RUNNERS:
-            m = pattern.search(program)
-            if m is None:
-                continue
-            args = program[m.end() :].split()
-            out = [a.rstrip("/") for a in args if not a.startswith("-") and _TEST_PATH.search(a)]
-            return tuple(dict.fromkeys(out))
-    return ()
+    found = _runner_args(command)
+    if found is None:
+        return ()
+    out = [a.rstrip("/") for a in found[1] if not a.startswith("-") and _TEST_PATH.search(a)]
+    return tuple(dict.fromkeys(out))
 
 
 #: Options of a test runner that run only some of the tests it names (or of its whole
 #: suite): a pass of such a run passes only the tests its output names (pytest ``-k``/``-m``,
-#: unittest ``-k``, jest/vitest ``-t``, mocha ``-g``/``-f``, go ``-run``/``-skip``, runs of
+#: unittest ``-k``, jest/vitest ``-t``, mocha ``-g``/``--fgrep``, go ``-run``/``-skip``, runs of
 #: the last failures or of changed files only).
 _SELECTING_OPTIONS = frozenset(
     {"-k", "-m", "--lf", "--last-failed", "--deselect", "--sw", "--stepwise", "-t",
@@ -203,25 +210,19 @@ def selects_tests(command: str) -> bool:
     the whole suite when it names none (:data:`_SELECTING_OPTIONS`, also given as
     ``-kEXPR``/``--opt=VALUE``; ``cargo test FILTER``): its pass is no pass of those files
     or of the suite, only of the tests its output names as passed."""
-    for cmd in commands(command):
-        program = _program(cmd)
-        for runner, pattern in _RUNNERS:
-            m = pattern.search(program)
-            if m is None:
-                continue
-            args = program[m.end() :].split()
-            if runner == "cargo":
-                before = args[: args.index("--")] if "--" in args else args
-                if any(not a.startswith("-") for a in before):
-                    return True
-            for arg in args:
-                name = arg.partition("=")[0]
-                if name in _SELECTING_OPTIONS or (
-                    len(arg) > 2 and arg[:2] in ("-k", "-m", "-t", "-g") and arg[1] != "-"
-                ):
-                    return True
-            return False
-    return False
+    found = _runner_args(command)
+    if found is None:
+        return False
+    runner, args = found
+    if runner == "cargo":
+        before = args[: args.index("--")] if "--" in args else args
+        if any(not a.startswith("-") for a in before):
+            return True
+    return any(
+        a.partition("=")[0] in _SELECTING_OPTIONS
+        or (len(a) > 2 and a[:2] in ("-k", "-m", "-t", "-g") and a[1] != "-")
+        for a in args
+    )
 
 
 #: Longest command key kept whole, in characters; a longer one keeps its head and a hash.
