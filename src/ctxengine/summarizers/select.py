@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
-from typing import Protocol
+from typing import Protocol, cast
 
 from ctxengine.policy.defaults import STATE_WORD_CUT_MAX_CHARS
 from ctxengine.summarizers.items import Item
@@ -46,6 +46,8 @@ CLOSING_PARTS = 3
 CLOSING_RESERVE_MAX_RATIO = 0.1
 #: Items (or whole groups) tried by measure at the end, at most.
 EXACT_TRIALS = 8
+#: A floor cost not estimated yet (no estimate is negative).
+_UNSET = -1
 #: How far over the free room an item's estimated cost may be and still be tried by
 #: measure (the per-line estimates round up).
 EXACT_SLACK = 8
@@ -169,7 +171,8 @@ class _State:
         #: each item's place in score order (set by :func:`select`)
         self.rank = [0] * len(items)
         self._whole_costs: list[int | None] = [None] * len(items)
-        self._floor_costs: dict[int, int | None] = {}
+        #: floor costs by item, :data:`_UNSET` until asked
+        self._floor_costs: list[int | None] = [_UNSET] * len(items)
         # per group, a count bumped whenever its (cost, shown, left) changes; ``_lver``
         # whenever ``listed`` changes: the offsets below are cached against them
         self._gver: dict[str, int] = defaultdict(int)
@@ -244,12 +247,20 @@ class _State:
             self._whole_costs[index] = cost
         return cost
 
+    def whole_costs(self) -> list[int]:
+        """:meth:`whole_cost` of every item, by index (all estimated now)."""
+        for i, cost in enumerate(self._whole_costs):
+            if cost is None:
+                self.whole_cost(i)
+        return cast(list[int], self._whole_costs)  # every entry is set now
+
     def floor_cost(self, index: int) -> int | None:
         """Estimated tokens of item ``index`` shortened to its floor (the shortest copy
         :func:`_longest` tries), ``None`` when it is never shortened or its floor leaves
         nothing to cut."""
-        if index in self._floor_costs:
-            return self._floor_costs[index]
+        cost = self._floor_costs[index]
+        if cost != _UNSET:
+            return cost
         item = self.items[index]
         floor = item.cut_floor
         cost = None
@@ -550,13 +561,14 @@ def _first_pass(state: _State, order: list[int], limit: int) -> None:
     (:meth:`_State.omit`)."""
     items, groups = state.items, state.groups
     g_shown, g_omitted = state.g_shown, state.g_omitted
+    whole = state.whole_costs()
     for i in order:
         if items[i].required:
             continue
         group = groups[i]
         room = limit - state.total
         offset = 0 if g_shown[group] else state.offset(group, True)
-        line = state.whole_cost(i)
+        line = whole[i]
         if line + offset > room and not (
             g_omitted[group] and state.group_offset(group) + line <= room
         ):
@@ -688,9 +700,10 @@ def _place_all(state: _State, indices: list[int], limit: int) -> None:
     For such an item :func:`_place` would change nothing; the items shown (shortened) are
     placed again whatever the room."""
     least: dict[str, int] = {}
+    whole = state.whole_costs()
     for i in indices:
         if i in state.omitted:
-            cost = state.whole_cost(i)
+            cost = whole[i]
             floor = state.floor_cost(i)
             if floor is not None and floor < cost:
                 cost = floor
@@ -760,7 +773,7 @@ def _closing_reserve(state: _State, budget: int) -> int:
     frame and :data:`CLOSING_PARTS` parts, at most :data:`CLOSING_RESERVE_MAX_RATIO` of the
     budget (else the first item left out would push the text over the budget, and the
     eviction that follows would take out more than it must)."""
-    everything = sum(state.whole_cost(i) for i in range(len(state.items)))
+    everything = sum(state.whole_costs())
     everything += sum(state._frame(g) for g in {item.group for item in state.items})
     if everything <= budget:
         return 0
@@ -801,9 +814,10 @@ def _add_batch(state: _State, order: list[int], room: int) -> list[int]:
     spent = 0
     candidates = [i for i in order if i in state.omitted and not state.items[i].required]
     least: dict[str, int] = {}
+    whole = state.whole_costs()
     for i in candidates:
         group = state.groups[i]
-        cost = state.whole_cost(i)
+        cost = whole[i]
         if cost < least.get(group, cost + 1):
             least[group] = cost
 
@@ -811,7 +825,7 @@ def _add_batch(state: _State, order: list[int], room: int) -> list[int]:
         return least[group] + state.offset(group, False) > room - spent
 
     for i in _visit(state, candidates, blocked):
-        cost = state.whole_cost(i) + state.offset(state.groups[i], False)
+        cost = whole[i] + state.offset(state.groups[i], False)
         if spent + cost <= room:
             state.set(i, state.whole(i))
             added.append(i)
