@@ -15,7 +15,8 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   previous character's code lacks (a new piece), plus
   :data:`~ctxengine.tokens.constants.TOKENS_PER_DIGIT` per digit. The codes make entering a
   word after a blank cost about one token with its first letters, a digit group after a blank
-  more than one after a letter, and a change of case inside a word (``camelCase``) one bit.
+  more than one after a letter, a step from a digit to punctuation or a line break (``2.31.0``)
+  two bits, and a change of case inside a word (``camelCase``) one bit.
   Computed in C: one ``bytes.translate`` to codes, then ``bit_count`` of ``x`` and of
   ``x & (x >> 8)`` on the codes read as integers (64 KB at a time). Prose, code, JSON, file
   lists and ``ls -l`` output differ in how often classes change, which is what the model
@@ -29,7 +30,8 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   its own; the text model charges blanks nothing), plus one token per block of
   :data:`~ctxengine.tokens.constants.LONG_SPACE_RUN_CHARS` spaces or
   :data:`~ctxengine.tokens.constants.LONG_TAB_RUN_CHARS` tabs; each ESC character (an ANSI
-  colour sequence) costs :data:`~ctxengine.tokens.constants.ESC_TOKENS` on top. Two
+  colour sequence) costs :data:`~ctxengine.tokens.constants.ESC_TOKENS` on top
+  (``cl100k_base``: :data:`~ctxengine.tokens.constants.CL100K_ESC_TOKENS`). Two
   ``bytes.translate``/``bytes.count`` passes, only over texts holding two spaces in a row or
   a tab.
 - **Beyond ASCII**, on top of the text model, by UTF-8 length: accented Latin-1 letters
@@ -37,9 +39,10 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   Cyrillic, other characters of 2 bytes (Greek, Hebrew, Arabic, Latin Extended), of 3 bytes
   in ``U+2000–U+2FFF`` (punctuation, arrows, box drawing, symbols), other 3-byte characters
   (CJK, kana, hangul, Thai, Indic) and characters beyond the BMP (emoji) each at their own
-  rate. These rates and the base64 rate are the ones that differ between tokenizers: an
-  estimator made for an encoding (``encoding="o200k_base"`` or ``"cl100k_base"``) uses that
-  encoding's (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); the default
+  rate. These rates, the base64 rate and the ESC rate are the ones that differ between
+  tokenizers: an estimator made for an encoding (``encoding="o200k_base"`` or
+  ``"cl100k_base"``) uses that encoding's
+  (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); the default
   (``None``, for a model whose tokenizer is unknown) uses rates fitted to the larger of the
   two counts.
 - **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _ =``)
@@ -96,7 +99,6 @@ from ctxengine.tokens.constants import (
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
-    ESC_TOKENS,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
@@ -293,7 +295,7 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     # must not make its two blanks a run.
     tokens = _blank_run_tokens(raw)
     if b"\x1b" in raw:
-        tokens += raw.count(b"\x1b") * ESC_TOKENS
+        tokens += raw.count(b"\x1b") * rates.esc
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
