@@ -20,11 +20,11 @@ def reply(usage: Usage | None, stop: str | None = None) -> Message:
 
 def history() -> list[Message]:
     return [
-        system("You are a coding agent."),  # 0: 11
-        user("Fix the failing test."),  # 1: 10
-        assistant("Reading it.", CALL, usage=Usage(1_000, 50, 2_000, 0)),  # 2: anchor, 24
-        tool_result("c1", "x = 1\n" * 40),  # 3: 8 + 191 (o200k_base: 200)
-        user("Also run the linter."),  # 4: 10
+        system("You are a coding agent."),  # 0: 10
+        user("Fix the failing test."),  # 1: 9
+        assistant("Reading it.", CALL, usage=Usage(1_000, 50, 2_000, 0)),  # 2: anchor, 25
+        tool_result("c1", "x = 1\n" * 40),  # 3: 8 + 211 (o200k_base: 200)
+        user("Also run the linter."),  # 4: 9
     ]
 
 
@@ -32,8 +32,8 @@ class TestAnchor:
     def test_total_is_anchor_usage_plus_estimate_after_it(self) -> None:
         msgs = history()
         after = [EST.message(m) for m in msgs[3:]]
-        assert after == [199, 10]
-        assert context_size(msgs, EST) == ContextSize(3_050 + 209, 3_050, 209, 2)
+        assert after == [219, 9]
+        assert context_size(msgs, EST) == ContextSize(3_050 + 228, 3_050, 228, 2)
 
     def test_anchor_counts_prompt_cache_and_output(self) -> None:
         assert Usage(1_000, 50, 2_000, 0).context_tokens == 3_050
@@ -44,7 +44,7 @@ class TestAnchor:
         size = context_size(msgs, EST)
         assert size.anchor_index == 2
         assert size.anchored == 3_050
-        assert size.estimated == 199 + 10 + 4 * 5  # each skipped reply: 4 + "done" (1)
+        assert size.estimated == 219 + 9 + 4 * 5  # each skipped reply: 4 + "done" (1)
 
     def test_latest_usable_anchor_wins(self) -> None:
         msgs = [*history(), reply(Usage(4_000, 100))]
@@ -63,7 +63,7 @@ class TestAnchor:
         msgs = history()
         size = context_size(msgs, EST, fresh_from=3, extra_tokens=500)
         full = sum(EST.message(m) for m in msgs)
-        assert full == 11 + 10 + 24 + 199 + 10
+        assert full == 10 + 9 + 25 + 219 + 9
         assert size == ContextSize(full + 500, 0, full + 500, None)
 
     def test_no_usage_falls_back_to_the_full_estimate_plus_tools(self) -> None:

@@ -30,9 +30,12 @@ from ctxengine.tokens import Estimator, HeuristicEstimator
 from ctxengine.tokens.constants import (
     BASE64_TOKENS_PER_CHAR,
     BLANK_RUN_TOKENS,
+    CL100K_ESC_TOKENS,
     CODE_BLANK,
+    CODE_DIGIT,
     CODE_LOWER,
     CODE_OTHER_SCRIPT,
+    CODE_PUNCT,
     CODE_UPPER,
     DEFAULT_SCRIPT_RATES,
     ESC_TOKENS,
@@ -207,56 +210,68 @@ class TestText:
             == math.ceil(4 * TOKENS_PER_NEW_BIT + 20 * TOKENS_PER_CODE_BIT)
             == 2
         )  # o200k_base and cl100k_base: 2
-        # "camelCase": the upper-case letter adds one bit to the lower-case code.
-        assert (CODE_UPPER & ~CODE_LOWER).bit_count() == 1
+        # "camelCase": the upper-case code is one bit of the lower-case code, so "C" adds
+        # nothing and the "a" after it one bit: 3 new bits; 8 letters of 2 bits, one of 1.
+        assert CODE_UPPER & ~CODE_LOWER == 0 and (CODE_LOWER & ~CODE_UPPER).bit_count() == 1
         assert (
             EST.text("camelCase")
-            == math.ceil(3 * TOKENS_PER_NEW_BIT + 19 * TOKENS_PER_CODE_BIT)
+            == math.ceil(3 * TOKENS_PER_NEW_BIT + 17 * TOKENS_PER_CODE_BIT)
             == 2
         )
-        # A digit run adds the digit code's 5 bits and each digit its own cost: 2048 costs
-        # more than BPE's "204" + "8"; long digit runs are the estimate's largest excess.
+        # A digit run adds the digit code's 4 bits and each digit its own cost: 2048 costs
+        # more than BPE's "204" + "8".
+        assert CODE_DIGIT.bit_count() == 4
         assert (
             EST.text("2048")
-            == math.ceil(5 * TOKENS_PER_NEW_BIT + 20 * TOKENS_PER_CODE_BIT + 4 * TOKENS_PER_DIGIT)
-            == 5
+            == math.ceil(4 * TOKENS_PER_NEW_BIT + 16 * TOKENS_PER_CODE_BIT + 4 * TOKENS_PER_DIGIT)
+            == 3
+        )
+        # A digit→punctuation step adds two bits (BPE ends the digit group there), as does
+        # punctuation→digit: "2.31.0" has 4 + 2 + 2 + 2 + 2 new bits, 4 digits of 4 bits and
+        # 2 marks of 4 (o200k_base and cl100k_base: 5 tokens).
+        assert (CODE_PUNCT & ~CODE_DIGIT).bit_count() == 2
+        assert (CODE_DIGIT & ~CODE_PUNCT).bit_count() == 2
+        assert (
+            EST.text("2.31.0")
+            == math.ceil(12 * TOKENS_PER_NEW_BIT + 24 * TOKENS_PER_CODE_BIT + 4 * TOKENS_PER_DIGIT)
+            == 7
         )
 
     def test_prose_code_json_listings_within_the_fitted_range(self) -> None:
         # The per-class figures come from benchmarks/estimator_accuracy.py; these are one
         # sample each, with their exact estimates. LS holds three blank runs inside lines
         # ("x  3", "x  1", "root  273"), one BLANK_RUN_TOKENS piece each.
-        assert [EST.text(t) for t in (PROSE, CODE, JSON, FILES, LS)] == [76, 387, 577, 181, 104]
+        assert [EST.text(t) for t in (PROSE, CODE, JSON, FILES, LS)] == [74, 427, 589, 197, 97]
         assert [round(100 * error(t), 1) for t in (PROSE, CODE, JSON, FILES, LS)] == [
-            -1.3,
-            1.8,
-            12.9,
-            -7.7,
-            4.0,
+            -3.9,
+            12.4,
+            15.3,
+            0.5,
+            -3.0,
         ]
 
     def test_a_15k_token_system_prompt_is_counted(self) -> None:
         prompt = english(60_000)
-        assert EST.text(prompt) == 12_289  # o200k_base and cl100k_base: 12,455
-        assert EST.message(system(prompt)) == 12_293
+        assert EST.text(prompt) == 11_882  # o200k_base and cl100k_base: 12,455
+        assert EST.message(system(prompt)) == 11_886
 
     def test_chinese_at_the_larger_encodings_count(self) -> None:
         text = (CHINESE * 80)[:3000]
-        assert EST.text(text) == 3_215
-        assert round(100 * error(text), 1) == 12.7  # cl100k_base; o200k_base counts 1,976
+        assert EST.text(text) == 3_132
+        assert round(100 * error(text), 1) == 9.8  # cl100k_base; o200k_base counts 1,976
 
     def test_other_scripts_are_never_under_by_more_than_10_percent(self) -> None:
         estimates = {name: EST.text(text) for name, text in SCRIPTS.items()}
         assert estimates == {
-            "russian": 85,
-            "greek": 162,
-            "arabic": 131,
-            "hebrew": 136,
+            "russian": 84,
+            "greek": 161,
+            "arabic": 130,
+            "hebrew": 135,
             "hindi": 181,
-            "thai": 178,
-            "korean": 91,
-            "japanese": 96,
-            "chinese": 68,
+            "thai": 174,
+            "korean": 92,
+            "japanese": 94,
+            "chinese": 66,
         }
         assert min(error(text) for text in SCRIPTS.values()) > -0.1
 
@@ -268,13 +283,14 @@ class TestText:
 
     def test_an_unbroken_run_of_letters_costs_the_long_run_rate(self) -> None:
         # 2,000 random letters, no class change: 166 blocks of 12 letters at 0.53 each.
-        assert EST.text(RANDOM_LETTERS) == 1_152
-        assert round(100 * error(RANDOM_LETTERS), 1) == 7.4
-        assert EST.text("a" * 400) == 230  # BPE merges a repeated letter: 50
+        assert EST.text(RANDOM_LETTERS) == 1_115
+        assert round(100 * error(RANDOM_LETTERS), 1) == 3.9
+        assert EST.text("a" * 400) == 223  # BPE merges a repeated letter: 50
 
     def test_never_zero_for_non_empty_text(self) -> None:
         assert EST.text("") == 0
-        assert [EST.text(s) for s in ("a", " ", "\n", "中", "\x00")] == [1, 1, 1, 3, 2]
+        # a lone line break: the line-break code's 4 bits (BPE: 1 token)
+        assert [EST.text(s) for s in ("a", " ", "\n", "中", "\x00")] == [1, 1, 2, 3, 2]
 
 
 class TestTokenizerProfiles:
@@ -289,37 +305,48 @@ class TestTokenizerProfiles:
         # then each profile adds its wide-script rate per character.
         text = "代理在修改任何文件之前先阅读失败的测试。"
         assert len(text) == 20 and CODE_OTHER_SCRIPT.bit_count() == 3
-        model = 3 * TOKENS_PER_NEW_BIT + 20 * 3 * TOKENS_PER_CODE_BIT  # 2.52
+        model = 3 * TOKENS_PER_NEW_BIT + 20 * 3 * TOKENS_PER_CODE_BIT  # 2.06
         assert WIDE_SCRIPT_TOKENS_PER_CHAR == 1.0 and O200K_SCRIPT_RATES.wide == 0.69
         assert EST.text(text) == math.ceil(model + 20 * 1.0) == 23
         assert self.CL100K.text(text) == 23  # cl100k_base: 17
-        assert self.O200K.text(text) == math.ceil(model + 20 * 0.69) == 17  # o200k_base: 12
+        assert self.O200K.text(text) == math.ceil(model + 20 * 0.69) == 16  # o200k_base: 12
 
     def test_the_default_is_unchanged_and_cl100k_base_has_its_rates(self) -> None:
         assert HeuristicEstimator().encoding is None
-        assert TOKENIZER_SCRIPT_RATES["cl100k_base"] is DEFAULT_SCRIPT_RATES
-        # the estimates other tests of this file pin, under the default and cl100k_base
+        # cl100k_base: the default rates but for the ESC rate
+        assert TOKENIZER_SCRIPT_RATES["cl100k_base"] == DEFAULT_SCRIPT_RATES._replace(
+            esc=CL100K_ESC_TOKENS
+        )
+        # the estimates other tests of this file pin (no ESC), under the default and cl100k_base
         for text in (PROSE, CODE, JSON, LS, BLOB, (CHINESE * 80)[:3000], *SCRIPTS.values()):
             assert EST.text(text) == self.CL100K.text(text)
-        assert EST.text((CHINESE * 80)[:3000]) == 3_215
+        assert EST.text((CHINESE * 80)[:3000]) == 3_132
+
+    def test_an_escape_costs_one_token_less_under_cl100k_base(self) -> None:
+        # cl100k_base has "\x1b[" as one token, o200k_base splits it in two.
+        assert (ESC_TOKENS, CL100K_ESC_TOKENS) == (1.3, 0.3)
+        plain = _text_tokens("#[01;31mred#[0m")
+        coloured = "\x1b[01;31mred\x1b[0m"
+        assert _text_tokens(coloured, self.CL100K._rates) == pytest.approx(plain + 2 * 0.3)
+        assert _text_tokens(coloured, self.O200K._rates) == pytest.approx(plain + 2 * 1.3)
 
     def test_o200k_base_counts_scripts_and_base64_tighter(self) -> None:
         chinese = (CHINESE * 80)[:3000]
-        assert (self.O200K.text(chinese), reference(chinese)[0]) == (2_285, 1_976)
+        assert (self.O200K.text(chinese), reference(chinese)[0]) == (2_202, 1_976)
         assert (self.O200K.text(BLOB), reference(BLOB)[0]) == (2_827, 2_772)
         assert self.O200K.text(BLOB) == math.ceil(4_096 * 0.69)
-        assert self.O200K.text(PROSE) == EST.text(PROSE) == 76  # ASCII: one text model
+        assert self.O200K.text(PROSE) == EST.text(PROSE) == 74  # ASCII: one text model
         estimates = {name: self.O200K.text(text) for name, text in SCRIPTS.items()}
         assert estimates == {
-            "russian": 53,
-            "greek": 63,
+            "russian": 52,
+            "greek": 62,
             "arabic": 54,
             "hebrew": 57,
             "hindi": 140,
-            "thai": 129,
+            "thai": 125,
             "korean": 72,
-            "japanese": 69,
-            "chinese": 49,
+            "japanese": 66,
+            "chinese": 47,
         }
         # none under o200k_base's count; the rate of 3-byte scripts is Chinese's, so the
         # spaced ones (Hindi, Thai, Korean) stay far over
@@ -337,21 +364,21 @@ class TestBase64:
         assert len(BLOB) == 4_096
         assert EST.text(BLOB) == math.ceil(4_096 * BASE64_TOKENS_PER_CHAR) == 2_991
         assert round(100 * error(BLOB), 1) == 1.5
-        assert EST.text(f"{PROSE} {BLOB} {PROSE}") == 3_143
+        assert EST.text(f"{PROSE} {BLOB} {PROSE}") == 3_137
 
     def test_a_data_url_payload_is_priced_as_base64(self) -> None:
         url = f"data:image/png;base64,{BLOB}"
-        assert EST.text(url) == 2_999  # the 22-char header as text, then 4,096 × 0.73
+        assert EST.text(url) == 3_000  # the 22-char header as text, then 4,096 × 0.73
         short = "data:text/plain;base64,aGVsbG8="
-        assert EST.text(short) == 13  # under 64 chars in all: priced as text
+        assert EST.text(short) == 14  # under 64 chars in all: priced as text
 
     def test_digests_paths_and_identifiers_stay_text(self) -> None:
         digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-        assert EST.text(digest) == 62  # o200k_base and cl100k_base: 43
+        assert EST.text(digest) == 64  # o200k_base and cl100k_base: 43
         path = "/__Users__talora__LLM_CTF_Dataset_Dev__2016__CSAW-Quals__web__I-Got-Id/x.pl"
-        assert EST.text(path) == 32
+        assert EST.text(path) == 27
         camel = "TestManagerTestSuiteTestInstallOrUpdateExtensionGit1905978373Handler"
-        assert (len(camel), EST.text(camel)) == (68, 16)  # o200k_base 15, cl100k_base 14
+        assert (len(camel), EST.text(camel)) == (68, 12)  # o200k_base 15, cl100k_base 14
 
 
 class TestParts:
@@ -361,12 +388,12 @@ class TestParts:
 
     def test_tool_result_is_its_content(self) -> None:
         msg = tool_result("c1", PROSE)
-        assert EST.part(msg.parts[0]) == 4 + 76
-        assert EST.message(msg) == 4 + 4 + 76
+        assert EST.part(msg.parts[0]) == 4 + 74
+        assert EST.message(msg) == 4 + 4 + 74
 
     def test_reasoning_text_plus_a_fixed_signature_cost(self) -> None:
         signed = ReasoningPart(PROSE, signature="EqQBCkgIARABGAIiQL" * 40)
-        assert EST.part(signed) == 2 + 76 + 16
+        assert EST.part(signed) == 2 + 74 + 16
         # Unsigned reasoning text is sent by neither rendered request.
         assert EST.part(ReasoningPart(PROSE)) == 0
 
@@ -381,7 +408,7 @@ class TestParts:
         assert EST.part(ReasoningPart("", signature="x" * 20_812, meta=openai)) == 0
         assert EST.part(ReasoningPart(PROSE, signature="x" * 600, meta=openai)) == 0
         assert EST.part(ReasoningPart(PROSE, signature="s", meta={"provider": "anthropic"})) == (
-            2 + 76 + 16
+            2 + 74 + 16
         )
 
     def test_native_compaction_payload(self) -> None:
@@ -394,7 +421,7 @@ class TestParts:
         assert EST.part(NativeCompactionPart("anthropic", "e" * 600)) == 0
 
     def test_documents(self) -> None:
-        assert EST.part(DocumentPart("text/plain", title="notes", text=PROSE)) == 2 + 1 + 76
+        assert EST.part(DocumentPart("text/plain", title="notes", text=PROSE)) == 2 + 1 + 74
         assert EST.part(DocumentPart("application/pdf", byte_size=50_000)) == 2 + 3_125
         assert EST.part(DocumentPart("application/pdf", data="QUJD" * 1_000)) == 2 + 188
         assert EST.part(DocumentPart("text/markdown", byte_size=4_000)) == 2 + 1_000
@@ -411,17 +438,17 @@ class TestParts:
 
 class TestMessagesAndTools:
     def test_every_message_adds_four_tokens(self) -> None:
-        assert EST.message(user(PROSE)) == 80
+        assert EST.message(user(PROSE)) == 78
         assert EST.message(Message("assistant", ())) == 4
         call = ToolCallPart("c1", "read", '{"path":"a.py"}')
-        # the arguments: 7 tokens (o200k_base and cl100k_base: 6)
-        assert EST.message(assistant("ok", call)) == 4 + 1 + 8 + 1 + 7
+        # the arguments: 8 tokens (o200k_base and cl100k_base: 6)
+        assert EST.message(assistant("ok", call)) == 4 + 1 + 8 + 1 + 8
 
     def test_17k_tokens_of_tool_schemas_are_counted(self) -> None:
         schemas = [shell_tool(i) for i in range(124)]
         one = json.dumps(schemas[0], separators=(",", ":"))
-        assert (len(one), EST.text(one)) == (607, 127)  # o200k_base, cl100k_base: 127
-        assert EST.tools(schemas) == 300 + 124 * (8 + 127) == 17_040
+        assert (len(one), EST.text(one)) == (607, 122)  # o200k_base, cl100k_base: 127
+        assert EST.tools(schemas) == 300 + 124 * (8 + 122) == 16_420
         assert EST.tools([]) == 0
 
     def test_schemas_that_are_not_json_are_priced_from_their_text(self) -> None:
