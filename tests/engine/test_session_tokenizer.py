@@ -13,7 +13,7 @@ from ctxengine.providers.profiles import ModelProfile, ProfileTable
 from ctxengine.tokens import Estimator, HeuristicEstimator, UsageCorrection
 from hand_estimator import HandEstimator
 
-#: 20 wide-script characters: 23 tokens by the default estimate (cl100k_base counts 17), 17
+#: 20 wide-script characters: 23 tokens by the default estimate (cl100k_base counts 17), 16
 #: by the one for o200k_base (which counts 12); tests/tokens/test_token_estimate.py derives
 #: both from the constants. Its message adds 4.
 CJK = "代理在修改任何文件之前先阅读失败的测试。"
@@ -36,7 +36,7 @@ def size(s: Session) -> int:
 
 
 def test_the_profile_s_tokenizer_picks_the_estimate() -> None:
-    assert size(session(shipped("gpt-4o"))) == 4 + 17
+    assert size(session(shipped("gpt-4o"))) == 4 + 16
     assert size(session(shipped("gpt-4-0613"))) == 4 + 23
     assert size(session(shipped("claude-sonnet-4-5"))) == 4 + 23
     assert size(session()) == 4 + 23
@@ -50,7 +50,7 @@ def test_a_new_profile_recalibrates_the_estimate_and_the_goal() -> None:
     s = session()
     assert (size(s), s.log.history.goal_tokens) == (27, 23)
     s.profile = shipped("o3-mini")
-    assert (size(s), s.log.history.goal_tokens) == (21, 17)
+    assert (size(s), s.log.history.goal_tokens) == (20, 16)
     s.profile = shipped("o4-mini")  # same family: nothing to redo
     assert s.log.use_tokenizer("o200k_base") is False
     s.profile = None
@@ -76,7 +76,7 @@ def test_stateless_checkpoints_are_keyed_by_the_calibration() -> None:
 
 def anchored(correction: UsageCorrection | None) -> Session:
     """A session whose provider reported 100 prompt tokens, then 160 once two CJK messages
-    (the reply and the next request, 2 × 27 tokens by the default estimate, 2 × 21 by
+    (the reply and the next request, 2 × 27 tokens by the default estimate, 2 × 20 by
     the one for o200k_base) were added; one more CJK request follows the second anchor."""
     s = Session(100_000)
     s.usage_correction = correction
@@ -100,10 +100,10 @@ def test_a_new_tokenizer_resets_the_usage_correction() -> None:
     assert fresh is not None and fresh is not learned
     assert (fresh.ratio, fresh.observations) == (1.0, 0)
     assert (fresh.prior_tokens, fresh.memory_tokens) == (100, 1_000)
-    # the same anchors pooled again, against the new estimate 21 + 21 = 42; the old ratio
-    # kept would have given 165 + ceil(21 × 160 / 154) = 187
-    assert size(s) == 165 + math.ceil(21 * 160 / 142)  # 165 + 24
-    assert (fresh.ratio, fresh.observations) == (160 / 142, 1)
+    # the same anchors pooled again, against the new estimate 20 + 20 = 40; the old ratio
+    # kept would have given 165 + ceil(20 × 160 / 154) = 186
+    assert size(s) == 165 + math.ceil(20 * 160 / 140)  # 165 + 23
+    assert (fresh.ratio, fresh.observations) == (160 / 140, 1)
 
 
 def test_the_same_family_keeps_the_correction_and_none_stays_none() -> None:
@@ -116,4 +116,4 @@ def test_the_same_family_keeps_the_correction_and_none_stays_none() -> None:
     off = anchored(None)
     off.profile = shipped("gpt-4o")
     assert off.usage_correction is None
-    assert size(off) == 165 + 21
+    assert size(off) == 165 + 20
