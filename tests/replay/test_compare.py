@@ -303,7 +303,9 @@ def test_the_report_counts_the_prefix_changing_steps_on_a_cold_cache() -> None:
     result = compare(
         entries.entries,
         [("default", DEFAULT_POLICY), ("cache-aware", aware)],
-        window=16_000,
+        # as in tests/engine/test_cache_timing.py: at 16,000 the context at call 24 is under
+        # the idle floor and no idle compaction runs
+        window=15_800,
         prices=TABLE,
         model="toy-1",
     )
