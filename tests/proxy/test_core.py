@@ -111,27 +111,26 @@ def test_an_upstream_that_counts_fewer_tokens_is_believed_and_compacted_at_its_t
         body["messages"].append({"role": "assistant", "content": f"ok {t}"})
         lines.append(p.log_line(200, ms=1.0))
         prepared.append(p)
-    # Turns 14-18: estimated past the 4,000-token window, measured under the trigger:
+    # Turns 13-16: estimated past the 4,000-token window, measured under the trigger:
     # forwarded as sent (before, refused as "16,441 tokens after compaction").
-    assert [(p.tokens_before, p.measured, p.changed) for p in prepared[14:19]] == [
-        (4_115, 2_525, False),
-        (4_390, 2_688, False),
-        (4_665, 2_851, False),
-        (4_940, 3_014, False),
-        (5_215, 3_178, False),
+    assert [(p.tokens_before, p.measured, p.changed) for p in prepared[13:17]] == [
+        (4_138, 2_543, False),
+        (4_435, 2_719, False),
+        (4_732, 2_895, False),
+        (5_029, 3_071, False),
     ]
-    assert lines[15].endswith(
-        "200 passed tokens 4,390 -> 4,390 (measured 2,688, window 4,000, epoch 0) 1.0 ms"
+    assert lines[14].endswith(
+        "200 passed tokens 4,435 -> 4,435 (measured 2,719, window 4,000, epoch 0) 1.0 ms"
     )
-    # Turn 19: measured 3,341 (3,178 + the new turn, corrected), over the trigger: compacted.
-    (event,) = prepared[19].events
-    assert (event.step, event.tokens_before) == ("compaction", 3_341)
-    assert (prepared[19].epoch, prepared[19].measured, prepared[19].tokens_after) == (
+    # Turn 17: measured 3,248 (3,071 + the new turn, corrected), over the trigger: compacted.
+    (event,) = prepared[17].events
+    assert (event.step, event.tokens_before) == ("compaction", 3_248)
+    assert (prepared[17].epoch, prepared[17].measured, prepared[17].tokens_after) == (
         1,
-        1_244,
-        1_592,
+        1_283,
+        1_632,
     )
-    assert prepared[20].events == () and prepared[20].epoch == 1
+    assert prepared[18].events == () and prepared[18].epoch == 1
 
 
 def test_a_stateful_responses_request_passes_untouched() -> None:
@@ -207,7 +206,7 @@ PASTE = "Please review this log:\n" + "x = compute(1, 2, 3)  # filler\n" * 400
 
 
 def test_a_long_user_message_is_forwarded_whole_at_any_age() -> None:
-    """A 5,993-token user message at a 16,000-token window (trigger 12,800): sent as the
+    """A 7,035-token user message at a 16,000-token window (trigger 12,800): sent as the
     client wrote it while the conversation fits, and after the compactions either whole
     (in the verbatim tail) or summarized with the prefix: never cut in place."""
     core = ProxyCore(window=16_000)
@@ -219,14 +218,16 @@ def test_a_long_user_message_is_forwarded_whole_at_any_age() -> None:
     first = core.prepare("chat", raw, {"x-ctxengine-session": "paste"})
     assert (first.raw, first.changed) == (raw, False)
     assert first.log_line(200, ms=1.0) == (
-        "chat paste gpt-4o 200 passed tokens 5,993 -> 5,993 (window 16,000, epoch 0) 1.0 ms"
+        "chat paste gpt-4o 200 passed tokens 7,035 -> 7,035 (window 16,000, epoch 0) 1.0 ms"
     )
     shown = []
     for t in range(30):
         call = {"id": f"c{t}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
         body["messages"] += [
             {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{t}", "content": LINE * 120},
+            # 110 lines: 1,541 tokens, under the prune minimum at this window (1,600), so
+            # the conversation compacts rather than prunes
+            {"role": "tool", "tool_call_id": f"c{t}", "content": LINE * 110},
             {"role": "assistant", "content": f"done {t}"},
             {"role": "user", "content": f"next {t}"},
         ]
@@ -234,11 +235,12 @@ def test_a_long_user_message_is_forwarded_whole_at_any_age() -> None:
         texts = [m.get("content") for m in orjson.loads(p.raw)["messages"] if m["role"] == "user"]
         assert not any(isinstance(x, str) and "[… truncated" in x for x in texts)
         shown.append((p.epoch, PASTE in texts))
-    # Whole for 4 more requests; the first compaction summarized it with the prefix (the
+    # Whole for 3 more requests; the first compaction summarized it with the prefix (the
     # state quotes a person's messages newest first within its budget), 5 more followed.
-    assert shown[:5] == [(0, True)] * 4 + [(1, False)]
-    assert [e for e, _ in shown] == [0] * 4 + [1] * 5 + [2] * 5 + [3] * 5 + [4] * 5 + [5] * 5 + [6]
-    assert not any(whole for _, whole in shown[4:])
+    assert shown[:4] == [(0, True)] * 3 + [(1, False)]
+    epochs = [0] * 3 + [1] * 5 + [2] * 5 + [3] * 5 + [4] * 5 + [5] * 5 + [6] * 2
+    assert [e for e, _ in shown] == epochs
+    assert not any(whole for _, whole in shown[3:])
 
 
 def test_a_newest_user_message_that_cannot_fit_is_refused_naming_its_size() -> None:
@@ -254,16 +256,16 @@ def test_a_newest_user_message_that_cannot_fit_is_refused_naming_its_size() -> N
     assert (refused.status, refused.kind, refused.tokens, refused.limit) == (
         400,
         "context_length",
-        37_920,
+        37_283,
         12_096,  # the trigger less the room a compaction leaves free
     )
     assert str(refused).startswith(
         "no compaction can bring the context under the trigger of 12,800 tokens with 704 "
-        "tokens to spare (window 16,000): what every compaction keeps is 37,920 tokens "
-        "already (largest parts: newest user message 37,539, continuation state 173, margin "
+        "tokens to spare (window 16,000): what every compaction keeps is 37,283 tokens "
+        "already (largest parts: newest user message 36,909, continuation state 167, margin "
         "160); the newest user message is never cut nor summarized before it is answered"
     )
     assert error_body("anthropic", refused)["error"]["message"].startswith(
-        "prompt is too long: 37920 tokens > 12096 maximum (no compaction can bring"
+        "prompt is too long: 37283 tokens > 12096 maximum (no compaction can bring"
     )
     assert error_body("chat", refused)["error"]["code"] == "context_length_exceeded"
