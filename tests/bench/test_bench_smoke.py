@@ -88,7 +88,7 @@ def test_smoke_runs_in_time_with_exactly_k_compactions_in_every_cell(
         assert cell["compactions"] == cell["k"], cell["session"]
         assert cell["window"] >= 4_000
     names = [s["name"] for s in report["sessions"]]
-    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-11"]
+    assert names == ["debug-0", "feature-1", "refactor-2", "ci_fix-25"]
 
 
 def test_every_request_is_valid_and_the_run_is_deterministic(
