@@ -99,9 +99,9 @@ def test_an_unknown_option_shows_the_usage_and_exits_2(
 
 def _big_head_session(path: Path) -> Path:
     """A chat-completions log whose system prompt alone takes about 3,600 tokens (o200k_base:
-    3,351)."""
+    3,626)."""
     messages: list[dict[str, str]] = [
-        {"role": "system", "content": "Follow the house rules. " * 670}
+        {"role": "system", "content": "Follow the house rules. " * 725}
     ]
     for i in range(30):
         messages.append({"role": "user", "content": f"Question {i}: explain item {i}. " * 20})
@@ -120,7 +120,7 @@ def test_a_request_that_cannot_fit_with_its_output_tokens_exits_2_and_writes_not
     )
     assert (code, stdout) == (2, "")
     assert stderr == (
-        "cannot compact: the compacted request still needs about 5,089 tokens plus the 3,000 "
+        "cannot compact: the compacted request still needs about 5,056 tokens plus the 3,000 "
         "output tokens asked for (--max-tokens), more than the 8,000-token window (the system "
         "prompt, developer instructions and the newest turn are kept whole and alone may not "
         "fit); nothing was written"
