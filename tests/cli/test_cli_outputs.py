@@ -100,9 +100,9 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
     err = " ".join(capsys.readouterr().err.split())
     assert err == (
         "cannot compact: no compaction can bring the context under the trigger of 3,200 tokens "
-        "with 176 tokens to spare (window 4,000): what every compaction keeps is 26,857 tokens "
-        "already (largest parts: system prompt 26,667, continuation state 94, continuation "
-        "message 42); shorten these (rules files, tool schemas, system prompt), re-inject less, "
+        "with 176 tokens to spare (window 4,000): what every compaction keeps is 26,366 tokens "
+        "already (largest parts: system prompt 26,181, continuation state 90, continuation "
+        "message 41); shorten these (rules files, tool schemas, system prompt), re-inject less, "
         "or use a model with a larger window; nothing was written"
     )
 
@@ -150,7 +150,7 @@ def test_a_manual_compaction_names_the_re_injected_parts_that_leave_no_room(
     assert err == (
         "cannot compact: no compaction can bring the context under the trigger of 12,800 "
         "tokens with 704 tokens to spare (window 16,000): what every compaction keeps is "
-        "21,727 tokens already (largest parts: re-injected todo list 21,073, tool schemas 361, "
+        "20,719 tokens already (largest parts: re-injected todo list 20,075, tool schemas 358, "
         "margin 160); shorten these (rules files, tool schemas, system prompt), re-inject "
         "less, or use a model with a larger window; nothing was written"
     )

@@ -39,16 +39,16 @@ def test_the_json_comparison_follows_its_schema(capsys: pytest.CaptureFixture[st
         "claude-opus-4-6",
     )
     (policy,) = data["policies"]
-    # The same replay as without --policy (4 calls, no compaction: the largest context, 771
+    # The same replay as without --policy (4 calls, no compaction: the largest context, 755
     # tokens, stays under the 800-token trigger).
-    assert (policy["calls"], policy["compactions"], policy["context"]["peak"]) == (4, 0, 771)
+    assert (policy["calls"], policy["compactions"], policy["context"]["peak"]) == (4, 0, 755)
     assert policy["input_tokens"] == {
-        "billed": 2957,
-        "uncached": 1816,
+        "billed": 2893,
+        "uncached": 1776,
         "cache_read": 0,
-        "cache_write": 1141,
+        "cache_write": 1117,
     }
-    assert policy["cost_usd"] == {"requests": 0.023861, "summarizer": 0.0, "total": 0.023861}
+    assert policy["cost_usd"] == {"requests": 0.023236, "summarizer": 0.0, "total": 0.023236}
     assert policy["survival"]["first_request"] is True
     assert "steps" not in policy
     assert data["cache_check"]["compared"] == 3
@@ -65,8 +65,8 @@ def test_steps_list_every_call_with_its_cache_outcome(capsys: pytest.CaptureFixt
     # One epoch: every request after the first is checked from its new tail.
     assert [s["checked"] for s in steps] == ["full", "tail", "tail", "tail"]
     assert [s["events"] for s in steps] == [[], [], [], []]
-    assert [s["cache"]["prompt"] for s in steps] == [469, 547, 800, 1141]
-    assert sum(s["cache"]["prompt"] for s in steps) == 2957
+    assert [s["cache"]["prompt"] for s in steps] == [460, 535, 781, 1117]
+    assert sum(s["cache"]["prompt"] for s in steps) == 2893
 
 
 def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,7 +85,7 @@ def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str])
     text = " ".join(stdout.split())
     assert (
         "cache-read ratio recorded 98.4 %, simulated 98.9 % (x1.005); reads recorded "
-        "15,355,833, simulated 13,613,070 tokens (x0.886)" in text
+        "15,355,833, simulated 13,429,886 tokens (x0.875)" in text
     )
 
 
@@ -133,8 +133,8 @@ def test_a_prices_file_overrides_and_a_bad_one_is_named(
     argv = ["replay", str(path), "--window", "1000", "--policy", "default", "--json"]
     code, stdout, _ = run(capsys, *argv, "--prices", str(cheap))
     assert code == 0
-    # Only output is priced: 306 output tokens at $1,000 per million.
-    assert json.loads(stdout)["policies"][0]["cost_usd"]["total"] == 0.306
+    # Only output is priced: 295 output tokens at $1,000 per million.
+    assert json.loads(stdout)["policies"][0]["cost_usd"]["total"] == 0.295
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"models": {"x": {**opus, "input": "a"}}}))
     code, _, stderr = run(capsys, *argv, "--prices", str(bad))

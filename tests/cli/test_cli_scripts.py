@@ -22,7 +22,7 @@ from ctxengine.stores import SQLiteStore
 #: The example session's title as Claude Code's importer stores it (cut to 80 characters).
 EXAMPLE_TITLE = "Splitting a bill is broken: `tallyho split 100 3` prints 33.33 three times, so …"
 #: Estimated tokens of the example session's messages (``inspect``'s total).
-EXAMPLE_TOKENS = 18_033
+EXAMPLE_TOKENS = 17_847
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,7 @@ class TestThroughAPipe:
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t18,033\tclaude-code\t"
+            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t17,847\tclaude-code\t"
             f"{EXAMPLE_TITLE}\t{src}",
         ]
 
@@ -73,30 +73,30 @@ class TestThroughAPipe:
         done = cli("inspect", EXAMPLE, "--top", "2")
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
-            f"{EXAMPLE}: 18,033 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
+            f"{EXAMPLE}: 17,847 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
             "By role",
             "role\ttokens\tshare",
-            "tool\t9,714\t53.9 %",
-            "assistant\t7,978\t44.2 %",
-            "user\t341\t1.9 %",
+            "tool\t9,676\t54.2 %",
+            "assistant\t7,840\t43.9 %",
+            "user\t331\t1.9 %",
             "By tool",
             "tool\tcalls\tresult tokens",
-            "Read\t18\t5,443",
-            "Bash\t31\t2,298",
-            "Edit\t25\t669",
-            "Grep\t6\t451",
-            "Glob\t5\t342",
-            "TodoWrite\t3\t99",
-            "Write\t2\t52",
+            "Read\t18\t5,360",
+            "Bash\t31\t2,343",
+            "Edit\t25\t642",
+            "Grep\t6\t477",
+            "Glob\t5\t351",
+            "TodoWrite\t3\t93",
+            "Write\t2\t50",
             "Top consumers",
             "seq\trole\ttool\ttokens\tpreview",
-            '128\ttool\tRead\t763\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
-            "from __future__ import ",
-            "116\ttool\tBash\t724\tExit code 1 ..F [100%] "
+            "116\ttool\tBash\t758\tExit code 1 ..F [100%] "
             "=================================== FAILURES ============",
+            '128\ttool\tRead\t753\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
+            "from __future__ import ",
             "Epochs",
             "epoch\tentries\tmessages\ttokens\tstate tokens\tclosed by",
-            "0\t0–163\t164\t18,033\t0\t",
+            "0\t0–163\t164\t17,847\t0\t",
             # No system prompt in the transcript: the tools (declared from their calls)
             # and the message before the last one; the model the transcript records.
             "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "
@@ -208,17 +208,17 @@ class TestJsonDocuments:
         doc = run_json(capsys, "inspect", str(EXAMPLE), "--json", "--top", "1")
         validate(doc, "inspect")
         assert doc["tokens"] == EXAMPLE_TOKENS
-        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_443}
-        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_714}
+        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_360}
+        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_676}
         assert doc["top"] == [
             {
                 "entry_id": doc["top"][0]["entry_id"],
-                "seq": 128,
+                "seq": 116,
                 "role": "tool",
-                "tool": "Read",
-                "tokens": 763,
-                "preview": '1→"""Command line: tallyho add | split | report.""" 2→ 3→'
-                "from __future__ import ",
+                "tool": "Bash",
+                "tokens": 758,
+                "preview": "Exit code 1 ..F [100%] "
+                "=================================== FAILURES ============",
             }
         ]
         assert doc["epochs"] == [
@@ -244,14 +244,14 @@ class TestJsonDocuments:
         argv = ["compact", str(EXAMPLE), "--window", "16000", "--json"]
         doc = run_json(capsys, *argv, "-o", str(out))
         validate(doc, "compact")
-        # 511 tokens under what it would be without the 7 tools the session calls, which
+        # 503 tokens under what it would be without the 7 tools the session calls, which
         # every request declares.
-        assert doc["keep_recent"] == {"asked": None, "used": 2_647, "why": ""}
+        assert doc["keep_recent"] == {"asked": None, "used": 2_656, "why": ""}
         assert doc["tokens_after"] < 16_000
         plan = run_json(capsys, *argv, "--plan")
         validate(plan, "compact")
         assert plan["note"] == ""
-        assert plan["plan"]["attempts"][0]["keep_recent"] == 2_647
+        assert plan["plan"]["attempts"][0]["keep_recent"] == 2_656
 
     def test_compact_keep_recent_typed_and_used(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path

@@ -26,12 +26,12 @@ from ctxengine.tokens.names import counter_name
 from tiktoken_files import encodings_dir, skip_reason
 
 CJK = "代理在修改任何文件之前先阅读失败的测试。"
-#: Seventeen messages, user and assistant in turn, each 200 wide characters: 220 tokens by
-#: the default estimate, 158 by the one for o200k_base (tests/tokens derive both rates).
+#: Seventeen messages, user and assistant in turn, each 200 wide characters: 214 tokens by
+#: the default estimate, 152 by the one for o200k_base (tests/tokens derive both rates).
 MESSAGES = [{"role": "user" if n % 2 == 0 else "assistant", "content": CJK * 10} for n in range(17)]
-DEFAULT_TOTAL, O200K_TOTAL = 17 * 220, 17 * 158  # 3,740 and 2,686
+DEFAULT_TOTAL, O200K_TOTAL = 17 * 214, 17 * 152  # 3,638 and 2,584
 #: A window whose trigger (3,200 tokens) the last request (the 15 messages before the last
-#: reply: 3,300 tokens by the default estimate, 2,370 for o200k_base) passes by one estimate
+#: reply: 3,210 tokens by the default estimate, 2,280 for o200k_base) passes by one estimate
 #: and not by the other.
 WINDOW = 4_000
 ALLOWED = "auto, estimate, estimate:o200k_base, estimate:cl100k_base, exact:o200k_base, "
@@ -86,7 +86,7 @@ def test_inspect_counts_with_the_estimate_asked_for(
     assert default["tokens"] == total(transcript, HeuristicEstimator())
     assert o200k["tokens"] == total(transcript, HeuristicEstimator(encoding="o200k_base"))
     assert cl100k["tokens"] == total(transcript, HeuristicEstimator(encoding="cl100k_base"))
-    assert [r["tokens"] for r in o200k["by_role"]] == [9 * 158, 8 * 158]
+    assert [r["tokens"] for r in o200k["by_role"]] == [9 * 152, 8 * 152]
     for doc in (default, o200k, cl100k):
         validate(doc, "inspect")
 
@@ -96,7 +96,7 @@ def test_inspect_prints_how_it_counted(
 ) -> None:
     assert main(["inspect", str(transcript), "--tokenizer", "estimate:o200k_base"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    counted = "2,686 tokens (estimated for o200k_base)"
+    counted = "2,584 tokens (estimated for o200k_base)"
     assert first == f"{transcript}: {counted} in 17 messages, 0 tool calls, 0 tool results"
 
 
@@ -143,8 +143,8 @@ def test_compact_and_replay_size_and_decide_by_the_counter(
         assert report["tokens_before"] == live.project().tokens
         validate(plan, "compact")
         validate(report, "compact")
-    # The last request is 3,300 tokens by the default estimate, over the 3,200-token trigger,
-    # and 2,370 for o200k_base, under it: one compaction against none.
+    # The last request is 3,210 tokens by the default estimate, over the 3,200-token trigger,
+    # and 2,280 for o200k_base, under it: one compaction against none.
     replays = {
         name: run_json(capsys, "replay", str(transcript), *window, "--tokenizer", name)
         for name in ("estimate", "estimate:o200k_base")
@@ -158,7 +158,7 @@ def test_compact_and_replay_size_and_decide_by_the_counter(
     assert [s["tokens"] for s in replays["estimate:o200k_base"]["steps"]] == [
         s.tokens for s in library.steps
     ]
-    assert replays["estimate:o200k_base"]["steps"][-1]["tokens"] == 15 * 158
+    assert replays["estimate:o200k_base"]["steps"][-1]["tokens"] == 15 * 152
     for doc in replays.values():
         validate(doc, "replay")
 
@@ -180,7 +180,7 @@ def test_a_comparison_names_and_notes_its_counter(
     assert pooled["tokenizer"] == "estimate:o200k_base"
     assert pooled["policies"][0]["context"] == o200k["policies"][0]["context"]
     assert (pooled["policies"][0]["context"]["peak"], pooled["policies"][0]["compactions"]) == (
-        15 * 158,
+        15 * 152,
         0,
     )
 
