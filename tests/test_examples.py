@@ -54,7 +54,7 @@ def test_the_agent_loop_compacts_under_its_window_and_keeps_its_history() -> Non
     trigger = DEFAULT_POLICY.resolve(6_000).trigger
     assert max(sent) < 6_000
     assert max(sent) < trigger * 1.02
-    assert compactions == sorted(compactions) and compactions[-1] == 2
+    assert compactions == sorted(compactions) and compactions[-1] == 3
     # 2 opening messages + 12 replies with one tool result each + the final reply,
     # plus one compaction record per compaction: nothing was removed
     assert lines[-1] == f"history: {2 + 12 * 2 + 1 + compactions[-1]} entries, nothing deleted"
