@@ -4,6 +4,7 @@ codec's dict serialised."""
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from pathlib import Path
 
 import orjson
@@ -12,7 +13,7 @@ import pytest
 from corpus import CORPUS, fixture_files, live_agent_files, transcript_files
 from ctxengine.errors import TranscriptError
 from ctxengine.importers import read_transcript
-from ctxengine.importers._build import body_hash, iter_jsonl, load_json
+from ctxengine.importers._build import LogBuilder, body_hash, iter_jsonl, load_json
 from ctxengine.importers._lines import iter_objects
 from ctxengine.importers.report import ImportReport
 from ctxengine.model import (
@@ -186,3 +187,34 @@ class TestFromBytes:
             == report_bytes.summary()
             == ("repaired 1: lone surrogate ×1 (line 1)")
         )
+
+
+def test_extend_keyed_gives_the_entries_add_keyed_gives() -> None:
+    """``LogBuilder.extend_keyed`` builds, for each ``(body, created_at, digest)``, the entry
+    ``add_keyed`` builds: the id chained from the previous id and the digest, the previous
+    entry as parent; an id already taken falls back to the body hash, as with ``add_keyed``."""
+    digests = [bytes([k]) * 16 for k in range(len(BODIES))]
+    rows = [
+        (body, f"2025-01-0{k + 1}T00:00:00Z" if k % 2 else None, digests[k])
+        for k, body in enumerate(BODIES)
+    ]
+    one, batch = LogBuilder("s"), LogBuilder("s")
+    for body, created, digest in rows:
+        one.add_keyed(body, digest, created_at=created)
+    batch.extend_keyed(rows)
+    assert batch.entries == one.entries
+    first = "b2:" + blake2b(b"\0" + digests[0], digest_size=16).hexdigest()
+    assert batch.entries[0].id == first
+    second = blake2b(first.encode() + b"\0" + digests[1], digest_size=16).hexdigest()
+    assert batch.entries[1].id == "b2:" + second
+    assert [e.parent_id for e in batch.entries] == [None] + [e.id for e in one.entries[:-1]]
+    # the second row's chained id already taken: the body hash chained to the first entry
+    taken_one, taken_batch = LogBuilder("s"), LogBuilder("s")
+    for builder in (taken_one, taken_batch):
+        builder._ids.add("b2:" + second)
+    taken_one.add_keyed(BODIES[0], digests[0])
+    taken_one.add_keyed(BODIES[1], digests[1], created_at="t")
+    taken_batch.extend_keyed([(BODIES[0], None, digests[0]), (BODIES[1], "t", digests[1])])
+    assert taken_batch.entries == taken_one.entries
+    assert taken_batch.entries[1].id == body_hash(BODIES[1], first)
+    assert taken_batch.entries[1].created_at == "t"

@@ -396,6 +396,27 @@ class LogBuilder:
         entries.append(entry)
         return entry
 
+    def extend_keyed(self, rows: Iterable[tuple[Body, str | None, bytes]]) -> None:
+        """:meth:`add_keyed` for each ``(body, created_at, digest)`` of ``rows`` in turn (the
+        same entries and ids), with no ``meta``; one call for a whole log."""
+        entries, ids, session_id = self.entries, self._ids, self.session_id
+        append, blake = entries.append, _blake2b
+        last_id = entries[-1].id if entries else None
+        for body, created_at, digest in rows:
+            if last_id is None:
+                entry_id = HASH_PREFIX + blake(b"\0" + digest, digest_size=16).hexdigest()
+            else:
+                key = last_id.encode() + b"\0" + digest
+                entry_id = HASH_PREFIX + blake(key, digest_size=16).hexdigest()
+            if entry_id in ids:
+                entry = self.add(body, source_id=entry_id, created_at=created_at)
+            else:
+                ids.add(entry_id)
+                # positional: id, session_id, seq, body, parent_id, created_at, meta
+                entry = Entry(entry_id, session_id, len(entries), body, last_id, created_at, {})
+                append(entry)
+            last_id = entry.id
+
 
 class CallIds:
     """Makes tool-call ids unique within a session without breaking pairing.

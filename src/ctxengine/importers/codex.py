@@ -52,13 +52,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxengine.importers._build import LOCATED, CallIds, LogBuilder, file_digest, relocated
+from ctxengine.importers._calls import arguments_text
 from ctxengine.importers._codex_items import Items, tool_output_is_error
 from ctxengine.importers._lines import iter_objects
 from ctxengine.importers._log import source_digest
 from ctxengine.importers._parts import opt_dict, opt_str, title_of
 from ctxengine.importers.base import ImportedSession, start_report
 from ctxengine.importers.report import ImportReport
-from ctxengine.model import CompactionRecord, Message, Part, TextPart, Usage
+from ctxengine.model import CompactionRecord, Message, Part, TextPart, ToolCallPart, Usage
 
 _blake2b = hashlib.blake2b
 
@@ -207,6 +208,8 @@ class _Reader:
         if type(kind) is not str:
             self.report.skip("item without type", "expected a string `payload.type`", line=line)
             return
+        if kind == "function_call" and self._function_call(line, payload, created):
+            return
         if kind in _ASSISTANT_ITEMS or (kind == "message" and payload.get("role") == "assistant"):
             group = self.group
             if not group:
@@ -238,6 +241,33 @@ class _Reader:
                 f"expected a known response item type, got {kind!r}",
                 line=line,
             )
+
+    def _function_call(self, line: int, payload: dict[str, Any], created: str | None) -> bool:
+        """The usual ``function_call`` item (string ``call_id``, ``name`` and ``arguments``)
+        added to the open response as :meth:`Items.assistant` adds it, in one call; False
+        (nothing done) for any other shape, which the general path reads."""
+        source_id = payload.get("call_id")
+        name = payload.get("name")
+        arguments = payload.get("arguments")
+        # exact types: the values come from a JSON parser
+        if type(source_id) is not str or not source_id:
+            return False
+        if type(name) is not str or type(arguments) is not str:
+            return False
+        group = self.group
+        if not group:
+            self.group_at = created
+        items = self.items
+        unique = items.calls.call(source_id)
+        items.order.append((source_id, unique))
+        items.names[unique] = name
+        text = arguments_text(arguments, self.report, "arguments", line=line)
+        group.append(ToolCallPart(unique, name, text, {}))
+        digest = self.digest
+        if digest is None:
+            digest = self.digest = _blake2b(self.raw, digest_size=16).digest()
+        self.group_lines.append(digest)
+        return True
 
     def _event(self, line: int, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -331,16 +361,16 @@ class _Reader:
             if self.usage is None and not self.group_meta:
                 return  # nothing pending (the usual case before a user message or output)
         else:
-            stop = self.group_meta.pop("stop_reason", None)
-            calls = any(p.kind == "tool_call" for p in self.group)
-            msg = Message(
-                "assistant",
-                tuple(self.group),
-                usage=self.usage,
-                model=self.model,
-                stop_reason=stop or ("tool_use" if calls else "stop"),
-                meta=dict(self.group_meta),
-            )
+            group, meta = self.group, self.group_meta
+            stop = meta.pop("stop_reason", None) if meta else None
+            if not stop:
+                stop = "stop"
+                for p in group:
+                    if p.kind == "tool_call":
+                        stop = "tool_use"
+                        break
+            # positional: role, parts, usage, model, stop_reason, meta
+            msg = Message("assistant", tuple(group), self.usage, self.model, stop, dict(meta))
             self._add(msg, self.group_at, self._group_digest())
         self.group = []
         self.group_meta = {}
@@ -368,8 +398,7 @@ class _Reader:
         self.events = {}
         sid = self.session_ids[0] if self.session_ids else file_digest(self.path)
         builder = LogBuilder(sid)
-        for body, created, digest in self.entries:
-            builder.add_keyed(body, digest, created_at=created)
+        builder.extend_keyed(self.entries)
         meta: dict[str, Any] = dict(self.info)
         meta["session_ids"] = list(self.session_ids)
         if self.model:
