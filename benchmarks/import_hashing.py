@@ -13,19 +13,21 @@ part of every import of those formats whatever the importer does around it, so i
 ``parse ÷ bare`` ratio that ``import_speed.py`` prints.
 
 For the largest importable corpus file of each format (as ``import_speed.py`` picks them) it
-times ``read_transcript`` and the bare parse (``import_speed.bare_call``) in turns, and, within
-each import, the time spent in ``hashlib.blake2b`` (creating, updating, finishing) and in the
-canonical JSON serialisation of the bodies that :class:`~ctxengine.importers._build.LogBuilder`
-hashes (``_build.body_hash``). ``hashlib.blake2b`` is replaced by a timing wrapper before
-ctxengine is imported (the importers bind it at import), so every blake2b call of an import is
-counted; the wrapper's own cost (two ``perf_counter`` calls per call, about 0.1 µs) is counted
-with it. Printed, per format (median of the runs):
+times ``read_transcript`` and the bare parse (``import_speed.bare_call``) in turns. Then it
+imports the file once more, recording what is hashed: every ``hashlib.blake2b`` call's
+arguments and updates, and the ``(body, parent id)`` of every body that
+:class:`~ctxengine.importers._build.LogBuilder` hashes (``_build.body_hash``: canonical JSON,
+then blake2b); and it times that hashing replayed alone (the same calls on the same values, in
+turns with the other files' replays), by the same clock. ``hashlib.blake2b`` is replaced
+before ctxengine is imported (the importers bind it at import) by a function that records
+when asked and otherwise only calls the real one: one Python call more per hash in the timed
+parses (about 0.1 µs; a few thousand per file at most). Printed, per format (medians):
 
 - ``parse ms`` / ``bare ms`` / ``parse ÷ bare``: as in ``import_speed.py``;
-- ``hashing ms``: the hashing above, within the parse;
-- ``bound``: ``bare ÷ (bare + hashing)``, the highest ``parse ÷ bare`` an importer of the format
-  can reach with its ids as they are (all other work at zero cost);
-- ``rest ms``: ``parse − bare − hashing``, the conversion itself (building entries, checks,
+- ``hashing ms``: the replayed hashing;
+- ``bound``: ``bare ÷ (bare + hashing)``, the highest ``parse ÷ bare`` an importer of the
+  format can reach with its ids as they are (all its other work at no cost);
+- ``rest ms``: ``parse − bare − hashing``, the conversion itself (building the entries, checks,
   pairing calls, the garbage collection after the parse).
 """
 
@@ -35,63 +37,100 @@ import argparse
 import hashlib
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 _blake2b = hashlib.blake2b
-_perf = time.perf_counter
-#: Seconds spent hashing during the current import; counting is off while ``_paused[0]``.
-_spent = [0.0]
-_paused = [False]
+#: While recording: ``("new", args, kwargs)`` / ``("update", data)`` of each blake2b call, and
+#: ``(body, parent id)`` of each hashed body.
+_calls: list[tuple[Any, ...]] = []
+_bodies: list[tuple[Any, str | None]] = []
+_recording = [False]
 
 
-class _TimedBlake2b:
-    """``hashlib.blake2b`` that adds the time its calls take to :data:`_spent`."""
+class _Recorded:
+    """A blake2b hash whose creation and updates are recorded in :data:`_calls`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        start = _perf()
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        _calls.append(("new", args, kwargs))
         self._hash = _blake2b(*args, **kwargs)
-        _spent[0] += _perf() - start
 
     def update(self, data: bytes) -> None:
-        start = _perf()
+        _calls.append(("update", data))
         self._hash.update(data)
-        _spent[0] += _perf() - start
 
     def digest(self) -> bytes:
-        start = _perf()
-        found = self._hash.digest()
-        _spent[0] += _perf() - start
-        return found
+        return self._hash.digest()
 
     def hexdigest(self) -> str:
-        start = _perf()
-        found = self._hash.hexdigest()
-        _spent[0] += _perf() - start
-        return found
+        return self._hash.hexdigest()
 
 
-hashlib.blake2b = _TimedBlake2b  # type: ignore[assignment,misc]
+def _blake2b_seen(*args: Any, **kwargs: Any) -> Any:
+    """``hashlib.blake2b``, recorded while :data:`_recording`."""
+    if _recording[0]:
+        return _Recorded(args, kwargs)
+    return _blake2b(*args, **kwargs)
 
-# imported after the wrapper is in place: the importers bind ``hashlib.blake2b`` at import
+
+hashlib.blake2b = _blake2b_seen  # type: ignore[assignment]
+
+# imported after the replacement: the importers bind ``hashlib.blake2b`` at import
+import orjson  # noqa: E402
 from _common import largest_per_format, median, require_corpus, size_of, table  # noqa: E402
 from import_speed import bare_call, bare_kind  # noqa: E402
 
 import ctxengine.importers._build as build  # noqa: E402
 from ctxengine.importers import read_transcript  # noqa: E402
+from ctxengine.model.codec import wire  # noqa: E402
 
 _body_hash = build.body_hash
 
 
-def _timed_body_hash(body: Any, parent_id: str | None = None) -> str:
-    """``_build.body_hash``, its whole time (canonical JSON and blake2b) counted once."""
-    start = _perf()
+def _body_hash_seen(body: Any, parent_id: str | None = None) -> str:
+    """``_build.body_hash``, its body recorded (once: not the blake2b call inside it)."""
+    if not _recording[0]:
+        return _body_hash(body, parent_id)
+    _bodies.append((body, parent_id))
+    _recording[0] = False
     try:
         return _body_hash(body, parent_id)
     finally:
-        _spent[0] += _perf() - start
+        _recording[0] = True
 
 
-build.body_hash = _timed_body_hash
+build.body_hash = _body_hash_seen
+
+
+def recorded_hashing(path: Path) -> Callable[[], object]:
+    """The hashing an import of ``path`` does, recorded, as a call that does it again."""
+    _calls.clear()
+    _bodies.clear()
+    _recording[0] = True
+    try:
+        read_transcript(path)
+    finally:
+        _recording[0] = False
+    calls, bodies = list(_calls), list(_bodies)
+    options = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
+
+    def replay() -> object:
+        found: Any = None
+        for call in calls:
+            if call[0] == "new":
+                if found is not None:
+                    found.digest()
+                found = _blake2b(*call[1], **call[2])
+            else:
+                found.update(call[1])
+        if found is not None:
+            found.digest()
+        for body, parent in bodies:
+            data = orjson.dumps({"parent": parent, "body": body}, default=wire, option=options)
+            _blake2b(data, digest_size=16).hexdigest()
+        return None
+
+    return replay
 
 
 def main() -> None:
@@ -115,14 +154,18 @@ def main() -> None:
         bare()
     for _ in range(args.runs):
         for k, ((_, path), bare) in enumerate(zip(files, bares, strict=True)):
-            _spent[0] = 0.0
             start = clock()
             read_transcript(path)
             parse_s[k].append(clock() - start)
-            hash_s[k].append(_spent[0])
             start = clock()
             bare()
             bare_s[k].append(clock() - start)
+    replays = [recorded_hashing(path) for _, path in files]
+    for _ in range(args.runs):
+        for k, replay in enumerate(replays):
+            start = clock()
+            replay()
+            hash_s[k].append(clock() - start)
     rows = []
     for k, (fmt, path) in enumerate(files):
         parse, bare_t, hashing = median(parse_s[k]), median(bare_s[k]), median(hash_s[k])
