@@ -139,7 +139,11 @@ class GeminiParts:
             )
             self.generated += 1
             source_id = f"call_gen_{self.generated}"
-        text = arguments_text(args, self.report, "args", **where)
+        if isinstance(args, str):
+            text = arguments_text(args, self.report, "args", **where)
+        else:  # what arguments_text gives for a value that is not text, without reading
+            # ``where`` (a Markdown share counts a location's line only when it is read)
+            text = json_text(args)
         return ToolCallPart(self.calls.call(source_id), name, text, meta=meta)
 
     def response(self, fr: dict[str, Any], where: Where) -> tuple[list[Content], bool]:
