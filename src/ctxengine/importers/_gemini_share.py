@@ -59,6 +59,7 @@ _FENCE_B = b"\n```"
 _SEPARATOR_RE = re.compile(re.escape(_SEPARATOR_B))
 _FENCE_RE = re.compile(re.escape(_FENCE_B))
 _LEADING_NEWLINES = re.compile(rb"\n*")
+_dumps = orjson.dumps
 #: Roles of a share.
 ROLES = ("USER", "MODEL")
 #: Their header bytes, decoded once.
@@ -283,12 +284,18 @@ class ContentReader:
 
     def _call(self, fc: dict[str, Any], where: Where) -> ToolCallPart | None:
         source = fc.get("id")
+        name, args = fc.get("name"), fc.get("args")
+        if type(source) is str and source and type(name) is str and name and type(args) is dict:
+            # the usual call (an id, a name, an args object): what GeminiParts.call gives
+            made = ToolCallPart(self.parts.calls.call(source), name, _dumps(args).decode(), {})
+            self.open.append((made, source))
+            return made
         if type(source) is not str:
             self.unnamed += 1
             source = None
         call = self.parts.call(
-            fc.get("name"),
-            fc.get("args"),
+            name,
+            args,
             f"gemini_call_{self.unnamed}" if source is None else source,
             where,
             {},
@@ -337,10 +344,18 @@ class ContentReader:
                 if texts:
                     out.append(self._texts(texts, answered))
                     texts = []
-                content, error = self.parts.response(fr, where)
                 rid = fr.get("id")
                 meta = {"response_id": rid} if type(rid) is str else {}
-                results.append(tool_result(call, content, error, meta))
+                resp = fr.get("response")
+                output = resp.get("output") if type(resp) is dict and len(resp) == 1 else None
+                if type(output) is str and "parts" not in fr:
+                    # the usual response, ``{"output": text}``: what GeminiParts.response
+                    # and tool_result give for it
+                    result = (TextPart(output),)
+                    results.append(ToolResultPart(call.id, result, False, call.name, meta))
+                else:
+                    content, error = self.parts.response(fr, where)
+                    results.append(tool_result(call, content, error, meta))
                 answered = True
                 continue
             if results:
