@@ -20,7 +20,11 @@ kinds of estimator and summarizer). A request finds the checkpoint of its longes
 that has one. An earlier message edited, added or removed changes every key from that
 message on: such a request continues from a checkpoint before the change, or from scratch.
 A request whose messages are the very objects (``is``) of a cached request's first j
-messages skips hashing those j (messages are frozen values); only the rest is hashed.
+messages skips hashing those j (messages are frozen values); only the rest is hashed. So does
+a request of new objects (a caller that rebuilds every message on each call) whose first
+messages equal, ``meta`` included, those of the newest checkpoint of one of the
+conversations served most recently (:data:`~ctxengine.policy.defaults.
+STATELESS_CONTENT_CANDIDATES`): one comparison of the messages, one of their metas.
 
 **Exactness.** The context a cached call returns is the one a live session returns when it
 appended the same messages and called ``prepare()`` at the same requests: the call resumes
@@ -57,15 +61,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import chain
+from operator import attrgetter, is_
 from typing import Any, Literal
 
 import orjson
 
 from ctxengine.errors import StoreError
-from ctxengine.model import Entry, Message
+from ctxengine.model import Entry, Message, ToolResultPart
 from ctxengine.model.codec import canonical_json, entry_from_dict, entry_to_dict
+from ctxengine.model.parts import Meta
 from ctxengine.policy import DEFAULT_POLICY, Policy
-from ctxengine.policy.defaults import STATELESS_CACHE_SIZE
+from ctxengine.policy.defaults import STATELESS_CACHE_SIZE, STATELESS_CONTENT_CANDIDATES
 from ctxengine.projection.context import Context
 from ctxengine.stores.base import CheckpointStore, StoredCheckpoint
 from ctxengine.summarizers.base import Summarizer
@@ -80,6 +87,8 @@ __all__ = ["SESSION_ID", "CacheStats", "PrefixCache", "Served", "message_digest"
 SESSION_ID = "stateless"
 #: Bytes of each hash (blake2b digest size), as the content addresses of entries.
 _DIGEST = 16
+_META = attrgetter("meta")
+_PARTS = attrgetter("parts")
 
 Source = Literal["memory", "store", "none"]
 
@@ -167,7 +176,9 @@ class _Checkpoint:
     (``log[:size]``), its ladder state, context and the context's measured size
     (``tokens``), and the session left there while no later call has moved it on.
     ``messages`` and ``log`` are shared with the later checkpoints of the conversation
-    (append-only lists)."""
+    (append-only lists). ``metas``: the metas of its messages (:func:`_metas`), kept by the
+    newest checkpoint of a conversation whose requests arrive as new message objects, for
+    the next request to be compared with."""
 
     key: bytes
     config: bytes
@@ -180,6 +191,7 @@ class _Checkpoint:
     session: Session | None
     tokens: int
     recovered: bool = False
+    metas: list[Meta] | None = None
 
 
 def _request(messages: Sequence[Message]) -> Sequence[Message]:
@@ -193,15 +205,37 @@ def _request(messages: Sequence[Message]) -> Sequence[Message]:
     return messages
 
 
+def _metas(messages: Sequence[Message], n: int) -> tuple[list[Meta], list[Meta]]:
+    """The ``meta`` of ``messages[:n]`` and of all ``messages``: of each message, then of
+    each part, then of each tool result's content (``==`` on messages and parts leaves
+    ``meta`` out)."""
+    parts_of = list(map(_PARTS, messages))
+    head = list(chain.from_iterable(parts_of[:n]))
+    tail = list(chain.from_iterable(parts_of[n:]))
+    head_content = chain.from_iterable([p.content for p in head if type(p) is ToolResultPart])
+    tail_content = chain.from_iterable([p.content for p in tail if type(p) is ToolResultPart])
+    own = list(map(_META, messages))
+    head_parts = list(map(_META, head))
+    head_metas = [*own[:n], *head_parts, *map(_META, head_content)]
+    if n == len(messages):
+        return head_metas, head_metas
+    every = [*own, *head_parts, *map(_META, tail), *head_metas[n + len(head_parts) :]]
+    every.extend(map(_META, tail_content))
+    return head_metas, every
+
+
 def _same_prefix(stored: list[Message], request: Sequence[Message], j: int) -> bool:
-    """``request[:j]`` is ``stored[:j]``: the same message objects (or equal ones: a request
-    rebuilt with the same content has the same keys). One list comparison, which takes an
-    identical item as equal without comparing it: 0.3 ms for a conversation of 100,000
-    messages, where a test per item took 2.3."""
+    """``request[:j]`` is ``stored[:j]``: the same message objects, or messages whose fields
+    are equal, ``meta`` included. The same objects cost one pass of ``is`` (0.3 ms for a
+    conversation of 100,000 messages); other objects one comparison of messages and one of
+    their metas (see :meth:`PrefixCache._equal`)."""
     head = request[:j]
     if not isinstance(head, list):
         head = list(head)
-    return (stored if len(stored) == j else stored[:j]) == head
+    mine = stored if len(stored) == j else stored[:j]
+    if mine != head:
+        return False
+    return all(map(is_, mine, head)) or _metas(mine, j)[0] == _metas(head, j)[0]
 
 
 def _check(request: Sequence[Message], start: int) -> None:
@@ -276,7 +310,9 @@ class PrefixCache:
         self.prime_ledgers = prime_ledgers
         self.shared = shared
         self._lru: OrderedDict[bytes, _Checkpoint] = OrderedDict()
-        self._tips: dict[tuple[bytes, int], bytes] = {}
+        #: per message object (by ``id``) that ends a checkpoint, per configuration, the key
+        #: of the newest such checkpoint
+        self._tips: dict[int, dict[bytes, bytes]] = {}
         self._lock = threading.Lock()
         self._configs: dict[tuple[int, int, bytes, str | None], tuple[Policy, bytes]] = {}
         self._stats: dict[str, int] = dict.fromkeys(asdict(CacheStats()), 0)
@@ -341,7 +377,7 @@ class PrefixCache:
         counter = estimator if estimator is not None else self.estimator
         config = self._config(window, policy, tools, counter)
         with self._lock:
-            base, start, keys = self._find(config, request)
+            base, start, keys, metas = self._find(config, request)
         source: Source = "memory" if base is not None else "none"
         if self.store is not None and (base is None or (self.shared and base.count < len(request))):
             # Only the prefixes longer than the one memory found (its key is keys[skip - 1]).
@@ -375,7 +411,11 @@ class PrefixCache:
             ctx,
             session,
             tokens,
+            metas=metas,
         )
+        if metas is not None and base is not None:
+            with self._lock:
+                base.metas = None  # the newest checkpoint of the conversation holds them
         self._count(source, rebuilt=rebuilt or source == "store")
         self._keep(checkpoint)
         if self.store is not None:
@@ -421,7 +461,7 @@ class PrefixCache:
         counter = estimator if estimator is not None else self.estimator
         config = self._config(window, policy, tools, counter)
         with self._lock:
-            base, _, keys = self._find(config, request)
+            base, _, keys, _ = self._find(config, request)
         if base is None or base.count != len(request):
             raise ValueError("recover() takes a request that serve() answered first")
         session, _ = self._resume(base, window, policy, tools, counter)
@@ -504,33 +544,34 @@ class PrefixCache:
 
     def _find(
         self, config: bytes, request: Sequence[Message]
-    ) -> tuple[_Checkpoint | None, int, list[bytes]]:
+    ) -> tuple[_Checkpoint | None, int, list[bytes], list[Meta] | None]:
         """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
         number of messages whose keys were not computed (a checkpoint's own messages, found
-        by identity, or equal to those of the newest checkpoint) and the keys of
-        ``request[:j]`` for each j after them."""
+        by identity, or equal to those of a recent checkpoint), the keys of ``request[:j]``
+        for each j after them, and the metas of ``request`` (:func:`_metas`) when its
+        messages were compared with a checkpoint's as new objects."""
         base: _Checkpoint | None = None
-        start = 0
-        key = config
-        for j in range(len(request), 0, -1):
-            tip = self._tips.get((config, id(request[j - 1])))
-            if tip is None:
-                continue
-            found = self._lru.get(tip)
-            if found is not None and found.count == j and _same_prefix(found.messages, request, j):
-                base, start, key = found, j, found.key
-                break
-        if base is None and self._lru:
-            # new message objects (a proxy parses every request): the newest checkpoint, when
-            # the request starts with messages equal to its own, spares hashing them
-            recent = next(reversed(self._lru.values()))
-            n = recent.count
-            if (
-                recent.config == config
-                and n <= len(request)
-                and _same_prefix(recent.messages, request, n)
-            ):
-                base, start, key = recent, n, recent.key
+        metas: list[Meta] | None = None
+        if not self._tips.keys().isdisjoint(map(id, request)):
+            # some message object ends a checkpoint: the longest such prefix whose messages
+            # are that checkpoint's
+            for j in range(len(request), 0, -1):
+                tips = self._tips.get(id(request[j - 1]))
+                tip = tips.get(config) if tips is not None else None
+                if tip is None:
+                    continue
+                found = self._lru.get(tip)
+                if (
+                    found is not None
+                    and found.count == j
+                    and _same_prefix(found.messages, request, j)
+                ):
+                    base = found
+                    break
+        if base is None:
+            base, metas = self._equal(config, request)
+        start = base.count if base is not None else 0
+        key = base.key if base is not None else config
         _check(request, start)
         keys: list[bytes] = []
         for m in request[start:]:
@@ -539,21 +580,58 @@ class PrefixCache:
         for key in reversed(keys):
             found = self._lru.get(key)
             if found is not None:
-                return found, start, keys
-        return base, start, keys
+                return found, start, keys, None
+        return base, start, keys, metas
+
+    def _equal(
+        self, config: bytes, request: Sequence[Message]
+    ) -> tuple[_Checkpoint | None, list[Meta] | None]:
+        """For a request of new message objects (a caller that rebuilds every message on
+        each call): the most recently used checkpoint of ``config`` whose messages equal the
+        first ones of ``request``, ``meta`` included, among the newest checkpoints of the
+        :data:`~ctxengine.policy.defaults.STATELESS_CONTENT_CANDIDATES` conversations
+        (message lists) served most recently, and the metas of ``request``; ``(None,
+        None)`` when none is.
+
+        Messages compare with ``==`` (every field but ``meta``; one that differs stops the
+        comparison), then their metas (``meta`` of each message, part and tool result
+        content) with the checkpoint's, which the newest checkpoint of a conversation keeps
+        from the request that made it: the checkpoint's messages are read once, not the
+        ``meta`` of each again. Values compare as ``==`` does (``1 == 1.0 == True``)."""
+        tried: set[int] = set()
+        for found in reversed(self._lru.values()):
+            if len(tried) == STATELESS_CONTENT_CANDIDATES:
+                break
+            n = found.count
+            if found.config != config or n > len(request) or id(found.messages) in tried:
+                continue
+            tried.add(id(found.messages))
+            stored = found.messages if len(found.messages) == n else found.messages[:n]
+            head = request[:n]
+            if stored != (head if isinstance(head, list) else list(head)):
+                continue
+            if found.metas is None:
+                found.metas = _metas(stored, n)[0]
+            own, every = _metas(request, n)
+            if own == found.metas:
+                return found, every
+        return None, None
 
     def _keep(self, checkpoint: _Checkpoint) -> None:
         """Put ``checkpoint`` first in line; drop the least recently used over the size."""
         with self._lock:
             self._lru[checkpoint.key] = checkpoint
             self._lru.move_to_end(checkpoint.key)
-            tip = (checkpoint.config, id(checkpoint.messages[checkpoint.count - 1]))
-            self._tips[tip] = checkpoint.key
+            tip = id(checkpoint.messages[checkpoint.count - 1])
+            self._tips.setdefault(tip, {})[checkpoint.config] = checkpoint.key
             while len(self._lru) > self.size:
                 key, old = self._lru.popitem(last=False)
-                tip = (old.config, id(old.messages[old.count - 1]))
-                if self._tips.get(tip) == key:
-                    del self._tips[tip]
+                tip = id(old.messages[old.count - 1])
+                tips = self._tips.get(tip)
+                if tips is not None and tips.get(old.config) == key:
+                    del tips[old.config]
+                    if not tips:
+                        del self._tips[tip]
 
     def _open(
         self,

@@ -613,6 +613,12 @@ RECALL_TOOL_NAME = "recall"
 #: compacting again). Each holds its context; the checkpoints of a conversation share its
 #: messages and its log. Ours.
 STATELESS_CACHE_SIZE = 256
+#: Conversations whose newest checkpoint a request of new message objects (a caller that
+#: rebuilds every message on each call) is compared with, most recently served first, before
+#: its messages are hashed: a comparison that fails stops at the first message that differs,
+#: and hashing a 300-message request costs about ten comparisons of it. Ours: covers a main
+#: agent and the sub-agents it runs side by side.
+STATELESS_CONTENT_CANDIDATES = 4
 
 # ------------------------------------------------------------------------- ledger extraction
 #: Outputs and commands whose analysis (failure lines, programs run, file effects, command
