@@ -188,6 +188,125 @@ class TestKeys:
         assert cache.stats.repeated == 1
 
 
+def changed_requests(
+    cache: PrefixCache, edited: Sequence[Message], ends: Sequence[int], new_objects: bool
+) -> Served:
+    """Serve every request of ``conversation()`` (as the same objects or as new ones each
+    time), then ``edited``."""
+    messages = conversation()
+    for i in ends:
+        request = fresh(messages[:i]) if new_objects else messages[:i]
+        cache.serve(request, window=WINDOW, created_at=CREATED)
+    request = fresh(edited) if new_objects else tuple(edited)
+    return cache.serve(request, window=WINDOW, created_at=CREATED)
+
+
+def expected_after(edited: Sequence[Message], ends: Sequence[int], kept: int) -> Context:
+    """The live context of ``edited``: a session that prepared at each served request end up
+    to ``kept`` (the ones ``edited`` still starts with), then at its end."""
+    wanted = [*[i for i in ends if i <= kept], len(edited)]
+    return live_contexts(edited, WINDOW, wanted)[len(edited)]
+
+
+@pytest.mark.parametrize("new_objects", [False, True], ids=["same objects", "new objects"])
+class TestChangedEarlierMessages:
+    """A request whose earlier messages differ from every served request's continues from
+    the longest served request it still starts with, never from a later checkpoint."""
+
+    def test_an_edited_message_in_the_middle(self, new_objects: bool) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = list(messages)
+        edited[41] = Message(
+            "tool", (ToolResultPart("call_19", (TextPart("def f(x):\n    return 0"),)),)
+        )
+        served = changed_requests(PrefixCache(), edited, ends, new_objects)
+        assert served.reused == 40  # the request that ended at assistant message 40
+        assert served.context == expected_after(edited, ends, 40)
+        assert served.context != expected_after(messages, ends, len(messages))
+
+    def test_a_removed_message(self, new_objects: bool) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = [*messages[:30], *messages[32:]]  # turn 14's call and result
+        served = changed_requests(PrefixCache(), edited, ends, new_objects)
+        assert served.reused == 30
+        assert served.context == expected_after(edited, ends, 30)
+        assert len(served.log) > len(edited)  # the compaction records of the live chain
+
+    def test_a_reordered_pair(self, new_objects: bool) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = list(messages)
+        edited[20], edited[22] = messages[22], messages[20]  # two assistant turns swapped
+        served = changed_requests(PrefixCache(), edited, ends, new_objects)
+        assert served.reused == 20
+        assert served.context == expected_after(edited, ends, 20)
+
+    def test_a_changed_meta_alone(self, new_objects: bool) -> None:
+        """``==`` on messages leaves ``meta`` out; the check does not: the task flagged as
+        injected (``isMeta``: not what a person wrote) is another message, and the
+        continuation state no longer names it as the goal."""
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = list(messages)
+        edited[1] = replace(messages[1], meta={"isMeta": True})
+        assert edited[1] == messages[1]
+        served = changed_requests(PrefixCache(), edited, ends, new_objects)
+        assert served.reused == 0  # no request was served that ends before message 1
+        assert served.context == expected_after(edited, ends, 0)
+        assert "## Goal" not in served.context.messages[1].text
+        assert "## Goal" in expected_after(messages, ends, len(messages)).messages[1].text
+
+    def test_a_changed_part_meta_alone(self, new_objects: bool) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = list(messages)
+        text, call = messages[48].parts
+        edited[48] = replace(messages[48], parts=(text, replace(call, meta={"freeform": True})))
+        assert edited[48] == messages[48]
+        served = changed_requests(PrefixCache(), edited, ends, new_objects)
+        assert served.reused == 48
+        assert served.context == expected_after(edited, ends, 48)
+        calls = [p for m in served.context.messages for p in m.tool_calls if p.id == call.id]
+        assert [p.meta for p in calls] == [{"freeform": True}]
+
+
+class TestNewObjects:
+    def test_conversations_served_side_by_side_are_compared_not_hashed(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Two conversations whose requests alternate, each request rebuilt as new objects:
+        each continues from its own previous request, hashing only its new messages, and
+        gets its live context."""
+        one = conversation()
+        other = (
+            one[0],
+            user("Rename the helper in src/util.py."),
+            *conversation(12)[2:],
+        )
+        hashed: list[Message] = []
+        digest = ctxengine.engine.stateless.message_digest
+
+        def counting(m: Message) -> bytes:
+            hashed.append(m)
+            return digest(m)
+
+        monkeypatch.setattr(ctxengine.engine.stateless, "message_digest", counting)
+        cache = PrefixCache()
+        served: dict[tuple[int, int], Served] = {}
+        pairs = list(zip(requests_of(one), requests_of(other), strict=False))
+        for a, b in pairs:
+            served[(0, a)] = cache.serve(fresh(one[:a]), window=WINDOW, created_at=CREATED)
+            served[(1, b)] = cache.serve(fresh(other[:b]), window=WINDOW, created_at=CREATED)
+        assert len(hashed) == pairs[-1][0] + pairs[-1][1]
+        for n, messages in enumerate((one, other)):
+            ends = [pair[n] for pair in pairs]
+            live = live_contexts(messages, WINDOW, ends)
+            assert [i for i in ends if served[(n, i)].context != live[i]] == []
+            assert [served[(n, i)].reused for i in ends] == [0, *ends[:-1]]
+
+
 class TestBranches:
     def test_a_branch_from_an_older_request_gets_the_live_context_of_that_branch(self) -> None:
         messages = conversation()
