@@ -68,9 +68,8 @@ from typing import Any, Literal
 import orjson
 
 from ctxengine.errors import StoreError
-from ctxengine.model import Entry, Message, ToolResultPart
+from ctxengine.model import Entry, Message, Part, ToolResultPart
 from ctxengine.model.codec import canonical_json, entry_from_dict, entry_to_dict
-from ctxengine.model.parts import Meta
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.policy.defaults import STATELESS_CACHE_SIZE, STATELESS_CONTENT_CANDIDATES
 from ctxengine.projection.context import Context
@@ -89,6 +88,8 @@ SESSION_ID = "stateless"
 _DIGEST = 16
 _META = attrgetter("meta")
 _PARTS = attrgetter("parts")
+_CONTENT = attrgetter("content")
+_IS_RESULT = ToolResultPart.__instancecheck__
 
 Source = Literal["memory", "store", "none"]
 
@@ -191,7 +192,7 @@ class _Checkpoint:
     session: Session | None
     tokens: int
     recovered: bool = False
-    metas: list[Meta] | None = None
+    metas: bytes | None = None
 
 
 def _request(messages: Sequence[Message]) -> Sequence[Message]:
@@ -205,23 +206,48 @@ def _request(messages: Sequence[Message]) -> Sequence[Message]:
     return messages
 
 
-def _metas(messages: Sequence[Message], n: int) -> tuple[list[Meta], list[Meta]]:
-    """The ``meta`` of ``messages[:n]`` and of all ``messages``: of each message, then of
-    each part, then of each tool result's content (``==`` on messages and parts leaves
-    ``meta`` out)."""
-    parts_of = list(map(_PARTS, messages))
-    head = list(chain.from_iterable(parts_of[:n]))
-    tail = list(chain.from_iterable(parts_of[n:]))
-    head_content = chain.from_iterable([p.content for p in head if type(p) is ToolResultPart])
-    tail_content = chain.from_iterable([p.content for p in tail if type(p) is ToolResultPart])
+def _dump(metas: list[Any]) -> bytes:
+    return orjson.dumps(metas, default=_plain, option=orjson.OPT_SORT_KEYS)
+
+
+def _inner_metas(parts: list[Part]) -> list[Any]:
+    """The ``meta`` of each of ``parts``, then of each tool result's content; empty when
+    every one of them is empty (the common case, found without a list of them)."""
+    results = list(filter(_IS_RESULT, parts))
+    if not any(map(_META, parts)) and not any(
+        map(_META, chain.from_iterable(map(_CONTENT, results)))
+    ):
+        return []
+    return [*map(_META, parts), *map(_META, chain.from_iterable(map(_CONTENT, results)))]
+
+
+def _metas(messages: Sequence[Message], n: int) -> tuple[bytes, bytes]:
+    """The metas of ``messages[:n]`` and of all ``messages``, as :func:`message_digest`
+    writes them (JSON, keys sorted): the ``meta`` of each message, then, unless all of them
+    are empty, of each part and of each tool result's content. Two lists of messages equal
+    by ``==`` (which leaves ``meta`` out: they have as many parts and results) have the
+    same metas when these are the same bytes.
+
+    Raises:
+        TypeError: a ``meta`` value that JSON cannot hold.
+    """
     own = list(map(_META, messages))
-    head_parts = list(map(_META, head))
-    head_metas = [*own[:n], *head_parts, *map(_META, head_content)]
+    parts_of = list(map(_PARTS, messages))
+    inner = _inner_metas(list(chain.from_iterable(parts_of[:n])))
+    first = _dump(own[:n])
     if n == len(messages):
-        return head_metas, head_metas
-    every = [*own, *head_parts, *map(_META, tail), *head_metas[n + len(head_parts) :]]
-    every.extend(map(_META, tail_content))
-    return head_metas, every
+        every = first
+    elif n == 0:
+        every = _dump(own)
+    else:  # "[a,b" + "," + "c]": what orjson writes for [a, b, c]
+        every = first[:-1] + b"," + _dump(own[n:])[1:]
+    if inner:
+        first += _dump(inner)
+    if n == len(messages):
+        return first, first
+    if inner or _inner_metas(list(chain.from_iterable(parts_of[n:]))):
+        every += _dump(_inner_metas(list(chain.from_iterable(parts_of))))
+    return first, every
 
 
 def _same_prefix(stored: list[Message], request: Sequence[Message], j: int) -> bool:
@@ -544,14 +570,14 @@ class PrefixCache:
 
     def _find(
         self, config: bytes, request: Sequence[Message]
-    ) -> tuple[_Checkpoint | None, int, list[bytes], list[Meta] | None]:
+    ) -> tuple[_Checkpoint | None, int, list[bytes], bytes | None]:
         """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
         number of messages whose keys were not computed (a checkpoint's own messages, found
         by identity, or equal to those of a recent checkpoint), the keys of ``request[:j]``
         for each j after them, and the metas of ``request`` (:func:`_metas`) when its
         messages were compared with a checkpoint's as new objects."""
         base: _Checkpoint | None = None
-        metas: list[Meta] | None = None
+        metas: bytes | None = None
         if not self._tips.keys().isdisjoint(map(id, request)):
             # some message object ends a checkpoint: the longest such prefix whose messages
             # are that checkpoint's
@@ -585,7 +611,7 @@ class PrefixCache:
 
     def _equal(
         self, config: bytes, request: Sequence[Message]
-    ) -> tuple[_Checkpoint | None, list[Meta] | None]:
+    ) -> tuple[_Checkpoint | None, bytes | None]:
         """For a request of new message objects (a caller that rebuilds every message on
         each call): the most recently used checkpoint of ``config`` whose messages equal the
         first ones of ``request``, ``meta`` included, among the newest checkpoints of the
@@ -597,7 +623,12 @@ class PrefixCache:
         comparison), then their metas (``meta`` of each message, part and tool result
         content) with the checkpoint's, which the newest checkpoint of a conversation keeps
         from the request that made it: the checkpoint's messages are read once, not the
-        ``meta`` of each again. Values compare as ``==`` does (``1 == 1.0 == True``)."""
+        ``meta`` of each again. Fields other than ``meta`` compare as ``==`` does (``1 ==
+        1.0 == True``); metas as JSON, as :func:`message_digest` writes them.
+
+        Raises:
+            TypeError: a ``meta`` value that JSON cannot hold.
+        """
         tried: set[int] = set()
         for found in reversed(self._lru.values()):
             if len(tried) == STATELESS_CONTENT_CANDIDATES:
