@@ -211,8 +211,8 @@ def _dump(metas: list[Any]) -> bytes:
 
 
 def _inner_metas(parts: list[Part]) -> list[Any]:
-    """The ``meta`` of each of ``parts``, then of each tool result's content; empty when
-    every one of them is empty (the common case, found without a list of them)."""
+    """The ``meta`` of each of ``parts``, then of each tool result's content; an empty list
+    when every one of them is empty (the common case)."""
     results = list(filter(_IS_RESULT, parts))
     if not any(map(_META, parts)) and not any(
         map(_META, chain.from_iterable(map(_CONTENT, results)))
@@ -252,16 +252,17 @@ def _metas(messages: Sequence[Message], n: int) -> tuple[bytes, bytes]:
 
 def _same_prefix(stored: list[Message], request: Sequence[Message], j: int) -> bool:
     """``request[:j]`` is ``stored[:j]``: the same message objects, or messages whose fields
-    are equal, ``meta`` included. The same objects cost one pass of ``is`` (0.3 ms for a
-    conversation of 100,000 messages); other objects one comparison of messages and one of
-    their metas (see :meth:`PrefixCache._equal`)."""
+    are equal, ``meta`` included (``==`` leaves it out: a caller that rebuilt an earlier
+    message with another ``meta`` sends another message). The same objects cost one pass
+    of ``is``; other objects one comparison of messages and one of their metas (see
+    :meth:`PrefixCache._equal`)."""
     head = request[:j]
     if not isinstance(head, list):
         head = list(head)
     mine = stored if len(stored) == j else stored[:j]
-    if mine != head:
-        return False
-    return all(map(is_, mine, head)) or _metas(mine, j)[0] == _metas(head, j)[0]
+    if all(map(is_, mine, head)):
+        return True
+    return mine == head and _metas(mine, j)[0] == _metas(head, j)[0]
 
 
 def _check(request: Sequence[Message], start: int) -> None:
@@ -578,9 +579,10 @@ class PrefixCache:
         messages were compared with a checkpoint's as new objects."""
         base: _Checkpoint | None = None
         metas: bytes | None = None
-        if not self._tips.keys().isdisjoint(map(id, request)):
-            # some message object ends a checkpoint: the longest such prefix whose messages
-            # are that checkpoint's
+        if not self._tips.keys().isdisjoint(map(id, reversed(request))):
+            # some message object ends a checkpoint (looked for from the newest: a request
+            # that continues one has it among its last messages): the longest such prefix
+            # whose messages are that checkpoint's
             for j in range(len(request), 0, -1):
                 tips = self._tips.get(id(request[j - 1]))
                 tip = tips.get(config) if tips is not None else None
