@@ -310,6 +310,20 @@ class TestReviewFixes:
         assert ranged.excerpt == rest.excerpt.replace(rest.excerpt, ranged.excerpt)
         assert len(ranged.excerpt.splitlines()) == 40
 
+    def test_a_pasted_paragraph_on_one_line_is_read_whole_in_pieces_of_400(self) -> None:
+        s = Session(100_000, estimator=EST)
+        paragraph = " ".join(f"word{i:04d}" for i in range(100))  # 999 characters, one line
+        s.append(user("Keep this in mind:\n" + paragraph))
+        entry = s.entries[0].id
+        first = s.recall(RecallQuery(entry_id=entry), budget=120).hits[0]
+        assert first.excerpt.splitlines() == [
+            "1: Keep this in mind:",
+            "2: " + paragraph[:400],
+            "… lines 3–4 not shown: ask again with from_line 3",
+        ]
+        rest = s.recall(RecallQuery(entry_id=entry, from_line=3), budget=4_000).hits[0]
+        assert rest.excerpt.splitlines() == ["3: " + paragraph[400:800], "4: " + paragraph[800:]]
+
     @pytest.mark.parametrize(
         ("arguments", "message"),
         [

@@ -424,20 +424,37 @@ def _excerpt(text: str, spans: Sequence[tuple[int, int]], context: int) -> tuple
     return "\n".join(out), (first or 0) + 1
 
 
+def whole_lines(text: str) -> list[str]:
+    """The lines of ``text`` as a whole-entry read numbers them: each line of the text, one
+    longer than :data:`~ctxengine.policy.defaults.RECALL_LINE_MAX_CHARS` characters in
+    pieces of that many (the last shorter), so that every character can be read, a page at
+    a time, and the pieces joined give the line back."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= RECALL_LINE_MAX_CHARS:
+            out.append(line)
+        else:
+            out += [
+                line[i : i + RECALL_LINE_MAX_CHARS]
+                for i in range(0, len(line), RECALL_LINE_MAX_CHARS)
+            ]
+    return out
+
+
 def _numbered(text: str, first: int) -> str:
-    """The lines of ``text`` from line ``first`` (1-based) on, numbered, long lines clipped;
-    a note when ``first`` is past the end."""
-    lines = text.split("\n")
+    """The lines of ``text`` (:func:`whole_lines`) from line ``first`` (1-based) on,
+    numbered; a note when ``first`` is past the end."""
+    lines = whole_lines(text)
     if first > len(lines):
         return f"(the document has {len(lines)} lines)"
-    return "\n".join(f"{n}: {_clip(lines[n - 1], (), 0)}" for n in range(first, len(lines) + 1))
+    return "\n".join(f"{n}: {lines[n - 1]}" for n in range(first, len(lines) + 1))
 
 
 def _with_rest(excerpt: str, text: str) -> str:
     """``excerpt`` (numbered lines cut to a budget) and, when lines of ``text`` follow it, a
     line saying where to go on."""
     last = excerpt.rsplit("\n", 1)[-1].split(":", 1)[0]
-    total = text.count("\n") + 1
+    total = len(whole_lines(text))
     if not last.isdigit() or int(last) >= total:
         return excerpt
     n = int(last)
