@@ -120,7 +120,7 @@ def test_a_request_that_cannot_fit_with_its_output_tokens_exits_2_and_writes_not
     )
     assert (code, stdout) == (2, "")
     assert stderr == (
-        "cannot compact: the compacted request still needs about 5,056 tokens plus the 3,000 "
+        "cannot compact: the compacted request still needs about 5,034 tokens plus the 3,000 "
         "output tokens asked for (--max-tokens), more than the 8,000-token window (the system "
         "prompt, developer instructions and the newest turn are kept whole and alone may not "
         "fit); nothing was written"

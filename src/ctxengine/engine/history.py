@@ -273,6 +273,10 @@ class History:
             ]
         )
 
+    def request_entries(self) -> tuple[tuple[str, str], ...]:
+        """Each real user request of the log as ``(text, entry id)``, in log order."""
+        return tuple((text, self.entries[i].id) for i, text in self._requests)
+
     def prior_user_messages(self) -> tuple[str, ...]:
         """Real user requests before the current epoch (oldest first, verbatim)."""
         end = bisect_left(self._requests, (self.epoch_start, ""))

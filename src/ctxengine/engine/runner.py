@@ -442,15 +442,22 @@ def _request(
     at = [history.index.get(src) for src in sources[n_from : n_sum + n_prefix] if src is not None]
     known = [history.entries[i].seq for i in at if i is not None]
     head = history.entries[history.head_end].seq if history.head_end < len(history) else 0
+    summarized = history.originals(messages[n_from:n_sum], sources[n_from:n_sum])
+    prefix = history.originals(
+        messages[n_sum : n_sum + n_prefix], sources[n_sum : n_sum + n_prefix]
+    )
+    said = [
+        (m.text, src)
+        for m, src in zip(summarized + prefix, sources[n_from : n_sum + n_prefix], strict=True)
+        if src is not None and m.role == "assistant" and m.text
+    ]
     return SummaryRequest(
-        messages=history.originals(messages[n_from:n_sum], sources[n_from:n_sum]),
+        messages=summarized,
         previous=history.previous_compaction(),
         goal=history.goal or "",
         budget_tokens=attempt.summary_tokens,
         focus=plan.focus,
-        turn_prefix=history.originals(
-            messages[n_sum : n_sum + n_prefix], sources[n_sum : n_sum + n_prefix]
-        ),
+        turn_prefix=prefix,
         prior_user_messages=history.prior_user_messages(),
         # Pinned items have a message of their own after the continuation state
         # (:mod:`ctxengine.projection.pins`): the summary does not repeat them.
@@ -464,6 +471,7 @@ def _request(
         kept=history.originals(messages[n_sum + n_prefix :], sources[n_sum + n_prefix :]),
         instructions=instructions,
         cwd=cwd,
+        text_entries=history.request_entries() + tuple(said),
     )
 
 

@@ -49,7 +49,9 @@ CARRIED_HEADINGS: tuple[str, ...] = tuple(w.headings.earlier_summary for w in WO
 #: Summarizers whose ledgers are ours; anything else (``"imported"``) is foreign.
 OWN_SUMMARIZERS = frozenset(SUMMARIZER_NAMES)
 
-_CUT_NOTE = re.compile(r"\n\[… ([\d,]+) more characters not shown\]$")
+_CUT_NOTE = re.compile(
+    r"\n\[… ([\d,]+) more characters not shown(?:; full text kept in history as entry [^\]\n]+)?\]$"
+)
 _PATH = (
     r"(?<![\w./@+:-])((?:~?/|\.\.?/)?(?:[\w@+-][\w.@+-]*/)+"
     r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/@+-])(?!\.\w)"

@@ -80,6 +80,10 @@ class SummaryRequest:
             transcript records), ``""`` when not: the ledgers normalise paths against it
             (before the previous compaction's and the one the messages state or suggest),
             and a file inside it is never scratch for lying under ``/tmp``.
+        text_entries: ``(text, entry id)`` of the history entries that hold whole the texts
+            the state may quote (the real user requests of the log, the assistant messages
+            summarized): a text the state shows cut names the entry that holds it
+            (:meth:`entries_by_text`); empty when the caller does not know them.
     """
 
     messages: tuple[Message, ...]
@@ -97,10 +101,15 @@ class SummaryRequest:
     instructions: str | None = None
     cwd: str = ""
     kept: tuple[Message, ...] = ()
+    text_entries: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.budget_tokens <= 0:
             raise ValueError(f"budget_tokens must be positive, got {self.budget_tokens}")
+
+    def entries_by_text(self) -> dict[str, str]:
+        """:attr:`text_entries` as a mapping from a text to the newest entry holding it."""
+        return dict(self.text_entries)
 
     @property
     def all_messages(self) -> tuple[Message, ...]:

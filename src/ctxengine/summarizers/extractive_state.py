@@ -58,6 +58,7 @@ their user messages replace is shown superseded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ctxengine.errors import SummaryRejected
@@ -127,11 +128,12 @@ ERROR_COUNT_ROUNDS = 3
 TURN_CONTEXT_MAX_STEPS = 10
 
 
-def _last_assistant_text(messages: tuple[Message, ...]) -> str:
+def _last_assistant(messages: tuple[Message, ...]) -> Message | None:
+    """The newest assistant message of ``messages`` that says something."""
     for message in reversed(messages):
         if message.role == "assistant" and message.text.strip():
-            return head_tail(message.text.strip(), CURRENT_WORK_MAX_CHARS)
-    return ""
+            return message
+    return None
 
 
 def _turn_context(request: SummaryRequest, words: Wording = ENGLISH) -> str:
@@ -154,6 +156,7 @@ def user_message_items(
     budget: int,
     estimator: Estimator,
     covered: frozenset[str] = frozenset(),
+    entries: Mapping[str, str] | None = None,
 ) -> list[Item]:
     """The user messages worth listing, newest first: ``texts`` (oldest first) without the
     ones in ``exclude`` (each once: the goal, the latest request), without bare
@@ -164,7 +167,7 @@ def user_message_items(
     longer than :data:`~ctxengine.policy.defaults.STATE_USER_MESSAGE_HEAD_CHARS` characters
     is that item for its head (:func:`split_head`, its tokens the ones counted) and a
     ``user_message.more`` item for the rest, worth less than open errors (and never more than
-    its head)."""
+    its head). ``entries``: the history entry holding each text, by text (``Item.entry``)."""
     remaining = list(texts)
     for text in exclude:
         if text in remaining:
@@ -186,12 +189,23 @@ def user_message_items(
         cost = estimator.text(head)
         kind = "user_message" if cost <= left else "user_message.older"
         left = max(0, left - cost) if kind == "user_message" else 0
-        out.append(Item("user_messages", kind, head, order=i, recency=recency[i], cut_floor=0))
+        entry = entries.get(text, "") if entries else ""
+        out.append(
+            Item(
+                "user_messages",
+                kind,
+                head,
+                order=i,
+                recency=recency[i],
+                cut_floor=0,
+                entry=entry,
+            )
+        )
         if rest:
             worth = min(VALUES["user_message.more"], VALUES[kind] - 1)  # never above its head
             label = JOINED if joined else ""
             more = Item("user_messages", "user_message.more", rest, order=i + 0.5, label=label)
-            out.append(replace(more, recency=recency[i], value=worth, cut_floor=0))
+            out.append(replace(more, recency=recency[i], value=worth, cut_floor=0, entry=entry))
     return out
 
 
@@ -212,26 +226,26 @@ def split_head(text: str, chars: int) -> tuple[str, str, bool]:
     return text[:chars], text[chars:], True
 
 
-def goal_items(goal: str) -> list[Item]:
+def goal_items(goal: str, entry: str = "") -> list[Item]:
     """The goal: its head, at most :data:`KEEP_CHARS` characters ended at a line break or a
     space (:func:`split_head`), as a required ``goal`` item, the rest (when longer) as a
     ``goal.more`` item worth less than open errors and modified files but more than scratch
     files, done steps and files read, shortened at a word boundary, written on from where the
     head ends (:data:`~ctxengine.summarizers.sections.JOINED`, or on a line of its own after a
     line break), so that a long task template gives way before the errors but the task's
-    statement stays before the lists."""
+    statement stays before the lists. ``entry``: the history entry holding the goal
+    (``Item.entry``)."""
     head, rest, joined = split_head(goal, KEEP_CHARS)
     quoted = needs_quoting(goal)
-    items = [
-        Item("goal", "goal", head, recency=1.0, required=True, cut_floor=len(head), quoted=quoted)
-    ]
+    first = Item("goal", "goal", head, recency=1.0, required=True, cut_floor=len(head))
+    items = [replace(first, quoted=quoted, entry=entry)]
     if rest:
         more = Item("goal", "goal.more", rest, order=1, cut_floor=0, label=JOINED if joined else "")
-        items.append(replace(more, quoted=quoted, word_cut=True))
+        items.append(replace(more, quoted=quoted, word_cut=True, entry=entry))
     return items
 
 
-def next_step_items(lines: steps.StepLines) -> list[Item]:
+def next_step_items(lines: steps.StepLines, entry: str = "") -> list[Item]:
     """The next step's items, each shortened at word boundaries (``Item.word_cut``): the
     request (``lines.request``, its head at least :data:`NEXT_STEP_KEEP_CHARS` characters
     always shown), and when it is longer than
@@ -240,14 +254,15 @@ def next_step_items(lines: steps.StepLines) -> list[Item]:
     the agent's stated plan, required but shortened first when the required items alone
     overflow the budget (never within the next step's first :data:`NEXT_STEP_KEEP_CHARS`
     characters); the closing sentences (the open errors, what comes next), required and
-    whole."""
+    whole. ``entry``: the history entry holding the request the first sentence quotes
+    (``Item.entry`` of the request's items)."""
     head, rest, joined = split_head(lines.request, STATE_NEXT_STEP_HEAD_CHARS)
     head = steps.quote_lines(head)
     floor = min(NEXT_STEP_KEEP_CHARS, len(head))
     step = Item("next_step", "next_step", head, required=True, cut_floor=floor, word_cut=True)
-    items = [step]
+    items = [replace(step, entry=entry)]
     if rest:
-        more = replace(step, kind="next_step.more", text=rest, order=1, cut_floor=0)
+        more = replace(step, kind="next_step.more", text=rest, order=1, cut_floor=0, entry=entry)
         items.append(replace(more, required=False, label=JOINED if joined else ""))
     if lines.plan:  # the next step's first NEXT_STEP_KEEP_CHARS characters always show
         plan = steps.quote_lines(lines.plan)
@@ -259,15 +274,16 @@ def next_step_items(lines: steps.StepLines) -> list[Item]:
     return items
 
 
-def current_work_items(text: str) -> list[Item]:
+def current_work_items(text: str, entry: str = "") -> list[Item]:
     """The agent's last message as current work: its first lines, up to
     :data:`CURRENT_WORK_HEAD_CHARS` characters, as a ``current_work`` item, the rest (when
     there is more) as a ``current_work.more`` item worth less than identifiers and errors, so
     that a long report gives way before them. Split at the last line break within the head
-    (else at its last space, else at the head's length); the two render as the whole text."""
+    (else at its last space, else at the head's length); the two render as the whole text.
+    ``entry``: the history entry holding the message (``Item.entry``)."""
     quoted = needs_quoting(text)
     if len(text) <= CURRENT_WORK_HEAD_CHARS:
-        return [Item("current_work", "current_work", text, cut_floor=0, quoted=quoted)]
+        return [Item("current_work", "current_work", text, cut_floor=0, quoted=quoted, entry=entry)]
     cut = text.rfind("\n", 0, CURRENT_WORK_HEAD_CHARS + 1)
     if cut <= 0:
         cut = text.rfind(" ", 0, CURRENT_WORK_HEAD_CHARS + 1)
@@ -276,8 +292,16 @@ def current_work_items(text: str) -> list[Item]:
     else:
         head, rest = text[:cut], text[cut + 1 :]
     return [
-        Item("current_work", "current_work", head, order=0, cut_floor=0, quoted=quoted),
-        Item("current_work", "current_work.more", rest, order=1, cut_floor=0, quoted=quoted),
+        Item("current_work", "current_work", head, cut_floor=0, quoted=quoted, entry=entry),
+        Item(
+            "current_work",
+            "current_work.more",
+            rest,
+            order=1,
+            cut_floor=0,
+            quoted=quoted,
+            entry=entry,
+        ),
     ]
 
 
@@ -447,9 +471,10 @@ def state_items(
     step = "\n".join(lines.sentences)  # unquoted: what a user message or the work may equal
     exclude = (goal, latest.text) if latest is not None and latest.text != goal else (goal,)
     texts = prior + real_user_texts(messages)
+    entries = request.entries_by_text()
     items: list[Item] = []
     if goal:
-        items += goal_items(goal)
+        items += goal_items(goal, entries.get(goal, ""))
     items += carried_items(request)
     covered = frozenset(
         [r.text.strip() for r in ledgers.rules]
@@ -459,12 +484,14 @@ def state_items(
     newest = min(
         summarizer.user_messages_budget, int(request.budget_tokens * STATE_USER_MESSAGES_MAX_SHARE)
     )
-    items += user_message_items(texts, exclude, newest, estimator, covered)
+    items += user_message_items(texts, exclude, newest, estimator, covered, entries)
     items += facts
-    current = _last_assistant_text(messages)
-    if current and current not in step:  # a short last message may be the plan quoted
-        items += current_work_items(current)
-    items += next_step_items(lines)
+    last = _last_assistant(messages)
+    current = "" if last is None else head_tail(last.text.strip(), CURRENT_WORK_MAX_CHARS)
+    if last is not None and current not in step:  # a short last message may be the plan quoted
+        items += current_work_items(current, entries.get(last.text, ""))
+    requests = texts + request.later_user_messages
+    items += next_step_items(lines, _quoted_entry(lines.request, requests, entries))
     context = _turn_context(request, words)
     if context:
         items.append(Item("turn_context", "turn_context", context, cut_floor=0))
@@ -472,6 +499,15 @@ def state_items(
         quoted = needs_quoting(request.focus)
         items.append(Item("focus", "focus", request.focus, cut_floor=0, quoted=quoted))
     return with_focus(items, request.focus)
+
+
+def _quoted_entry(sentence: str, texts: Sequence[str], entries: Mapping[str, str]) -> str:
+    """The history entry of the newest of ``texts`` (user requests, oldest first) that
+    ``sentence`` quotes whole, ``""`` when it quotes none that ``entries`` knows."""
+    for text in reversed(texts):
+        if text and text in sentence and text in entries:
+            return entries[text]
+    return ""
 
 
 def _latest_open_error(ledgers: Ledgers) -> str:

@@ -143,6 +143,9 @@ class Item:
             current work, the focus: :func:`~ctxengine.summarizers.sections.needs_quoting`),
             written with its later lines indented
             (:func:`~ctxengine.summarizers.sections.quoted_block`).
+        entry: the id of the history entry that holds the whole text the item is part of
+            (a user request, the agent's last message), named in the note of the characters
+            a shortened copy leaves out; ``""`` when none is known.
     """
 
     group: str
@@ -157,6 +160,7 @@ class Item:
     focus: bool = False
     word_cut: bool = False
     quoted: bool = False
+    entry: str = ""
 
     @property
     def score(self) -> float:

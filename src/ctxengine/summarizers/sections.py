@@ -202,7 +202,12 @@ def _rest_chars(item: Item) -> int:
     return len(item.text) + (0 if item.label == JOINED else 1)
 
 
-def _chars_note(cut: int) -> str:
+def _chars_note(cut: int, entry: str = "") -> str:
+    """The note of ``cut`` characters not shown, naming the history entry that holds the
+    whole text when ``entry`` is given (as a truncated tool output names its entry:
+    :data:`~ctxengine.projection.transform.TRUNCATION_MARKER`)."""
+    if entry:
+        return f"[… {cut:,} more characters not shown; full text kept in history as entry {entry}]"
     return f"[… {cut:,} more characters not shown]"
 
 
@@ -211,7 +216,7 @@ class _Block:
     """A group's body as :meth:`StateLayout.render` last wrote it, and what from."""
 
     items: tuple[Shown, ...]
-    gone: list[tuple[float, str, int]]
+    gone: list[tuple[float, str, int, str]]
     rest_left: dict[float, int]
     body: str
 
@@ -264,17 +269,19 @@ class StateLayout:
         text = neutralise(shown.text)
         if kind == "list" and shown.item.kind.endswith(MORE):
             text = indent_all(text)
-            return f"{text} {_chars_note(shown.cut)}" if shown.cut else text
+            return f"{text} {_chars_note(shown.cut, shown.item.entry)}" if shown.cut else text
         if kind == "list":
             text = _indented(text)
-            return f"- {text} {_chars_note(shown.cut)}" if shown.cut else f"- {text}"
+            if not shown.cut:
+                return f"- {text}"
+            return f"- {text} {_chars_note(shown.cut, shown.item.entry)}"
         if kind == "carried":
             text = indent_all(text)
             if not shown.cut:
                 return text
             return f"{text}\n[… {shown.cut:,} more characters of this section not shown]\n"
         text = self._body(shown)
-        return f"{text}\n{_chars_note(shown.cut)}" if shown.cut else text
+        return f"{text}\n{_chars_note(shown.cut, shown.item.entry)}" if shown.cut else text
 
     def note(self, group: str, omitted: int) -> str:
         """For a carried summary that shows some sections, the note counting the
@@ -309,61 +316,69 @@ class StateLayout:
         """The closing note's heading and line, without its parts."""
         return f"\n\n## {self.not_shown}\n- {self._where()}"
 
-    def _carried(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
+    def _carried(self, shown: list[Shown], omitted: list[tuple[float, str, int, str]]) -> str:
         """The carried sections shown, in their order, then one note counting those left
         out."""
         body = "".join(self.line(s) for s in shown).strip("\n").rstrip()
         if omitted:
-            chars = sum(n for _, _, n in omitted)
+            chars = sum(n for _, _, n, _ in omitted)
             noun = "section" if len(omitted) == 1 else "sections"
             body += (
                 f"\n[… {len(omitted):,} more {noun} not shown (no room left): {chars:,} characters]"
             )
         return f"<{CARRIED_TAG}>\n{body}\n</{CARRIED_TAG}>"
 
-    def _text(self, shown: list[Shown], omitted: list[tuple[float, str, int]]) -> str:
+    def _text(self, shown: list[Shown], omitted: list[tuple[float, str, int, str]]) -> str:
         """A text group: its parts in order; after a part left out or shortened, only the
         required parts (the next step's plan and closing lines) are shown (an optional later
         part never is without the earlier ones whole); one note of the characters not shown
         where they are missing (a shortened part's cut and the parts left out after it)."""
-        events: list[tuple[float, Shown | None, int]] = [(s.item.order, s, 0) for s in shown]
-        events += [(order, None, chars) for order, _, chars in omitted]
+        events: list[tuple[float, Shown | None, int, str]] = [
+            (s.item.order, s, 0, s.item.entry) for s in shown
+        ]
+        events += [(order, None, chars, entry) for order, _, chars, entry in omitted]
         events.sort(key=lambda e: e[0])
         texts: list[str] = []  # blocks of text
         cuts: list[int] = []  # the characters not shown after each block
+        entries: list[str] = []  # the entry holding each block's whole text
         pending = 0
+        pending_entry = ""
         gap = False
-        for _, s, chars in events:
-            if s is None:
-                pending, gap = pending + chars, True
-                continue
-            if gap and not s.item.required:
-                pending += len(s.item.text)
+        for _, s, chars, entry in events:
+            if s is None or (gap and not s.item.required):
+                pending += chars if s is None else len(s.item.text)
+                pending_entry = pending_entry or entry
+                gap = True
                 continue
             body = self._body(s)
             if pending and texts:
                 cuts[-1] += pending
+                entries[-1] = entries[-1] or pending_entry
             elif pending:
                 texts.append("")
                 cuts.append(pending)
+                entries.append(pending_entry)
             elif texts and s.item.label == JOINED:  # goes on where the part before ended
                 if _indents(s.item) and not texts[-1].endswith("\n"):
                     body = body.removeprefix(CONTINUATION_INDENT)
                 texts[-1] += body
                 cuts[-1] = s.cut
+                entries[-1] = entries[-1] or entry
                 gap = gap or bool(s.cut)
                 continue
-            pending = 0
+            pending, pending_entry = 0, ""
             texts.append(body)
             cuts.append(s.cut)
+            entries.append(entry)
             gap = gap or bool(s.cut)
         if not texts:
             return ""
         cuts[-1] += pending
+        entries[-1] = entries[-1] or pending_entry
         out: list[str] = []
-        for text, cut in zip(texts, cuts, strict=True):
+        for text, cut, entry in zip(texts, cuts, entries, strict=True):
             if cut:
-                note = _chars_note(cut)
+                note = _chars_note(cut, entry)
                 text = text.rstrip("\n") + "\n" + note if text else note
             out.append(text)
         return "\n".join(out)
@@ -396,7 +411,7 @@ class StateLayout:
         self,
         group: Group,
         items: list[Shown],
-        gone: list[tuple[float, str, int]],
+        gone: list[tuple[float, str, int, str]],
         rest_left: dict[float, int],
     ) -> str:
         """The body of ``group`` showing ``items`` (in order), with ``gone`` (a text or
@@ -429,7 +444,7 @@ class StateLayout:
         shown: dict[str, list[Shown]] = {}
         for s in selection.shown:
             shown.setdefault(s.item.group, []).append(s)
-        left: dict[str, list[tuple[float, str, int]]] = {}
+        left: dict[str, list[tuple[float, str, int, str]]] = {}
         counted: dict[str, int] = {}  # a list group's items left out (only counted)
         rest_left: dict[str, dict[float, int]] = {}  # a list item's rest left out
         for item in selection.omitted:
@@ -440,7 +455,7 @@ class StateLayout:
                 else:
                     counted[key] = counted.get(key, 0) + 1
                 continue
-            left.setdefault(key, []).append((item.order, item.label, len(item.text)))
+            left.setdefault(key, []).append((item.order, item.label, len(item.text), item.entry))
         blocks: list[str] = [self.intro] if self.intro else []
         closing: list[str] = []
         for group in GROUPS:
