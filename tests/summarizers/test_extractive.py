@@ -713,6 +713,19 @@ def test_a_short_ledger_block_keeps_the_required_items_and_says_what_it_left_out
     assert ledger_block(Ledgers(), 60, EST, intro=LEDGER_INTRO) == ("", ())
 
 
+def test_a_first_request_cut_in_the_ledger_block_names_its_entry() -> None:
+    goal = "".join(f"{i:04d} " for i in range(400))  # 2,000 characters
+    ledgers = replace(_fact_ledgers(), goal=goal)
+    block, notes = ledger_block(
+        ledgers, 200, EST, intro=LEDGER_INTRO, covered=(0, 9), goal_entry="e-3"
+    )
+    assert block.startswith(
+        f"{LEDGER_INTRO}\n\n## First user request (verbatim)\n{goal[:499]}\n[… 1,501 more "
+        "characters not shown; full text kept in history as entry e-3]\n\n## Files modified\n"
+    )
+    assert notes[0] == "goal: 1,501 characters cut"
+
+
 def test_a_short_budget_drops_identifiers_and_fixed_errors_before_open_ones() -> None:
     facts = tuple(
         ErrorFact(f"E{i}: boom number {i}", "fixed" if i < 3 else "open", i, "make")

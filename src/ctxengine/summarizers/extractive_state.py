@@ -562,6 +562,7 @@ def ledger_block(
     not_shown: str = NOT_SHOWN_HEADING,
     covered: tuple[int, int] | None = None,
     focus: str | None = None,
+    goal_entry: str = "",
 ) -> tuple[str, tuple[str, ...]]:
     """The ledgers as a model summarizer appends them to its narrative: ``intro``, the first
     user request (``ledgers.goal``, its first :data:`KEEP_CHARS` characters always shown) and
@@ -570,11 +571,12 @@ def ledger_block(
     ``headings`` (the first request under ``headings.first_request``; the closing note under
     ``not_shown``), the words around the facts from ``facts``. Returns the
     text (``""`` when there is nothing to list) and the notes of what was left out. The text
-    may exceed ``limit`` only with the required items alone."""
+    may exceed ``limit`` only with the required items alone. ``goal_entry``: the history
+    entry holding the first request, named when it is shown cut (``Item.entry``)."""
     goal = ledgers.goal
     items: list[Item] = []
     if goal:
-        items += goal_items(goal)
+        items += goal_items(goal, goal_entry)
     items += ledger_items(ledgers, facts)
     if not items:
         return "", ()

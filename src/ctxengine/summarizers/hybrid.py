@@ -146,6 +146,7 @@ class HybridSummarizer:
             not_shown=not_shown_heading(words),
             covered=request.covered,
             focus=request.focus,
+            goal_entry=request.entries_by_text().get(ledgers.goal, ""),
         )
         return block, [f"ledgers:{n}" for n in notes]
 
