@@ -41,6 +41,7 @@ from ctxengine.summarizers import (
 from ctxengine.summarizers.extractive_state import (
     CURRENT_WORK_HEAD_CHARS,
     MODIFIED_GROUP_SHARE,
+    _quoted_entry,
     current_work_items,
 )
 from ctxengine.summarizers.items import VALUES
@@ -390,6 +391,33 @@ class TestBudget:
             "history as entry e-7]\n\n## Next step\n" + CHECK_STEP
         )  # the note's 10 tokens more than without the entry: the budget is 225, not 215
         assert summary.tokens == 225
+
+    def test_a_current_work_cut_in_its_middle_names_the_entry_of_the_message(self) -> None:
+        report = "Report:\n" + "\n".join(f"line {i} done" for i in range(200))  # 2,697 chars
+        request = SummaryRequest(
+            (user("Fix the parser."), assistant(report)),
+            None,
+            "Fix the parser.",
+            2000,
+            text_entries=(("Fix the parser.", "e-1"), (report, "e-2")),
+        )
+        text = SUMMARIZER.summarize(request, EST).text
+        work = text.split("## Current work\n", 1)[1].split("\n\n## ", 1)[0]
+        assert work == (
+            report[:600]
+            + "\n[… 1,497 characters omitted; full text kept in history as entry e-2 …]\n"
+            + report[-600:]
+        )
+
+    def test_a_request_resolved_from_an_acknowledgement_names_the_request_s_entry(
+        self,
+    ) -> None:
+        ask = "Follow the next steps of the plan. " * 20
+        sentence = f'"Please continue.", to go on with: {ask}'
+        texts = (ask, "Please continue.")
+        entries = {ask: "e-4", "Please continue.": "e-9"}
+        assert _quoted_entry(sentence, texts, entries) == "e-4"
+        assert _quoted_entry("No later request.", texts, entries) == ""
 
     def test_the_first_500_characters_of_the_goal_and_the_next_step_always_survive(
         self,

@@ -196,3 +196,10 @@ class TestFraming:
             "[assistant\n[… 55 characters omitted …]\n| xxxxxxxxx)",
             55,
         )
+
+
+def test_head_tail_names_the_entry_that_holds_the_whole_text() -> None:
+    assert head_tail("abcdefg", 4, "e-5") == (
+        "ab\n[… 3 characters omitted; full text kept in history as entry e-5 …]\nfg"
+    )
+    assert head_tail("abcd", 4, "e-5") == "abcd"

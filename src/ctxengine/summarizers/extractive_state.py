@@ -487,9 +487,10 @@ def state_items(
     items += user_message_items(texts, exclude, newest, estimator, covered, entries)
     items += facts
     last = _last_assistant(messages)
-    current = "" if last is None else head_tail(last.text.strip(), CURRENT_WORK_MAX_CHARS)
+    said = "" if last is None else entries.get(last.text, "")
+    current = "" if last is None else head_tail(last.text.strip(), CURRENT_WORK_MAX_CHARS, said)
     if last is not None and current not in step:  # a short last message may be the plan quoted
-        items += current_work_items(current, entries.get(last.text, ""))
+        items += current_work_items(current, said)
     requests = texts + request.later_user_messages
     items += next_step_items(lines, _quoted_entry(lines.request, requests, entries))
     context = _turn_context(request, words)
@@ -502,12 +503,15 @@ def state_items(
 
 
 def _quoted_entry(sentence: str, texts: Sequence[str], entries: Mapping[str, str]) -> str:
-    """The history entry of the newest of ``texts`` (user requests, oldest first) that
-    ``sentence`` quotes whole, ``""`` when it quotes none that ``entries`` knows."""
-    for text in reversed(texts):
-        if text and text in sentence and text in entries:
-            return entries[text]
-    return ""
+    """The history entry of the longest of ``texts`` (user requests, oldest first; the newest
+    of equally long ones) that ``sentence`` quotes whole, ``""`` when it quotes none that
+    ``entries`` knows. The longest: a request resolved from a short acknowledgement quotes
+    both ("Please continue.", to go on with: the request), and only the request is cut."""
+    best = ""
+    for text in texts:
+        if len(text) >= len(best) and text and text in sentence and text in entries:
+            best = text
+    return entries[best] if best else ""
 
 
 def _latest_open_error(ledgers: Ledgers) -> str:

@@ -104,14 +104,16 @@ def label_name(name: str) -> str:
     return _NAME_UNSAFE.sub("_", name)[:NAME_MAX_CHARS] or "tool"
 
 
-def head_tail(text: str, max_chars: int) -> str:
+def head_tail(text: str, max_chars: int, entry: str = "") -> str:
     """``text`` unchanged when it has at most ``max_chars`` characters; else its first and
-    last ``max_chars // 2`` characters around ``[… N characters omitted …]`` lines."""
+    last ``max_chars // 2`` characters around an ``[… N characters omitted …]`` line, which
+    names ``entry`` (the history entry that holds the whole text) when given."""
     if len(text) <= max_chars:
         return text
     half = max(max_chars // 2, 1)
     omitted = len(text) - 2 * half
-    return f"{text[:half]}\n[… {omitted:,} characters omitted …]\n{text[-half:]}"
+    where = f"; full text kept in history as entry {entry}" if entry else ""
+    return f"{text[:half]}\n[… {omitted:,} characters omitted{where} …]\n{text[-half:]}"
 
 
 def placeholder(part: ImagePart | DocumentPart | NativeCompactionPart) -> str:
