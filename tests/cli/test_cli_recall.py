@@ -87,3 +87,11 @@ def test_bad_queries_exit_2_with_the_reason(args: list[str], message: str) -> No
     assert run.returncode == 2
     assert message in run.stderr
     assert run.stdout == ""
+
+
+def test_an_entry_id_the_session_does_not_hold_exits_2_naming_it() -> None:
+    run = cli("recall", EXAMPLE, "--entry", "no-such-entry")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert "no entry 'no-such-entry' in this session's history" in run.stderr
+    found = cli("recall", EXAMPLE, "--entry", "9cdab2ec-4ff6-450a-ba08-60aaf060fcd3")
+    assert found.returncode == 0 and CRASH in found.stdout

@@ -20,6 +20,7 @@ from ctxengine.cli.options import (
 )
 from ctxengine.cli.output import dump_json, say
 from ctxengine.engine import Session
+from ctxengine.errors import ConfigError
 from ctxengine.policy.defaults import DEFAULT_WINDOW, RECALL_BUDGET_TOKENS
 from ctxengine.recall import RecallQuery, RecallResult, format_result
 from ctxengine.recall.chain import SessionHit
@@ -142,6 +143,8 @@ def recall(
         estimator=estimator,
     )
     result = live.recall(wanted, budget=budget, newest_first=not oldest_first)
+    if entry is not None and not result.matched and all(e.id != entry for e in t.entries):
+        raise ConfigError(f"{t.label}: no entry {entry!r} in this session's history")
     if json_out:
         dump_json(recall_json(t.label, t.session_id, result) | {"tokenizer": counting.name}, None)
     else:
