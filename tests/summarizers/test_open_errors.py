@@ -262,6 +262,21 @@ class TestInterruptedCalls:
 
 
 class TestDeclinedCallsShownAsInterruptedOnes:
+    def test_a_call_cancelled_because_a_sibling_failed_is_not_an_error_of_its_own(
+        self,
+    ) -> None:
+        sibling = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+        msgs = (
+            user("Read both templates."),
+            calls(call("a", "Read", file_path="lib/a.heex"), call("b", "Read", file_path="b.ex")),
+            results(("a", "File does not exist.", True), ("b", sibling, True)),
+        )
+        ledgers = extract_ledgers(msgs)
+        assert [(e.text, e.status) for e in ledgers.error_facts] == [
+            ("File does not exist.", "open")
+        ]
+        assert ledgers.done == ("interrupted: `Read(b.ex)` (no result)",)
+
     def test_a_declined_and_an_interrupted_call_show_the_same_call(self) -> None:
         long = "cp src/a.ts " + "x" * 300 + " && ls"
         piped = "cd web && git push --force 2>&1 | tail -3\necho done"

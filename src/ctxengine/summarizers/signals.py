@@ -114,11 +114,14 @@ def declined_by_user(result: ToolResultPart) -> bool:
 #: recorded: the tool call was interrupted before it returned]``, ``[no result recorded: the
 #: session ended before this tool call returned]``), pi's ``Command aborted``, the last line
 #: of a bash result whose run the user aborted (after what it printed until then), and Gemini
-#: CLI's ``[Operation Cancelled] Reason: User cancelled the operation.`` (the placeholders
-#: and Gemini CLI's line as a result's whole text).
+#: CLI's ``[Operation Cancelled] Reason: User cancelled the operation.`` and Claude Code's
+#: ``<tool_use_error>Sibling tool call errored</tool_use_error>`` (a parallel call cancelled
+#: because another call of the same reply failed: that call's error is the one recorded)
+#: (the placeholders and these lines as a result's whole text).
 _INTERRUPTED = re.compile(
     r"\[no result recorded: [^\]\n]*\]|"
-    r"\[Operation Cancelled\] Reason: User cancelled the operation\.?"
+    r"\[Operation Cancelled\] Reason: User cancelled the operation\.?|"
+    r"(?:<tool_use_error>)?Sibling tool call errored(?:</tool_use_error>)?"
 )
 _ABORTED = "Command aborted"
 
@@ -138,4 +141,6 @@ def interrupted(result: ToolResultPart) -> bool:
     begin = 0
     while begin < end and text[begin].isspace():
         begin += 1
-    return text.startswith("[", begin) and _INTERRUPTED.fullmatch(text, begin, end) is not None
+    return text.startswith(("[", "<", "S"), begin) and (
+        _INTERRUPTED.fullmatch(text, begin, end) is not None
+    )
