@@ -68,7 +68,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
         "pi": (3, 0),
         "codex": (1, 0),
         "gemini-cli": (2, 1),
-        "opencode": (2, 0),
+        "opencode": (3, 0),  # a failed file tool error names its call
         "claude-code": (2, 0),
         "roo-code": (2, 0),
         "openhands": (3, 0),

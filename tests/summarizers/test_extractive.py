@@ -81,14 +81,15 @@ class TestEachAgentsVocabulary:
             "## Done\n- edited /repo/src/auth.py\n- created /repo/tests/test_auth.py\n"
             "- ran `pytest -q tests/test_auth.py` (succeeded)\n\n"
             "## Files modified\n- /repo/src/auth.py\n- /repo/tests/test_auth.py\n\n"
-            "## Errors\n- open: <tool_use_error>String to replace not found in file.\n\n"
+            "## Errors\n- open: <tool_use_error>String to replace not found in file. — "
+            "`Edit(/repo/src/db.py)`\n\n"
             "## Commands run\n- pytest -q tests/test_auth.py\n\n"
             "## Current work\nFixed: login now returns the user. The test passes.\n\n"
             "## Next step\nThe goal above was answered before this point (see Current work).\n"
             "Open errors to resolve: 1 (listed under Errors).\n"
             "Go on with the messages after this summary."
         )
-        assert tokens == 169
+        assert tokens == 175
 
     def test_codex(self) -> None:
         text, _ = _summarize(codex_history())
@@ -153,14 +154,18 @@ class TestEachAgentsVocabulary:
             "- edited src/marshmallow/fields.py\n- deleted reproduce.py\n\n"
             "## Files modified\n- src/marshmallow/fields.py\n\n"
             "## Scratch files (backups, temporary files, helper scripts)\n- reproduce.py\n\n"
-            "## Errors\n- fixed: - E999 IndentationError: unexpected indent\n\n"
+            "## Errors\n- fixed: - E999 IndentationError: unexpected indent — "
+            "`edit(src/marshmallow/fields.py)`\n\n"
             "## Commands run\n- python reproduce.py\n- rm reproduce.py\n\n"
             "## Next step\n" + CHECK_STEP
         )
 
     def test_a_failed_edit_is_not_listed_as_done_or_modified(self) -> None:
         text, _ = _summarize(claude_code_history())
-        assert "/repo/src/db.py" not in text
+        # named only by its error, whose line says not which file
+        assert [line for line in text.splitlines() if "/repo/src/db.py" in line] == [
+            "- open: <tool_use_error>String to replace not found in file. — `Edit(/repo/src/db.py)`"
+        ]
 
 
 def _first_range() -> tuple[Message, ...]:
@@ -713,7 +718,7 @@ def test_the_ledger_block_shows_rule_error_file_and_identifier_facts() -> None:
         "## Files modified\n- old.py\n- /r/a.py\n\n"
         "## Scratch files (backups, temporary files, helper scripts)\n- /r/fix.py\n\n"
         "## Files read\n- /r/b.py\n\n"
-        "## Errors\n- Exit code 1\n- fixed: FAILED t.py::a - x\n"
+        "## Errors\n- Exit code 1\n- fixed: FAILED t.py::a - x — `Edit(/r/a.py)`\n"
         "- open: KeyError: 'x' — at File \"/r/a.py\", line 3 — `python t.py`\n\n"
         "## Identifiers\n- port: localhost:8080\n\n"
         "## Pinned\n- keep me"

@@ -25,7 +25,10 @@ from ctxengine.projection.wording import ENGLISH_FACTS, FactWords
 
 #: Longest failed command shown next to an error, in characters (longer ones are left out).
 ERROR_COMMAND_MAX_CHARS = 60
-_TOOL_KEY = re.compile(r"^\w+\(.*\)$")
+#: Longest file tool call (``Read(/repo/lib/a.ex)``) shown next to an error that names none
+#: of its paths, in characters: without it "File does not exist." says not which file.
+ERROR_TOOL_CALL_MAX_CHARS = 160
+_TOOL_KEY = re.compile(r"^\w+\((.*)\)$")
 #: Label before a superseded rule (English).
 SUPERSEDED = ENGLISH_FACTS.superseded + " "
 
@@ -46,14 +49,25 @@ def rule_line(rule: RuleFact, words: FactWords = ENGLISH_FACTS) -> str:
 def error_line(error: ErrorFact, words: FactWords = ENGLISH_FACTS) -> str:
     """An error as listed: ``STATUS: LINE``, then ``— at WHERE`` when it has a location and
     ``— `COMMAND``` when its shell command is at most :data:`ERROR_COMMAND_MAX_CHARS`
-    characters (a file tool's key, ``Edit(/repo/a.py)``, is not shown); ``STATUS`` and
-    ``at`` in the words of ``words``."""
+    characters, or its file tool call (``Read(/repo/a.ex)``) at most
+    :data:`ERROR_TOOL_CALL_MAX_CHARS` when the line names none of the call's paths (neither
+    whole nor by file name); ``STATUS`` and ``at`` in the words of ``words``."""
     status = words.open if error.status == "open" else words.fixed
     out = f"{status}: {error.text}"
     if error.where:
         out += f" — {words.at} {error.where}"
     command = error.command
-    if command and len(command) <= ERROR_COMMAND_MAX_CHARS and not _TOOL_KEY.match(command):
+    tool = _TOOL_KEY.match(command) if command else None
+    if tool is None:
+        if command and len(command) <= ERROR_COMMAND_MAX_CHARS:
+            out += f" — `{command}`"
+        return out
+    paths = [p for p in tool.group(1).split(" ") if p]
+    if (
+        paths
+        and len(command) <= ERROR_TOOL_CALL_MAX_CHARS
+        and not any(p in out or p.rsplit("/", 1)[-1] in out for p in paths)
+    ):
         out += f" — `{command}`"
     return out
 
