@@ -276,6 +276,14 @@ class TestDeclinedCallsShownAsInterruptedOnes:
             ("File does not exist.", "open")
         ]
         assert ledgers.done == ("interrupted: `Read(b.ex)` (no result)",)
+        summary = SUMMARIZER.summarize(SummaryRequest(msgs, None, msgs[0].text, 2_000), EST)
+        assert summary.text == (
+            "## Goal\nRead both templates.\n\n"
+            "## Done\n- interrupted: `Read(b.ex)` (no result)\n\n"
+            "## Errors\n- open: File does not exist. — `Read(lib/a.heex)`\n\n"
+            "## Next step\nNo later request. Next: resolve the latest open error: File does not "
+            "exist. — `Read(lib/a.heex)`\nOpen errors to resolve: 1 (listed under Errors)."
+        )
 
     def test_a_declined_and_an_interrupted_call_show_the_same_call(self) -> None:
         long = "cp src/a.ts " + "x" * 300 + " && ls"

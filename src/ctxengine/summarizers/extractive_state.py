@@ -84,7 +84,7 @@ from ctxengine.summarizers.base import Summary, SummaryRequest
 from ctxengine.summarizers.carried import split_sections
 from ctxengine.summarizers.constraints import real_user_texts
 from ctxengine.summarizers.extractive import ExtractiveSummarizer
-from ctxengine.summarizers.fact_items import done_line
+from ctxengine.summarizers.fact_items import done_line, unnamed_call
 from ctxengine.summarizers.items import (
     CARRIED_BASE,
     CARRIED_SCALE,
@@ -517,10 +517,15 @@ def _quoted_entry(sentence: str, texts: Sequence[str], entries: Mapping[str, str
 def _latest_open_error(ledgers: Ledgers) -> str:
     """The line of the newest open error (by source) that says what failed (not one that
     only counts failures, :func:`~ctxengine.summarizers.items.counts_only`), else of the
-    newest open error, ``""`` when none is open."""
+    newest open error, ``""`` when none is open; followed by its file tool call when the
+    line names none of its paths (:func:`~ctxengine.summarizers.fact_items.unnamed_call`)."""
     open_ = sorted((e for e in ledgers.error_facts if e.status == "open"), key=lambda e: e.source)
-    said = [e.text for e in open_ if not counts_only(e.text)]
-    return said[-1] if said else open_[-1].text if open_ else ""
+    said = [e for e in open_ if not counts_only(e.text)]
+    latest = said[-1] if said else open_[-1] if open_ else None
+    if latest is None:
+        return ""
+    call = unnamed_call(latest)
+    return f"{latest.text} — `{call}`" if call else latest.text
 
 
 def _is_open_error(item: Item) -> bool:

@@ -57,19 +57,27 @@ def error_line(error: ErrorFact, words: FactWords = ENGLISH_FACTS) -> str:
     if error.where:
         out += f" — {words.at} {error.where}"
     command = error.command
-    tool = _TOOL_KEY.match(command) if command else None
-    if tool is None:
-        if command and len(command) <= ERROR_COMMAND_MAX_CHARS:
+    if command and not _TOOL_KEY.match(command):
+        if len(command) <= ERROR_COMMAND_MAX_CHARS:
             out += f" — `{command}`"
         return out
+    call = unnamed_call(error)
+    return f"{out} — `{call}`" if call else out
+
+
+def unnamed_call(error: ErrorFact) -> str:
+    """The file tool call of ``error`` (its key, ``Read(/repo/a.ex)``) when the error's line
+    and location name none of its paths (neither whole nor by file name) and it is at most
+    :data:`ERROR_TOOL_CALL_MAX_CHARS` characters, else ``""``: what an error line adds so
+    that "File does not exist." says which file."""
+    tool = _TOOL_KEY.match(error.command) if error.command else None
+    if tool is None or len(error.command) > ERROR_TOOL_CALL_MAX_CHARS:
+        return ""
     paths = [p for p in tool.group(1).split(" ") if p]
-    if (
-        paths
-        and len(command) <= ERROR_TOOL_CALL_MAX_CHARS
-        and not any(p in out or p.rsplit("/", 1)[-1] in out for p in paths)
-    ):
-        out += f" — `{command}`"
-    return out
+    said = f"{error.text} {error.where or ''}"
+    if not paths or any(p in said or p.rsplit("/", 1)[-1] in said for p in paths):
+        return ""
+    return error.command
 
 
 #: Mark after an identifier replaced by a newer one of the same meaning (English).
