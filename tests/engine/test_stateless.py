@@ -31,6 +31,20 @@ DJANGO = "openai-messages/mini-swe-agent-deepseek-chat-django-13265.traj.json"
 WINDOW = 4_000
 
 
+def count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Message]:
+    """The messages ``PrefixCache`` hashes from now on, in order (``message_digest``
+    wrapped)."""
+    hashed: list[Message] = []
+    digest = ctxengine.engine.stateless.message_digest
+
+    def counting(m: Message) -> bytes:
+        hashed.append(m)
+        return digest(m)
+
+    monkeypatch.setattr(ctxengine.engine.stateless, "message_digest", counting)
+    return hashed
+
+
 def corpus_messages(relative: str) -> tuple[Message, ...]:
     path = require_corpus(*relative.split("/"))
     return tuple(source_messages(read_transcript(path).entries))
@@ -113,14 +127,7 @@ class TestSameAsLive:
         messages = conversation()
         ends = requests_of(messages)
         cache = PrefixCache()
-        hashed: list[Message] = []
-        digest = ctxengine.engine.stateless.message_digest
-
-        def counting(m: Message) -> bytes:
-            hashed.append(m)
-            return digest(m)
-
-        monkeypatch.setattr(ctxengine.engine.stateless, "message_digest", counting)
+        hashed = count_hashes(monkeypatch)
         for i in ends:
             cache.serve(fresh(messages[:i]), window=WINDOW, created_at=CREATED)
         # each request hashes only what follows the previous one: every message once
@@ -285,14 +292,7 @@ class TestNewObjects:
             user("Rename the helper in src/util.py."),
             *conversation(12)[2:],
         )
-        hashed: list[Message] = []
-        digest = ctxengine.engine.stateless.message_digest
-
-        def counting(m: Message) -> bytes:
-            hashed.append(m)
-            return digest(m)
-
-        monkeypatch.setattr(ctxengine.engine.stateless, "message_digest", counting)
+        hashed = count_hashes(monkeypatch)
         cache = PrefixCache()
         served: dict[tuple[int, int], Served] = {}
         pairs = list(zip(requests_of(one), requests_of(other), strict=False))
