@@ -53,6 +53,7 @@ class Calls:
 
     adopted: list[int] = field(default_factory=list)
     foreground: list[int] = field(default_factory=list)
+    deferred: list[int] = field(default_factory=list)
     plain: list[int] = field(default_factory=list)
     started: list[int] = field(default_factory=list)
     other: list[int] = field(default_factory=list)
@@ -83,6 +84,8 @@ def replay_timed(entries: Sequence[Entry], window: int, policy: Policy, into: Ca
                 into.discarded += "precompute_discarded" in steps
                 if "precompute_adopted" in steps:
                     into.adopted.append(elapsed)
+                elif "precompute_deferred" in steps:
+                    into.deferred.append(elapsed)
                 elif "compaction" in steps:
                     into.foreground.append(elapsed)
                 elif "precompute_started" in steps:
@@ -109,6 +112,9 @@ def main() -> None:
     parser.add_argument("--ratio", type=float, default=0.85, help="precompute share of trigger")
     parser.add_argument("--min-tokens", type=int, default=20_000, help="smallest transcript")
     parser.add_argument("--files", type=int, default=0, help="only the first N transcripts")
+    parser.add_argument(
+        "--block", type=float, default=0.95, help="block share of the window (0: no such run)"
+    )
     args = parser.parse_args()
 
     corpus = require_corpus()
@@ -126,34 +132,59 @@ def main() -> None:
         sessions = sessions[: args.files]
 
     on_policy = DEFAULT_POLICY.model_copy(update={"precompute_ratio": args.ratio})
-    off, on = Calls(), Calls()
+    block_policy = on_policy.model_copy(update={"precompute_block_ratio": args.block or None})
+    off, on, block = Calls(), Calls(), Calls()
     rows = []
     for name, entries in sessions:
         before = (len(off.foreground), len(on.adopted), len(on.foreground))
+        before_block = (len(block.adopted), len(block.deferred), len(block.foreground))
         replay_timed(entries, args.window, DEFAULT_POLICY, off)
         replay_timed(entries, args.window, on_policy, on)
+        if args.block:
+            replay_timed(entries, args.window, block_policy, block)
         rows.append(
             (
                 name,
                 len(off.foreground) - before[0],
                 len(on.adopted) - before[1],
                 len(on.foreground) - before[2],
+                len(block.adopted) - before_block[0],
+                len(block.deferred) - before_block[1],
+                len(block.foreground) - before_block[2],
             )
         )
     table(
-        ("transcript", "compactions (off)", "adopted (on)", "foreground (on)"),
+        (
+            "transcript",
+            "compactions (off)",
+            "adopted (on)",
+            "foreground (on)",
+            "adopted (block)",
+            "deferred (block)",
+            "foreground (block)",
+        ),
         rows,
         f"{len(sessions)} transcripts at a {args.window:,}-token window; precompute from "
-        f"{args.ratio:.0%} of the trigger",
+        f"{args.ratio:.0%} of the trigger; block: also precompute_block_ratio={args.block}",
     )
     groups = [
         ("trigger, candidate adopted (on)", on.adopted),
         ("trigger, foreground compaction (off)", off.foreground),
-        ("trigger, foreground compaction (on: candidate discarded)", on.foreground),
+        ("trigger, foreground compaction (on: no candidate held)", on.foreground),
+        ("every trigger call (off)", off.foreground),
+        ("every trigger call (on)", on.adopted + on.foreground),
         ("non-compacting (off)", off.plain),
         ("non-compacting (on)", on.plain),
         ("candidate started (on)", on.started),
     ]
+    if args.block:
+        groups += [
+            ("trigger, candidate adopted (block)", block.adopted),
+            ("trigger, deferred: sent as it is, candidate started (block)", block.deferred),
+            ("trigger, foreground compaction (block)", block.foreground),
+            ("every trigger call (block)", block.adopted + block.deferred + block.foreground),
+            ("non-compacting (block)", block.plain),
+        ]
     table(
         ("calls", "n", "p50 ms", "p95 ms"),
         [(label, len(v), ms(v, 50), ms(v, 95)) for label, v in groups],

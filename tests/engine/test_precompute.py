@@ -488,3 +488,105 @@ class TestOff:
             a.append(result("p1", "ok"))
             a.prepare()
             assert steps(a) == ["precompute_started"]
+
+
+#: Blocking only at 95 % of the window (9,500 tokens here), as the Copilot SDK does.
+BLOCKING = POLICY.model_copy(update={"precompute_block_ratio": 0.95})
+
+
+def stale_jump(a: Session, i: int) -> None:
+    """After :func:`start`: the pending reply, then 2,520 tokens more (past the tail limit):
+    the context goes from 6,683 + 104 to 9,307, past the trigger (8,000)."""
+    drive(a, [turn(i)[1]])
+    for m in (
+        user(filler("big", 1_000)),
+        assistant("", call("c1")),
+        result("c1", filler("r", 1_500)),
+    ):
+        a.append(m)
+
+
+class TestBlockRatio:
+    def test_the_limit_is_a_share_of_the_window_and_needs_precompute(self) -> None:
+        s = Session(WINDOW, policy=BLOCKING, estimator=EST)
+        assert BLOCKING.precompute_block_tokens(s.budget) == 9_500
+        unset = BLOCKING.model_copy(update={"precompute_ratio": None})
+        assert unset.precompute_block_tokens(s.budget) is None
+        assert POLICY.precompute_block_tokens(s.budget) is None
+
+    def test_a_stale_candidate_gives_way_to_a_new_one_and_the_context_goes_as_it_is(
+        self,
+    ) -> None:
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            i = start(a)
+            stale_jump(a, i)
+            before = a.project()
+            ctx = a.prepare()
+            assert steps(a) == [
+                "precompute_started",
+                "precompute_discarded",
+                "precompute_started",
+                "precompute_deferred",
+            ]
+            assert len(a.entries) == 44 + 4  # nothing appended
+            assert ctx.messages == before.messages
+            assert a.context_tokens(ctx) == 9_307
+            deferred = event(a, "precompute_deferred")
+            assert deferred.detail == (
+                "context 9,307 ≥ trigger 8,000, < block limit 9,500 (95% of the window), no "
+                "candidate held: sent as it is; the next trigger adopts the candidate started "
+                "now"
+            )
+            second = [e for e in a.events if e.step == "precompute_started"][1]
+            assert second.detail == (
+                "context 9,307 ≥ trigger 8,000, < block limit 9,500 (95% of the window), no "
+                f"candidate held; version 48 entries (last {a.entries[-1].id})"
+            )
+            # The next trigger (the reply and a new request since: 9,515 tokens) waits for
+            # the candidate and adopts it, as without a block limit.
+            snapshot = len(a.entries)
+            drive(a, [assistant(filler("a", 100)), user(filler("u", 100))])
+            assert a.context_tokens(a.project()) == 9_515
+            ctx = a.prepare()
+            assert steps(a)[4:] == ["precompute_adopted", "compaction"]
+            assert event(a, "precompute_adopted").detail.endswith(
+                "; 2 entries (208 tokens) since ≤ tail limit 2,000"
+            )
+        b = foreground(a, snapshot, BLOCKING)
+        assert ctx.messages == b.project().messages
+        assert problems(ctx) == {"openai": [], "anthropic": []}
+        assert alive_precompute_threads() == []
+
+    def test_a_trigger_reached_before_any_candidate_starts_one_and_waits_a_call(self) -> None:
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            a.append(system("You are a careful agent."))
+            for k in range(20):
+                drive(a, turn(k))
+            assert a.context_tokens(a.project()) == 6_171  # under 6,400: nothing started
+            assert steps(a) == []
+            a.append(user(filler("big", 2_000)))
+            ctx = a.prepare()
+            assert a.context_tokens(ctx) == 8_175
+            assert steps(a) == ["precompute_started", "precompute_deferred"]
+            assert len(a.entries) == 42
+            drive(a, [assistant(filler("a", 100)), user(filler("u", 100))])
+            a.prepare()
+            assert steps(a)[2:] == ["precompute_adopted", "compaction"]
+            assert len(a.entries) == 45
+
+    def test_at_the_block_limit_the_trigger_compacts_in_the_foreground(self) -> None:
+        policy = POLICY.model_copy(update={"precompute_block_ratio": 0.9})
+        with Session(WINDOW, policy=policy, estimator=EST) as a:
+            i = start(a)
+            stale_jump(a, i)  # 9,307 ≥ 9,000
+            a.prepare()
+            assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
+            assert len(a.entries) == 44 + 4 + 1
+
+    def test_a_request_over_the_window_never_waits_a_call(self) -> None:
+        # 1,000 tokens of output to come: 9,307 + 1,000 > 10,000, although under 9,500.
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            i = start(a)
+            stale_jump(a, i)
+            a.prepare(max_output_tokens=1_000)
+            assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]

@@ -41,7 +41,9 @@ class LadderEvent:
             ``"precompute_discarded"`` (stale or superseded; the detail names the entries
             and tokens since its snapshot), ``"precompute_failed"``,
             ``"precompute_cancelled"``, ``"precompute_skipped"`` (another writer of the
-            stored session computes one).
+            stored session computes one), ``"precompute_deferred"`` (a trigger with no
+            candidate held sent its context as it is and started one:
+            ``Policy.precompute_block_ratio``).
         entry_id: the entry recorded (``None`` for a failure, a fallback or a veto).
         tokens_before / tokens_after: context size in tokens around the step.
         detail: human-readable detail (the failure reason, the cut, …).

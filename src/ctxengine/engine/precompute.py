@@ -25,7 +25,13 @@ of the budget)``), so that the user does not wait for a summary (seed 000 §1.1,
    compaction of the snapshot would have written it, so the context is that compaction's
    followed by the entries appended since (:func:`adopted_record`); the ``before_compact``
    hook sees its plan first. A failed candidate (``"precompute_failed"``) or a discarded one
-   leaves the trigger to the foreground ladder, as without precompute.
+   leaves the trigger to the foreground ladder, as without precompute. With
+   ``Policy.precompute_block_ratio`` set, a trigger that holds no candidate (none started:
+   the context crossed both sizes in one step; or a stale one, discarded) does not compact
+   in the foreground while the context is under that share of the window: it goes out as it
+   is, a candidate starts (``"precompute_deferred"``), and the next trigger waits for it and
+   adopts it (Copilot SDK infinite sessions: background compaction at 80 %, blocking at
+   95 %; :meth:`Precomputer.defer`).
 4. **cancel**: :meth:`Precomputer.cancel` (a manual compaction, an overflow recovery,
    :meth:`Session.cancel_precompute <ctxengine.engine.Session.cancel_precompute>`) aborts a
    model summary in flight and drops the result (``"precompute_cancelled"``);
@@ -392,13 +398,17 @@ class Precomputer:
             self._settle()
             self._start(ctx, tokens, threshold)
 
-    def _start(self, ctx: Context, tokens: int, threshold: int) -> None:
+    def _start(self, ctx: Context, tokens: int, threshold: int, detail: str = "") -> None:
+        """Start a computation from the history now (``detail``: why, default the
+        precompute size reached); nothing when calls await their results, the history is
+        empty or another writer holds the precompute lock."""
         h = self.log.history
         if h.pending_call_ids() or not h.entries:
             return
         policy = self.log.policy
-        share = f"{policy.precompute_ratio:.0%} of the {policy.precompute_base}"
-        detail = f"context {tokens:,} ≥ {threshold:,} ({share})"
+        if not detail:
+            share = f"{policy.precompute_ratio:.0%} of the {policy.precompute_base}"
+            detail = f"context {tokens:,} ≥ {threshold:,} ({share})"
         req = Requirement("soft", "threshold", f"precomputed: {detail}", tokens)
         compactor = self.compactor
         lock = ExitStack()
@@ -472,6 +482,53 @@ class Precomputer:
         return None
 
     # ------------------------------------------------------------------ at the trigger
+
+    def defer(self, ctx: Context, tokens: int, output: int) -> bool:
+        """At a soft threshold trigger (``ctx``, ``tokens`` by the usage anchor, ``output``
+        tokens of output to come): whether the call goes out as it is, because no candidate
+        is held and the policy's block limit is not reached
+        (:meth:`Policy.precompute_block_tokens <ctxengine.policy.Policy.
+        precompute_block_tokens>`): the context under it and the request within the window.
+        A candidate is started then (a stale one held is discarded first) and the next
+        trigger waits for it and adopts it (:meth:`take`); a ``"precompute_deferred"``
+        event. False, leaving the trigger to :meth:`take` and the foreground ladder, when a
+        candidate that may be adopted is held, or none could start (calls await their
+        results, another writer holds the precompute lock). The decision depends on the
+        history alone, never on whether a computation has finished."""
+        policy = self.log.policy
+        budget = self.log.budget
+        block = policy.precompute_block_tokens(budget)
+        if (
+            block is None
+            or self._closed
+            or not policy.enabled
+            or tokens >= block
+            or tokens + output > budget.window
+        ):
+            return False
+        job = self._job
+        if job is not None:
+            why = self.verdict(job)
+            if why is None:
+                return False
+            self._give_up(job, why, tokens)
+        self._settle()
+        share = f"{policy.precompute_block_ratio:.0%} of the window"
+        detail = (
+            f"context {tokens:,} ≥ trigger {budget.trigger:,}, < block limit {block:,} "
+            f"({share}), no candidate held"
+        )
+        self._start(ctx, tokens, block, detail)
+        if self._job is None:
+            return False
+        self.compactor.event(
+            "precompute_deferred",
+            None,
+            tokens,
+            tokens,
+            f"{detail}: sent as it is; the next trigger adopts the candidate started now",
+        )
+        return True
 
     def take(self, tokens: int) -> Candidate | None:
         """At the trigger (context ``tokens``): the candidate to adopt, waiting for one still

@@ -1587,9 +1587,13 @@ class Session:
     def _ladder(self, ctx: Context, req: Requirement, output: int, idle: bool) -> Context:
         """Run the ladder for ``req`` (an ``idle`` compaction is reported first): adopt the
         background compaction held for this history when there is one fit to adopt
-        (:mod:`.precompute`), else prune and compact in the foreground."""
+        (:mod:`.precompute`), or send ``ctx`` as it is while a candidate started now is
+        computed (``policy.precompute_block_ratio``), else prune and compact in the
+        foreground."""
         if idle:
             self.compactor.event("idle", None, req.tokens, req.tokens, req.detail)
+        elif not req.hard and self._precompute.defer(ctx, req.tokens, output):
+            return ctx
         candidate = self._precompute.take(req.tokens)
         if candidate is not None:
             try:

@@ -719,6 +719,11 @@ OPENCODE_PRECOMPUTE_MIN_TOKENS = 64_000
 #: keep-recent budget and ``budget`` the trigger; Codex discards a candidate whose history
 #: version moved on, and the notes give no figure for how far.
 PRECOMPUTE_TAIL_MIN_TOKENS = 30_000
+#: GitHub Copilot SDK infinite sessions: compaction runs in the background from 80 % of the
+#: context window and blocks the session only at 95 % (github/copilot-cli#3174, #3054;
+#: reference ``agents-2026-12.md``): the share of the window under which a trigger with no
+#: background compaction ready sends its context as it is (``Policy.precompute_block_ratio``).
+COPILOT_PRECOMPUTE_BLOCK_RATIO = 0.95
 PRECOMPUTE_TAIL_SHARE = 0.25
 PRECOMPUTE_TAIL_KEEP_FACTOR = 2
 #: Prompt-cache lifetimes per provider (``ModelProfile.provider``), in seconds: the default

@@ -271,6 +271,13 @@ class Policy(BaseModel):
                                     window, ``precompute_base="window"``) and at least
                                     ``precompute_min_tokens``; adopted at the trigger while
                                     the entries since fit the tail limit (``None``: never)
+    ``precompute_block_ratio``      with ``precompute_ratio`` set, a trigger that finds no
+                                    candidate ready does not wait for one while the context
+                                    is under this share of the window: the context goes out
+                                    as it is and a candidate is computed (started then when
+                                    none is held), adopted at a later call (Copilot SDK:
+                                    background at 80 %, blocking at 95 %); ``None``: the
+                                    trigger waits or compacts in the foreground
     *summary*
     ``summarizer``                  :data:`SummarizerName`
     ``summary_template``            the headings a model summarizer writes
@@ -406,6 +413,7 @@ class Policy(BaseModel):
     precompute_ratio: float | None = Field(None, gt=0, lt=1)
     precompute_base: Literal["trigger", "window"] = "trigger"
     precompute_min_tokens: int = Field(0, ge=0)
+    precompute_block_ratio: float | None = Field(None, gt=0, le=1)
     prune_keep_tail_tokens: int | None = Field(None, gt=0)
     goal_max_ratio: float = Field(d.DEFAULT_GOAL_MAX_RATIO, ge=0, le=1)
     headroom_ratio: float = Field(d.DEFAULT_HEADROOM_RATIO, ge=0, lt=1)
@@ -472,6 +480,14 @@ class Policy(BaseModel):
             return None
         base = budget.trigger if self.precompute_base == "trigger" else budget.window
         return max(int(base * self.precompute_ratio), self.precompute_min_tokens)
+
+    def precompute_block_tokens(self, budget: Budget) -> int | None:
+        """The context size (tokens) from which a trigger waits for its background compaction
+        or compacts in the foreground under ``budget``: ``precompute_block_ratio`` of the
+        window; ``None`` when every trigger does (no block ratio, or nothing precomputed)."""
+        if self.precompute_ratio is None or self.precompute_block_ratio is None:
+            return None
+        return int(budget.window * self.precompute_block_ratio)
 
     def resolve(self, window: int, max_output: int | None = None) -> Budget:
         """Turn ratios into token counts for a model window of ``window`` tokens whose output
