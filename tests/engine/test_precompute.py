@@ -574,14 +574,24 @@ class TestBlockRatio:
             assert steps(a)[2:] == ["precompute_adopted", "compaction"]
             assert len(a.entries) == 45
 
-    def test_at_the_block_limit_the_trigger_compacts_in_the_foreground(self) -> None:
+    def test_at_the_block_limit_a_stale_candidate_is_adopted_when_it_fits(self) -> None:
+        # The candidate's compaction left 3,371 tokens; with the 2,624 since: 5,995 < 8,000.
         policy = POLICY.model_copy(update={"precompute_block_ratio": 0.9})
         with Session(WINDOW, policy=policy, estimator=EST) as a:
             i = start(a)
+            snapshot = len(a.entries)
             stale_jump(a, i)  # 9,307 ≥ 9,000
-            a.prepare()
-            assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
+            ctx = a.prepare()
+            assert steps(a) == ["precompute_started", "precompute_adopted", "compaction"]
+            assert event(a, "precompute_adopted").detail == (
+                f"version 44 entries (last {a.entries[snapshot - 1].id}); 4 entries (2,624 "
+                "tokens) since > tail limit 2,000, adopted at the block limit: the context "
+                "after it at most 5,995 < trigger 8,000"
+            )
             assert len(a.entries) == 44 + 4 + 1
+            assert a.context_tokens(ctx) == 5_995
+        b = foreground(a, snapshot, policy)
+        assert ctx.messages == b.project().messages
 
     def test_a_request_over_the_window_never_waits_a_call(self) -> None:
         # 1,000 tokens of output to come: 9,307 + 1,000 > 10,000, although under 9,500.
@@ -589,4 +599,27 @@ class TestBlockRatio:
             i = start(a)
             stale_jump(a, i)
             a.prepare(max_output_tokens=1_000)
+            assert steps(a) == ["precompute_started", "precompute_adopted", "compaction"]
+
+    def test_a_stale_candidate_that_would_leave_the_context_at_the_trigger_is_discarded(
+        self,
+    ) -> None:
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            i = start(a)
+            drive(a, [turn(i)[1]])
+            for m in (
+                user(filler("big", 1_000)),
+                assistant("", call("c1")),
+                result("c1", filler("r", 5_000)),
+            ):
+                a.append(m)
+            assert a.context_tokens(a.project()) == 9_839  # the result truncated, ≥ 9,500
+            a.prepare()
             assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
+            assert event(a, "precompute_discarded").detail == (
+                "stale: 4 entries (6,124 tokens) appended since the snapshot of 44 entries > "
+                "tail limit 2,000; the context after it (at most 9,495) may reach the trigger "
+                "8,000"
+            )
+            assert len(a.entries) == 44 + 4 + 1
+            assert "(precomputed)" not in event(a, "compaction").detail

@@ -532,22 +532,51 @@ class Precomputer:
 
     def take(self, tokens: int) -> Candidate | None:
         """At the trigger (context ``tokens``): the candidate to adopt, waiting for one still
-        being computed, or ``None`` (none held, or it failed, or it is stale: reported, and
-        the trigger compacts in the foreground)."""
+        being computed, or ``None`` (none held, or it failed, or it is superseded or stale:
+        reported, and the trigger compacts in the foreground). With a block limit
+        (``Policy.precompute_block_ratio``) a trigger that gets here cannot wait a call (the
+        context is at the limit or the request over the window, :meth:`defer`): a stale
+        candidate is then waited for and adopted still when the context after it is under
+        the trigger (at most its compaction's ``tokens_after`` plus the tokens of the
+        messages since its snapshot, before any truncation), as the Copilot SDK and
+        Anthropic's background compaction swap in whatever was appended meanwhile."""
         job = self._job
         if job is None:
             return None
         why = self.verdict(job)
-        if why is not None:
+        late = (
+            why is not None
+            and why.startswith("stale")
+            and self.log.policy.precompute_block_tokens(self.log.budget) is not None
+        )
+        if why is not None and not late:
             self._give_up(job, why, tokens)
             self._settle()
             return None
         job.go.set()
         job.thread.join()
-        if job.error is not None or job.candidate is None:
+        candidate = job.candidate
+        if job.error is not None or candidate is None:
             self._failed(job, tokens)
             return None
-        return job.candidate
+        if late:
+            after = candidate.executed.record.tokens_after + self._since_tokens(job)
+            trigger = self.log.budget.trigger
+            if after >= trigger:
+                why = (
+                    f"{why}; the context after it (at most {after:,}) may reach the trigger "
+                    f"{trigger:,}"
+                )
+                self._discard(job, why, tokens)
+                self._settle()
+                return None
+        return candidate
+
+    def _since_tokens(self, job: _Job) -> int:
+        """Tokens of the messages appended since ``job``'s snapshot."""
+        estimator = self.log.estimator
+        since = self.log.history.entries[job.version.entries :]
+        return sum(estimator.message(m) for e in since if (m := e.message) is not None)
 
     def adopt(self, candidate: Candidate, ctx: Context, tokens: int) -> Context | None:
         """Append ``candidate`` (taken at the trigger of ``ctx``, ``tokens``): the thrash
@@ -588,6 +617,13 @@ class Precomputer:
             f"version {candidate.version}; {len(since)} entries ({since_tokens:,} tokens) "
             f"since ≤ tail limit {limit:,}"
         )
+        if since_tokens > limit:  # a late adoption (:meth:`take`)
+            after = candidate.executed.record.tokens_after + since_tokens
+            detail = (
+                f"version {candidate.version}; {len(since)} entries ({since_tokens:,} tokens) "
+                f"since > tail limit {limit:,}, adopted at the block limit: the context after "
+                f"it at most {after:,} < trigger {budget.trigger:,}"
+            )
         compactor.event("precompute_adopted", None, tokens, tokens, detail, plan=plan)
         record = adopted_record(candidate, since)
         entry_id = candidate.executed.entry_id if not since else None

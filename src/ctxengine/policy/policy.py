@@ -276,8 +276,10 @@ class Policy(BaseModel):
                                     is under this share of the window: the context goes out
                                     as it is and a candidate is computed (started then when
                                     none is held), adopted at a later call (Copilot SDK:
-                                    background at 80 %, blocking at 95 %); ``None``: the
-                                    trigger waits or compacts in the foreground
+                                    background at 80 %, blocking at 95 %); a trigger at
+                                    it adopts a stale candidate still when the context
+                                    after it is under the trigger; ``None``: the trigger
+                                    waits or compacts in the foreground
     *summary*
     ``summarizer``                  :data:`SummarizerName`
     ``summary_template``            the headings a model summarizer writes
