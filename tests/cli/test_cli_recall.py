@@ -35,8 +35,38 @@ def test_json_names_the_entry_line_and_excerpt(capsys: pytest.CaptureFixture[str
         "line": 12,
         "excerpt": CRASH,
         "tokens": doc["tokens"],
+        "next_line": None,
         "session_id": EXAMPLE_ID,
     }
+
+
+def test_json_says_where_an_entry_read_whole_goes_on(capsys: pytest.CaptureFixture[str]) -> None:
+    crash = "9cdab2ec-4ff6-450a-ba08-60aaf060fcd3"
+    argv = ["recall", str(EXAMPLE), "--entry", crash, "--budget", "40", "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc, "recall")
+    (hit,) = doc["hits"]
+    assert hit["next_line"] == 3
+    assert hit["excerpt"] == (
+        "1: Exit code 1\n2: Traceback (most recent call last):\n"
+        "… lines 3–12 not shown: ask again with from_line 3"
+    )
+    argv = ["recall", str(EXAMPLE), "--entry", crash, "--from-line", "3", "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc, "recall")
+    (rest,) = doc["hits"]
+    assert rest["next_line"] is None
+    assert rest["excerpt"].startswith("3: ")
+    assert rest["excerpt"].splitlines()[-1] == CRASH.splitlines()[-1]
+
+
+def test_plain_text_says_the_option_that_goes_on() -> None:
+    crash = "9cdab2ec-4ff6-450a-ba08-60aaf060fcd3"
+    run = cli("recall", EXAMPLE, "--entry", crash, "--budget", "40")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "… lines 3–12 not shown: ask again with --from-line 3"
 
 
 def test_plain_text_in_a_pipe_newest_first_with_the_count_left_out() -> None:

@@ -302,9 +302,11 @@ class TestReviewFixes:
         assert lines[0] == "1: line 1: " + "x" * 30
         n = len(lines) - 1  # the last line says where to go on
         assert lines[-1] == f"… lines {n + 1}–40 not shown: ask again with from_line {n + 1}"
+        assert hit.next_line == n + 1
         rest = s.recall(RecallQuery(entry_id=entry, from_line=n + 1), budget=4_000).hits[0]
         assert rest.excerpt.splitlines()[0] == f"{n + 1}: line {n + 1}: " + "x" * 30
         assert rest.excerpt.splitlines()[-1] == "40: line 40: " + "x" * 30
+        assert rest.next_line is None
         # A range without a text shows whole documents too (not three lines of each).
         ranged = s.recall(RecallQuery(first_seq=1, last_seq=1)).hits[0]
         assert ranged.excerpt == rest.excerpt.replace(rest.excerpt, ranged.excerpt)
@@ -321,6 +323,7 @@ class TestReviewFixes:
             "2: " + paragraph[:400],
             "… lines 3–4 not shown: ask again with from_line 3",
         ]
+        assert first.next_line == 3
         rest = s.recall(RecallQuery(entry_id=entry, from_line=3), budget=4_000).hits[0]
         assert rest.excerpt.splitlines() == ["3: " + paragraph[400:800], "4: " + paragraph[800:]]
 

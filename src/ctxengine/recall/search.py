@@ -116,6 +116,8 @@ class RecallHit:
         excerpt: the lines shown, each prefixed with its number (``"12: …"``), gaps marked
             ``"…"``.
         tokens: the excerpt's size, in tokens.
+        next_line: for a document shown whole and cut to the budget, its first line not
+            shown (ask again with it as ``from_line`` to go on); else ``None``.
     """
 
     entry_id: str
@@ -127,6 +129,7 @@ class RecallHit:
     line: int
     excerpt: str
     tokens: int
+    next_line: int | None = None
 
     def label(self) -> str:
         """``e41 · seq 41 · tool result of Bash`` (what the hit is, in words)."""
@@ -301,17 +304,27 @@ class HistoryIndex:
             else:
                 excerpt, line = _excerpt(d.text, spans, context_lines)
             tokens = self._estimator.text(excerpt)
+            next_line = None
             if hits and spent + tokens > budget:
                 spent = budget  # no later hit is shown either: the order stays exact
                 continue
             if not hits and tokens > budget:
                 excerpt = _cut_to(excerpt, budget, self._estimator)
                 if query.whole:
-                    excerpt = _with_rest(excerpt, d.text)
+                    excerpt, next_line = _with_rest(excerpt, d.text)
                 tokens = self._estimator.text(excerpt)
             hits.append(
                 RecallHit(
-                    d.entry_id, d.seq, d.kind, d.role, d.tool, d.call_id, line, excerpt, tokens
+                    d.entry_id,
+                    d.seq,
+                    d.kind,
+                    d.role,
+                    d.tool,
+                    d.call_id,
+                    line,
+                    excerpt,
+                    tokens,
+                    next_line,
                 )
             )
             spent += tokens
@@ -450,15 +463,18 @@ def _numbered(text: str, first: int) -> str:
     return "\n".join(f"{n}: {lines[n - 1]}" for n in range(first, len(lines) + 1))
 
 
-def _with_rest(excerpt: str, text: str) -> str:
+def _with_rest(excerpt: str, text: str) -> tuple[str, int | None]:
     """``excerpt`` (numbered lines cut to a budget) and, when lines of ``text`` follow it, a
-    line saying where to go on."""
+    line saying where to go on; with the first line not shown (``None``: none follows)."""
     last = excerpt.rsplit("\n", 1)[-1].split(":", 1)[0]
     total = len(whole_lines(text))
     if not last.isdigit() or int(last) >= total:
-        return excerpt
+        return excerpt, None
     n = int(last)
-    return f"{excerpt}\n… lines {n + 1}–{total} not shown: ask again with from_line {n + 1}"
+    return (
+        f"{excerpt}\n… lines {n + 1}–{total} not shown: ask again with from_line {n + 1}",
+        n + 1,
+    )
 
 
 def _line_of(starts: Sequence[int], offset: int) -> int:

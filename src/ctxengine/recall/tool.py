@@ -134,9 +134,11 @@ def query_from_arguments(arguments: str | Mapping[str, Any]) -> tuple[RecallQuer
     return query, budget
 
 
-def format_result(result: RecallResult) -> str:
+def format_result(result: RecallResult, from_line: str = "from_line") -> str:
     """The answer as text: a first line with the counts, then one block per hit (its label
-    and line, then the numbered excerpt), then what was left out and how to narrow it."""
+    and line, then the numbered excerpt), then what was left out and how to narrow it.
+    ``from_line``: what the line after an entry cut to the budget tells to ask again with
+    (the tool's field; the command line's ``--from-line``)."""
     q = result.query.describe()
     if not result.matched:
         return f"No entry of the history matches {q}."
@@ -148,7 +150,12 @@ def format_result(result: RecallResult) -> str:
     )
     blocks = [head]
     for hit in result.hits:
-        blocks.append(f"[{hit.label()}] line {hit.line}:\n{hit.excerpt}")
+        excerpt = hit.excerpt
+        if hit.next_line is not None and from_line != "from_line":
+            said = f"ask again with from_line {hit.next_line}"
+            if excerpt.endswith(said):
+                excerpt = f"{excerpt[: -len(said)]}ask again with {from_line} {hit.next_line}"
+        blocks.append(f"[{hit.label()}] line {hit.line}:\n{excerpt}")
     if result.more:
         blocks.append(
             f"{result.more} more not shown (budget {result.budget:,} tokens): narrow the "

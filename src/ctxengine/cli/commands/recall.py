@@ -148,7 +148,7 @@ def recall(
     if json_out:
         dump_json(recall_json(t.label, t.session_id, result) | {"tokenizer": counting.name}, None)
     else:
-        say(format_result(result))
+        say(format_result(result, from_line="--from-line"))
 
 
 def recall_json(source: str, session_id: str, result: RecallResult) -> dict[str, Any]:
