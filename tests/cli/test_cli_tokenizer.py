@@ -116,6 +116,46 @@ def test_auto_takes_the_tokenizer_of_the_model_s_profile(
     assert (doc["tokenizer"], doc["tokens"]) == (name, tokens)
 
 
+def recorded(tmp_path: Path, model: str) -> Path:
+    """The CJK transcript with every assistant message naming ``model``."""
+    messages = [m if m["role"] == "user" else {**m, "model": model} for m in MESSAGES]
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps({"messages": messages}, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("model", "asked", "name", "tokens"),
+    [
+        ("gpt-4o", (), "estimate:o200k_base", O200K_TOTAL),
+        ("claude-sonnet-4-5", (), "estimate", DEFAULT_TOTAL),
+        ("gpt-4o", ("--model", "claude-sonnet-4-5"), "estimate", DEFAULT_TOTAL),  # asked wins
+        ("gpt-4o", ("--tokenizer", "estimate"), "estimate", DEFAULT_TOTAL),
+    ],
+)
+def test_auto_takes_the_model_the_transcript_records_when_none_is_given(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    model: str,
+    asked: tuple[str, ...],
+    name: str,
+    tokens: int,
+) -> None:
+    doc = run_json(capsys, "inspect", str(recorded(tmp_path, model)), *asked)
+    assert (doc["tokenizer"], doc["tokens"]) == (name, tokens)
+
+
+def test_recall_counts_for_the_model_the_transcript_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = recorded(tmp_path, "gpt-4o")
+    entry = read_transcript(path).entries[1].id
+    doc = run_json(capsys, "recall", str(path), "--entry", entry)
+    assert doc["tokenizer"] == "estimate:o200k_base"
+    (hit,) = doc["hits"]
+    assert hit["tokens"] == HeuristicEstimator(encoding="o200k_base").text(hit["excerpt"])
+
+
 def test_compact_and_replay_size_and_decide_by_the_counter(
     transcript: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

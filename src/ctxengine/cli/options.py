@@ -14,6 +14,9 @@ from ctxengine.policy.policy import size_tokens
 from ctxengine.policy.presets import PRESET_NAMES, preset
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ctxengine.model import Entry
     from ctxengine.tokens.base import Estimator
 
 DbOpt = Annotated[
@@ -394,3 +397,22 @@ def resolve_tokenizer(value: str, model: str | None = None) -> TokenizerChoice:
         profile = ProfileTable.load().lookup(model)
         family = profile.tokenizer if profile is not None else None
     return TokenizerChoice("estimate" if family is None else f"estimate:{family}")
+
+
+def for_recorded_model(
+    choice: TokenizerChoice, value: str, model: str | None, entries: Sequence[Entry]
+) -> TokenizerChoice:
+    """``choice`` (``--tokenizer value`` resolved for ``--model model``) once a transcript's
+    ``entries`` are read: with ``auto`` and no ``--model``, :func:`resolve_tokenizer` for the
+    model most of its assistant messages name
+    (:func:`~ctxengine.replay.compare.recorded_model`); else ``choice`` unchanged.
+
+    Raises:
+        ConfigError: the profile overrides file is missing or invalid.
+    """
+    if value != TOKENIZER_AUTO or model:
+        return choice
+    from ctxengine.replay.compare import recorded_model
+
+    recorded = recorded_model(entries)
+    return resolve_tokenizer(value, recorded) if recorded else choice

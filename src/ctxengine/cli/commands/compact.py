@@ -32,6 +32,7 @@ from ctxengine.cli.options import (
     TargetArg,
     TokenizerChoice,
     TokenizerOpt,
+    for_recorded_model,
     policy_from_options,
     resolve_tokenizer,
     resolve_window,
@@ -270,6 +271,7 @@ def compact(
             busy_timeout=busy_timeout,
             writable=not plan,
         )
+        counting = for_recorded_model(counting, tokenizer, model, t.entries)
         if plan:
             tracker.close()
             planned = _session(t, window, policy, choice, summarizer is not None, counting)

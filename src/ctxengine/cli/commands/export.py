@@ -20,6 +20,7 @@ from ctxengine.cli.options import (
     StrictOpt,
     TargetArg,
     TokenizerOpt,
+    for_recorded_model,
     policy_from_options,
     resolve_tokenizer,
     resolve_window,
@@ -74,6 +75,9 @@ def export(
     window = resolve_window(window, model)
     with progress("reading", quiet=quiet) as tracker:
         t = load_target(target, session=session, db=db, format=None, strict=strict)
+        if counts:
+            counting = for_recorded_model(counting, tokenizer, model, t.entries)
+            estimator = counting.session_estimator()
         report: dict[str, Any] = {
             "source": t.label,
             "session_id": t.session_id,

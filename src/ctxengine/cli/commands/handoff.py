@@ -26,6 +26,7 @@ from ctxengine.cli.options import (
     SessionOpt,
     TargetArg,
     TokenizerOpt,
+    for_recorded_model,
     policy_from_options,
     resolve_tokenizer,
     resolve_window,
@@ -115,6 +116,8 @@ def handoff(
         t = load_target(
             target, session=session, db=db, format=None, busy_timeout=busy_timeout, writable=True
         )
+        counting = for_recorded_model(counting, tokenizer, model, t.entries)
+        estimator = counting.session_estimator()
         if t.store is None:
             raise ConfigError(
                 f"{t.label}: handoff stores a new session linked to a stored one; import the "

@@ -19,6 +19,7 @@ from ctxengine.cli.options import (
     StrictOpt,
     TargetArg,
     TokenizerOpt,
+    for_recorded_model,
     resolve_tokenizer,
 )
 from ctxengine.cli.output import dump_json
@@ -117,6 +118,8 @@ def inspect(
             show_head(alone)
         return
     t = load_target(target, session=session, db=db, format=format, strict=strict)
+    counting = for_recorded_model(counting, tokenizer, model, t.entries)
+    estimator = counting.estimator()
     b = breakdown(t.entries, estimator, top=top)
     records = t.store.import_reports(t.session_id) if t.store is not None else []
     view = (

@@ -16,6 +16,7 @@ from ctxengine.cli.options import (
     StrictOpt,
     TargetArg,
     TokenizerOpt,
+    for_recorded_model,
     resolve_tokenizer,
 )
 from ctxengine.cli.output import dump_json, say
@@ -119,8 +120,9 @@ def recall(
     if role is not None and role not in ROLES:
         raise typer.BadParameter(f"expected one of {', '.join(ROLES)}", param_hint="--role")
     counting = resolve_tokenizer(tokenizer)
-    estimator = counting.session_estimator()
     t = load_target(target, session=session, db=db, format=format, strict=strict)
+    counting = for_recorded_model(counting, tokenizer, None, t.entries)
+    estimator = counting.session_estimator()
     wanted = RecallQuery(
         text=query or "",
         regex=regex,

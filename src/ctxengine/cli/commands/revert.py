@@ -13,6 +13,7 @@ from ctxengine.cli.options import (
     SessionOpt,
     TargetArg,
     TokenizerOpt,
+    for_recorded_model,
     resolve_tokenizer,
 )
 from ctxengine.cli.output import dump_json, say
@@ -42,8 +43,9 @@ def revert(
     compaction and prune after it, so the context is projected as it was before it, with
     every entry appended since. Nothing is deleted; the next compaction decides afresh."""
     counting = resolve_tokenizer(tokenizer)
-    estimator = counting.session_estimator()
     t = load_target(target, session=session, db=db, format=None, writable=True)
+    counting = for_recorded_model(counting, tokenizer, None, t.entries)
+    estimator = counting.session_estimator()
     if t.store is None:
         raise ConfigError(
             f"{t.label}: revert changes a stored session; import the file first "
