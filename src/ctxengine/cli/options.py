@@ -298,8 +298,9 @@ TokenizerOpt = Annotated[
         callback=_check_tokenizer,
         help="How tokens are counted. auto (default): the estimate calibrated for the "
         "tokenizer of --model's profile when the command is given --model (estimate:o200k_base "
-        "for GPT-4o and later, estimate:cl100k_base for GPT-4 and GPT-3.5), else the default "
-        "estimate; estimate: the default estimate, fitted to the larger count of both OpenAI "
+        "for GPT-4o and later, estimate:cl100k_base for GPT-4 and GPT-3.5), else of the "
+        "model a single transcript or session records, else the default estimate; estimate: "
+        "the default estimate, fitted to the larger count of both OpenAI "
         "encodings (for Claude, Gemini and other models); estimate:o200k_base, "
         "estimate:cl100k_base: the estimate calibrated for that encoding; exact:o200k_base, "
         "exact:cl100k_base: text counted exactly by tiktoken (pip install "
