@@ -31,6 +31,8 @@ from ctxengine.errors import UnsupportedFormatError
 from ctxengine.importers import read_transcript
 from ctxengine.model import CompactionRecord
 from ctxengine.model.codec import body_to_dict
+from ctxengine.providers.profiles import ProfileTable
+from ctxengine.replay.compare import recorded_model
 from ctxengine.stores.sqlite import SQLiteStore
 
 WINDOW = "8000"
@@ -99,10 +101,20 @@ def _json_of(capsys: pytest.CaptureFixture[str], argv: list[str]) -> Any:
     return json.loads(captured.out)
 
 
-def _check_plan(printed: dict[str, Any]) -> dict[str, Any] | None:
-    """The plan of a ``--plan --json`` output, checked for shape; ``None`` with a note."""
+def _counter(path: Path) -> str:
+    """The counter ``--tokenizer auto`` takes for a transcript: the calibrated estimate of the
+    tokenizer family of the model it records (by the shipped profiles), else ``estimate``."""
+    model = recorded_model(read_transcript(path).entries)
+    profile = ProfileTable.load().lookup(model) if model else None
+    family = profile.tokenizer if profile is not None else None
+    return "estimate" if family is None else f"estimate:{family}"
+
+
+def _check_plan(printed: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """The plan of a ``--plan --json`` output of ``path``, checked for shape; ``None`` with a
+    note."""
     assert set(printed) == {"plan", "note", "tokenizer"}
-    assert printed["tokenizer"] == "estimate"
+    assert printed["tokenizer"] == _counter(path)
     plan: dict[str, Any] | None = printed["plan"]
     if plan is None:
         assert printed["note"]
@@ -144,7 +156,7 @@ def _db_files(db: Path) -> dict[str, bytes]:
 def test_plan_of_a_transcript_file(rel: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = _importable(rel)
     printed = _json_of(capsys, ["compact", str(path), "--plan", "--json", "--window", WINDOW])
-    _check_plan(printed)
+    _check_plan(printed, path)
 
 
 @pytest.mark.parametrize("rel", _files())
@@ -164,7 +176,7 @@ def test_a_stored_plan_writes_nothing_and_is_what_compact_runs(
     printed = _json_of(
         capsys, ["compact", info.id, "--db", str(db), "--plan", "--json", "--window", WINDOW]
     )
-    plan = _check_plan(printed)
+    plan = _check_plan(printed, path)
     assert printed == from_file  # the stored log plans as the file does
     assert _db_files(db) == before_files
     assert before_files["wal"] == b""
