@@ -18,11 +18,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from engine_helpers import EST, call, filler, problems, result, rows
 
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.engine.precompute import PRECOMPUTE_LOCK_SUFFIX, adopted_record
-from ctxengine.errors import SummaryRejected
+from ctxengine.errors import ConfigError, SummaryRejected
 from ctxengine.model import (
     CompactionRecord,
     Message,
@@ -506,120 +507,175 @@ def stale_jump(a: Session, i: int) -> None:
         a.append(m)
 
 
+class Counting:
+    """The extractive summary, counting the summaries written."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.inner = ExtractiveSummarizer(user_messages_budget=POLICY.user_messages_budget_tokens)
+
+    @property
+    def name(self) -> str:
+        return "extractive"
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        self.calls += 1
+        return self.inner.summarize(request, estimator)
+
+
+def jump(a: Session) -> None:
+    """20 turns (6,171 tokens: no candidate started), then a 2,004-token request: 8,175, past
+    the trigger (8,000) in one step."""
+    a.append(system("You are a careful agent."))
+    for k in range(20):
+        drive(a, turn(k))
+    assert a.context_tokens(a.project()) == 6_171
+    a.append(user(filler("big", 2_000)))
+
+
 class TestBlockRatio:
     def test_the_limit_is_a_share_of_the_window_and_needs_precompute(self) -> None:
         s = Session(WINDOW, policy=BLOCKING, estimator=EST)
         assert BLOCKING.precompute_block_tokens(s.budget) == 9_500
-        unset = BLOCKING.model_copy(update={"precompute_ratio": None})
-        assert unset.precompute_block_tokens(s.budget) is None
         assert POLICY.precompute_block_tokens(s.budget) is None
+        with pytest.raises(ConfigError, match="precompute_block_ratio needs precompute_ratio"):
+            Policy(precompute_block_ratio=0.95)
 
-    def test_a_stale_candidate_gives_way_to_a_new_one_and_the_context_goes_as_it_is(
-        self,
-    ) -> None:
+    def test_a_trigger_holding_no_candidate_sends_its_context_and_starts_one(self) -> None:
         with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
-            i = start(a)
-            stale_jump(a, i)
+            jump(a)
             before = a.project()
             ctx = a.prepare()
-            assert steps(a) == [
-                "precompute_started",
-                "precompute_discarded",
-                "precompute_started",
-                "precompute_deferred",
-            ]
-            assert len(a.entries) == 44 + 4  # nothing appended
             assert ctx.messages == before.messages
-            assert a.context_tokens(ctx) == 9_307
-            deferred = event(a, "precompute_deferred")
-            assert deferred.detail == (
-                "context 9,307 ≥ trigger 8,000, < block limit 9,500 (95% of the window), no "
-                "candidate held: sent as it is; the next trigger adopts the candidate started "
-                "now"
+            assert a.context_tokens(ctx) == 8_175
+            assert steps(a) == ["precompute_started", "precompute_deferred"]
+            why = (
+                "context 8,175 ≥ trigger 8,000; under the block limit 9,500 (95% of the "
+                "window), no candidate held"
             )
-            second = [e for e in a.events if e.step == "precompute_started"][1]
-            assert second.detail == (
-                "context 9,307 ≥ trigger 8,000, < block limit 9,500 (95% of the window), no "
-                f"candidate held; version 48 entries (last {a.entries[-1].id})"
+            assert event(a, "precompute_deferred").detail == (
+                f"{why}: sent as it is; the next trigger waits for the candidate started now"
             )
-            # The next trigger (the reply and a new request since: 9,515 tokens) waits for
-            # the candidate and adopts it, as without a block limit.
+            assert event(a, "precompute_started").detail == (
+                f"{why}; version 42 entries (last {a.entries[-1].id})"
+            )
+            assert len(a.entries) == 42  # nothing appended
             snapshot = len(a.entries)
             drive(a, [assistant(filler("a", 100)), user(filler("u", 100))])
-            assert a.context_tokens(a.project()) == 9_515
             ctx = a.prepare()
-            assert steps(a)[4:] == ["precompute_adopted", "compaction"]
-            assert event(a, "precompute_adopted").detail.endswith(
-                "; 2 entries (208 tokens) since ≤ tail limit 2,000"
-            )
+            assert steps(a)[2:] == ["precompute_adopted", "compaction"]
+            assert len(a.entries) == 45
         b = foreground(a, snapshot, BLOCKING)
         assert ctx.messages == b.project().messages
         assert problems(ctx) == {"openai": [], "anthropic": []}
         assert alive_precompute_threads() == []
 
-    def test_a_trigger_reached_before_any_candidate_starts_one_and_waits_a_call(self) -> None:
+    def test_a_call_after_a_deferral_with_no_new_entries_adopts(self) -> None:
+        # The deferred trigger ran nothing, so the next call is a trigger again: a request
+        # that needs more room for its output gets the compaction, not the same context.
         with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
-            a.append(system("You are a careful agent."))
-            for k in range(20):
-                drive(a, turn(k))
-            assert a.context_tokens(a.project()) == 6_171  # under 6,400: nothing started
-            assert steps(a) == []
-            a.append(user(filler("big", 2_000)))
-            ctx = a.prepare()
-            assert a.context_tokens(ctx) == 8_175
-            assert steps(a) == ["precompute_started", "precompute_deferred"]
-            assert len(a.entries) == 42
-            drive(a, [assistant(filler("a", 100)), user(filler("u", 100))])
+            jump(a)
             a.prepare()
-            assert steps(a)[2:] == ["precompute_adopted", "compaction"]
-            assert len(a.entries) == 45
+            ctx = a.prepare(max_output_tokens=2_000)
+            assert steps(a) == [
+                "precompute_started",
+                "precompute_deferred",
+                "precompute_adopted",
+                "compaction",
+            ]
+            assert a.context_tokens(ctx) + 2_000 <= WINDOW
 
-    def test_at_the_block_limit_a_stale_candidate_is_adopted_when_it_fits(self) -> None:
-        # The candidate's compaction left 3,371 tokens; with the 2,624 since: 5,995 < 8,000.
-        policy = POLICY.model_copy(update={"precompute_block_ratio": 0.9})
+    @pytest.mark.parametrize(
+        ("ratio", "output"),
+        [(0.95, None), (0.9, None), (0.95, 1_000)],  # under the limit, at it, over the window
+    )
+    def test_a_stale_candidate_is_adopted_late_when_the_context_after_it_stays_small(
+        self, ratio: float, output: int | None
+    ) -> None:
+        # The candidate's compaction left 3,371 tokens; with the 2,624 since: 5,995, under
+        # the 6,400 where the next candidate starts.
+        policy = POLICY.model_copy(update={"precompute_block_ratio": ratio})
         with Session(WINDOW, policy=policy, estimator=EST) as a:
             i = start(a)
             snapshot = len(a.entries)
-            stale_jump(a, i)  # 9,307 ≥ 9,000
-            ctx = a.prepare()
+            stale_jump(a, i)  # 9,307 tokens
+            ctx = a.prepare(max_output_tokens=output)
             assert steps(a) == ["precompute_started", "precompute_adopted", "compaction"]
             assert event(a, "precompute_adopted").detail == (
                 f"version 44 entries (last {a.entries[snapshot - 1].id}); 4 entries (2,624 "
-                "tokens) since > tail limit 2,000, adopted at the block limit: the context "
-                "after it at most 5,995 < trigger 8,000"
+                "tokens) since > tail limit 2,000, adopted late: the context after it at most "
+                "5,995 < 6,400, where the next background compaction starts"
             )
             assert len(a.entries) == 44 + 4 + 1
             assert a.context_tokens(ctx) == 5_995
         b = foreground(a, snapshot, policy)
         assert ctx.messages == b.project().messages
 
-    def test_a_request_over_the_window_never_waits_a_call(self) -> None:
-        # 1,000 tokens of output to come: 9,307 + 1,000 > 10,000, although under 9,500.
-        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
-            i = start(a)
-            stale_jump(a, i)
-            a.prepare(max_output_tokens=1_000)
-            assert steps(a) == ["precompute_started", "precompute_adopted", "compaction"]
-
-    def test_a_stale_candidate_that_would_leave_the_context_at_the_trigger_is_discarded(
-        self,
-    ) -> None:
+    @pytest.mark.parametrize(
+        ("size", "why"),
+        [
+            (5_000, "; the context after it (at most 9,495) reaches 6,400"),
+            (6_000, "; the messages since alone reach 6,400"),  # not waited for
+        ],
+    )
+    def test_a_stale_candidate_that_leaves_too_much_is_discarded(self, size: int, why: str) -> None:
         with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
             i = start(a)
             drive(a, [turn(i)[1]])
             for m in (
                 user(filler("big", 1_000)),
                 assistant("", call("c1")),
-                result("c1", filler("r", 5_000)),
+                result("c1", filler("r", size)),
             ):
                 a.append(m)
             assert a.context_tokens(a.project()) == 9_839  # the result truncated, ≥ 9,500
             a.prepare()
             assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
+            since = 104 + 1_004 + 11 + size + 5
             assert event(a, "precompute_discarded").detail == (
-                "stale: 4 entries (6,124 tokens) appended since the snapshot of 44 entries > "
-                "tail limit 2,000; the context after it (at most 9,495) may reach the trigger "
-                "8,000"
+                f"stale: 4 entries ({since:,} tokens) appended since the snapshot of 44 "
+                f"entries > tail limit 2,000{why}"
             )
             assert len(a.entries) == 44 + 4 + 1
             assert "(precomputed)" not in event(a, "compaction").detail
+
+    def test_a_vetoing_hook_is_asked_before_a_summary_is_paid_again(self) -> None:
+        from ctxengine.engine.events import PlanDecision
+
+        counting = Counting()
+        with Session(
+            WINDOW,
+            policy=BLOCKING,
+            estimator=EST,
+            summarizer=counting,
+            before_compact=lambda plan: PlanDecision(veto="not now"),
+        ) as a:
+            jump(a)
+            for k in range(4):
+                drive(a, [assistant(filler(f"a{k}", 20)), user(filler(f"u{k}", 20))])
+            a.prepare()
+            assert steps(a) == [
+                "precompute_started",
+                "precompute_deferred",
+                "veto",
+                "precompute_discarded",
+                "veto",
+                "veto",
+                "veto",
+            ]
+            assert counting.calls == 1  # the deferred candidate's only
+
+    def test_no_deferral_where_a_candidate_cannot_last_or_start(self) -> None:
+        pruning = BLOCKING.model_copy(update={"prune_when": "always"})
+        with Session(WINDOW, policy=pruning, estimator=EST) as a:
+            jump(a)
+            a.prepare()
+            assert "precompute_deferred" not in steps(a)
+            assert steps(a)[-1] == "compaction"
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            jump(a)
+            a.append(assistant("", ToolCallPart("p1", "bash", '{"command": "ls"}')))
+            a.append(assistant("", ToolCallPart("p2", "bash", '{"command": "pwd"}')))
+            a.append(result("p1", "ok"))
+            a.prepare()  # p2 awaits its result: no snapshot is taken
+            assert steps(a) == ["compaction"]

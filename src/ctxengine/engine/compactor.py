@@ -71,6 +71,8 @@ class Compactor:
         failures: compactions in a row that left the context over the trigger.
         thrashing: the thrash error that stopped automatic compaction, until a manual
             compaction lets it go on (``None``: not stopped).
+        vetoed_at: the number of compactions in history when the ``before_compact`` hook
+            last vetoed a plan (``None``: never).
         live: the latest request sent (epoch, messages it holds, request), or ``None``; a
             model summarizer may extend it (cache reuse).
         continuation_overhead: tokens of the messages that show the continuation state (in
@@ -96,6 +98,7 @@ class Compactor:
         self.events: list[LadderEvent] = []
         self.failures = 0
         self.thrashing: ThrashError | None = None
+        self.vetoed_at: int | None = None
         #: ``history.compactions`` when the latest ``"refill"`` event was reported.
         self._refill_noted = -(10**9)
         self.live: tuple[EpochKey, int, LiveRequest] | None = None
@@ -430,6 +433,7 @@ class Compactor:
                 raise HookError("before_compact", exc) from exc
             if decision is not None:
                 if decision.veto is not None:
+                    self.vetoed_at = self.log.history.compactions
                     self.event(
                         "veto",
                         None,

@@ -42,8 +42,8 @@ class LadderEvent:
             and tokens since its snapshot), ``"precompute_failed"``,
             ``"precompute_cancelled"``, ``"precompute_skipped"`` (another writer of the
             stored session computes one), ``"precompute_deferred"`` (a trigger with no
-            candidate held sent its context as it is and started one:
-            ``Policy.precompute_block_ratio``).
+            candidate held sent its context as it is and started one, which the next
+            trigger waits for: ``Policy.precompute_block_ratio``).
         entry_id: the entry recorded (``None`` for a failure, a fallback or a veto).
         tokens_before / tokens_after: context size in tokens around the step.
         detail: human-readable detail (the failure reason, the cut, …).

@@ -26,12 +26,14 @@ of the budget)``), so that the user does not wait for a summary (seed 000 §1.1,
    followed by the entries appended since (:func:`adopted_record`); the ``before_compact``
    hook sees its plan first. A failed candidate (``"precompute_failed"``) or a discarded one
    leaves the trigger to the foreground ladder, as without precompute. With
-   ``Policy.precompute_block_ratio`` set, a trigger that holds no candidate (none started:
-   the context crossed both sizes in one step; or a stale one, discarded) does not compact
-   in the foreground while the context is under that share of the window: it goes out as it
-   is, a candidate starts (``"precompute_deferred"``), and the next trigger waits for it and
-   adopts it (Copilot SDK infinite sessions: background compaction at 80 %, blocking at
-   95 %; :meth:`Precomputer.defer`).
+   ``Policy.precompute_block_ratio`` set (Copilot SDK infinite sessions: background
+   compaction at 80 %, blocking at 95 %), a stale candidate is adopted still when the
+   context after it stays under the precompute size (:meth:`Precomputer.take`), and a
+   trigger that holds no candidate (none started: the context crossed both sizes in one
+   step; or one discarded) does not compact in the foreground while the context is under
+   that share of the window: it goes out as it is, a candidate starts
+   (``"precompute_deferred"``), and the next trigger waits for it and adopts it
+   (:meth:`Precomputer.defer`).
 4. **cancel**: :meth:`Precomputer.cancel` (a manual compaction, an overflow recovery,
    :meth:`Session.cancel_precompute <ctxengine.engine.Session.cancel_precompute>`) aborts a
    model summary in flight and drops the result (``"precompute_cancelled"``);
@@ -483,74 +485,30 @@ class Precomputer:
 
     # ------------------------------------------------------------------ at the trigger
 
-    def defer(self, ctx: Context, tokens: int, output: int) -> bool:
-        """At a soft threshold trigger (``ctx``, ``tokens`` by the usage anchor, ``output``
-        tokens of output to come): whether the call goes out as it is, because no candidate
-        is held and the policy's block limit is not reached
-        (:meth:`Policy.precompute_block_tokens <ctxengine.policy.Policy.
-        precompute_block_tokens>`): the context under it and the request within the window.
-        A candidate is started then (a stale one held is discarded first) and the next
-        trigger waits for it and adopts it (:meth:`take`); a ``"precompute_deferred"``
-        event. False, leaving the trigger to :meth:`take` and the foreground ladder, when a
-        candidate that may be adopted is held, or none could start (calls await their
-        results, another writer holds the precompute lock). The decision depends on the
-        history alone, never on whether a computation has finished."""
-        policy = self.log.policy
-        budget = self.log.budget
-        block = policy.precompute_block_tokens(budget)
-        if (
-            block is None
-            or self._closed
-            or not policy.enabled
-            or tokens >= block
-            or tokens + output > budget.window
-        ):
-            return False
-        job = self._job
-        if job is not None:
-            why = self.verdict(job)
-            if why is None:
-                return False
-            self._give_up(job, why, tokens)
-        self._settle()
-        share = f"{policy.precompute_block_ratio:.0%} of the window"
-        detail = (
-            f"context {tokens:,} ≥ trigger {budget.trigger:,}, < block limit {block:,} "
-            f"({share}), no candidate held"
-        )
-        self._start(ctx, tokens, block, detail)
-        if self._job is None:
-            return False
-        self.compactor.event(
-            "precompute_deferred",
-            None,
-            tokens,
-            tokens,
-            f"{detail}: sent as it is; the next trigger adopts the candidate started now",
-        )
-        return True
-
     def take(self, tokens: int) -> Candidate | None:
         """At the trigger (context ``tokens``): the candidate to adopt, waiting for one still
         being computed, or ``None`` (none held, or it failed, or it is superseded or stale:
-        reported, and the trigger compacts in the foreground). With a block limit
-        (``Policy.precompute_block_ratio``) a trigger that gets here cannot wait a call (the
-        context is at the limit or the request over the window, :meth:`defer`): a stale
-        candidate is then waited for and adopted still when the context after it is under
-        the trigger (at most its compaction's ``tokens_after`` plus the tokens of the
-        messages since its snapshot, before any truncation), as the Copilot SDK and
-        Anthropic's background compaction swap in whatever was appended meanwhile."""
+        reported, and the trigger compacts in the foreground or :meth:`defer` starts
+        another). With a block limit (``Policy.precompute_block_ratio``) a stale candidate
+        is adopted still (waited for) when the context after it stays under the precompute
+        size (:meth:`Policy.precompute_tokens <ctxengine.policy.Policy.precompute_tokens>`):
+        at most its compaction's ``tokens_after`` plus the tokens of the messages since its
+        snapshot, before any truncation; the Copilot SDK and Anthropic's background
+        compaction swap in whatever was appended meanwhile. Under that size the next
+        trigger is a precompute cycle away. When the messages since alone reach it, the
+        candidate is discarded without waiting for it."""
         job = self._job
         if job is None:
             return None
         why = self.verdict(job)
-        late = (
-            why is not None
-            and why.startswith("stale")
-            and self.log.policy.precompute_block_tokens(self.log.budget) is not None
-        )
-        if why is not None and not late:
+        size = self._late_size(why)
+        if why is not None and size is None:
             self._give_up(job, why, tokens)
+            self._settle()
+            return None
+        since = self._since_tokens(job) if size is not None else 0
+        if size is not None and since >= size:
+            self._give_up(job, f"{why}; the messages since alone reach {size:,}", tokens)
             self._settle()
             return None
         job.go.set()
@@ -559,24 +517,77 @@ class Precomputer:
         if job.error is not None or candidate is None:
             self._failed(job, tokens)
             return None
-        if late:
-            after = candidate.executed.record.tokens_after + self._since_tokens(job)
-            trigger = self.log.budget.trigger
-            if after >= trigger:
-                why = (
-                    f"{why}; the context after it (at most {after:,}) may reach the trigger "
-                    f"{trigger:,}"
-                )
-                self._discard(job, why, tokens)
+        if size is not None:
+            after = candidate.executed.record.tokens_after + since
+            if after >= size:
+                late = f"{why}; the context after it (at most {after:,}) reaches {size:,}"
+                self._discard(job, late, tokens)
                 self._settle()
                 return None
         return candidate
+
+    def _late_size(self, why: str | None) -> int | None:
+        """The precompute size under which a candidate held for ``why`` (:meth:`verdict`)
+        may be adopted late: only a stale one, only with a block limit; else ``None``."""
+        policy = self.log.policy
+        if why is None or not why.startswith("stale"):
+            return None
+        if policy.precompute_block_tokens(self.log.budget) is None:
+            return None
+        return policy.precompute_tokens(self.log.budget)
 
     def _since_tokens(self, job: _Job) -> int:
         """Tokens of the messages appended since ``job``'s snapshot."""
         estimator = self.log.estimator
         since = self.log.history.entries[job.version.entries :]
         return sum(estimator.message(m) for e in since if (m := e.message) is not None)
+
+    def defer(self, ctx: Context, req: Requirement, output: int) -> bool:
+        """At a soft trigger that holds no candidate (after :meth:`take`; ``ctx`` and
+        ``req.tokens`` by the usage anchor, ``output`` tokens of output to come): whether
+        the call goes out as it is, with a candidate started now that the next trigger
+        waits for and adopts (a ``"precompute_deferred"`` event). Only with a block limit
+        (:meth:`Policy.precompute_block_tokens
+        <ctxengine.policy.Policy.precompute_block_tokens>`) not reached by the context, the
+        request within the window, and none of: automatic compaction stopped (thrash), a
+        ``before_compact`` veto since the latest compaction (the candidate would be vetoed
+        after its summary was paid for), a policy that prunes on every call (each prune
+        supersedes a candidate), calls awaiting their results, another writer holding the
+        precompute lock. Else False: the trigger compacts in the foreground. The decision
+        reads the history, the session's state and the store lock, never how far a
+        computation has got."""
+        policy = self.log.policy
+        budget = self.log.budget
+        block = policy.precompute_block_tokens(budget)
+        h = self.log.history
+        tokens = req.tokens
+        if (
+            block is None
+            or self._job is not None
+            or self._closed
+            or not policy.enabled
+            or req.hard
+            or tokens >= block
+            or tokens + output > budget.window
+            or self.compactor.thrashing is not None
+            or self.compactor.vetoed_at == h.compactions
+            or policy.prune_when == "always"
+        ):
+            return False
+        self._settle()
+        share = f"{policy.precompute_block_ratio:.0%} of the window"
+        why = f"{req.detail}; under the block limit {block:,} ({share}), no candidate held"
+        self._start(ctx, tokens, block, why)
+        if self._job is None:
+            return False
+        self.compactor.event(
+            "precompute_deferred",
+            None,
+            tokens,
+            tokens,
+            f"{why}: sent as it is; the next trigger waits for the candidate started now",
+        )
+        return True
 
     def adopt(self, candidate: Candidate, ctx: Context, tokens: int) -> Context | None:
         """Append ``candidate`` (taken at the trigger of ``ctx``, ``tokens``): the thrash
@@ -617,12 +628,13 @@ class Precomputer:
             f"version {candidate.version}; {len(since)} entries ({since_tokens:,} tokens) "
             f"since ≤ tail limit {limit:,}"
         )
-        if since_tokens > limit:  # a late adoption (:meth:`take`)
+        size = self.log.policy.precompute_tokens(budget)
+        if since_tokens > limit and size is not None:  # a late adoption (:meth:`take`)
             after = candidate.executed.record.tokens_after + since_tokens
             detail = (
                 f"version {candidate.version}; {len(since)} entries ({since_tokens:,} tokens) "
-                f"since > tail limit {limit:,}, adopted at the block limit: the context after "
-                f"it at most {after:,} < trigger {budget.trigger:,}"
+                f"since > tail limit {limit:,}, adopted late: the context after it at most "
+                f"{after:,} < {size:,}, where the next background compaction starts"
             )
         compactor.event("precompute_adopted", None, tokens, tokens, detail, plan=plan)
         record = adopted_record(candidate, since)

@@ -288,6 +288,8 @@ class Session:
         self._recall: tuple[HistoryIndex | None, int] = (None, 0)
         self._tail = TailGuard()
         self._last_ladder_at = -1
+        #: The current call's trigger was deferred (:meth:`.precompute.Precomputer.defer`).
+        self._deferred = False
         self.log.open(entries)
         #: The link to the session this one was started from, if any (read from the store).
         self._link: SessionLink | None = (
@@ -1517,8 +1519,11 @@ class Session:
                         raise
                     finally:
                         # The ladder's own prune/compaction entries are not new history:
-                        # the next run waits for an entry appended after them.
-                        self._last_ladder_at = len(h)
+                        # the next run waits for an entry appended after them. A deferred
+                        # trigger ran nothing: the next call is a trigger again.
+                        if not self._deferred:
+                            self._last_ladder_at = len(h)
+                        self._deferred = False
         elif self._floor_error is not None and (
             self.log.context_tokens(ctx) + out > self.budget.window
         ):
@@ -1592,8 +1597,6 @@ class Session:
         foreground."""
         if idle:
             self.compactor.event("idle", None, req.tokens, req.tokens, req.detail)
-        elif not req.hard and self._precompute.defer(ctx, req.tokens, output):
-            return ctx
         candidate = self._precompute.take(req.tokens)
         if candidate is not None:
             try:
@@ -1602,6 +1605,9 @@ class Session:
                 return ctx
             if adopted is not None:
                 return adopted
+        elif not idle and self._precompute.defer(ctx, req, output):
+            self._deferred = True
+            return ctx
         return self.compactor.run_ladder(ctx, req, output, idle=idle)
 
     def _at_check_point(self) -> bool:

@@ -271,15 +271,16 @@ class Policy(BaseModel):
                                     window, ``precompute_base="window"``) and at least
                                     ``precompute_min_tokens``; adopted at the trigger while
                                     the entries since fit the tail limit (``None``: never)
-    ``precompute_block_ratio``      with ``precompute_ratio`` set, a trigger that finds no
-                                    candidate ready does not wait for one while the context
-                                    is under this share of the window: the context goes out
-                                    as it is and a candidate is computed (started then when
-                                    none is held), adopted at a later call (Copilot SDK:
-                                    background at 80 %, blocking at 95 %); a trigger at
-                                    it adopts a stale candidate still when the context
-                                    after it is under the trigger; ``None``: the trigger
-                                    waits or compacts in the foreground
+    ``precompute_block_ratio``      with ``precompute_ratio`` set, a trigger that holds no
+                                    candidate does not compact in the foreground while the
+                                    context is under this share of the window and the
+                                    request fits it: the context goes out as it is, a
+                                    candidate starts, and the next trigger waits for it and
+                                    adopts it (Copilot SDK: background at 80 %, blocking at
+                                    95 %); a stale candidate is adopted still when the
+                                    context after it is under the precompute size. A
+                                    candidate being computed is waited for, as without it;
+                                    ``None``: no trigger sends its context uncompacted
     *summary*
     ``summarizer``                  :data:`SummarizerName`
     ``summary_template``            the headings a model summarizer writes
@@ -482,6 +483,12 @@ class Policy(BaseModel):
             return None
         base = budget.trigger if self.precompute_base == "trigger" else budget.window
         return max(int(base * self.precompute_ratio), self.precompute_min_tokens)
+
+    @model_validator(mode="after")
+    def _block_needs_precompute(self) -> Policy:
+        if self.precompute_block_ratio is not None and self.precompute_ratio is None:
+            raise ValueError("precompute_block_ratio needs precompute_ratio")
+        return self
 
     def precompute_block_tokens(self, budget: Budget) -> int | None:
         """The context size (tokens) from which a trigger waits for its background compaction
