@@ -2,7 +2,7 @@
 non-compacting call costs once the compaction was computed in the background (not a test).
 
 Run: ``.venv/bin/python benchmarks/precompute_latency.py [--window 32000] [--ratio 0.85]
-[--files N]``.
+[--block 0.95] [--files N]``.
 
 Every corpus transcript (``../shared/corpus``, the folders of whole transcripts) with at
 least ``--min-tokens`` of messages is replayed twice as a live agent would send it: its
@@ -19,6 +19,11 @@ candidate runs takes milliseconds. The benchmark stands for that wait with
 trigger comes, as it is in a live session; the candidates' own computing times are printed
 (measured through the pluggable ``candidate`` argument, which wraps the default
 :func:`~ctxengine.engine.precompute.local_candidate`).
+
+A third run (``--block``, 0 to leave it out) adds ``precompute_block_ratio`` (the Copilot
+SDK's 95 %): a stale candidate is adopted late when the context after it stays small, and a
+trigger that holds no candidate sends its context as it is and starts one, adopted at the next
+call. "Every trigger call" groups each run's calls at the trigger, whatever they did.
 
 Printed, in milliseconds: p50 and p95 of the trigger calls that adopted a candidate, of the
 trigger calls of the run without precompute (foreground compaction), of the non-compacting
@@ -54,6 +59,8 @@ class Calls:
     adopted: list[int] = field(default_factory=list)
     foreground: list[int] = field(default_factory=list)
     deferred: list[int] = field(default_factory=list)
+    #: adoptions of a stale candidate (a block limit set), also in ``adopted``
+    late: int = 0
     plain: list[int] = field(default_factory=list)
     started: list[int] = field(default_factory=list)
     other: list[int] = field(default_factory=list)
@@ -84,6 +91,10 @@ def replay_timed(entries: Sequence[Entry], window: int, policy: Policy, into: Ca
                 into.discarded += "precompute_discarded" in steps
                 if "precompute_adopted" in steps:
                     into.adopted.append(elapsed)
+                    into.late += any(
+                        e.step == "precompute_adopted" and "adopted late" in e.detail
+                        for e in s.events[n:]
+                    )
                 elif "precompute_deferred" in steps:
                     into.deferred.append(elapsed)
                 elif "compaction" in steps:
@@ -179,7 +190,7 @@ def main() -> None:
     ]
     if args.block:
         groups += [
-            ("trigger, candidate adopted (block)", block.adopted),
+            (f"trigger, candidate adopted (block; {block.late} stale ones late)", block.adopted),
             ("trigger, deferred: sent as it is, candidate started (block)", block.deferred),
             ("trigger, foreground compaction (block)", block.foreground),
             ("every trigger call (block)", block.adopted + block.deferred + block.foreground),
