@@ -88,3 +88,24 @@ class TestLedgers:
         u = Usage(input_tokens=10, output_tokens=5, cache_read_tokens=100, cache_write_tokens=7)
         assert u.prompt_tokens == 117
         assert u.context_tokens == 122
+
+
+class TestEquality:
+    """``==`` on messages and parts compares every field, ``meta`` included; ``hash`` leaves
+    ``meta`` out (a dict cannot be hashed), so equal values still hash alike."""
+
+    def test_meta_counts_in_equality(self) -> None:
+        call = ToolCallPart("c1", "bash", "{}")
+        assert call == ToolCallPart("c1", "bash", "{}", meta={})
+        assert call != ToolCallPart("c1", "bash", "{}", meta={"freeform": True})
+        text = Message("user", (TextPart("hi"),))
+        assert text != Message("user", (TextPart("hi"),), meta={"isMeta": True})
+        assert text != Message("user", (TextPart("hi", meta={"cache_control": {}}),))
+        result = ToolResultPart("c1", (TextPart("out", meta={"n": 1}),))
+        assert result != ToolResultPart("c1", (TextPart("out", meta={"n": 2}),))
+
+    def test_hash_leaves_meta_out(self) -> None:
+        plain = Message("user", (TextPart("hi"),))
+        flagged = Message("user", (TextPart("hi", meta={"k": [1]}),), meta={"isMeta": True})
+        assert hash(plain) == hash(flagged)
+        assert len({plain, flagged, Message("user", (TextPart("hi"),))}) == 2

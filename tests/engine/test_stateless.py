@@ -16,7 +16,15 @@ from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.engine.stateless import PrefixCache, Served, message_digest, prepare
 from ctxengine.importers import read_transcript
-from ctxengine.model import Message, TextPart, ToolCallPart, ToolResultPart, assistant, user
+from ctxengine.model import (
+    Message,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    assistant,
+    user,
+)
 from ctxengine.model.codec import message_from_dict, message_to_dict
 from ctxengine.policy import DEFAULT_POLICY
 from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
@@ -251,14 +259,13 @@ class TestChangedEarlierMessages:
         assert served.context == expected_after(edited, ends, 20)
 
     def test_a_changed_meta_alone(self, new_objects: bool) -> None:
-        """``==`` on messages leaves ``meta`` out; the check does not: the task flagged as
-        injected (``isMeta``: not what a person wrote) is another message, and the
-        continuation state no longer names it as the goal."""
+        """The task flagged as injected (``isMeta``: not what a person wrote) is another
+        message, and the continuation state no longer names it as the goal."""
         messages = conversation()
         ends = requests_of(messages)
         edited = list(messages)
         edited[1] = replace(messages[1], meta={"isMeta": True})
-        assert edited[1] == messages[1]
+        assert edited[1] != messages[1]
         served = changed_requests(PrefixCache(), edited, ends, new_objects)
         assert served.reused == 0  # no request was served that ends before message 1
         assert served.context == expected_after(edited, ends, 0)
@@ -271,12 +278,85 @@ class TestChangedEarlierMessages:
         edited = list(messages)
         text, call = messages[48].parts
         edited[48] = replace(messages[48], parts=(text, replace(call, meta={"freeform": True})))
-        assert edited[48] == messages[48]
+        assert edited[48] != messages[48]
         served = changed_requests(PrefixCache(), edited, ends, new_objects)
         assert served.reused == 48
         assert served.context == expected_after(edited, ends, 48)
         calls = [p for m in served.context.messages for p in m.tool_calls if p.id == call.id]
         assert [p.meta for p in calls] == [{"freeform": True}]
+
+
+def with_metas(messages: Sequence[Message], value: object) -> tuple[Message, ...]:
+    """``messages`` with ``value`` in the meta of each message, part and tool result
+    content (``{"n": value}``)."""
+    meta = {"n": value}
+
+    def part(p: Part) -> Part:
+        if isinstance(p, ToolResultPart):
+            return replace(p, content=tuple(replace(c, meta=meta) for c in p.content), meta=meta)
+        return replace(p, meta=meta)
+
+    return tuple(replace(m, parts=tuple(map(part, m.parts)), meta=meta) for m in messages)
+
+
+@pytest.mark.parametrize("new_objects", [False, True], ids=["same objects", "new objects"])
+class TestLooseMetas:
+    """``==`` takes ``1``, ``1.0`` and ``True`` for equal; a meta holding one of them in the
+    request and another in the checkpoint makes another message (its JSON, and so its hash,
+    differs): the request never continues from that checkpoint."""
+
+    @pytest.mark.parametrize("other", [True, 1.0])
+    def test_a_message_meta(self, new_objects: bool, other: object) -> None:
+        messages = conversation()
+        ends = requests_of(messages)
+        edited = list(messages)
+        edited[20] = replace(messages[20], meta={"n": other})
+        changed = [replace(m, meta={"n": 1}) if n == 20 else m for n, m in enumerate(messages)]
+        cache = PrefixCache()
+        for i in ends:
+            request = fresh(changed[:i]) if new_objects else tuple(changed[:i])
+            cache.serve(request, window=WINDOW, created_at=CREATED)
+        assert edited[20] == changed[20]
+        request = fresh(edited) if new_objects else tuple(edited)
+        served = cache.serve(request, window=WINDOW, created_at=CREATED)
+        assert served.reused == 20
+        assert served.context == expected_after(edited, ends, 20)
+
+    @pytest.mark.parametrize("other", [True, 1.0])
+    def test_a_tool_result_content_meta(self, new_objects: bool, other: object) -> None:
+        messages = with_metas(conversation(), 1)
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        for i in ends:
+            request = fresh(messages[:i]) if new_objects else messages[:i]
+            cache.serve(request, window=WINDOW, created_at=CREATED)
+        (result,) = messages[45].parts
+        assert isinstance(result, ToolResultPart)
+        content = (replace(result.content[0], meta={"n": other}),)
+        edited = list(messages)
+        edited[45] = replace(messages[45], parts=(replace(result, content=content),))
+        assert edited[45] == messages[45]
+        request = fresh(edited) if new_objects else tuple(edited)
+        served = cache.serve(request, window=WINDOW, created_at=CREATED)
+        assert served.reused == 44
+
+    def test_equal_numbers_continue(
+        self, new_objects: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Metas that hold numbers, the same in every request: each request continues from
+        the one before, hashing only its new messages, and gets the live context."""
+        messages = with_metas(conversation(), 1)
+        ends = requests_of(messages)
+        live = live_contexts(messages, WINDOW, ends)
+        hashed = count_hashes(monkeypatch)
+        cache = PrefixCache()
+        served = {}
+        for i in ends:
+            request = fresh(messages[:i]) if new_objects else messages[:i]
+            served[i] = cache.serve(request, window=WINDOW, created_at=CREATED)
+        assert [s.reused for s in served.values()] == [0, *ends[:-1]]
+        assert len(hashed) == ends[-1]
+        assert [i for i in ends if served[i].context != live[i]] == []
 
 
 class TestNewObjects:

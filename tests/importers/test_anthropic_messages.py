@@ -196,8 +196,9 @@ class TestConversation:
 
     def test_system_blocks_keep_cache_control_in_meta(self, tmp_path: Path) -> None:
         system = messages_of(write(tmp_path, conversation()))[0]
-        assert system.parts == (TextPart("You are a coding agent."),)
-        assert system.parts[0].meta == {"cache_control": {"type": "ephemeral"}}
+        assert system.parts == (
+            TextPart("You are a coding agent.", meta={"cache_control": {"type": "ephemeral"}}),
+        )
 
     def test_image_gets_byte_and_pixel_size(self, tmp_path: Path) -> None:
         image = messages_of(write(tmp_path, conversation()))[1].parts[1]

@@ -214,8 +214,14 @@ class TestMapping:
             "assistant",
         ]
         image = msgs[1].parts[1]
-        assert image == ImagePart("image/png", data=data, byte_size=133, width=1920, height=1080)
-        assert image.meta == {"detail": "high"}
+        assert image == ImagePart(
+            "image/png",
+            data=data,
+            byte_size=133,
+            width=1920,
+            height=1080,
+            meta={"detail": "high"},
+        )
         assert msgs[2].parts == (
             ToolCallPart("c1", "read", '{"path": "a.py"}'),
             ToolCallPart("c2", "read", '{"path":"b.py"}'),
@@ -255,7 +261,9 @@ class TestMapping:
         )
         msgs = messages_of(path)
         assert msgs[1].tool_calls == (
-            ToolCallPart("function-1", "get_weather", '{"city": "Paris"}'),
+            ToolCallPart(
+                "function-1", "get_weather", '{"city": "Paris"}', meta={"legacy": "function_call"}
+            ),
         )
         result = msgs[2].tool_results[0]
         assert (result.call_id, result.name, result.text) == (

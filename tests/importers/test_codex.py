@@ -214,7 +214,9 @@ class TestMapping:
         found = messages(IMPORTER.read(path).entries)
         assert [m.role for m in found] == ["user", "assistant", "tool", "tool", "assistant"]
         reply = found[1]
-        assert reply.parts[0] == ReasoningPart("plan", signature="gAAA==")
+        assert reply.parts[0] == ReasoningPart(
+            "plan", signature="gAAA==", meta={"provider": "openai"}
+        )
         assert [c.id for c in reply.tool_calls] == ["c1", "c2"]
         assert (reply.usage, reply.stop_reason) == (Usage(600, 50, 400, 0), "tool_use")
         assert [r.is_error for m in found[2:4] for r in m.tool_results] == [False, True]

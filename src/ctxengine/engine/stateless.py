@@ -24,7 +24,8 @@ messages skips hashing those j (messages are frozen values); only the rest is ha
 a request of new objects (a caller that rebuilds every message on each call) whose first
 messages equal, ``meta`` included, those of the newest checkpoint of one of the
 conversations served most recently (:data:`~ctxengine.policy.defaults.
-STATELESS_CONTENT_CANDIDATES`): one comparison of the messages, one of their metas.
+STATELESS_CONTENT_CANDIDATES`): one comparison of the messages by ``==`` (``meta``
+included), and of the JSON of the metas that ``==`` compares more loosely (numbers).
 
 **Exactness.** The context a cached call returns is the one a live session returns when it
 appended the same messages and called ``prepare()`` at the same requests: the call resumes
@@ -58,9 +59,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from itertools import chain
 from operator import attrgetter, is_
 from typing import Any, Literal
@@ -68,7 +70,7 @@ from typing import Any, Literal
 import orjson
 
 from ctxengine.errors import StoreError
-from ctxengine.model import Entry, Message, Part, ToolResultPart
+from ctxengine.model import Entry, Message, ToolResultPart
 from ctxengine.model.codec import canonical_json, entry_from_dict, entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.policy.defaults import STATELESS_CACHE_SIZE, STATELESS_CONTENT_CANDIDATES
@@ -90,6 +92,9 @@ _META = attrgetter("meta")
 _PARTS = attrgetter("parts")
 _CONTENT = attrgetter("content")
 _IS_RESULT = ToolResultPart.__instancecheck__
+_IS_STR = str.__instancecheck__
+#: Types whose values ``==`` may find equal to values of another type (``1 == 1.0 == True``).
+_SCALARS = frozenset({bool, int, float})
 
 Source = Literal["memory", "store", "none"]
 
@@ -177,9 +182,8 @@ class _Checkpoint:
     (``log[:size]``), its ladder state, context and the context's measured size
     (``tokens``), and the session left there while no later call has moved it on.
     ``messages`` and ``log`` are shared with the later checkpoints of the conversation
-    (append-only lists). ``metas``: the metas of its messages (:func:`_metas`), kept by the
-    newest checkpoint of a conversation whose requests arrive as new message objects, for
-    the next request to be compared with."""
+    (append-only lists), and so is ``loose``: which of its messages have metas that ``==``
+    compares more loosely than JSON."""
 
     key: bytes
     config: bytes
@@ -191,8 +195,8 @@ class _Checkpoint:
     context: Context
     session: Session | None
     tokens: int
+    loose: _Loose
     recovered: bool = False
-    metas: bytes | None = None
 
 
 def _request(messages: Sequence[Message]) -> Sequence[Message]:
@@ -206,63 +210,109 @@ def _request(messages: Sequence[Message]) -> Sequence[Message]:
     return messages
 
 
-def _dump(metas: list[Any]) -> bytes:
-    return orjson.dumps(metas, default=_plain, option=orjson.OPT_SORT_KEYS)
+def _loose(value: Any) -> bool:
+    """``value`` (a ``meta`` or a value in one) holds something that ``==`` may find equal to
+    a value JSON writes otherwise: a number or a boolean (``1 == 1.0 == True``), a key that
+    is not a string, or a value of a type JSON has no form of; strings, ``None``, lists,
+    tuples and mappings of those compare as their JSON does."""
+    kind = type(value)
+    if kind is str or value is None:
+        return False
+    if kind is dict or (kind not in _SCALARS and isinstance(value, Mapping)):
+        return not all(map(_IS_STR, value)) or any(map(_loose, value.values()))
+    if kind is list or kind is tuple:
+        return any(map(_loose, value))
+    return kind in _SCALARS or not isinstance(value, str)
 
 
-def _inner_metas(parts: list[Part]) -> list[Any]:
-    """The ``meta`` of each of ``parts``, then of each tool result's content; an empty list
-    when every one of them is empty (the common case)."""
-    results = list(filter(_IS_RESULT, parts))
-    if not any(map(_META, parts)) and not any(
-        map(_META, chain.from_iterable(map(_CONTENT, results)))
-    ):
-        return []
-    return [*map(_META, parts), *map(_META, chain.from_iterable(map(_CONTENT, results)))]
+def _inner_metas(message: Message) -> list[Any]:
+    """The ``meta`` of each part of ``message``, then of each tool result's content."""
+    parts = message.parts
+    results = chain.from_iterable(map(_CONTENT, filter(_IS_RESULT, parts)))
+    return [*map(_META, parts), *map(_META, results)]
 
 
-def _metas(messages: Sequence[Message], n: int) -> tuple[bytes, bytes]:
-    """The metas of ``messages[:n]`` and of all ``messages``, as :func:`message_digest`
-    writes them (JSON, keys sorted): the ``meta`` of each message, then, unless all of them
-    are empty, of each part and of each tool result's content. Two lists of messages equal
-    by ``==`` (which leaves ``meta`` out: they have as many parts and results) have the
-    same metas when these are the same bytes.
+def _json(metas: Iterable[Any]) -> bytes:
+    """``metas`` as a JSON list, as :func:`message_digest` writes a ``meta`` (keys sorted).
 
     Raises:
         TypeError: a ``meta`` value that JSON cannot hold.
     """
-    own = list(map(_META, messages))
-    parts_of = list(map(_PARTS, messages))
-    inner = _inner_metas(list(chain.from_iterable(parts_of[:n])))
-    first = _dump(own[:n])
-    if n == len(messages):
-        every = first
-    elif n == 0:
-        every = _dump(own)
-    else:  # "[a,b" + "," + "c]": what orjson writes for [a, b, c]
-        every = first[:-1] + b"," + _dump(own[n:])[1:]
-    if inner:
-        first += _dump(inner)
-    if n == len(messages):
-        return first, first
-    if inner or _inner_metas(list(chain.from_iterable(parts_of[n:]))):
-        every += _dump(_inner_metas(list(chain.from_iterable(parts_of))))
-    return first, every
+    return orjson.dumps(list(metas), default=_plain, option=orjson.OPT_SORT_KEYS)
 
 
-def _same_prefix(stored: list[Message], request: Sequence[Message], j: int) -> bool:
-    """``request[:j]`` is ``stored[:j]``: the same message objects, or messages whose fields
-    are equal, ``meta`` included (``==`` leaves it out: a caller that rebuilt an earlier
-    message with another ``meta`` sends another message). The same objects cost one pass
-    of ``is``; other objects one comparison of messages and one of their metas (see
-    :meth:`PrefixCache._equal`)."""
+@dataclass(slots=True)
+class _Loose:
+    """Which messages of a conversation have metas that ``==`` compares more loosely than
+    JSON (:func:`_loose`): the indices, ascending, of those whose own ``meta`` does
+    (``own``) and of those whose parts' or tool result contents' metas do (``inner``),
+    among the first ``upto`` messages (noted when a comparison first needs
+    them). Shared, like their message list, by the checkpoints of one conversation
+    (append-only): a checkpoint of ``count`` messages reads the indices below ``count``."""
+
+    own: list[int] = field(default_factory=list)
+    inner: list[int] = field(default_factory=list)
+    upto: int = 0
+
+    def note(self, messages: Sequence[Message], n: int) -> None:
+        """Note the loose ones among ``messages[:n]`` (the conversation's messages) that
+        are not noted yet."""
+        for k in range(self.upto, n):
+            m = messages[k]
+            if m.meta and _loose(m.meta):
+                self.own.append(k)
+            if any(map(_loose, filter(None, _inner_metas(m)))):
+                self.inner.append(k)
+        self.upto = max(self.upto, n)
+
+    def same(self, stored: Sequence[Message], head: Sequence[Message], n: int) -> bool:
+        """The metas of ``head[:n]`` are those of ``stored[:n]`` as JSON, given that the
+        messages are equal by ``==`` (which compares ``meta`` too, as the same JSON save
+        where ``stored`` holds a loose value): only the messages noted here are read.
+
+        Raises:
+            TypeError: a ``meta`` value that JSON cannot hold.
+        """
+        if self.upto < n:
+            self.note(stored, n)
+        own = self.own[: bisect_left(self.own, n)]
+        if own and _json(map(_META, map(stored.__getitem__, own))) != _json(
+            map(_META, map(head.__getitem__, own))
+        ):
+            return False
+        inner = self.inner[: bisect_left(self.inner, n)]
+        return not inner or _json(
+            chain.from_iterable(map(_inner_metas, map(stored.__getitem__, inner)))
+        ) == _json(chain.from_iterable(map(_inner_metas, map(head.__getitem__, inner))))
+
+
+def _same_messages(stored: list[Message], head: list[Message], loose: _Loose, n: int) -> bool:
+    """``head`` holds the ``n`` messages of ``stored``: equal by ``==`` (every field and
+    ``meta`` of the messages, their parts and tool result contents), and their metas the
+    same JSON, as :func:`message_digest` writes them, where ``==`` is looser (``1 == 1.0 ==
+    True``: :meth:`_Loose.same`).
+
+    Raises:
+        TypeError: a ``meta`` value that JSON cannot hold.
+    """
+    return stored == head and loose.same(stored, head, n)
+
+
+def _same_prefix(found: _Checkpoint, request: Sequence[Message], j: int) -> bool:
+    """``request[:j]`` is ``found.messages[:j]``: the same message objects (one pass of
+    ``is``), or equal messages (:func:`_same_messages`).
+
+    Raises:
+        TypeError: a ``meta`` value that JSON cannot hold.
+    """
+    stored = found.messages
     head = request[:j]
     if not isinstance(head, list):
         head = list(head)
     mine = stored if len(stored) == j else stored[:j]
     if all(map(is_, mine, head)):
         return True
-    return mine == head and _metas(mine, j)[0] == _metas(head, j)[0]
+    return _same_messages(mine, head, found.loose, j)
 
 
 def _check(request: Sequence[Message], start: int) -> None:
@@ -404,7 +454,7 @@ class PrefixCache:
         counter = estimator if estimator is not None else self.estimator
         config = self._config(window, policy, tools, counter)
         with self._lock:
-            base, start, keys, metas = self._find(config, request)
+            base, start, keys = self._find(config, request)
         source: Source = "memory" if base is not None else "none"
         if self.store is not None and (base is None or (self.shared and base.count < len(request))):
             # Only the prefixes longer than the one memory found (its key is keys[skip - 1]).
@@ -427,10 +477,11 @@ class PrefixCache:
         ctx = session.prepare()
         tokens = session.context_tokens(ctx)
         history = session.log.history
+        messages, loose = self._messages(base, request)
         checkpoint = _Checkpoint(
             keys[-1],
             config,
-            self._messages(base, request),
+            messages,
             len(request),
             history.entries,
             len(history),
@@ -438,11 +489,8 @@ class PrefixCache:
             ctx,
             session,
             tokens,
-            metas=metas,
+            loose,
         )
-        if metas is not None and base is not None:
-            with self._lock:
-                base.metas = None  # the newest checkpoint of the conversation holds them
         self._count(source, rebuilt=rebuilt or source == "store")
         self._keep(checkpoint)
         if self.store is not None:
@@ -488,7 +536,7 @@ class PrefixCache:
         counter = estimator if estimator is not None else self.estimator
         config = self._config(window, policy, tools, counter)
         with self._lock:
-            base, _, keys, _ = self._find(config, request)
+            base, _, keys = self._find(config, request)
         if base is None or base.count != len(request):
             raise ValueError("recover() takes a request that serve() answered first")
         session, _ = self._resume(base, window, policy, tools, counter)
@@ -515,6 +563,7 @@ class PrefixCache:
             ctx,
             session,
             tokens,
+            base.loose,
             recovered=True,
         )
         with self._lock:
@@ -523,15 +572,18 @@ class PrefixCache:
         events = tuple(session.events[before:])
         return Served(ctx, len(request), "memory", events, tuple(history.entries), tokens)
 
-    def _messages(self, base: _Checkpoint | None, request: Sequence[Message]) -> list[Message]:
-        """The message list of a checkpoint of ``request`` continued from ``base``: base's
-        list with the new messages appended, while no other checkpoint has appended to it
-        (the conversation's newest); else a list of its own."""
+    def _messages(
+        self, base: _Checkpoint | None, request: Sequence[Message]
+    ) -> tuple[list[Message], _Loose]:
+        """The message list of a checkpoint of ``request`` continued from ``base``, and
+        which of them have loose metas: base's, with the new messages appended, while no
+        other checkpoint has appended to them (the conversation's newest); else lists of
+        its own."""
         with self._lock:
             if base is not None and len(base.messages) == base.count:
                 base.messages.extend(request[base.count :])
-                return base.messages
-        return list(request)
+                return base.messages, base.loose
+        return list(request), _Loose()
 
     def _count(self, source: Source, *, repeated: bool = False, rebuilt: bool = False) -> None:
         with self._lock:
@@ -571,14 +623,17 @@ class PrefixCache:
 
     def _find(
         self, config: bytes, request: Sequence[Message]
-    ) -> tuple[_Checkpoint | None, int, list[bytes], bytes | None]:
+    ) -> tuple[_Checkpoint | None, int, list[bytes]]:
         """The checkpoint of the longest prefix of ``request`` in memory (or ``None``), the
         number of messages whose keys were not computed (a checkpoint's own messages, found
-        by identity, or equal to those of a recent checkpoint), the keys of ``request[:j]``
-        for each j after them, and the metas of ``request`` (:func:`_metas`) when its
-        messages were compared with a checkpoint's as new objects."""
+        by identity, or equal to those of a recent checkpoint), and the keys of
+        ``request[:j]`` for each j after them.
+
+        Raises:
+            TypeError: an item of ``request`` that is not a message; a ``meta`` value that
+                JSON cannot hold.
+        """
         base: _Checkpoint | None = None
-        metas: bytes | None = None
         if not self._tips.keys().isdisjoint(map(id, reversed(request))):
             # some message object ends a checkpoint (looked for from the newest: a request
             # that continues one has it among its last messages): the longest such prefix
@@ -589,15 +644,11 @@ class PrefixCache:
                 if tip is None:
                     continue
                 found = self._lru.get(tip)
-                if (
-                    found is not None
-                    and found.count == j
-                    and _same_prefix(found.messages, request, j)
-                ):
+                if found is not None and found.count == j and _same_prefix(found, request, j):
                     base = found
                     break
         if base is None:
-            base, metas = self._equal(config, request)
+            base = self._equal(config, request)
         start = base.count if base is not None else 0
         key = base.key if base is not None else config
         _check(request, start)
@@ -608,25 +659,23 @@ class PrefixCache:
         for key in reversed(keys):
             found = self._lru.get(key)
             if found is not None:
-                return found, start, keys, None
-        return base, start, keys, metas
+                return found, start, keys
+        return base, start, keys
 
-    def _equal(
-        self, config: bytes, request: Sequence[Message]
-    ) -> tuple[_Checkpoint | None, bytes | None]:
+    def _equal(self, config: bytes, request: Sequence[Message]) -> _Checkpoint | None:
         """For a request of new message objects (a caller that rebuilds every message on
         each call): the most recently used checkpoint of ``config`` whose messages equal the
-        first ones of ``request``, ``meta`` included, among the newest checkpoints of the
+        first ones of ``request``, among the newest checkpoints of the
         :data:`~ctxengine.policy.defaults.STATELESS_CONTENT_CANDIDATES` conversations
-        (message lists) served most recently, and the metas of ``request``; ``(None,
-        None)`` when none is.
+        (message lists) served most recently; ``None`` when none is.
 
-        Messages compare with ``==`` (every field but ``meta``; one that differs stops the
-        comparison), then their metas (``meta`` of each message, part and tool result
-        content) with the checkpoint's, which the newest checkpoint of a conversation keeps
-        from the request that made it: the checkpoint's messages are read once, not the
-        ``meta`` of each again. Fields other than ``meta`` compare as ``==`` does (``1 ==
-        1.0 == True``); metas as JSON, as :func:`message_digest` writes them.
+        Messages compare with ``==``, every field and ``meta`` (of the message, its parts
+        and tool result contents) included, in one pass that stops at the first message that
+        differs. ``==`` takes ``1``, ``1.0`` and ``True`` for equal: fields other than
+        ``meta`` compare so; metas as JSON, as :func:`message_digest` writes them: ``==``
+        decides that for metas that hold only strings, ``None``, lists and mappings of
+        those, and the metas of the checkpoint's other messages (``loose``) are compared as
+        JSON too.
 
         Raises:
             TypeError: a ``meta`` value that JSON cannot hold.
@@ -641,14 +690,11 @@ class PrefixCache:
             tried.add(id(found.messages))
             stored = found.messages if len(found.messages) == n else found.messages[:n]
             head = request[:n]
-            if stored != (head if isinstance(head, list) else list(head)):
-                continue
-            if found.metas is None:
-                found.metas = _metas(stored, n)[0]
-            own, every = _metas(request, n)
-            if own == found.metas:
-                return found, every
-        return None, None
+            if _same_messages(
+                stored, head if isinstance(head, list) else list(head), found.loose, n
+            ):
+                return found
+        return None
 
     def _keep(self, checkpoint: _Checkpoint) -> None:
         """Put ``checkpoint`` first in line; drop the least recently used over the size."""
@@ -770,6 +816,7 @@ class PrefixCache:
             )
         session = self._open(window, policy, tools, estimator, entries, state)
         history = session.log.history
+        loose = _Loose()
         ctx = session.project()
         return _Checkpoint(
             bytes.fromhex(found),
@@ -782,6 +829,7 @@ class PrefixCache:
             ctx,
             session,
             session.context_tokens(ctx),
+            loose,
         )
 
 

@@ -43,7 +43,9 @@ class Message:
         model: model name that produced an assistant message, when known.
         stop_reason: normalised stop reason (``"stop"``, ``"tool_use"``, ``"length"``,
             ``"error"``, ``"aborted"``) when known.
-        meta: source fields we do not model (round-tripped by exporters).
+        meta: source fields we do not model (round-tripped by exporters); compared by
+            ``==`` like every field (two messages that differ only there are different
+            messages), left out of ``hash`` (a dict cannot be hashed).
     """
 
     role: Role
@@ -51,7 +53,7 @@ class Message:
     usage: Usage | None = None
     model: str | None = None
     stop_reason: str | None = None
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
 
     @property
     def text(self) -> str:

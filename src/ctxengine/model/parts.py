@@ -2,7 +2,8 @@
 
 Parts are frozen, slotted values with no identity of their own; identity (ids, parent links)
 belongs to entries. Every part has a ``kind`` tag. Fields a source format has that we do not
-model go into ``meta`` so an exporter can round-trip them.
+model go into ``meta`` so an exporter can round-trip them; ``==`` compares ``meta`` like every
+field, ``hash`` leaves it out (a dict cannot be hashed).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class TextPart:
     """Plain text."""
 
     text: str
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["text"] = "text"
 
 
@@ -49,7 +50,7 @@ class ImagePart:
     byte_size: int | None = None
     width: int | None = None
     height: int | None = None
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["image"] = "image"
 
 
@@ -64,7 +65,7 @@ class DocumentPart:
     data: str | None = None
     url: str | None = None
     byte_size: int | None = None
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["document"] = "document"
 
 
@@ -82,7 +83,7 @@ class ToolCallPart:
     id: str
     name: str
     arguments: str
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["tool_call"] = "tool_call"
 
 
@@ -105,7 +106,7 @@ class ToolResultPart:
     content: tuple[TextPart | ImagePart | DocumentPart, ...]
     is_error: bool = False
     name: str | None = None
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["tool_result"] = "tool_result"
 
     @property
@@ -129,7 +130,7 @@ class ReasoningPart:
     text: str
     signature: str | None = None
     redacted: bool = False
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["reasoning"] = "reasoning"
 
 
@@ -146,7 +147,7 @@ class NativeCompactionPart:
 
     provider: str
     payload: str
-    meta: Meta = field(default_factory=_no_meta, compare=False)
+    meta: Meta = field(default_factory=_no_meta, hash=False)
     kind: Literal["native_compaction"] = "native_compaction"
 
 
