@@ -360,6 +360,27 @@ class TestLooseMetas:
 
 
 class TestNewObjects:
+    @pytest.mark.parametrize("meta", [{}, {"source": "cli"}, {"returncode": 0}])
+    def test_an_equal_copy_among_the_same_objects(
+        self, meta: dict[str, object], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A request of the served objects but one, rebuilt equal (metas of strings, or of
+        numbers, which are compared as JSON): it continues from the request before,
+        hashing only its new messages."""
+        messages = tuple(replace(m, meta=meta) for m in conversation())
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        for i in ends[:-1]:
+            cache.serve(messages[:i], window=WINDOW, created_at=CREATED)
+        hashed = count_hashes(monkeypatch)
+        request = list(messages)
+        request[7] = fresh([messages[7]])[0]
+        assert request[7] is not messages[7]
+        served = cache.serve(request[: ends[-1]], window=WINDOW, created_at=CREATED)
+        assert served.reused == ends[-2]
+        assert len(hashed) == ends[-1] - ends[-2]
+        assert served.context == live_contexts(messages, WINDOW, ends)[ends[-1]]
+
     def test_conversations_served_side_by_side_are_compared_not_hashed(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -265,6 +265,10 @@ class _Loose:
                 self.inner.append(k)
         self.upto = max(self.upto, n)
 
+    def clean(self, n: int) -> bool:
+        """None of the first ``n`` messages (noted) has loose metas."""
+        return (not self.own or self.own[0] >= n) and (not self.inner or self.inner[0] >= n)
+
     def same(self, stored: Sequence[Message], head: Sequence[Message], n: int) -> bool:
         """The metas of ``head[:n]`` are those of ``stored[:n]`` as JSON, given that the
         messages are equal by ``==`` (which compares ``meta`` too, as the same JSON save
@@ -299,20 +303,29 @@ def _same_messages(stored: list[Message], head: list[Message], loose: _Loose, n:
 
 
 def _same_prefix(found: _Checkpoint, request: Sequence[Message], j: int) -> bool:
-    """``request[:j]`` is ``found.messages[:j]``: the same message objects (one pass of
-    ``is``), or equal messages (:func:`_same_messages`).
+    """``request[:j]`` is ``found.messages[:j]``: the same message objects, or equal
+    messages (:func:`_same_messages`).
+
+    A request that continues a checkpoint holds its very objects: one comparison of the
+    lists, which takes an object as equal to itself without calling ``==`` on it (a loop
+    in C), decides, unless the checkpoint's metas hold loose values (:class:`_Loose`):
+    then one pass of ``is`` (some objects may be other, equal ones), and the JSON of those
+    metas when it finds another object.
 
     Raises:
         TypeError: a ``meta`` value that JSON cannot hold.
     """
     stored = found.messages
-    head = request[:j]
+    mine = stored if len(stored) == j else stored[:j]
+    head = request if type(request) is list and len(request) == j else request[:j]
     if not isinstance(head, list):
         head = list(head)
-    mine = stored if len(stored) == j else stored[:j]
-    if all(map(is_, mine, head)):
-        return True
-    return _same_messages(mine, head, found.loose, j)
+    if mine != head:
+        return False
+    loose = found.loose
+    if loose.upto < j:
+        loose.note(stored, j)
+    return loose.clean(j) or all(map(is_, mine, head)) or loose.same(mine, head, j)
 
 
 def _check(request: Sequence[Message], start: int) -> None:
