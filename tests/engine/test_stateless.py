@@ -515,3 +515,25 @@ def test_an_estimator_per_call_gets_checkpoints_of_its_own() -> None:
     assert cache.serve(messages, window=WINDOW).tokens == 3 * 27
     # each longer request continued from its own estimator's one-message checkpoint
     assert cache.stats == ctxengine.engine.stateless.CacheStats(memory=2, none=2)
+
+
+class TestServedLog:
+    def test_the_log_is_the_calls_own_while_the_session_goes_on(self) -> None:
+        """``Served.log`` is the log as the call left it, read after later calls appended
+        to the same session."""
+        messages = conversation()
+        ends = requests_of(messages)
+        cache = PrefixCache()
+        served = serve_all(cache, messages, ends, WINDOW)
+        first, last = served[ends[0]], served[ends[-1]]
+        assert [e.message for e in first.log] == list(messages[: ends[0]])
+        assert last.log[: len(first.log)] == first.log
+        assert len(last.log) > ends[-1]  # and the compaction records
+        again = cache.serve(messages[: ends[-1]], window=WINDOW, created_at=CREATED)
+        assert (again.log, again.context, again.reused) == (last.log, last.context, ends[-1])
+        assert again != last  # reused: every message this time
+        same = replace(last)
+        assert same is not last
+        assert same == last
+        assert hash(same) == hash(last)
+        assert replace(last, _size=len(last.log) - 1) != last

@@ -63,7 +63,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter, is_
 from typing import Any, Literal
 
@@ -128,7 +128,7 @@ def _chain(key: bytes, digest: bytes) -> bytes:
     return hashlib.blake2b(key + digest, digest_size=_DIGEST).digest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Served:
     """What one stateless call produced.
 
@@ -138,22 +138,43 @@ class Served:
             all of them: the same request served before).
         source: where that checkpoint came from: ``"memory"``, ``"store"`` or ``"none"``.
         events: the ladder steps this call took (prune, compaction, failure …).
-        log: the session log the call left: the request's messages and the ladder's
-            records (prune, compaction …), as a live session over the same requests holds
-            it (entries of session :data:`SESSION_ID`; a caller that stores them under a
-            session of its own replaces ``session_id``).
         tokens: the context's size as the ladder measures it, in tokens
             (:meth:`Session.context_tokens <ctxengine.engine.Session.context_tokens>`: the
             usage anchor plus the estimate of what follows it, scaled by the session's usage
             correction); ``context.tokens`` is the plain estimate.
+        log: the session log the call left (a property: see :attr:`log`).
+
+    Two are equal when every attribute, ``log`` included, is.
     """
 
     context: Context
     reused: int
     source: Source
     events: tuple[LadderEvent, ...]
-    log: tuple[Entry, ...]
     tokens: int
+    #: the session's entries (an append-only list) and how many of them are this call's log
+    _entries: Sequence[Entry] = field(repr=False)
+    _size: int = field(repr=False)
+
+    @property
+    def log(self) -> tuple[Entry, ...]:
+        """The session log the call left: the request's messages and the ladder's records
+        (prune, compaction …), as a live session over the same requests holds it (entries
+        of session :data:`SESSION_ID`; a caller that stores them under a session of its own
+        replaces ``session_id``). Copied when read (a call does not copy its log, O(entries),
+        for a caller that never reads it)."""
+        return tuple(islice(self._entries, self._size))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.context, self.reused, self.source, self.events, self.tokens, self.log)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Served):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,8 +501,7 @@ class PrefixCache:
         if base is not None and base.count == len(request):
             self._count(source, repeated=True)
             self._keep(base)
-            log = tuple(base.log[: base.size])
-            return Served(base.context, len(request), source, (), log, base.tokens)
+            return Served(base.context, len(request), source, (), base.tokens, base.log, base.size)
         session, rebuilt = self._resume(base, window, policy, tools, counter)
         before = len(session.events)
         reused = base.count if base is not None else 0
@@ -511,7 +531,7 @@ class PrefixCache:
             # what continues from it is stored whole.
             self._save(checkpoint, None if base is not None and base.recovered else base)
         events = tuple(session.events[before:])
-        return Served(ctx, reused, source, events, tuple(history.entries), tokens)
+        return Served(ctx, reused, source, events, tokens, history.entries, len(history))
 
     def recover(
         self,
@@ -583,7 +603,7 @@ class PrefixCache:
             self._lru.pop(checkpoint.key, None)
         self._keep(checkpoint)
         events = tuple(session.events[before:])
-        return Served(ctx, len(request), "memory", events, tuple(history.entries), tokens)
+        return Served(ctx, len(request), "memory", events, tokens, history.entries, len(history))
 
     def _messages(
         self, base: _Checkpoint | None, request: Sequence[Message]
