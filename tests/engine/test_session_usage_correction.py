@@ -8,6 +8,7 @@ import math
 import pytest
 
 from ctxengine.engine import Session
+from ctxengine.engine.view import context_tokens
 from ctxengine.model import Usage, assistant, system, user
 from ctxengine.policy.defaults import DEFAULT_IMAGE_TOKENS
 from ctxengine.tokens import HeuristicEstimator, UsageCorrection
@@ -105,3 +106,29 @@ class TestSession:
         last = s.entries[-2].message
         assert last is not None and last.usage is not None
         assert s.context_tokens(s.project()) == last.usage.context_tokens + EST.message(user(TASK))
+
+
+class TestMeasuredOnce:
+    def test_the_same_context_measured_again_keeps_its_size_until_something_changes(
+        self,
+    ) -> None:
+        """The size of the last context measured is kept while the history, estimator,
+        correction and window stay; a change of them measures it again."""
+        s = fresh(UsageCorrection(prior_tokens=100, memory_tokens=1_000))
+        converse(s, 1.2, 3)
+        s.append(user("Next. " + TASK * 5))  # estimated: after the usage anchor
+        ctx = s.project()
+        size = s.context_tokens(ctx)
+        assert s.usage_correction is not None
+        assert s.usage_correction.ratio > 1.0
+        assert s.context_tokens(ctx) == size
+        s.usage_correction = None  # the estimated tail no longer scaled
+        plain = context_tokens(ctx, s.log.history, s.log.estimator, None, window=1_000_000)
+        assert plain < size
+        assert s.context_tokens(ctx) == plain
+        s.append(user("One more step."))
+        s.usage_correction = UsageCorrection(min_ratio=0.5)  # pools the anchor's growth
+        again = UsageCorrection(min_ratio=0.5)
+        expected = context_tokens(ctx, s.log.history, s.log.estimator, again, window=1_000_000)
+        assert expected != plain
+        assert s.context_tokens(ctx) == expected

@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from ctxengine.stores.base import Store
 
 
+def _same_sizing(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Two :meth:`SessionLog._sizing` tuples are the same: the same objects, equal counts."""
+    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3:] == b[3:]
+
+
 class SessionLog:
     """A session's append-only log and its projection (no ladder).
 
@@ -93,6 +98,9 @@ class SessionLog:
         )
         self.estimator: Estimator = self._cache
         self.correction: UsageCorrection | None = UsageCorrection()
+        #: the last context measured by :meth:`context_tokens`, what its size depends on
+        #: (:meth:`_sizing`) and the size
+        self._sized: tuple[Context, tuple[Any, ...], int] | None = None
         self._memo = ProjectionMemo()
         self.store = store
         self.session_id = session_id
@@ -461,7 +469,28 @@ class SessionLog:
         estimate when there is no usable anchor (after a compaction, a reply reporting more
         prompt tokens than the window holds is none: it measured another conversation). The
         estimated part is scaled by :attr:`correction` (which first pools a new anchor's
-        report)."""
-        return context_tokens(
+        report, once: measuring the same context again gives the same size, which is kept
+        for the last context measured while the history, estimator, correction and window
+        stay as they were)."""
+        sized = self._sized
+        if sized is not None and sized[0] is ctx and _same_sizing(sized[1], self._sizing()):
+            return sized[2]
+        tokens = context_tokens(
             ctx, self.history, self.estimator, self.correction, window=self.budget.window
+        )
+        self._sized = (ctx, self._sizing(), tokens)
+        return tokens
+
+    def _sizing(self) -> tuple[Any, ...]:
+        """What the size of a context depends on besides the context: the history (the
+        object and its length), the estimator and the correction (the objects, and the
+        reports pooled) and the window (:func:`_same_sizing` compares two)."""
+        correction = self.correction
+        return (
+            self.history,
+            self.estimator,
+            correction,
+            len(self.history),
+            None if correction is None else (correction.observations, correction.ratio),
+            self.budget.window,
         )
