@@ -305,10 +305,13 @@ class TestLooseMetas:
     request and another in the checkpoint makes another message (its JSON, and so its hash,
     differs): the request never continues from that checkpoint."""
 
-    @pytest.mark.parametrize("turns", [24, 120])
+    @pytest.mark.parametrize("note_from", [10**9, 1])
     @pytest.mark.parametrize("other", [True, 1.0])
-    def test_a_message_meta(self, new_objects: bool, other: object, turns: int) -> None:
-        messages = conversation(turns)
+    def test_a_message_meta(
+        self, new_objects: bool, other: object, note_from: int, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(ctxengine.engine.stateless, "_NOTE_FROM", note_from)
+        messages = conversation()
         ends = requests_of(messages)
         edited = list(messages)
         edited[20] = replace(messages[20], meta={"n": other})
@@ -361,15 +364,16 @@ class TestLooseMetas:
 
 
 class TestNewObjects:
-    @pytest.mark.parametrize("turns", [24, 120])  # checked by a pass of is / by noting metas
+    @pytest.mark.parametrize("note_from", [10**9, 1])  # a pass of is / loose metas noted
     @pytest.mark.parametrize("meta", [{}, {"source": "cli"}, {"returncode": 0}])
     def test_an_equal_copy_among_the_same_objects(
-        self, meta: dict[str, object], turns: int, monkeypatch: pytest.MonkeyPatch
+        self, meta: dict[str, object], note_from: int, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A request of the served objects but one, rebuilt equal (metas of strings, or of
         numbers, which are compared as JSON): it continues from the request before,
         hashing only its new messages."""
-        messages = tuple(replace(m, meta=meta) for m in conversation(turns))
+        monkeypatch.setattr(ctxengine.engine.stateless, "_NOTE_FROM", note_from)
+        messages = tuple(replace(m, meta=meta) for m in conversation())
         ends = requests_of(messages)
         cache = PrefixCache()
         for i in ends[:-1]:

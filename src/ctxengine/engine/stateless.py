@@ -95,9 +95,10 @@ _IS_RESULT = ToolResultPart.__instancecheck__
 _IS_STR = str.__instancecheck__
 #: Types whose values ``==`` may find equal to values of another type (``1 == 1.0 == True``).
 _SCALARS = frozenset({bool, int, float})
-#: Messages a pass of ``is`` checks in the time :meth:`_Loose.note` takes for one (measured:
-#: about 15 ns against 1.5 µs).
-_IS_PER_NOTE = 100
+#: Messages from which a request of a checkpoint's own objects has the checkpoint's loose
+#: metas noted (:meth:`_Loose.note`: about 1.5 µs a message, once) rather than a pass of
+#: ``is`` over all its messages at every call (about 15 ns a message).
+_NOTE_FROM = 1_000
 
 Source = Literal["memory", "store", "none"]
 
@@ -333,9 +334,10 @@ def _same_prefix(found: _Checkpoint, request: Sequence[Message], j: int) -> bool
     A request that continues a checkpoint holds its very objects: one comparison of the
     lists, which takes an object as equal to itself without calling ``==`` on it (a loop
     in C), decides, unless the checkpoint's metas hold loose values (:class:`_Loose`) and
-    some object is another, equal one: a pass of ``is`` finds none (about as costly as
-    noting the metas of :data:`_IS_PER_NOTE` messages: the messages not noted yet are noted
-    instead when they are fewer), else the JSON of those metas decides.
+    some object is another, equal one: a pass of ``is`` finds none, else the JSON of those
+    metas decides. From :data:`_NOTE_FROM` messages on, which metas are loose is noted
+    first (once per message; a pass of ``is`` costs about 1 % of noting a message, per
+    message, every call).
 
     Raises:
         TypeError: a ``meta`` value that JSON cannot hold.
@@ -348,7 +350,7 @@ def _same_prefix(found: _Checkpoint, request: Sequence[Message], j: int) -> bool
     if mine != head:
         return False
     loose = found.loose
-    if (j - loose.upto) * _IS_PER_NOTE < j:
+    if j >= _NOTE_FROM:
         loose.note(stored, j)
         if loose.clean(j):
             return True
