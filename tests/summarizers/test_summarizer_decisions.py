@@ -142,3 +142,31 @@ def test_a_choice_and_an_alternative_far_apart_or_in_run_on_sentences_are_no_dec
     assert list(decisions_in("因此我采用在 docstring 中说明参数的方案。")) == [
         "因此我采用在 docstring 中说明参数的方案。"
     ]
+
+
+def test_ascii_decisions_of_every_language_in_any_case() -> None:
+    # an ASCII text is read only when it holds one of the words every decision holds: each
+    # ASCII form of the patterns still counts, in upper case too
+    said = [
+        "I'll GO WITH the queue.",
+        "We picked SQLite.",
+        "Settled on tabs.",
+        "Opting for the cache.",
+        "Hemos decidido usar Go.",
+        "Nos quedamos con Redis.",
+        "On part sur Postgres.",
+        "Nous optons pour Redis.",
+        "Wir haben uns entschieden: Go.",
+        "Decidi usar Redis.",
+        "Optamos por Go.",
+        "Vamos a usar Redis en lugar de Memcached.",
+        "Usaremos Go en vez de Rust.",
+        "Wir verwenden Go statt Rust.",
+        "Ich nehme Go anstelle von Rust.",
+        "Vamos usar Go em vez de Rust.",
+        "Usaremos Go no lugar de Rust.",
+        "Let's use Go IN PLACE OF Rust.",
+    ]
+    assert [is_decision(s) for s in said] == [True] * len(said)
+    assert [decisions_in(s) for s in said] == [(s,) for s in said]
+    assert decisions_in("I'll use Go. It is fast.") == ()

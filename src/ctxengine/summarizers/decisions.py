@@ -85,6 +85,19 @@ _LANGUAGES: tuple[tuple[str, str, str], ...] = (
 )
 _DECIDES = re.compile("|".join(f"(?:{d})" for d, _, _ in _LANGUAGES), re.IGNORECASE)
 _CHOICE = [(re.compile(c, re.IGNORECASE), re.compile(a, re.IGNORECASE)) for _, c, a in _LANGUAGES]
+#: The ASCII words one of which, in lower case, every ASCII text that :data:`_DECIDES`
+#: matches holds (``(?:I|we) chose`` holds ``chose``; the patterns' non-ASCII letters, such
+#: as the ``í`` of ``decidí``, match no ASCII letter, even ignoring case).
+_DECIDES_ASCII = (
+    "decided", "decision:", "go with", "going with", "settled on", "opted for", "opting for",
+    "chose", "picked", "decidi", "optamos por", "nos quedamos con", "on part sur",
+    "nous optons pour", "entschieden",
+)  # fmt: skip
+#: The same for the alternatives of :data:`_CHOICE` (``instead of`` …).
+_AGAINST_ASCII = (
+    "instead of", "rather than", "in place of", "en lugar de", "en vez de", "au lieu de",
+    "statt", "anstelle von", "em vez de", "no lugar de",
+)  # fmt: skip
 _REASON = re.compile(
     r"\b(?:because|since|as it|as the|so that|given that|due to|which means|that way)\b|"
     r"因为|由于|ので|から|때문|porque|parce que|weil|потому что|так как",
@@ -141,14 +154,33 @@ def is_decision(sentence: str) -> bool:
     body = _LEAD.sub("", sentence)
     if _CONDITIONAL.match(body):
         return False
-    if _DECIDES.search(body):
+    lowered = body.lower() if body.isascii() else None
+    if (lowered is None or _holds_any(lowered, _DECIDES_ASCII)) and _DECIDES.search(body):
         return True
+    if lowered is not None and not _holds_any(lowered, _AGAINST_ASCII):
+        return False
     for choice, against in _CHOICE:
-        chosen = [m.start() for m in choice.finditer(body)]
         alternatives = [m.start() for m in against.finditer(body)]
+        if not alternatives:
+            continue
+        chosen = [m.start() for m in choice.finditer(body)]
         if any(abs(c - a) <= CHOICE_SPAN_CHARS for c in chosen for a in alternatives):
             return True
     return False
+
+
+def _holds_any(text: str, words: tuple[str, ...]) -> bool:
+    return any(word in text for word in words)
+
+
+def _may_decide(text: str) -> bool:
+    """False only when no sentence of ``text`` can be a decision: an ASCII text that holds,
+    in lower case, none of the words every decision holds (:data:`_DECIDES_ASCII`,
+    :data:`_AGAINST_ASCII`); each sentence is a part of the text."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return _holds_any(lowered, _DECIDES_ASCII) or _holds_any(lowered, _AGAINST_ASCII)
 
 
 def _cap(text: str) -> str:
@@ -164,6 +196,8 @@ DECISIONS_CACHE = 8192
 def decisions_in(text: str) -> tuple[str, ...]:
     """The decisions ``text`` states, each with the next sentence when that one gives the
     reason the decision does not give (capped at :data:`DECISION_MAX_CHARS`)."""
+    if not _may_decide(text):
+        return ()
     found: list[str] = []
     said = sentences(text)
     for i, sentence in enumerate(said):
