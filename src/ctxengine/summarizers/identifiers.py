@@ -244,6 +244,8 @@ def _ports(src: Source, line: str) -> Iterator[Found]:
 
 
 def _urls(src: Source, line: str) -> Iterator[Found]:
+    if "://" not in line:
+        return  # every URL holds it
     for m in _URL.finditer(line):
         url = m.group(0).rstrip(".,;:!?")
         if len(url) > 200 or "$" in url:
@@ -262,6 +264,8 @@ def _envs(src: Source, line: str) -> Iterator[Found]:
 
 
 def _versions(src: Source, line: str) -> Iterator[Found]:
+    if not _MAY_VERSION.search(line):
+        return  # every version holds a digit, a dot and a digit
     named = list(_VERSIONED.finditer(line))
     for m in _VTAG.finditer(line):
         if not any(n.start() <= m.start() < n.end() for n in named):
@@ -402,22 +406,19 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
     (:data:`_MAY_PORT` …, a literal) are tried before each pattern."""
     readers: list[Reader] = []
     if (user or _tracker(src.command)) and (
-        (_MAY_TICKET.search(text) and _TICKET.search(text)) or ("#" in text and _ISSUE.search(text))
+        (_MAY_TICKET.search(text) and _TICKET.search(text))
+        or ("#" in text and _MAY_ISSUE.search(text) and _ISSUE.search(text))
     ):
         readers.append(_tickets)
-    if _MAY_PORT.search(text) and _PORT.search(text):
+    if _port_needs(text) and _MAY_PORT.search(text) and _PORT.search(text):
         readers.append(_ports)
     if "://" in text and _URL.search(text):
         readers.append(_urls)
-    if (_MAY_ENV.search(text) and _ENV.search(text)) or (
+    if (_may_env(text) and _ENV.search(text)) or (
         src.origin == "user" and "$" in text and _DOLLAR.search(text)
     ):
         readers.append(_envs)
-    if (
-        versions_here
-        and _MAY_VERSION.search(text)
-        and (_VTAG.search(text) or _VERSIONED.search(text))
-    ):
+    if versions_here and _MAY_VERSION.search(text) and (_VTAG.search(text) or _versioned(text)):
         readers.append(_versions)
     if user and _HEX.search(text) and _GIT_WORDS.search(text):
         readers.append(_commits_in_user_text)
@@ -428,8 +429,66 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
 #: patterns (:data:`_VTAG`, :data:`_VERSIONED`), each far cheaper to search for.
 _MAY_TICKET = re.compile(r"[A-Z0-9]-\d")
 _MAY_PORT = re.compile(r"localhost:\d|\]:\d|://|\.\d{1,3}:\d\d|[Pp]orts? \d|--port|PORT=")
-_MAY_ENV = re.compile(r"export |environ|getenv|process\.env\.|env::var")
+#: What every form of :data:`_ENV` holds.
+_ENV_WORDS = ("export ", "environ", "getenv", "process.env.", "env::var")
 _MAY_VERSION = re.compile(r"\d\.\d")
+#: A necessary condition of :data:`_ISSUE`: both its forms end with ``#`` and a digit.
+_MAY_ISSUE = re.compile(r"#\d")
+#: What each form of :data:`_PORT` holds: a host's ``:`` and two digits, the word (its
+#: letters after the first, which the pattern takes in either case) and two digits,
+#: ``--port``, ``PORT=``.
+_PORT_COLON = re.compile(r":\d\d")
+_PORT_WORD = re.compile(r"(?:orts?|ortas?|uertos?|орт[а-я]*|端口|ポート|포트) ?\d\d")
+#: Most ``digit.digit`` spots :func:`_versioned` looks around before it searches the whole
+#: text instead.
+_VERSION_SPOTS_MAX = 256
+#: Farthest a :data:`_VERSIONED` match starts before the digits of its version, in
+#: characters: the longest runtime name (10) and ``" v"``, with a margin.
+_VERSION_LEAD_CHARS = 16
+
+
+def _may_env(text: str) -> bool:
+    """``text`` holds one of :data:`_ENV_WORDS`."""
+    return any(word in text for word in _ENV_WORDS)
+
+
+def _port_needs(text: str) -> bool:
+    """False only when :data:`_PORT` cannot match ``text`` (see :data:`_PORT_WORD`)."""
+    return bool(
+        _PORT_COLON.search(text) or "PORT=" in text or "--port" in text or _PORT_WORD.search(text)
+    )
+
+
+def _versioned(text: str) -> bool:
+    """``_VERSIONED.search(text)`` found something, read only around each ``digit.digit``
+    of ``text``: a match's version starts with a run of digits followed by a dot and a digit
+    (the first such spot inside the match, since what comes before the run is a name and a
+    separator), and the match starts at most :data:`_VERSION_LEAD_CHARS` before the run.
+    Looking there (up to the spot's end, where a cut match still matches) finds every match;
+    it may find one the whole text does not hold (a cut name or a cut number): the reader
+    it adds then finds nothing in the text's lines. Past :data:`_VERSION_SPOTS_MAX` spots
+    the whole text is searched."""
+    for count, spot in enumerate(_MAY_VERSION.finditer(text)):
+        if count == _VERSION_SPOTS_MAX:
+            return _VERSIONED.search(text) is not None
+        end = spot.start()
+        run = end
+        while run and text[run - 1].isdecimal():
+            run -= 1
+        if _VERSIONED.search(text, max(0, run - _VERSION_LEAD_CHARS), end + 3):
+            return True
+    return False
+
+
+_VERSION_COMMAND = re.compile(r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b")
+
+
+def _prints_versions(command: str) -> bool:
+    """``command`` asks for a version (``--version``, ``-V``, ``git tag`` …): its output is
+    read for versions."""
+    if "version" not in command and "-V" not in command and "git" not in command:
+        return False  # what every form of the pattern holds
+    return _VERSION_COMMAND.search(command) is not None
 
 
 @lru_cache(maxsize=IDENTIFIERS_CACHE)
@@ -439,9 +498,7 @@ def identifier_facts(origin: str, text: str, command: str) -> tuple[IdentifierFa
     found: list[IdentifierFact] = []
     user = _stated(src)
     text = src.text if user else src.text[:RESULT_SCAN_CHARS]
-    versions_here = user or re.search(
-        r"--version\b|\s-V\b|\bversion\b|\bgit\s+(?:tag|describe)\b", src.command
-    )
+    versions_here = user or _prints_versions(src.command)
     readers = _readers(src, text, user, bool(versions_here))
     for line in _lines(text) if readers else ():
         here: list[Found] = [found for read in readers for found in read(src, line)]
