@@ -361,6 +361,13 @@ _FINDING = re.compile(
     r"找到|原因|问题出在|根因",
     re.IGNORECASE,
 )
+#: The ASCII words one of which, in lower case, every ASCII text that :data:`_FINDING`
+#: matches holds (its other words are not ASCII and match no ASCII letter, even ignoring
+#: case).
+_FINDING_ASCII = (
+    "found", "bug", "cause", "culprit", "problem", "issue", "fault", "regression",
+    "responsible", "turns out", "turned out", "broken", "breaks", "the fix", "leak", "crash",
+)  # fmt: skip
 _FINDING_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 #: A name in prose (CamelCase, lowerCamelCase, snake_case): not part of a path or a file name.
 _NAME_IN_PROSE = re.compile(
@@ -385,13 +392,24 @@ def _findings(sources: Sequence[Source]) -> list[IdentifierFact]:
 def _named_in_findings(text: str) -> tuple[tuple[str, str], ...]:
     """(name, sentence) for each name in each finding sentence of ``text``, in order."""
     out: list[tuple[str, str]] = []
+    if not _may_find(text):
+        return ()  # each sentence is a part of the text
     for sentence in _FINDING_SENTENCE.split(text):
-        if not _FINDING.search(sentence) or _NOISE.search(sentence):
+        if not _may_find(sentence) or not _FINDING.search(sentence) or _NOISE.search(sentence):
             continue
         for m in _NAME_IN_PROSE.finditer(sentence):
             if "__" not in m.group(1):
                 out.append((m.group(1), sentence))
     return tuple(out)
+
+
+def _may_find(text: str) -> bool:
+    """False only when :data:`_FINDING` cannot match ``text``: an ASCII text that holds, in
+    lower case, none of :data:`_FINDING_ASCII`."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _FINDING_ASCII)
 
 
 Reader = Callable[[Source, str], Iterator[Found]]
