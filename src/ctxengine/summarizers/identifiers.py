@@ -332,14 +332,17 @@ def symbol_words(origin: str, text: str) -> tuple[frozenset[str], tuple[tuple[st
 
 def _symbols(sources: Sequence[Source]) -> list[IdentifierFact]:
     candidates: dict[str, tuple[Source, str]] = {}
-    present: dict[str, set[int]] = {}
-    for src in sources:
-        words, named = symbol_words(src.origin, src.text)
-        for word in words:
-            present.setdefault(word, set()).add(src.index)
+    read = [(src, *symbol_words(src.origin, src.text)) for src in sources]
+    for src, _, named in read:
         for name, line in named:
             if name not in candidates:
                 candidates[name] = (src, line)
+    # the sources each candidate appears in (no other word is asked about)
+    present: dict[str, set[int]] = {}
+    names = set(candidates)
+    for src, words, _ in read:
+        for word in words & names:
+            present.setdefault(word, set()).add(src.index)
     position = {name: i for i, name in enumerate(candidates)}
     ranked = sorted(
         (n for n in candidates if len(present.get(n, ())) >= SYMBOL_MIN_MESSAGES),
