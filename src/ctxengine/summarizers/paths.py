@@ -31,6 +31,11 @@ _CWD_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:in|at) (/[\w./-]+) \(this is the working directory"),
     re.compile(r"\[Current working directory: (/[^\]\n]+)\]"),
 )
+#: A literal every match of the pattern of :data:`_CWD_PATTERNS` at the same place holds.
+_CWD_LITERALS = (
+    "<cwd>", "(Current directory: /", " (this is the working directory",
+    "[Current working directory: /",
+)  # fmt: skip
 _LEADING_CD = re.compile(r"^\s*cd\s+(/[\w./@+-]+)\s*(?:&&|;|\n)")
 
 
@@ -47,10 +52,10 @@ def stated_cwd(messages: Sequence[Message]) -> str:
     """The working directory the messages state outright (the first four sources of the
     module docstring; tool-result footers are read from tool results only, and a
     demonstration's messages are skipped), or ``""``."""
-    for k, pattern in enumerate(_CWD_PATTERNS):
+    for k, (pattern, literal) in enumerate(zip(_CWD_PATTERNS, _CWD_LITERALS, strict=True)):
         for message in messages:
             for text in _texts(message, results=k in (1, 3)):
-                m = pattern.search(text)
+                m = pattern.search(text) if literal in text else None
                 if m is not None:
                     return posixpath.normpath(m.group(1).strip())
     return ""

@@ -257,18 +257,23 @@ def boilerplate(messages: Sequence[Message]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _is_noise(sentence: str) -> bool:
-    stripped = sentence.strip()
-    if _COMMENT.match(stripped) or _ENCODED.search(stripped) or _CODE_LINE.search(stripped):
-        return True
-    body = _INTERJECTION.sub("", stripped)
+def _looks_coded(stripped: str) -> bool:
+    """A comment, encoded data or a line of code (noise whatever its words)."""
+    found = _COMMENT.match(stripped) or _ENCODED.search(stripped) or _CODE_LINE.search(stripped)
+    return found is not None
+
+
+def _is_noise(stripped: str, body: str, strong: bool) -> bool:
+    """``stripped`` (a sentence without its surrounding white space; ``body``: without its
+    interjections, :data:`_INTERJECTION`; ``strong``: it holds a modal, :data:`MODAL`, or
+    ``body`` opens with a want, :data:`_WANTS`) is a question, a weak rule too long,
+    narrative or opinion; :func:`_looks_coded` is asked first."""
     question = stripped.endswith(("?", "？")) and (
         _QUESTION_START.match(body)
         or re.search(r"\b(?:right|no|ok|yes)\?$", stripped, re.I)
         or _CJK.search(stripped)
         or re.match(r"^[¿]", stripped)
     )
-    strong = MODAL.search(stripped) or _WANTS.match(body)
     weak_only = not strong and _WEAK.search(stripped) is not None
     too_long = weak_only and len(stripped) > WEAK_RULE_MAX_CHARS
     return bool(question or too_long or _NARRATIVE.search(body) or _OPINION.search(body))
@@ -385,10 +390,18 @@ def is_rule(sentence: str, language: Language = "en") -> bool:
     """True when ``sentence`` states a rule for the agent (see the module docstring);
     ``language``: the conversation's dominant language (gates the words that read as English
     too)."""
-    if _is_noise(sentence) or is_acknowledgement(sentence):
+    stripped = sentence.strip()
+    if _looks_coded(stripped):
         return False
-    body = _INTERJECTION.sub("", sentence.strip())
-    if MODAL.search(sentence) or _WANTS.match(body) or LIFTS.search(sentence):
+    # each pattern is searched once: the noise test and the rule test ask the same
+    body = _INTERJECTION.sub("", stripped)
+    modal = MODAL.search(stripped) is not None
+    wants = _WANTS.match(body) is not None
+    if _is_noise(stripped, body, modal or wants) or is_acknowledgement(sentence):
+        return False
+    if stripped != sentence:
+        modal = MODAL.search(sentence) is not None
+    if modal or wants or LIFTS.search(sentence):
         return True
     return _positional(sentence, language) or _imperative(sentence)
 
