@@ -84,7 +84,6 @@ STOP_WORDS: dict[Language, frozenset[str]] = {
 }
 
 _EDGE = "\"'“”‘’«»„¡¿!?.,;:()[]{}…—–-*"
-_APOSTROPHE = str.maketrans({"’": "'"})
 
 
 class _Patterns:
@@ -119,15 +118,23 @@ def prose(text: str) -> str:
     """``text`` with code set aside (step 1 of the module docstring): fenced blocks, inline
     code, URLs and code-like tokens removed; CJK characters are kept wherever they are."""
     p = _patterns()
-    text = p.url.sub(" ", p.inline_code.sub(" ", p.fence.sub(" ", text)))
-    cjk = p.cjk_run.search(text) is not None  # else no token needs the search
+    # each pattern holds its literal: a text without it has nothing to replace
+    if "```" in text:
+        text = p.fence.sub(" ", text)
+    if "`" in text:
+        text = p.inline_code.sub(" ", text)
+    if "://" in text:
+        text = p.url.sub(" ", text)
+    code = p.code_chars.search
+    if p.cjk_run.search(text) is None:  # no token needs the CJK search
+        return " ".join([w for t in text.split() if (w := t.strip(_EDGE)) and not code(w)])
     kept: list[str] = []
     for token in text.split():
-        if cjk and p.cjk_run.search(token):
+        if p.cjk_run.search(token):
             kept.append(token)
             continue
         word = token.strip(_EDGE)
-        if word and not p.code_chars.search(word):
+        if word and not code(word):
             kept.append(word)
     return " ".join(kept)
 
@@ -154,7 +161,7 @@ def word_counts(text: str) -> dict[Language, float]:
             counts["zh"] = han / 2
     # ``clean`` is words joined by single spaces, each already stripped of _EDGE; a word
     # holding a CJK character is neither all Latin nor all Cyrillic
-    words = clean.lower().translate(_APOSTROPHE)
+    words = clean.lower().replace("’", "'")
     latin = p.latin_words.findall(words)
     cyrillic = len(p.cyrillic_words.findall(words))
     if cyrillic:
