@@ -77,13 +77,22 @@ _PHRASE = re.compile(
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
-def _normalise(text: str) -> str:
+def _normalise(text: str, limit: int | None = None) -> str | None:
     """Lower case; every character that is neither a letter, a digit, ``'`` nor ``-`` becomes
-    a space (punctuation of any script, emoji); spaces collapsed."""
+    a space (punctuation of any script, emoji); spaces collapsed. ``None`` as soon as more
+    than ``limit`` characters are kept (the result would be longer than ``limit``: no kept
+    character is a space)."""
     out = []
+    kept = 0
     for ch in unicodedata.normalize("NFC", text.strip().lower()).replace("\u2019", "'"):
         category = unicodedata.category(ch)
-        out.append(ch if category[0] in "LN" or ch in "'-" else " ")
+        if category[0] in "LN" or ch in "'-":
+            out.append(ch)
+            kept += 1
+            if limit is not None and kept > limit:
+                return None
+        else:
+            out.append(" ")
     return " ".join("".join(out).split())
 
 
@@ -99,7 +108,7 @@ def is_acknowledgement(text: str) -> bool:
     ``"可以，开始实施"``, ``"Can we continue from where we left off?"``, ``"System: Please
     continue."``; not ``""``, not ``"yes, add the flag"``, not ``"continue with the
     tests"``."""
-    norm = _normalise(SPEAKER_PREFIX.sub("", text, count=1))
+    norm = _normalise(SPEAKER_PREFIX.sub("", text, count=1), MAX_CHARS)
     if not norm or len(norm) > MAX_CHARS:
         return False
     pos = 0
