@@ -98,6 +98,8 @@ _AGAINST_ASCII = (
     "instead of", "rather than", "in place of", "en lugar de", "en vez de", "au lieu de",
     "statt", "anstelle von", "em vez de", "no lugar de",
 )  # fmt: skip
+_DECIDES_ASCII_WORD = re.compile("|".join(re.escape(word) for word in _DECIDES_ASCII))
+_AGAINST_ASCII_WORD = re.compile("|".join(re.escape(word) for word in _AGAINST_ASCII))
 _REASON = re.compile(
     r"\b(?:because|since|as it|as the|so that|given that|due to|which means|that way)\b|"
     r"因为|由于|ので|から|때문|porque|parce que|weil|потому что|так как",
@@ -155,9 +157,9 @@ def is_decision(sentence: str) -> bool:
     if _CONDITIONAL.match(body):
         return False
     lowered = body.lower() if body.isascii() else None
-    if (lowered is None or _holds_any(lowered, _DECIDES_ASCII)) and _DECIDES.search(body):
+    if (lowered is None or _holds_any(lowered, _DECIDES_ASCII_WORD)) and _DECIDES.search(body):
         return True
-    if lowered is not None and not _holds_any(lowered, _AGAINST_ASCII):
+    if lowered is not None and not _holds_any(lowered, _AGAINST_ASCII_WORD):
         return False
     for choice, against in _CHOICE:
         alternatives = [m.start() for m in against.finditer(body)]
@@ -169,8 +171,8 @@ def is_decision(sentence: str) -> bool:
     return False
 
 
-def _holds_any(text: str, words: tuple[str, ...]) -> bool:
-    return any(word in text for word in words)
+def _holds_any(text: str, words: re.Pattern[str]) -> bool:
+    return words.search(text) is not None
 
 
 def _may_decide(text: str) -> bool:
@@ -180,7 +182,7 @@ def _may_decide(text: str) -> bool:
     if not text.isascii():
         return True
     lowered = text.lower()
-    return _holds_any(lowered, _DECIDES_ASCII) or _holds_any(lowered, _AGAINST_ASCII)
+    return _holds_any(lowered, _DECIDES_ASCII_WORD) or _holds_any(lowered, _AGAINST_ASCII_WORD)
 
 
 def _cap(text: str) -> str:

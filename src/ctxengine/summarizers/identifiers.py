@@ -409,10 +409,11 @@ def _named_in_findings(text: str) -> tuple[tuple[str, str], ...]:
 def _may_find(text: str) -> bool:
     """False only when :data:`_FINDING` cannot match ``text``: an ASCII text that holds, in
     lower case, none of :data:`_FINDING_ASCII`."""
-    if not text.isascii():
-        return True
-    lowered = text.lower()
-    return any(word in lowered for word in _FINDING_ASCII)
+    return not text.isascii() or _FINDING_ASCII_WORD.search(text.lower()) is not None
+
+
+#: Any of :data:`_FINDING_ASCII` (one search instead of one per word).
+_FINDING_ASCII_WORD = re.compile("|".join(re.escape(word) for word in _FINDING_ASCII))
 
 
 Reader = Callable[[Source, str], Iterator[Found]]
