@@ -7,6 +7,7 @@ import pytest
 from ctxengine.model import Ledgers, Message, RuleFact, TextPart, assistant, system, user
 from ctxengine.summarizers.rules import (
     boilerplate,
+    is_rule,
     rule_facts,
     rule_sentences,
     says_it_replaces,
@@ -368,3 +369,25 @@ def test_a_chinese_rule_that_replaces_an_earlier_one_supersedes_it(later: str) -
         ("不要修改 vendor/ 目录下的任何文件。", "active"),
         (later, "active"),
     ]
+
+
+def test_ascii_rule_words_of_every_language_in_any_case() -> None:
+    # an ASCII sentence is searched for modals, adverbs and lifted rules only when it holds
+    # one of their words: each ASCII form still counts, in upper case too
+    said = [
+        "You MUST run the linter.",
+        "Tests are FORBIDDEN to hit the network.",
+        "Hay que usar tabs.",
+        "Il faut garder les tests.",
+        "Vous devez utiliser tabs.",
+        "Du darfst nicht pushen.",
+        "Auf keinen Fall pushen.",
+        "Tem de usar tabs.",
+        "NEVER push to main.",
+        "Siempre usa tabs.",
+        "Toujours utiliser tabs.",
+        "Stelle sicher, dass die Tests laufen.",
+        "Certifique-se de rodar os testes.",
+        "You no longer need to run the linter.",
+    ]
+    assert [is_rule(s) for s in said] == [True] * len(said)

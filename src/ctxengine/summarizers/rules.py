@@ -308,9 +308,44 @@ def at_clause_start(sentence: str, start: int, end: int, german: bool = False) -
     return german and _GERMAN_VERB_FIRST.match(prefix.strip()) is not None
 
 
-def _positional(sentence: str, language: Language) -> bool:
-    """A rule word that also describes, or a prohibition, at the start of a clause."""
-    found = [*ADVERB.finditer(sentence), *NEGATIVE.finditer(sentence)]
+#: The ASCII words one of which, in lower case, every ASCII text that :data:`MODAL`,
+#: :data:`ADVERB` or :data:`LIFTS` matches holds (``must``, ``should``, ``debe`` …; their
+#: other words are not ASCII and match no ASCII letter, even ignoring case), each set as
+#: one pattern.
+_MODAL_ASCII = (
+    "must", "shall not", "should", "required to", "not allowed to", "forbidden",
+    "under no circumstances", "no need to", "debe", "tienes que", "hay que", "es obligatorio",
+    "il faut", "il ne faut", "tu dois", "vous devez", "doit", "doivent", "interdit",
+    "obligatoire", "muss", "darf nicht", "darfst nicht", "verboten", "auf keinen fall", "deve",
+    "tem que", "tem de",
+)  # fmt: skip
+_ADVERB_ASCII = (
+    "never", "always", "only", "don", "do not", "make sure", "ensure", "avoid", "nunca",
+    "siempre", "evita", "evite", "jamais", "toujours", "uniquement", "seulement", "assure",
+    "niemals", "immer", "sicher", "vermeide", "achte darauf", "sempre", "apenas", "somente",
+    "certifique-se", "garanta",
+)  # fmt: skip
+_LIFTS_ASCII = (
+    "no longer", "not needed any", "not required any", "not necessary any", "need to",
+    "have to", "ya no", "plus obligatoire", "plus besoin", "nicht mehr",
+)  # fmt: skip
+_MAY_MODAL, _MAY_ADVERB, _MAY_LIFT = (
+    re.compile("|".join(re.escape(word) for word in words))
+    for words in (_MODAL_ASCII, _ADVERB_ASCII, _LIFTS_ASCII)
+)
+
+
+def _may(lowered: str | None, words: re.Pattern[str]) -> bool:
+    """False only when ``lowered`` (an ASCII text in lower case; ``None`` for a text that
+    is not ASCII) holds none of ``words``."""
+    return lowered is None or words.search(lowered) is not None
+
+
+def _positional(sentence: str, language: Language, lowered: str | None = None) -> bool:
+    """A rule word that also describes, or a prohibition, at the start of a clause
+    (``lowered``: ``sentence`` in lower case when it is ASCII, see :func:`_may`)."""
+    adverbs = ADVERB.finditer(sentence) if _may(lowered, _MAY_ADVERB) else ()
+    found = [*adverbs, *NEGATIVE.finditer(sentence)]
     gated = GATED_PATTERNS.get(language)
     if gated is not None:
         found += list(gated.finditer(sentence))
@@ -395,15 +430,19 @@ def is_rule(sentence: str, language: Language = "en") -> bool:
         return False
     # each pattern is searched once: the noise test and the rule test ask the same
     body = _INTERJECTION.sub("", stripped)
-    modal = MODAL.search(stripped) is not None
+    # an ASCII sentence without any of a pattern's words is not searched (``stripped`` is
+    # a part of ``sentence``)
+    lowered = sentence.lower() if sentence.isascii() else None
+    may_modal = _may(lowered, _MAY_MODAL)
+    modal = may_modal and MODAL.search(stripped) is not None
     wants = _WANTS.match(body) is not None
     if _is_noise(stripped, body, modal or wants) or is_acknowledgement(sentence):
         return False
     if stripped != sentence:
-        modal = MODAL.search(sentence) is not None
-    if modal or wants or LIFTS.search(sentence):
+        modal = may_modal and MODAL.search(sentence) is not None
+    if modal or wants or (_may(lowered, _MAY_LIFT) and LIFTS.search(sentence)):
         return True
-    return _positional(sentence, language) or _imperative(sentence)
+    return _positional(sentence, language, lowered) or _imperative(sentence)
 
 
 def _cap(sentence: str) -> str:
