@@ -168,11 +168,17 @@ def _cap(line: str) -> str:
 
 
 def _git(command: str) -> bool:
-    return re.search(r"(^|[\s;&|(])git\s", command) is not None
+    return "git" in command and re.search(r"(^|[\s;&|(])git\s", command) is not None
+
+
+#: The programs :func:`_tracker` looks for.
+_TRACKERS = ("git", "gh", "glab", "jira", "bd", "linear")
 
 
 def _tracker(command: str) -> bool:
     """git, or an issue tracker's command line (``gh``, ``glab``, ``jira``, ``bd``, ``linear``)."""
+    if not any(name in command for name in _TRACKERS):
+        return False
     return re.search(r"(^|[\s;&|(])(?:git|gh|glab|jira|bd|linear)\s", command) is not None
 
 
@@ -442,7 +448,7 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
         readers.append(_envs)
     if versions_here and _MAY_VERSION.search(text) and (_VTAG.search(text) or _versioned(text)):
         readers.append(_versions)
-    if user and _HEX.search(text) and _GIT_WORDS.search(text):
+    if user and _may_speak_of_git(text) and _HEX.search(text) and _GIT_WORDS.search(text):
         readers.append(_commits_in_user_text)
     return readers
 
@@ -467,6 +473,19 @@ _VERSION_SPOTS_MAX = 256
 #: Farthest a :data:`_VERSIONED` match starts before the digits of its version, in
 #: characters: the longest runtime name (10) and ``" v"``, with a margin.
 _VERSION_LEAD_CHARS = 16
+
+
+#: The words of :data:`_GIT_WORDS` in lower case, as one pattern.
+_GIT_WORDS_LOWER = re.compile(
+    "commit|sha|hash|revert|cherry-pick|checkout|rebase|head|merge|git|reset|bisect|tag"
+)
+
+
+def _may_speak_of_git(text: str) -> bool:
+    """False only when :data:`_GIT_WORDS` cannot match ``text``: an ASCII text that holds
+    none of its words in lower case (its letters match no other ASCII letter ignoring
+    case)."""
+    return not text.isascii() or _GIT_WORDS_LOWER.search(text.lower()) is not None
 
 
 def _may_env(text: str) -> bool:
