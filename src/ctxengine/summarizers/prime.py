@@ -29,7 +29,7 @@ from ctxengine.summarizers.acknowledge import is_acknowledgement
 from ctxengine.summarizers.decisions import decisions_in
 from ctxengine.summarizers.failures import detect, ends_in_failure, own_failures, passed_tests
 from ctxengine.summarizers.identifiers import identifier_facts, symbol_words
-from ctxengine.summarizers.rules import rule_sentences
+from ctxengine.summarizers.rules import BOILERPLATE_MIN_CHARS, rule_sentences, sentence_keys
 from ctxengine.summarizers.runs import (
     command_key,
     ends_in_search,
@@ -81,6 +81,10 @@ class LedgerPrimer:
             if message.text.strip():
                 identifier_facts("assistant", message.text, "")
             decisions_in("\n".join(p.text for p in message.parts if isinstance(p, TextPart)))
+        if message.role in ("system", "developer", "user"):
+            text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+            if len(text) > BOILERPLATE_MIN_CHARS:
+                sentence_keys(text)
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 self._calls[part.id] = part
@@ -163,6 +167,7 @@ PRIMED = (
     patch_runs,
     patched_in_output,
     reformatted_in_output,
+    sentence_keys,
 )
 
 

@@ -227,15 +227,24 @@ def _key(sentence: str) -> str:
     return " ".join(re.findall(r"\w+", sentence.casefold()))
 
 
-def _sentences(text: str) -> set[str]:
-    """Keys (:func:`_key`) of the sentences of ``text`` longer than 20 characters."""
+#: Shortest message text :func:`boilerplate` compares, in characters (exclusive).
+BOILERPLATE_MIN_CHARS = 200
+#: Texts whose sentence keys :func:`sentence_keys` remembers (each compaction compares those
+#: of the system, developer and user messages of its range).
+BOILERPLATE_CACHE = 1024
+
+
+@lru_cache(maxsize=BOILERPLATE_CACHE)
+def sentence_keys(text: str) -> frozenset[str]:
+    """Keys (case- and punctuation-insensitive) of the sentences of ``text`` longer than 20
+    characters: what :func:`boilerplate` compares of a message's text."""
     out = set()
     for line in text.splitlines():
         for raw in split_sentences(line):
             sentence = _LIST_MARKER.sub("", raw).strip()
             if len(sentence) > 20:
                 out.add(_key(sentence))
-    return out
+    return frozenset(out)
 
 
 def boilerplate(messages: Sequence[Message]) -> frozenset[str]:
@@ -247,7 +256,7 @@ def boilerplate(messages: Sequence[Message]) -> frozenset[str]:
         for m in messages
         if m.role in ("system", "developer", "user")
     ]
-    sets = [_sentences(t) for t in texts if len(t) > 200]
+    sets = [sentence_keys(t) for t in texts if len(t) > BOILERPLATE_MIN_CHARS]
     out: set[str] = set()
     for i, a in enumerate(sets):
         for b in sets[i + 1 :]:
