@@ -88,10 +88,14 @@ class Source:
     command: str = ""
 
 
-_NOISE = re.compile(
-    r"[A-Za-z0-9+/=_-]{40,}|(?:\b[0-9a-f]{8,}\b.*){3}|\breq(?:uest)?[_-]?id\b|\breq_[A-Za-z0-9]{10}"
-    r"|^index [0-9a-f]+\.\.[0-9a-f]+",
-    re.IGNORECASE,
+_NOISE_RUN = r"[A-Za-z0-9+/=_-]{40,}"
+_NOISE_HEX = r"(?:\b[0-9a-f]{8,}\b.*){3}"
+_NOISE_REQ = r"\breq(?:uest)?[_-]?id\b|\breq_[A-Za-z0-9]{10}"
+_NOISE_INDEX = r"^index [0-9a-f]+\.\.[0-9a-f]+"
+_NOISE = re.compile(f"{_NOISE_RUN}|{_NOISE_HEX}|{_NOISE_REQ}|{_NOISE_INDEX}", re.IGNORECASE)
+#: The parts of :data:`_NOISE`, each searched only where it can match (:func:`_noisy`).
+_NOISE_PARTS = tuple(
+    re.compile(part, re.IGNORECASE) for part in (_NOISE_RUN, _NOISE_HEX, _NOISE_REQ, _NOISE_INDEX)
 )
 _TICKET = re.compile(r"(?<![\w/.#-])([A-Z][A-Z0-9]{1,9}-\d{1,6})(?![\w-])")
 _NOT_TICKETS = frozenset(
@@ -158,8 +162,22 @@ _WORD = re.compile(r"[A-Za-z_][\w]*")
 
 def _lines(text: str) -> Iterator[str]:
     for line in text.splitlines():
-        if line.strip() and not _NOISE.search(line):
+        if line.strip() and not _noisy(line):
             yield line
+
+
+def _noisy(line: str) -> bool:
+    """``_NOISE.search(line)`` finds something: one part of it at a time, each only where it
+    can match (a run of 40 characters, three runs of 8 hex digits with a character between
+    them, ``req`` in any case)."""
+    run, hexes, req, index = _NOISE_PARTS
+    if index.search(line) or (len(line) >= 40 and run.search(line)):
+        return True
+    if len(line) >= 26 and hexes.search(line):
+        return True
+    if line.isascii() and "req" not in line.lower():
+        return False  # the letters of "req" match no other ASCII letter ignoring case
+    return req.search(line) is not None
 
 
 def _cap(line: str) -> str:
@@ -404,7 +422,7 @@ def _named_in_findings(text: str) -> tuple[tuple[str, str], ...]:
     if not _may_find(text):
         return ()  # each sentence is a part of the text
     for sentence in _FINDING_SENTENCE.split(text):
-        if not _may_find(sentence) or not _FINDING.search(sentence) or _NOISE.search(sentence):
+        if not _may_find(sentence) or not _FINDING.search(sentence) or _noisy(sentence):
             continue
         for m in _NAME_IN_PROSE.finditer(sentence):
             if "__" not in m.group(1):
