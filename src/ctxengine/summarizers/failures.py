@@ -481,8 +481,12 @@ def _own_programs(lines: list[str], command: str) -> Iterator[Failure]:
         return
     names = _program_names(command)
     paths = _redirected(command)
+    if not names and not paths:
+        return  # no program to name, no redirection to refuse
     for i, line in enumerate(lines):
         text = line.strip()
+        if ": " not in text:
+            continue  # every pattern here needs it
         for pattern in _REDIRECT:
             m = pattern.match(text)
             if m is not None and m.group("path").strip("'\"") in paths and _ERRNO.search(text):
