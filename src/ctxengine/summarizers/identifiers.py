@@ -158,6 +158,8 @@ _DEFINED = re.compile(
     r"([A-Za-z_][\w]*)"
 )
 _WORD = re.compile(r"[A-Za-z_][\w]*")
+#: What each keyword of :data:`_DEFINED` holds (``function`` holds ``func``).
+_DEFINING = ("def", "class", "fn", "func", "interface", "struct", "enum", "type")
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -343,8 +345,10 @@ def symbol_words(origin: str, text: str) -> tuple[frozenset[str], tuple[tuple[st
             for m in pattern.finditer(text)
             if text[m.end() : m.end() + 1] == "(" or text[m.start() - 1 : m.start()] == "."
         ]
-    else:
+    elif any(keyword in text for keyword in _DEFINING):
         named = _DEFINED.findall(text)
+    else:
+        named = []  # every definition holds one of the keywords
     shaped: dict[str, str] = {}
     for name in named:
         if name in shaped:
