@@ -305,7 +305,19 @@ _CONSEQUENCE = re.compile(
 )
 
 
+#: What a line :func:`_compilers` reports holds: one of these (``error``/``ERROR`` for the
+#: compiler, rustc, tsc and pip lines, the linker's words, a Go file's ``.go:``, make's
+#: ``***``, ``npm ``).
+_COMPILER_WORDS = (
+    "error", "ERROR", "undefined reference to ", "Undefined symbols for architecture", "ld: ",
+    "multiple definition of ", ".go:", "*** ", "npm ",
+)  # fmt: skip
+
+
 def _compilers(lines: list[str], command: str) -> Iterator[Failure]:
+    joined = "\n".join(lines)  # the words hold no line break
+    if not any(word in joined for word in _COMPILER_WORDS):
+        return
     go = re.search(r"(^|[\s;&|(])go\s+(build|test|vet|run|install)\b", command) is not None
     for i, line in enumerate(lines):
         text = line.strip()
