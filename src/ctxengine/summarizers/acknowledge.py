@@ -77,14 +77,23 @@ _PHRASE = re.compile(
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+#: Every ASCII character that is neither a letter, a digit, ``'`` nor ``-``, to a space.
+_ASCII_SPACES = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "'-"}
+
+
 def _normalise(text: str, limit: int | None = None) -> str | None:
     """Lower case; every character that is neither a letter, a digit, ``'`` nor ``-`` becomes
     a space (punctuation of any script, emoji); spaces collapsed. ``None`` as soon as more
     than ``limit`` characters are kept (the result would be longer than ``limit``: no kept
     character is a space)."""
+    lowered = text.strip().lower()
+    if lowered.isascii():  # NFC changes nothing; a letter or digit is alphanumeric
+        norm = " ".join(lowered.translate(_ASCII_SPACES).split())
+        kept = len(norm) - norm.count(" ")
+        return None if limit is not None and kept > limit else norm
     out = []
     kept = 0
-    for ch in unicodedata.normalize("NFC", text.strip().lower()).replace("\u2019", "'"):
+    for ch in unicodedata.normalize("NFC", lowered).replace("\u2019", "'"):
         category = unicodedata.category(ch)
         if category[0] in "LN" or ch in "'-":
             out.append(ch)
