@@ -39,6 +39,20 @@ def test_each_kind_from_a_user_message() -> None:
     ]
 
 
+def test_a_port_is_found_in_every_language_whatever_else_the_text_holds() -> None:
+    for said, port in (
+        ("El servidor usa puerto 5432.", "puerto 5432"),
+        ("O servidor usa a porta 8080.", "porta 8080"),
+        ("Сервер слушает порт 8081.", "порт 8081"),
+        ("服务监听端口 8082。", "端口 8082"),
+    ):
+        found = [f for f in _facts(Source(2, "user", said)) if f[0] == "port"]
+        linked = [
+            f for f in _facts(Source(2, "user", f"{said} (https://x.example)")) if f[0] == "port"
+        ]
+        assert found == linked == [("port", port, port[-4:], 2)], said
+
+
 def test_the_newest_meaning_wins_and_first_seen_order_stays() -> None:
     facts = identifiers(
         (

@@ -453,14 +453,14 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
     ends read as a line break there, which every lookaround and ``\\b`` of these patterns
     takes as a non-word character), so a reader whose patterns find nothing in the whole
     text finds nothing in any of its lines and is left out. Cheaper necessary conditions
-    (:data:`_MAY_PORT` …, a literal) are tried before each pattern."""
+    (:func:`_port_needs` …, a literal) are tried before each pattern."""
     readers: list[Reader] = []
     if (user or _tracker(src.command)) and (
         (_MAY_TICKET.search(text) and _TICKET.search(text))
         or ("#" in text and _MAY_ISSUE.search(text) and _ISSUE.search(text))
     ):
         readers.append(_tickets)
-    if _port_needs(text) and _MAY_PORT.search(text) and _PORT.search(text):
+    if _port_needs(text) and _PORT.search(text):
         readers.append(_ports)
     if "://" in text and _URL.search(text):
         readers.append(_urls)
@@ -478,7 +478,6 @@ def _readers(src: Source, text: str, user: bool, versions_here: bool) -> list[Re
 #: Necessary conditions of :data:`_TICKET`, :data:`_PORT`, :data:`_ENV` and the version
 #: patterns (:data:`_VTAG`, :data:`_VERSIONED`), each far cheaper to search for.
 _MAY_TICKET = re.compile(r"[A-Z0-9]-\d")
-_MAY_PORT = re.compile(r"localhost:\d|\]:\d|://|\.\d{1,3}:\d\d|[Pp]orts? \d|--port|PORT=")
 #: What every form of :data:`_ENV` holds.
 _ENV_WORDS = ("export ", "environ", "getenv", "process.env.", "env::var")
 _MAY_VERSION = re.compile(r"\d\.\d")
