@@ -105,6 +105,19 @@ def since_entries(i: int) -> list[Message]:
     ]
 
 
+def stale_jump(a: Session, i: int, size: int = 1_500) -> None:
+    """After :func:`start`: the pending reply, a 1,004-token request, a call and its
+    ``size``-token result. With 1,500: 104 + 1,004 + 11 + 1,505 = 2,624 tokens since the
+    snapshot, past the 2,000 limit, and the context (9,307) past the trigger (8,000)."""
+    drive(a, [turn(i)[1]])
+    for m in (
+        user(filler("big", 1_000)),
+        assistant("", call("c1")),
+        result("c1", filler("r", size)),
+    ):
+        a.append(m)
+
+
 def foreground(a: Session, snapshot: int, policy: Policy) -> Session:
     """A session over the first ``snapshot`` entries of ``a`` that runs, in the foreground,
     the plan ``a``'s candidate ran, then appends the entries ``a`` appended after the
@@ -221,15 +234,7 @@ class TestStale:
     ) -> None:
         with Session(WINDOW, policy=POLICY, estimator=EST) as a:
             i = start(a)
-            drive(a, [turn(i)[1]])
-            # 104 + 1,004 + 11 + 1,505 = 2,624 tokens since the snapshot: past the 2,000 limit,
-            # and the context (9,307) past the trigger.
-            for m in (
-                user(filler("big", 1_000)),
-                assistant("", call("c1")),
-                result("c1", filler("r", 1_500)),
-            ):
-                a.append(m)
+            stale_jump(a, i)
             a.prepare()
             assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
             assert event(a, "precompute_discarded").detail == (
@@ -280,8 +285,8 @@ class TestStale:
             assert len(a.entries) == n
 
 
-class FailOnce:
-    """Rejects its first request, then writes the extractive summary."""
+class Counting:
+    """The extractive summary, counting the summaries written."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -293,9 +298,17 @@ class FailOnce:
 
     def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
         self.calls += 1
-        if self.calls == 1:
-            raise SummaryRejected("empty", "first call")
         return self.inner.summarize(request, estimator)
+
+
+class FailOnce(Counting):
+    """Rejects its first request, then writes the extractive summary."""
+
+    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
+        if self.calls == 0:
+            self.calls += 1
+            raise SummaryRejected("empty", "first call")
+        return super().summarize(request, estimator)
 
 
 class Gate:
@@ -495,34 +508,6 @@ class TestOff:
 BLOCKING = POLICY.model_copy(update={"precompute_block_ratio": 0.95})
 
 
-def stale_jump(a: Session, i: int) -> None:
-    """After :func:`start`: the pending reply, then 2,520 tokens more (past the tail limit):
-    the context goes from 6,683 + 104 to 9,307, past the trigger (8,000)."""
-    drive(a, [turn(i)[1]])
-    for m in (
-        user(filler("big", 1_000)),
-        assistant("", call("c1")),
-        result("c1", filler("r", 1_500)),
-    ):
-        a.append(m)
-
-
-class Counting:
-    """The extractive summary, counting the summaries written."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.inner = ExtractiveSummarizer(user_messages_budget=POLICY.user_messages_budget_tokens)
-
-    @property
-    def name(self) -> str:
-        return "extractive"
-
-    def summarize(self, request: SummaryRequest, estimator: Estimator) -> Summary:
-        self.calls += 1
-        return self.inner.summarize(request, estimator)
-
-
 def jump(a: Session) -> None:
     """20 turns (6,171 tokens: no candidate started), then a 2,004-token request: 8,175, past
     the trigger (8,000) in one step."""
@@ -621,13 +606,7 @@ class TestBlockRatio:
     def test_a_stale_candidate_that_leaves_too_much_is_discarded(self, size: int, why: str) -> None:
         with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
             i = start(a)
-            drive(a, [turn(i)[1]])
-            for m in (
-                user(filler("big", 1_000)),
-                assistant("", call("c1")),
-                result("c1", filler("r", size)),
-            ):
-                a.append(m)
+            stale_jump(a, i, size)
             assert a.context_tokens(a.project()) == 9_839  # the result truncated, ≥ 9,500
             a.prepare()
             assert steps(a) == ["precompute_started", "precompute_discarded", "compaction"]
