@@ -23,7 +23,7 @@ from engine_helpers import EST, call, filler, problems, result, rows
 
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.engine.precompute import PRECOMPUTE_LOCK_SUFFIX, adopted_record
-from ctxengine.errors import ConfigError, SummaryRejected
+from ctxengine.errors import ConfigError, SummaryRejected, ThrashError
 from ctxengine.model import (
     CompactionRecord,
     Message,
@@ -643,6 +643,20 @@ class TestBlockRatio:
                 "veto",
             ]
             assert counting.calls == 1  # the deferred candidate's only
+
+    def test_no_deferral_once_automatic_compaction_stopped(self) -> None:
+        # The thrash guard stopped automatic compaction (as a session reports it after a
+        # refill): the trigger raises it again instead of sending the context and paying
+        # for a summary that can never be adopted.
+        stopped = ThrashError(3, (2, 2, 2), 8_100, 8_000, (), ())
+        with Session(WINDOW, policy=BLOCKING, estimator=EST) as a:
+            jump(a)
+            a.compactor.thrashing = stopped
+            with pytest.raises(ThrashError) as raised:
+                a.prepare()
+            assert raised.value is stopped
+            assert steps(a) == []
+            assert a._precompute.threads == ()
 
     def test_no_deferral_where_a_candidate_cannot_last_or_start(self) -> None:
         pruning = BLOCKING.model_copy(update={"prune_when": "always"})
