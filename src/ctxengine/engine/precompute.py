@@ -473,8 +473,7 @@ class Precomputer:
         for e in since:
             if isinstance(e.body, _SUPERSEDING):
                 return f"superseded: a {e.kind} entry was appended since the snapshot"
-        estimator = self.log.estimator
-        tokens = sum(estimator.message(m) for e in since if (m := e.message) is not None)
+        tokens = self._since_tokens(v.entries)
         limit = tail_limit(budget.keep_recent, budget.trigger)
         if tokens > limit:
             return (
@@ -506,7 +505,7 @@ class Precomputer:
             self._give_up(job, why, tokens)
             self._settle()
             return None
-        since = self._since_tokens(job) if size is not None else 0
+        since = self._since_tokens(job.version.entries) if size is not None else 0
         if size is not None and since >= size:
             self._give_up(job, f"{why}; the messages since alone reach {size:,}", tokens)
             self._settle()
@@ -536,10 +535,11 @@ class Precomputer:
             return None
         return policy.precompute_tokens(self.log.budget)
 
-    def _since_tokens(self, job: _Job) -> int:
-        """Tokens of the messages appended since ``job``'s snapshot."""
+    def _since_tokens(self, entries: int) -> int:
+        """Tokens of the messages appended after the first ``entries`` entries (a
+        snapshot's), by the session's estimator."""
         estimator = self.log.estimator
-        since = self.log.history.entries[job.version.entries :]
+        since = self.log.history.entries[entries:]
         return sum(estimator.message(m) for e in since if (m := e.message) is not None)
 
     def defer(self, ctx: Context, req: Requirement, output: int) -> bool:
@@ -620,8 +620,7 @@ class Precomputer:
         self._job = None
         compactor.events.extend(candidate.events)
         self.runner.breaker.failures, self.runner.breaker.open = candidate.breaker
-        estimator = self.log.estimator
-        since_tokens = sum(estimator.message(m) for e in since if (m := e.message) is not None)
+        since_tokens = self._since_tokens(candidate.version.entries)
         budget = self.log.budget
         limit = tail_limit(budget.keep_recent, budget.trigger)
         detail = (
