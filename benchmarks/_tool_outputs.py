@@ -10,8 +10,10 @@ and :data:`CHECK_SEED` (the held-out texts the benchmark prints). With ``live=Tr
 
 Kinds: column-aligned tables (``pip list``, ``df -h``, ``dpkg -l``, ``free -m``,
 ``ls -la``, ``ps aux``), ``mount`` lines, ``/proc/cpuinfo`` (``key<TAB>: value``), ANSI
-coloured output (``ls --color``, ``grep --color``, ``git diff --color``), and long runs of
-spaces or tabs.
+coloured output (``ls --color``, ``grep --color``, ``git diff --color``), long runs of
+spaces or tabs, and text in capitals (a log written in upper case, SQL with upper-case
+keywords and names, a licence's disclaimer), which BPE splits into more pieces than the
+same words in lower case.
 """
 
 from __future__ import annotations
@@ -340,6 +342,52 @@ def blank_runs(r: random.Random) -> str:
     return "".join(pieces) + "\n"
 
 
+_CAPS = ("ERROR", "WARNING", "FATAL", "CONNECTION", "REFUSED", "UNABLE", "TO", "REACH", "THE")
+_CAPS += ("DATABASE", "SERVER", "AT", "HOST", "RETRYING", "IN", "SECONDS", "TIMEOUT", "WHILE")
+_CAPS += ("WAITING", "FOR", "LOCK", "CHECKSUM", "MISMATCH", "DETECTED", "ON", "NODE", "DISK")
+_CAPS += ("USAGE", "EXCEEDED", "THRESHOLD", "BACKUP", "FAILED", "PERMISSION", "DENIED", "OF")
+_CAPS += ("CONFIGURATION", "MISSING", "INVALID", "REQUEST", "RESPONSE", "RESTARTING", "NOT")
+_CAPS += ("SERVICE", "PLEASE", "INVESTIGATE", "IMMEDIATELY", "QUEUE", "FULL", "DROPPING")
+
+
+def caps_log(r: random.Random) -> str:
+    lines = []
+    for _ in range(r.randint(5, 60)):
+        level = r.choice(("[ERROR]", "[WARNING]", "[FATAL]", "***", "ALERT:"))
+        words = " ".join(r.choice(_CAPS) for _ in range(r.randint(4, 14)))
+        lines.append(f"{level} {words}{r.choice(('.', ':', '', f' {r.randint(0, 999)}.'))}")
+    return "\n".join(lines) + "\n"
+
+
+def caps_sql(r: random.Random) -> str:
+    tables = [_name(r, (1, 2)).upper() for _ in range(4)]
+    columns = [_name(r, (1, 2)).upper() for _ in range(8)]
+    lines = []
+    for _ in range(r.randint(3, 30)):
+        t, u = r.sample(tables, 2)
+        picked = ", ".join(f"A.{c}" for c in r.sample(columns, r.randint(1, 4)))
+        lines.append(
+            f"SELECT {picked} FROM {t} A INNER JOIN {u} B ON B.{columns[0]} = A.ID "
+            f"WHERE A.{r.choice(columns)} > {r.randint(0, 9999)} AND B.STATUS = "
+            f"'{r.choice(('ACTIVE', 'PENDING', 'CLOSED'))}' ORDER BY A.{r.choice(columns)} "
+            f"{r.choice(('ASC', 'DESC'))} LIMIT {r.randint(1, 500)};"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def caps_licence(r: random.Random) -> str:
+    clauses = (
+        'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED,',
+        "INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A",
+        "PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT",
+        "HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF",
+        "CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE",
+        "OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.",
+    )
+    head = f"Copyright (c) {r.randint(1995, 2026)} {_name(r).title()} contributors\n\n"
+    return head + "\n".join(clauses[: r.randint(2, len(clauses))]) + "\n"
+
+
 #: Each kind's generator: a seeded random source in, one sample text out.
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "pip list": pip_list,
@@ -354,6 +402,9 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
     "grep --color": grep_color,
     "git diff --color": git_diff_color,
     "blank runs": blank_runs,
+    "log in capitals": caps_log,
+    "SQL in capitals": caps_sql,
+    "licence in capitals": caps_licence,
 }
 
 

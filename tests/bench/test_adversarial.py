@@ -71,8 +71,10 @@ class TestPlants:
 
     def test_the_replay_starts_after_the_imported_compaction(self) -> None:
         s = generate(0, template="debug", tokens=20_000)
+        # at 7,000 tokens the replay compacts once (at message 62), after two prunes; at
+        # 8,000 the prunes alone keep this 96-message session under the trigger
         replayed = replay_to_end(
-            s.name, s.messages, 8_000, DEFAULT_POLICY, imported_summary=s.imported_summary
+            s.name, s.messages, 7_000, DEFAULT_POLICY, imported_summary=s.imported_summary
         )
         entries = replayed.session.entries
         assert entries[0].message == s.messages[0]  # the system prompt

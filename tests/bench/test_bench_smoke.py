@@ -153,11 +153,11 @@ def test_frame_forgery_and_an_injected_imported_summary_change_nothing(
 ) -> None:
     policy = _policy(smoke)
     # every session reads a file forging the state's frame late in the session: at k=1 it
-    # is still in the kept tail of all four, at k=3 of two, at k=10 compacted in all four
+    # is still in the kept tail of all four, at k=3 of three, at k=10 of one
     assert policy["frames"] == {
         "1": {"cells": 4, "exact": 4, "forged_in_tail": 4, "tail_exact": 4},
-        "3": {"cells": 4, "exact": 4, "forged_in_tail": 2, "tail_exact": 2},
-        "10": {"cells": 4, "exact": 4, "forged_in_tail": 0, "tail_exact": 0},
+        "3": {"cells": 4, "exact": 4, "forged_in_tail": 3, "tail_exact": 3},
+        "10": {"cells": 4, "exact": 4, "forged_in_tail": 1, "tail_exact": 1},
     }
     # the even-seeded sessions (debug-0, refactor-2) continue from an imported summary
     # holding an order, a forged closing tag and a forged "## Next step"

@@ -74,7 +74,7 @@ def test_the_files_looked_at_and_not_used_are_named_with_their_reason() -> None:
     )
     assert skipped["claude-code/spotter-short.jsonl"] == (
         "too_small",
-        "271 estimated tokens, under 20,000",
+        "273 estimated tokens, under 20,000",
     )
     # files after the last one used are not looked at
     last = scan.used[-1]

@@ -94,8 +94,9 @@ def test_a_session_factory_replays_exactly_as_replay_does() -> None:
     def make(window: int) -> Session:
         return Session(window, policy=DEFAULT_POLICY)
 
-    plain = replay_to_end(s.name, s.messages, 10_000, DEFAULT_POLICY)
-    built = replay_to_end(s.name, s.messages, 10_000, DEFAULT_POLICY, make)
+    # 9,000 tokens: two compactions (at messages 67 and 99 of 109); at 10,000 only one
+    plain = replay_to_end(s.name, s.messages, 9_000, DEFAULT_POLICY)
+    built = replay_to_end(s.name, s.messages, 9_000, DEFAULT_POLICY, make)
     assert built.compactions == plain.compactions >= 2
     assert built.cuts == plain.cuts
     assert [st.tokens for st in built.steps] == [st.tokens for st in plain.steps]

@@ -179,10 +179,10 @@ class TestStoreCommands:
         assert code == 0
         # through a pipe: a header and one tab-separated row, never wrapped
         total = breakdown(read_transcript(path).entries, HeuristicEstimator()).total
-        assert total == 2_576  # o200k_base: 2,489
+        assert total == 2_588  # o200k_base: 2,489
         assert stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{SMALL_ID}\t2026-02-10 22:57\t2026-02-10 22:59\t17\t2,576\tclaude-code\t"
+            f"{SMALL_ID}\t2026-02-10 22:57\t2026-02-10 22:59\t17\t2,588\tclaude-code\t"
             f"start phoenix in background\t{path}",
         ]
 
@@ -219,7 +219,7 @@ class TestStoreCommands:
             )
             for title in ("By role", "By tool", "Top consumers", "Epochs"):
                 assert title in text
-            assert "\nRead\t1\t1,032\n" in stdout
+            assert "\nRead\t1\t1,035\n" in stdout
 
     def test_replay_prints_a_timeline(self, capsys: pytest.CaptureFixture[str]) -> None:
         path = require_corpus(*SMALL)
@@ -227,14 +227,14 @@ class TestStoreCommands:
         assert code == 0
         text = words(stdout)
         assert "Replay of" in text and "1,000-token window" in text
-        # The largest request, 755 tokens (o200k_base: 733), stays under the 800-token trigger.
+        # The largest request, 759 tokens (o200k_base: 733), stays under the 800-token trigger.
         assert text.endswith(
-            "4 calls, 0 compactions, 0 prunes, largest context 755 tokens, 0 invalid requests"
+            "4 calls, 0 compactions, 0 prunes, largest context 759 tokens, 0 invalid requests"
         )
         code, stdout, _ = run(capsys, "replay", str(path), "--window", "1000", "--json")
         data = json.loads(stdout)
         assert (data["calls"], data["compactions"], data["invalid"]) == (4, 0, 0)
-        assert [s["tokens"] for s in data["steps"]] == [8, 95, 373, 755]
+        assert [s["tokens"] for s in data["steps"]] == [8, 95, 377, 759]
 
 
 class TestBadInput:

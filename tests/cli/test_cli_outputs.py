@@ -150,7 +150,7 @@ def test_a_manual_compaction_names_the_re_injected_parts_that_leave_no_room(
     assert err == (
         "cannot compact: no compaction can bring the context under the trigger of 12,800 "
         "tokens with 704 tokens to spare (window 16,000): what every compaction keeps is "
-        "20,719 tokens already (largest parts: re-injected todo list 20,075, tool schemas 358, "
+        "21,439 tokens already (largest parts: re-injected todo list 20,795, tool schemas 358, "
         "margin 160); shorten these (rules files, tool schemas, system prompt), re-inject "
         "less, or use a model with a larger window; nothing was written"
     )

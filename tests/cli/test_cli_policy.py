@@ -93,7 +93,7 @@ def test_the_none_policy_compacts_nothing_and_says_why(
     code, stdout, stderr = run(capsys, *argv)
     assert (code, stdout, out.exists()) == (2, "", False)
     assert stderr == (
-        "cannot compact: the compacted request still needs about 55,280 tokens, more than "
+        "cannot compact: the compacted request still needs about 55,524 tokens, more than "
         "the 32,000-token window: nothing was compacted (policy 'none' never compacts); "
         "nothing was written"
     )

@@ -29,8 +29,8 @@ SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
 ABORTED = ("openai-messages", "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json")
 LOOP = (
     "ContextFloorError: no compaction can bring the context under the trigger of 1,750 tokens "
-    "(window 3,500): what every compaction keeps is 2,989 tokens already (largest parts: "
-    "newest user message 2,692, continuation state 175, continuation message 66); the newest "
+    "(window 3,500): what every compaction keeps is 3,031 tokens already (largest parts: "
+    "newest user message 2,733, continuation state 176, continuation message 66); the newest "
     "user message is never cut nor summarized before it is answered: send a shorter one, or "
     "use a model with a larger window"
 )

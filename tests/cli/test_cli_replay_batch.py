@@ -22,13 +22,13 @@ from ctxengine.replay.compare import compare
 
 #: Four calls, no compaction at a 1,000-token window.
 SMALL = ("claude-code", "spotter-tool-heavy.jsonl")
-#: At a 3,500-token window ``opencode`` fails (its 2,679-token task, never truncated, does not
+#: At a 3,500-token window ``opencode`` fails (its 2,729-token task, never truncated, does not
 #: fit under its 1,750-token trigger) and ``default`` does not (trigger 2,800).
 ABORTED = ("openai-messages", "mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json")
 LOOP = (
     "ContextFloorError: no compaction can bring the context under the trigger of 1,750 tokens "
-    "(window 3,500): what every compaction keeps is 2,989 tokens already (largest parts: "
-    "newest user message 2,692, continuation state 175, continuation message 66); the newest "
+    "(window 3,500): what every compaction keeps is 3,031 tokens already (largest parts: "
+    "newest user message 2,733, continuation state 176, continuation message 66); the newest "
     "user message is never cut nor summarized before it is answered: send a shorter one, or "
     "use a model with a larger window"
 )
@@ -96,8 +96,8 @@ def test_a_batch_holds_each_files_comparison_as_replay_file_policy_prints_it(
     assert without_seconds(batch["sources"][0]) == without_seconds(single)
     second = without_seconds(batch["sources"][1])
     assert second == {**without_seconds(single), "source": str(folder / "b.jsonl")}
-    # 4 calls of 2,893 input tokens per file (test_cli_replay_compare), twice; the cost is
-    # the sum of the unrounded costs (2 × 0.023236…), rounded once.
+    # 4 calls of 2,901 input tokens per file (test_cli_replay_compare), twice; the cost is
+    # the sum of the unrounded costs (2 × 0.023306…), rounded once.
     assert batch["totals"][0] == {
         "name": "default",
         "transcripts": 2,
@@ -105,8 +105,8 @@ def test_a_batch_holds_each_files_comparison_as_replay_file_policy_prints_it(
         "compactions": 0,
         "prunes": 0,
         "invalid": 0,
-        "input_tokens": {"billed": 5786, "uncached": 3552, "cache_read": 0, "cache_write": 2234},
-        "cost_usd": 0.046472,
+        "input_tokens": {"billed": 5802, "uncached": 3560, "cache_read": 0, "cache_write": 2242},
+        "cost_usd": 0.046613,
     }
 
 
@@ -157,7 +157,7 @@ def test_compare_on_error_leaves_the_failing_policy_out() -> None:
     )
     assert failed == [("opencode", LOOP)]
     assert [r.name for r in c.runs] == ["default"]
-    with pytest.raises(ContextFloorError, match="newest user message 2,692"):
+    with pytest.raises(ContextFloorError, match="newest user message 2,733"):
         compare(entries, [("opencode", preset("opencode"))], window=3500,
                 prices=shipped_price_table())  # fmt: skip
 
@@ -170,6 +170,6 @@ def test_an_error_raised_in_a_jobs_worker_reaches_the_parent_as_raised() -> None
         compare(entries.entries, policies, window=3000, prices=shipped_price_table(), jobs=2)
     assert str(raised.value).startswith(
         "no compaction can bring the context under the trigger of 1,500 tokens (window 3,000): "
-        "what every compaction keeps is 2,206 tokens already (largest parts: system prompt "
-        "1,405, newest user message 542, continuation state 188)"
+        "what every compaction keeps is 2,251 tokens already (largest parts: system prompt "
+        "1,424, newest user message 565, continuation state 191)"
     )

@@ -39,16 +39,16 @@ def test_the_json_comparison_follows_its_schema(capsys: pytest.CaptureFixture[st
         "claude-opus-4-6",
     )
     (policy,) = data["policies"]
-    # The same replay as without --policy (4 calls, no compaction: the largest context, 755
+    # The same replay as without --policy (4 calls, no compaction: the largest context, 759
     # tokens, stays under the 800-token trigger).
-    assert (policy["calls"], policy["compactions"], policy["context"]["peak"]) == (4, 0, 755)
+    assert (policy["calls"], policy["compactions"], policy["context"]["peak"]) == (4, 0, 759)
     assert policy["input_tokens"] == {
-        "billed": 2893,
-        "uncached": 1776,
+        "billed": 2901,
+        "uncached": 1780,
         "cache_read": 0,
-        "cache_write": 1117,
+        "cache_write": 1121,
     }
-    assert policy["cost_usd"] == {"requests": 0.023236, "summarizer": 0.0, "total": 0.023236}
+    assert policy["cost_usd"] == {"requests": 0.023306, "summarizer": 0.0, "total": 0.023306}
     assert policy["survival"]["first_request"] is True
     assert "steps" not in policy
     assert data["cache_check"]["compared"] == 3
@@ -65,8 +65,8 @@ def test_steps_list_every_call_with_its_cache_outcome(capsys: pytest.CaptureFixt
     # One epoch: every request after the first is checked from its new tail.
     assert [s["checked"] for s in steps] == ["full", "tail", "tail", "tail"]
     assert [s["events"] for s in steps] == [[], [], [], []]
-    assert [s["cache"]["prompt"] for s in steps] == [460, 535, 781, 1117]
-    assert sum(s["cache"]["prompt"] for s in steps) == 2893
+    assert [s["cache"]["prompt"] for s in steps] == [460, 535, 785, 1121]
+    assert sum(s["cache"]["prompt"] for s in steps) == 2901
 
 
 def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,7 +85,7 @@ def test_the_table_has_one_column_per_policy(capsys: pytest.CaptureFixture[str])
     text = " ".join(stdout.split())
     assert (
         "cache-read ratio recorded 98.4 %, simulated 98.9 % (x1.005); reads recorded "
-        "15,355,833, simulated 13,429,886 tokens (x0.875)" in text
+        "15,355,833, simulated 13,447,372 tokens (x0.876)" in text
     )
 
 
@@ -133,8 +133,8 @@ def test_a_prices_file_overrides_and_a_bad_one_is_named(
     argv = ["replay", str(path), "--window", "1000", "--policy", "default", "--json"]
     code, stdout, _ = run(capsys, *argv, "--prices", str(cheap))
     assert code == 0
-    # Only output is priced: 295 output tokens at $1,000 per million.
-    assert json.loads(stdout)["policies"][0]["cost_usd"]["total"] == 0.295
+    # Only output is priced: 296 output tokens at $1,000 per million.
+    assert json.loads(stdout)["policies"][0]["cost_usd"]["total"] == 0.296
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"models": {"x": {**opus, "input": "a"}}}))
     code, _, stderr = run(capsys, *argv, "--prices", str(bad))

@@ -22,7 +22,7 @@ from ctxengine.stores import SQLiteStore
 #: The example session's title as Claude Code's importer stores it (cut to 80 characters).
 EXAMPLE_TITLE = "Splitting a bill is broken: `tallyho split 100 3` prints 33.33 three times, so …"
 #: Estimated tokens of the example session's messages (``inspect``'s total).
-EXAMPLE_TOKENS = 17_847
+EXAMPLE_TOKENS = 17_926
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,7 @@ class TestThroughAPipe:
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
             "id\tcreated\tupdated\tentries\ttokens\tformat\ttitle\tsource",
-            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t17,847\tclaude-code\t"
+            f"{EXAMPLE_ID}\t2026-03-02 09:14\t2026-03-02 09:32\t164\t17,926\tclaude-code\t"
             f"{EXAMPLE_TITLE}\t{src}",
         ]
 
@@ -73,30 +73,30 @@ class TestThroughAPipe:
         done = cli("inspect", EXAMPLE, "--top", "2")
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.splitlines() == [
-            f"{EXAMPLE}: 17,847 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
+            f"{EXAMPLE}: 17,926 tokens (estimated) in 164 messages, 90 tool calls, 90 tool results",
             "By role",
             "role\ttokens\tshare",
-            "tool\t9,676\t54.2 %",
-            "assistant\t7,840\t43.9 %",
-            "user\t331\t1.9 %",
+            "tool\t9,726\t54.3 %",
+            "assistant\t7,867\t43.9 %",
+            "user\t333\t1.9 %",
             "By tool",
             "tool\tcalls\tresult tokens",
-            "Read\t18\t5,360",
-            "Bash\t31\t2,343",
-            "Edit\t25\t642",
-            "Grep\t6\t477",
+            "Read\t18\t5,394",
+            "Bash\t31\t2,355",
+            "Edit\t25\t644",
+            "Grep\t6\t479",
             "Glob\t5\t351",
             "TodoWrite\t3\t93",
             "Write\t2\t50",
             "Top consumers",
             "seq\trole\ttool\ttokens\tpreview",
-            "116\ttool\tBash\t758\tExit code 1 ..F [100%] "
+            "116\ttool\tBash\t763\tExit code 1 ..F [100%] "
             "=================================== FAILURES ============",
-            '128\ttool\tRead\t753\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
+            '128\ttool\tRead\t754\t1→"""Command line: tallyho add | split | report.""" 2→ 3→'
             "from __future__ import ",
             "Epochs",
             "epoch\tentries\tmessages\ttokens\tstate tokens\tclosed by",
-            "0\t0–163\t164\t17,847\t0\t",
+            "0\t0–163\t164\t17,926\t0\t",
             # No system prompt in the transcript: the tools (declared from their calls)
             # and the message before the last one; the model the transcript records.
             "Anthropic cache breakpoints (current context, claude-sonnet-4-5-20250929: "
@@ -208,15 +208,15 @@ class TestJsonDocuments:
         doc = run_json(capsys, "inspect", str(EXAMPLE), "--json", "--top", "1")
         validate(doc, "inspect")
         assert doc["tokens"] == EXAMPLE_TOKENS
-        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_360}
-        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_676}
+        assert doc["by_tool"][0] == {"tool": "Read", "calls": 18, "result_tokens": 5_394}
+        assert doc["by_role"][0] == {"role": "tool", "tokens": 9_726}
         assert doc["top"] == [
             {
                 "entry_id": doc["top"][0]["entry_id"],
                 "seq": 116,
                 "role": "tool",
                 "tool": "Bash",
-                "tokens": 758,
+                "tokens": 763,
                 "preview": "Exit code 1 ..F [100%] "
                 "=================================== FAILURES ============",
             }

@@ -122,7 +122,7 @@ def test_readers_go_on_and_a_second_writer_reports_store_busy(db: Path, tmp_path
         assert (name, done.returncode, done.stderr) == (name, 0, "")
     assert results["sessions"][0].stdout.splitlines()[1].startswith(f"{EXAMPLE_ID}\t")
     assert len(results["sessions"][0].stdout.splitlines()) == 2  # the held insert is unseen
-    assert json.loads(results["inspect"][0].stdout)["tokens"] == 17_847
+    assert json.loads(results["inspect"][0].stdout)["tokens"] == 17_926
     assert results["export"][0].stdout == expected_export
     assert (entries, messages) == (164, 164)
     assert read_s < 5.0  # never the busy timeout: a stored session opens without the lock

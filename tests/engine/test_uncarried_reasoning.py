@@ -93,7 +93,7 @@ def test_the_estimate_is_the_same_with_and_without_the_payload(tmp_path: Path) -
     no_payload = Session(4_000, entries=rollout(tmp_path, encrypted=False)).project()
     stripped = rollout(tmp_path, encrypted=True)
     no_reasoning = Session(4_000, entries=without_reasoning(stripped)).project()
-    assert with_payload.tokens == no_payload.tokens == no_reasoning.tokens == 150
+    assert with_payload.tokens == no_payload.tokens == no_reasoning.tokens == 151
     # Before, each payload was priced as the hidden text it stands for.
     assert HeuristicEstimator().part(ReasoningPart("", PAYLOAD)) == 2 + 3_469
 
@@ -112,6 +112,6 @@ def test_neither_rendered_request_carries_the_payload(tmp_path: Path) -> None:
 
 def test_a_replay_at_4000_tokens_neither_compacts_nor_fails(tmp_path: Path) -> None:
     result = replay(rollout(tmp_path, encrypted=True), window=4_000)
-    assert [s.tokens for s in result.steps] == [18, 65, 89, 135]
+    assert [s.tokens for s in result.steps] == [18, 66, 90, 136]
     assert [e.step for s in result.steps for e in s.events] == []
     assert result.invalid == 0

@@ -56,7 +56,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
         "codex": (3, 0),
         "gemini-cli": (6, 0),
         "opencode": (7, 0),
-        "claude-code": (5, 0),
+        "claude-code": (6, 0),
         "roo-code": (5, 0),
         "openhands": (5, 0),
         "none": (0, 0),

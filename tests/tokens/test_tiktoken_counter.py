@@ -73,12 +73,15 @@ class TestCounts:
         assert TiktokenCounter(other).encoding is None  # an encoding with no rates of its own
 
     def test_framing_images_and_schemas_are_priced_as_the_heuristic_prices_them(self) -> None:
-        exact, heuristic = TiktokenCounter(), HeuristicEstimator()
+        exact, heuristic = TiktokenCounter(), HeuristicEstimator(encoding="o200k_base")
         assert exact.message(user(PROSE)) == 4 + 77
         call = ToolCallPart("c1", "read", '{"path":"a.py"}')
         assert exact.message(assistant("ok", call)) == 4 + 1 + 8 + 1 + 6
+        # an OpenAI encoding prices images by OpenAI's rule: 1,920 × 1,080 is scaled to
+        # 1,365 × 768, 3 × 2 tiles of 512 px: 85 + 6 × 170 (Anthropic's rule: 1,532)
         shot = ImagePart("image/png", width=1920, height=1080)
-        assert exact.part(shot) == heuristic.part(shot) == 2 + 1_532
+        assert exact.part(shot) == heuristic.part(shot) == 2 + 1_105
+        assert HeuristicEstimator().part(shot) == 2 + 1_532
         assert exact.tools([]) == 0
 
     def test_an_encoding_object_is_accepted(self) -> None:

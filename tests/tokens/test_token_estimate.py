@@ -46,6 +46,8 @@ from ctxengine.tokens.constants import (
     TOKENS_PER_CODE_BIT,
     TOKENS_PER_DIGIT,
     TOKENS_PER_NEW_BIT,
+    UPPER_BLOCK_TOKENS,
+    UPPER_WORD_TOKENS,
     WIDE_SCRIPT_TOKENS_PER_CHAR,
 )
 from ctxengine.tokens.estimate import _text_tokens
@@ -139,7 +141,15 @@ JSON = json.dumps([{"name": "alpha", "kind": "beta", "ok": True}] * 30)
 _RNG = random.Random(7)
 RANDOM_LETTERS = "".join(_RNG.choice(string.ascii_lowercase) for _ in range(2_000))
 BLOB = base64.b64encode(bytes(range(256)) * 12).decode()
+#: A log written in capitals (20 lines), and the same in lower case.
+SHOUTED_LOG = (
+    "[ERROR] CONNECTION REFUSED: UNABLE TO REACH DATABASE SERVER AT HOST 7. "
+    "RETRYING IN 5 SECONDS.\n"
+) * 20
+
 REFERENCE: dict[str, tuple[int, int]] = {
+    SHOUTED_LOG: (560, 560),
+    SHOUTED_LOG.lower(): (460, 460),
     PROSE: (77, 77),
     CODE: (380, 380),
     JSON: (511, 511),
@@ -195,6 +205,51 @@ class TestBlankRunsAndEscapes:
     def test_an_escape_costs_esc_tokens_over_a_punctuation_mark(self) -> None:
         plain = _text_tokens("#[01;31mred#[0m")
         assert _text_tokens("\x1b[01;31mred\x1b[0m") == pytest.approx(plain + 2 * ESC_TOKENS)
+
+
+class TestCapitals:
+    """A capital costs one bit of code where a lower-case letter costs two (camelCase costs
+    nothing at its capital), so a word in capitals needs its own cost: UPPER_WORD_TOKENS per
+    word of two or more capitals after a blank, a line break or at the start, and
+    UPPER_BLOCK_TOKENS per block of four capitals in a row."""
+
+    def test_a_word_in_capitals_costs_a_word_and_its_blocks_on_top(self) -> None:
+        # "REFUSED": 7 capitals of 1 bit, the first adds its bit; a word, one block of 4.
+        assert _text_tokens("REFUSED") == pytest.approx(
+            TOKENS_PER_NEW_BIT + 7 * TOKENS_PER_CODE_BIT + UPPER_WORD_TOKENS + UPPER_BLOCK_TOKENS
+        )
+        assert EST.text("REFUSED") == 2  # o200k_base and cl100k_base: "REF" "USED"
+        # Two words (the second after a blank), 1 + 2 blocks.
+        assert _text_tokens("REFUSED CONNECTION") == pytest.approx(
+            2 * TOKENS_PER_NEW_BIT
+            + 17 * TOKENS_PER_CODE_BIT
+            + 2 * UPPER_WORD_TOKENS
+            + 3 * UPPER_BLOCK_TOKENS
+        )
+        assert EST.text("REFUSED CONNECTION") == 3  # both encodings: 3
+
+    def test_capitals_after_punctuation_cost_their_blocks_only(self) -> None:
+        # "MAX_SIZE": a word at the start; "SIZE" follows "_" (BPE: "_SIZE", one token), so
+        # only its block counts. New bits: M 1, "_" 3 (the capital's bit is one of the
+        # mark's); 7 capitals of 1 bit and a mark of 4.
+        assert _text_tokens("MAX_SIZE") == pytest.approx(
+            4 * TOKENS_PER_NEW_BIT
+            + 11 * TOKENS_PER_CODE_BIT
+            + UPPER_WORD_TOKENS
+            + UPPER_BLOCK_TOKENS
+        )
+        # One capital (a word's first letter, camelCase) is no word in capitals: 2 capitals
+        # and 7 letters of 2 bits; T, h, P and a each add one bit.
+        assert _text_tokens("The Parser") == pytest.approx(
+            4 * TOKENS_PER_NEW_BIT + 16 * TOKENS_PER_CODE_BIT
+        )
+
+    def test_a_log_in_capitals_is_within_11_percent(self) -> None:
+        # Without the two costs: 301 tokens, 46 % under both encodings' 560.
+        assert EST.text(SHOUTED_LOG) == 502
+        assert round(100 * error(SHOUTED_LOG), 1) == -10.4
+        assert EST.text(SHOUTED_LOG.lower()) == 430
+        assert round(100 * error(SHOUTED_LOG.lower()), 1) == -6.5
 
 
 class TestText:

@@ -16,6 +16,7 @@ from ctxengine.tokens import (
     image_size,
 )
 from ctxengine.tokens.constants import MAX_IMAGE_TOKENS
+from ctxengine.tokens.images import openai_image_tokens
 
 DATA = png_base64(1920, 1080)
 
@@ -57,6 +58,41 @@ class TestImageRule:
 
     def test_tiny_image_costs_at_least_one(self) -> None:
         assert estimate_tokens_for_image(1, 1) == 1
+
+
+class TestOpenAIImageRule:
+    """85 + 170 per 512 px tile, after fitting a 2,048 px square and a 768 px shortest side
+    (OpenAI's published examples: 1,024 × 1,024 costs 765, 2,048 × 4,096 costs 1,105)."""
+
+    def test_the_published_examples(self) -> None:
+        assert openai_image_tokens(1024, 1024) == 85 + 170 * 4 == 765  # 768 × 768: 2 × 2
+        assert openai_image_tokens(2048, 4096) == 85 + 170 * 6 == 1105  # 768 × 1,536: 2 × 3
+
+    def test_small_and_narrow_images_cost_more_than_under_anthropics_rule(self) -> None:
+        assert openai_image_tokens(200, 200) == 255  # one tile, not scaled up
+        # 100 × 4,000 → 51 × 2,048 (its short side under 768 stays): 1 × 4 tiles
+        assert openai_image_tokens(100, 4000) == 765
+        assert openai_image_tokens(8000, 500) == 765  # 2,048 × 128: 4 × 1
+        # 1,920 × 1,080 → 1,365 × 768: 3 × 2 tiles, under Anthropic's 1,532
+        assert openai_image_tokens(1920, 1080) == 1105
+
+    def test_low_detail_and_unknown_sizes(self) -> None:
+        assert openai_image_tokens(1920, 1080, detail="low") == 85
+        assert openai_image_tokens(None, None, detail="low") == 85
+        assert openai_image_tokens(None, 100) == MAX_IMAGE_TOKENS
+        assert openai_image_tokens(0, 10, default=3000) == 3000
+
+    def test_an_estimator_for_an_openai_encoding_uses_it(self) -> None:
+        small = ImagePart("image/png", width=200, height=200)
+        low = ImagePart("image/png", width=1920, height=1080, meta={"detail": "low"})
+        for encoding in ("o200k_base", "cl100k_base"):
+            est = HeuristicEstimator(encoding=encoding)
+            assert (est.part(small), est.part(low)) == (2 + 255, 2 + 85)
+        # the default (tokenizer unknown: Claude, Gemini …) keeps Anthropic's rule
+        assert (HeuristicEstimator().part(small), HeuristicEstimator().part(low)) == (
+            2 + 54,
+            2 + 1532,
+        )
 
 
 class TestProviderBlocks:

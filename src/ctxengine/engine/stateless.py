@@ -406,6 +406,11 @@ class PrefixCache:
     not run at the same time (the second one opens a session of its own and does the work
     again).
 
+    Messages are values: a message object a checkpoint holds is taken as unchanged when a
+    request holds it again (compared by identity), so a ``meta`` dict changed in place after
+    it was served is not seen; edit a message by replacing it
+    (``dataclasses.replace(message, meta=...)``), which changes the keys from it on.
+
     Raises:
         ValueError: ``size`` below 1.
     """

@@ -25,6 +25,15 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   block of :data:`~ctxengine.tokens.constants.LONG_RUN_CHARS` same-case letters costs
   :data:`~ctxengine.tokens.constants.LONG_RUN_TOKENS_PER_CHAR` per letter on top (BPE splits
   an unbroken random run every two or three letters).
+- **Words in capitals.** The codes make a capital cost one bit where a lower-case letter
+  costs two (so that ``camelCase`` costs nothing at its capital), which prices a word in
+  capitals at half a lower-case word; BPE has fewer merges for capitals and splits such a
+  word into more pieces (``REFUSED``: ``REF`` ``USED``). Each word of at least two capitals
+  after a blank or a line break (or at the start) costs
+  :data:`~ctxengine.tokens.constants.UPPER_WORD_TOKENS` on top, and each block of
+  :data:`~ctxengine.tokens.constants.UPPER_BLOCK_CHARS` capitals in a row
+  :data:`~ctxengine.tokens.constants.UPPER_BLOCK_TOKENS`. Searched only in texts holding two
+  capitals in a row.
 - **Blank runs and escapes.** A run of at least two blanks inside a line costs
   :data:`~ctxengine.tokens.constants.BLANK_RUN_TOKENS` (BPE pre-tokenizers make it a piece of
   its own; the text model charges blanks nothing), plus one token per block of
@@ -52,8 +61,10 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   ``o200k_base`` has its own rate): a request sends it as text. Identifiers, paths and hex
   digests stay text. Strings shorter than 64 characters are not searched.
 
-Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`),
-else the fixed ``image_tokens``; documents by text, else PDFs by byte size
+Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`,
+Anthropic's rule; an estimator made for an OpenAI encoding:
+:func:`~ctxengine.tokens.images.openai_image_tokens`), else the fixed ``image_tokens``;
+documents by text, else PDFs by byte size
 (:data:`PDF_BYTES_PER_TOKEN`); tool calls as name + arguments; tool results as their content;
 reasoning as its text, with a fixed cost for a signature and, when the text is empty, the
 hidden text an encrypted payload stands for (Anthropic counts thinking blocks of the current
@@ -118,9 +129,16 @@ from ctxengine.tokens.constants import (
     TOOL_RESULT_OVERHEAD_TOKENS,
     TOOL_SCHEMA_OVERHEAD_TOKENS,
     TOOLS_PREAMBLE_TOKENS,
+    UPPER_BLOCK_CHARS,
+    UPPER_BLOCK_TOKENS,
+    UPPER_WORD_TOKENS,
     ScriptRates,
 )
-from ctxengine.tokens.images import estimate_tokens_for_image, image_size_from_base64
+from ctxengine.tokens.images import (
+    estimate_tokens_for_image,
+    image_size_from_base64,
+    openai_image_tokens,
+)
 
 
 def _code_of(byte: int) -> int:
@@ -155,6 +173,12 @@ _POPCOUNT = [b.bit_count() for b in range(256)]
 _CHUNK = 65_536
 _LONG_LOWER = bytes([CODE_LOWER]) * LONG_RUN_CHARS
 _LONG_UPPER = bytes([CODE_UPPER]) * LONG_RUN_CHARS
+#: Codes of a word in capitals starting after a blank or a line break (two capitals in a
+#: row there), and of a block of capitals (:data:`UPPER_BLOCK_CHARS` in a row).
+_UPPER_PAIR = bytes([CODE_UPPER]) * 2
+_BLANK_UPPER = bytes([CODE_BLANK]) + _UPPER_PAIR
+_NEWLINE_UPPER = bytes([CODE_NEWLINE]) + _UPPER_PAIR
+_UPPER_BLOCK = bytes([CODE_UPPER]) * UPPER_BLOCK_CHARS
 _ALL_CODES = (CODE_LOWER, CODE_UPPER, CODE_DIGIT, CODE_PUNCT, CODE_BLANK, CODE_NEWLINE)
 if len({*_ALL_CODES, CODE_OTHER_SCRIPT}) != 7:
     raise ImportError("tokens.constants: the seven class codes must differ")  # pragma: no cover
@@ -275,6 +299,10 @@ def _model_tokens(raw: bytes) -> float:
     if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
         blocks = codes.count(_LONG_LOWER) + codes.count(_LONG_UPPER)
         tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
+    if _UPPER_PAIR in codes:
+        words = codes.count(_BLANK_UPPER) + codes.count(_NEWLINE_UPPER)
+        words += codes.startswith(_UPPER_PAIR)
+        tokens += words * UPPER_WORD_TOKENS + codes.count(_UPPER_BLOCK) * UPPER_BLOCK_TOKENS
     return tokens
 
 
@@ -345,9 +373,11 @@ class HeuristicEstimator:
         encoding: the tokenizer family to be calibrated for: ``"o200k_base"`` (GPT-4o,
             GPT-4.1, GPT-5, o-series) or ``"cl100k_base"`` (GPT-4, GPT-3.5): the rates of
             characters beyond ASCII and of base64 blobs that differ between the two
-            (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); ``None`` (the
-            default, for a model whose tokenizer is unknown, e.g. Claude): rates fitted to
-            the larger of the two encodings' counts.
+            (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`), and OpenAI's image
+            rule (:func:`~ctxengine.tokens.images.openai_image_tokens`, with the part's
+            ``meta["detail"]``); ``None`` (the default, for a model whose tokenizer is
+            unknown, e.g. Claude): rates fitted to the larger of the two encodings' counts,
+            and Anthropic's image rule.
 
     Raises:
         ConfigError: ``encoding`` is not one of those.
@@ -430,6 +460,14 @@ class HeuristicEstimator:
             size = image_size_from_base64(part.data)
             if size is not None:
                 width, height = size
+        if self.encoding is not None:
+            detail = part.meta.get("detail")
+            return openai_image_tokens(
+                width,
+                height,
+                detail=detail if isinstance(detail, str) else None,
+                default=self.image_tokens,
+            )
         return estimate_tokens_for_image(width, height, default=self.image_tokens)
 
     def _document(self, part: DocumentPart) -> int:

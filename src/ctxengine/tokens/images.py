@@ -4,8 +4,10 @@ An image costs what the provider charges for its pixels, never its base64 length
 Anthropic's published rule, the most expensive of the three big providers for a typical
 screenshot: the image is scaled (aspect ratio kept) until its long side is at most 1,568 px
 and its area at most 1.15 megapixels, then costs ``width × height / 750`` tokens (at most
-about 1,533). OpenAI (512 px tiles, 85 + 170 per tile after fitting 2,048 / 768 px) and Gemini
-(258 per 768 px tile) charge less for the same image, so the estimate stays on the safe side.
+about 1,533). Gemini (258 per 768 px tile) charges less for the same image. OpenAI's rule
+(:func:`openai_image_tokens`: 512 px tiles, 85 + 170 per tile after fitting 2,048 / 768 px)
+charges less for a large image and more for a small or narrow one; an estimator calibrated
+for an OpenAI tokenizer uses it.
 
 The pixel size is read from the image header (PNG, GIF, JPEG, WebP) without decoding pixels:
 only the first :data:`HEADER_B64_CHARS` base64 characters are decoded.
@@ -25,6 +27,11 @@ from ctxengine.tokens.constants import (
     IMAGE_MAX_PIXELS,
     IMAGE_PIXELS_PER_TOKEN,
     MAX_IMAGE_TOKENS,
+    OPENAI_IMAGE_BASE_TOKENS,
+    OPENAI_IMAGE_MAX_SIDE_PX,
+    OPENAI_IMAGE_SHORT_SIDE_PX,
+    OPENAI_IMAGE_TILE_PX,
+    OPENAI_IMAGE_TILE_TOKENS,
 )
 
 #: Base64 characters decoded to find a pixel size (:data:`ctxengine.model.images.HEAD_CHARS`).
@@ -53,6 +60,33 @@ def estimate_tokens_for_image(
     w = max(1, int(width * scale))
     h = max(1, int(height * scale))
     return max(1, math.ceil(w * h / IMAGE_PIXELS_PER_TOKEN))
+
+
+def openai_image_tokens(
+    width: int | None,
+    height: int | None,
+    *,
+    detail: str | None = None,
+    default: int = MAX_IMAGE_TOKENS,
+) -> int:
+    """Tokens of an image of ``width`` × ``height`` pixels under OpenAI's rule
+    (:data:`~ctxengine.tokens.constants.OPENAI_IMAGE_TILE_TOKENS`: scaled down to fit 2,048 px,
+    then until its shortest side is at most 768 px; 85 + 170 per 512 px tile). ``detail``:
+    the request's ``detail`` (``"low"``: 85 whatever the size; ``"high"``, ``"auto"`` or
+    ``None``: by tiles). Returns ``default`` when a side is unknown or not positive (and the
+    detail is not ``"low"``). Never raises. Examples: 200 × 200 costs 255; 1,920 × 1,080 is
+    scaled to 1,365 × 768 and costs 1,105.
+    """
+    if detail == "low":
+        return OPENAI_IMAGE_BASE_TOKENS
+    if not width or not height or width <= 0 or height <= 0:
+        return max(1, default)
+    scale = min(1.0, OPENAI_IMAGE_MAX_SIDE_PX / max(width, height))
+    w, h = width * scale, height * scale
+    scale = min(1.0, OPENAI_IMAGE_SHORT_SIDE_PX / min(w, h))
+    w, h = max(1, int(w * scale)), max(1, int(h * scale))
+    tiles = math.ceil(w / OPENAI_IMAGE_TILE_PX) * math.ceil(h / OPENAI_IMAGE_TILE_PX)
+    return OPENAI_IMAGE_BASE_TOKENS + OPENAI_IMAGE_TILE_TOKENS * tiles
 
 
 #: ``(width, height)`` in pixels from an image header (PNG, GIF, JPEG, WebP), or ``None``.
