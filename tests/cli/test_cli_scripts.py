@@ -172,6 +172,8 @@ class TestJsonDocuments:
             "added": 164,
             "skipped": 0,
             "superseded": 0,
+            "change": "none",
+            "diverged_at": None,
             "issues": [  # records Claude Code keeps that are not messages
                 {"action": "ignored", "kind": "progress", "count": 1, "first_line": 1},
                 {"action": "ignored", "kind": "file-history-snapshot", "count": 7, "first_line": 2},

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from backends import Backend, Store
@@ -25,7 +26,8 @@ from ctxengine.model import (
 )
 from ctxengine.stores import SQLiteStore
 from ctxengine.stores import migrations as mig
-from ctxengine.stores._reimport import REASON
+from ctxengine.stores._reimport import REASON, REASON_EDITED
+from ctxengine.stores.base import ImportResult
 from ctxengine.stores.migrations import m001_initial, m002_import_reports
 
 
@@ -68,6 +70,7 @@ class TestDivergentTail:
         full = log(GO, GROWN, RESULT, NEXT)
         result = store.import_session(imported(full))
         assert (result.added, result.skipped, result.superseded) == (3, 1, 1)
+        assert (result.change, result.diverged_at) == ("grown", 1)
         stored = store.entries("s1")
         assert [e.kind for e in stored] == [
             "message", "message", "supersede", "message", "message", "message"
@@ -148,9 +151,9 @@ class TestDivergentTail:
             store.import_session(imported(log(GO, GROWN, RESULT)))
         assert str(info.value) == (
             f"{store_where(store)}: import session 's1' from log.jsonl: the transcript "
-            "no longer matches the entries an earlier import stored from seq 1 on (entry "
-            "'a1': it was still being written), and messages were appended to the session "
-            "after them (seq 2); nothing was imported"
+            "differs from the entries an earlier import stored from seq 1 on (entry "
+            "'a1'), and messages were appended to the session after them (seq 2); nothing "
+            "was imported"
         )
         assert store.entries("s1") == before
         assert len(store.import_reports("s1")) == 1
@@ -164,6 +167,113 @@ class TestDivergentTail:
         spans = backend.rows("SELECT first_seq, last_seq FROM imported_seqs ORDER BY first_seq")
         assert spans == [(0, 1), (3, 5)]
         assert [r.added for r in store.import_reports("s1")] == [2, 2, 0]
+
+
+def counts(result: ImportResult) -> tuple[int, int, int, str, int | None]:
+    """(added, skipped, superseded, change, diverged_at) of an import."""
+    return (result.added, result.skipped, result.superseded, result.change, result.diverged_at)
+
+
+TWO_EDITS = ("a1", msg("assistant", "two edits"))
+ONE_EDIT = ("a1", msg("assistant", "one edit"))
+THANKS = ("u2", msg("user", "thanks"))
+DONE = ("a2", msg("assistant", "done"))
+#: A session, and a copy of it with a line changed in the middle (same ids).
+ORIGINAL = log(GO, TWO_EDITS, RESULT, THANKS, DONE)
+EDITED = log(GO, ONE_EDIT, RESULT, THANKS, DONE)
+
+
+class TestEditedCopies:
+    """A copy of a stored session with a line changed or removed before its end is another
+    version: stored as the current one (the stored entries from the difference on
+    superseded, never described as still being written); importing either version again
+    adds nothing."""
+
+    def test_two_versions_imported_in_turn_store_each_once(self, store: Store) -> None:
+        assert counts(store.import_session(imported(ORIGINAL))) == (5, 0, 0, "none", None)
+        assert counts(store.import_session(imported(EDITED))) == (4, 1, 4, "edited", 1)
+        stored = store.entries("s1")
+        assert len(stored) == 10
+        assert stored[5].body == SupersedeRecord(("a1", "r1", "u2", "a2"), REASON_EDITED)
+        current = current_entries(stored)
+        assert ids(current) == ["u1", "a1~2", "r1~2", "u2~2", "a2~2"]
+        assert [e.body for e in current] == [e.body for e in EDITED]
+        assert [e.parent_id for e in current] == [None, "u1", "a1~2", "r1~2", "u2~2"]
+        # the first version again: stored whole before the supersede record
+        assert counts(store.import_session(imported(ORIGINAL))) == (0, 5, 0, "earlier", 1)
+        assert counts(store.import_session(imported(EDITED))) == (0, 5, 0, "none", None)
+        assert counts(store.import_session(imported(ORIGINAL[:3]))) == (0, 3, 0, "earlier", 1)
+        assert store.entries("s1") == stored
+        assert [r.added for r in store.import_reports("s1")] == [5, 4, 0, 0, 0]
+
+    def test_the_first_version_grown_is_stored_as_the_current_one(self, store: Store) -> None:
+        store.import_session(imported(ORIGINAL))
+        store.import_session(imported(EDITED))
+        grown = log(GO, TWO_EDITS, RESULT, THANKS, DONE, ("u3", msg("user", "more")))
+        assert counts(store.import_session(imported(grown))) == (5, 1, 4, "edited", 1)
+        stored = store.entries("s1")
+        assert len(stored) == 16
+        assert stored[10].body == SupersedeRecord(("a1~2", "r1~2", "u2~2", "a2~2"), REASON_EDITED)
+        current = current_entries(stored)
+        assert ids(current) == ["u1", "a1~3", "r1~3", "u2~3", "a2~3", "u3"]
+        assert [e.body for e in current] == [e.body for e in grown]
+        # each version stored before adds nothing, and the current one stays
+        assert counts(store.import_session(imported(EDITED))) == (0, 5, 0, "earlier", 1)
+        assert counts(store.import_session(imported(ORIGINAL))) == (0, 5, 0, "none", None)
+        assert counts(store.import_session(imported(grown))) == (0, 6, 0, "none", None)
+        assert len(store.entries("s1")) == 16
+
+    def test_an_entry_removed_from_the_middle(self, store: Store) -> None:
+        store.import_session(imported(ORIGINAL))
+        shorter = log(GO, TWO_EDITS, THANKS, DONE)
+        assert counts(store.import_session(imported(shorter))) == (2, 2, 3, "edited", 2)
+        stored = store.entries("s1")
+        assert len(stored) == 8
+        assert stored[5].body == SupersedeRecord(("r1", "u2", "a2"), REASON_EDITED)
+        assert ids(current_entries(stored)) == ["u1", "a1", "u2~2", "a2~2"]
+        assert counts(store.import_session(imported(ORIGINAL))) == (0, 5, 0, "earlier", 2)
+        assert counts(store.import_session(imported(shorter))) == (0, 4, 0, "none", None)
+        assert len(store.entries("s1")) == 8
+
+    def test_a_changed_last_reply_with_no_user_message_after_it_is_still_grown(
+        self, store: Store
+    ) -> None:
+        """A tail holding no real user message is what a live agent leaves while writing
+        a reply; the file no shorter than what is stored."""
+        store.import_session(imported(log(GO, THINKING, RESULT)))
+        result = store.import_session(imported(log(GO, ("a1", GROWN[1]), RESULT)))
+        assert counts(result) == (2, 1, 2, "grown", 1)
+
+    def test_a_shorter_file_differing_at_its_end_is_an_edited_copy(self, store: Store) -> None:
+        store.import_session(imported(log(GO, THINKING, RESULT)))
+        result = store.import_session(imported(log(GO, ("a1", GROWN[1]))))
+        assert counts(result) == (1, 1, 2, "edited", 1)
+
+
+class TestComparedInTheWriteTransaction:
+    def test_a_message_appended_after_the_import_looked_is_seen(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """SQLite: another writer appends a message to the session after the import's first
+        read and before its write; the comparison runs in the write transaction, so the
+        edited copy is refused (it cannot be placed before that message), nothing written."""
+        db = tmp_path / "ctx.db"
+        with SQLiteStore(db) as store, SQLiteStore(db) as other:
+            store.import_session(imported(ORIGINAL))
+            write = SQLiteStore._write
+            appended: list[int] = []
+
+            def late(self: SQLiteStore, operation: str) -> Any:
+                if self is store and not appended:
+                    live = Entry("live-1", "s1", 5, msg("user", "typed meanwhile"), "a2")
+                    appended.append(other.append("s1", [live]))
+                return write(self, operation)
+
+            monkeypatch.setattr(SQLiteStore, "_write", late)
+            with pytest.raises(StoreError, match=r"appended to the session after them \(seq 5\)"):
+                store.import_session(imported(EDITED))
+            assert appended == [1]
+            assert ids(store.entries("s1")) == [*ids(ORIGINAL), "live-1"]
 
 
 class TestImportsStoredBeforeSeqsWereRecorded:

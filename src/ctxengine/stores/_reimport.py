@@ -17,6 +17,19 @@ from that point. Every projection, replay and breakdown honours the record
 file would, and the withdrawn entries stay stored. Nothing is duplicated in the current log
 and nothing is lost from the store.
 
+The same holds for an *edited copy* of the transcript (a line removed or changed in the
+middle, or another version of the session under the same id): it differs from the stored
+history before its end, so it is stored as the session's new current version, the stored
+entries from the first difference on withdrawn (``change == "edited"``, and the record's
+reason says so). The log is read in seq order, so the file's entries after the difference
+are stored again even where they equal withdrawn ones; the entries before it are shared. A
+divergent tail holding a real user message is never described as one still being written.
+
+Every version stays stored, so importing again a file that an earlier version holds whole
+(the history as it was right before a supersede record, or a start of it) adds nothing
+(``change == "earlier"``): importing the same two versions in turn does not grow the store.
+The current history stays the version imported last that added entries.
+
 Which stored entries came from imports: every batch an import commits records the seqs it
 stored (table ``imported_seqs``); entries appended by the engine (compaction, prune and pin
 records, agent turns) lie outside them.
@@ -43,8 +56,9 @@ from typing import Any
 import orjson
 
 from ctxengine.errors import StoreError
-from ctxengine.model import CompactionRecord, Entry, SupersedeRecord
-from ctxengine.model.codec import body_hash, body_json
+from ctxengine.model import CompactionRecord, Entry, Message, SupersedeRecord
+from ctxengine.model.codec import body_from_dict, body_hash, body_json
+from ctxengine.model.roles import is_real_user_message
 
 #: Entry meta key holding the id an import gave an entry stored under another id.
 IMPORT_ID = "import_id"
@@ -77,27 +91,132 @@ class StoredEntry:
         return value if isinstance(value, str) else self.id
 
 
+#: :attr:`ImportPlan.change` values (also :attr:`~ctxengine.stores.base.ImportResult.change`):
+#: ``"none"``: the file starts with the session's current history (or is all of it, or an
+#: older copy of it): only its new entries are added; ``"grown"``: stored entries from the
+#: end of an earlier import were read while the agent was still writing them (no real user
+#: message among them) and are superseded; ``"edited"``: the file differs from the current
+#: history before its end (a line removed or changed, another version): the stored entries
+#: from there on are superseded and the file's follow, so the session reads as the file;
+#: ``"earlier"``: the file is a version of the session stored before (the current history
+#: as it was before a later import superseded part of it), so nothing is added.
+CHANGES: tuple[str, ...] = ("none", "grown", "edited", "earlier")
+
+#: ``SupersedeRecord.reason`` of the records an import of an edited copy appends.
+REASON_EDITED = (
+    "re-import: the transcript differs from the stored history before its end (an edited "
+    "copy or another version); stored as the current version"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ImportPlan:
     """What to store for one import into a session that has entries.
 
     Attributes:
-        matched: entries of the import already stored (the start of the import).
+        matched: entries of the import already stored (the start of the import; all of it
+            for ``change == "earlier"``).
         withdrawn: ids of the stored entries to withdraw (the divergent tail), in log order.
         divergent_seq: seq of the first withdrawn entry, or ``None``.
         fresh: the entries to append after the supersede record (when ``withdrawn``), with
             stored ids, parents and references; seqs not set yet.
+        change: one of :data:`CHANGES`.
+        diverged_at: 0-based position in the import of its first entry that differs from
+            the session's current history (``"grown"``, ``"edited"``, ``"earlier"``), else
+            ``None``.
     """
 
     matched: int
     withdrawn: tuple[str, ...]
     divergent_seq: int | None
     fresh: list[Entry]
+    change: str = "none"
+    diverged_at: int | None = None
+
+    @property
+    def reason(self) -> str:
+        """The ``SupersedeRecord.reason`` for :attr:`withdrawn`."""
+        return REASON_EDITED if self.change == "edited" else REASON
 
 
 def body_bytes(entry: Entry) -> bytes:
     """The body bytes the store keeps for ``entry``."""
     return body_json(entry.body)
+
+
+class _Bodies:
+    """The stored body bytes of the import's entries, serialised once; an entry whose body
+    names a renamed entry (a compaction's ``first_kept_id`` or ``snapshot_id``) is
+    serialised again for each id map."""
+
+    def __init__(self, new: Sequence[Entry]) -> None:
+        self.new = new
+        self.plain = [body_json(e.body) for e in new]
+
+    def at(self, i: int, ids: Mapping[str, str]) -> bytes:
+        """The stored body bytes of ``new[i]`` under the id map ``ids``."""
+        body = self.new[i].body
+        if (
+            ids
+            and isinstance(body, CompactionRecord)
+            and (body.first_kept_id in ids or body.snapshot_id in ids)
+        ):
+            return body_bytes(_as_stored(self.new[i], ids))
+        return self.plain[i]
+
+
+def _current(stored: Sequence[StoredEntry]) -> list[StoredEntry]:
+    """``stored`` without supersede records and the entries they withdraw."""
+    withdrawn = {
+        i
+        for s in stored
+        if s.kind == "supersede"
+        for i in orjson.loads(s.body).get("entry_ids", ())
+    }
+    return [s for s in stored if s.kind != "supersede" and s.id not in withdrawn]
+
+
+def _walk(current: Sequence[StoredEntry], bodies: _Bodies) -> tuple[int, int, dict[str, str]]:
+    """Walk ``current`` beside the import: ``(matched, at, ids)``: how many of the import's
+    first entries are stored in it, the position in ``current`` where the walk stopped, and
+    the id map (import id → stored id) of ``current``. An engine-made entry that does not
+    match is passed over; the first imported one that does not stops the walk."""
+    new = bodies.new
+    ids = {s.import_id: s.id for s in current if s.import_id != s.id}
+    at = matched = 0
+    while at < len(current) and matched < len(new):
+        s = current[at]
+        if s.import_id == new[matched].id and s.body == bodies.at(matched, ids):
+            matched += 1
+        elif not s.engine_made:
+            break
+        at += 1
+    return matched, at, ids
+
+
+def _earlier_version(stored: Sequence[StoredEntry], bodies: _Bodies) -> bool:
+    """Whether the import is all stored in one earlier version of the session: the current
+    history as it was right before one of its supersede records (or a start of it)."""
+    return any(
+        _walk(_current(stored[:pos]), bodies)[0] == len(bodies.new)
+        for pos, s in enumerate(stored)
+        if s.kind == "supersede"
+    )
+
+
+def _holds_user_turn(entries: Sequence[StoredEntry]) -> bool:
+    """Whether a real user message is among ``entries``: a tail the agent was still
+    writing holds none (a reply and its tool results)."""
+    for s in entries:
+        if s.kind != "message":
+            continue
+        data = orjson.loads(s.body)
+        if data.get("role") != "user":
+            continue
+        message = body_from_dict(data)
+        if isinstance(message, Message) and is_real_user_message(message):
+            return True
+    return False
 
 
 def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str) -> ImportPlan:
@@ -106,7 +225,14 @@ def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str)
     an entry equal to the import's next one (same import id, same body) is matched; an
     engine-made entry that is not is passed over (a compaction appended between two
     imports); the first imported entry that is not starts the divergent tail. An import
-    that ends inside the stored entries (an older copy of the file) adds nothing.
+    that ends inside the stored entries (an older copy of the file) adds nothing, and so
+    does one that an earlier version of the session holds whole (a file imported before a
+    later import superseded part of it: ``change == "earlier"``).
+
+    A divergent tail holding no real user message, the import not shorter than the
+    current history, is one the agent was still writing (``"grown"``); any other is an
+    edited copy or another version (``"edited"``). Either is withdrawn and the import's
+    entries from the divergence follow.
 
     Args:
         stored: every stored entry of the session, in seq order.
@@ -116,47 +242,43 @@ def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str)
     Raises:
         StoreError: the divergent tail has engine-appended messages after it.
     """
-    withdrawn_before = {
-        i
-        for s in stored
-        if s.kind == "supersede"
-        for i in orjson.loads(s.body).get("entry_ids", ())
-    }
-    current = [s for s in stored if s.kind != "supersede" and s.id not in withdrawn_before]
-    ids = {s.import_id: s.id for s in current if s.import_id != s.id}
-    at = matched = 0
-    while at < len(current) and matched < len(new):
-        s, n = current[at], new[matched]
-        if s.import_id == n.id and s.body == body_bytes(_as_stored(n, ids)):
-            matched += 1
-        elif not s.engine_made:
-            break
-        at += 1
+    bodies = _Bodies(new)
+    current = _current(stored)
+    matched, at, ids = _walk(current, bodies)
     divergent = [s for s in current[at:] if not s.engine_made]
     if matched == len(new) or not divergent:
         return ImportPlan(matched, (), None, _stored_ids(new[matched:], stored, ids))
+    if _earlier_version(stored, bodies):
+        return ImportPlan(len(new), (), None, [], "earlier", matched)
     first = divergent[0]
     on_top = next(
         (s for s in stored if s.seq > first.seq and s.engine_made and s.kind == "message"), None
     )
     if on_top is not None:
         raise StoreError(
-            f"{where}: the transcript no longer matches the entries an earlier import stored "
-            f"from seq {first.seq} on (entry {first.import_id!r}: it was still being "
-            f"written), and messages were appended to the session after them (seq "
-            f"{on_top.seq}); nothing was imported"
+            f"{where}: the transcript differs from the entries an earlier import stored "
+            f"from seq {first.seq} on (entry {first.import_id!r}), and messages were "
+            f"appended to the session after them (seq {on_top.seq}); nothing was imported"
         )
+    imported_now = sum(1 for s in current if not s.engine_made)
+    grown = not _holds_user_turn(divergent) and len(new) >= imported_now
     for s in divergent:
         ids.pop(s.import_id, None)
     withdrawn = tuple(s.id for s in divergent)
-    return ImportPlan(matched, withdrawn, first.seq, _stored_ids(new[matched:], stored, ids))
+    fresh = _stored_ids(new[matched:], stored, ids)
+    return ImportPlan(matched, withdrawn, first.seq, fresh, "grown" if grown else "edited", matched)
 
 
 def supersede_entry(
-    session_id: str, withdrawn: tuple[str, ...], parent: str | None, seq: int
+    session_id: str,
+    withdrawn: tuple[str, ...],
+    parent: str | None,
+    seq: int,
+    reason: str = REASON,
 ) -> Entry:
-    """The supersede record entry appended at ``seq`` after ``parent`` (content-hash id)."""
-    record = SupersedeRecord(withdrawn, REASON)
+    """The supersede record entry appended at ``seq`` after ``parent`` (content-hash id),
+    withdrawing ``withdrawn`` for ``reason``."""
+    record = SupersedeRecord(withdrawn, reason)
     return Entry(
         id=body_hash(record, parent),
         session_id=session_id,

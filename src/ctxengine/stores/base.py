@@ -94,15 +94,27 @@ class ImportResult:
         added: entries of the transcript newly stored.
         skipped: entries of the transcript already stored, left as they were.
         superseded: stored entries an earlier import took from the transcript that it no
-            longer holds as they were (written while the agent was still writing them),
-            withdrawn by a :class:`~ctxengine.model.SupersedeRecord` appended before the
-            added entries; 0 when none.
+            longer holds as they were, withdrawn by a
+            :class:`~ctxengine.model.SupersedeRecord` appended before the added entries;
+            0 when none.
+        change: how the transcript relates to the session's current history
+            (:data:`ctxengine.stores._reimport.CHANGES`): ``"none"`` (new, the same, an
+            older copy, or grown at its end), ``"grown"`` (stored entries were read while
+            the agent was still writing them: superseded), ``"edited"`` (the file differs
+            before its end, an edited copy or another version: stored as the current
+            version, the stored entries from the divergence on superseded), ``"earlier"``
+            (a version stored before, superseded since: nothing added).
+        diverged_at: 0-based position in the transcript of its first entry that differs
+            from the current history (``"grown"``, ``"edited"``, ``"earlier"``), else
+            ``None``.
     """
 
     session_id: str
     added: int
     skipped: int
     superseded: int = 0
+    change: str = "none"
+    diverged_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,11 +353,13 @@ class Store(Protocol):
         importer gave them.
 
         When the stored imported entries end with entries the file no longer holds as they
-        were (they were read while the agent was still writing them), a
+        were (they were read while the agent was still writing them, or the file is an
+        edited copy: a line removed or changed), a
         :class:`~ctxengine.model.SupersedeRecord` withdrawing them is appended first, then
         the file's entries from that point: the current log reads as a fresh import of the
         file, and nothing stored is changed (see :mod:`ctxengine.stores._reimport`, which
-        also says how an id already taken is stored).
+        also says how an id already taken is stored). A file that a version stored before
+        holds whole (imported, then superseded by another import) adds nothing.
 
         Every call also stores an :class:`ImportRecord` (time, file, entries added and
         ``imported.report``) with its last write.

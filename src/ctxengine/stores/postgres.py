@@ -476,7 +476,11 @@ class PostgresStore:
             new: list[Entry] = []
             if plan.withdrawn:
                 last = stored[-1]
-                new.append(_reimport.supersede_entry(sid, plan.withdrawn, last.id, last.seq + 1))
+                new.append(
+                    _reimport.supersede_entry(
+                        sid, plan.withdrawn, last.id, last.seq + 1, plan.reason
+                    )
+                )
             new += plan.fresh
             rows = rows_now if new == list(entries) else [_rows.entry_row(e, where) for e in new]
             next_seq = stored[-1].seq + 1 if stored else 0
@@ -497,7 +501,9 @@ class PostgresStore:
                 ),
                 dict(zip("stpfar", (*report[:4], added, *report[5:]), strict=True)),
             )
-        return ImportResult(sid, added, plan.matched, len(plan.withdrawn))
+        return ImportResult(
+            sid, added, plan.matched, len(plan.withdrawn), plan.change, plan.diverged_at
+        )
 
     @staticmethod
     def _stored_for_import(conn: Connection, session_id: str) -> list[StoredEntry]:

@@ -348,10 +348,14 @@ class SQLiteStore:
         continue the stored log, whatever seqs the file gave them. Returns how many entries
         were added, skipped and superseded.
 
-        Every entry is checked (its session, ids not repeated) and compared with what earlier
-        imports stored (:mod:`ctxengine.stores._reimport`), and what to store (a supersede
-        record when stored entries diverge, then the new entries) is serialised, before
-        anything is written. The entries are then committed in batches of
+        Every entry is checked (its session, ids not repeated) before anything is written.
+        In the first batch's write transaction the import is compared with what earlier
+        imports stored (:mod:`ctxengine.stores._reimport`), read in that transaction, and
+        what to store (a supersede record when stored entries diverge, then the new entries)
+        is serialised before its first insert, so no other writer appends between the
+        comparison and the first batch, and a failure leaves nothing written (a new
+        session's entries are all serialised before that transaction). The entries are
+        committed in batches of
         :data:`IMPORT_BATCH_ENTRIES`, each its own short write transaction, so another writer
         (a live session appending) waits for one batch at most, never for a whole large
         import. Each batch continues the stored log and records the seqs it stored as
@@ -380,24 +384,28 @@ class SQLiteStore:
                 raise StoreError(f"{where}: entry {e.id!r} belongs to session {e.session_id!r}")
         _check_unique(list(entries), where)
         with self._read(operation) as conn:
-            stored = self._stored_for_import(conn, sid)
-        if stored:
-            plan = _reimport.plan_import(stored, entries, where)
-        else:
-            plan = _reimport.ImportPlan(0, (), None, list(entries))
-        new: list[Entry] = []
-        if plan.withdrawn:
-            last = stored[-1]
-            new.append(_reimport.supersede_entry(sid, plan.withdrawn, last.id, last.seq + 1))
-        new += plan.fresh
-        rows = [_rows.entry_row(e, where) for e in new]
+            has_entries = self._last_seq(conn, sid) >= 0
+        # every entry serialised before writing when all are new; else only those the plan
+        # adds, in its write transaction (a failure there rolls it back: nothing written)
+        rows_now = [] if has_entries else [_rows.entry_row(e, where) for e in entries]
         report = _rows.import_row(imported, 0, where)
+        plan = _reimport.ImportPlan(0, (), None, list(entries))
+        new: Sequence[Entry] = entries
+        rows = rows_now
         added = 0
-        for start in range(0, max(len(new), 1), IMPORT_BATCH_ENTRIES):
-            batch = list(zip(new[start : start + IMPORT_BATCH_ENTRIES], rows[start:], strict=False))
+        start = 0
+        while True:
             try:
                 with self._write(operation) as conn:
-                    if start == 0 and self._insert_session(conn, info, operation):
+                    created = start == 0 and self._insert_session(conn, info, operation)
+                    if start == 0 and not created:
+                        plan, new, rows = self._plan_import(conn, sid, entries, rows_now, where)
+                    elif created and len(rows) != len(new):  # its entries were deleted since
+                        rows = [_rows.entry_row(e, where) for e in new]
+                    batch = list(
+                        zip(new[start : start + IMPORT_BATCH_ENTRIES], rows[start:], strict=False)
+                    )
+                    if created:
                         # the session row is new in this transaction, so no entry refers to
                         # it yet (entries reference their session; the insert trigger would
                         # refuse a wrong seq or a stored id all the same)
@@ -418,7 +426,8 @@ class SQLiteStore:
                             (sid, next_seq, next_seq + len(fresh) - 1),
                         )
                     here = sum(1 for e, _ in fresh if not isinstance(e.body, SupersedeRecord))
-                    if start + IMPORT_BATCH_ENTRIES >= len(new):
+                    last_batch = start + IMPORT_BATCH_ENTRIES >= len(new)
+                    if last_batch:
                         conn.execute(
                             f"INSERT INTO import_reports ({_rows.IMPORT_COLUMNS}) "
                             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -433,7 +442,43 @@ class SQLiteStore:
                     )
                 raise
             added += here
-        return ImportResult(sid, added, plan.matched, len(plan.withdrawn))
+            if last_batch:
+                break
+            start += IMPORT_BATCH_ENTRIES
+        return ImportResult(
+            sid, added, plan.matched, len(plan.withdrawn), plan.change, plan.diverged_at
+        )
+
+    def _plan_import(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        entries: Sequence[Entry],
+        rows_now: list[_rows.EntryRow],
+        where: str,
+    ) -> tuple[_reimport.ImportPlan, Sequence[Entry], list[_rows.EntryRow]]:
+        """Inside the import's first write transaction, for a session already stored: the
+        plan (:func:`~ctxengine.stores._reimport.plan_import` against the stored log, read
+        in this transaction, so no other writer appends between the comparison and the
+        first batch), the entries to store (a supersede record first when stored entries
+        diverge) and their rows (``entries`` and their rows, ``rows_now`` when it holds them,
+        when the session has none)."""
+        stored = self._stored_for_import(conn, session_id)
+        if not stored:
+            if len(rows_now) != len(entries):
+                rows_now = [_rows.entry_row(e, where) for e in entries]
+            return _reimport.ImportPlan(0, (), None, list(entries)), entries, rows_now
+        plan = _reimport.plan_import(stored, entries, where)
+        new: list[Entry] = []
+        if plan.withdrawn:
+            last = stored[-1]
+            new.append(
+                _reimport.supersede_entry(
+                    session_id, plan.withdrawn, last.id, last.seq + 1, plan.reason
+                )
+            )
+        new += plan.fresh
+        return plan, new, [_rows.entry_row(e, where) for e in new]
 
     @staticmethod
     def _stored_for_import(conn: sqlite3.Connection, session_id: str) -> list[StoredEntry]:

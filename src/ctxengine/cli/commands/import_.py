@@ -14,6 +14,26 @@ from ctxengine.cli.output import dump_json, error, say
 from ctxengine.cli.progress import progress
 from ctxengine.errors import StoreBusy, StoreError, TranscriptError
 from ctxengine.importers import get_importer, read_transcript
+from ctxengine.stores.base import ImportResult
+
+
+def change_note(res: ImportResult, count: int) -> str:
+    """What the import line adds after the counts: how the file relates to the stored
+    history when it is not a plain continuation of it (``count``: the file's entries)."""
+    at = (res.diverged_at or 0) + 1
+    if res.change == "grown":
+        return f", {res.superseded} superseded (stored while still being written)"
+    if res.change == "edited":
+        return (
+            f", {res.superseded} superseded (the file differs from the stored history at "
+            f"entry {at:,} of {count:,}: an edited copy, stored as the current version)"
+        )
+    if res.change == "earlier":
+        return (
+            " (an earlier version of the session: the current history differs from it at "
+            f"entry {at:,}; unchanged)"
+        )
+    return ""
 
 
 def import_(
@@ -29,7 +49,9 @@ def import_(
 ) -> None:
     """Import transcript files into the store (importing a file twice adds nothing; a file
     that grew adds its new entries, and supersedes the stored ones it no longer holds as
-    they were: they were read while the agent was still writing them).
+    they were: they were read while the agent was still writing them; an edited copy of a
+    session, a line removed or changed, is stored as its current version, superseding the
+    stored entries from the first difference on; a version imported before adds nothing).
 
     Every file is tried: one line per file (what was stored, or the error), and one more on
     stderr when records were skipped or repaired (kinds, counts, first line of each; the
@@ -61,14 +83,10 @@ def import_(
             finally:
                 tracker.advance()
             if not json_out:
-                superseded = (
-                    f", {res.superseded} superseded (stored while still being written)"
-                    if res.superseded
-                    else ""
-                )
                 say(
                     f"{f}: session {res.session_id} ({imported.format}): "
-                    f"{res.added} entries added, {res.skipped} already stored{superseded}"
+                    f"{res.added} entries added, {res.skipped} already stored"
+                    f"{change_note(res, len(imported.entries))}"
                 )
             report_line(str(f), imported.report)
             done.append(
@@ -81,6 +99,8 @@ def import_(
                     "added": res.added,
                     "skipped": res.skipped,
                     "superseded": res.superseded,
+                    "change": res.change,
+                    "diverged_at": res.diverged_at,
                     "issues": imported.report.to_dict()["issues"],
                 }
             )

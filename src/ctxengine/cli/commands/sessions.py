@@ -14,7 +14,7 @@ from ctxengine.cli.load import open_store, store_path
 from ctxengine.cli.options import DbOpt, JsonOpt, TokenizerOpt, resolve_tokenizer
 from ctxengine.cli.output import Grid, dump_json, note, show
 from ctxengine.errors import StoreMissing
-from ctxengine.model import Entry
+from ctxengine.model import Entry, current_entries
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.stores.base import SessionInfo
 from ctxengine.summarizers.anchor import is_substantive
@@ -59,13 +59,17 @@ def _when(stamp: str | None) -> str:
 def session_row(
     info: SessionInfo, entries: Sequence[Entry], estimator: Estimator
 ) -> dict[str, Any]:
-    """One session as the ``sessions --json`` schema describes it (tokens counted by
-    ``estimator`` over its messages, as ``inspect`` counts them)."""
-    tokens = sum(estimator.message(e.message) for e in entries if e.message is not None)
+    """One session as the ``sessions --json`` schema describes it: ``entries`` is every
+    stored entry (``info.entry_count``), ``tokens`` is counted by ``estimator`` over the
+    messages of its current history (without the entries a supersede record withdrew: a
+    re-imported transcript's superseded entries, a reverted compaction, a branch left), as
+    ``inspect`` counts them. ``entries``: the stored log, in seq order."""
+    current = current_entries(entries)
+    tokens = sum(estimator.message(e.message) for e in current if e.message is not None)
     return {
         "id": info.id,
         "format": info.format,
-        "title": session_title(info.title, entries),
+        "title": session_title(info.title, current),
         "created_at": info.created_at,
         "updated_at": info.updated_at,
         "entries": info.entry_count,
@@ -75,8 +79,9 @@ def session_row(
 
 
 def sessions(db: DbOpt = None, tokenizer: TokenizerOpt = "auto", json_out: JsonOpt = False) -> None:
-    """List the stored sessions: id, created and updated dates, entries, tokens (estimated;
-    see --tokenizer), format, title and source file. An empty or missing store lists nothing
+    """List the stored sessions: id, created and updated dates, entries (stored, superseded
+    ones included), tokens of the current history (estimated, as inspect counts them; see
+    --tokenizer), format, title and source file. An empty or missing store lists nothing
     (and says so on stderr); no database file is created."""
     counting = resolve_tokenizer(tokenizer)
     estimator = counting.estimator()
