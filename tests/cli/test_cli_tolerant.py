@@ -224,3 +224,61 @@ class TestArgumentsNotJSON:
         body: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         calls = [c for m in body["messages"] for c in m.get("tool_calls") or ()]
         assert [c["function"]["arguments"] for c in calls] == [BROKEN_ARGUMENTS]
+
+
+class TestSniffedWithBadRecords:
+    """Format detection looks past a malformed message or a torn first line: the file
+    imports with one line naming what was skipped, and ``--strict`` names where."""
+
+    def chat_with_a_bad_role(self, tmp_path: Path) -> Path:
+        path = tmp_path / "chat.json"
+        messages = [
+            {"role": "system", "content": "x"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "wizard", "content": "?"},
+        ]
+        path.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+        return path
+
+    def test_a_chat_file_with_one_bad_message_imports_and_says_so(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = self.chat_with_a_bad_role(tmp_path)
+        db = tmp_path / "ctx.db"
+        code, stdout, stderr = run(capsys, "import", str(path), "--db", str(db))
+        assert code == 0
+        assert stdout.startswith(f"{path}: session f:")
+        assert stdout.endswith("(chat-completions): 3 entries added, 0 already stored")
+        assert stderr == f"{path}: skipped 1: message role wizard ×1 ($.messages[3].role)"
+
+    def test_strict_names_the_json_path(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        path = self.chat_with_a_bad_role(tmp_path)
+        code, stdout, stderr = run(
+            capsys, "import", str(path), "--db", str(tmp_path / "ctx.db"), "--strict"
+        )
+        assert (code, stdout) == (2, "")
+        assert stderr == (
+            f"error: {path} at $.messages[3].role: expected one of system, developer, user, "
+            "assistant, tool, function"
+        )
+
+    def test_a_claude_code_file_with_a_line_of_text_first(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        source = require_corpus("claude-code", "spotter-short.jsonl").read_bytes()
+        path = tmp_path / "prefixed.jsonl"
+        path.write_bytes(b"Script started on 2026-01-01\n" + source)
+        db = tmp_path / "ctx.db"
+        code, stdout, stderr = run(capsys, "import", str(path), "--db", str(db))
+        assert code == 0
+        assert "(claude-code): 5 entries added" in stdout
+        assert stderr == f"{path}: skipped 1: invalid JSON line ×1 (line 1)"
+        code, stdout, stderr = run(capsys, "import", str(path), "--db", str(db), "--strict")
+        assert (code, stdout) == (2, "")
+        assert stderr == (
+            f"error: {path}:1: expected a JSON object, got invalid JSON (unexpected character, "
+            "expected a JSON value: line 1 column 1 (char 0))"
+        )

@@ -13,7 +13,7 @@ import pytest
 
 from corpus import require_corpus, transcript_files
 from ctxengine.errors import TranscriptError
-from ctxengine.importers import detect
+from ctxengine.importers import detect, read_transcript
 from ctxengine.importers.anthropic_messages import IMPORTER
 from ctxengine.model import (
     DocumentPart,
@@ -350,6 +350,53 @@ class TestSniff:
             tmp_path, {"system": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}
         )
         assert IMPORTER.sniff(path, path.read_bytes()) is True
+
+    @pytest.mark.parametrize(
+        ("bad", "summary"),
+        [
+            ({"role": "wizard", "content": "?"}, "message role wizard ×1 ($.messages[3].role)"),
+            ({"content": "no role"}, "message without role ×1 ($.messages[3].role)"),
+        ],
+    )
+    def test_one_bad_message_is_skipped_not_read_as_chat_completions(
+        self, tmp_path: Path, bad: dict[str, Any], summary: str
+    ) -> None:
+        use = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"cmd": "ls"}}
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}
+        messages = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [result]},
+            bad,
+            {"role": "assistant", "content": "done"},
+        ]
+        path = write(tmp_path, {"messages": messages})
+        assert detect(path).name == "anthropic-messages"
+        session = read_transcript(path)
+        assert session.report.summary() == f"skipped 1: {summary}"
+        assert [e.body.role for e in session.entries if isinstance(e.body, Message)] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+
+    def test_a_chat_completions_role_is_not_anthropic(self, tmp_path: Path) -> None:
+        use = {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}
+        messages = [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use]},
+        ]
+        path = write(tmp_path, {"messages": messages})
+        assert IMPORTER.sniff(path, path.read_bytes()) is False
+
+    def test_mostly_unknown_roles_are_not_anthropic(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            {"system": "x", "messages": [{"role": "user", "content": "hi"}, {"role": "bot"}]},
+        )
+        assert IMPORTER.sniff(path, path.read_bytes()) is False
 
     def test_no_corpus_file_is_sniffed_as_anthropic(self) -> None:
         require_corpus()

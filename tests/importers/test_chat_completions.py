@@ -511,3 +511,105 @@ class TestDrift:
         )
         msg = session.entries[1].message
         assert msg is not None and msg.text == LONE_SURROGATE_TEXT
+
+
+GOOD = [
+    {"role": "system", "content": "x"},
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "hello"},
+]
+
+
+class TestSniffedDespiteMalformedMessages:
+    """A file is recognised by most of its messages: a malformed one is skipped and counted
+    (the report names its JSON path), and refused at that path when strict."""
+
+    @pytest.mark.parametrize(
+        ("bad", "summary", "strict"),
+        [
+            (
+                {"role": "wizard", "content": "?"},
+                "skipped 1: message role wizard ×1 ($.messages[3].role)",
+                " at $.messages[3].role: expected one of system, developer, user, assistant, "
+                "tool, function",
+            ),
+            (
+                {"content": "no role"},
+                "skipped 1: message without role ×1 ($.messages[3].role)",
+                " at $.messages[3].role: expected one of system, developer, user, assistant, "
+                "tool, function",
+            ),
+            (
+                {"role": "user", "content": 123},
+                "skipped 1: malformed content ×1 ($.messages[3].content)",
+                " at $.messages[3].content: expected `content` to be a string, null or a list "
+                "of parts",
+            ),
+            (
+                "not a message",
+                "skipped 1: malformed message ×1 ($.messages[3])",
+                " at $.messages[3]: expected a message object",
+            ),
+        ],
+    )
+    def test_one_bad_message_in_an_object(
+        self, tmp_path: Path, bad: Any, summary: str, strict: str
+    ) -> None:
+        path = write(tmp_path, {"messages": [*GOOD, bad]})
+        assert detect(path).name == "chat-completions"
+        session = read_transcript(path)
+        assert session.report.summary() == summary
+        with pytest.raises(TranscriptError) as info:
+            read_transcript(path, strict=True)
+        assert str(info.value) == f"{path}{strict}"
+
+    def test_one_bad_message_in_a_bare_list(self, tmp_path: Path) -> None:
+        path = write(tmp_path, [*GOOD, {"role": "wizard", "content": "?"}])
+        session = read_transcript(path)
+        assert session.format == "chat-completions"
+        assert [m.role for m in messages_of(path)] == ["system", "user", "assistant"]
+        assert session.report.summary() == "skipped 1: message role wizard ×1 ($[3].role)"
+
+    def test_two_bad_of_six_and_a_repair_are_one_line(self, tmp_path: Path) -> None:
+        call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{x"}}
+        path = write(
+            tmp_path,
+            {
+                "messages": [
+                    GOOD[0],
+                    GOOD[1],
+                    {"role": "wizard", "content": "?"},
+                    {"content": "no role"},
+                    calling(call),
+                    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                ]
+            },
+        )
+        session = read_transcript(path)
+        assert session.format == "chat-completions"
+        assert session.report.summary() == (
+            "skipped 2: message role wizard ×1 ($.messages[2].role), message without role ×1 "
+            "($.messages[3].role); repaired 1: tool call arguments not JSON (kept as text) ×1 "
+            "($.messages[4].tool_calls[0].function.arguments)"
+        )
+
+    def test_messages_that_only_have_chat_roles_are_chat_even_when_content_is_off(
+        self, tmp_path: Path
+    ) -> None:
+        path = write(tmp_path, {"messages": [{"role": "user", "content": 123}]})
+        assert IMPORTER.sniff(path, path.read_bytes()) is True
+
+    @pytest.mark.parametrize(
+        "items",
+        [
+            # half the messages are not chat messages: not enough to say it is one
+            [GOOD[1], {"role": "wizard", "content": "?"}],
+            [GOOD[1], {"type": "message", "text": "hi"}, {"type": "message", "text": "ok"}],
+            # Gemini-style contents: a chat role, but parts instead of content
+            [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": []}],
+        ],
+    )
+    def test_mostly_other_records_are_not_chat(self, tmp_path: Path, items: list[Any]) -> None:
+        for value in (items, {"messages": items}):
+            path = write(tmp_path, value)
+            assert IMPORTER.sniff(path, path.read_bytes()) is False

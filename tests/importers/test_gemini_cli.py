@@ -308,6 +308,24 @@ class TestShare:
         assert found[3].meta == {"synthetic": "function_response_parts"}
         assert session.meta == {"variant": "share-json"}
 
+    def test_json_share_with_one_unknown_role_is_sniffed_and_skips_it(self, tmp_path: Path) -> None:
+        history = [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"text": "hello"}]},
+            {"role": "wizard", "parts": [{"text": "?"}]},
+            {"role": "user", "parts": [{"text": "bye"}]},
+        ]
+        path = tmp_path / "share.json"
+        path.write_text(json.dumps(history), encoding="utf-8")
+        assert detect(path).name == "gemini-cli"
+        session = tolerated(
+            path,
+            "gemini-cli",
+            "skipped 1: section:WIZARD ×1 ($[2])",
+            " at $[2]: expected a USER or MODEL content, got WIZARD",
+        )
+        assert [m.text for m in messages(session)] == ["hi", "hello", "bye"]
+
     def test_newer_markdown_headers_and_calls_with_ids(self, tmp_path: Path) -> None:
         text = (
             "## USER 🧑‍💻\n\nfix it\n\n---\n\n## MODEL ✨\n\nLooking.**Tool Command**:\n```json\n"

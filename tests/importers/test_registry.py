@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from corpus import require_corpus
-from ctxengine.errors import ConfigError, TranscriptError, UnknownFormat
+from ctxengine.errors import ConfigError, TranscriptError, UnknownFormat, UnsupportedFormatError
 from ctxengine.importers import IMPORTERS, detect, get_importer, read_transcript
+from ctxengine.importers._lines import after_bad_lines
 from ctxengine.importers.registry import _load, formats
 
 KNOWN = (
@@ -235,4 +236,79 @@ class TestTooComplex:
         assert str(error_of(path)) == (
             f"{path}: looks like a chat-completions message list, but it is not valid JSON "
             "(number is infinity when parsed as double: line 1 column 54 (char 53))"
+        )
+
+
+class TestBadFirstLines:
+    """JSON lines whose first lines are torn, text or of no known shape are still sniffed
+    by the records after them; the importer skips and counts those lines."""
+
+    def test_after_bad_lines_finds_the_records(self) -> None:
+        rec = b'{"type": "x"}'
+        assert after_bad_lines(b"text\n" + rec + b"\n" + rec + b"\n") == rec + b"\n" + rec + b"\n"
+        assert after_bad_lines(b'{"torn": \n[1]\n' + rec + b"\n") == rec + b"\n"
+        assert after_bad_lines(b"a\nb\nc\n" + rec + b"\n") == rec + b"\n"
+        assert after_bad_lines(b"a\nb\nc\nd\n" + rec + b"\n") is None  # at most 3 lines
+        assert after_bad_lines(b"no newline " + rec) is None
+
+    @pytest.mark.parametrize(
+        "doc",
+        [
+            [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+            {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]},
+            {"a": {"b": 1}},
+        ],
+    )
+    def test_a_pretty_printed_document_is_never_cut(self, doc: Any) -> None:
+        for indent in (None, 2):
+            text = json.dumps(doc, indent=indent)
+            lined = text.replace("}, {", "},\n{").encode()  # one element a line
+            assert after_bad_lines(lined) is None
+            assert after_bad_lines(text.encode()) is None
+
+    @pytest.mark.parametrize(
+        ("first", "kind"),
+        [(b"Script started on 2026-01-01", "invalid JSON line"), (b"[1, 2]", "non-object line")],
+    )
+    @pytest.mark.parametrize(
+        ("folder", "name", "fmt"),
+        [
+            ("codex", "codex-cpolar-connect-2025-09-16-a.jsonl", "codex"),
+            ("pi", "pi-mono-before-compaction.jsonl", "pi"),
+            ("format-fixtures", "copilot/large.jsonl", "copilot"),
+        ],
+    )
+    def test_a_line_before_the_records(
+        self, tmp_path: Path, first: bytes, kind: str, folder: str, name: str, fmt: str
+    ) -> None:
+        source = require_corpus(folder, *name.split("/"))
+        path = tmp_path / "prefixed.jsonl"
+        path.write_bytes(first + b"\n" + source.read_bytes())
+        assert detect(path).name == fmt
+        session = read_transcript(path)
+        original = read_transcript(source)
+        skipped = session.report.of("skipped")
+        assert [(i.kind, i.count, i.where()) for i in skipped[:1]] == [(kind, 1, "line 1")]
+        assert len(skipped) == len(original.report.of("skipped")) + 1
+        assert [e.body for e in session.entries] == [e.body for e in original.entries]
+
+    def test_gemini_recording_after_a_line_of_text(self, tmp_path: Path) -> None:
+        source = require_corpus("format-fixtures", "gemini", "jsonl_v040.jsonl")
+        path = tmp_path / "prefixed.jsonl"
+        path.write_bytes(b"log start\n" + source.read_bytes())
+        session = read_transcript(path)
+        assert session.format == "gemini-cli"
+        assert session.report.summary().startswith("skipped 1: invalid JSON line ×1 (line 1)")
+        assert [e.body for e in session.entries] == [
+            e.body for e in read_transcript(source).entries
+        ]
+
+    def test_an_unsupported_format_after_a_line_of_text_is_named(self, tmp_path: Path) -> None:
+        source = require_corpus("live-agents", "codex-0.169.0", "exec-json.jsonl")
+        path = tmp_path / "prefixed.jsonl"
+        path.write_bytes(b"log start\n" + source.read_bytes())
+        with pytest.raises(UnsupportedFormatError) as info:
+            read_transcript(path)
+        assert str(info.value).startswith(
+            f"{path}: format not supported yet: codex exec --json output (events summarising"
         )

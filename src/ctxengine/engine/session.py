@@ -70,6 +70,7 @@ from ctxengine.model import (
     Usage,
 )
 from ctxengine.model.carriage import NATIVE_LEAD
+from ctxengine.model.checks import check_message
 from ctxengine.model.entries import Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
@@ -551,7 +552,15 @@ class Session:
 
         A message of tool results that touch files matching a path-scoped rules file of the
         head (``ContextAssembler(scoped_rules="attach")``, the default) is followed by that
-        file, appended as an injected user-role message, once per session."""
+        file, appended as an injected user-role message, once per session.
+
+        Raises:
+            TypeError / ValueError: a message whose fields have the wrong types, e.g. a tool
+                call's ``arguments`` not JSON text (:func:`~ctxengine.model.checks.check_message`,
+                which names the field); nothing is appended.
+        """
+        if isinstance(body, Message):
+            check_message(body)
         with self._lock:
             entry = self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
             self.log.attach_scoped_rules(entry)
@@ -573,9 +582,12 @@ class Session:
 
         Raises:
             ValueError: ``reply`` is not an assistant message.
+            TypeError: a field of ``reply`` has the wrong type
+                (:func:`~ctxengine.model.checks.check_message`; nothing is appended).
             SummaryRejected: the stand-in of a native compaction could not be written
                 (nothing is appended).
         """
+        check_message(reply, "reply")
         if reply.role != "assistant":
             raise ValueError(f"record() takes an assistant message, got role {reply.role!r}")
         with self._lock:

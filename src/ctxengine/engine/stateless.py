@@ -71,6 +71,7 @@ import orjson
 
 from ctxengine.errors import StoreError
 from ctxengine.model import Entry, Message, ToolResultPart
+from ctxengine.model.checks import check_message
 from ctxengine.model.codec import canonical_json, entry_from_dict, entry_to_dict
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.policy.defaults import STATELESS_CACHE_SIZE, STATELESS_CONTENT_CANDIDATES
@@ -358,15 +359,17 @@ def _same_prefix(found: _Checkpoint, request: Sequence[Message], j: int) -> bool
 
 
 def _check(request: Sequence[Message], start: int) -> None:
-    """Check that ``request[start:]`` holds messages only.
+    """Check that ``request[start:]`` holds messages only, with fields of the right types
+    (:func:`~ctxengine.model.checks.check_message`).
 
     Raises:
-        TypeError: an item is not a :class:`~ctxengine.model.Message` (named by index).
+        TypeError: an item is not a :class:`~ctxengine.model.Message`, or one of its fields
+            has the wrong type (named by index and field, e.g. ``messages[3].parts[1]:
+            ToolCallPart.arguments must be …``).
+        ValueError: a message's role is not one of :data:`~ctxengine.model.ROLES`.
     """
     for n in range(start, len(request)):
-        m = request[n]
-        if not isinstance(m, Message):
-            raise TypeError(f"messages[{n}] is a {type(m).__name__}, not a ctxengine Message")
+        check_message(request[n], f"messages[{n}]")
 
 
 def _kind(obj: object) -> str | None:
@@ -489,7 +492,8 @@ class PrefixCache:
             ladder steps taken.
 
         Raises:
-            ValueError / TypeError: no messages, or an item that is not a ``Message``.
+            ValueError / TypeError: no messages, an item that is not a ``Message``, or a
+                message field of the wrong type (named, e.g. ``messages[3].parts[1]``).
             ConfigError: the policy's reserve leaves no room in ``window``; the policy names
                 a model summarizer and the cache has no ``summarizer``.
             StoreError: the store failed, or holds a checkpoint it cannot read.
@@ -942,7 +946,8 @@ def prepare(
         The :class:`~ctxengine.projection.context.Context` to render and send.
 
     Raises:
-        ValueError / TypeError: no messages, or an item that is not a ``Message``.
+        ValueError / TypeError: no messages, an item that is not a ``Message``, or a
+            message field of the wrong type (named, e.g. ``messages[3].parts[1]``).
         ConfigError: the policy's reserve leaves no room in ``window``, or the policy names a
             model summarizer (pass a :class:`PrefixCache` with a ``summarizer``).
         CompactionLoopError / ContextFloorError / ThrashError: as :meth:`Session.prepare

@@ -27,6 +27,9 @@ from ctxengine.importers._build import (
 from ctxengine.importers.report import ImportReport
 
 _DECODER = json.JSONDecoder()
+#: Lines at the start of a file that format detection looks past to find JSON lines
+#: (:func:`after_bad_lines`).
+SKIPPED_HEAD_LINES = 3
 _WS = " \t\r\n"
 
 
@@ -126,3 +129,32 @@ def first_line(head: bytes) -> bytes:
     this on every head, of up to 64 KiB)."""
     end = head.find(b"\n")
     return (head if end < 0 else head[:end]).strip()
+
+
+def after_bad_lines(head: bytes, most: int = SKIPPED_HEAD_LINES) -> bytes | None:
+    """The rest of ``head`` after its first lines when they hide JSON lines from the
+    sniffers: at most ``most`` lines (a torn record, a line of text, a record of no known
+    shape; the importer skips and counts them), after which come two JSON object lines
+    (or one that ends ``head``). ``None`` otherwise: a pretty-printed JSON document, whose
+    lines are not whole objects, is never cut."""
+    rest = head
+    for _ in range(most):
+        _, newline, rest = rest.partition(b"\n")
+        if not newline:
+            return None
+        lines = rest.lstrip().split(b"\n", 2)
+        if _is_object_line(lines[0]) and (
+            len(lines) < 2 or not lines[1].strip() or _is_object_line(lines[1])
+        ):
+            return rest.lstrip()
+    return None
+
+
+def _is_object_line(line: bytes) -> bool:
+    """True for a line that holds one JSON object."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False

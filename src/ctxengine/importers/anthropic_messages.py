@@ -27,7 +27,7 @@ from typing import Any
 from ctxengine.importers._anthropic import STOP_REASONS, usage_of
 from ctxengine.importers._build import CallIds, LogBuilder, load_json, read_file
 from ctxengine.importers._calls import arguments_text
-from ctxengine.importers._chat import ChatReader, title_from
+from ctxengine.importers._chat import CHAT_ROLES, ChatReader, title_from
 from ctxengine.importers._images import image_from_base64, image_from_url
 from ctxengine.importers._peek import peek
 from ctxengine.importers._server_blocks import ProviderBlocks, is_provider_block
@@ -60,6 +60,8 @@ _ANTHROPIC_BLOCKS = frozenset(
         "mcp_tool_result",
     }
 )
+#: The roles of Anthropic messages.
+_ROLES: tuple[str, ...] = ("user", "assistant")
 #: Top-level fields kept in the session meta.
 _TOP_KEYS = ("model", "max_tokens", "tools", "tool_choice", "thinking")
 
@@ -211,14 +213,21 @@ class AnthropicMessagesImporter:
     label = "an Anthropic Messages conversation"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        """True for an object with ``messages`` whose roles are only ``user``/``assistant``
+        """True for an object with ``messages`` whose roles are ``user``/``assistant``
         and that has a top-level ``system`` or an Anthropic-only block (``tool_use``,
-        ``tool_result``, ``thinking``, an image or document with a ``source``)."""
+        ``tool_result``, ``thinking``, an image or document with a ``source``). A minority
+        of leading messages that are not objects or have no or an unknown role (skipped on
+        import) is tolerated; one with another chat-completions role (``system``, ``tool``
+        …) is not, as Anthropic has none."""
         p = peek(head)
         if p.kind != "object" or "messages" not in p.keys:
             return False
-        records = p.records("messages")
-        if records is None or any(m.get("role") not in ("user", "assistant") for m in records):
+        items = p.items("messages")
+        roles = [m.get("role") if isinstance(m, dict) else None for m in items]
+        if any(r in CHAT_ROLES and r not in _ROLES for r in roles):
+            return False
+        records = [m for m, r in zip(items, roles, strict=True) if r in _ROLES]
+        if items and len(records) * 2 <= len(items):
             return False
         return "system" in p.keys or any(_anthropic_blocks(m) for m in records)
 

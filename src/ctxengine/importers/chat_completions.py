@@ -34,7 +34,11 @@ SKIPPED_ROLES: frozenset[str] = frozenset({"exit"})
 _INFO_KEYS = ("exit_status", "mini_version", "model_stats")
 
 
-def _is_chat_message(m: dict[str, Any]) -> bool:
+def _is_chat_message(m: Any) -> bool:
+    """True for a message of the shapes the API accepts: a chat role (or ``exit``), and
+    ``content`` a string, a list of typed parts, or ``null`` with ``content`` or a call."""
+    if not isinstance(m, dict):
+        return False
     role = m.get("role")
     if role in SKIPPED_ROLES:
         return True
@@ -48,6 +52,24 @@ def _is_chat_message(m: dict[str, Any]) -> bool:
     return isinstance(content, str)
 
 
+def _has_chat_role(m: Any) -> bool:
+    """True for an object with a chat role (or ``exit``) and a ``content`` of any shape."""
+    return (
+        isinstance(m, dict)
+        and (m.get("role") in CHAT_ROLES or m.get("role") in SKIPPED_ROLES)
+        and "content" in m
+    )
+
+
+def _looks_like_chat(items: tuple[Any, ...]) -> bool:
+    """True when ``items`` (the leading messages of a file, not empty) read as chat
+    messages: more than half are well-formed (:func:`_is_chat_message`), or every one has a
+    chat role and a ``content`` (only content shapes are off). The others are skipped and
+    counted on import."""
+    good = sum(map(_is_chat_message, items))
+    return good * 2 > len(items) or all(map(_has_chat_role, items))
+
+
 class ChatCompletionsImporter:
     """Importer for chat-completions message lists (see the module docstring)."""
 
@@ -56,7 +78,9 @@ class ChatCompletionsImporter:
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the head is a list of chat messages or an object whose ``messages``
-        are chat messages (``role`` and ``content`` of the shapes the API accepts). Objects
+        are chat messages: most of the leading messages have ``role`` and ``content`` of the
+        shapes the API accepts, or every one has a chat role and a ``content`` (a few
+        malformed messages are skipped on import, not a reason to refuse the file). Objects
         with SWE-agent keys (``history``, ``trajectory``) and event lists are rejected."""
         p = peek(head)
         if p.kind == "array":
@@ -67,11 +91,9 @@ class ChatCompletionsImporter:
             key = "messages"
         else:
             return False
-        records = p.records(key)
-        if records is None:
-            return False
-        if records:
-            return all(_is_chat_message(m) for m in records)
+        items = p.items(key)
+        if items:
+            return _looks_like_chat(items)
         snippet = "".join(p.snippets.get(key, "").split())
         return snippet.startswith(tuple(f'[{{"role":"{r}"' for r in CHAT_ROLES))
 

@@ -76,6 +76,7 @@ from ctxengine.importers._gemini_share import (
     json_turns,
     parse_markdown,
 )
+from ctxengine.importers._lines import after_bad_lines
 from ctxengine.importers._parts import opt_str, title_of
 from ctxengine.importers._peek import peek
 from ctxengine.importers._text import bytes_digest
@@ -133,12 +134,12 @@ def _variant(path: Path, head: bytes) -> str | None:
         return "session-json" if known else None
     if stripped.startswith(b"["):
         items = peek(head).items("")
-        if items and all(
+        # most of the leading items: the few others are skipped and counted on import
+        good = sum(
             isinstance(i, dict) and i.get("role") in ("user", "model") and "parts" in i
             for i in items
-        ):
-            return "share-json"
-        return None
+        )
+        return "share-json" if good * 2 > len(items) else None
     # 800 bytes hold at least the 200 characters looked at, whole (4 bytes at most each)
     m = HEADER.match(stripped[:800].decode("utf-8", errors="replace")[:200])
     return "share-markdown" if m is not None and m.group(1) in ROLES else None
@@ -174,6 +175,8 @@ class GeminiCliImporter:
         except OSError as exc:
             raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
         variant = _variant(path, head)
+        if variant is None and _variant(path, after_bad_lines(head) or b"") == "recording":
+            variant = "recording"  # torn or foreign first lines, skipped and counted
         if variant == "recording":
             return read_jsonl(path, _Recording(path, report), report)
         if variant == "session-json":

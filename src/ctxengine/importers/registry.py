@@ -7,6 +7,7 @@ from pathlib import Path
 from ctxengine._runtime import collector_paused
 from ctxengine.errors import TranscriptError, UnknownFormat
 from ctxengine.importers._build import BOM, NotJSON, located
+from ctxengine.importers._lines import after_bad_lines
 from ctxengine.importers._peek import peek
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession, Importer
 from ctxengine.importers.report import ImportReport
@@ -103,13 +104,21 @@ def detect(path: Path) -> Importer:
                 head = fh.read(SNIFF_BYTES).removeprefix(BOM)
     except OSError as exc:
         raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
-    for imp in IMPORTERS:
-        if imp.sniff(path, head):
-            return imp
+    for sniffed in _heads(head):
+        for imp in IMPORTERS:
+            if imp.sniff(path, sniffed):
+                return imp
     raise TranscriptError(
         str(path),
         f"unrecognised transcript format: {looks(path, head)} (known: {', '.join(formats())})",
     )
+
+
+def _heads(head: bytes) -> tuple[bytes, ...]:
+    """The heads to sniff, in order: ``head``, then the JSON lines found after its first
+    lines (:func:`after_bad_lines`), when there are such."""
+    later = after_bad_lines(head)
+    return (head,) if later is None else (head, later)
 
 
 def looks(path: Path, head: bytes) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ctxengine.errors import TranscriptError, UnsupportedFormatError
 from ctxengine.importers import _refusals as refused
+from ctxengine.importers._lines import after_bad_lines
 from ctxengine.importers.base import SNIFF_BYTES, ImportedSession
 from ctxengine.importers.report import ImportReport
 
@@ -61,6 +62,9 @@ class UnsupportedImporter:
         except OSError as exc:
             raise TranscriptError(str(path), f"cannot read file: {exc.strerror}") from exc
         name = which(path, head)
+        later = after_bad_lines(head) if name is None else None
+        if later is not None:  # torn or foreign first lines, as format detection reads them
+            name = which(path, later)
         if name is None:
             known = ", ".join(n for n, _ in FORMATS)
             expected = (
