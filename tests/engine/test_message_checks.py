@@ -134,6 +134,59 @@ def test_record_names_the_reply() -> None:
     assert len(session.entries) == 1
 
 
+@pytest.mark.parametrize(
+    ("usage", "error", "text"),
+    [
+        (
+            Usage(input_tokens="100"),  # type: ignore[arg-type]
+            TypeError,
+            "reply.usage: Usage.input_tokens must be int (tokens), got str",
+        ),
+        (
+            Usage(cache_read_tokens=None),  # type: ignore[arg-type]
+            TypeError,
+            "reply.usage: Usage.cache_read_tokens must be int (tokens), got NoneType",
+        ),
+        (
+            Usage(output_tokens=True),
+            TypeError,
+            "reply.usage: Usage.output_tokens must be int (tokens), got bool",
+        ),
+        (
+            Usage(input_tokens=-3),
+            ValueError,
+            "reply.usage: Usage.input_tokens must be at least 0, got -3",
+        ),
+    ],
+)
+def test_a_usage_that_is_not_token_counts_is_refused_before_it_is_stored(
+    usage: Usage, error: type[Exception], text: str, tmp_path: Any
+) -> None:
+    # A stored usage is read by every later call (the usage anchor): a wrong one would make
+    # the stored session unusable for good, since the log is append-only.
+    db = str(tmp_path / "s.db")
+    with Session(WINDOW, store=db, session_id="p") as session:
+        session.append(user("hi"))
+        with pytest.raises(error) as info:
+            session.record(assistant("ok", usage=usage))
+        assert str(info.value) == text
+        session.record(assistant("ok", usage=Usage(input_tokens=100, output_tokens=3)))
+    with Session(WINDOW, store=db, session_id="p") as session:
+        assert len(session.entries) == 2
+        session.prepare()
+
+
+def test_a_body_that_is_neither_a_message_nor_a_record_is_refused() -> None:
+    session = Session(WINDOW)
+    with pytest.raises(TypeError) as info:
+        session.append({"role": "user", "content": "hi"})  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "Session.append: expected a Message or a record, got dict (build messages with "
+        "ctxengine.model.user, assistant, tool_result)"
+    )
+    assert len(session.entries) == 0
+
+
 def test_serve_and_prepare_name_the_message_by_index() -> None:
     reply = bad(ToolCallPart("c1", "bash", {"cmd": "ls"}))  # type: ignore[arg-type]
     text = f"messages[1].parts[0]: ToolCallPart.arguments must be {ARGS}, got dict"

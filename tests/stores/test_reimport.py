@@ -244,6 +244,17 @@ class TestEditedCopies:
         result = store.import_session(imported(log(GO, ("a1", GROWN[1]), RESULT)))
         assert counts(result) == (2, 1, 2, "grown", 1)
 
+    def test_a_changed_reply_followed_by_another_reply_is_an_edited_copy(
+        self, store: Store
+    ) -> None:
+        """No user message after the change (a subagent's log has none after its task), but
+        two assistant replies in the stored tail: not the one reply a live agent was
+        writing."""
+        later = ("a2", msg("assistant", "second reply"))
+        store.import_session(imported(log(GO, THINKING, RESULT, later)))
+        result = store.import_session(imported(log(GO, ("a1", GROWN[1]), RESULT, later)))
+        assert counts(result) == (3, 1, 3, "edited", 1)
+
     def test_a_shorter_file_differing_at_its_end_is_an_edited_copy(self, store: Store) -> None:
         store.import_session(imported(log(GO, THINKING, RESULT)))
         result = store.import_session(imported(log(GO, ("a1", GROWN[1]))))

@@ -71,7 +71,7 @@ from ctxengine.model import (
 )
 from ctxengine.model.carriage import NATIVE_LEAD
 from ctxengine.model.checks import check_message
-from ctxengine.model.entries import Body
+from ctxengine.model.entries import RECORD_TYPES, Body
 from ctxengine.model.roles import is_real_user_message
 from ctxengine.policy import DEFAULT_POLICY, Budget, Policy
 from ctxengine.policy.defaults import (
@@ -556,11 +556,17 @@ class Session:
 
         Raises:
             TypeError / ValueError: a message whose fields have the wrong types, e.g. a tool
-                call's ``arguments`` not JSON text (:func:`~ctxengine.model.checks.check_message`,
-                which names the field); nothing is appended.
+                call's ``arguments`` not JSON text or a usage count not an int
+                (:func:`~ctxengine.model.checks.check_message`, which names the field), or a
+                body that is neither a message nor a record (a dict); nothing is appended.
         """
         if isinstance(body, Message):
             check_message(body)
+        elif not isinstance(body, RECORD_TYPES):
+            raise TypeError(
+                f"Session.append: expected a Message or a record, got {type(body).__name__} "
+                "(build messages with ctxengine.model.user, assistant, tool_result)"
+            )
         with self._lock:
             entry = self.log.append(body, entry_id=entry_id, created_at=created_at, meta=meta)
             self.log.attach_scoped_rules(entry)

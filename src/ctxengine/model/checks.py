@@ -58,7 +58,7 @@ def _fine(m: Message) -> bool:
     field."""
     if m.role not in ROLES or type(m.parts) is not tuple or type(m.meta) is not dict:
         return False
-    if not (m.usage is None or type(m.usage) is Usage):
+    if not (m.usage is None or (type(m.usage) is Usage and _counts_fine(m.usage))):
         return False
     if not (m.model is None or type(m.model) is str):
         return False
@@ -113,8 +113,34 @@ def _explain(message: Any, where: str) -> None:
         check(part, f"{where}.parts[{n}]")
     if message.usage is not None and not isinstance(message.usage, Usage):
         raise TypeError(_wrong(where, "Message.usage", "Usage or None", message.usage))
+    if message.usage is not None:
+        _usage(message.usage, f"{where}.usage")
     _fields(message, where, "Message", ("model", "stop_reason"), _OPT_STR)
     _meta(message.meta, where, "Message")
+
+
+#: The token counts of a :class:`Usage`.
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _counts_fine(usage: Usage) -> bool:
+    """Every token count of ``usage`` is an int (not a bool) of at least 0."""
+    for name in _USAGE_COUNTS:
+        value = getattr(usage, name)
+        if type(value) is not int or value < 0:
+            return False
+    return True
+
+
+def _usage(usage: Usage, where: str) -> None:
+    """Raise for a token count of ``usage`` that is not an int, or is negative: a reply's
+    usage is stored with it and read by every later call (the usage anchor)."""
+    for name in _USAGE_COUNTS:
+        value = getattr(usage, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(_wrong(where, f"Usage.{name}", "int (tokens)", value))
+        if value < 0:
+            raise ValueError(f"{where}: Usage.{name} must be at least 0, got {value}")
 
 
 def _subclass_check(

@@ -158,6 +158,14 @@ class SupersedeRecord:
 Body: TypeAlias = (
     Message | CompactionRecord | PruneRecord | PinRecord | UnpinRecord | SupersedeRecord
 )
+#: The record types an entry's body may be besides a :class:`Message`.
+RECORD_TYPES: tuple[type, ...] = (
+    CompactionRecord,
+    PruneRecord,
+    PinRecord,
+    UnpinRecord,
+    SupersedeRecord,
+)
 
 
 @fast_init

@@ -23,7 +23,8 @@ history before its end, so it is stored as the session's new current version, th
 entries from the first difference on withdrawn (``change == "edited"``, and the record's
 reason says so). The log is read in seq order, so the file's entries after the difference
 are stored again even where they equal withdrawn ones; the entries before it are shared. A
-divergent tail holding a real user message is never described as one still being written.
+divergent tail holding a real user message, or more than one assistant message, is never
+described as one still being written.
 
 Every version stays stored, so importing again a file that an earlier version holds whole
 (the history as it was right before a supersede record, or a start of it) adds nothing
@@ -204,19 +205,25 @@ def _earlier_version(stored: Sequence[StoredEntry], bodies: _Bodies) -> bool:
     )
 
 
-def _holds_user_turn(entries: Sequence[StoredEntry]) -> bool:
-    """Whether a real user message is among ``entries``: a tail the agent was still
-    writing holds none (a reply and its tool results)."""
+def _written_at_end(entries: Sequence[StoredEntry]) -> bool:
+    """Whether ``entries`` (a divergent tail) look like the reply the agent was still writing
+    when the file was read: no real user message and at most one assistant message (that
+    reply, with its tool results); a longer tail is an edited copy."""
+    replies = 0
     for s in entries:
         if s.kind != "message":
             continue
         data = orjson.loads(s.body)
-        if data.get("role") != "user":
-            continue
-        message = body_from_dict(data)
-        if isinstance(message, Message) and is_real_user_message(message):
-            return True
-    return False
+        role = data.get("role")
+        if role == "assistant":
+            replies += 1
+            if replies > 1:
+                return False
+        elif role == "user":
+            message = body_from_dict(data)
+            if isinstance(message, Message) and is_real_user_message(message):
+                return False
+    return True
 
 
 def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str) -> ImportPlan:
@@ -229,8 +236,9 @@ def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str)
     does one that an earlier version of the session holds whole (a file imported before a
     later import superseded part of it: ``change == "earlier"``).
 
-    A divergent tail holding no real user message, the import not shorter than the
-    current history, is one the agent was still writing (``"grown"``); any other is an
+    A divergent tail holding no real user message and at most one assistant message (the
+    reply being written, with its tool results), the import not shorter than the current
+    history, is one the agent was still writing (``"grown"``); any other is an
     edited copy or another version (``"edited"``). Either is withdrawn and the import's
     entries from the divergence follow.
 
@@ -261,7 +269,7 @@ def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str)
             f"appended to the session after them (seq {on_top.seq}); nothing was imported"
         )
     imported_now = sum(1 for s in current if not s.engine_made)
-    grown = not _holds_user_turn(divergent) and len(new) >= imported_now
+    grown = _written_at_end(divergent) and len(new) >= imported_now
     for s in divergent:
         ids.pop(s.import_id, None)
     withdrawn = tuple(s.id for s in divergent)
