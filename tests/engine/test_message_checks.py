@@ -176,6 +176,40 @@ def test_a_usage_that_is_not_token_counts_is_refused_before_it_is_stored(
         session.prepare()
 
 
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        (
+            Message("assistant", (ToolResultPart("c1", (TextPart("x"),)),)),
+            "message.parts[0]: a ToolResultPart belongs in a tool message "
+            "(ctxengine.model.tool_result builds one), not in a 'assistant' message (no "
+            "request would carry it)",
+        ),
+        (
+            Message("user", (TextPart("see"), ToolResultPart("c1", (TextPart("x"),)))),
+            "message.parts[1]: a ToolResultPart belongs in a tool message "
+            "(ctxengine.model.tool_result builds one), not in a 'user' message (no request "
+            "would carry it)",
+        ),
+        (
+            Message("user", (ToolCallPart("c1", "bash", "{}"),)),
+            "message.parts[0]: a ToolCallPart belongs in an assistant message, not in a "
+            "'user' message (no request would carry it)",
+        ),
+    ],
+)
+def test_a_part_in_a_role_no_request_carries_it_in_is_refused(message: Message, text: str) -> None:
+    session = Session(WINDOW)
+    with pytest.raises(ValueError) as info:
+        session.append(message)
+    assert str(info.value) == text
+    assert len(session.entries) == 0
+    # the same parts in their roles are taken
+    session.append(assistant("", ToolCallPart("c1", "bash", "{}")))
+    session.append(tool_result("c1", "x"))
+    assert len(session.entries) == 2
+
+
 def test_a_body_that_is_neither_a_message_nor_a_record_is_refused() -> None:
     session = Session(WINDOW)
     with pytest.raises(TypeError) as info:

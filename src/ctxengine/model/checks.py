@@ -45,7 +45,9 @@ def check_message(message: Message, where: str = "message") -> None:
             call's ``arguments`` not JSON text …); the message names the field, e.g.
             ``message.parts[1]: ToolCallPart.arguments must be str (JSON text: json.dumps a
             dict), got dict``.
-        ValueError: ``role`` is a string but not one of :data:`~ctxengine.model.ROLES`.
+        ValueError: ``role`` is a string but not one of :data:`~ctxengine.model.ROLES`; a
+            tool call outside an assistant message or a tool result outside a tool message
+            (every request would leave it out).
     """
     if type(message) is not Message or not _fine(message):
         _explain(message, where)
@@ -71,9 +73,13 @@ def _fine(m: Message) -> bool:
             if type(part.text) is not str:
                 return False
         elif kind is ToolCallPart:
+            if m.role != "assistant":
+                return False
             if not (type(part.id) is type(part.name) is type(part.arguments) is str):
                 return False
         elif kind is ToolResultPart:
+            if m.role != "tool":
+                return False
             if type(part.call_id) is not str or type(part.content) is not tuple:
                 return False
             if type(part.is_error) is not bool or not (part.name is None or type(part.name) is str):
@@ -111,12 +117,29 @@ def _explain(message: Any, where: str) -> None:
                 "(TextPart, ToolCallPart, ToolResultPart …)"
             )
         check(part, f"{where}.parts[{n}]")
+        _in_its_role(part, role, f"{where}.parts[{n}]")
     if message.usage is not None and not isinstance(message.usage, Usage):
         raise TypeError(_wrong(where, "Message.usage", "Usage or None", message.usage))
     if message.usage is not None:
         _usage(message.usage, f"{where}.usage")
     _fields(message, where, "Message", ("model", "stop_reason"), _OPT_STR)
     _meta(message.meta, where, "Message")
+
+
+def _in_its_role(part: Any, role: str, where: str) -> None:
+    """Raise for a tool call outside an assistant message or a tool result outside a tool
+    message: every request leaves such a part out (providers take calls from the assistant
+    and results from tool messages), so it would be stored and never sent."""
+    if isinstance(part, ToolCallPart) and role != "assistant":
+        raise ValueError(
+            f"{where}: a ToolCallPart belongs in an assistant message, not in a {role!r} "
+            "message (no request would carry it)"
+        )
+    if isinstance(part, ToolResultPart) and role != "tool":
+        raise ValueError(
+            f"{where}: a ToolResultPart belongs in a tool message (ctxengine.model.tool_result "
+            f"builds one), not in a {role!r} message (no request would carry it)"
+        )
 
 
 #: The token counts of a :class:`Usage`.
