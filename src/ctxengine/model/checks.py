@@ -109,14 +109,13 @@ def _explain(message: Any, where: str) -> None:
     parts = message.parts
     if not isinstance(parts, tuple):
         raise TypeError(_wrong(where, "Message.parts", "a tuple of parts", parts))
+    _each(
+        parts,
+        _CHECKS,
+        f"{where}.parts",
+        "a ctxengine part (TextPart, ToolCallPart, ToolResultPart …)",
+    )
     for n, part in enumerate(parts):
-        check = _CHECKS.get(type(part)) or _subclass_check(part, _CHECKS)
-        if check is None:
-            raise TypeError(
-                f"{where}.parts[{n}] is a {type(part).__name__}, not a ctxengine part "
-                "(TextPart, ToolCallPart, ToolResultPart …)"
-            )
-        check(part, f"{where}.parts[{n}]")
         _in_its_role(part, role, f"{where}.parts[{n}]")
     if message.usage is not None and not isinstance(message.usage, Usage):
         raise TypeError(_wrong(where, "Message.usage", "Usage or None", message.usage))
@@ -164,6 +163,21 @@ def _usage(usage: Usage, where: str) -> None:
             raise TypeError(_wrong(where, f"Usage.{name}", "int (tokens)", value))
         if value < 0:
             raise ValueError(f"{where}: Usage.{name} must be at least 0, got {value}")
+
+
+def _each(
+    items: tuple[Any, ...],
+    checks: Mapping[type, Callable[[Any, str], None]],
+    where: str,
+    expected: str,
+) -> None:
+    """Check each of ``items`` (named ``where[n]``) with the check of its class; raise for
+    one of no class ``checks`` knows, saying it should be ``expected``."""
+    for n, item in enumerate(items):
+        check = checks.get(type(item)) or _subclass_check(item, checks)
+        if check is None:
+            raise TypeError(f"{where}[{n}] is a {type(item).__name__}, not {expected}")
+        check(item, f"{where}[{n}]")
 
 
 def _subclass_check(
@@ -241,14 +255,7 @@ def _result(part: ToolResultPart, where: str) -> None:
                 content,
             )
         )
-    for n, item in enumerate(content):
-        check = _CONTENT.get(type(item)) or _subclass_check(item, _CONTENT)
-        if check is None:
-            raise TypeError(
-                f"{where}.content[{n}] is a {type(item).__name__}, not a TextPart, ImagePart "
-                "or DocumentPart"
-            )
-        check(item, f"{where}.content[{n}]")
+    _each(content, _CONTENT, f"{where}.content", "a TextPart, ImagePart or DocumentPart")
     if not isinstance(part.is_error, bool):
         raise TypeError(_wrong(where, "ToolResultPart.is_error", "bool", part.is_error))
     _fields(part, where, "ToolResultPart", ("name",), _OPT_STR)
