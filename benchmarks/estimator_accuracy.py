@@ -45,6 +45,13 @@ long runs of blanks), synthesized from a seed the estimator's blank-run and esca
 constants were not fitted on; ``--live`` adds the outputs of a few read-only commands of
 the machine it runs on (not saved).
 
+**Check texts.** A third table reads ``check_texts.json``: prose in 20 languages written in
+Latin letters (documentation, a user's message to a coding agent, news; English among them)
+and source files in 15 programming languages, written for this check because the corpus is
+almost all English. The foreign-prose rates of ``tokens/constants.py`` were chosen on its
+prose; per group it prints how many texts the estimator reads as prose in a language other
+than English, and the median and lowest error of each estimate.
+
 **Figures.** Per class and encoding: samples, the median error, the 5th and 95th percentile,
 the worst error (largest in size, with its sign), and the share of samples estimated more
 than 10 % under the encoding's count. Error = (estimate − encoding's count) / encoding's
@@ -91,6 +98,7 @@ from ctxengine.model import (
     ToolResultPart,
 )
 from ctxengine.tokens import HeuristicEstimator, estimate_tokens_for_image
+from ctxengine.tokens.estimate import _foreign_prose, _latin1
 
 #: Encodings compared, with the address tiktoken downloads each from (its cache file is
 #: named by the SHA-1 of that address) and the SHA-256 tiktoken checks the file against.
@@ -382,6 +390,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 rows.append(row(name, enc, errors))
         table(header, rows, f"{title} (error = estimate / count − 1)")
     tool_table(encodings, estimators, live=args.live)
+    check_table(encodings, estimators)
     if images:
         table(
             ("source", "media type", "pixels", "estimate"),
@@ -454,6 +463,54 @@ def tool_table(
         f"Tool outputs (synthesized, seed {CHECK_SEED}{'; live: this machine' if live else ''}): "
         "HeuristicEstimator().text (default) and HeuristicEstimator(encoding=...).text "
         "(calibrated) against each encoding",
+    )
+
+
+#: Texts in 20 languages written in Latin letters (three registers each: documentation, a
+#: user's message to a coding agent, news) and source files in 15 programming languages,
+#: written for this check: the corpus is almost all English.
+CHECK_TEXTS = Path(__file__).with_name("check_texts.json")
+
+
+def check_table(
+    encodings: dict[str, Any], estimators: dict[str | None, HeuristicEstimator]
+) -> None:
+    """The third table: :data:`CHECK_TEXTS`, per language (prose) or kind and language
+    (code). Per group: texts, how many the estimator reads as prose in a language other than
+    English, and the median and worst error of the default estimate against the larger
+    count and of each calibrated estimate against its encoding."""
+    texts = json.loads(CHECK_TEXTS.read_text(encoding="utf-8"))
+    groups: dict[str, list[str]] = {}
+    for item in texts:
+        kind = "prose" if item["kind"].startswith("prose") else item["kind"]
+        groups.setdefault(f"{kind} {item['lang']}", []).append(item["text"])
+    rows = []
+    for name, members in sorted(groups.items()):
+        counts = [
+            {n: len(e.encode(t, disallowed_special=())) for n, e in encodings.items()}
+            for t in members
+        ]
+        cells = []
+        for profile in (None, *encodings):
+            errors = [
+                error_pct(
+                    estimators[profile].text(t), max(c.values()) if profile is None else c[profile]
+                )
+                for t, c in zip(members, counts, strict=True)
+            ]
+            cells.append(f"{median(errors):+.1f} / {min(errors):+.1f}")
+        foreign = sum(_foreign_prose(_latin1(t)) for t in members)
+        rows.append([name, len(members), foreign, *cells])
+    table(
+        (
+            "group",
+            "texts",
+            "read as other-language prose",
+            "default vs larger: median / lowest %",
+            *(f"calibrated vs {n}: median / lowest %" for n in encodings),
+        ),
+        rows,
+        f"Check texts ({CHECK_TEXTS.name}: languages and code the corpus lacks)",
     )
 
 

@@ -34,6 +34,15 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   :data:`~ctxengine.tokens.constants.UPPER_BLOCK_CHARS` capitals in a row
   :data:`~ctxengine.tokens.constants.UPPER_BLOCK_TOKENS`. Searched only in texts holding two
   capitals in a row.
+- **Prose in another language.** A text whose first
+  :data:`~ctxengine.tokens.constants.FOREIGN_SAMPLE_CHARS` characters read as prose (enough
+  words, few symbols per word, few characters beyond Latin-1) but hold almost none of the
+  commonest English function words is prose in another language written in Latin letters:
+  BPE splits its words into more pieces than English ones, so each of its Latin letters
+  costs ``foreign_letter`` (:data:`~ctxengine.tokens.constants.FOREIGN_LETTER_TOKENS`) on
+  top, and each accented Latin-1 letter ``foreign_accented`` instead of ``accented``. The
+  test is a few ``bytes.translate``/``bytes.count`` passes over the sample, stopping at
+  the first English function words that rule it out.
 - **Blank runs and escapes.** A run of at least two blanks inside a line costs
   :data:`~ctxengine.tokens.constants.BLANK_RUN_TOKENS` (BPE pre-tokenizers make it a piece of
   its own; the text model charges blanks nothing), plus one token per block of
@@ -110,6 +119,13 @@ from ctxengine.tokens.constants import (
     DEFAULT_DOCUMENT_TOKENS,
     DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
+    ENGLISH_FUNCTION_WORDS,
+    FOREIGN_MAX_FUNCTION_WORDS,
+    FOREIGN_MAX_OTHER_SCRIPT,
+    FOREIGN_MAX_SYMBOLS_PER_WORD,
+    FOREIGN_MIN_DISTINCT_WORDS,
+    FOREIGN_MIN_WORDS,
+    FOREIGN_SAMPLE_CHARS,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
@@ -189,6 +205,50 @@ _DATA_URL = b";base64,"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 #: UTF-8 bytes that do not start a character beyond ASCII (ASCII and continuation bytes).
 _NOT_LEADS = bytes(range(0xC0))
+
+
+def _prose_class(byte: int) -> int:
+    """``a`` a letter (``?`` too: a character beyond Latin-1, mostly letters), `` `` a
+    blank, ``.`` prose punctuation (``. , ; : ! ' " -``), ``#`` anything else (digits,
+    brackets, operators)."""
+    if _code_of(byte) in (CODE_LOWER, CODE_UPPER, CODE_OTHER_SCRIPT):
+        return 0x61
+    if _code_of(byte) in (CODE_BLANK, CODE_NEWLINE):
+        return 0x20
+    return 0x2E if byte in b".,;:!'\"-" else 0x23
+
+
+#: Each Latin-1 byte as its prose class (:func:`_prose_class`).
+_PROSE_CLASSES = bytes(_prose_class(b) for b in range(256))
+#: Each Latin-1 byte as itself when an ASCII letter (lower-cased) and as a space otherwise,
+#: so that `` the `` in the result is the word "the" wherever it stands.
+_ASCII_WORDS = bytes(
+    b | 0x20 if chr(b).isascii() and chr(b).isalpha() else 0x20 for b in range(256)
+)
+_FUNCTION_WORDS = tuple(f" {w} ".encode() for w in ENGLISH_FUNCTION_WORDS)
+_LATIN_LETTERS = bytes(b for b in range(256) if _code_of(b) in (CODE_LOWER, CODE_UPPER))
+
+
+def _foreign_prose(raw: bytes) -> bool:
+    """True when ``raw`` (a text as :func:`_latin1` gives it) reads as prose in a language
+    other than English, by its first :data:`FOREIGN_SAMPLE_CHARS` characters
+    (:data:`~ctxengine.tokens.constants.FOREIGN_LETTER_TOKENS` says how)."""
+    sample = raw[:FOREIGN_SAMPLE_CHARS]
+    classes = sample.translate(_PROSE_CLASSES)
+    words = classes.count(b" a") + classes.startswith(b"a")
+    if words < FOREIGN_MIN_WORDS or classes.count(b"#") > words * FOREIGN_MAX_SYMBOLS_PER_WORD:
+        return False
+    letters = len(sample) - len(sample.translate(None, _LATIN_LETTERS))
+    if sample.count(b"?") > letters * FOREIGN_MAX_OTHER_SCRIPT:
+        return False
+    plain = sample.translate(_ASCII_WORDS)
+    allowed = words * FOREIGN_MAX_FUNCTION_WORDS
+    found = 0
+    for word in _FUNCTION_WORDS:
+        found += plain.count(word)
+        if found > allowed:
+            return False
+    return len(set(sample.lower().split())) >= words * FOREIGN_MIN_DISTINCT_WORDS
 
 
 def _lead_kind(byte: int) -> int:
@@ -328,6 +388,9 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
     tokens += _model_tokens(raw) + blob_chars * rates.base64
+    foreign = len(raw) >= FOREIGN_MIN_WORDS * 2 and _foreign_prose(raw)
+    if foreign:
+        tokens += (len(raw) - len(raw.translate(None, _LATIN_LETTERS))) * rates.foreign_letter
     if text.isascii():
         return tokens
     # One lead byte per character beyond ASCII, in order: its UTF-8 length and range.
@@ -335,7 +398,7 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     kinds = leads.translate(_LEAD_KINDS)
     return (
         tokens
-        + kinds.count(b"a") * rates.accented
+        + kinds.count(b"a") * (rates.foreign_accented if foreign else rates.accented)
         + kinds.count(b"c") * rates.cyrillic
         + kinds.count(b"n") * rates.narrow
         + kinds.count(b"s") * rates.symbol
