@@ -1,4 +1,5 @@
-"""The faster ``__init__`` of the model's bulk-built dataclasses behaves as dataclass's own."""
+"""The faster ``__init__`` and ``__eq__`` of the model's bulk-built dataclasses behave as
+dataclass's own."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ctxengine.model import (
     ToolResultPart,
     Usage,
 )
-from ctxengine.model._fast_init import fast_init
+from ctxengine.model._fast_init import fast_eq, fast_init
 
 FAST = (
     TextPart,
@@ -91,8 +92,66 @@ class TestSameAsDataclass:
         assert getattr(dataclasses.replace(obj, **{name: "other"}), name) == "other"
         assert pickle.loads(pickle.dumps(obj)) == obj
 
+    def test_eq_and_hash_are_those_of_dataclass(self, cls: type[Any]) -> None:
+        names = [f.name for f in dataclasses.fields(cls)]
+        given = {name: f"x-{name}" for name in names}
+        ours, theirs = cls(**given), twin(cls)(**given)
+        assert cls.__eq__.__qualname__ == f"{cls.__qualname__}.__eq__"
+        assert ours == cls(**given)
+        assert (ours != cls(**given)) is False
+        assert ours == ours
+        assert hash(ours) == hash(cls(**given))
+        assert cls.__hash__ is not None and cls.__hash__ is not object.__hash__
+        for name in [f.name for f in dataclasses.fields(cls) if f.compare]:
+            other = cls(**{**given, name: "changed"})
+            assert (ours == other, ours != other) == (False, True)
+        assert ours.__eq__(theirs) is NotImplemented
+        assert (ours == theirs, ours == given) == (False, False)
+        if cls is Entry:  # meta is not compared
+            assert ours == cls(**{**given, "meta": "changed"})
+
+
+def test_eq_compares_field_by_field_as_python_3_13() -> None:
+    nan = float("nan")
+    usage = Usage(input_tokens=1)
+    assert Usage(input_tokens=1) == Usage(input_tokens=True)
+    assert TextPart("a", meta={"n": nan}) == TextPart("a", meta={"n": nan})
+    assert (
+        usage == usage,
+        Message("user", (), usage=usage) == Message("user", (), usage=usage),
+    ) == (
+        True,
+        True,
+    )
+    assert Message("user", (TextPart("a"),)) == Message("user", (TextPart("a"),))
+    assert Message("user", (TextPart("a"),)) != Message("user", (TextPart("b"),))
+    odd = ImagePart("image/png", width=nan)  # type: ignore[arg-type]
+    assert (odd == odd, odd == ImagePart("image/png", width=nan)) == (True, False)  # type: ignore[arg-type]
+
 
 class TestRefused:
+    def test_eq_of_a_class_that_is_not_a_dataclass_or_has_its_own(self) -> None:
+        class Plain:
+            a: int
+
+        @dataclass(frozen=True, slots=True, eq=False)
+        class NoEq:
+            a: int
+
+        @dataclass(frozen=True, slots=True)
+        class OwnEq:
+            a: int
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+            def __hash__(self) -> int:
+                return 0
+
+        for cls in (Plain, NoEq, OwnEq):
+            with pytest.raises(TypeError, match="not a dataclass with a generated __eq__"):
+                fast_eq(cls)
+
     def test_a_class_without_slots(self) -> None:
         @dataclass(frozen=True)
         class Plain:

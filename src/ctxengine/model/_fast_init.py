@@ -1,5 +1,5 @@
-"""A faster ``__init__`` for the frozen, slotted dataclasses built in bulk (parts, messages,
-usage, entries).
+"""A faster ``__init__`` and ``__eq__`` for the frozen, slotted dataclasses built in bulk
+(parts, messages, usage, entries).
 
 ``@dataclass(frozen=True)`` generates an ``__init__`` that sets every field with
 ``object.__setattr__(self, name, value)`` (the class's own ``__setattr__`` refuses), which
@@ -10,6 +10,16 @@ message or an entry, done thousands of times per imported transcript, then takes
 third less time. Nothing else changes: the class stays what ``dataclass`` made it (assignment
 still raises ``FrozenInstanceError``; ``__eq__``, ``__hash__``, ``__repr__``,
 ``dataclasses.replace`` and pickling are dataclass's own).
+
+Python 3.11 and 3.12's dataclass ``__eq__`` builds a tuple of every field of each side and
+compares the tuples; :func:`fast_eq` replaces it with the one Python 3.13's dataclass
+generates: ``self is other``, else the same class and each field compared in turn
+(``self.a == other.a and self.b == other.b ...``), stopping at the first that differs. No
+tuples are built: comparing equal messages (a stateless call compares every message of a
+request with those of a checkpoint) takes about a quarter less time. The results are those
+of dataclass's ``__eq__`` but for a field holding the same object on both sides that is not
+equal to itself (a float NaN: equal as an element of two tuples, not by ``==``), as on
+Python 3.13.
 """
 
 from __future__ import annotations
@@ -76,4 +86,38 @@ def fast_init(cls: type[T]) -> type[T]:
     init.__doc__ = old.__doc__
     init.__annotations__ = dict(old.__annotations__)
     type.__setattr__(cls, "__init__", init)
+    return cls
+
+
+def fast_eq(cls: type[T]) -> type[T]:
+    """Give the dataclass ``cls`` the field-by-field ``__eq__`` (see the module docstring);
+    returns ``cls``. ``__hash__`` is left as dataclass made it.
+
+    Raises:
+        TypeError: ``cls`` is not a dataclass with a generated ``__eq__`` (``eq=True``, no
+            ``__eq__`` of its own).
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    if not is_dataclass(cls) or params is None or not params.eq:
+        raise TypeError(f"{cls.__name__} is not a dataclass with a generated __eq__")
+    old: Any = cls.__dict__.get("__eq__")
+    code = getattr(old, "__code__", None)
+    if code is None or code.co_filename != "<string>":  # not the one dataclass generated
+        raise TypeError(f"{cls.__name__} is not a dataclass with a generated __eq__")
+    names = [f.name for f in fields(cls) if f.compare]
+    compared = " and ".join(f"self.{name} == other.{name}" for name in names) or "True"
+    source = (
+        "def __eq__(self, other):\n"
+        "    if self is other:\n"
+        "        return True\n"
+        "    if other.__class__ is self.__class__:\n"
+        f"        return {compared}\n"
+        "    return NotImplemented\n"
+    )
+    scope: dict[str, Any] = {}
+    exec(source, scope)  # the source holds only the field names
+    eq = scope["__eq__"]
+    eq.__qualname__ = old.__qualname__
+    eq.__module__ = old.__module__
+    type.__setattr__(cls, "__eq__", eq)
     return cls

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ctxengine.model._fast_init import fast_init
+from ctxengine.model._fast_init import fast_eq, fast_init
 from ctxengine.model.ledgers import Ledgers
 from ctxengine.model.messages import Message
 from ctxengine.model.parts import Meta, _no_meta
@@ -168,6 +168,7 @@ RECORD_TYPES: tuple[type, ...] = (
 )
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Entry:

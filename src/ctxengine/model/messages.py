@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ctxengine.model._fast_init import fast_init
+from ctxengine.model._fast_init import fast_eq, fast_init
 from ctxengine.model.parts import (
     Meta,
     Part,
@@ -30,6 +30,7 @@ APPLIED_EDITS = "applied_edits"
 ABNORMAL_STOPS: frozenset[str] = frozenset({"error", "aborted", "abort", "cancelled"})
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Message:

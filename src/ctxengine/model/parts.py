@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ctxengine.model._fast_init import fast_init
+from ctxengine.model._fast_init import fast_eq, fast_init
 
 Meta: TypeAlias = Mapping[str, Any]
 
@@ -21,6 +21,7 @@ def _no_meta() -> dict[str, Any]:
     return {}
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class TextPart:
@@ -31,6 +32,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ImagePart:
@@ -54,6 +56,7 @@ class ImagePart:
     kind: Literal["image"] = "image"
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class DocumentPart:
@@ -69,6 +72,7 @@ class DocumentPart:
     kind: Literal["document"] = "document"
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCallPart:
@@ -90,6 +94,7 @@ class ToolCallPart:
 ResultContent: TypeAlias = "TextPart | ImagePart | DocumentPart"
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ToolResultPart:
@@ -115,6 +120,7 @@ class ToolResultPart:
         return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ReasoningPart:
@@ -134,6 +140,7 @@ class ReasoningPart:
     kind: Literal["reasoning"] = "reasoning"
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class NativeCompactionPart:

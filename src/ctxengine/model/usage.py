@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxengine.model._fast_init import fast_init
+from ctxengine.model._fast_init import fast_eq, fast_init
 
 
+@fast_eq
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Usage:
