@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -361,6 +362,30 @@ class TestLooseMetas:
         assert [s.reused for s in served.values()] == [0, *ends[:-1]]
         assert len(hashed) == ends[-1]
         assert [i for i in ends if served[i].context != live[i]] == []
+
+    def test_the_json_of_the_checkpoint_metas_is_written_once(
+        self, new_objects: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Requests of new objects compare the JSON of their loose metas with that of the
+        checkpoint's, written once per message, not at every request."""
+        monkeypatch.setattr(ctxengine.engine.stateless, "_NOTE_FROM", 1)
+        messages = with_metas(conversation(), 1)
+        ends = requests_of(messages)
+        written: list[object] = []
+        joined = ctxengine.engine.stateless._joined
+
+        def counting(kept: list[bytes], indices: list[int], stored: Any, read: Any) -> bytes:
+            written.extend(indices[len(kept) :])
+            return joined(kept, indices, stored, read)
+
+        monkeypatch.setattr(ctxengine.engine.stateless, "_joined", counting)
+        cache = PrefixCache()
+        for i in ends:
+            request = fresh(messages[:i]) if new_objects else messages[:i]
+            served = cache.serve(request, window=WINDOW, created_at=CREATED)
+        compared = ends[-2] if new_objects else 0  # the same objects: a pass of is decides
+        assert (served.reused, len(written)) == (ends[-2], 2 * compared)
+        assert sorted(written) == sorted([*range(compared), *range(compared)])
 
 
 class TestNewObjects:

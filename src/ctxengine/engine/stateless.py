@@ -25,7 +25,8 @@ a request of new objects (a caller that rebuilds every message on each call) who
 messages equal, ``meta`` included, those of the newest checkpoint of one of the
 conversations served most recently (:data:`~ctxengine.policy.defaults.
 STATELESS_CONTENT_CANDIDATES`): one comparison of the messages by ``==`` (``meta``
-included), and of the JSON of the metas that ``==`` compares more loosely (numbers).
+included), and of the JSON of the metas that ``==`` compares more loosely (numbers; the
+checkpoint's written once per message).
 
 **Exactness.** The context a cached call returns is the one a live session returns when it
 appended the same messages and called ``prepare()`` at the same requests: the call resumes
@@ -267,18 +268,35 @@ def _json(metas: Iterable[Any]) -> bytes:
     return orjson.dumps(list(metas), default=_plain, option=orjson.OPT_SORT_KEYS)
 
 
+def _joined(kept: list[bytes], indices: list[int], stored: Sequence[Message], read: Any) -> bytes:
+    """The JSON list of ``read(stored[i])`` for each i of ``indices`` (a prefix of the
+    indices ``kept`` is parallel to), from the JSON of each kept in ``kept``: those not kept
+    yet are written and kept first.
+
+    Raises:
+        TypeError: a ``meta`` value that JSON cannot hold.
+    """
+    for i in indices[len(kept) :]:
+        kept.append(orjson.dumps(read(stored[i]), default=_plain, option=orjson.OPT_SORT_KEYS))
+    return b"[" + b",".join(kept[: len(indices)]) + b"]"
+
+
 @dataclass(slots=True)
 class _Loose:
     """Which messages of a conversation have metas that ``==`` compares more loosely than
     JSON (:func:`_loose`): the indices, ascending, of those whose own ``meta`` does
     (``own``) and of those whose parts' or tool result contents' metas do (``inner``),
     among the first ``upto`` messages (noted when a comparison first needs
-    them). Shared, like their message list, by the checkpoints of one conversation
-    (append-only): a checkpoint of ``count`` messages reads the indices below ``count``."""
+    them), and the JSON of those metas (``own_json``, ``inner_json``: parallel to the
+    first indices, written when a comparison first needs them). Shared, like their message
+    list, by the checkpoints of one conversation (append-only): a checkpoint of ``count``
+    messages reads the indices below ``count``."""
 
     own: list[int] = field(default_factory=list)
     inner: list[int] = field(default_factory=list)
     upto: int = 0
+    own_json: list[bytes] = field(default_factory=list)
+    inner_json: list[bytes] = field(default_factory=list)
 
     def note(self, messages: Sequence[Message], n: int) -> None:
         """Note the loose ones among ``messages[:n]`` (the conversation's messages) that
@@ -298,7 +316,8 @@ class _Loose:
     def same(self, stored: Sequence[Message], head: Sequence[Message], n: int) -> bool:
         """The metas of ``head[:n]`` are those of ``stored[:n]`` as JSON, given that the
         messages are equal by ``==`` (which compares ``meta`` too, as the same JSON save
-        where ``stored`` holds a loose value): only the messages noted here are read.
+        where ``stored`` holds a loose value): only the messages noted here are read, and
+        the JSON of those of ``stored`` is written once.
 
         Raises:
             TypeError: a ``meta`` value that JSON cannot hold.
@@ -306,14 +325,14 @@ class _Loose:
         if self.upto < n:
             self.note(stored, n)
         own = self.own[: bisect_left(self.own, n)]
-        if own and _json(map(_META, map(stored.__getitem__, own))) != _json(
-            map(_META, map(head.__getitem__, own))
+        if own and _json(map(_META, map(head.__getitem__, own))) != _joined(
+            self.own_json, own, stored, _META
         ):
             return False
         inner = self.inner[: bisect_left(self.inner, n)]
-        return not inner or _json(
-            chain.from_iterable(map(_inner_metas, map(stored.__getitem__, inner)))
-        ) == _json(chain.from_iterable(map(_inner_metas, map(head.__getitem__, inner))))
+        return not inner or _json(map(_inner_metas, map(head.__getitem__, inner))) == _joined(
+            self.inner_json, inner, stored, _inner_metas
+        )
 
 
 def _same_messages(stored: list[Message], head: list[Message], loose: _Loose, n: int) -> bool:
