@@ -72,9 +72,9 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
         "openai",
         155,
         6061184,
-        5892992,
-        0.9922,
-        0.9723,
+        5878784,
+        0.9921,
+        0.9699,
     ),
     (
         "openai-messages/mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json",
@@ -87,7 +87,7 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
     ),
     ("openhands/openhands-traj-vue-todo-gui.json", "anthropic", 3, 11793, 12433, 0.9341, 1.0543),
     ("pi/pi-mono-before-compaction.jsonl", "anthropic", 470, 54693675, 47729989, 1.0187, 0.8727),
-    ("pi/pi-mono-large-session.jsonl", "anthropic", 437, 43229469, 41055805, 1.0865, 0.9497),
+    ("pi/pi-mono-large-session.jsonl", "anthropic", 437, 43229469, 41053838, 1.0865, 0.9497),
 ]
 
 

@@ -71,6 +71,15 @@ TOKENS_PER_DIGIT = 0.2834
 LONG_RUN_CHARS = 12
 LONG_RUN_CHECK_TOKENS_PER_CHAR = 1 / 6
 LONG_RUN_TOKENS_PER_CHAR = 0.53
+#: Blocks of lower-case letters count as long runs only where the share of vowels among the
+#: text's ASCII letters lies outside this range (random letters: 5 of 26, 19 %; one letter
+#: repeated: 0 or 100 %; the corpus's prose: 37 %, 34 % or more in 95 % of its texts), or
+#: in prose in another language (:data:`FOREIGN_LETTER_TOKENS`; the foreign rates were
+#: chosen with the rule applied there). English prose dense with long words
+#: (``internationalization``, ``containerization``: two or three tokens each) came out
+#: 36–69 % over both encodings with every 12 letters of such a word charged at the random
+#: rate (the four technical texts of ``benchmarks/check_texts.json``: now −6 to +2 %).
+LONG_RUN_WORD_VOWELS = (0.3, 0.6)
 
 #: Words in capitals (on top of the text model, whose codes price a capital at one bit, half
 #: a lower-case letter, so that a case change inside ``camelCase`` costs nothing): each word

@@ -24,7 +24,10 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
 - **Long letter runs.** Where the model gives fewer than one token per six characters, each
   block of :data:`~ctxengine.tokens.constants.LONG_RUN_CHARS` same-case letters costs
   :data:`~ctxengine.tokens.constants.LONG_RUN_TOKENS_PER_CHAR` per letter on top (BPE splits
-  an unbroken random run every two or three letters).
+  an unbroken random run every two or three letters); blocks of lower-case letters only in
+  prose in another language or where the share of vowels among the ASCII letters is not
+  that of words (:data:`~ctxengine.tokens.constants.LONG_RUN_WORD_VOWELS`: English words as
+  long, ``internationalization``, are two or three tokens).
 - **Words in capitals.** The codes make a capital cost one bit where a lower-case letter
   costs two (so that ``camelCase`` costs nothing at its capital), which prices a word in
   capitals at half a lower-case word; BPE has fewer merges for capitals and splits such a
@@ -129,6 +132,7 @@ from ctxengine.tokens.constants import (
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
+    LONG_RUN_WORD_VOWELS,
     LONG_SPACE_RUN_CHARS,
     LONG_TAB_RUN_CHARS,
     MAX_IMAGE_TOKENS,
@@ -203,6 +207,7 @@ _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
 _B64_NEEDLE = b"a" * BASE64_MIN_CHARS
 _DATA_URL = b";base64,"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_VOWELS = b"AEIOUaeiou"
 #: UTF-8 bytes that do not start a character beyond ASCII (ASCII and continuation bytes).
 _NOT_LEADS = bytes(range(0xC0))
 
@@ -347,8 +352,18 @@ def _bits(codes: bytes, chunk: int = _CHUNK) -> tuple[int, int]:
     return bits - shared, bits
 
 
-def _model_tokens(raw: bytes) -> float:
-    """Tokens of ``raw`` by the text model and the long-run rule (module doc)."""
+def _letters_of_words(raw: bytes) -> bool:
+    """True when the share of vowels among the ASCII letters of ``raw`` is that of words
+    (:data:`LONG_RUN_WORD_VOWELS`), not of random letters or one letter repeated."""
+    letters = len(raw) - len(raw.translate(None, _LETTERS))
+    vowels = len(raw) - len(raw.translate(None, _VOWELS))
+    low, high = LONG_RUN_WORD_VOWELS
+    return letters * low <= vowels <= letters * high
+
+
+def _model_tokens(raw: bytes, *, foreign: bool = False) -> float:
+    """Tokens of ``raw`` by the text model and the long-run rule (module doc); ``foreign``:
+    ``raw`` is prose in a language other than English (:func:`_foreign_prose`)."""
     codes = raw.translate(_CODES)
     fresh, bits = _bits(codes)
     tokens = (
@@ -357,7 +372,10 @@ def _model_tokens(raw: bytes) -> float:
         + codes.count(_DIGIT) * TOKENS_PER_DIGIT
     )
     if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
-        blocks = codes.count(_LONG_LOWER) + codes.count(_LONG_UPPER)
+        blocks = codes.count(_LONG_UPPER)
+        lower = codes.count(_LONG_LOWER)
+        if lower and (foreign or not _letters_of_words(raw)):
+            blocks += lower
         tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
     if _UPPER_PAIR in codes:
         words = codes.count(_BLANK_UPPER) + codes.count(_NEWLINE_UPPER)
@@ -387,8 +405,8 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
-    tokens += _model_tokens(raw) + blob_chars * rates.base64
     foreign = len(raw) >= FOREIGN_MIN_WORDS * 2 and _foreign_prose(raw)
+    tokens += _model_tokens(raw, foreign=foreign) + blob_chars * rates.base64
     if foreign:
         tokens += (len(raw) - len(raw.translate(None, _LATIN_LETTERS))) * rates.foreign_letter
     if text.isascii():
