@@ -464,6 +464,9 @@ class TestOtherLanguages:
         assert _foreign_prose(_latin1(" ".join(LANGUAGES["indonesian"].split()[:24]))) is True
         code = " ".join(f"{w}({i})" for i, w in enumerate(LANGUAGES["indonesian"].split()))
         assert _foreign_prose(_latin1(code)) is False
+        # A full stop right before a letter joins names (kotlinx.coroutines): a symbol.
+        dotted = LANGUAGES["indonesian"].replace(" ", ".", 20)
+        assert _foreign_prose(_latin1(dotted)) is False
 
     def test_only_the_first_4096_characters_are_read(self) -> None:
         foreign = " ".join(LANGUAGES.values()) * 2  # 5,332 characters

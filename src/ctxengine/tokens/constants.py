@@ -162,27 +162,26 @@ BASE64_LETTERS_PER_CASE_PAIR = 12
 BASE64_TOKENS_PER_CHAR = 0.73
 
 
-#: Prose in a language other than English. BPE vocabularies are learned mostly from English
-#: text and code, so the words of other languages written in Latin letters split into more
-#: pieces than English words of the same length, which the text model (fitted on a corpus
-#: that is almost all English) prices as English: Indonesian, Malay, Tagalog and Swahili
-#: prose came out 37–56 % under ``cl100k_base`` (medians per language), Italian and Dutch
-#: 26 %, Finnish 17 % (``benchmarks/check_texts.json``). Such a text is told by what it
-#: lacks. Its first :data:`FOREIGN_SAMPLE_CHARS` characters hold at least
-#: :data:`FOREIGN_MIN_WORDS` words (a letter after a blank or at the start); at most
-#: :data:`FOREIGN_MAX_SYMBOLS_PER_WORD` characters per word that are neither letters, blanks
-#: nor prose punctuation (``. , ; : ! ' " -``; the check texts' prose: at most 0.21; code,
-#: JSON, paths and listings have more); at most :data:`FOREIGN_MAX_OTHER_SCRIPT` characters
-#: beyond Latin-1 per Latin letter (other scripts have rates of their own); at most
-#: :data:`FOREIGN_MAX_FUNCTION_WORDS` of its words are one of
-#: :data:`ENGLISH_FUNCTION_WORDS` (the corpus's English prose: median 22 %, 95 % of it above
-#: 11 %; the check texts in 19 other languages: at most 1.7 %); and at least
-#: :data:`FOREIGN_MIN_DISTINCT_WORDS` of its words are distinct (a phrase repeated, such as
-#: filler text, is not prose; the check texts: at least 51 %). Each Latin letter of such a
-#: text then costs :class:`ScriptRates` ``foreign_letter`` on top, and each accented
-#: Latin-1 letter ``foreign_accented`` instead of ``accented`` (the accented rate was fitted
-#: on English texts quoting French words; in running French, Spanish or German the letter
-#: rate holds most of it).
+#: Prose in a language other than English. BPE vocabularies are learned mostly from English text and
+#: code, so the words of other languages written in Latin letters split into more pieces than
+#: English words of the same length, which the text model (fitted on a corpus that is almost all
+#: English) prices as English: Indonesian, Malay, Tagalog and Swahili prose came out 37–56 % under
+#: ``cl100k_base`` (medians per language), Italian and Dutch 26 %, Finnish 17 %
+#: (``benchmarks/check_texts.json``). Such a text is told by what it lacks. Its first
+#: :data:`FOREIGN_SAMPLE_CHARS` characters hold at least :data:`FOREIGN_MIN_WORDS` words (a letter
+#: after a blank or at the start); at most :data:`FOREIGN_MAX_SYMBOLS_PER_WORD` characters per word
+#: that are neither letters, blanks nor prose punctuation (``. , ; : ! ' " -``; a full stop with a
+#: letter right after it, as in ``kotlinx.coroutines`` or ``README.md``, counts as a symbol; the
+#: check texts' prose: at most 0.22; code, JSON, paths and listings have more); at most
+#: :data:`FOREIGN_MAX_OTHER_SCRIPT` characters beyond Latin-1 per Latin letter (other scripts have
+#: rates of their own); at most :data:`FOREIGN_MAX_FUNCTION_WORDS` of its words are one of
+#: :data:`ENGLISH_FUNCTION_WORDS` (the corpus's English prose: median 22 %, 95 % of it above 11 %;
+#: the check texts in 19 other languages: at most 1.7 %); and at least
+#: :data:`FOREIGN_MIN_DISTINCT_WORDS` of its words are distinct (a phrase repeated, such as filler
+#: text, is not prose; the check texts: at least 51 %). Each Latin letter of such a text then costs
+#: :class:`ScriptRates` ``foreign_letter`` on top, and each accented Latin-1 letter
+#: ``foreign_accented`` instead of ``accented`` (the accented rate was fitted on English texts
+#: quoting French words; in running French, Spanish or German the letter rate holds most of it).
 FOREIGN_SAMPLE_CHARS = 4_096
 FOREIGN_MIN_WORDS = 24
 FOREIGN_MAX_SYMBOLS_PER_WORD = 0.25

@@ -214,13 +214,15 @@ _NOT_LEADS = bytes(range(0xC0))
 
 def _prose_class(byte: int) -> int:
     """``a`` a letter (``?`` too: a character beyond Latin-1, mostly letters), `` `` a
-    blank, ``.`` prose punctuation (``. , ; : ! ' " -``), ``#`` anything else (digits,
-    brackets, operators)."""
+    blank, ``.`` a full stop, ``,`` other prose punctuation (``, ; : ! ' " -``), ``#``
+    anything else (digits, brackets, operators)."""
     if _code_of(byte) in (CODE_LOWER, CODE_UPPER, CODE_OTHER_SCRIPT):
         return 0x61
     if _code_of(byte) in (CODE_BLANK, CODE_NEWLINE):
         return 0x20
-    return 0x2E if byte in b".,;:!'\"-" else 0x23
+    if byte == 0x2E:
+        return 0x2E
+    return 0x2C if byte in b",;:!'\"-" else 0x23
 
 
 #: Each Latin-1 byte as its prose class (:func:`_prose_class`).
@@ -240,11 +242,20 @@ def _foreign_prose(raw: bytes) -> bool:
     (:data:`~ctxengine.tokens.constants.FOREIGN_LETTER_TOKENS` says how)."""
     sample = raw[:FOREIGN_SAMPLE_CHARS]
     classes = sample.translate(_PROSE_CLASSES)
-    words = classes.count(b" a") + classes.startswith(b"a")
-    if words < FOREIGN_MIN_WORDS or classes.count(b"#") > words * FOREIGN_MAX_SYMBOLS_PER_WORD:
+    # A word needs a blank before it (but the first): the blanks bound the words, and two
+    # one-byte counts rule out most texts before the two-byte count of word starts.
+    most = classes.count(b" ") + 1
+    symbols = classes.count(b"#")
+    if most < FOREIGN_MIN_WORDS or symbols > most * FOREIGN_MAX_SYMBOLS_PER_WORD:
         return False
-    letters = len(sample) - len(sample.translate(None, _LATIN_LETTERS))
-    if sample.count(b"?") > letters * FOREIGN_MAX_OTHER_SCRIPT:
+    words = classes.count(b" a") + classes.startswith(b"a")
+    # A full stop with a letter right after it joins names (``kotlinx.coroutines.flow``,
+    # ``README.md``) rather than ending a sentence: a symbol too.
+    symbols += classes.count(b".a")
+    if words < FOREIGN_MIN_WORDS or symbols > words * FOREIGN_MAX_SYMBOLS_PER_WORD:
+        return False
+    other = sample.count(b"?")  # classed as letters
+    if other > (classes.count(b"a") - other) * FOREIGN_MAX_OTHER_SCRIPT:
         return False
     plain = sample.translate(_ASCII_WORDS)
     allowed = words * FOREIGN_MAX_FUNCTION_WORDS
