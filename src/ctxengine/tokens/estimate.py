@@ -232,7 +232,7 @@ _PROSE_CLASSES = bytes(_prose_class(b) for b in range(256))
 _ASCII_WORDS = bytes(
     b | 0x20 if chr(b).isascii() and chr(b).isalpha() else 0x20 for b in range(256)
 )
-_FUNCTION_WORDS = tuple(f" {w} ".encode() for w in ENGLISH_FUNCTION_WORDS)
+_FUNCTION_WORDS = frozenset(w.encode() for w in ENGLISH_FUNCTION_WORDS)
 _LATIN_LETTERS = bytes(b for b in range(256) if _code_of(b) in (CODE_LOWER, CODE_UPPER))
 
 
@@ -242,11 +242,14 @@ def _foreign_prose(raw: bytes) -> bool:
     (:data:`~ctxengine.tokens.constants.FOREIGN_LETTER_TOKENS` says how)."""
     sample = raw[:FOREIGN_SAMPLE_CHARS]
     classes = sample.translate(_PROSE_CLASSES)
-    # A word needs a blank before it (but the first): the blanks bound the words, and two
-    # one-byte counts rule out most texts before the two-byte count of word starts.
+    # A word needs a blank before it (but the first): the blanks bound the words, so that
+    # one-byte counts and the commonest English word rule out most texts first.
     most = classes.count(b" ") + 1
     symbols = classes.count(b"#")
     if most < FOREIGN_MIN_WORDS or symbols > most * FOREIGN_MAX_SYMBOLS_PER_WORD:
+        return False
+    plain = sample.translate(_ASCII_WORDS)
+    if plain.count(b" the ") > most * FOREIGN_MAX_FUNCTION_WORDS:
         return False
     words = classes.count(b" a") + classes.startswith(b"a")
     # A full stop with a letter right after it joins names (``kotlinx.coroutines.flow``,
@@ -257,13 +260,10 @@ def _foreign_prose(raw: bytes) -> bool:
     other = sample.count(b"?")  # classed as letters
     if other > (classes.count(b"a") - other) * FOREIGN_MAX_OTHER_SCRIPT:
         return False
-    plain = sample.translate(_ASCII_WORDS)
-    allowed = words * FOREIGN_MAX_FUNCTION_WORDS
-    found = 0
-    for word in _FUNCTION_WORDS:
-        found += plain.count(word)
-        if found > allowed:
-            return False
+    # The ASCII letter runs of the sample, lower-cased: its words, as far as English's go.
+    runs = plain.split()
+    if sum(map(_FUNCTION_WORDS.__contains__, runs)) > words * FOREIGN_MAX_FUNCTION_WORDS:
+        return False
     return len(set(sample.lower().split())) >= words * FOREIGN_MIN_DISTINCT_WORDS
 
 
