@@ -162,6 +162,36 @@ LANGUAGES = {
     "was zu tun ist. Halte die öffentliche Schnittstelle stabil und dokumentiere jede "
     "Entscheidung, die ein Leser hinterfragen könnte.",
 }
+#: A to-do list without English function words, and a list of names.
+TODO = (
+    "Update dependencies to latest versions",
+    "Refactor parser module into smaller functions",
+    "Improve error messages shown during validation",
+    "Add integration tests covering database migrations",
+    "Remove deprecated configuration options",
+    "Document public interfaces in reference guide",
+    "Fix flaky timeout test on slow machines",
+    "Rename internal helpers following naming conventions",
+    "Cache compiled templates between requests",
+    "Migrate logging setup to structured output",
+)
+NAMES = (
+    ("Alice", "Johnson"),
+    ("Bob", "Smith"),
+    ("Carol", "Williams"),
+    ("David", "Brown"),
+    ("Emma", "Davis"),
+    ("Frank", "Miller"),
+    ("Grace", "Wilson"),
+    ("Henry", "Moore"),
+    ("Isabella", "Taylor"),
+    ("Jack", "Anderson"),
+    ("Karen", "Thomas"),
+    ("Liam", "Jackson"),
+)
+TODO_LIST = "".join(f"- {line}\n" for line in TODO)
+HEADINGS = "".join(f"{line.title()}\n" for line in TODO)
+NAME_LIST = ", ".join(f"{first} {last}" for first, last in NAMES)
 #: English dense with long words.
 TECHNICAL = (
     "Internationalization, containerization and authentication requirements: "
@@ -196,6 +226,9 @@ REFERENCE: dict[str, tuple[int, int]] = {
     SHOUTED_LOG: (560, 560),
     SHOUTED_LOG.lower(): (460, 460),
     TECHNICAL: (33, 34),
+    TODO_LIST: (79, 80),
+    HEADINGS: (75, 77),
+    NAME_LIST: (35, 36),
     PROSE: (77, 77),
     CODE: (380, 380),
     JSON: (511, 511),
@@ -467,6 +500,16 @@ class TestOtherLanguages:
         # A full stop right before a letter joins names (kotlinx.coroutines): a symbol.
         dotted = LANGUAGES["indonesian"].replace(" ", ".", 20)
         assert _foreign_prose(_latin1(dotted)) is False
+
+    def test_lists_headings_and_names_are_not_prose(self) -> None:
+        # No English function word in any of them, but short lines or capitals throughout.
+        lists = (TODO_LIST, HEADINGS, NAME_LIST)
+        assert [_foreign_prose(_latin1(t)) for t in lists] == [False] * 3
+        assert [EST.text(t) for t in lists] == [79, 73, 37]
+        assert [max(reference(t)) for t in lists] == [80, 77, 36]
+        # The same words run together as one lower-case paragraph hold no English function
+        # word either, and are read as prose in another language.
+        assert _foreign_prose(_latin1(" ".join(TODO).lower())) is True
 
     def test_only_the_first_4096_characters_are_read(self) -> None:
         foreign = " ".join(LANGUAGES.values()) * 2  # 5,332 characters

@@ -188,6 +188,12 @@ FOREIGN_MAX_SYMBOLS_PER_WORD = 0.25
 FOREIGN_MAX_OTHER_SCRIPT = 0.1
 FOREIGN_MAX_FUNCTION_WORDS = 0.025
 FOREIGN_MIN_DISTINCT_WORDS = 0.25
+#: Lists, headings and names are not prose, whatever their language: a sample with fewer than
+#: this many words per line (an English to-do list: 6.5; headings: 2; the check texts'
+#: prose: 7.6 or more), or with more than :data:`FOREIGN_MAX_CAPITALIZED` of its words
+#: capitalized (a list of names, title case: all; German prose: 38 % at most), is not judged.
+FOREIGN_MIN_WORDS_PER_LINE = 7
+FOREIGN_MAX_CAPITALIZED = 0.5
 #: The two rates (default; ``o200k_base`` has its own, below), chosen on the check texts of
 #: 15 of those languages (3 each; Czech, Estonian and Romanian held out) against the larger
 #: of the two counts to bring each language's median error above −15 % where one pair of

@@ -123,11 +123,13 @@ from ctxengine.tokens.constants import (
     DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
     ENGLISH_FUNCTION_WORDS,
+    FOREIGN_MAX_CAPITALIZED,
     FOREIGN_MAX_FUNCTION_WORDS,
     FOREIGN_MAX_OTHER_SCRIPT,
     FOREIGN_MAX_SYMBOLS_PER_WORD,
     FOREIGN_MIN_DISTINCT_WORDS,
     FOREIGN_MIN_WORDS,
+    FOREIGN_MIN_WORDS_PER_LINE,
     FOREIGN_SAMPLE_CHARS,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
@@ -213,10 +215,12 @@ _NOT_LEADS = bytes(range(0xC0))
 
 
 def _prose_class(byte: int) -> int:
-    """``a`` a letter (``?`` too: a character beyond Latin-1, mostly letters), `` `` a
-    blank, ``.`` a full stop, ``,`` other prose punctuation (``, ; : ! ' " -``), ``#``
-    anything else (digits, brackets, operators)."""
-    if _code_of(byte) in (CODE_LOWER, CODE_UPPER, CODE_OTHER_SCRIPT):
+    """``A`` a capital, ``a`` another letter (``?`` too: a character beyond Latin-1, mostly
+    letters), `` `` a blank, ``.`` a full stop, ``,`` other prose punctuation
+    (``, ; : ! ' " -``), ``#`` anything else (digits, brackets, operators)."""
+    if _code_of(byte) == CODE_UPPER:
+        return 0x41
+    if _code_of(byte) in (CODE_LOWER, CODE_OTHER_SCRIPT):
         return 0x61
     if _code_of(byte) in (CODE_BLANK, CODE_NEWLINE):
         return 0x20
@@ -251,14 +255,19 @@ def _foreign_prose(raw: bytes) -> bool:
     plain = sample.translate(_ASCII_WORDS)
     if plain.count(b" the ") > most * FOREIGN_MAX_FUNCTION_WORDS:
         return False
-    words = classes.count(b" a") + classes.startswith(b"a")
+    capitalized = classes.count(b" A") + classes.startswith(b"A")
+    words = classes.count(b" a") + classes.startswith(b"a") + capitalized
     # A full stop with a letter right after it joins names (``kotlinx.coroutines.flow``,
     # ``README.md``) rather than ending a sentence: a symbol too.
-    symbols += classes.count(b".a")
+    symbols += classes.count(b".a") + classes.count(b".A")
     if words < FOREIGN_MIN_WORDS or symbols > words * FOREIGN_MAX_SYMBOLS_PER_WORD:
         return False
+    # Lists, headings and names (short lines, every word capitalized) are not prose.
+    lines = sample.count(b"\n") + 1
+    if words < lines * FOREIGN_MIN_WORDS_PER_LINE or capitalized > words * FOREIGN_MAX_CAPITALIZED:
+        return False
     other = sample.count(b"?")  # classed as letters
-    if other > (classes.count(b"a") - other) * FOREIGN_MAX_OTHER_SCRIPT:
+    if other > (classes.count(b"a") + classes.count(b"A") - other) * FOREIGN_MAX_OTHER_SCRIPT:
         return False
     # The ASCII letter runs of the sample, lower-cased: its words, as far as English's go.
     runs = plain.split()
