@@ -26,9 +26,9 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
         "anthropic",
         156,
         15355833,
-        13447372,
+        13449022,
         1.005,
-        0.8757,
+        0.8758,
     ),
     (
         "claude-code/spotter-long-dov-subagent-a2898e3.jsonl",
@@ -63,18 +63,18 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
         "openai",
         455,
         59491328,
-        58783488,
+        58918912,
         0.973,
-        0.9881,
+        0.9904,
     ),
     (
         "openai-messages/mini-swe-agent-deepseek-chat-django-13265.traj.json",
         "openai",
         155,
         6061184,
-        5878784,
-        0.9921,
-        0.9699,
+        5884672,
+        0.992,
+        0.9709,
     ),
     (
         "openai-messages/mini-swe-agent-deepseek-reasoner-pvlib-1606-aborted.traj.json",
@@ -87,7 +87,7 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
     ),
     ("openhands/openhands-traj-vue-todo-gui.json", "anthropic", 3, 11793, 12433, 0.9341, 1.0543),
     ("pi/pi-mono-before-compaction.jsonl", "anthropic", 470, 54693675, 47729989, 1.0187, 0.8727),
-    ("pi/pi-mono-large-session.jsonl", "anthropic", 437, 43229469, 41053838, 1.0865, 0.9497),
+    ("pi/pi-mono-large-session.jsonl", "anthropic", 437, 43229469, 41054810, 1.0865, 0.9497),
 ]
 
 

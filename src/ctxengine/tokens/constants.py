@@ -80,6 +80,12 @@ LONG_RUN_TOKENS_PER_CHAR = 0.53
 #: 36–69 % over both encodings with every 12 letters of such a word charged at the random
 #: rate (the four technical texts of ``benchmarks/check_texts.json``: now −6 to +2 %).
 LONG_RUN_WORD_VOWELS = (0.3, 0.6)
+#: Where the vowels are those of words, each 12 lower-case letters in a row cost this much per
+#: letter instead (prose in another language: up to :data:`LONG_RUN_TOKENS_PER_CHAR`, as much
+#: as it reads as such): the long words of English prose are rare words as often as not
+#: (``hypergammaglobulinemia``: 8 tokens; ``internationalization``: 2 or 3), and an
+#: under-count costs more than an over-count.
+LONG_WORD_TOKENS_PER_CHAR = 0.25
 
 #: Words in capitals (on top of the text model, whose codes price a capital at one bit, half
 #: a lower-case letter, so that a case change inside ``camelCase`` costs nothing): each word
@@ -162,32 +168,36 @@ BASE64_LETTERS_PER_CASE_PAIR = 12
 BASE64_TOKENS_PER_CHAR = 0.73
 
 
-#: Prose in a language other than English. BPE vocabularies are learned mostly from English text and
-#: code, so the words of other languages written in Latin letters split into more pieces than
-#: English words of the same length, which the text model (fitted on a corpus that is almost all
-#: English) prices as English: Indonesian, Malay, Tagalog and Swahili prose came out 37–56 % under
-#: ``cl100k_base`` (medians per language), Italian and Dutch 26 %, Finnish 17 %
+#: Prose in a language other than English. BPE vocabularies are learned mostly from English text
+#: and code, so the words of other languages written in Latin letters split into more pieces
+#: than English words of the same length, which the text model (fitted on a corpus that is
+#: almost all English) prices as English: Indonesian, Malay, Tagalog and Swahili prose came out
+#: 37–56 % under ``cl100k_base`` (medians per language), Italian and Dutch 26 %, Finnish 17 %
 #: (``benchmarks/check_texts.json``). Such a text is told by what it lacks. Its first
-#: :data:`FOREIGN_SAMPLE_CHARS` characters hold at least :data:`FOREIGN_MIN_WORDS` words (a letter
-#: after a blank or at the start); at most :data:`FOREIGN_MAX_SYMBOLS_PER_WORD` characters per word
-#: that are neither letters, blanks nor prose punctuation (``. , ; : ! ' " -``; a full stop with a
-#: letter right after it, as in ``kotlinx.coroutines`` or ``README.md``, counts as a symbol; the
-#: check texts' prose: at most 0.22; code, JSON, paths and listings have more); at most
-#: :data:`FOREIGN_MAX_OTHER_SCRIPT` characters beyond Latin-1 per Latin letter (other scripts have
-#: rates of their own); at most :data:`FOREIGN_MAX_FUNCTION_WORDS` of its words are one of
-#: :data:`ENGLISH_FUNCTION_WORDS` (the corpus's English prose: median 22 %, 95 % of it above 11 %;
-#: the check texts in 19 other languages: at most 1.7 %); and at least
-#: :data:`FOREIGN_MIN_DISTINCT_WORDS` of its words are distinct (a phrase repeated, such as filler
-#: text, is not prose; the check texts: at least 51 %). Each Latin letter of such a text then costs
-#: :class:`ScriptRates` ``foreign_letter`` on top, and each accented Latin-1 letter
-#: ``foreign_accented`` instead of ``accented`` (the accented rate was fitted on English texts
-#: quoting French words; in running French, Spanish or German the letter rate holds most of it).
+#: :data:`FOREIGN_SAMPLE_CHARS` characters hold at least :data:`FOREIGN_MIN_WORDS` words (a
+#: letter after a blank or at the start); at most :data:`FOREIGN_MAX_SYMBOLS_PER_WORD`
+#: characters per word that are neither letters, blanks nor prose punctuation (``. , ; : ! ' "
+#: -``; a full stop with a letter right after it, as in ``kotlinx.coroutines`` or ``README.md``,
+#: counts as a symbol; the check texts' prose: at most 0.22; code, JSON, paths and listings have
+#: more); at most :data:`FOREIGN_MAX_OTHER_SCRIPT` characters beyond Latin-1 per Latin letter
+#: (other scripts have rates of their own); and no word that makes up
+#: :data:`FOREIGN_MAX_WORD_SHARE` of its words or more (filler, a word or a short phrase
+#: repeated with a note or two, such as ``lorem ipsum dolor sit amet`` or a truncation marker;
+#: in prose the commonest word is a few per cent, however often a paragraph is repeated). Each
+#: Latin letter of such a text then costs :class:`ScriptRates` ``foreign_letter`` on top, and
+#: each accented Latin-1 letter ``foreign_accented`` instead of ``accented`` (the accented rate
+#: was fitted on English texts quoting French words; in running French, Spanish or German the
+#: letter rate holds most of it): in full where at most the first share of
+#: :data:`FOREIGN_FUNCTION_WORDS` of its words are :data:`ENGLISH_FUNCTION_WORDS` (the check
+#: texts in 19 other languages: at most 1.7 %), not at all from the second share on (the
+#: corpus's English prose: median 22 %, 95 % of it above 11.5 %), in proportion between, so that
+#: a message quoting a few English words is read as partly English, with no step.
 FOREIGN_SAMPLE_CHARS = 4_096
 FOREIGN_MIN_WORDS = 24
 FOREIGN_MAX_SYMBOLS_PER_WORD = 0.25
 FOREIGN_MAX_OTHER_SCRIPT = 0.1
-FOREIGN_MAX_FUNCTION_WORDS = 0.025
-FOREIGN_MIN_DISTINCT_WORDS = 0.25
+FOREIGN_FUNCTION_WORDS = (0.03, 0.09)
+FOREIGN_MAX_WORD_SHARE = 0.2
 #: Lists, headings and names are not prose, whatever their language: a sample with fewer than
 #: this many words per line (an English to-do list: 6.5; headings: 2; the check texts'
 #: prose: 7.6 or more), or with more than :data:`FOREIGN_MAX_CAPITALIZED` of its words

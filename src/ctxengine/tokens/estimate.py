@@ -92,6 +92,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -123,11 +124,11 @@ from ctxengine.tokens.constants import (
     DEFAULT_SCRIPT_RATES,
     ENCRYPTED_CHARS_PER_TOKEN,
     ENGLISH_FUNCTION_WORDS,
+    FOREIGN_FUNCTION_WORDS,
     FOREIGN_MAX_CAPITALIZED,
-    FOREIGN_MAX_FUNCTION_WORDS,
     FOREIGN_MAX_OTHER_SCRIPT,
     FOREIGN_MAX_SYMBOLS_PER_WORD,
-    FOREIGN_MIN_DISTINCT_WORDS,
+    FOREIGN_MAX_WORD_SHARE,
     FOREIGN_MIN_WORDS,
     FOREIGN_MIN_WORDS_PER_LINE,
     FOREIGN_SAMPLE_CHARS,
@@ -137,6 +138,7 @@ from ctxengine.tokens.constants import (
     LONG_RUN_WORD_VOWELS,
     LONG_SPACE_RUN_CHARS,
     LONG_TAB_RUN_CHARS,
+    LONG_WORD_TOKENS_PER_CHAR,
     MAX_IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
     PART_OVERHEAD_TOKENS,
@@ -240,40 +242,52 @@ _FUNCTION_WORDS = frozenset(w.encode() for w in ENGLISH_FUNCTION_WORDS)
 _LATIN_LETTERS = bytes(b for b in range(256) if _code_of(b) in (CODE_LOWER, CODE_UPPER))
 
 
-def _foreign_prose(raw: bytes) -> bool:
-    """True when ``raw`` (a text as :func:`_latin1` gives it) reads as prose in a language
-    other than English, by its first :data:`FOREIGN_SAMPLE_CHARS` characters
+def _foreign_share(raw: bytes) -> float:
+    """How much ``raw`` (a text as :func:`_latin1` gives it) reads as prose in a language
+    other than English, by its first :data:`FOREIGN_SAMPLE_CHARS` characters: 1.0 where it
+    holds at most the first share of :data:`FOREIGN_FUNCTION_WORDS` English function words,
+    0.0 where it holds the second or more or is not prose, linearly between
     (:data:`~ctxengine.tokens.constants.FOREIGN_LETTER_TOKENS` says how)."""
     sample = raw[:FOREIGN_SAMPLE_CHARS]
     classes = sample.translate(_PROSE_CLASSES)
+    low, high = FOREIGN_FUNCTION_WORDS
     # A word needs a blank before it (but the first): the blanks bound the words, so that
     # one-byte counts and the commonest English word rule out most texts first.
     most = classes.count(b" ") + 1
     symbols = classes.count(b"#")
     if most < FOREIGN_MIN_WORDS or symbols > most * FOREIGN_MAX_SYMBOLS_PER_WORD:
-        return False
+        return 0.0
     plain = sample.translate(_ASCII_WORDS)
-    if plain.count(b" the ") > most * FOREIGN_MAX_FUNCTION_WORDS:
-        return False
+    if plain.count(b" the ") >= most * high:
+        return 0.0
     capitalized = classes.count(b" A") + classes.startswith(b"A")
     words = classes.count(b" a") + classes.startswith(b"a") + capitalized
     # A full stop with a letter right after it joins names (``kotlinx.coroutines.flow``,
     # ``README.md``) rather than ending a sentence: a symbol too.
     symbols += classes.count(b".a") + classes.count(b".A")
     if words < FOREIGN_MIN_WORDS or symbols > words * FOREIGN_MAX_SYMBOLS_PER_WORD:
-        return False
+        return 0.0
     # Lists, headings and names (short lines, every word capitalized) are not prose.
     lines = sample.count(b"\n") + 1
     if words < lines * FOREIGN_MIN_WORDS_PER_LINE or capitalized > words * FOREIGN_MAX_CAPITALIZED:
-        return False
+        return 0.0
     other = sample.count(b"?")  # classed as letters
     if other > (classes.count(b"a") + classes.count(b"A") - other) * FOREIGN_MAX_OTHER_SCRIPT:
-        return False
+        return 0.0
+    # Filler (a word or a short phrase repeated, with a note or two): one word is a large
+    # share of the words, where in prose the commonest is a few per cent.
+    ((_, top),) = Counter(sample.lower().split()).most_common(1)
+    if top >= words * FOREIGN_MAX_WORD_SHARE:
+        return 0.0
     # The ASCII letter runs of the sample, lower-cased: its words, as far as English's go.
-    runs = plain.split()
-    if sum(map(_FUNCTION_WORDS.__contains__, runs)) > words * FOREIGN_MAX_FUNCTION_WORDS:
-        return False
-    return len(set(sample.lower().split())) >= words * FOREIGN_MIN_DISTINCT_WORDS
+    share = sum(map(_FUNCTION_WORDS.__contains__, plain.split())) / words
+    return min(1.0, max(0.0, (high - share) / (high - low)))
+
+
+def _foreign_prose(raw: bytes) -> bool:
+    """True when ``raw`` reads as prose in another language at all (:func:`_foreign_share`
+    above 0)."""
+    return _foreign_share(raw) > 0.0
 
 
 def _lead_kind(byte: int) -> int:
@@ -381,9 +395,9 @@ def _letters_of_words(raw: bytes) -> bool:
     return letters * low <= vowels <= letters * high
 
 
-def _model_tokens(raw: bytes, *, foreign: bool = False) -> float:
+def _model_tokens(raw: bytes, *, foreign: float = 0.0) -> float:
     """Tokens of ``raw`` by the text model and the long-run rule (module doc); ``foreign``:
-    ``raw`` is prose in a language other than English (:func:`_foreign_prose`)."""
+    how much ``raw`` is prose in a language other than English (:func:`_foreign_share`)."""
     codes = raw.translate(_CODES)
     fresh, bits = _bits(codes)
     tokens = (
@@ -392,11 +406,13 @@ def _model_tokens(raw: bytes, *, foreign: bool = False) -> float:
         + codes.count(_DIGIT) * TOKENS_PER_DIGIT
     )
     if tokens < len(raw) * LONG_RUN_CHECK_TOKENS_PER_CHAR:
-        blocks = codes.count(_LONG_UPPER)
+        rate = LONG_RUN_TOKENS_PER_CHAR
         lower = codes.count(_LONG_LOWER)
-        if lower and (foreign or not _letters_of_words(raw)):
-            blocks += lower
-        tokens += blocks * LONG_RUN_CHARS * LONG_RUN_TOKENS_PER_CHAR
+        if lower and _letters_of_words(raw):
+            rate = LONG_WORD_TOKENS_PER_CHAR + foreign * (rate - LONG_WORD_TOKENS_PER_CHAR)
+        tokens += LONG_RUN_CHARS * (
+            codes.count(_LONG_UPPER) * LONG_RUN_TOKENS_PER_CHAR + lower * rate
+        )
     if _UPPER_PAIR in codes:
         words = codes.count(_BLANK_UPPER) + codes.count(_NEWLINE_UPPER)
         words += codes.startswith(_UPPER_PAIR)
@@ -425,10 +441,11 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     blob_chars = 0
     if len(raw) >= BASE64_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
-    foreign = len(raw) >= FOREIGN_MIN_WORDS * 2 and _foreign_prose(raw)
+    foreign = _foreign_share(raw) if len(raw) >= FOREIGN_MIN_WORDS * 2 else 0.0
     tokens += _model_tokens(raw, foreign=foreign) + blob_chars * rates.base64
     if foreign:
-        tokens += (len(raw) - len(raw.translate(None, _LATIN_LETTERS))) * rates.foreign_letter
+        letters = len(raw) - len(raw.translate(None, _LATIN_LETTERS))
+        tokens += letters * foreign * rates.foreign_letter
     if text.isascii():
         return tokens
     # One lead byte per character beyond ASCII, in order: its UTF-8 length and range.
@@ -436,7 +453,7 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     kinds = leads.translate(_LEAD_KINDS)
     return (
         tokens
-        + kinds.count(b"a") * (rates.foreign_accented if foreign else rates.accented)
+        + kinds.count(b"a") * (rates.accented + foreign * (rates.foreign_accented - rates.accented))
         + kinds.count(b"c") * rates.cyrillic
         + kinds.count(b"n") * rates.narrow
         + kinds.count(b"s") * rates.symbol
