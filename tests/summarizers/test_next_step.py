@@ -81,6 +81,28 @@ class TestNextStep:
             "Should I also document it?"
         )
 
+    def test_a_proposal_of_several_lines_starts_on_a_line_of_its_own(self) -> None:
+        # Codex's "Do you want me to:" with its list: the first line of the step does not end
+        # on the first line of the quote, and the quote is indented as a list item's lines.
+        proposal = "Do you want me to:\n- Add a settings dialog?\n- Start project settings?"
+        messages = (
+            user("Add a flag."),
+            assistant(f"Added it.\n\n{proposal}"),
+            user("yes to all."),
+            assistant("Both done.\n\nNext up\n- Should I also write the docs?"),
+        )
+        assert next_step(messages, split_turn=False, prior=(), goal="Add a flag.") == (
+            "Latest user request (answered before this point, see Current work): "
+            '"yes to all.", accepting the agent\'s proposal:\n'
+            "    Do you want me to:\n"
+            "    - Add a settings dialog?\n"
+            "    - Start project settings?\n"
+            "The agent's last message ended with:\n"
+            "    Next up\n"
+            "    - Should I also write the docs?\n"
+            "Go on with the messages after this summary."
+        )
+
     def test_without_a_plan_it_resolves_to_the_last_paragraph_it_answered(self) -> None:
         messages = (user("Add a flag."), assistant("Added it.\n\nAll tests pass."), user("ok"))
         assert next_step(messages, split_turn=False, prior=(), goal="Add a flag.") == (

@@ -161,6 +161,13 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _own_lines(quoted: str) -> str:
+    """``quoted`` as it follows a sentence's colon: on the same line when it is one line,
+    from the next line when it has several (``Do you want me to:`` and its list), so that
+    the sentence's first line never ends on the first line of the quote."""
+    return "\n" + quoted if "\n" in quoted else quoted
+
+
 def stated_plan(text: str) -> str:
     """What the agent said it will do next, or asked the user, in ``text`` (its message):
     the last of its final :data:`PLAN_PARAGRAPHS` paragraphs that holds a plan marker or
@@ -268,7 +275,7 @@ def resolve(
         plan = stated_plan(before)
         last = re.split(r"\n\s*\n", before)[-1].strip() if before else ""
         if plan and not asks_for_direction(plan):
-            return words.ack_plan.format(ack=ack, plan=plan)
+            return words.ack_plan.format(ack=ack, plan=_own_lines(plan))
         if last and not plan and not asks_for_direction(last):
             return words.ack_message.format(ack=ack, message=_cap(last, PLAN_MAX_CHARS))
     earlier = [user_text(m) for m in messages[: max(request.index, 0)] if is_real_user_message(m)]
@@ -449,7 +456,8 @@ def next_step_lines(
     plan = stated_plan(_pending_plan_text(messages[start:]))
     said = ""
     if plan and plan not in first and not asks_for_direction(plan):
-        said = (words.plan_answered if answered else words.plan_open).format(plan=plan)
+        template = words.plan_answered if answered else words.plan_open
+        said = template.format(plan=_own_lines(plan))
     closing: list[str] = []
     if open_errors:
         closing.append(_open_errors_line(len(open_errors), shown_errors, entries, words))
@@ -466,8 +474,11 @@ QUOTE_INDENT = "    "
 def quote_lines(sentence: str) -> str:
     """``sentence`` (one of :func:`next_step_lines`: ours, its first line may end with quoted
     text) with its second and later non-blank lines indented by :data:`QUOTE_INDENT` (blank
-    lines stay empty), so that a quoted ``## Next step`` never reads as a heading."""
+    lines stay empty), so that a quoted ``## Next step`` never reads as a heading; trailing
+    blanks of the first line are dropped when more lines follow."""
     first, *rest = sentence.split("\n")
+    if rest:  # a quote on lines of its own leaves the blank before it at the end
+        first = first.rstrip()
     return "\n".join([first, *(QUOTE_INDENT + ln if ln.strip() else "" for ln in rest)])
 
 
