@@ -277,24 +277,26 @@ def plan_import(stored: Sequence[StoredEntry], new: Sequence[Entry], where: str)
     return ImportPlan(matched, withdrawn, first.seq, fresh, "grown" if grown else "edited", matched)
 
 
-def supersede_entry(
-    session_id: str,
-    withdrawn: tuple[str, ...],
-    parent: str | None,
-    seq: int,
-    reason: str = REASON,
-) -> Entry:
-    """The supersede record entry appended at ``seq`` after ``parent`` (content-hash id),
-    withdrawing ``withdrawn`` for ``reason``."""
-    record = SupersedeRecord(withdrawn, reason)
-    return Entry(
-        id=body_hash(record, parent),
+def entries_to_store(
+    session_id: str, stored: Sequence[StoredEntry], plan: ImportPlan
+) -> list[Entry]:
+    """The entries an import following ``plan`` appends after ``stored`` (the session's
+    stored entries in seq order, as :func:`plan_import` read them): when ``plan`` withdraws
+    entries, first the supersede record that withdraws them (a content-hash id after the
+    last stored entry, at the next seq, with ``plan.reason``), then ``plan.fresh``."""
+    if not plan.withdrawn:
+        return list(plan.fresh)
+    last = stored[-1]
+    record = SupersedeRecord(plan.withdrawn, plan.reason)
+    superseding = Entry(
+        id=body_hash(record, last.id),
         session_id=session_id,
-        seq=seq,
+        seq=last.seq + 1,
         body=record,
-        parent_id=parent,
+        parent_id=last.id,
         created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
     )
+    return [superseding, *plan.fresh]
 
 
 def _stored_ids(

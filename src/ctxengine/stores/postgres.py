@@ -473,15 +473,7 @@ class PostgresStore:
                 plan = _reimport.plan_import(stored, entries, where)
             else:
                 plan = _reimport.ImportPlan(0, (), None, list(entries))
-            new: list[Entry] = []
-            if plan.withdrawn:
-                last = stored[-1]
-                new.append(
-                    _reimport.supersede_entry(
-                        sid, plan.withdrawn, last.id, last.seq + 1, plan.reason
-                    )
-                )
-            new += plan.fresh
+            new = _reimport.entries_to_store(sid, stored, plan)
             rows = rows_now if new == list(entries) else [_rows.entry_row(e, where) for e in new]
             next_seq = stored[-1].seq + 1 if stored else 0
             self._insert_rows(conn, [(r[0], next_seq + i, *r[2:]) for i, r in enumerate(rows)])

@@ -469,15 +469,7 @@ class SQLiteStore:
                 rows_now = [_rows.entry_row(e, where) for e in entries]
             return _reimport.ImportPlan(0, (), None, list(entries)), entries, rows_now
         plan = _reimport.plan_import(stored, entries, where)
-        new: list[Entry] = []
-        if plan.withdrawn:
-            last = stored[-1]
-            new.append(
-                _reimport.supersede_entry(
-                    session_id, plan.withdrawn, last.id, last.seq + 1, plan.reason
-                )
-            )
-        new += plan.fresh
+        new = _reimport.entries_to_store(session_id, stored, plan)
         return plan, new, [_rows.entry_row(e, where) for e in new]
 
     @staticmethod
