@@ -285,7 +285,14 @@ _GEMINI_BLOCK = re.compile(r"\*\*Tool (Command|Response)\*\*:\n```json\n(.*?)\n`
 _GEMINI_SETUP = re.compile(r"\A\s*This is the [^\n.]+\. We are setting up the context")
 
 
+_GEMINI_GOAL = re.compile(r"<overall_goal>\s*(.*?)\s*</overall_goal>", re.S)
+_GEMINI_ACK = "Got it. Thanks for the additional context"
+
+
 def _gemini_share(path: Path) -> tuple[str, list[Call]]:
+    """A share written after a compression starts with the summary (a USER section holding
+    a ``<state_snapshot>``, answered by the model's acknowledgement): its overall goal is
+    the task."""
     text = path.read_text(encoding="utf-8")
     heads = list(_GEMINI_HEADER.finditer(text))
     first = ""
@@ -294,6 +301,11 @@ def _gemini_share(path: Path) -> tuple[str, list[Call]]:
         end = heads[k + 1].start() - len("\n\n---\n\n") if k + 1 < len(heads) else len(text)
         body = text[h.end() + 2 : end]
         blocks = list(_GEMINI_BLOCK.finditer(body))
+        after = text[heads[k + 1].end() + 2 :] if k + 1 < len(heads) else ""
+        goal = _GEMINI_GOAL.search(body)
+        if h.group(1) == "USER" and goal and after.startswith(_GEMINI_ACK):
+            first = first or goal.group(1)
+            continue
         if h.group(1) == "USER" and not blocks and not first and not _GEMINI_SETUP.match(body):
             first = body
         for b in blocks:

@@ -14,6 +14,7 @@ from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.importers import detect, read_transcript
 from ctxengine.model import CompactionRecord, Message, ReasoningPart, Usage
+from ctxengine.replay import replay
 from import_drift import LONE_SURROGATE_ERROR, LONE_SURROGATE_JSON, LONE_SURROGATE_TEXT, tolerated
 
 GEMINI = "gemini-cli"
@@ -69,7 +70,9 @@ SHARES = {
         148,
         0,
     ),
-    "gemini-cli-chat-share-2025-11-17.md": ({"assistant": 40, "tool": 39, "user": 5}, 39, 39, 0),
+    # written after a compression: its second USER section is the summary, its first MODEL
+    # section the acknowledgement (one compaction record, no message for either)
+    "gemini-cli-chat-share-2025-11-17.md": ({"assistant": 39, "tool": 39, "user": 4}, 39, 39, 1),
     "go-ai-agent-chat-share-long-2025-11-09.md": (
         {"assistant": 785, "tool": 784, "user": 5},
         784,
@@ -100,11 +103,36 @@ class TestCorpus:
         assert counts(session) == SHARES[name]
         assert session.report.summary() == ""
         users, models, commands, responses = raw_share_counts(path)
-        roles, calls, results, _ = SHARES[name]
-        # every MODEL section is one assistant message, every response one result, and the
-        # USER sections that hold no response are the user messages
-        assert (models, commands, responses) == (roles["assistant"], calls, results)
-        assert users - responses == roles["user"]
+        roles, calls, results, compactions = SHARES[name]
+        # every MODEL section is one assistant message (but an acknowledgement of a
+        # compression), every response one result, and the USER sections that hold no
+        # response are the user messages (but a compression's summary)
+        assert (models, commands, responses) == (roles["assistant"] + compactions, calls, results)
+        assert users - responses == roles["user"] + compactions
+        ignored = {"compression acknowledgement": 1} if compactions else {}
+        assert session.report.counts("ignored") == ignored
+
+    def test_a_share_written_after_a_compression_starts_from_its_summary(self) -> None:
+        path = require_corpus("gemini-cli", "gemini-cli-chat-share-2025-11-17.md")
+        session = read_transcript(path)
+        setup, record, first = (e.body for e in session.entries[:3])
+        assert isinstance(setup, Message) and setup.meta == {"synthetic": "setup_context"}
+        assert isinstance(record, CompactionRecord)
+        assert (record.summarizer, record.first_kept_id, record.retained_ids) == (
+            "imported",
+            None,
+            (session.entries[0].id,),
+        )
+        assert record.summary.startswith("scratchpad\nI have identified the continuous error")
+        assert "<overall_goal>\n        Fix all compilation errors" in record.summary
+        assert isinstance(first, Message) and (first.role, first.text) == ("user", "continue")
+        state = Session(32_000, entries=session.entries).prepare().messages[0].text
+        goal = state.split("## Goal\n", 1)[1].split("\n\n", 1)[0]
+        assert goal == "Fix all compilation errors and test failures in the Go project."
+        modified = state.split("## Files modified\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert len(modified) == 30
+        assert modified[-1] == "- /home/user/Workspace/go-ai-agent-v2/pkg/extension/manager_test.go"
+        assert "## Files read" not in state
 
     def test_setup_context_is_synthetic_and_the_title_is_the_first_request(self) -> None:
         path = require_corpus("gemini-cli", "gemini-cli-chat-share-2025-11-05.md")
@@ -351,6 +379,93 @@ class TestShare:
 
 def share(*sections: str) -> str:
     return "\n\n---\n\n".join(sections)
+
+
+SNAPSHOT = "<state_snapshot>\n<overall_goal>Port the CLI.</overall_goal>\n</state_snapshot>"
+SETUP = "This is the Gemini CLI. We are setting up the context for our chat."
+
+
+class TestCompressedShare:
+    def test_the_summary_and_its_acknowledgement_become_one_compaction(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "chat.md"
+        path.write_text(
+            share(
+                f"## USER 🧑‍💻\n\n{SETUP}",
+                f"## USER 🧑‍💻\n\n{SNAPSHOT}",
+                "## MODEL ✨\n\nGot it. Thanks for the additional context!",
+                "## USER 🧑‍💻\n\nnow add the tests",
+                "## MODEL ✨\n\nAdding them.",
+            ),
+            encoding="utf-8",
+        )
+        session = read_transcript(path)
+        bodies = [e.body for e in session.entries]
+        assert [b.text if isinstance(b, Message) else b.summary for b in bodies] == [
+            SETUP,
+            SNAPSHOT,
+            "now add the tests",
+            "Adding them.",
+        ]
+        record = bodies[1]
+        assert isinstance(record, CompactionRecord)
+        assert (record.retained_ids, record.first_kept_id) == (("turn-0",), None)
+        assert [e.id for e in session.entries[2:]] == ["turn-3", "turn-4"]
+        assert session.report.counts("ignored") == {"compression acknowledgement": 1}
+        # as Gemini CLI sent it: the environment context, the summary, what followed
+        context = Session(100_000, entries=session.entries).project().messages
+        assert [m.text for m in context[:1] + context[2:]] == [
+            SETUP,
+            "now add the tests",
+            "Adding them.",
+        ]
+        assert context[1].text.startswith("The earlier part of this session was compacted.")
+        assert "‹overall_goal›Port the CLI.‹/overall_goal›" in context[1].text  # tags escaped
+
+    def test_a_replay_starts_from_the_summary(self, tmp_path: Path) -> None:
+        path = tmp_path / "chat.md"
+        path.write_text(
+            share(
+                f"## USER 🧑‍💻\n\n{SETUP}",
+                f"## USER 🧑‍💻\n\n{SNAPSHOT}",
+                "## MODEL ✨\n\nGot it. Thanks for the additional context!",
+                "## USER 🧑‍💻\n\nnow add the tests",
+                "## MODEL ✨\n\nAdding them.",
+            ),
+            encoding="utf-8",
+        )
+        result = replay(read_transcript(path).entries, window=100_000)
+        assert result.compactions == 0
+        assert result.final is not None
+        sent = [m.text for m in result.final.messages]
+        assert len(sent) == 3
+        assert (sent[0], sent[2]) == (SETUP, "now add the tests")
+        assert "‹overall_goal›Port the CLI.‹/overall_goal›" in sent[1]
+
+    @pytest.mark.parametrize(
+        ("snapshot", "answer"),
+        [
+            (SNAPSHOT, "Thanks, I will keep that in mind."),  # not the acknowledgement
+            (
+                "<state_snapshot> (the tag only, no element)",
+                "Got it. Thanks for the additional context!",
+            ),
+        ],
+    )
+    def test_without_the_pair_a_snapshot_is_the_users_message(
+        self, tmp_path: Path, snapshot: str, answer: str
+    ) -> None:
+        path = tmp_path / "chat.md"
+        path.write_text(
+            share(f"## USER 🧑‍💻\n\n{snapshot}", f"## MODEL ✨\n\n{answer}"), encoding="utf-8"
+        )
+        session = read_transcript(path)
+        assert [(m.role, m.text) for m in messages(session)] == [
+            ("user", snapshot),
+            ("assistant", answer),
+        ]
+        assert session.report.counts("ignored") == {}
 
 
 COMMAND = '**Tool Command**:\n```json\n{\n  "name": "read_file",\n  "args": %s\n}\n```'

@@ -13,7 +13,7 @@ from test_carried import CLAUDE_CODE
 from corpus import require_corpus
 from ctxengine.engine import Session
 from ctxengine.importers import read_transcript
-from ctxengine.model import CompactionRecord, Ledgers, Message, assistant, user
+from ctxengine.model import CompactionRecord, FileFact, Ledgers, Message, assistant, user
 from ctxengine.replay import RENDERERS
 from ctxengine.summarizers import (
     ExtractiveSummarizer,
@@ -27,8 +27,10 @@ from ctxengine.summarizers.anchor import (
     carry,
     choose_goal,
     cumulative_ledgers,
+    goal_in,
     modified_paths_in,
 )
+from ctxengine.summarizers.fact_items import file_items
 from ctxengine.summarizers.prompts import LEDGER_INTRO
 from ctxengine.summarizers.sections import dedent_all, indent_all
 
@@ -121,6 +123,34 @@ class TestSlashCommands:
         assert choose_goal(request) == "/mode"
 
 
+GEMINI_SNAPSHOT = (
+    "<state_snapshot>\n    <overall_goal>\n        Fix all compilation errors\n"
+    "        in the Go project.\n    </overall_goal>\n    <key_knowledge>\n"
+    "        - `go build` must run before `go test`.\n    </key_knowledge>\n</state_snapshot>"
+)
+
+
+class TestGoalOfAForeignSummary:
+    def test_the_overall_goal_element_is_read_with_its_lines_stripped(self) -> None:
+        assert goal_in("scratchpad\n" + GEMINI_SNAPSHOT) == (
+            "Fix all compilation errors\nin the Go project."
+        )
+        assert goal_in("<overall_goal>  </overall_goal>") == ""
+        assert goal_in(IMPORTED_SUMMARY) == ""
+
+    def test_it_is_the_goal_before_later_requests_but_after_the_callers(self) -> None:
+        previous = CompactionRecord(GEMINI_SNAPSHOT, None, 0, 0, "gemini-cli", "imported")
+        messages = (user("continue"), user("you are stuck updating a_test.go"), assistant("ok"))
+        request = SummaryRequest(messages, previous, "", 2_000)
+        assert choose_goal(request) == "Fix all compilation errors\nin the Go project."
+        request = SummaryRequest(messages, previous, "Ship the Go port.", 2_000)
+        assert choose_goal(request) == "Ship the Go port."
+        ours = CompactionRecord(GEMINI_SNAPSHOT, None, 0, 0, "default", "llm")
+        assert choose_goal(SummaryRequest(messages, ours, "", 2_000)) == (
+            "you are stuck updating a_test.go"
+        )
+
+
 class TestModifiedPathsInAnImportedSummary:
     def test_a_verb_before_or_a_note_after_the_path(self) -> None:
         text = (
@@ -159,6 +189,33 @@ class TestModifiedPathsInAnImportedSummary:
             "Then edited lib/a/done.ex."
         )
         assert modified_paths_in(text) == ("lib/a/done.ex",)
+
+    def test_gemini_cli_file_system_state_lines_name_modified_and_created_paths(self) -> None:
+        text = (
+            "<file_system_state>\n"
+            "    - CWD: `/home/u/app`\n"
+            "    - MODIFIED: `pkg/tools/glob.go` - Fixed the type usage.\n"
+            "    - CREATED: `cmd/new_cmd.go` - New command.\n"
+            "    - READ: `pkg/types/types.go` - Confirmed the field type.\n"
+            "    - Files created:\n    - `test/a_test.go`\n"
+            "</file_system_state>"
+        )
+        assert modified_paths_in(text) == ("pkg/tools/glob.go", "cmd/new_cmd.go")
+
+    def test_a_path_the_summary_modified_stays_modified_when_the_range_only_read_it(
+        self,
+    ) -> None:
+        ledgers = Ledgers(
+            files_modified=("/r/pkg/a_test.go", "/r/pkg/b.go"),
+            files=(
+                FileFact("/r/pkg/a_test.go", "read", 3, "read"),
+                FileFact("/r/pkg/c.go", "read", 4, "read"),
+                FileFact("/r/pkg/b.go", "scratch", 5, "created"),
+            ),
+        )
+        assert file_items(ledgers, "modified") == ("/r/pkg/a_test.go",)
+        assert file_items(ledgers, "read") == ("/r/pkg/c.go",)
+        assert file_items(ledgers, "scratch") == ("/r/pkg/b.go",)
 
     def test_only_a_foreign_compaction_is_mined(self) -> None:
         assert anchor_ledgers(_imported()).files_modified == (

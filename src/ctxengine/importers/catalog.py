@@ -222,7 +222,9 @@ ROWS: tuple[Row, ...] = (
         "a chat recording JSONL (`~/.gemini/tmp/<project>/chats/`), the older session JSON, "
         "or a `/chat share` Markdown or JSON",
         "messages, thoughts as reasoning, calls with their results; `$set`, `$rewindTo`; "
-        "`/compress` as a compaction entry; a subagent names its parent",
+        "`/compress` as a compaction entry, and in a share the `<state_snapshot>` turn it "
+        "starts from (its `<overall_goal>` is the goal, its `MODIFIED:` paths modified "
+        "files); a subagent names its parent",
         (
             *_sorted("message:", gemini_cli._UI_TYPES),
             "rewound",

@@ -16,6 +16,12 @@ Formats (Gemini CLI ``packages/core/src/services/chatRecordingService.ts``):
   acknowledgement is not imported (ignored).
 * **Session JSON** (older ``session-*.json``): the same metadata and a ``messages`` list.
 * **Chat share** (``/chat share``): Markdown or JSON (:mod:`ctxengine.importers._gemini_share`).
+  A share holds the history as Gemini CLI sends it: after a compression, a user turn holding
+  the ``<state_snapshot>`` summary and the model's acknowledgement ("Got it. Thanks for the
+  additional context!"). That pair becomes a :class:`CompactionRecord` (summarizer
+  ``imported``) whose summary is the user turn's text and whose ``retained_ids`` are the
+  messages sent before it (the environment context); the acknowledgement is not imported
+  (ignored). What the summary replaced is not in the share.
 
 Message records (session JSON and recording):
 
@@ -77,7 +83,7 @@ from ctxengine.importers._gemini_share import (
     parse_markdown,
 )
 from ctxengine.importers._lines import after_bad_lines
-from ctxengine.importers._parts import opt_str, title_of
+from ctxengine.importers._parts import SYNTHETIC, opt_str, title_of
 from ctxengine.importers._peek import peek
 from ctxengine.importers._text import bytes_digest
 from ctxengine.importers.base import ImportedSession, start_report
@@ -93,6 +99,10 @@ from ctxengine.model import (
 )
 
 NAME = "gemini-cli"
+#: The element Gemini CLI's compression prompt asks the model to write its summary in.
+SNAPSHOT_OPEN, SNAPSHOT_CLOSE = "<state_snapshot>", "</state_snapshot>"
+#: How the model's turn after a compressed history starts (Gemini CLI writes it itself).
+ACKNOWLEDGEMENT = "Got it. Thanks for the additional context"
 #: Message record types never sent to the model.
 _UI_TYPES = frozenset({"info", "error", "warning"})
 _ASSISTANT_TYPES = frozenset({"gemini", "model"})
@@ -205,9 +215,24 @@ class GeminiCliImporter:
             )
         share = ContentReader(report)
         builder = LogBuilder(digest or file_digest(path))
-        for n, turn in enumerate(turns):
-            for k, msg in enumerate(share.turn(turn)):
-                builder.add(msg, source_id=f"turn-{n}#{k}" if k else f"turn-{n}")
+        contents = list(turns)
+        acknowledged = False
+        sent: list[str] = []  # the message entries so far, sent before a summary
+        for n, turn in enumerate(contents):
+            if acknowledged:  # the model's answer to a compressed history: never sent again
+                acknowledged = False
+                report.ignore("compression acknowledgement", **turn.where)
+                continue
+            messages = share.turn(turn)
+            summary = _snapshot(messages, contents[n + 1] if n + 1 < len(contents) else None)
+            if summary is not None:
+                builder.add(_imported(summary, None, tuple(sent) or None))
+                acknowledged = True
+                sent.clear()
+                continue
+            for k, msg in enumerate(messages):
+                entry = builder.add(msg, source_id=f"turn-{n}#{k}" if k else f"turn-{n}")
+                sent.append(entry.id)
         entries = tuple(builder.entries)
         meta = {"variant": variant}
         return ImportedSession(
@@ -362,16 +387,8 @@ class _Recording:
         model: str | None = None
         for item in self.log:
             if isinstance(item, _Compaction):
-                record = CompactionRecord(
-                    summary=item.summary,
-                    first_kept_id=entry_of.get(item.first_kept) if item.first_kept else None,
-                    tokens_before=0,
-                    tokens_after=0,
-                    policy=NAME,
-                    summarizer="imported",
-                    reason="imported",
-                )
-                builder.add(record)
+                kept = entry_of.get(item.first_kept) if item.first_kept else None
+                builder.add(_imported(item.summary, kept))
                 continue
             rec, where = self.records[item]
             created = opt_str(rec, "timestamp")
@@ -523,6 +540,46 @@ class _Recording:
                 **where,
             )
         return [TextPart(text or f"[tool call {status or 'ended'}]")], status != "success"
+
+
+def _imported(
+    summary: str, first_kept_id: str | None, retained_ids: tuple[str, ...] | None = None
+) -> CompactionRecord:
+    """The record of a compression Gemini CLI made (``summary``: the text of the user turn
+    that replaced the history; ``first_kept_id``: the first entry it kept, when known;
+    ``retained_ids``: the entries sent before the summary, when any)."""
+    return CompactionRecord(
+        summary=summary,
+        first_kept_id=first_kept_id,
+        retained_ids=retained_ids,
+        tokens_before=0,
+        tokens_after=0,
+        policy=NAME,
+        summarizer="imported",
+        reason="imported",
+    )
+
+
+def _snapshot(messages: list[Message], answer: Turn | None) -> str | None:
+    """The summary of a compressed history in a chat share, else ``None``: ``messages`` (a
+    user content's) are one user message of the user's own whose text holds a
+    ``<state_snapshot>`` element, and ``answer``, the content after it, is the model's
+    acknowledgement (:data:`ACKNOWLEDGEMENT`). Gemini CLI's ``/compress`` and automatic
+    compression replace the history with that pair; a share written after one starts
+    with it (after the environment context)."""
+    if len(messages) != 1 or answer is None or answer.role != "MODEL":
+        return None
+    message = messages[0]
+    if message.role != "user" or message.meta.get(SYNTHETIC):
+        return None
+    text = message.text
+    start = text.find(SNAPSHOT_OPEN)
+    if start < 0 or text.find(SNAPSHOT_CLOSE, start) < 0:
+        return None
+    said = "".join(
+        p["text"] for p in answer.parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    )
+    return text if said.strip().startswith(ACKNOWLEDGEMENT) else None
 
 
 def _plain_text(content: Any) -> str:

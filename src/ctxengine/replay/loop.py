@@ -4,7 +4,10 @@ Every message entry of the source log is appended to a fresh :class:`~ctxengine.
 with the time the source recorded for it;
 before each assistant message the context is ``prepare()``-d (running the ladder when the
 trigger is reached), rendered for each provider and validated. The source's own compactions
-are not replayed: the session is compacted by ctxengine's policy alone.
+are not replayed: the session is compacted by ctxengine's policy alone. A summary the session
+started from is the exception (:func:`leading_summaries`: a session continued from a
+summary, a chat share written after a compression): the history it replaced is not in the
+log, so it is appended where the log holds it, and the replay starts from it as the agent did.
 
 Validation is incremental within an epoch (:mod:`ctxengine.replay.render`): each request's
 new tail is rendered and checked, and a compaction or prune checks the whole request once,
@@ -28,7 +31,7 @@ from datetime import datetime
 from ctxengine.cost import CacheOutcome, CacheRequest, CacheRules, PrefixCache, break_cause
 from ctxengine.engine import LadderEvent, Session
 from ctxengine.errors import ConfigError
-from ctxengine.model import Entry, Message, current_entries
+from ctxengine.model import CompactionRecord, Entry, Message, current_entries
 from ctxengine.policy import DEFAULT_POLICY, Policy
 from ctxengine.projection.context import Context
 from ctxengine.replay.render import (
@@ -182,6 +185,27 @@ def source_messages(entries: Iterable[Entry], *, keep_usage: bool = False) -> li
     return out
 
 
+def leading_summaries(
+    entries: Iterable[Entry],
+) -> dict[int, list[tuple[CompactionRecord, str | None]]]:
+    """The compaction records written by another system (summarizer ``imported``) that come
+    before the log's first assistant message: summaries of a history the log does not hold
+    (a Claude Code session continued from a summary, a Gemini CLI chat share written after a
+    compression), by the index in :func:`source_messages` of the message each precedes (the
+    number of messages when none does), in log order, each with its ``created_at``."""
+    out: dict[int, list[tuple[CompactionRecord, str | None]]] = {}
+    n = 0
+    for e in current_entries(list(entries)):
+        m = e.message
+        if m is not None:
+            if m.role == "assistant":
+                break
+            n += 1
+        elif isinstance(e.body, CompactionRecord) and e.body.summarizer == "imported":
+            out.setdefault(n, []).append((e.body, e.created_at))
+    return out
+
+
 def request_times(entries: Iterable[Entry]) -> list[float | None]:
     """Per message of :func:`source_messages` (records and withdrawn entries skipped), its
     ``created_at`` in seconds since the epoch, ``None`` where it is missing or not
@@ -273,6 +297,10 @@ def replay(
         sim = PrefixCache(cache.rules, long_ttl=cache.long_ttl)
     times = request_times(entries)
     stamps = source_stamps(entries)
+    leading = leading_summaries(entries)
+    source_ids = [e.id for e in current_entries(list(entries)) if e.message is not None]
+    #: source entry id -> replayed entry id, for the messages a leading summary names
+    renamed: dict[str, str] = {}
     seen_user = False
     previous_role = ""
     for i, message in enumerate(messages):
@@ -328,9 +356,32 @@ def replay(
         if message.role == "user":
             seen_user = True
         previous_role = message.role
-        session.append(message, created_at=stamps[i])
+        for record, created_at in leading.get(i, ()):
+            session.append(_renamed(record, renamed), created_at=created_at)
+        entry = session.append(message, created_at=stamps[i])
+        if leading and i < max(leading):
+            renamed[source_ids[i]] = entry.id
     session.close()  # a background compaction still held is given up (its thread joined)
     return result
+
+
+def _renamed(record: CompactionRecord, renamed: dict[str, str]) -> CompactionRecord:
+    """A leading summary's record (:func:`leading_summaries`) naming the replayed entries
+    instead of the source's: the messages it keeps verbatim before or after it that were
+    replayed already; those that were not are left out."""
+
+    def ids(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if names is None:
+            return None
+        return tuple(renamed[n] for n in names if n in renamed) or None
+
+    first = record.first_kept_id
+    return replace(
+        record,
+        first_kept_id=renamed.get(first) if first is not None else None,
+        retained_ids=ids(record.retained_ids),
+        lead_ids=ids(record.lead_ids),
+    )
 
 
 def _cause(outcome: CacheOutcome, events: Sequence[LadderEvent]) -> str | None:

@@ -17,7 +17,10 @@ holds what no ledger does:
 
 Paths an imported summary names as created or modified are added to the modified-files
 ledger (:func:`modified_paths_in`): only those with an explicit verb right next to them, so a
-path the summary merely mentions (read, a plan, a reference) is never listed as modified.
+path the summary merely mentions (read, a plan, a reference) is never listed as modified
+(the verb may end in a colon: Gemini CLI's ``- MODIFIED: `path` …`` lines). The goal such a
+summary states in an element of its own (Gemini CLI's ``<overall_goal>``) is the session's
+goal when no earlier goal of ours or the caller's is known (:func:`goal_in`).
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ _PATH = (
 )
 _QUOTE = r"[`'\"*]*"
 _VERBS = r"(?:created|modified|edited|updated|changed|wrote|rewrote|rewritten|written)"
-_VERB_THEN_PATH = re.compile(rf"\b{_VERBS}[ \t]+{_QUOTE}{_PATH}", re.IGNORECASE)
+_VERB_THEN_PATH = re.compile(rf"\b{_VERBS}:?[ \t]+{_QUOTE}{_PATH}", re.IGNORECASE)
 _PATH_THEN_NOTE = re.compile(rf"{_PATH}{_QUOTE}[ \t]*\([ \t]*(?:{_VERBS}|new)\b", re.IGNORECASE)
+_OVERALL_GOAL = re.compile(r"<overall_goal>(.*?)</overall_goal>", re.DOTALL)
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bbe|\bwill|\bto|\bshould|\bmust)[ \t]*$", re.I)
 
 
@@ -83,13 +87,16 @@ def is_substantive(text: str) -> bool:
 
 
 def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> str:
-    """The session's goal, verbatim: the first of the previous goal, the caller's goal and the
-    user ``texts`` (default :func:`user_texts`) that is substantive (:func:`is_substantive`);
+    """The session's goal, verbatim: the first of the previous goal, the caller's goal, the
+    goal a foreign previous summary states (:func:`goal_in`) and the user ``texts`` (default
+    :func:`user_texts`) that is substantive (:func:`is_substantive`);
     when none is, the first of them that is neither injected nor an acknowledgement (a
     session of slash commands only); else ``""`` (acknowledgements are never a goal)."""
     texts = user_texts(request) if texts is None else texts
     previous = request.previous.ledgers.goal if request.previous else ""
-    candidates = (previous, request.goal, *texts)
+    earlier = request.previous
+    mined = goal_in(earlier.summary) if earlier is not None and is_foreign(earlier) else ""
+    candidates = (previous, request.goal, mined, *texts)
     found = next((g for g in candidates if g and is_substantive(g)), None)
     if found is not None:
         return found
@@ -101,6 +108,16 @@ def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -
         ),
         "",
     )
+
+
+def goal_in(summary: str) -> str:
+    """The goal a summary written by another system states in an element of its own: Gemini
+    CLI's ``<overall_goal>`` (its compression prompt asks for the user's high-level
+    objective there), its lines stripped; ``""`` when it has none or it is empty."""
+    found = _OVERALL_GOAL.search(summary)
+    if found is None:
+        return ""
+    return "\n".join(line.strip() for line in found.group(1).strip().splitlines())
 
 
 def is_foreign(previous: CompactionRecord | None) -> bool:

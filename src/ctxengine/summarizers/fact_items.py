@@ -93,14 +93,18 @@ def identifier_line(identifier: IdentifierFact, words: FactWords = ENGLISH_FACTS
 
 def file_items(ledgers: Ledgers, status: str) -> tuple[str, ...]:
     """Paths of one status (``modified``, ``scratch``, ``read``) in first-seen order; for
-    ``modified`` and ``read``, plus the plain paths no fact covers (older ledgers)."""
-    covered = {f.path for f in ledgers.files}
+    ``modified`` and ``read``, plus the plain paths no fact covers (older ledgers, the paths
+    an imported summary names as modified). A plain modified path stays modified when a
+    fact says it was only read since (the summary's edit came first)."""
+    covered = {f.path for f in ledgers.files if f.status != "read"}
+    modified = set(ledgers.files_modified)
     facts = [f.path for f in ledgers.files if f.status == status]
     if status == "modified":
         plain = [p for p in ledgers.files_modified if p not in covered]
     elif status == "read":
-        modified = set(ledgers.files_modified)
+        covered.update(f.path for f in ledgers.files)
         plain = [p for p in ledgers.files_read if p not in covered and p not in modified]
+        facts = [p for p in facts if p not in modified]
     else:
         plain = []
     return tuple(dict.fromkeys([*plain, *facts]))
