@@ -13,6 +13,7 @@ from cli_helpers import EXAMPLE, EXAMPLE_ID
 
 from ctxengine.cli import main
 from ctxengine.cli.output import Grid, column_groups
+from ctxengine.cli.overwrite import OutputKind, holds
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +76,8 @@ def test_a_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_an_output_is_replaced_whole_and_no_temporary_file_is_left(tmp_path: Path) -> None:
     out = tmp_path / "request.json"
-    out.write_text("an older request that is much longer than nothing " * 1000)
+    older = [{"role": "user", "content": "an older request much longer than nothing"}] * 1000
+    out.write_text(json.dumps({"model": "m", "messages": older}))
     assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(out)]) == 0
     body = json.loads(out.read_text())
     assert body["messages"]
@@ -86,7 +88,8 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "request.json"
-    out.write_text("keep me")
+    keep = '{"messages": [{"role": "user", "content": "keep me"}]}'
+    out.write_text(keep)
     # the system prompt alone is larger than the window: nothing can make it fit
     src = tmp_path / "chat.json"
     rules = " ".join(f"Rule {k}: never touch file_{k}.py." for k in range(2_000))
@@ -96,7 +99,7 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
     src.write_text(json.dumps(messages), encoding="utf-8")
     code = main(["compact", str(src), "--window", "4000", "-o", str(out)])
     assert code == 2
-    assert out.read_text() == "keep me"
+    assert out.read_text() == keep
     err = " ".join(capsys.readouterr().err.split())
     assert err == (
         "cannot compact: no compaction can bring the context under the trigger of 3,200 tokens "
@@ -105,6 +108,75 @@ def test_a_failed_compaction_leaves_an_existing_output_as_it_was(
         "message 41); shorten these (rules files, tool schemas, system prompt), re-inject less, "
         "or use a model with a larger window; nothing was written"
     )
+
+
+def test_a_transcript_or_another_programs_data_is_never_replaced_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "other.jsonl"
+    transcript.write_bytes(EXAMPLE.read_bytes())
+    data = tmp_path / "data.json"
+    data.write_text('{"rows": [1, 2, 3]}')
+    before = digest(transcript, data)
+    for command in (["compact", "--window", "16000"], ["export"], ["handoff"]):
+        assert main([command[0], str(EXAMPLE), *command[1:], "-o", str(transcript)]) == 2
+        wanted = "a ctxengine log export" if command[0] == "export" else "a request body"
+        assert capsys.readouterr().err == (
+            f"error: refusing to write {transcript}: it exists and is not {wanted} (it reads "
+            "as a claude-code transcript); pass --force to replace it; nothing was written\n"
+        )
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(data)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: refusing to write {data}: it exists and is not a request body; pass --force "
+        "to replace it; nothing was written\n"
+    )
+    assert digest(transcript, data) == before
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(data), "--force"]) == 0
+    assert json.loads(data.read_text())["messages"]
+
+
+def test_an_earlier_output_of_the_same_kind_or_an_empty_file_is_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    request, log, empty = tmp_path / "request.json", tmp_path / "log.jsonl", tmp_path / "e.json"
+    empty.write_text("")
+    for _ in range(2):
+        assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(request)]) == 0
+        assert main(["export", str(EXAMPLE), "-o", str(log)]) == 0
+    assert main(["export", str(EXAMPLE), "--format", "anthropic", "-o", str(request)]) == 0
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(empty)]) == 0
+    capsys.readouterr()
+    # a log export is not a request body, nor the other way round
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(log)]) == 2
+    assert main(["export", str(EXAMPLE), "-o", str(request)]) == 2
+    assert capsys.readouterr().err.count("pass --force to replace it") == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "expected"),
+    [
+        ("request", b'{"model": "m", "messages": []}', True),
+        ("request", b'{"model": "m", "input": [], "instructions": "x"}', True),
+        ("request", b'{"messages": [], "info": {"exit_status": "done"}}', False),  # a trajectory
+        ("request", b'[{"role": "user", "content": "hi"}]', False),  # a message list
+        ("request", b"not json", False),
+        ("request", b"", True),
+        ("log", b'{"id": "e1", "session_id": "s", "seq": 0, "body": {}}\n{"id"', True),
+        ("log", b'{"id": "e1", "session_id": "s", "seq": 0, "body": {}, "x": 1}\n', False),
+        ("log", b'{"type": "user", "uuid": "u1"}\n', False),
+        ("html", b"\n  <!DOCTYPE html>\n<html>", True),
+        ("html", b"<HTML><body>", True),
+        ("html", b"<svg>", False),
+        ("png", b"\x89PNG\r\n\x1a\n\x00\x00", True),
+        ("png", b"GIF89a", False),
+    ],
+)
+def test_what_an_existing_file_holds(
+    tmp_path: Path, kind: OutputKind, content: bytes, expected: bool
+) -> None:
+    path = tmp_path / "out"
+    path.write_bytes(content)
+    assert holds(path, kind) is expected
 
 
 def test_a_wide_comparison_splits_into_tables_that_fit_the_terminal() -> None:

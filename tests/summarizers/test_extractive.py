@@ -397,21 +397,41 @@ class TestBudget:
         )  # the note's 10 tokens more than without the entry: the budget is 225, not 215
         assert summary.tokens == 225
 
-    def test_a_current_work_cut_in_its_middle_names_the_entry_of_the_message(self) -> None:
-        report = "Report:\n" + "\n".join(f"line {i} done" for i in range(200))  # 2,697 chars
+    REPORT = "Report:\n" + "\n".join(f"line {i} done" for i in range(200))  # 2,697 chars
+    #: an earlier reply of 8,000 tokens: the range summarized is about 8,700 tokens
+    EARLIER = "Looked at every module. " * 1_334
+
+    def _work(self, budget: int, *earlier: Message) -> str:
         request = SummaryRequest(
-            (user("Fix the parser."), assistant(report)),
+            (user("Fix the parser."), *earlier, assistant(self.REPORT)),
             None,
             "Fix the parser.",
-            2000,
-            text_entries=(("Fix the parser.", "e-1"), (report, "e-2")),
+            budget,
+            text_entries=(("Fix the parser.", "e-1"), (self.REPORT, "e-2")),
         )
         text = SUMMARIZER.summarize(request, EST).text
-        work = text.split("## Current work\n", 1)[1].split("\n\n## ", 1)[0]
-        assert work == (
-            report[:600]
+        return text.split("## Current work\n", 1)[1].split("\n\n## ", 1)[0]
+
+    def test_a_current_work_cut_in_its_middle_names_the_entry_of_the_message(self) -> None:
+        # 675 tokens, over a quarter of the budget (500; a tenth of the range is 869): as
+        # many characters as 500 tokens hold at 2,697 / 675 characters per token, 1,997,
+        # head and tail 998 each
+        assert self._work(2000, assistant(self.EARLIER)) == (
+            self.REPORT[:998]
+            + "\n[… 701 characters omitted; full text kept in history as entry e-2 …]\n"
+            + self.REPORT[-998:]
+        )
+
+    def test_a_current_work_is_shown_whole_while_its_room_holds_it(self) -> None:
+        # a quarter of the budget is 675 tokens, a tenth of the range 869
+        assert self._work(2700, assistant(self.EARLIER)) == self.REPORT
+
+    def test_a_short_range_keeps_its_current_work_to_1200_characters(self) -> None:
+        # a tenth of the range (the request and the report, 687 tokens) is 68 tokens
+        assert self._work(2700) == (
+            self.REPORT[:600]
             + "\n[… 1,497 characters omitted; full text kept in history as entry e-2 …]\n"
-            + report[-600:]
+            + self.REPORT[-600:]
         )
 
     def test_a_request_resolved_from_an_acknowledgement_names_the_request_s_entry(

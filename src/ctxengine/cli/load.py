@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from ctxengine.cli.output import check_output, say
+from ctxengine.cli.overwrite import OutputKind
 from ctxengine.errors import SessionNotFound, StoreMissing, TranscriptError
 from ctxengine.importers import read_transcript
 from ctxengine.importers.report import ImportReport
@@ -164,12 +165,19 @@ def _cwd(meta: Mapping[str, Any]) -> str:
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else ""
 
 
-def check_output_path(output: str | None, target: str | None, db: str | None) -> None:
-    """Refuse ``output`` before any work when it is a directory, the store, or the
-    transcript ``target`` (see :func:`ctxengine.cli.output.check_output`).
+def check_output_path(
+    output: str | None,
+    target: str | None,
+    db: str | None,
+    kind: OutputKind | None = None,
+    force: bool = False,
+) -> None:
+    """Refuse ``output`` before any work when it is a directory, the store, the transcript
+    ``target``, or (unless ``force``) an existing file that does not hold output of
+    ``kind`` (see :func:`ctxengine.cli.output.check_output`).
 
     Raises:
         OutputRefused: it is one of those.
     """
     inputs = [target] if target and Path(target).exists() else []
-    check_output(output, inputs=inputs, store=store_path(db))
+    check_output(output, inputs=inputs, store=store_path(db), kind=kind, force=force)

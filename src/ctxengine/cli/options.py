@@ -80,6 +80,15 @@ FormatOpt = Annotated[
         "--format", metavar="NAME", help="Force the transcript format instead of sniffing."
     ),
 ]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace an existing -o file even when it holds something other than what this "
+        "command writes (a transcript, another program's data); without it such a file is "
+        "refused and left as it is.",
+    ),
+]
 StrictOpt = Annotated[
     bool,
     typer.Option(

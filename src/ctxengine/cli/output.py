@@ -35,6 +35,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ctxengine.cli.overwrite import OutputKind, holds, refusal
+
 #: Results (tables, reports) on a terminal; off a terminal :func:`say` writes plain lines.
 out = Console(markup=False, emoji=False, highlight=False)
 #: Errors, warnings and progress on a terminal.
@@ -307,10 +309,18 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_output(
-    path: str | None, *, inputs: Sequence[str | Path] = (), store: str | None = None
+    path: str | None,
+    *,
+    inputs: Sequence[str | Path] = (),
+    store: str | None = None,
+    kind: OutputKind | None = None,
+    force: bool = False,
 ) -> None:
     """Refuse an output path before any work: a directory, the store (or its ``-wal`` /
-    ``-shm`` files), or one of the input files. ``None`` and ``"-"`` (stdout) pass.
+    ``-shm`` files), one of the input files, or (unless ``force``) an existing file that
+    does not hold output of ``kind``, what the command writes (:mod:`ctxengine.cli.
+    overwrite`: a transcript or another program's data is never replaced by a mistyped
+    ``-o``). ``None`` and ``"-"`` (stdout) pass.
 
     Raises:
         OutputRefused: the path is one of those.
@@ -329,6 +339,8 @@ def check_output(
             raise OutputRefused(path, f"it is the input file {given}")
     if not target.parent.is_dir():
         raise OutputRefused(path, f"its folder {target.parent} does not exist")
+    if kind is not None and not force and target.is_file() and not holds(target, kind):
+        raise OutputRefused(path, refusal(target, kind))
 
 
 class OutputRefused(ValueError):

@@ -114,8 +114,15 @@ from ctxengine.tokens.base import Estimator
 KEEP_CHARS = 500
 #: Characters of the next step that are always shown.
 NEXT_STEP_KEEP_CHARS = 300
-#: Longest "current work" text before any budget cut, in characters (head and tail kept).
+#: Longest "current work" text always taken whole before the budget's selection, in
+#: characters; a longer one is taken whole up to :data:`CURRENT_WORK_MAX_SHARE` of the
+#: budget, else as its head and tail (:func:`current_work_text`).
 CURRENT_WORK_MAX_CHARS = 1_200
+#: Share of the state's budget the agent's last message may take before the selection.
+CURRENT_WORK_MAX_SHARE = 0.25
+#: Share of the tokens the state replaces (the range) that the agent's last message may take:
+#: the state of a short range stays shorter than the range.
+CURRENT_WORK_RANGE_SHARE = 0.1
 #: Share of the budget the modified paths may take listed one per line; above it they are
 #: grouped by directory when that is shorter.
 MODIFIED_GROUP_SHARE = 0.15
@@ -272,6 +279,30 @@ def next_step_items(lines: steps.StepLines, entry: str = "") -> list[Item]:
         closing = "\n".join(lines.closing)
         items.append(replace(step, text=closing, order=3, cut_floor=None, word_cut=False))
     return items
+
+
+def current_work_text(
+    text: str, request: SummaryRequest, estimator: Estimator, entry: str = ""
+) -> str:
+    """The agent's last message ``text`` as the state's current work may show it: whole when
+    it has at most :data:`CURRENT_WORK_MAX_CHARS` characters or takes at most its room: the
+    smaller of :data:`CURRENT_WORK_MAX_SHARE` of the state's budget and
+    :data:`CURRENT_WORK_RANGE_SHARE` of the tokens of the messages ``request`` summarizes;
+    else its head and tail around a note of the characters omitted (naming ``entry``, the
+    history entry that holds it), as many characters as the room holds at the text's own
+    characters per token, at least :data:`CURRENT_WORK_MAX_CHARS`. A long report is thus
+    shown whole while the state has room for it; the selection may still shorten it
+    (:func:`current_work_items`)."""
+    if len(text) <= CURRENT_WORK_MAX_CHARS:
+        return text
+    summarized = sum(estimator.message(m) for m in request.messages)
+    room = min(
+        CURRENT_WORK_MAX_SHARE * request.budget_tokens, CURRENT_WORK_RANGE_SHARE * summarized
+    )
+    tokens = estimator.text(text)
+    if tokens <= room:
+        return text
+    return head_tail(text, max(CURRENT_WORK_MAX_CHARS, int(len(text) * room / tokens)), entry)
 
 
 def current_work_items(text: str, entry: str = "") -> list[Item]:
@@ -488,7 +519,7 @@ def state_items(
     items += facts
     last = _last_assistant(messages)
     said = "" if last is None else entries.get(last.text, "")
-    current = "" if last is None else head_tail(last.text.strip(), CURRENT_WORK_MAX_CHARS, said)
+    current = "" if last is None else current_work_text(last.text.strip(), request, estimator, said)
     if last is not None and current not in step:  # a short last message may be the plan quoted
         items += current_work_items(current, said)
     requests = texts + request.later_user_messages

@@ -19,6 +19,7 @@ from ctxengine.cli.load import Target, check_output_path, load_target
 from ctxengine.cli.options import (
     BusyTimeoutOpt,
     DbOpt,
+    ForceOpt,
     FormatOpt,
     KeepRecentOpt,
     MaxTokensOpt,
@@ -196,6 +197,7 @@ def compact(
     ] = False,
     tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Compact a session now and write the provider request body; print what was kept,
     truncated, pruned and summarized. ``--policy`` compacts the way a preset does (pi,
@@ -230,7 +232,7 @@ def compact(
         raise typer.BadParameter(
             "expected extractive, llm, hybrid or none", param_hint="--summarizer"
         )
-    check_output_path(output, target, db)
+    check_output_path(output, target, db, "request", force)
     counting = resolve_tokenizer(tokenizer, model)
     counting.session_estimator()  # an exact count without tiktoken fails before any work
     window = resolve_window(window, model)

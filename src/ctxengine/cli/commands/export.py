@@ -11,6 +11,7 @@ from ctxengine.cli.handoff import RequestOptions, hand_off
 from ctxengine.cli.load import check_output_path, load_target
 from ctxengine.cli.options import (
     DbOpt,
+    ForceOpt,
     MaxTokensOpt,
     ModelOpt,
     ModelWindowOpt,
@@ -62,13 +63,14 @@ def export(
     ] = False,
     tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Export a session: its whole log as ctxengine JSONL, or the request body for its next
     call (the ladder run for --window, unanswered calls closed). A file is written whole or
     not at all; -o naming the store, the input file or a directory is refused."""
     if format != "jsonl" and format not in RENDERERS:
         raise typer.BadParameter("expected jsonl, openai or anthropic", param_hint="--format")
-    check_output_path(output, target, db)
+    check_output_path(output, target, db, "log" if format == "jsonl" else "request", force)
     counting = resolve_tokenizer(tokenizer, model)
     counts = format != "jsonl"  # the log itself is written without counting
     estimator = counting.session_estimator() if counts else None

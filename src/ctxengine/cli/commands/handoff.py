@@ -16,6 +16,7 @@ from ctxengine.cli.load import check_output_path, load_target
 from ctxengine.cli.options import (
     BusyTimeoutOpt,
     DbOpt,
+    ForceOpt,
     KeepRecentOpt,
     MaxTokensOpt,
     ModelOpt,
@@ -85,6 +86,7 @@ def handoff(
     ] = False,
     tokenizer: TokenizerOpt = "auto",
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Continue a stored session in a new one instead of compacting it: the new session is
     stored with only what its next request needs (the head, the continuation state with its
@@ -97,7 +99,7 @@ def handoff(
     and refused before any work when it names the store or a directory."""
     if provider not in RENDERERS:
         raise typer.BadParameter(f"expected one of {sorted(RENDERERS)}", param_hint="--provider")
-    check_output_path(output, target, db)
+    check_output_path(output, target, db, "request", force)
     counting = resolve_tokenizer(tokenizer, model)
     estimator = counting.session_estimator()
     window = resolve_window(window, model)

@@ -23,6 +23,7 @@ from ctxengine.cli.comparison import (
 from ctxengine.cli.load import check_output_path, load_target
 from ctxengine.cli.options import (
     DbOpt,
+    ForceOpt,
     FormatOpt,
     JsonOpt,
     KeepRecentOpt,
@@ -76,6 +77,7 @@ def report_cmd(
     format: FormatOpt = None,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
     json_out: JsonOpt = False,
     jobs: JobsOpt = 0,
     tokenizer: TokenizerOpt = "auto",
@@ -88,9 +90,9 @@ def report_cmd(
     counting = resolve_tokenizer(tokenizer, model)
     page = Path(output)
     image = page.with_suffix(".png") if png else None
-    check_output_path(output, target, db)
+    check_output_path(output, target, db, "html", force)
     if image is not None:
-        check_output_path(str(image), target, db)
+        check_output_path(str(image), target, db, "png", force)
         require_chromium()  # before the replay, and before anything is written
     spec = ComparisonSpec.of(
         policy or [ALL_PRESETS],
