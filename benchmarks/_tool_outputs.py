@@ -13,7 +13,8 @@ Kinds: column-aligned tables (``pip list``, ``df -h``, ``dpkg -l``, ``free -m``,
 coloured output (``ls --color``, ``grep --color``, ``git diff --color``), long runs of
 spaces or tabs, and text in capitals (a log written in upper case, SQL with upper-case
 keywords and names, a licence's disclaimer), which BPE splits into more pieces than the
-same words in lower case.
+same words in lower case, and keys and ids of random letters and digits (``.env`` lines,
+nanoids in JSON, a listing of 32-character keys), which BPE has no merges for.
 """
 
 from __future__ import annotations
@@ -388,6 +389,32 @@ def caps_licence(r: random.Random) -> str:
     return head + "\n".join(clauses[: r.randint(2, len(clauses))]) + "\n"
 
 
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _random_run(r: random.Random, n: int, alphabet: str = _ALNUM) -> str:
+    return "".join(r.choice(alphabet) for _ in range(n))
+
+
+def keys(r: random.Random) -> str:
+    """Keys and ids of random letters and digits: ``.env`` lines, a JSON list of records with
+    nanoids, a listing of 32-character keys."""
+    shape = r.choice(("env", "json", "listing"))
+    lines = []
+    for _ in range(r.randint(4, 40)):
+        if shape == "env":
+            name = f"{_name(r, (1, 2)).upper()}_{r.choice(('KEY', 'TOKEN', 'SECRET'))}"
+            lines.append(f"{name}={r.choice(('sk_live_', 'ghp_', ''))}{_random_run(r, 24)}")
+        elif shape == "json":
+            nanoid = _random_run(r, 21, _ALNUM + "_-")
+            lines.append(f'  {{"id": "{nanoid}", "name": "{_name(r)}", "n": {r.randint(0, 99)}}},')
+        else:
+            lines.append(f"{_random_run(r, 32)}  {_name(r)}  {r.randint(1, 28)} Nov 2026")
+    if shape == "json":
+        return "[\n" + "\n".join(lines).rstrip(",") + "\n]\n"
+    return "\n".join(lines) + "\n"
+
+
 #: Each kind's generator: a seeded random source in, one sample text out.
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "pip list": pip_list,
@@ -405,6 +432,7 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
     "log in capitals": caps_log,
     "SQL in capitals": caps_sql,
     "licence in capitals": caps_licence,
+    "keys and ids": keys,
 }
 
 

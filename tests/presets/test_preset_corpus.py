@@ -41,7 +41,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
         "default": (2, 0),
         "pi": (4, 0),
         "codex": (1, 0),
-        "gemini-cli": (2, 2),
+        "gemini-cli": (3, 2),  # its states show the agent's long last reports whole
         "opencode": (1, 1),
         "claude-code": (5, 0),
         "roo-code": (2, 0),

@@ -140,7 +140,20 @@ def reference_spans(text: str) -> list[tuple[int, int]]:
         lower_upper = sum(p[0].islower() and p[1].isupper() for p in pairs)
         upper_upper = sum(p[0].isupper() and p[1].isupper() for p in pairs)
         cased = letters > 0 and 12 * min(lower_upper, upper_upper) >= letters
-        if after_data_url or (e - s >= 64 and cased):
+        run = m.group()
+        digits = sum(c in "0123456789" for c in run)
+        classes = [
+            "l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "o" for c in run
+        ]
+        changes = 1 + sum(a != b for a, b in itertools.pairwise(classes))
+        key = (
+            20 <= e - s < 64
+            and digits >= 2
+            and any(c.islower() for c in run)
+            and any(c.isupper() for c in run)
+            and (changes >= 0.52 * len(run) or cased)
+        )
+        if after_data_url or (e - s >= 64 and cased) or key:
             spans.add((s, e))
     return sorted(spans)
 

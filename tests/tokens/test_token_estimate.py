@@ -620,7 +620,21 @@ class TestBase64:
         url = f"data:image/png;base64,{BLOB}"
         assert EST.text(url) == 3_000  # the 22-char header as text, then 4,096 × 0.73
         short = "data:text/plain;base64,aGVsbG8="
-        assert EST.text(short) == 14  # under 64 chars in all: priced as text
+        assert EST.text(short) == 16  # the header as text (10), then 8 × 0.73; both: 11
+
+    def test_a_key_of_letters_and_digits_is_priced_as_base64(self) -> None:
+        jwt = (
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4g"
+            "RG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+        )
+        assert EST.text(jwt) == 114  # o200k_base 108 (88 as text)
+        key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"  # 32 characters, 8 digits, 19 class runs
+        assert EST.text(key) == 24  # 32 × 0.73; both encodings 20
+        # text: 19 characters (both encodings 14 and 15), one digit (8 and 6), 10 class
+        # runs in 20 characters (6 and 6)
+        assert EST.text("V1StGXR8Z5jdHimyTqB") == 10
+        assert EST.text("getUserByIdAndName1Handler") == 7
+        assert EST.text("MyClass2Test3Handler") == 8
 
     def test_digests_paths_and_identifiers_stay_text(self) -> None:
         digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"

@@ -6,18 +6,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ctxengine.cli.output import check_output, say
 from ctxengine.cli.overwrite import OutputKind
 from ctxengine.errors import SessionNotFound, StoreMissing, TranscriptError
-from ctxengine.importers import read_transcript
-from ctxengine.importers.report import ImportReport
 from ctxengine.model import Entry
 from ctxengine.stores.location import OpenedStore, store_label
 from ctxengine.stores.location import open_store as _open_location
+
+if TYPE_CHECKING:
+    from ctxengine.importers.report import ImportReport
 
 
 @dataclass(slots=True)
@@ -135,6 +136,8 @@ def load_target(
         if not path.exists() and looks_like_path(name):
             raise TranscriptError(name, "file not found")
         if path.exists():
+            from ctxengine.importers import read_transcript  # its parsers load when a file is read
+
             imported = read_transcript(path, format, strict=strict)
             report_line(str(path), imported.report)
             return Target(

@@ -22,6 +22,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from ctxengine.model.roles import is_goal_text
+
 #: Longest text, in characters (after stripping), that may still be an acknowledgement.
 MAX_CHARS = 80
 
@@ -153,4 +155,11 @@ def _longest_word_match(norm: str, pos: int) -> int | None:
     return best
 
 
-__all__ = ["MAX_CHARS", "PHRASES", "SPEAKER_PREFIX", "is_acknowledgement"]
+def is_substantive(text: str) -> bool:
+    """True for a user text that may be the goal: a goal text (neither injected nor a bare
+    slash command, :func:`~ctxengine.model.roles.is_goal_text`) that is not a
+    bare acknowledgement (:func:`is_acknowledgement`)."""
+    return is_goal_text(text) and not is_acknowledgement(text)
+
+
+__all__ = ["MAX_CHARS", "PHRASES", "SPEAKER_PREFIX", "is_acknowledgement", "is_substantive"]

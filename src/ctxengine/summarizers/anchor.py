@@ -29,11 +29,11 @@ import re
 from dataclasses import replace
 
 from ctxengine.model import CompactionRecord, ErrorFact, Ledgers
-from ctxengine.model.roles import is_goal_text, is_injected_text
+from ctxengine.model.roles import is_injected_text
 from ctxengine.policy.defaults import SUMMARIZER_NAMES
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
-from ctxengine.summarizers.acknowledge import is_acknowledgement
+from ctxengine.summarizers.acknowledge import is_acknowledgement, is_substantive
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.carried import without_wrapper
 from ctxengine.summarizers.constraints import real_user_texts
@@ -77,13 +77,6 @@ def user_texts(request: SummaryRequest) -> tuple[str, ...]:
     """Real user texts of the whole session up to the cut, oldest first: the caller's prior
     ones (injected blocks dropped), then those of the range."""
     return prior_texts(request) + real_user_texts(request.all_messages)
-
-
-def is_substantive(text: str) -> bool:
-    """True for a user text that may be the goal: a goal text (neither injected nor a bare
-    slash command, :func:`~ctxengine.model.roles.is_goal_text`) that is not a
-    bare acknowledgement (:func:`~ctxengine.summarizers.acknowledge.is_acknowledgement`)."""
-    return is_goal_text(text) and not is_acknowledgement(text)
 
 
 def choose_goal(request: SummaryRequest, texts: tuple[str, ...] | None = None) -> str:

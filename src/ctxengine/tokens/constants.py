@@ -158,6 +158,19 @@ ASTRAL_TOKENS_PER_CHAR = 2.5
 
 #: A base64 run counts as a blob from this many characters on.
 BASE64_MIN_CHARS = 64
+#: A shorter run of letters and digits (an API key, a nanoid, a signed URL's signature, a
+#: JWT segment) counts as a blob from this many characters on when it also holds
+#: :data:`KEY_MIN_DIGITS` digits: random letters and digits cost 0.69–0.74 tokens per
+#: character with both encodings (20 to 63 characters), the text model gives them 0.46–0.51.
+KEY_MIN_CHARS = 20
+#: Digits a short run needs to count as a blob (camelCase names and paths have none or
+#: one; a random run of 20 letters and digits lacks two in about 1 % of cases).
+KEY_MIN_DIGITS = 2
+#: Runs of one class (lower case, upper case, digits, symbols) per character a short run
+#: needs to count as a blob (unless it has base64's case pairs): about 0.6 in random letters
+#: and digits, 0.4–0.5 in camelCase names with numbers (``MyClass2Test3Handler``), fewer in
+#: paths and snake_case.
+KEY_MIN_CHANGES_PER_CHAR = 0.52
 #: A candidate run is base64 when it has at least one lower→upper and one upper→upper letter
 #: pair per this many letters (random base64 has about one per four; identifiers, paths and
 #: hex digests have few of one or the other).

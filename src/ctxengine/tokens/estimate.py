@@ -66,12 +66,15 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   (:data:`~ctxengine.tokens.constants.TOKENIZER_SCRIPT_RATES`); the default
   (``None``, for a model whose tokenizer is unknown) uses rates fitted to the larger of the
   two counts.
-- **Base64**: a maximal run of at least 64 base64 characters (``A–Z a–z 0–9 + / - _ =``)
-  with case changes as frequent as random base64 has them, or any run right after
-  ``;base64,`` (a ``data:`` URL payload), costs
-  :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character (by default;
-  ``o200k_base`` has its own rate): a request sends it as text. Identifiers, paths and hex
-  digests stay text. Strings shorter than 64 characters are not searched.
+- **Base64 and keys**: a maximal run of at least 64 base64 characters
+  (``A–Z a–z 0–9 + / - _ =``) with case changes as frequent as random base64 has them, a
+  run of at least :data:`~ctxengine.tokens.constants.KEY_MIN_CHARS` such characters with
+  :data:`~ctxengine.tokens.constants.KEY_MIN_DIGITS` digits, both cases and a change of
+  class (lower, upper, digit, symbol) at least every other character (an API key, a nanoid,
+  a JWT segment), or any run right after ``;base64,`` (a ``data:`` URL
+  payload), costs :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character
+  (by default; ``o200k_base`` has its own rate): a request sends it as text. Identifiers,
+  paths and hex digests stay text. Strings shorter than 20 characters are not searched.
 
 Parts: images from pixel size (:func:`~ctxengine.tokens.images.estimate_tokens_for_image`,
 Anthropic's rule; an estimator made for an OpenAI encoding:
@@ -132,6 +135,9 @@ from ctxengine.tokens.constants import (
     FOREIGN_MIN_WORDS,
     FOREIGN_MIN_WORDS_PER_LINE,
     FOREIGN_SAMPLE_CHARS,
+    KEY_MIN_CHANGES_PER_CHAR,
+    KEY_MIN_CHARS,
+    KEY_MIN_DIGITS,
     LONG_RUN_CHARS,
     LONG_RUN_CHECK_TOKENS_PER_CHAR,
     LONG_RUN_TOKENS_PER_CHAR,
@@ -208,7 +214,10 @@ if len({*_ALL_CODES, CODE_OTHER_SCRIPT}) != 7:
     raise ImportError("tokens.constants: the seven class codes must differ")  # pragma: no cover
 _B64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=")
 _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
-_B64_NEEDLE = b"a" * BASE64_MIN_CHARS
+_KEY_NEEDLE = b"a" * KEY_MIN_CHARS
+_DIGITS = b"0123456789"
+#: A run of one class of characters: lower case, upper case, digits, anything else.
+_CLASS_RUN = re.compile(rb"[a-z]+|[A-Z]+|[0-9]+|[^A-Za-z0-9]+")
 _DATA_URL = b";base64,"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _VOWELS = b"AEIOUaeiou"
@@ -348,14 +357,34 @@ def _blob_spans(raw: bytes) -> list[tuple[int, int]]:
             spans.append((start, end))
             starts.add(start)
         pos = raw.find(_DATA_URL, end)
-    pos = mask.find(_B64_NEEDLE)
+    pos = mask.find(_KEY_NEEDLE)
     while pos >= 0:
         end = mask.find(b" ", pos)
         end = n if end < 0 else end
-        if pos not in starts and _is_base64(raw[pos:end]):
+        if pos not in starts and _is_blob(raw[pos:end]):
             spans.append((pos, end))
-        pos = mask.find(_B64_NEEDLE, end)
+        pos = mask.find(_KEY_NEEDLE, end)
     return sorted(spans)
+
+
+def _is_blob(run: bytes) -> bool:
+    """True for a run of the base64 alphabet that is opaque: base64 (:func:`_is_base64`)
+    from :data:`BASE64_MIN_CHARS` characters on, a key (:func:`_is_key`) below."""
+    return _is_base64(run) if len(run) >= BASE64_MIN_CHARS else _is_key(run)
+
+
+def _is_key(run: bytes) -> bool:
+    """True when ``run`` (base64 alphabet only, at least :data:`KEY_MIN_CHARS` characters)
+    holds :data:`KEY_MIN_DIGITS` digits and lower- and upper-case letters, and either
+    changes between lower case, upper case, digits and symbols at least every
+    1 / :data:`KEY_MIN_CHANGES_PER_CHAR` characters (random letters and digits change at
+    about 0.6 per character, camelCase names, ``MyClass2Test3Handler``: 0.5, and paths
+    less) or has base64's case pairs (:func:`_is_base64`)."""
+    digits = len(run) - len(run.translate(None, _DIGITS))
+    if digits < KEY_MIN_DIGITS or run.isupper() or run.islower():
+        return False
+    changes = len(_CLASS_RUN.findall(run)) >= KEY_MIN_CHANGES_PER_CHAR * len(run)
+    return changes or _is_base64(run)
 
 
 def _strip_blobs(raw: bytes) -> tuple[bytes, int]:
@@ -439,7 +468,7 @@ def _text_tokens(text: str, rates: ScriptRates = DEFAULT_SCRIPT_RATES) -> float:
     if b"\x1b" in raw:
         tokens += raw.count(b"\x1b") * rates.esc
     blob_chars = 0
-    if len(raw) >= BASE64_MIN_CHARS:
+    if len(raw) >= KEY_MIN_CHARS:
         raw, blob_chars = _strip_blobs(raw)
     foreign = _foreign_share(raw) if len(raw) >= FOREIGN_MIN_WORDS * 2 else 0.0
     tokens += _model_tokens(raw, foreign=foreign) + blob_chars * rates.base64

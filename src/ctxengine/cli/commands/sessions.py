@@ -17,7 +17,7 @@ from ctxengine.errors import StoreMissing
 from ctxengine.model import Entry, current_entries
 from ctxengine.model.roles import is_real_user_message, user_text
 from ctxengine.stores.base import SessionInfo
-from ctxengine.summarizers.anchor import is_substantive
+from ctxengine.summarizers.acknowledge import is_substantive
 from ctxengine.tokens.base import Estimator
 
 #: Longest title shown, in characters (the importers cut titles at 80 too).
@@ -27,7 +27,7 @@ TITLE_CHARS = 80
 def session_title(stored: str | None, entries: Sequence[Entry]) -> str:
     """A title for a session: the stored one when it says something, else the first line of
     the first real user message that is neither injected, a bare slash command nor a bare
-    acknowledgement ("continue", "yes", "ok" …: :func:`~ctxengine.summarizers.anchor.
+    acknowledgement ("continue", "yes", "ok" …: :func:`~ctxengine.summarizers.acknowledge.
     is_substantive`), cut to :data:`TITLE_CHARS`; ``""`` when there is none."""
     if stored and is_substantive(stored):
         return stored
