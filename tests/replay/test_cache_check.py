@@ -86,7 +86,7 @@ MEASURED: list[tuple[str, str, int, int, int, float, float]] = [
         0.9843,
     ),
     ("openhands/openhands-traj-vue-todo-gui.json", "anthropic", 3, 11793, 12433, 0.9341, 1.0543),
-    ("pi/pi-mono-before-compaction.jsonl", "anthropic", 470, 54693675, 47729989, 1.0187, 0.8727),
+    ("pi/pi-mono-before-compaction.jsonl", "anthropic", 470, 54693675, 47730423, 1.0187, 0.8727),
     ("pi/pi-mono-large-session.jsonl", "anthropic", 437, 43229469, 41054810, 1.0865, 0.9497),
 ]
 

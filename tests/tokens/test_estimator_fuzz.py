@@ -145,13 +145,15 @@ def reference_spans(text: str) -> list[tuple[int, int]]:
         classes = [
             "l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "o" for c in run
         ]
-        changes = 1 + sum(a != b for a, b in itertools.pairwise(classes))
+        # runs of one class of letters or digits (a symbol ends a run and starts none)
+        segments = sum(c != "o" and (i == 0 or classes[i - 1] != c) for i, c in enumerate(classes))
+        alnum = sum(c != "o" for c in classes)
         key = (
             20 <= e - s < 64
             and digits >= 2
             and any(c.islower() for c in run)
             and any(c.isupper() for c in run)
-            and (changes >= 0.52 * len(run) or cased)
+            and (segments >= 0.52 * alnum or cased)
         )
         if after_data_url or (e - s >= 64 and cased) or key:
             spans.add((s, e))

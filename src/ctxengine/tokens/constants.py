@@ -166,10 +166,10 @@ KEY_MIN_CHARS = 20
 #: Digits a short run needs to count as a blob (camelCase names and paths have none or
 #: one; a random run of 20 letters and digits lacks two in about 1 % of cases).
 KEY_MIN_DIGITS = 2
-#: Runs of one class (lower case, upper case, digits, symbols) per character a short run
-#: needs to count as a blob (unless it has base64's case pairs): about 0.6 in random letters
-#: and digits, 0.4–0.5 in camelCase names with numbers (``MyClass2Test3Handler``), fewer in
-#: paths and snake_case.
+#: Runs of one class (lower case, upper case, digits) per letter or digit a short run needs
+#: to count as a blob (unless it has base64's case pairs): about 0.6 in random letters and
+#: digits, 0.4–0.5 in camelCase names with numbers (``MyClass2Test3Handler``), fewer in
+#: names joined by ``_`` (``Trina_Solar_TSM_300DEG5C_07``: 0.41) and paths.
 KEY_MIN_CHANGES_PER_CHAR = 0.52
 #: A candidate run is base64 when it has at least one lower→upper and one upper→upper letter
 #: pair per this many letters (random base64 has about one per four; identifiers, paths and

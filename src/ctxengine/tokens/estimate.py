@@ -70,8 +70,8 @@ accuracy is what ``benchmarks/estimator_accuracy.py`` prints):
   (``A–Z a–z 0–9 + / - _ =``) with case changes as frequent as random base64 has them, a
   run of at least :data:`~ctxengine.tokens.constants.KEY_MIN_CHARS` such characters with
   :data:`~ctxengine.tokens.constants.KEY_MIN_DIGITS` digits, both cases and a change of
-  class (lower, upper, digit, symbol) at least every other character (an API key, a nanoid,
-  a JWT segment), or any run right after ``;base64,`` (a ``data:`` URL
+  class (lower, upper, digit) about every other letter or digit (an API key, a nanoid, a
+  JWT segment), or any run right after ``;base64,`` (a ``data:`` URL
   payload), costs :data:`~ctxengine.tokens.constants.BASE64_TOKENS_PER_CHAR` per character
   (by default; ``o200k_base`` has its own rate): a request sends it as text. Identifiers,
   paths and hex digests stay text. Strings shorter than 20 characters are not searched.
@@ -216,8 +216,8 @@ _B64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
 _KEY_NEEDLE = b"a" * KEY_MIN_CHARS
 _DIGITS = b"0123456789"
-#: A run of one class of characters: lower case, upper case, digits, anything else.
-_CLASS_RUN = re.compile(rb"[a-z]+|[A-Z]+|[0-9]+|[^A-Za-z0-9]+")
+#: A run of one class of characters: lower case, upper case or digits.
+_CLASS_RUN = re.compile(rb"[a-z]+|[A-Z]+|[0-9]+")
 _DATA_URL = b";base64,"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _VOWELS = b"AEIOUaeiou"
@@ -375,15 +375,16 @@ def _is_blob(run: bytes) -> bool:
 
 def _is_key(run: bytes) -> bool:
     """True when ``run`` (base64 alphabet only, at least :data:`KEY_MIN_CHARS` characters)
-    holds :data:`KEY_MIN_DIGITS` digits and lower- and upper-case letters, and either
-    changes between lower case, upper case, digits and symbols at least every
+    holds :data:`KEY_MIN_DIGITS` digits and lower- and upper-case letters, and either its
+    letters and digits change between lower case, upper case and digits at least every
     1 / :data:`KEY_MIN_CHANGES_PER_CHAR` characters (random letters and digits change at
-    about 0.6 per character, camelCase names, ``MyClass2Test3Handler``: 0.5, and paths
-    less) or has base64's case pairs (:func:`_is_base64`)."""
+    about 0.6 per character; camelCase names, ``MyClass2Test3Handler``: 0.5, names joined
+    by ``_`` or ``-`` and paths less) or it has base64's case pairs (:func:`_is_base64`)."""
     digits = len(run) - len(run.translate(None, _DIGITS))
     if digits < KEY_MIN_DIGITS or run.isupper() or run.islower():
         return False
-    changes = len(_CLASS_RUN.findall(run)) >= KEY_MIN_CHANGES_PER_CHAR * len(run)
+    segments = _CLASS_RUN.findall(run)
+    changes = len(segments) >= KEY_MIN_CHANGES_PER_CHAR * sum(map(len, segments))
     return changes or _is_base64(run)
 
 
