@@ -556,6 +556,24 @@ class TestDrift:
         )
         assert [e.id for e in session.entries] == ["u1"]
 
+    def test_a_message_role_other_than_the_record_type_is_read_as_the_type(
+        self, tmp_path: Path
+    ) -> None:
+        odd = user("u2", "and now?")
+        odd["message"]["role"] = "wizard"
+        path = write(tmp_path, user("u1", "hi"), odd)
+        session = tolerated(
+            path,
+            "claude-code",
+            "repaired 1: message role ×1 (line 2)",
+            ":2: expected `message.role` 'user' on a user record, got 'wizard'",
+        )
+        bodies = [e.body for e in session.entries]
+        assert [(b.role, b.text) for b in bodies if isinstance(b, Message)] == [
+            ("user", "hi"),
+            ("user", "and now?"),
+        ]
+
     def test_unknown_block_is_skipped_and_kept_in_meta(self, tmp_path: Path) -> None:
         block = {"type": "hologram_block", "data": 1}
         path = write(

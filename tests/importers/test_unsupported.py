@@ -130,6 +130,9 @@ class TestRefusedCorpusFiles:
         ]
 
 
+CONVERT = "text (transcripts are read as UTF-8: convert it, e.g. with iconv)"
+
+
 class TestWhatAFileLooksLike:
     @pytest.mark.parametrize(
         ("content", "named"),
@@ -140,6 +143,9 @@ class TestWhatAFileLooksLike:
             (b'{"a": 1}\n{"a": 2}\n', "JSON lines (first record's keys: a)"),
             (b"[1, 2]", "a JSON array"),
             (b"\x00\x01binary", "binary data"),
+            ('{"type": "user"}\n'.encode("utf-16"), f"UTF-16 (little-endian) {CONVERT}"),
+            ('{"type": "user"}\n'.encode("utf-16-be"), f"UTF-16 (big-endian) {CONVERT}"),
+            ('{"type": "user"}\n'.encode("utf-32"), f"UTF-32 (little-endian) {CONVERT}"),
             (b"hello there\nsecond", "text (first line: 'hello there')"),
         ],
     )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ctxengine.cli.output import note
 from ctxengine.errors import ConfigError
 from ctxengine.policy import DEFAULT_POLICY, Policy, output_reserve
 from ctxengine.policy.defaults import MIN_WINDOW_TOKENS
@@ -170,21 +171,26 @@ RayWorkersOpt = Annotated[
 def resolve_window(window: int | None, model: str | None) -> int:
     """``window``, else the context window of ``model``'s profile (the shipped table with
     the ``CTXENGINE_MODEL_PROFILES`` overrides), else
-    :data:`~ctxengine.policy.defaults.DEFAULT_WINDOW` (tokens).
+    :data:`~ctxengine.policy.defaults.DEFAULT_WINDOW` (tokens), saying so on stderr when a
+    ``model`` was named that no profile knows.
 
     Raises:
         ConfigError: the overrides file is missing or invalid.
     """
     if window is not None:
         return window
+    from ctxengine.policy.defaults import DEFAULT_WINDOW
+
     if model:
         from ctxengine.providers.profiles import ProfileTable
 
         profile = ProfileTable.load().lookup(model)
         if profile is not None:
             return profile.context_window
-    from ctxengine.policy.defaults import DEFAULT_WINDOW
-
+        note(
+            f"no model profile knows {model!r}: window {DEFAULT_WINDOW:,} tokens (the default); "
+            "give --window, or add the model to CTXENGINE_MODEL_PROFILES"
+        )
     return DEFAULT_WINDOW
 
 

@@ -290,6 +290,13 @@ class Reader:
                 line=line,
             )
             return
+        if message["role"] != kind:
+            # the record's type decides: its tool results and text are read as that role's
+            self.report.repair(
+                "message role",
+                f"expected `message.role` {kind!r} on a {kind} record, got {message['role']!r}",
+                line=line,
+            )
         created = opt_str(obj, "timestamp")
         if kind == "assistant":
             self._assistant(line, uuid, created, obj, message)

@@ -121,6 +121,26 @@ def _heads(head: bytes) -> tuple[bytes, ...]:
     return (head,) if later is None else (head, later)
 
 
+def _wide_text(head: bytes) -> str:
+    """``"UTF-16"`` or ``"UTF-32"`` (with the byte order) when ``head`` starts with that
+    encoding's byte order mark, or is ASCII text with every other (or every fourth) byte
+    zero; ``""`` otherwise."""
+    for bom, name in (
+        (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+        (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+        (b"\xff\xfe", "UTF-16 (little-endian)"),
+        (b"\xfe\xff", "UTF-16 (big-endian)"),
+    ):
+        if head.startswith(bom):
+            return name
+    sample = head[:256]
+    if len(sample) >= 8 and sample[1::2].count(0) == len(sample[1::2]) and 0 not in sample[::2]:
+        return "UTF-16 (little-endian)"
+    if len(sample) >= 8 and sample[0::2].count(0) == len(sample[0::2]) and 0 not in sample[1::2]:
+        return "UTF-16 (big-endian)"
+    return ""
+
+
 def looks(path: Path, head: bytes) -> str:
     """What a file no importer recognises looks like, from its first bytes ``head``: an
     empty file or folder, a JSON object or array (its first keys), JSON lines (the first
@@ -130,6 +150,9 @@ def looks(path: Path, head: bytes) -> str:
     stripped = head.strip()
     if not stripped:
         return "an empty file"
+    wide = _wide_text(head)
+    if wide:
+        return f"{wide} text (transcripts are read as UTF-8: convert it, e.g. with iconv)"
     if b"\0" in head[:1024]:
         return "binary data"
     first = stripped.split(b"\n", 1)[0]
