@@ -516,6 +516,32 @@ def _messages(*parts: str) -> tuple[Message, ...]:
     return tuple(e.message for e in entries if e.message is not None)
 
 
+FILLER = "filler log line with some words and numbers 12345 " * 8
+
+
+class TestTheLineThatSaysWhatFailed:
+    """A failed output no detector understands is named by the line that says what failed:
+    an HTTP status with its reason, a check's finding, not a line of filler after it."""
+
+    def test_a_status_or_a_finding_is_told(self) -> None:
+        deploy = "Uploading bundle... done\nHealth check: 503 Service Unavailable\n"
+        deploy += f"Rollback complete.\n[exit status 1]\n{FILLER}\n"
+        assert summary_line(deploy) == "Health check: 503 Service Unavailable"
+        migrate = "<returncode>1</returncode>\n<output>\nYou have 2 unapplied migration(s).\n"
+        assert summary_line(migrate + f"</output>\n{FILLER}") == (
+            "You have 2 unapplied migration(s)."
+        )
+        assert summary_line("GET /api/users\n404 (Not Found)\ndone\n") == "404 (Not Found)"
+
+    def test_filler_is_passed_over_and_alone_gives_the_exit_status(self) -> None:
+        assert summary_line(f"Deploying\n{FILLER}\n") == "Deploying"
+        assert summary_line(f"Exit code 22\n{FILLER}\n") == "Exit code 22"
+        # an envelope without a status is no summary: the filler is all there is
+        assert summary_line(f"<output>\n{FILLER}\n</output>\n") == summary_line(FILLER)
+        # a short line of repeated words is no filler
+        assert summary_line("retry retry retry retry\n") == "retry retry retry retry"
+
+
 def test_the_history_helpers_build_what_they_say() -> None:
     pair = _bash("x", "ls", "out", failed=True)
     assert pair[1].parts[0].text == "out\n\n\nCommand exited with code 2"  # type: ignore[union-attr]

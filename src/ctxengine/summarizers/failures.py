@@ -902,21 +902,43 @@ _ADVICE = re.compile(
 )
 _TELLING = re.compile(
     r"fail|error|invalid|denied|refused|ignored|not |cannot|can't|unable|missing|"
-    r"found \d+|unknown|unexpected|conflict|rejected|timed? ?out",
+    r"found \d+|unknown|unexpected|conflict|rejected|timed? ?out|unavailable|unapplied|"
+    r"unreachable|forbidden|unauthori[sz]ed|exceeded|expired|abort|fatal|panic|exception|"
+    r"mismatch|violat|no such|\b[45]\d\d (?:[A-Z][a-z]+|\()",
     re.IGNORECASE,
 )
+#: A line longer than this many characters whose words are this share or fewer distinct
+#: words repeats itself (filler, a progress bar of words): never the summary line while
+#: another line is left.
+_FILLER_CHARS = 200
+_FILLER_DISTINCT = 0.2
+_DIGIT = re.compile(r"\d")
+
+
+def _is_filler(line: str) -> bool:
+    """A long line of the same few words over and over (see :data:`_FILLER_CHARS`)."""
+    if len(line) <= _FILLER_CHARS:
+        return False
+    words = line.split()
+    return len(set(words)) <= _FILLER_DISTINCT * len(words)
 
 
 def summary_line(text: str) -> str:
     """For a failed output no detector understands: the last line that sounds like a failure
-    (fail, error, invalid, denied, not …), else the last line; advice lines (``hint:``,
-    ``Use … to …``, ``Please report …``), progress lines ending in ``...`` and exit-status
-    envelopes never count. Capped; ``""`` when no line is left."""
-    lines = [
-        ln
-        for ln in _data_lines(text)
-        if ln.strip() and not ENVELOPE.match(ln) and not _ADVICE.search(ln)
-    ]
+    (fail, error, invalid, denied, not, unavailable, an HTTP status of 400 or more before its
+    reason …), else the last line; advice lines (``hint:``, ``Use … to …``, ``Please report
+    …``), progress lines ending in ``...``, exit-status envelopes and, while another line is
+    left, filler (:func:`_is_filler`) never count; an output of filler alone gives its
+    exit-status envelope when it has one. Capped; ``""`` when no line is left."""
+    data = [ln for ln in _data_lines(text) if ln.strip()]
+    lines = [ln for ln in data if not ENVELOPE.match(ln) and not _ADVICE.search(ln)]
+    said = [ln for ln in lines if not _is_filler(ln)]
+    if not said and lines:
+        # only filler: the exit status (``Exit code 22``) says more
+        status = [ln for ln in data if ENVELOPE.match(ln) and _DIGIT.search(ln)]
+        if status:
+            return _cap(status[-1].strip())
+    lines = said or lines
     telling = [i for i, ln in enumerate(lines) if _TELLING.search(ln)]
     at = telling[-1] if telling else len(lines) - 1
     if at < 0:
