@@ -161,7 +161,16 @@ class TestAbort:
         agent = OpenAIProvider("gpt-test", base_url=server.url + "/v1", retry=ONE_ATTEMPT)
         before = s.entries
         cancel = threading.Event()
-        threading.Timer(0.5, cancel.set).start()
+
+        def cancel_while_streaming() -> None:
+            # once the summary request has arrived (on a busy machine the compaction takes a
+            # while to send it), in the middle of its slow stream
+            while not server.received:
+                time.sleep(0.01)
+            time.sleep(0.3)
+            cancel.set()
+
+        threading.Thread(target=cancel_while_streaming, daemon=True).start()
         with pytest.raises(Cancelled):
             s.complete(agent, cancel=cancel)
         assert s.entries == before and len(server.received) == 1

@@ -5,16 +5,17 @@ printed literally."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxengine.analysis import Breakdown
 from ctxengine.cli.output import Grid, say, show
-from ctxengine.engine import LadderEvent
-from ctxengine.importers.report import ImportReport
-from ctxengine.ladder.plan import CompactionPlan
-from ctxengine.replay import ReplayResult
-from ctxengine.replay.compare import Comparison
-from ctxengine.stores.base import ImportRecord
+
+if TYPE_CHECKING:  # the types of what is shown: the commands that show them load them
+    from ctxengine.analysis import Breakdown
+    from ctxengine.engine import LadderEvent
+    from ctxengine.ladder.plan import CompactionPlan
+    from ctxengine.replay import ReplayResult
+    from ctxengine.replay.compare import Comparison
+    from ctxengine.stores.base import ImportRecord
 
 
 def _n(v: int) -> str:
@@ -106,6 +107,8 @@ def import_record_lines(record: ImportRecord) -> list[str]:
         f"{record.imported_at} {record.source_path} ({record.format}): "
         f"{_n(record.added)} entries added"
     ]
+    from ctxengine.importers.report import ImportReport  # with the importers, when shown
+
     report = ImportReport.from_dict(record.report)
     for action in ("skipped", "repaired", "ignored"):
         found = report.of(action)
