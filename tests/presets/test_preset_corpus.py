@@ -52,10 +52,10 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     },
     "openhands/openhands-resolver-mock-output.jsonl": {
         "default": (4, 0),
-        "pi": (7, 0),
+        "pi": (9, 0),  # the states list what its IPython cells returned
         "codex": (3, 0),
         "gemini-cli": (6, 0),
-        "opencode": (7, 0),
+        "opencode": (9, 0),
         "claude-code": (6, 0),
         "roo-code": (5, 0),
         "openhands": (5, 0),

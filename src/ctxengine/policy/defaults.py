@@ -781,3 +781,7 @@ ANTHROPIC_BETA_CONTEXT_EDITING = "context-management-2025-06-27"
 #: ``_without_compaction_incompatible_params``: ``context_management``, ``stop_sequences``,
 #: ``output_format``; a forced ``tool_choice`` too).
 ANTHROPIC_COMPACTION_DROPPED_FIELDS = ("context_management", "stop_sequences", "output_format")
+
+#: Returned steps (a query's, a fetch's, a subagent's first result line: ```CALL` returned:
+#: …``) the ledgers carry from one compaction to the next, the newest.
+RETURNED_STEPS_KEPT = 40

@@ -72,6 +72,8 @@ class FactWords:
         interrupted: a tool call the user or the agent's harness interrupted or aborted
             before it returned, so that no outcome is known (``{call}``: as for
             ``declined``).
+        returned: a call of a tool that neither runs commands nor touches files (a query, a
+            web fetch, a subagent) and what its result says first (``{call}``, ``{result}``).
     """
 
     open: str
@@ -99,6 +101,7 @@ class FactWords:
     background: str
     declined: str
     interrupted: str
+    returned: str
 
     def verb(self, action: str) -> str:
         """The verb of a done step for file ``action`` (the action itself when unknown)."""
@@ -134,6 +137,7 @@ ENGLISH_FACTS = FactWords(
     background="started `{command}` in the background (id {id})",
     declined="declined by the user: `{call}` (not run)",
     interrupted="interrupted: `{call}` (no result)",
+    returned="`{call}` returned: {result}",
 )
 
 CHINESE_FACTS = FactWords(
@@ -162,6 +166,7 @@ CHINESE_FACTS = FactWords(
     background="在后台启动 `{command}`（ID {id}）",
     declined="用户拒绝了 `{call}`（未执行）",
     interrupted="已中断 `{call}`（无结果）",
+    returned="`{call}` 返回：{result}",
 )
 
 JAPANESE_FACTS = FactWords(
@@ -190,6 +195,7 @@ JAPANESE_FACTS = FactWords(
     background="`{command}` をバックグラウンドで開始（ID {id}）",
     declined="ユーザーが `{call}` を拒否（未実行）",
     interrupted="`{call}` が中断（結果なし）",
+    returned="`{call}` の結果：{result}",
 )
 
 KOREAN_FACTS = FactWords(
@@ -218,6 +224,7 @@ KOREAN_FACTS = FactWords(
     background="`{command}` 백그라운드에서 시작 (ID {id})",
     declined="사용자가 `{call}` 거부 (실행 안 됨)",
     interrupted="`{call}` 중단됨 (결과 없음)",
+    returned="`{call}` 결과: {result}",
 )
 
 SPANISH_FACTS = FactWords(
@@ -246,6 +253,7 @@ SPANISH_FACTS = FactWords(
     background="iniciado `{command}` en segundo plano (id {id})",
     declined="rechazado por el usuario: `{call}` (no se ejecutó)",
     interrupted="interrumpido: `{call}` (sin resultado)",
+    returned="`{call}` devolvió: {result}",
 )
 
 FRENCH_FACTS = FactWords(
@@ -274,6 +282,7 @@ FRENCH_FACTS = FactWords(
     background="lancé `{command}` en arrière-plan (id {id})",
     declined="refusé par l'utilisateur : `{call}` (non exécuté)",
     interrupted="interrompu : `{call}` (aucun résultat)",
+    returned="`{call}` a renvoyé : {result}",
 )
 
 GERMAN_FACTS = FactWords(
@@ -302,6 +311,7 @@ GERMAN_FACTS = FactWords(
     background="`{command}` im Hintergrund gestartet (ID {id})",
     declined="vom Benutzer abgelehnt: `{call}` (nicht ausgeführt)",
     interrupted="unterbrochen: `{call}` (kein Ergebnis)",
+    returned="`{call}` lieferte: {result}",
 )
 
 PORTUGUESE_FACTS = FactWords(
@@ -330,6 +340,7 @@ PORTUGUESE_FACTS = FactWords(
     background="iniciado `{command}` em segundo plano (id {id})",
     declined="recusado pelo usuário: `{call}` (não executado)",
     interrupted="interrompido: `{call}` (sem resultado)",
+    returned="`{call}` retornou: {result}",
 )
 
 RUSSIAN_FACTS = FactWords(
@@ -358,6 +369,7 @@ RUSSIAN_FACTS = FactWords(
     background="запуск `{command}` в фоне (id {id})",
     declined="отклонено пользователем: `{call}` (не выполнено)",
     interrupted="прервано: `{call}` (нет результата)",
+    returned="`{call}` вернул: {result}",
 )
 
 

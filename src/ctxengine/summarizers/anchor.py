@@ -30,14 +30,14 @@ from dataclasses import replace
 
 from ctxengine.model import CompactionRecord, ErrorFact, Ledgers
 from ctxengine.model.roles import is_injected_text
-from ctxengine.policy.defaults import SUMMARIZER_NAMES
+from ctxengine.policy.defaults import RETURNED_STEPS_KEPT, SUMMARIZER_NAMES
 from ctxengine.projection.frame import CARRIED_TAG as CARRIED_TAG
 from ctxengine.projection.wording import WORDINGS
 from ctxengine.summarizers.acknowledge import is_acknowledgement, is_substantive
 from ctxengine.summarizers.base import SummaryRequest
 from ctxengine.summarizers.carried import without_wrapper
 from ctxengine.summarizers.constraints import real_user_texts
-from ctxengine.summarizers.fact_items import STARTED
+from ctxengine.summarizers.fact_items import RETURNED, STARTED
 from ctxengine.summarizers.ledgers import ledgers_and_evidence
 from ctxengine.summarizers.paths import guessed_cwd, rebased
 from ctxengine.summarizers.prompts import narrative_of
@@ -226,14 +226,26 @@ def carry(anchor: Ledgers, new: Ledgers) -> Ledgers:
     path the ledgers hold: the typed file facts and the plain lists (an imported summary's
     modified paths are in ``files_modified`` only, relative as that summary wrote them).
     An anchor's step ``started `COMMAND` in the background (id ID)`` is dropped when ``new``
-    saw that task end (``background:ID`` in ``new.passed``: its outcome is in ``new``)."""
+    saw that task end (``background:ID`` in ``new.passed``: its outcome is in ``new``); of
+    the returned steps only the newest are kept (:func:`_newest_returned`)."""
     ended = {k.removeprefix(ENDED_KEY) for k in new.passed if k.startswith(ENDED_KEY)}
     if ended:
         # a background command this range saw end: its "started" step is superseded
         done = [d for d in anchor.done if (m := STARTED.match(d)) is None or m["id"] not in ended]
         anchor = replace(anchor, done=tuple(done))
-    merged = rebased(anchor, new.cwd).merge(new)
+    merged = _newest_returned(rebased(anchor, new.cwd).merge(new))
     if merged.cwd:
         return merged
     paths = [f.path for f in merged.files] + [*merged.files_modified, *merged.files_read]
     return rebased(merged, guessed_cwd((), paths))
+
+
+def _newest_returned(ledgers: Ledgers) -> Ledgers:
+    """``ledgers`` with at most :data:`~ctxengine.policy.defaults.RETURNED_STEPS_KEPT` of its
+    returned steps (```CALL` returned: …``), the newest: a long session of queries and
+    fetches carries what it found last, not every call it ever made."""
+    returned = [d for d in ledgers.done if RETURNED.match(d)]
+    if len(returned) <= RETURNED_STEPS_KEPT:
+        return ledgers
+    dropped = set(returned[:-RETURNED_STEPS_KEPT])
+    return replace(ledgers, done=tuple(d for d in ledgers.done if d not in dropped))

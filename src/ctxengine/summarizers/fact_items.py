@@ -130,6 +130,9 @@ DECLINED = re.compile(r"^declined by the user: `(?P<call>.*)` \(not run\)$", re.
 #: A stored done step for a tool call interrupted before it returned:
 #: ``interrupted: `CALL` (no result)``.
 INTERRUPTED = re.compile(r"^interrupted: `(?P<call>.*)` \(no result\)$", re.DOTALL)
+#: A stored done step for a call of a tool that neither runs commands nor touches files:
+#: ```CALL` returned: RESULT``.
+RETURNED = re.compile(r"^`(?P<call>.*)` returned: (?P<result>.*)$", re.DOTALL)
 _STEP = re.compile(
     r"^(?P<verb>created|edited|wrote|deleted|moved|copied|formatted) (?P<rest>.+)$", re.DOTALL
 )
@@ -148,8 +151,9 @@ def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     """A done step as stored in the ledgers (English, see
     :func:`~ctxengine.summarizers.ledgers.extract_ledgers`) in the words of ``words``: its
     verb, how the file changed, ``ran `COMMAND` (succeeded)``, ``started `COMMAND` in the
-    background (id ID)``, ``declined by the user: `CALL` (not run)`` and ``interrupted:
-    `CALL` (no result)``; paths, commands and calls verbatim. A step of another shape is
+    background (id ID)``, ``declined by the user: `CALL` (not run)``, ``interrupted:
+    `CALL` (no result)`` and ```CALL` returned: RESULT``; paths, commands, calls and
+    results verbatim. A step of another shape is
     returned as it is."""
     ran = RAN.match(step)
     if ran is not None:
@@ -163,6 +167,9 @@ def done_line(step: str, words: FactWords = ENGLISH_FACTS) -> str:
     interrupted = INTERRUPTED.match(step)
     if interrupted is not None:
         return words.interrupted.format(call=interrupted["call"])
+    returned = RETURNED.match(step)
+    if returned is not None:
+        return words.returned.format(call=returned["call"], result=returned["result"])
     found = _STEP.match(step)
     if found is None:
         return step

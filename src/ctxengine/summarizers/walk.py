@@ -141,6 +141,8 @@ from ctxengine.summarizers.signals import (
     result_text,
 )
 from ctxengine.summarizers.tools import (
+    EDITOR_TOOLS,
+    FILE_TOOLS,
     arguments,
     call_effects,
     cap_command,
@@ -222,6 +224,48 @@ DECLINED_STEP = ENGLISH_FACTS.declined
 #: (:func:`~ctxengine.summarizers.signals.interrupted`): the call shown as for
 #: :data:`DECLINED_STEP`; its outcome is unknown.
 INTERRUPTED_STEP = ENGLISH_FACTS.interrupted
+#: A done step for a call of a tool that neither runs commands nor touches files (a query,
+#: a web fetch, a subagent's report): the call and the first line of its result
+#: (:func:`returned_step`).
+RETURNED_STEP = ENGLISH_FACTS.returned
+#: Tools whose results list or search (what they find is read or run elsewhere), hold the
+#: agent's own notes and plans, manage its background shells (``KillShell``,
+#: ``BashOutput``) or end its task (``submit``): their calls make no returned step; nor do
+#: the file and editor tools' (a directory viewed).
+_NO_RETURNED_STEP = re.compile(
+    r"grep|glob|search|find|^ls$|list|todo|plan|think|memory|shell|bash|kill|stop|output|"
+    r"submit|finish|complet|^exit",
+    re.IGNORECASE,
+)
+#: Longest argument shown in a returned step's call, and longest result line, in characters.
+RETURNED_ARGUMENT_CHARS = 80
+RETURNED_RESULT_CHARS = 200
+
+
+def returned_step(call: ToolCallPart, text: str) -> str:
+    """The done step of ``call``, a tool that neither runs commands nor touches files, whose
+    result is ``text``: ```NAME(ARGUMENT)` returned: LINE``, ARGUMENT its first string
+    argument's first line (at most :data:`RETURNED_ARGUMENT_CHARS` characters), LINE the
+    result's first line (:func:`~ctxengine.summarizers.failures.first_line`, at most
+    :data:`RETURNED_RESULT_CHARS`): what a query, a fetch or a subagent found stays in the
+    state while it has room. ``""`` for a search or listing tool, a to-do or plan tool
+    (:data:`_NO_RETURNED_STEP`) or an empty result."""
+    if call.name in EDITOR_TOOLS or call.name in FILE_TOOLS or _NO_RETURNED_STEP.search(call.name):
+        return ""
+    line = first_line(text)
+    if not line:
+        return ""
+    args = arguments(call) or {}
+    given = next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
+    shown = _clipped(given.strip().split("\n", 1)[0], RETURNED_ARGUMENT_CHARS)
+    named = f"{call.name}({shown})" if shown else call.name
+    return RETURNED_STEP.format(call=named, result=_clipped(line, RETURNED_RESULT_CHARS))
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 #: A done step for a command started in the background, as the ledgers store it (English;
 #: :func:`~ctxengine.summarizers.fact_items.done_line` translates it).
 STARTED_STEP = ENGLISH_FACTS.background
@@ -546,6 +590,10 @@ class Walk:
                     self.texts[self._path(effect.path)] = content
         if any(e.action != "read" for e in effects):
             self._pass([f"cmd:{key}"], index)
+        elif not effects:
+            step = returned_step(call, text)
+            if step:
+                self.done.append(step)
 
     def _shell(
         self,
