@@ -152,6 +152,23 @@ def test_an_earlier_output_of_the_same_kind_or_an_empty_file_is_replaced(
     assert capsys.readouterr().err.count("pass --force to replace it") == 2
 
 
+def test_a_read_only_file_is_refused_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "request.json"
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(out)]) == 0
+    out.chmod(0o444)
+    before = digest(out)
+    capsys.readouterr()
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: refusing to write {out}: it is read-only; pass --force to replace it; "
+        "nothing was written\n"
+    )
+    assert digest(out) == before
+    assert main(["compact", str(EXAMPLE), "--window", "16000", "-o", str(out), "--force"]) == 0
+
+
 @pytest.mark.parametrize(
     ("kind", "content", "expected"),
     [

@@ -183,6 +183,17 @@ ABORTED = (
 
 
 class TestInterruptedCalls:
+    def test_an_interrupted_call_made_again_and_answered_is_no_done_step(self) -> None:
+        msgs = (
+            user("Read the two views."),
+            calls(call("a", "read", path="src/a.ts"), call("b", "read", path="src/b.ts")),
+            results(("a", SYNTHETIC_RESULT_TEXT, True), ("b", SYNTHETIC_RESULT_TEXT, True)),
+            calls(call("a2", "read", path="src/a.ts")),
+            results(("a2", "export const a = 1;")),
+        )
+        ledgers = extract_ledgers(msgs)
+        assert ledgers.done == ("interrupted: `read(src/b.ts)` (no result)",)
+
     def test_an_interrupted_or_aborted_call_is_a_done_step_not_an_error(self) -> None:
         msgs = (
             user("Run the tests."),

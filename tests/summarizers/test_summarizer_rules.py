@@ -294,6 +294,8 @@ def test_descriptions_code_and_hedged_suggestions_are_not_rules() -> None:
         "aider/coders/base_coder.py:1245:9: F841 local variable 'x' is assigned to but never used\n"
         "newline and only displays the first line.\n"
         "that was smart, only using other_files.\n"
+        "ok, let me try the light theme real quick, then we should be good to go for a new "
+        "release\n"
         "Two rules for this repo: never touch the migrations folder. And don't push anything."
     )
     assert rule_sentences(text) == (

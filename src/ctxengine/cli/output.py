@@ -317,10 +317,10 @@ def check_output(
     force: bool = False,
 ) -> None:
     """Refuse an output path before any work: a directory, the store (or its ``-wal`` /
-    ``-shm`` files), one of the input files, or (unless ``force``) an existing file that
-    does not hold output of ``kind``, what the command writes (:mod:`ctxengine.cli.
-    overwrite`: a transcript or another program's data is never replaced by a mistyped
-    ``-o``). ``None`` and ``"-"`` (stdout) pass.
+    ``-shm`` files), one of the input files, or (unless ``force``) an existing file that is
+    read-only (no write permission bit) or does not hold output of ``kind``, what the
+    command writes (:mod:`ctxengine.cli.overwrite`: a transcript or another program's data
+    is never replaced by a mistyped ``-o``). ``None`` and ``"-"`` (stdout) pass.
 
     Raises:
         OutputRefused: the path is one of those.
@@ -339,7 +339,11 @@ def check_output(
             raise OutputRefused(path, f"it is the input file {given}")
     if not target.parent.is_dir():
         raise OutputRefused(path, f"its folder {target.parent} does not exist")
-    if kind is not None and not force and target.is_file() and not holds(target, kind):
+    if force or not target.is_file():
+        return
+    if not target.stat().st_mode & 0o222:
+        raise OutputRefused(path, "it is read-only; pass --force to replace it")
+    if kind is not None and not holds(target, kind):
         raise OutputRefused(path, refusal(target, kind))
 
 

@@ -46,7 +46,8 @@ def _join(table: dict[Language, str]) -> str:
 MODAL_WORDS: dict[Language, str] = {
     "en": r"\b(?:must(?:n'?t| not)?|shall not|should ?n[o']t|required to|not allowed to|"
     r"(?:is|are) forbidden|under no circumstances|no need to|(?:you|we) (?:really |also |"
-    r"always |still )?should)\b",
+    r"always |still )?should\b(?! (?:(?:now|then|probably|hopefully) )?be (?:good|fine|"
+    r"ok(?:ay)?|ready|done|set|all set|able|there)\b))\b",
     "zh": r"不要|必须|禁止|务必|不能|只能|不许|不准|不得|切勿|请勿|一定要|不可以|别再|始终|"
     r"一律|永远不要|绝对不要",
     "ja": r"なければならない|なければなりません|なければいけない|なければいけません|てはいけない|"

@@ -414,6 +414,11 @@ class Walk:
             # and what it did is unknown
             self.done.append(INTERRUPTED_STEP.format(call=self._step_call(call, command)))
             return
+        if result is not None and self.done:
+            # the same call made again and answered: its interrupted attempt is history
+            step = INTERRUPTED_STEP.format(call=self._step_call(call, command))
+            if step in self.done:
+                self.done = [d for d in self.done if d != step]
         if command is not None and patch is None and "*** Begin Patch" not in command:
             self.commands.append(cap_command(command))
         if result is None:
