@@ -16,7 +16,10 @@ bytecode caches written and read whatever ``PYTHONDONTWRITEBYTECODE`` says:
   call of a library user costs;
 - **ctxengine --help**: the console script next to the interpreter (``bin/ctxengine``), or,
   when there is none, the same entry point through ``python -c``;
-- **python -m ctxengine --help**.
+- **python -m ctxengine --help**;
+- **ctxengine compact --help**: a command's own help, which loads that command's module;
+- **ctxengine sessions** on a store that does not exist (a note, exit 0): the lightest
+  command that opens the store layer.
 
 It prints the median and the minimum milliseconds of each case and both as a multiple of the
 empty interpreter's (``× empty``).
@@ -29,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +64,13 @@ def cases() -> list[tuple[str, list[str]]]:
         ("Session + first prepare", [py, "-c", FIRST_PREPARE]),
         ("ctxengine --help", cli),
         ("python -m ctxengine --help", [py, "-m", "ctxengine", "--help"]),
+        ("ctxengine compact --help", [*cli[:-1], "compact", "--help"]),
+        ("ctxengine sessions (no store)", [*cli[:-1], "sessions", "--db", _NO_STORE]),
     ]
+
+
+#: A store path that does not exist (``sessions`` notes that nothing is stored there).
+_NO_STORE = str(Path(tempfile.gettempdir()) / "ctxengine-startup-no-store.db")
 
 
 #: The environment of every run: this one's, bytecode caches written and read (a
