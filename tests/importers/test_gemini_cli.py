@@ -385,22 +385,28 @@ SNAPSHOT = "<state_snapshot>\n<overall_goal>Port the CLI.</overall_goal>\n</stat
 SETUP = "This is the Gemini CLI. We are setting up the context for our chat."
 
 
+def _compressed_share(tmp_path: Path) -> Path:
+    """A share written after a compression: the environment context, the summary and its
+    acknowledgement, then one more exchange."""
+    path = tmp_path / "chat.md"
+    path.write_text(
+        share(
+            f"## USER 🧑‍💻\n\n{SETUP}",
+            f"## USER 🧑‍💻\n\n{SNAPSHOT}",
+            "## MODEL ✨\n\nGot it. Thanks for the additional context!",
+            "## USER 🧑‍💻\n\nnow add the tests",
+            "## MODEL ✨\n\nAdding them.",
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
 class TestCompressedShare:
     def test_the_summary_and_its_acknowledgement_become_one_compaction(
         self, tmp_path: Path
     ) -> None:
-        path = tmp_path / "chat.md"
-        path.write_text(
-            share(
-                f"## USER 🧑‍💻\n\n{SETUP}",
-                f"## USER 🧑‍💻\n\n{SNAPSHOT}",
-                "## MODEL ✨\n\nGot it. Thanks for the additional context!",
-                "## USER 🧑‍💻\n\nnow add the tests",
-                "## MODEL ✨\n\nAdding them.",
-            ),
-            encoding="utf-8",
-        )
-        session = read_transcript(path)
+        session = read_transcript(_compressed_share(tmp_path))
         bodies = [e.body for e in session.entries]
         assert [b.text if isinstance(b, Message) else b.summary for b in bodies] == [
             SETUP,
@@ -424,18 +430,7 @@ class TestCompressedShare:
         assert "‹overall_goal›Port the CLI.‹/overall_goal›" in context[1].text  # tags escaped
 
     def test_a_replay_starts_from_the_summary(self, tmp_path: Path) -> None:
-        path = tmp_path / "chat.md"
-        path.write_text(
-            share(
-                f"## USER 🧑‍💻\n\n{SETUP}",
-                f"## USER 🧑‍💻\n\n{SNAPSHOT}",
-                "## MODEL ✨\n\nGot it. Thanks for the additional context!",
-                "## USER 🧑‍💻\n\nnow add the tests",
-                "## MODEL ✨\n\nAdding them.",
-            ),
-            encoding="utf-8",
-        )
-        result = replay(read_transcript(path).entries, window=100_000)
+        result = replay(read_transcript(_compressed_share(tmp_path)).entries, window=100_000)
         assert result.compactions == 0
         assert result.final is not None
         sent = [m.text for m in result.final.messages]

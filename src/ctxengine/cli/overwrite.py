@@ -11,7 +11,7 @@ may always be replaced.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 
@@ -92,25 +92,28 @@ def holds(path: Path, kind: OutputKind) -> bool:
     return head.startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def _is_request(raw: bytes) -> bool:
+def _object(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` parsed when it is one JSON object, else ``None``."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return False
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _is_request(raw: bytes) -> bool:
+    data = _object(raw)
     return (
-        isinstance(data, dict)
+        data is not None
         and ("messages" in data or "input" in data)
         and REQUEST_BODY_KEYS.issuperset(data)
     )
 
 
 def _is_log_line(line: bytes) -> bool:
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return False
+    data = _object(line)
     return (
-        isinstance(data, dict)
+        data is not None
         and {"id", "session_id", "seq", "body"}.issubset(data)
         and LOG_LINE_KEYS.issuperset(data)
     )
