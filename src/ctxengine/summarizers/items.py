@@ -77,7 +77,7 @@ VALUES: dict[str, float] = {
     "done": 35,
     "file.read": 30,
     "user_message.older": 25,
-    "current_work.more": 40,
+    "current_work.more": 46,
     "goal.more": 55,
     "user_message.more": 42,
     "next_step.more": 42,
