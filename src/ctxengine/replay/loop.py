@@ -299,8 +299,10 @@ def replay(
     stamps = source_stamps(entries)
     leading = leading_summaries(entries)
     source_ids = [e.id for e in current_entries(list(entries)) if e.message is not None]
-    #: source entry id -> replayed entry id, for the messages a leading summary names
+    #: source entry id -> replayed entry id, for the messages a leading summary names (those
+    #: before the last one)
     renamed: dict[str, str] = {}
+    last_leading = max(leading, default=0)
     seen_user = False
     previous_role = ""
     for i, message in enumerate(messages):
@@ -359,7 +361,7 @@ def replay(
         for record, created_at in leading.get(i, ()):
             session.append(_renamed(record, renamed), created_at=created_at)
         entry = session.append(message, created_at=stamps[i])
-        if leading and i < max(leading):
+        if i < last_leading:
             renamed[source_ids[i]] = entry.id
     session.close()  # a background compaction still held is given up (its thread joined)
     return result

@@ -281,6 +281,18 @@ def next_step_items(lines: steps.StepLines, entry: str = "") -> list[Item]:
     return items
 
 
+def current_work(request: SummaryRequest, estimator: Estimator) -> tuple[str, str]:
+    """The current work of ``request``'s state and the history entry that holds it whole:
+    the newest assistant message that says something, as :func:`current_work_text` shows
+    it, with its entry (``""`` when the request names none); ``("", "")`` when the range
+    has no such message."""
+    last = _last_assistant(request.all_messages)
+    if last is None:
+        return "", ""
+    said = request.entries_by_text().get(last.text, "")
+    return current_work_text(last.text.strip(), request, estimator, said), said
+
+
 def current_work_text(
     text: str, request: SummaryRequest, estimator: Estimator, entry: str = ""
 ) -> str:
@@ -419,8 +431,11 @@ def write_state(
     # what every selection below shares: the ledger facts as items and the estimates
     facts = ledger_items(ledgers, words.facts)
     costs = Costs(summarizer.estimates(estimator))
+    work = current_work(request, estimator)
     items = compact_modified(
-        state_items(summarizer, request, ledgers, estimator, words, facts=facts), budget, estimator
+        state_items(summarizer, request, ledgers, estimator, words, facts=facts, work=work),
+        budget,
+        estimator,
     )
     selection, text, tokens = _fit(items, budget, estimator, layout, costs)
     total = sum(1 for i in items if _is_open_error(i))
@@ -433,7 +448,14 @@ def write_state(
         if shown_errors in fitted:
             return fitted[shown_errors]
         found = state_items(
-            summarizer, request, ledgers, estimator, words, shown_errors=shown_errors, facts=facts
+            summarizer,
+            request,
+            ledgers,
+            estimator,
+            words,
+            shown_errors=shown_errors,
+            facts=facts,
+            work=work,
         )
         fitted[shown_errors] = _fit(
             compact_modified(found, budget, estimator), budget, estimator, layout, costs
@@ -473,13 +495,15 @@ def state_items(
     words: Wording = ENGLISH,
     shown_errors: int | None = None,
     facts: list[Item] | None = None,
+    work: tuple[str, str] | None = None,
 ) -> list[Item]:
     """Every item the state may show for ``request`` (``ledgers``: the cumulative
     ledgers, goal set; ``words``: the state's language; ``shown_errors``: how many open
     errors the state lists when not all, for the next step's count,
     :func:`~ctxengine.summarizers.next_step.next_step`; ``facts``: the items of
     ``ledgers`` when the caller made them already, :func:`~ctxengine.summarizers.items.
-    ledger_items` in ``words``), focus marks set."""
+    ledger_items` in ``words``; ``work``: :func:`current_work` of ``request``, likewise),
+    focus marks set."""
     goal = ledgers.goal
     messages = request.all_messages
     prior = prior_texts(request)
@@ -517,10 +541,8 @@ def state_items(
     )
     items += user_message_items(texts, exclude, newest, estimator, covered, entries)
     items += facts
-    last = _last_assistant(messages)
-    said = "" if last is None else entries.get(last.text, "")
-    current = "" if last is None else current_work_text(last.text.strip(), request, estimator, said)
-    if last is not None and current not in step:  # a short last message may be the plan quoted
+    current, said = work if work is not None else current_work(request, estimator)
+    if current and current not in step:  # a short last message may be the plan quoted
         items += current_work_items(current, said)
     requests = texts + request.later_user_messages
     items += next_step_items(lines, _quoted_entry(lines.request, requests, entries))

@@ -257,13 +257,9 @@ def returned_step(call: ToolCallPart, text: str) -> str:
         return ""
     args = arguments(call) or {}
     given = next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
-    shown = _clipped(given.strip().split("\n", 1)[0], RETURNED_ARGUMENT_CHARS)
+    shown = cap_command(given.strip().split("\n", 1)[0], RETURNED_ARGUMENT_CHARS)
     named = f"{call.name}({shown})" if shown else call.name
-    return RETURNED_STEP.format(call=named, result=_clipped(line, RETURNED_RESULT_CHARS))
-
-
-def _clipped(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return RETURNED_STEP.format(call=named, result=cap_command(line, RETURNED_RESULT_CHARS))
 
 
 #: A done step for a command started in the background, as the ledgers store it (English;
